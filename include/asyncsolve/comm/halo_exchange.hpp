@@ -1,0 +1,52 @@
+#pragma once
+/// Halo exchange strategies behind one interface.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/field.hpp"
+
+namespace asyncsolve::comm {
+
+/// Which neighbours a stencil needs: the 6 faces (7-point) or also the 12
+/// edges and 8 corners (27-point).
+enum class Neighbourhood { faces, full };
+
+/// Fills the halo of a field with the neighbouring ranks' boundary layers.
+/// Bound at construction to one decomposition and one field shape; start()
+/// and finish() are collective among neighbours, and every start() must be
+/// followed by finish() on the same field before the next start().
+class HaloExchange {
+ public:
+  virtual ~HaloExchange() = default;
+  /// Strategy name as given to --halo.
+  virtual std::string_view name() const = 0;
+  /// Packs the send layers of `field` and starts the transfers.
+  virtual void start(grid::Field& field) = 0;
+  /// Completes the transfers and writes the received layers into the halo.
+  virtual void finish(grid::Field& field) = 0;
+  /// start() then finish().
+  void exchange(grid::Field& field) {
+    start(field);
+    finish(field);
+  }
+  /// Messages this rank sends per exchange.
+  virtual int messages_per_exchange() const = 0;
+  /// Bytes this rank sends per exchange.
+  virtual std::size_t bytes_per_exchange() const = 0;
+};
+
+/// Names accepted by make_halo_exchange.
+std::vector<std::string> halo_exchange_names();
+
+/// Builds the named strategy for fields shaped like `shape` on `decomposition`
+/// (which must outlive it). Throws InputError for an unknown name.
+std::unique_ptr<HaloExchange> make_halo_exchange(std::string_view name,
+                                                 const grid::Decomposition& decomposition,
+                                                 const grid::Field& shape,
+                                                 Neighbourhood neighbourhood);
+
+}  // namespace asyncsolve::comm

@@ -1,0 +1,26 @@
+#pragma once
+/// Kernels of the 7-point Laplacian on one rank's block.
+///
+/// A = 7-point stencil with 6 on the diagonal and -1 for each neighbour; the
+/// halo of `u` holds neighbours' values and, on the physical boundary, the
+/// Dirichlet data, so b - A u at an interior point is (sum of the six
+/// neighbours) - 6 u. Each fast kernel has a plain `_ref` twin that the tests
+/// compare it with.
+#include "asyncsolve/grid/field.hpp"
+
+namespace asyncsolve::ops {
+
+/// One Jacobi sweep over the interior: u_new = (sum of the six neighbours of u) / 6.
+/// Reads u (halo included), writes the interior of u_new. 16 bytes of memory
+/// traffic per point (one read, one write) when the layer condition holds.
+void jacobi_sweep(const grid::Field& u, grid::Field& u_new) noexcept;
+void jacobi_sweep_ref(const grid::Field& u, grid::Field& u_new) noexcept;
+
+/// Local part of ||b - A u||_2^2 over the interior (halo must be current).
+double residual_norm_sq(const grid::Field& u) noexcept;
+double residual_norm_sq_ref(const grid::Field& u) noexcept;
+
+/// Copies the interior of `src` into `dst` (paper 000's copy loop).
+void copy_interior(const grid::Field& src, grid::Field& dst) noexcept;
+
+}  // namespace asyncsolve::ops

@@ -1,0 +1,56 @@
+#pragma once
+/// Synchronous Jacobi for the model problems (paper 000, Figure 1).
+#include <functional>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/solvers/result.hpp"
+
+namespace asyncsolve::solvers {
+
+/// Settings of the Jacobi solvers.
+struct JacobiOptions {
+  double tol = 1e-4;        ///< stop when ||b - A u|| / ||b|| < tol
+  long max_iters = 100000;  ///< stop after this many iterations
+  int check_every = 100;    ///< compute the global residual every K iterations
+  int halo_every = 1;       ///< swap halos every N iterations (paper 000 §6.3)
+  bool copy = false;        ///< copy u_new into u (paper's loop) instead of swapping
+  /// Called on every rank after each residual check (the app prints on rank 0).
+  std::function<void(const HistoryPoint&)> monitor;
+};
+
+/// Phases timed by jacobi_sync, in PhaseTimers index order.
+enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_phase, reduce_phase };
+
+/// Collective over the decomposition's communicator: synchronous Jacobi.
+///
+/// On entry `u` holds the initial guess in its interior and the Dirichlet data
+/// in its physical-boundary halo (grid::apply_initial_guess and
+/// grid::apply_boundary); on exit it holds the last iterate. Each iteration k:
+/// swap halos (if k is a multiple of halo_every, or a check iteration); every
+/// check_every iterations compute ||b - A u^k|| and stop if below tol; then
+/// sweep u^{k+1} = (sum of neighbours of u^k)/6. A check iteration always
+/// swaps halos, so the residual that stops the solve is exact. Per
+/// iteration: 1 halo exchange (up to 6 messages of one face each), 1 sweep
+/// (16 B/point); every K iterations one residual pass and one allreduce of
+/// one double. `iterations` counts sweeps; the returned iterate is u^iterations.
+SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
+                        grid::Field& u, comm::HaloExchange& halo,
+                        collectives::Allreduce& reduction, const JacobiOptions& options);
+
+/// Collective: ||b - A u||_2 / ||b||_2 for the current iterate (exchanges halos).
+/// ||b|| = 0 (no boundary data) normalises by 1 instead.
+double relative_residual(const grid::Problem& problem, const grid::Decomposition& decomposition,
+                         grid::Field& u, comm::HaloExchange& halo,
+                         collectives::Allreduce& reduction);
+
+/// Collective: max |u - exact| over the interior, or nullopt if the problem
+/// has no known exact solution.
+std::optional<double> error_inf(const grid::Problem& problem,
+                                const grid::Decomposition& decomposition, const grid::Field& u,
+                                collectives::Allreduce& reduction);
+
+}  // namespace asyncsolve::solvers

@@ -1,0 +1,36 @@
+#pragma once
+/// What a solver returns: outcome, counts, residuals, timings and history.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asyncsolve/core/timer.hpp"
+
+namespace asyncsolve::solvers {
+
+/// One residual check as seen by one rank.
+struct HistoryPoint {
+  long iteration = 0;
+  double time_s = 0;    ///< since the start of the solve
+  double residual = 0;  ///< relative residual ||b - A u||_2 / ||b||_2
+};
+
+/// The outcome of a solve on this rank. Values that are global (residuals,
+/// error) are identical on every rank; counts and times are this rank's.
+struct SolveResult {
+  bool converged = false;
+  std::string reason;          ///< "tolerance" or "max_iters"
+  long iterations = 0;         ///< iterations (sweeps) this rank performed
+  double time_s = 0;           ///< wall time of the solve on this rank
+  double residual_estimate = 0;  ///< the relative residual the stop decision used
+  double true_residual = 0;      ///< relative residual measured synchronously after the solve
+  std::optional<double> error_inf;  ///< max |u - exact| when the exact solution is known
+  core::PhaseTimers phases{{}};
+  std::vector<HistoryPoint> history;
+  long halo_exchanges = 0;     ///< halo exchanges this rank performed
+  long messages_sent = 0;      ///< halo messages this rank sent
+  double bytes_sent = 0;       ///< halo bytes this rank sent
+  double sweep_bytes = 0;      ///< bytes the sweeps moved (16 per point and sweep)
+};
+
+}  // namespace asyncsolve::solvers

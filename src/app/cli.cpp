@@ -1,0 +1,157 @@
+#include "cli.hpp"
+
+#include <cmath>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/version.hpp"
+
+namespace asyncsolve::app {
+namespace {
+
+using core::InputError;
+
+void expect_one_of(std::string_view option, const std::string& value,
+                   const std::vector<std::string>& allowed, std::string_view note = {}) {
+  for (const auto& a : allowed)
+    if (a == value) return;
+  throw InputError(fmt::format("{} '{}': expected {}{}{}", option, value,
+                               allowed.size() == 1 ? "" : "one of ", fmt::join(allowed, ", "),
+                               note));
+}
+
+struct RawSolve {
+  std::string global;
+  std::string local;
+  std::string dims;
+};
+
+void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
+  solve.option_defaults()->always_capture_default();
+  solve.add_option("--problem", c.problem, "Model problem: plume (paper 000) or ones (paper 001)");
+  solve.add_option("--offset", c.offset,
+                   "Added to plume's boundary values and initial guess (paper 000 §6.1)");
+  solve.add_option("--global", raw.global,
+                   "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
+      ->default_str("");
+  solve.add_option("--local", raw.local,
+                   "Interior points per rank NX,NY,NZ (weak scaling); the default when "
+                   "--global is not given")
+      ->default_str("50,50,50");
+  solve.add_option("--dims", raw.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
+      ->default_str("auto");
+  solve.add_option("--method", c.method, "Solver: jacobi");
+  solve.add_option("--variant", c.variant, "Jacobi variant: sync");
+  solve.add_option("--transport", c.transport, "Communication transport: mpi");
+  solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
+  solve.add_option("--allreduce", c.allreduce, "Reduction for the residual: mpi (MPI_Allreduce)");
+  solve.add_option("--progress", c.progress, "Communication progress: none (inside MPI calls)");
+  solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol");
+  solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
+  solve.add_option("--check-every", c.check_every,
+                   "Compute the global residual every K iterations");
+  solve.add_option("--halo-every", c.halo_every,
+                   "Swap halos only every N iterations (paper 000 §6.3)");
+  solve.add_flag("--copy", c.copy, "Copy u_new into u each iteration instead of swapping pointers");
+  solve.add_flag("--monitor", c.monitor, "Print iteration, residual and rate from rank 0");
+  solve.add_option("--monitor-every", c.monitor_every_s,
+                   "Seconds between --monitor lines (each residual check at most)");
+  solve.add_option("--json", c.json_path, "Write the result document to this file")
+      ->default_str("");
+}
+
+void validate(SolveConfig& c, const RawSolve& raw) {
+  if (!raw.global.empty()) c.decomposition.global = core::parse_triple(raw.global, "--global");
+  if (!raw.local.empty()) c.decomposition.local = core::parse_triple(raw.local, "--local");
+  if (!raw.dims.empty()) c.decomposition.dims = core::parse_triple(raw.dims, "--dims");
+  if (c.decomposition.global && c.decomposition.local) {
+    throw InputError("--global and --local both given: expected one of them");
+  }
+  expect_one_of("--problem", c.problem, grid::problem_names());
+  if (!std::isfinite(c.offset)) throw InputError(fmt::format("--offset {}: expected a finite number", c.offset));
+  if (c.offset != 0.0 && c.problem != "plume") {
+    throw InputError(fmt::format("--offset {}: only the plume problem takes an offset, expected 0 "
+                                 "with --problem {}",
+                                 c.offset, c.problem));
+  }
+  expect_one_of("--method", c.method, {"jacobi"}, " (cg and pcg variants come with a later release)");
+  expect_one_of("--variant", c.variant, {"sync"},
+                " (async and racy variants come with a later release)");
+  expect_one_of("--transport", c.transport, {"mpi"},
+                " (rma, shmem and omp transports come with a later release)");
+  expect_one_of("--halo", c.halo, comm::halo_exchange_names());
+  expect_one_of("--allreduce", c.allreduce, collectives::allreduce_names());
+  expect_one_of("--progress", c.progress, {"none"});
+  if (!(c.tol > 0.0) || !std::isfinite(c.tol)) {
+    throw InputError(fmt::format("--tol {}: expected a positive number", c.tol));
+  }
+  if (c.max_iters < 0) {
+    throw InputError(fmt::format("--max-iters {}: expected an integer >= 0", c.max_iters));
+  }
+  if (c.check_every < 1) {
+    throw InputError(fmt::format("--check-every {}: expected an integer >= 1", c.check_every));
+  }
+  if (c.halo_every < 1) {
+    throw InputError(fmt::format("--halo-every {}: expected an integer >= 1", c.halo_every));
+  }
+  if (!(c.monitor_every_s >= 0.0) || !std::isfinite(c.monitor_every_s)) {
+    throw InputError(fmt::format("--monitor-every {}: expected a number of seconds >= 0",
+                                 c.monitor_every_s));
+  }
+}
+
+}  // namespace
+
+Command parse_command_line(const std::vector<std::string>& args) {
+  CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
+  app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
+  app.require_subcommand(1, 1);
+  app.footer("Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
+             "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
+
+  Command cmd;
+  RawSolve raw;
+  CLI::App* solve = app.add_subcommand("solve", "Solve a model problem in parallel");
+  add_solve_options(*solve, cmd.solve, raw);
+  CLI::App* info = app.add_subcommand(
+      "info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    cmd.kind = Command::Kind::help;
+    cmd.text = app.help();
+    return cmd;
+  } catch (const CLI::CallForAllHelp&) {
+    cmd.kind = Command::Kind::help;
+    cmd.text = app.help("", CLI::AppFormatMode::All);
+    return cmd;
+  } catch (const CLI::CallForVersion& v) {
+    cmd.kind = Command::Kind::version;
+    cmd.text = v.what();
+    return cmd;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && args.size() <= 1) {
+      message = "no command given: expected one of solve, info (see --help)";
+    }
+    throw InputError(message);
+  }
+  if (solve->parsed()) {
+    validate(cmd.solve, raw);
+    cmd.kind = Command::Kind::solve;
+  } else if (info->parsed()) {
+    cmd.kind = Command::Kind::info;
+  }
+  return cmd;
+}
+
+}  // namespace asyncsolve::app

@@ -1,0 +1,50 @@
+#pragma once
+// The command line: options of every subcommand, parsed and validated into
+// plain config structs. Pure: no MPI, no output.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asyncsolve/grid/decomposition.hpp"
+
+namespace asyncsolve::app {
+
+/// Everything `asyncsolve solve` takes, validated except for what depends on
+/// the rank count (checked when the decomposition is created).
+struct SolveConfig {
+  std::string problem = "plume";
+  double offset = 0.0;
+  grid::DecompositionSpec decomposition;
+  std::string method = "jacobi";
+  std::string variant = "sync";
+  std::string transport = "mpi";
+  std::string halo = "waitall";
+  std::string allreduce = "mpi";
+  std::string progress = "none";
+  double tol = 1e-4;
+  long max_iters = 100000;
+  int check_every = 100;
+  int halo_every = 1;
+  bool copy = false;
+  bool monitor = false;
+  double monitor_every_s = 2.0;
+  std::string json_path;  ///< empty: no result document
+};
+
+/// What `asyncsolve info` takes.
+struct InfoConfig {};
+
+/// A parsed command line.
+struct Command {
+  enum class Kind { help, version, solve, info };
+  Kind kind = Kind::help;
+  std::string text;  ///< help or version text to print
+  SolveConfig solve;
+  InfoConfig info;
+};
+
+/// Parses and validates `args` (args[0] is the program name). Throws
+/// core::InputError with one line naming the bad value and what was expected.
+Command parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace asyncsolve::app

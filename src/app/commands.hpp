@@ -1,0 +1,23 @@
+#pragma once
+// The subcommands of `asyncsolve`.
+#include <string>
+#include <vector>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/par/environment.hpp"
+#include "cli.hpp"
+
+namespace asyncsolve::app {
+
+/// Collective over `world`: runs `asyncsolve solve`. Prints the summary and
+/// writes the result document on rank 0. Throws core::InputError (identically
+/// on every rank) for bad input.
+core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
+                         const par::Environment& env, const std::vector<std::string>& command);
+
+/// Collective over `world`: runs `asyncsolve info`, printing on rank 0.
+core::ExitCode run_info(const InfoConfig& config, const par::Comm& world,
+                        const par::Environment& env);
+
+}  // namespace asyncsolve::app

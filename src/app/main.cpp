@@ -1,0 +1,70 @@
+// The `asyncsolve` command: parse, start MPI, run a subcommand, stop together.
+#include <mpi.h>
+
+#include <cstdio>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/par/environment.hpp"
+#include "cli.hpp"
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace asyncsolve;
+  const std::vector<std::string> args(argv, argv + argc);
+
+  // Parsing is pure and identical on every rank; its verdict is acted on once
+  // MPI is up, so that exactly rank 0 reports and every rank exits together.
+  app::Command command;
+  std::optional<std::string> parse_error;
+  try {
+    command = app::parse_command_line(args);
+  } catch (const core::InputError& e) {
+    parse_error = e.what();
+  }
+
+  const par::ThreadLevel level =
+      command.kind == app::Command::Kind::info ? par::ThreadLevel::multiple : par::ThreadLevel::single;
+  par::Environment env(argc, argv, level);
+  // The one place that names the world: everything else gets a communicator.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
+  const bool root = world.is_root();
+
+  core::ExitCode code = core::ExitCode::success;
+  try {
+    if (parse_error) throw core::InputError(*parse_error);
+    switch (command.kind) {
+      case app::Command::Kind::help:
+      case app::Command::Kind::version:
+        if (root) std::fputs((command.text + "\n").c_str(), stdout);
+        break;
+      case app::Command::Kind::info:
+        code = app::run_info(command.info, world, env);
+        break;
+      case app::Command::Kind::solve:
+        code = app::run_solve(command.solve, world, env, args);
+        break;
+    }
+  } catch (const core::InputError& e) {
+    // Bad input is found identically on every rank: all stop here together.
+    if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", e.what());
+    code = core::ExitCode::bad_input;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "asyncsolve: rank %d: error: out of memory (try a smaller --local or --global)\n",
+                 world.rank());
+    par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
+  } catch (const std::exception& e) {
+    // A rank-local failure: the others may be blocked in communication, so
+    // the only way to stop everyone is to abort.
+    std::fprintf(stderr, "asyncsolve: rank %d: error: %s\n", world.rank(), e.what());
+    par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
+  }
+  std::fflush(stdout);
+  env.finalize();
+  return core::to_int(code);
+}

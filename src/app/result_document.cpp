@@ -1,0 +1,137 @@
+#include "result_document.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/version.hpp"
+
+namespace asyncsolve::app {
+namespace {
+
+nlohmann::ordered_json stats_json(const par::RankStats& s) {
+  return {{"max", s.max}, {"mean", s.mean}, {"min", s.min}};
+}
+
+nlohmann::json triple_json(const grid::Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
+
+nlohmann::json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string iso8601_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
+                                            const std::string& started,
+                                            const RunEnvironment& env, const RunProblem& problem,
+                                            const SolveConfig& c, const RunSummary& s) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "asyncsolve.result/1";
+  doc["version"] = version;
+  doc["git"] = git_commit;
+  doc["started"] = started;
+  doc["command"] = command;
+  doc["environment"] = {{"mpi_library", env.mpi_library},
+                        {"mpi_version", env.mpi_version},
+                        {"ranks", env.ranks},
+                        {"threads", env.threads},
+                        {"thread_level_requested", env.thread_level_requested},
+                        {"thread_level", env.thread_level},
+                        {"shmem", env.shmem},
+                        {"hostname", env.hostname},
+                        {"cores", env.cores}};
+  nlohmann::ordered_json prob = {{"name", problem.name},
+                                 {"global", triple_json(problem.global)},
+                                 {"local", triple_json(problem.local)},
+                                 {"local_min", triple_json(problem.local_min)},
+                                 {"local_max", triple_json(problem.local_max)},
+                                 {"dims", triple_json(problem.dims)},
+                                 {"offset", c.offset}};
+  for (const auto& [key, value] : problem.parameters.items()) prob[key] = value;
+  doc["problem"] = prob;
+  doc["method"] = {{"name", c.method},
+                   {"variant", c.variant},
+                   {"transport", c.transport},
+                   {"halo", c.halo},
+                   {"allreduce", c.allreduce},
+                   {"progress", c.progress},
+                   {"tol", c.tol},
+                   {"max_iters", c.max_iters},
+                   {"check_every", c.check_every},
+                   {"halo_every", c.halo_every},
+                   {"copy", c.copy},
+                   {"monitor", c.monitor},
+                   {"monitor_every", c.monitor_every_s},
+                   {"decomposition_input", c.decomposition.global ? "global" : "local"}};
+  nlohmann::ordered_json iterations = {{"min", s.iterations.min},
+                                       {"mean", s.iterations.mean},
+                                       {"max", s.iterations.max},
+                                       {"per_rank", s.iterations_per_rank}};
+  doc["result"] = {{"converged", s.converged},
+                   {"reason", s.reason},
+                   {"iterations", iterations},
+                   {"time_s", s.time_s.max},
+                   {"time_s_ranks", stats_json(s.time_s)},
+                   {"residual_estimate", s.residual_estimate},
+                   {"true_residual", s.true_residual},
+                   {"error_inf", optional_number(s.error_inf)},
+                   {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs}};
+  nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+  for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
+  doc["phases"] = phases;
+  doc["stats"] = {{"sends_per_iteration", s.sends_per_iteration},
+                  {"skipped_sends", 0},
+                  {"batch_sizes", nlohmann::ordered_json::object()}};
+  doc["history"] = s.history;
+  return doc;
+}
+
+std::string format_summary(const RunEnvironment& env, const RunProblem& p, const SolveConfig& c,
+                           const RunSummary& s) {
+  std::string out;
+  auto line = [&out](std::string_view key, const std::string& value) {
+    out += fmt::format("  {:<10} {}\n", key, value);
+  };
+  out += fmt::format("asyncsolve {}: {} {} over {}, {} rank{} (process grid {}x{}x{})\n", version,
+                     c.method, c.variant, c.transport, env.ranks, env.ranks == 1 ? "" : "s",
+                     p.dims[0], p.dims[1], p.dims[2]);
+  std::string local = fmt::format("{}x{}x{}", p.local_max[0], p.local_max[1], p.local_max[2]);
+  if (p.local_min != p.local_max) {
+    local = fmt::format("{}x{}x{} to {}", p.local_min[0], p.local_min[1], p.local_min[2], local);
+  }
+  line("problem", fmt::format("{}, global {}x{}x{}, {} per rank{}", p.name, p.global[0],
+                              p.global[1], p.global[2], local,
+                              c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
+  const std::string iters =
+      s.iterations.min == s.iterations.max
+          ? fmt::format("{} iterations", static_cast<long>(s.iterations.max))
+          : fmt::format("iterations min {} mean {:.1f} max {}", static_cast<long>(s.iterations.min),
+                        s.iterations.mean, static_cast<long>(s.iterations.max));
+  line("result", fmt::format("{} ({}) after {} in {:.3f} s",
+                             s.converged ? "converged" : "NOT converged", s.reason, iters,
+                             s.time_s.max));
+  line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
+                               s.true_residual, c.tol));
+  if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
+  std::string phases;
+  for (const auto& [name, stats] : s.phases) {
+    if (stats.max == 0.0) continue;
+    phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
+  }
+  line("phases", fmt::format("{} s (max over ranks)", phases));
+  line("sweep", fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)",
+                            s.sweep_bandwidth_gbs));
+  return out;
+}
+
+}  // namespace asyncsolve::app

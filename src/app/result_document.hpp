@@ -1,0 +1,67 @@
+#pragma once
+// The result document (schema asyncsolve.result/1) and the rank-0 summary.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "asyncsolve/par/stats.hpp"
+#include "cli.hpp"
+
+namespace asyncsolve::app {
+
+/// Where the run happened, for the result document.
+struct RunEnvironment {
+  std::string mpi_library;
+  std::string mpi_version;
+  int ranks = 1;
+  int threads = 1;
+  std::string thread_level_requested;
+  std::string thread_level;
+  bool shmem = false;
+  std::string hostname;
+  int cores = 1;
+};
+
+/// A solve's result summarised over ranks (all of it known on rank 0).
+struct RunSummary {
+  bool converged = false;
+  std::string reason;
+  long iterations_last = 0;
+  par::RankStats iterations;
+  std::vector<double> iterations_per_rank;
+  par::RankStats time_s;
+  double residual_estimate = 0;
+  double true_residual = 0;
+  std::optional<double> error_inf;
+  std::vector<std::pair<std::string, par::RankStats>> phases;
+  double sends_per_iteration = 0;
+  double sweep_bandwidth_gbs = 0;
+  nlohmann::json history = nlohmann::json::array();
+};
+
+/// What the solve ran on: problem and decomposition as resolved.
+struct RunProblem {
+  std::string name;
+  grid::Int3 global{};
+  grid::Int3 local{};      ///< rank 0's block
+  grid::Int3 local_min{};
+  grid::Int3 local_max{};
+  grid::Int3 dims{};
+  nlohmann::json parameters;
+};
+
+/// ISO-8601 UTC timestamp of now.
+std::string iso8601_now();
+
+/// The full result document.
+nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
+                                            const std::string& started,
+                                            const RunEnvironment& env, const RunProblem& problem,
+                                            const SolveConfig& config, const RunSummary& summary);
+
+/// The short human summary rank 0 prints.
+std::string format_summary(const RunEnvironment& env, const RunProblem& problem,
+                           const SolveConfig& config, const RunSummary& summary);
+
+}  // namespace asyncsolve::app

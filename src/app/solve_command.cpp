@@ -1,0 +1,166 @@
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/solvers/jacobi.hpp"
+#include "commands.hpp"
+#include "result_document.hpp"
+
+namespace asyncsolve::app {
+namespace {
+
+/// Rank 0 checks the --json path; every rank learns the verdict, so a bad
+/// path stops all ranks together before any work is done.
+void check_json_path(const SolveConfig& config, const par::Comm& comm) {
+  if (config.json_path.empty()) return;
+  std::string error;
+  if (comm.is_root()) {
+    try {
+      core::check_writable(config.json_path, "--json");
+    } catch (const core::InputError& e) {
+      error = e.what();
+    }
+  }
+  int length = static_cast<int>(error.size());
+  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  error.resize(static_cast<std::size_t>(length));
+  par::check_mpi(MPI_Bcast(error.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
+  if (length > 0) throw core::InputError(error);
+}
+
+RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env) {
+  RunEnvironment e;
+  e.mpi_library = par::mpi_library_version();
+  e.mpi_version = par::mpi_standard_version();
+  e.ranks = comm.size();
+  e.threads = 1;
+  e.thread_level_requested = std::string(par::to_string(env.requested()));
+  e.thread_level = std::string(par::to_string(env.provided()));
+  e.shmem = false;
+  e.hostname = par::processor_name();
+  e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  return e;
+}
+
+grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
+  grid::Int3 out = v;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
+                 "MPI_Allreduce");
+  return out;
+}
+
+}  // namespace
+
+core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
+                         const par::Environment& env, const std::vector<std::string>& command) {
+  const std::string started = iso8601_now();
+  check_json_path(config, world);
+  const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
+  grid::Decomposition decomposition = grid::Decomposition::create(world, config.decomposition);
+  const par::Comm& comm = decomposition.comm();
+
+  grid::Field u(decomposition.local(), 1);
+  grid::apply_initial_guess(*problem, u);
+  grid::apply_boundary(*problem, decomposition, u);
+  auto halo = comm::make_halo_exchange(config.halo, decomposition, u, comm::Neighbourhood::faces);
+  auto reduction = collectives::make_allreduce(config.allreduce, comm);
+
+  solvers::JacobiOptions options;
+  options.tol = config.tol;
+  options.max_iters = config.max_iters;
+  options.check_every = config.check_every;
+  options.halo_every = config.halo_every;
+  options.copy = config.copy;
+  double last_print = -1e300;
+  long last_iteration = 0;
+  double last_time = 0;
+  if (config.monitor && comm.is_root()) {
+    options.monitor = [&](const solvers::HistoryPoint& p) {
+      if (p.time_s - last_print < config.monitor_every_s && p.iteration != 0) return;
+      const double rate = p.time_s > last_time
+                              ? static_cast<double>(p.iteration - last_iteration) / (p.time_s - last_time)
+                              : 0.0;
+      std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration,
+                  p.residual, rate, p.time_s);
+      std::fflush(stdout);
+      last_print = p.time_s;
+      last_iteration = p.iteration;
+      last_time = p.time_s;
+    };
+  }
+
+  const solvers::SolveResult result =
+      solvers::jacobi_sync(*problem, decomposition, u, *halo, *reduction, options);
+
+  // Summaries over ranks: every rank takes part in every reduction.
+  RunSummary s;
+  s.converged = result.converged;
+  s.reason = result.reason;
+  s.iterations = par::rank_stats(comm, static_cast<double>(result.iterations));
+  s.iterations_per_rank = par::gather_to_root(comm, static_cast<double>(result.iterations));
+  s.time_s = par::rank_stats(comm, result.time_s);
+  s.residual_estimate = result.residual_estimate;
+  s.true_residual = result.true_residual;
+  s.error_inf = result.error_inf;
+  for (std::size_t i = 0; i < result.phases.size(); ++i) {
+    s.phases.emplace_back(result.phases.names()[i], par::rank_stats(comm, result.phases.seconds(i)));
+  }
+  const par::RankStats messages = par::rank_stats(comm, static_cast<double>(result.messages_sent));
+  s.sends_per_iteration =
+      result.iterations > 0 ? messages.mean / static_cast<double>(result.iterations) : 0.0;
+  const double sweep_bytes = par::rank_stats(comm, result.sweep_bytes).mean * comm.size();
+  const double sweep_time = s.phases[solvers::sweep_phase].second.max;
+  s.sweep_bandwidth_gbs = sweep_time > 0.0 ? sweep_bytes / sweep_time / 1e9 : 0.0;
+  for (const auto& h : result.history) {
+    s.history.push_back(
+        {{"rank", comm.rank()}, {"iteration", h.iteration}, {"time_s", h.time_s}, {"residual", h.residual}});
+  }
+
+  RunProblem p;
+  p.name = std::string(problem->name());
+  p.global = decomposition.global();
+  p.local = decomposition.local();
+  p.local_min = reduce_triple(comm, decomposition.local(), MPI_MIN);
+  p.local_max = reduce_triple(comm, decomposition.local(), MPI_MAX);
+  p.dims = decomposition.dims();
+  p.parameters = problem->parameters();
+  const RunEnvironment e = describe_environment(comm, env);
+
+  // Rank 0 reports; a failure to write the document is broadcast so that
+  // every rank returns the same exit code.
+  int write_failed = 0;
+  if (comm.is_root()) {
+    std::fputs(format_summary(e, p, config, s).c_str(), stdout);
+    std::fflush(stdout);
+    if (!config.json_path.empty()) {
+      try {
+        const auto doc = make_result_document(command, started, e, p, config, s);
+        core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
+        std::printf("  %-10s %s\n", "json", config.json_path.c_str());
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());
+        write_failed = 1;
+      }
+    }
+  }
+  par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  halo.reset();
+  reduction.reset();
+  decomposition.free();
+  if (write_failed != 0) return core::ExitCode::runtime_failure;
+  return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;
+}
+
+}  // namespace asyncsolve::app

@@ -1,0 +1,37 @@
+#pragma once
+// Internal: halo exchange by MPI_Isend/MPI_Irecv and one MPI_Waitall.
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/par/request.hpp"
+
+namespace asyncsolve::comm {
+
+/// Paper 000 §3.1.1: post a receive and a send per neighbour, then one
+/// MPI_Waitall. Buffers are allocated once and reused.
+class WaitallHalo final : public HaloExchange {
+ public:
+  WaitallHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
+              Neighbourhood neighbourhood);
+  ~WaitallHalo() override;
+  std::string_view name() const override { return "waitall"; }
+  void start(grid::Field& field) override;
+  void finish(grid::Field& field) override;
+  int messages_per_exchange() const override { return static_cast<int>(links_.size()); }
+  std::size_t bytes_per_exchange() const override { return bytes_; }
+
+ private:
+  struct Link {
+    int rank;
+    int send_tag;
+    int recv_tag;
+    grid::Box send_box;
+    grid::Box recv_box;
+    std::vector<double> send_buffer;
+    std::vector<double> recv_buffer;
+  };
+  MPI_Comm comm_;
+  std::vector<Link> links_;
+  par::RequestSet requests_;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace asyncsolve::comm

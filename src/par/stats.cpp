@@ -1,0 +1,23 @@
+#include "asyncsolve/par/stats.hpp"
+
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::par {
+
+RankStats rank_stats(const Comm& comm, double value) {
+  // One reduction: min(x) = -max(-x), so max over {-x, x} gives both, plus a sum.
+  double mm[2] = {-value, value};
+  double sum = value;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm.get()), "MPI_Allreduce");
+  return RankStats{-mm[0], mm[1], sum / comm.size()};
+}
+
+std::vector<double> gather_to_root(const Comm& comm, double value) {
+  std::vector<double> out(comm.is_root() ? static_cast<std::size_t>(comm.size()) : 0);
+  check_mpi(MPI_Gather(&value, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, 0, comm.get()),
+            "MPI_Gather");
+  return out;
+}
+
+}  // namespace asyncsolve::par
