@@ -138,10 +138,22 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::version;
     cmd.text = v.what();
     return cmd;
+  } catch (const CLI::ExtrasError&) {
+    std::vector<std::string> extras = app.remaining();
+    for (const CLI::App* sub : {solve, info})
+      for (const auto& x : sub->remaining()) extras.push_back(x);
+    throw InputError(fmt::format("unexpected argument{} '{}': expected the options listed by "
+                                 "'asyncsolve {} --help'",
+                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " "),
+                                 solve->parsed() ? "solve" : "info"));
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && args.size() <= 1) {
-      message = "no command given: expected one of solve, info (see --help)";
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      if (args.size() <= 1) {
+        message = "no command given: expected one of solve, info (see --help)";
+      } else if (!args[1].starts_with("-")) {
+        message = fmt::format("unknown command '{}': expected one of solve, info", args[1]);
+      }
     }
     throw InputError(message);
   }

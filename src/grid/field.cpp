@@ -84,6 +84,17 @@ Box Field::recv_box(const Int3& dir) const noexcept {
   return b;
 }
 
+void copy_face_halos(const Field& src, Field& dst) noexcept {
+  for (const Face face : all_faces) {
+    const Box box = src.recv_box(face);
+    const std::size_t nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
+    for (int k = box.lo[2]; k < box.hi[2]; ++k)
+      for (int j = box.lo[1]; j < box.hi[1]; ++j)
+        std::memcpy(dst.origin() + dst.index(box.lo[0], j, k),
+                    src.origin() + src.index(box.lo[0], j, k), nx * sizeof(double));
+  }
+}
+
 std::size_t pack(const Field& field, const Box& box, double* out) noexcept {
   const std::size_t nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
   std::size_t n = 0;

@@ -109,6 +109,9 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
       const auto scope = timers.time(copy_phase);
       ops::copy_interior(u_new, u);  // u = u_new
     } else {
+      // The next iteration may not exchange halos (--halo-every > 1): then u_new
+      // must carry the halo u last received, as the copy loop would.
+      if (options.halo_every > 1) grid::copy_face_halos(u, u_new);
       u.swap(u_new);
     }
   }

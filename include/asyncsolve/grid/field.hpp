@@ -85,6 +85,11 @@ class Field {
   double* origin_ = nullptr;
 };
 
+/// Copies the six face layers of the halo of `src` into `dst` (same shape).
+/// Keeps the last received halo when Jacobi swaps u and u_new between
+/// exchanges (--halo-every N > 1).
+void copy_face_halos(const Field& src, Field& dst) noexcept;
+
 /// Copies the values of `box` into `out` (x fastest); returns the count.
 std::size_t pack(const Field& field, const Box& box, double* out) noexcept;
 /// Copies `in` into the values of `box` (x fastest); returns the count.

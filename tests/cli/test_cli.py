@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `asyncsolve` command under mpiexec.
+
+Checks what a user sees: exit codes, the one-line error from rank 0, the
+summary, and the result document (schema asyncsolve.result/1).
+
+Usage: test_cli.py --binary PATH --mpiexec "mpiexec --oversubscribe"
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BINARY = ""
+MPIEXEC = []
+
+
+def run(args, ranks=1, timeout=120):
+    """Runs the binary on `ranks` ranks; returns (exit code, stdout, stderr)."""
+    cmd = MPIEXEC + ["-n", str(ranks), BINARY] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Help(unittest.TestCase):
+    def test_help_lists_every_option_with_default(self):
+        code, out, err = run(["solve", "--help"])
+        self.assertEqual(code, 0, err)
+        for option in ["--problem", "--offset", "--global", "--local", "--dims", "--method",
+                       "--variant", "--transport", "--halo", "--allreduce", "--progress",
+                       "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
+                       "--monitor", "--monitor-every", "--json"]:
+            self.assertIn(option, out)
+        self.assertIn("=0.0001", out)
+        self.assertEqual(out.count("Usage:"), 1, "printed by rank 0 only")
+
+    def test_help_printed_once_on_many_ranks(self):
+        code, out, _ = run(["--help"], ranks=3)
+        self.assertEqual(code, 0)
+        self.assertEqual(out.count("Usage:"), 1)
+
+    def test_version(self):
+        code, out, _ = run(["--version"])
+        self.assertEqual(code, 0)
+        self.assertRegex(out, r"asyncsolve \d+\.\d+\.\d+")
+
+    def test_info(self):
+        code, out, err = run(["info"], ranks=2)
+        self.assertEqual(code, 0, err)
+        for key in ["mpi library", "thread level", "openshmem", "openmp", "cores"]:
+            self.assertIn(key, out)
+        self.assertIn("ranks            2", out)
+
+
+class BadInput(unittest.TestCase):
+    """Every rank exits with 2; rank 0 prints exactly one line naming the value."""
+
+    def check(self, args, must_contain, ranks=3):
+        code, out, err = run(args, ranks=ranks)
+        self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
+        self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
+        self.assertIn(must_contain, lines[0])
+        self.assertIn("expected", lines[0])
+        self.assertEqual(out, "", "nothing on stdout for bad input")
+
+    def test_unknown_option(self):
+        code, _, err = run(["solve", "--bogus", "1"], ranks=3)
+        self.assertEqual(code, 2)
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("--bogus", lines[0])
+
+    def test_unknown_command(self):
+        self.check(["solv"], "solv")
+
+    def test_malformed_zero_negative_sizes(self):
+        self.check(["solve", "--local", "0,5,5"], "0,5,5")
+        self.check(["solve", "--local", "5,5"], "5,5")
+        self.check(["solve", "--global", "-8,8,8"], "-8,8,8")
+        self.check(["solve", "--dims", "1,one,1"], "1,one,1")
+
+    def test_dims_not_matching_ranks(self):
+        self.check(["solve", "--dims", "2,2,1", "--local", "4,4,4"], "--dims 2,2,1")
+
+    def test_more_ranks_than_points(self):
+        self.check(["solve", "--global", "2,2,2"], "--global 2,2,2", ranks=3)
+        self.check(["solve", "--global", "8,8,2", "--dims", "1,1,3"], "along z")
+
+    def test_bad_tolerance_and_counts(self):
+        self.check(["solve", "--tol", "0"], "--tol 0")
+        self.check(["solve", "--tol", "-1"], "--tol -1")
+        self.check(["solve", "--check-every", "0"], "--check-every 0")
+        self.check(["solve", "--halo-every", "0"], "--halo-every 0")
+
+    def test_unknown_choices(self):
+        self.check(["solve", "--problem", "heat"], "heat")
+        self.check(["solve", "--method", "gmres"], "gmres")
+        self.check(["solve", "--transport", "carrier-pigeon"], "carrier-pigeon")
+
+    def test_unwritable_json_leaves_no_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            missing = os.path.join(d, "no", "such", "dir", "r.json")
+            self.check(["solve", "--local", "4,4,4", "--json", missing], missing)
+            self.check(["solve", "--local", "4,4,4", "--json", d], d)
+            self.assertEqual(os.listdir(d), [])
+
+    @unittest.skipIf(os.geteuid() == 0, "root can write anywhere")
+    def test_read_only_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o500)
+            self.check(["solve", "--local", "4,4,4", "--json", os.path.join(d, "r.json")], d)
+
+
+class Solve(unittest.TestCase):
+    def solve(self, args, ranks, expect_code=0):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "result.json")
+            code, out, err = run(["solve"] + args + ["--json", path], ranks=ranks)
+            self.assertEqual(code, expect_code, f"stdout={out} stderr={err}")
+            self.assertEqual(os.listdir(d), ["result.json"], "no temporary left behind")
+            with open(path) as f:
+                return json.load(f), out
+
+    def test_result_document_on_1_2_3_ranks(self):
+        for ranks in (1, 2, 3):
+            doc, out = self.solve(["--problem", "plume", "--local", "8,7,6"], ranks)
+            self.assertEqual(doc["schema"], "asyncsolve.result/1")
+            for key in ["version", "git", "started", "command", "environment", "problem",
+                        "method", "result", "phases", "stats", "history"]:
+                self.assertIn(key, doc)
+            self.assertEqual(doc["environment"]["ranks"], ranks)
+            self.assertEqual(doc["command"][1], "solve")
+            r = doc["result"]
+            self.assertTrue(r["converged"])
+            self.assertEqual(r["reason"], "tolerance")
+            self.assertEqual(len(r["iterations"]["per_rank"]), ranks)
+            self.assertEqual(r["iterations"]["min"], r["iterations"]["max"])
+            self.assertLess(r["true_residual"], 1e-4)
+            self.assertLess(r["residual_estimate"], 1e-4)
+            self.assertIsNone(r["error_inf"])
+            dims = doc["problem"]["dims"]
+            self.assertEqual(dims[0] * dims[1] * dims[2], ranks)
+            self.assertEqual(doc["problem"]["global"][0], 8 * dims[0])
+            for phase in ["halo", "sweep", "residual", "reduce"]:
+                p = doc["phases"][phase]
+                self.assertLessEqual(p["min"], p["mean"])
+                self.assertLessEqual(p["mean"], p["max"])
+            m = doc["method"]
+            for key in ["name", "variant", "transport", "halo", "allreduce", "progress", "tol",
+                        "max_iters", "check_every", "halo_every", "copy"]:
+                self.assertIn(key, m)
+            self.assertEqual(doc["history"][0]["iteration"], 0)
+            self.assertEqual(doc["history"][-1]["iteration"], r["iterations"]["max"])
+            self.assertIn("converged (tolerance)", out)
+            self.assertEqual(out.count("asyncsolve 0."), 1, "summary printed by rank 0 only")
+
+    def test_ones_reports_error(self):
+        doc, out = self.solve(["--problem", "ones", "--global", "9,8,7", "--tol", "1e-8"], 2)
+        self.assertLess(doc["result"]["error_inf"], 1e-6)
+        self.assertIn("max |u - exact|", out)
+
+    def test_not_converged_exits_3_and_still_reports(self):
+        doc, out = self.solve(["--local", "6,6,6", "--max-iters", "10"], 2, expect_code=3)
+        self.assertFalse(doc["result"]["converged"])
+        self.assertEqual(doc["result"]["reason"], "max_iters")
+        self.assertEqual(doc["result"]["iterations"]["max"], 10)
+        self.assertIn("NOT converged", out)
+
+    def test_options_recorded(self):
+        doc, _ = self.solve(["--global", "10,10,10", "--check-every", "5", "--halo-every", "2",
+                             "--copy", "--offset", "1"], 2)
+        m = doc["method"]
+        self.assertEqual(m["check_every"], 5)
+        self.assertEqual(m["halo_every"], 2)
+        self.assertTrue(m["copy"])
+        self.assertEqual(doc["problem"]["offset"], 1.0)
+        self.assertTrue(doc["result"]["converged"])
+
+    def test_monitor_prints_progress(self):
+        code, out, err = run(["solve", "--local", "6,6,6", "--monitor", "--monitor-every", "0",
+                              "--check-every", "10"], ranks=2)
+        self.assertEqual(code, 0, err)
+        lines = [l for l in out.splitlines() if l.strip().startswith("iteration")]
+        self.assertGreater(len(lines), 2)
+        self.assertIn("residual", lines[0])
+
+
+def main():
+    global BINARY, MPIEXEC
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--mpiexec", required=True)
+    args, rest = parser.parse_known_args()
+    BINARY = args.binary
+    MPIEXEC = shlex.split(args.mpiexec.replace(";", " "))
+    # Open MPI's mpiexec adds a banner when a rank exits non-zero; -q keeps
+    # stderr to what the program itself printed.
+    version = subprocess.run(MPIEXEC[:1] + ["--version"], capture_output=True, text=True)
+    if any(s in version.stdout + version.stderr for s in ("Open MPI", "OpenRTE")):
+        MPIEXEC.append("-q")
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+// GoogleTest main for tests that run under mpiexec (and for unit tests, as a
+// singleton). Rank 0 prints the usual report; other ranks print only their
+// failures, prefixed with their rank. The exit code is non-zero on every rank
+// if any rank failed.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+namespace {
+
+class RankFailurePrinter : public testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_,
+                 result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.summary());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {
+    auto& listeners = testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(rank));
+  }
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return failed;
+}

@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "asyncsolve/core/error.hpp"
+
+using asyncsolve::app::Command;
+using asyncsolve::app::parse_command_line;
+using asyncsolve::core::InputError;
+
+namespace {
+
+Command parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "asyncsolve");
+  return parse_command_line(args);
+}
+
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(Cli, DefaultsMatchThePaper) {
+  const Command c = parse({"solve"});
+  ASSERT_EQ(c.kind, Command::Kind::solve);
+  EXPECT_EQ(c.solve.problem, "plume");
+  EXPECT_EQ(c.solve.tol, 1e-4);
+  EXPECT_EQ(c.solve.check_every, 100);
+  EXPECT_EQ(c.solve.halo_every, 1);
+  EXPECT_FALSE(c.solve.copy);
+  EXPECT_FALSE(c.solve.decomposition.global.has_value());
+  EXPECT_FALSE(c.solve.decomposition.local.has_value());
+}
+
+TEST(Cli, ParsesEveryOption) {
+  const Command c = parse({"solve", "--problem", "ones", "--global", "10,20,30", "--dims",
+                           "1,2,2", "--tol", "1e-8", "--max-iters", "50", "--check-every", "7",
+                           "--halo-every", "3", "--copy", "--monitor", "--monitor-every", "0.5",
+                           "--json", "out.json", "--method", "jacobi", "--variant", "sync",
+                           "--transport", "mpi", "--halo", "waitall", "--allreduce", "mpi",
+                           "--progress", "none"});
+  ASSERT_EQ(c.kind, Command::Kind::solve);
+  EXPECT_EQ(c.solve.problem, "ones");
+  EXPECT_EQ(*c.solve.decomposition.global, (asyncsolve::core::Int3{10, 20, 30}));
+  EXPECT_EQ(*c.solve.decomposition.dims, (asyncsolve::core::Int3{1, 2, 2}));
+  EXPECT_EQ(c.solve.tol, 1e-8);
+  EXPECT_EQ(c.solve.max_iters, 50);
+  EXPECT_EQ(c.solve.check_every, 7);
+  EXPECT_EQ(c.solve.halo_every, 3);
+  EXPECT_TRUE(c.solve.copy);
+  EXPECT_TRUE(c.solve.monitor);
+  EXPECT_EQ(c.solve.monitor_every_s, 0.5);
+  EXPECT_EQ(c.solve.json_path, "out.json");
+}
+
+TEST(Cli, HelpAndVersion) {
+  EXPECT_EQ(parse({"--help"}).kind, Command::Kind::help);
+  const Command h = parse({"solve", "--help"});
+  EXPECT_EQ(h.kind, Command::Kind::help);
+  EXPECT_NE(h.text.find("--check-every"), std::string::npos);
+  EXPECT_NE(h.text.find("=100"), std::string::npos) << "defaults shown in --help";
+  const Command v = parse({"--version"});
+  EXPECT_EQ(v.kind, Command::Kind::version);
+  EXPECT_NE(v.text.find("0.1.0"), std::string::npos);
+  EXPECT_EQ(parse({"info"}).kind, Command::Kind::info);
+}
+
+TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string must_contain;
+  };
+  const std::vector<Case> cases = {
+      {{"solve", "--bogus"}, "--bogus"},
+      {{"solve", "--local", "0,5,5"}, "0,5,5"},
+      {{"solve", "--local", "5,5"}, "X,Y,Z"},
+      {{"solve", "--global", "-4,5,5"}, "-4,5,5"},
+      {{"solve", "--dims", "2,x,1"}, "--dims"},
+      {{"solve", "--tol", "0"}, "--tol 0"},
+      {{"solve", "--tol", "-1e-3"}, "positive"},
+      {{"solve", "--tol", "abc"}, "abc"},
+      {{"solve", "--check-every", "0"}, "--check-every 0"},
+      {{"solve", "--halo-every", "-2"}, "--halo-every -2"},
+      {{"solve", "--max-iters", "-1"}, "--max-iters -1"},
+      {{"solve", "--problem", "heat"}, "plume, ones"},
+      {{"solve", "--variant", "async"}, "'async'"},
+      {{"solve", "--halo", "magic"}, "waitall"},
+      {{"solve", "--global", "8,8,8", "--local", "4,4,4"}, "--local"},
+      {{"solve", "--problem", "ones", "--offset", "1"}, "--offset"},
+      {{"frobnicate"}, "frobnicate"},
+      {{}, "solve, info"},
+  };
+  for (const Case& c : cases) {
+    const std::string message = error_of(c.args);
+    EXPECT_NE(message, "(no error)");
+    EXPECT_NE(message.find(c.must_contain), std::string::npos)
+        << "message '" << message << "' should contain '" << c.must_contain << "'";
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+}
