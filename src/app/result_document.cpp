@@ -1,6 +1,7 @@
 #include "result_document.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -73,10 +74,12 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"monitor", c.monitor},
                    {"monitor_every", c.monitor_every_s},
                    {"decomposition_input", c.decomposition.global ? "global" : "local"}};
-  nlohmann::ordered_json iterations = {{"min", s.iterations.min},
+  std::vector<long long> per_rank;
+  for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
+  nlohmann::ordered_json iterations = {{"min", std::llround(s.iterations.min)},
                                        {"mean", s.iterations.mean},
-                                       {"max", s.iterations.max},
-                                       {"per_rank", s.iterations_per_rank}};
+                                       {"max", std::llround(s.iterations.max)},
+                                       {"per_rank", per_rank}};
   doc["result"] = {{"converged", s.converged},
                    {"reason", s.reason},
                    {"iterations", iterations},
