@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs asyncsolve from BUILD_DIR into a scratch prefix, then builds and
+# runs a consumer with find_package and, separately, with pkg-config.
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR MPIEXEC...
+set -euo pipefail
+build=$1 src=$2; shift 2
+prefix=$(mktemp -d); work=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work"' EXIT
+cmake --install "$build" --prefix "$prefix" > /dev/null
+test -x "$prefix/bin/asyncsolve"
+test -f "$prefix/include/asyncsolve/version.hpp"
+
+cmake -S "$src/tests/install/consumer" -B "$work/cmake" -G Ninja \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build "$work/cmake" > /dev/null
+"$@" -n 2 "$work/cmake/consumer" | grep -q ": ok"
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig:${PKG_CONFIG_PATH:-}"
+# shellcheck disable=SC2046
+mpicxx -std=c++20 -O1 "$src/tests/install/consumer/main.cpp" -o "$work/pc_consumer" \
+       $(pkg-config --cflags --libs --static asyncsolve)
+"$@" -n 1 "$work/pc_consumer" | grep -q ": ok"
+echo "install: find_package and pkg-config consumers passed"
