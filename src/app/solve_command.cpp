@@ -54,6 +54,37 @@ RunEnvironment describe_environment(const par::Comm& comm, const par::Environmen
   return e;
 }
 
+/// Refuses, as bad input, a grid whose fields would not fit in the memory of
+/// a node: better one clear line than an allocation failure or the OOM
+/// killer on one rank. Collective; the verdict is the same on every rank.
+void check_memory(const SolveConfig& config, const grid::Decomposition& decomposition,
+                  int fields) {
+  const par::Comm& comm = decomposition.comm();
+  const grid::Int3& n = decomposition.local();
+  double bytes = fields * 8.0 * (n[0] + 2.0) * (n[1] + 2.0) * (n[2] + 2.0);
+  par::Comm node = comm.split_shared();
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, node.get()),
+                 "MPI_Allreduce");
+  node.free();
+  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
+  const double page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  // need[0]: the most any node needs; need[1]: the least memory of a node.
+  double need[2] = {bytes, -(pages > 0 && page > 0 ? pages * page : 1e300)};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  const double have = -need[1];
+  if (need[0] > 0.9 * have) {
+    const bool global = config.decomposition.global.has_value();
+    const grid::Int3 size = global ? *config.decomposition.global
+                                   : config.decomposition.local.value_or(decomposition.local());
+    throw core::InputError(fmt::format(
+        "--{} {}: the fields need {:.1f} GiB on one node, which has {:.1f} GiB of memory; "
+        "expected a grid that fits",
+        global ? "global" : "local", core::format_triple(size), need[0] / 1073741824.0,
+        have / 1073741824.0));
+  }
+}
+
 grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
   grid::Int3 out = v;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
@@ -70,6 +101,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
   grid::Decomposition decomposition = grid::Decomposition::create(world, config.decomposition);
   const par::Comm& comm = decomposition.comm();
+  check_memory(config, decomposition, /*fields: u, u_new, b=*/3);
 
   grid::Field u(decomposition.local(), 1);
   grid::apply_initial_guess(*problem, u);

@@ -2,6 +2,9 @@
 
 #include <cassert>
 #include <cstdlib>
+#include <limits>
+
+#include "asyncsolve/core/error.hpp"
 
 #include "asyncsolve/par/check.hpp"
 
@@ -34,6 +37,10 @@ WaitallHalo::WaitallHalo(const grid::Decomposition& decomposition, const grid::F
                   shape.recv_box(dir),
                   {},
                   {}};
+        if (link.send_box.size() > std::numeric_limits<int>::max() ||
+            link.recv_box.size() > std::numeric_limits<int>::max()) {
+          throw core::RuntimeFailure("halo message larger than an MPI count (2^31 - 1 values)");
+        }
         link.send_buffer.resize(static_cast<std::size_t>(link.send_box.size()));
         link.recv_buffer.resize(static_cast<std::size_t>(link.recv_box.size()));
         bytes_ += link.send_buffer.size() * sizeof(double);

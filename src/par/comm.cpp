@@ -33,6 +33,14 @@ Comm Comm::dup() const {
   return adopt(out);
 }
 
+Comm Comm::split_shared() const {
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &out),
+            "MPI_Comm_split_type");
+  check_mpi(MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  return adopt(out);
+}
+
 void Comm::free() {
   if (owned_ && comm_ != MPI_COMM_NULL) check_mpi(MPI_Comm_free(&comm_), "MPI_Comm_free");
   comm_ = MPI_COMM_NULL;

@@ -92,6 +92,10 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--global", "2,2,2"], "--global 2,2,2", ranks=3)
         self.check(["solve", "--global", "8,8,2", "--dims", "1,1,3"], "along z")
 
+    def test_grid_too_large_for_memory(self):
+        self.check(["solve", "--local", "20000,20000,20000"], "--local 20000,20000,20000", ranks=2)
+        self.check(["solve", "--global", "100000,100000,1000"], "GiB", ranks=2)
+
     def test_bad_tolerance_and_counts(self):
         self.check(["solve", "--tol", "0"], "--tol 0")
         self.check(["solve", "--tol", "-1"], "--tol -1")

@@ -27,6 +27,10 @@ class Comm {
   /// so failing calls report through check_mpi instead of aborting.
   Comm dup() const;
 
+  /// Collective: the ranks that share memory with this one (one node), as
+  /// an owned communicator (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED).
+  Comm split_shared() const;
+
   /// Collective: frees an owned communicator; no-op for a view.
   void free();
 
