@@ -1,0 +1,633 @@
+// NAME
+//   jacobi_sweep - memory bandwidth of the Jacobi sweep against the STREAM triad
+//
+// PURPOSE
+//   Answers "does the 7-point Jacobi sweep run at the speed of memory?"
+//   (issue 2). On one rank it times, interleaved within every repeat so that
+//   all kernels see the same machine state:
+//     triad      a[i] = b[i] + s*c[i] over three arrays far larger than the
+//                caches, counted as STREAM counts it: 24 bytes per element;
+//     sweep      asyncsolve::ops::jacobi_sweep(u, u_new), then u and u_new
+//                swap: 16 bytes per interior point (read u, write u_new);
+//     residual   asyncsolve::ops::residual_norm_sq(u): 8 bytes per point
+//                (left out with --no-residual);
+//     sweep_ref  asyncsolve::ops::jacobi_sweep_ref (only with --ref).
+//   Counted bytes are the least traffic a kernel needs, not what the hardware
+//   moves: a store that misses the cache first reads its line (write
+//   allocate), so the triad really moves 32 bytes per element, and the sweep
+//   24 per point unless its stores stream (docs/PERFORMANCE.md).
+//   Before it reports a speed it validates: jacobi_sweep bit for bit against
+//   jacobi_sweep_ref on odd-sized grids and on the benchmark grid (halo left
+//   untouched), residual_norm_sq against residual_norm_sq_ref, and, after the
+//   timing, every element of the triad's result.
+//
+// USAGE
+//   jacobi_sweep [--grid X,Y,Z] [--triad-n N] [--repeats R] [--iterations N]
+//                [--min-time S] [--no-residual] [--ref] [--json FILE] [--help]
+//   Runs with or without mpirun, on one rank. Defaults: --grid 200,200,200,
+//   --triad-n 33554432 (2^25: three arrays of 256 MiB), --repeats 7, and
+//   calls per repeat calibrated so each kernel runs about --min-time 0.2 s.
+//   Example: ./build/bench/jacobi_sweep --repeats 9 --json results/bench/jacobi_sweep.json
+//
+// OUTPUT
+//   Validation lines ending in "Solution validates"; then per kernel the
+//   calls per repeat and min / median / max GB/s over the repeats; then the
+//   ratio sweep/triad, computed per repeat from the two kernels of that
+//   repeat, as the median over repeats, against the 0.80 target. With --json,
+//   the document "asyncsolve.bench.jacobi_sweep/1" with every repeat's times.
+//   Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/core/triple.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/par/environment.hpp"
+#include "asyncsolve/version.hpp"
+
+namespace {
+
+using asyncsolve::core::ExitCode;
+using asyncsolve::core::InputError;
+using asyncsolve::core::Int3;
+using asyncsolve::grid::Field;
+namespace ops = asyncsolve::ops;
+
+constexpr const char* schema = "asyncsolve.bench.jacobi_sweep/1";
+constexpr double ratio_target = 0.80;
+constexpr double triad_scalar = 3.0;  // STREAM's scalar
+constexpr double triad_b = 2.0;       // b, c and hence a = 5 are exact in binary
+constexpr double triad_c = 1.0;
+// The library is compiled with the same flags (asyncsolve_flags), so this
+// tells which kernels it chose: AVX-512 ones, or portable loops.
+#if defined(__AVX512F__)
+constexpr bool built_with_avx512f = true;
+#else
+constexpr bool built_with_avx512f = false;
+#endif
+
+// ---- options ---------------------------------------------------------------
+
+struct Config {
+  Int3 grid{200, 200, 200};
+  long long triad_n = 1LL << 25;
+  int repeats = 7;
+  int iterations = 0;  // calls per repeat; 0 calibrates to min_time_s
+  double min_time_s = 0.2;
+  bool residual = true;
+  bool ref = false;
+  std::string json_path;
+};
+
+struct Parsed {
+  Config config;
+  std::optional<std::string> text;  // --help or --version: print it and stop
+};
+
+Parsed parse_command_line(int argc, char** argv) {
+  Parsed out;
+  Config& c = out.config;
+  std::string grid = asyncsolve::core::format_triple(c.grid);
+  bool no_residual = false;
+
+  CLI::App app{"jacobi_sweep: bandwidth of the Jacobi sweep against the STREAM triad, on one rank",
+               "jacobi_sweep"};
+  app.set_version_flag("--version", fmt::format("jacobi_sweep (asyncsolve {}, git {})",
+                                                asyncsolve::version, asyncsolve::git_commit));
+  app.option_defaults()->always_capture_default();
+  app.add_option("--grid", grid, "Interior points of the swept field NX,NY,NZ");
+  app.add_option("--triad-n", c.triad_n, "Elements in each of the triad's three arrays");
+  app.add_option("--repeats", c.repeats, "Repeats of the interleaved kernels (median over them)");
+  app.add_option("--iterations", c.iterations,
+                 "Calls of each kernel per repeat; 0 calibrates them to --min-time");
+  app.add_option("--min-time", c.min_time_s,
+                 "Seconds each kernel runs per repeat when --iterations is 0");
+  app.add_flag("--no-residual", no_residual, "Leave out the residual kernel");
+  app.add_flag("--ref", c.ref, "Also time jacobi_sweep_ref, the plain reference sweep");
+  app.add_option("--json", c.json_path, "Write the result document to this file")
+      ->default_str("");
+  app.footer("Bytes counted: triad 24/element, sweep 16/point, residual 8/point.\n"
+             "Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out.text = app.help();
+    return out;
+  } catch (const CLI::CallForVersion& v) {
+    out.text = v.what();
+    return out;
+  } catch (const CLI::ParseError& e) {
+    throw InputError(fmt::format("{} (see --help)", e.what()));
+  }
+
+  c.residual = !no_residual;
+  c.grid = asyncsolve::core::parse_triple(grid, "--grid");
+  constexpr long long max_points = 1LL << 33;
+  for (int d = 0; d < 3; ++d) {
+    if (c.grid[d] > (1 << 20)) {
+      throw InputError(fmt::format("--grid '{}': expected each size <= {}", grid, 1 << 20));
+    }
+  }
+  if (asyncsolve::core::product(c.grid) > max_points) {
+    throw InputError(fmt::format("--grid '{}': expected at most {} points", grid, max_points));
+  }
+  if (c.triad_n < 1 || c.triad_n > max_points) {
+    throw InputError(
+        fmt::format("--triad-n {}: expected an integer in [1, {}]", c.triad_n, max_points));
+  }
+  if (c.repeats < 1 || c.repeats > 10000) {
+    throw InputError(fmt::format("--repeats {}: expected an integer in [1, 10000]", c.repeats));
+  }
+  if (c.iterations < 0 || c.iterations > 1000000) {
+    throw InputError(
+        fmt::format("--iterations {}: expected an integer in [0, 1000000]", c.iterations));
+  }
+  if (!std::isfinite(c.min_time_s) || c.min_time_s <= 0.0 || c.min_time_s > 60.0) {
+    throw InputError(
+        fmt::format("--min-time {}: expected seconds in (0, 60]", c.min_time_s));
+  }
+  return out;
+}
+
+// ---- helpers ---------------------------------------------------------------
+
+struct FreeDeleter {
+  void operator()(double* p) const noexcept { std::free(p); }
+};
+using Array = std::unique_ptr<double[], FreeDeleter>;
+
+/// n doubles, 64-byte aligned like a Field's storage.
+Array make_array(std::size_t n) {
+  constexpr std::size_t alignment = 64;
+  const std::size_t bytes = (n * sizeof(double) + alignment - 1) / alignment * alignment;
+  auto* p = static_cast<double*>(std::aligned_alloc(alignment, bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  return Array(p);
+}
+
+/// The STREAM triad. Not inlined, so that the calls being timed cannot be
+/// merged or hoisted out of the timing loop.
+[[gnu::noinline]] void triad(double* __restrict a, const double* __restrict b,
+                             const double* __restrict c, double s, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+/// A reproducible value in [0, 1) for index i (splitmix64).
+double hashed_unit(std::uint64_t i) noexcept {
+  std::uint64_t z = i + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+/// Every stored value (halo included) pseudo-random in [-1, 1).
+void fill_random(Field& f, std::uint64_t seed) {
+  auto s = f.storage();
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = 2.0 * hashed_unit(seed + i) - 1.0;
+}
+
+/// Halo at 1 (a Dirichlet boundary), interior pseudo-random in [0, 1): the
+/// sweeps relax towards 1, so no value ever becomes subnormal.
+void fill_benchmark(Field& f) {
+  f.fill(1.0);
+  const Int3& n = f.interior();
+  std::uint64_t count = 0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) f(i, j, k) = hashed_unit(count++);
+}
+
+bool same_bits(const Field& x, const Field& y) {
+  const auto a = x.storage();
+  const auto b = y.storage();
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;
+}
+
+/// jacobi_sweep(u) against jacobi_sweep_ref(u) into fields that start equal:
+/// the results must agree bit for bit, interior and (untouched) halo alike.
+/// `out` holds the fast kernel's result afterwards.
+bool sweep_matches_ref(const Field& u, Field& out) {
+  Field ref(u.interior(), u.halo());
+  std::copy(out.storage().begin(), out.storage().end(), ref.storage().begin());
+  ops::jacobi_sweep(u, out);
+  ops::jacobi_sweep_ref(u, ref);
+  return same_bits(out, ref);
+}
+
+/// Relative difference of residual_norm_sq from residual_norm_sq_ref, and
+/// the tolerance it must meet: both sum the same non-negative terms in
+/// different orders, so they differ by at most about (points * eps) relative.
+std::pair<double, double> residual_difference(const Field& u) {
+  const double fast = ops::residual_norm_sq(u);
+  const double ref = ops::residual_norm_sq_ref(u);
+  const double diff =
+      std::abs(fast - ref) / std::max(std::abs(ref), std::numeric_limits<double>::min());
+  const double points = static_cast<double>(asyncsolve::core::product(u.interior()));
+  const double tol = std::max(1e-13, points * std::numeric_limits<double>::epsilon());
+  return {diff, tol};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        const auto start = line.find_first_not_of(" \t", colon + 1);
+        return start == std::string::npos ? std::string{} : line.substr(start);
+      }
+    }
+  }
+  return "unknown";
+}
+
+/// Cache sizes of cpu0 as Linux reports them, e.g. {"L1d": "48K", "L3": "32768K"}.
+nlohmann::json cpu_caches() {
+  nlohmann::json caches = nlohmann::json::object();
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
+    const std::string level = read_first_line(dir + "level");
+    if (level.empty()) break;
+    const std::string type = read_first_line(dir + "type");
+    const std::string suffix = type == "Data" ? "d" : type == "Instruction" ? "i" : "";
+    caches["L" + level + suffix] = read_first_line(dir + "size");
+  }
+  return caches;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// ---- the benchmark ---------------------------------------------------------
+
+/// One timed kernel: `call` runs it once and moves `bytes_per_call` counted bytes.
+struct Kernel {
+  Kernel(std::string name_, std::string what_, double bytes_per_unit_, long long units_,
+         std::function<void()> call_)
+      : name(std::move(name_)),
+        what(std::move(what_)),
+        bytes_per_unit(bytes_per_unit_),
+        units(units_),
+        call(std::move(call_)) {}
+
+  std::string name;
+  std::string what;
+  double bytes_per_unit;
+  long long units;
+  std::function<void()> call;
+  int calls_per_repeat = 1;
+  std::vector<double> seconds;  // per repeat
+  std::vector<double> gbs;      // per repeat
+
+  double bytes_per_call() const { return bytes_per_unit * static_cast<double>(units); }
+  double time_calls(int count) const {
+    const double t0 = asyncsolve::core::now_s();
+    for (int i = 0; i < count; ++i) call();
+    return asyncsolve::core::now_s() - t0;
+  }
+};
+
+nlohmann::json kernel_json(const Kernel& k) {
+  return {{"what", k.what},
+          {"bytes_counted_per_unit", k.bytes_per_unit},
+          {"units", k.units},
+          {"bytes_counted_per_call", k.bytes_per_call()},
+          {"calls_per_repeat", k.calls_per_repeat},
+          {"seconds", k.seconds},
+          {"gbs", k.gbs},
+          {"gbs_min", *std::min_element(k.gbs.begin(), k.gbs.end())},
+          {"gbs_median", median(k.gbs)},
+          {"gbs_max", *std::max_element(k.gbs.begin(), k.gbs.end())}};
+}
+
+int run(const Config& c, const std::vector<std::string>& args) {
+  if (!c.json_path.empty()) asyncsolve::core::check_writable(c.json_path, "--json");
+  const std::string started = utc_now();
+  const std::string host = asyncsolve::par::processor_name();
+  const std::string model = cpu_model();
+  const nlohmann::json caches = cpu_caches();
+  const std::string l3 = caches.contains("L3") ? caches["L3"].get<std::string>() : "?";
+
+  std::printf("jacobi_sweep: asyncsolve %s (git %s) on %s (%s, L3 %s)\n", asyncsolve::version,
+              asyncsolve::git_commit, host.c_str(), model.c_str(), l3.c_str());
+
+  // -- validate the kernels before timing anything
+  // Odd sizes put rows at every alignment. The last four take 36 to 77 MiB
+  // for two fields, more than a 32 MiB last-level cache, where the library
+  // switches to another kernel (streaming stores); two of them have rows
+  // about as short as a vector plus its alignment peel.
+  const std::vector<Int3> check_grids{{1, 1, 1},     {2, 3, 2},      {3, 2, 5},     {7, 5, 3},
+                                      {8, 4, 4},     {9, 3, 2},      {17, 6, 5},    {31, 7, 3},
+                                      {64, 5, 4},    {67, 9, 8},     {203, 5, 4},   {333, 101, 67},
+                                      {1001, 67, 35}, {5, 1201, 601}, {13, 701, 401}};
+  bool valid = true;
+  nlohmann::json validation;
+  {
+    int bad = 0;
+    double worst_residual = 0.0;
+    std::uint64_t seed = 1;
+    for (const Int3& n : check_grids) {
+      Field u(n, 1);
+      Field out(n, 1);
+      fill_random(u, seed);
+      fill_random(out, seed + 0x5555);
+      seed += 0x10000;
+      if (!sweep_matches_ref(u, out)) {
+        std::fprintf(stderr,
+                     "jacobi_sweep: ERROR: jacobi_sweep differs from jacobi_sweep_ref on grid %s\n",
+                     asyncsolve::core::format_triple(n).c_str());
+        ++bad;
+      }
+      const auto [diff, tol] = residual_difference(u);
+      worst_residual = std::max(worst_residual, diff / tol);
+      if (!(diff <= tol)) {
+        std::fprintf(stderr,
+                     "jacobi_sweep: ERROR: residual_norm_sq differs from residual_norm_sq_ref by "
+                     "%.3g relative on grid %s (tolerance %.3g)\n",
+                     diff, asyncsolve::core::format_triple(n).c_str(), tol);
+        ++bad;
+      }
+    }
+    validation["check_grids"] = check_grids;
+    validation["check_grids_failed"] = bad;
+    validation["residual_worst_diff_over_tol"] = worst_residual;
+    valid = bad == 0;
+  }
+  if (valid) {
+    std::printf("Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
+                "3.6M points; residual_norm_sq within points*eps of the reference\n",
+                check_grids.size());
+  }
+
+  // -- the benchmark's data
+  const Int3 n = c.grid;
+  const long long points = asyncsolve::core::product(n);
+  Field u(n, 1);
+  Field u_new(n, 1);
+  fill_benchmark(u);
+  std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+  if (valid) {
+    const bool sweep_ok = sweep_matches_ref(u, u_new);
+    const auto [diff, tol] = residual_difference(u);
+    validation["benchmark_grid_sweep_identical"] = sweep_ok;
+    validation["benchmark_grid_residual_rel_diff"] = diff;
+    if (!sweep_ok) {
+      std::fprintf(stderr,
+                   "jacobi_sweep: ERROR: jacobi_sweep differs from jacobi_sweep_ref on grid %s\n",
+                   asyncsolve::core::format_triple(n).c_str());
+    }
+    if (!(diff <= tol)) {
+      std::fprintf(stderr,
+                   "jacobi_sweep: ERROR: residual_norm_sq differs from residual_norm_sq_ref "
+                   "by %.3g relative on grid %s (tolerance %.3g)\n",
+                   diff, asyncsolve::core::format_triple(n).c_str(), tol);
+    }
+    valid = sweep_ok && diff <= tol;
+    if (valid) {
+      std::printf("Validation: the same on the benchmark grid %s\n",
+                  asyncsolve::core::format_triple(n).c_str());
+    }
+  }
+  if (!valid) {
+    std::fprintf(stderr, "jacobi_sweep: ERROR: Solution does not validate; no speeds reported\n");
+    return asyncsolve::core::to_int(ExitCode::runtime_failure);
+  }
+
+  const std::size_t tn = static_cast<std::size_t>(c.triad_n);
+  Array a = make_array(tn);
+  Array b = make_array(tn);
+  Array cc = make_array(tn);
+  std::fill_n(a.get(), tn, 0.0);
+  std::fill_n(b.get(), tn, triad_b);
+  std::fill_n(cc.get(), tn, triad_c);
+
+  double residual_sink = 0.0;
+  std::vector<Kernel> kernels;
+  kernels.emplace_back("triad", "a[i] = b[i] + 3*c[i] (STREAM triad)", 24.0, c.triad_n,
+                       [&] { triad(a.get(), b.get(), cc.get(), triad_scalar, tn); });
+  kernels.emplace_back("sweep", "asyncsolve::ops::jacobi_sweep, then swap u and u_new", 16.0,
+                       points, [&] {
+                         ops::jacobi_sweep(u, u_new);
+                         u.swap(u_new);
+                       });
+  if (c.residual) {
+    kernels.emplace_back("residual", "asyncsolve::ops::residual_norm_sq", 8.0, points,
+                         [&] { residual_sink += ops::residual_norm_sq(u); });
+  }
+  if (c.ref) {
+    kernels.emplace_back("sweep_ref", "asyncsolve::ops::jacobi_sweep_ref, then swap u and u_new",
+                         16.0, points, [&] {
+                           ops::jacobi_sweep_ref(u, u_new);
+                           u.swap(u_new);
+                         });
+  }
+
+  std::printf("Triad: 3 arrays of %lld doubles (%.1f MiB each), 24 bytes counted per element\n",
+              c.triad_n, mib(8.0 * static_cast<double>(c.triad_n)));
+  std::printf("Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
+              "(residual: 8); kernels built %s AVX-512\n",
+              asyncsolve::core::format_triple(n).c_str(),
+              mib(static_cast<double>(u.storage().size_bytes())),
+              built_with_avx512f ? "with" : "without");
+
+  // -- warm up and calibrate: one call each untimed, one timed
+  for (Kernel& k : kernels) {
+    k.time_calls(1);
+    const double t1 = std::max(k.time_calls(1), 1e-9);
+    k.calls_per_repeat = c.iterations > 0
+                             ? c.iterations
+                             : static_cast<int>(std::clamp(std::ceil(c.min_time_s / t1), 1.0, 1e6));
+  }
+  std::string calls;
+  for (const Kernel& k : kernels) calls += fmt::format(" {} {}", k.name, k.calls_per_repeat);
+  std::printf("Repeats: %d, interleaved; calls per repeat:%s\n", c.repeats, calls.c_str());
+  std::fflush(stdout);
+
+  // -- timing: triad, sweep, residual, (sweep_ref), triad, sweep, ...
+  for (int r = 0; r < c.repeats; ++r) {
+    for (Kernel& k : kernels) {
+      const double t = k.time_calls(k.calls_per_repeat);
+      k.seconds.push_back(t);
+      k.gbs.push_back(k.bytes_per_call() * k.calls_per_repeat / t * 1e-9);
+    }
+  }
+
+  // -- validate the triad's answer, as STREAM does, after the timing
+  const double expected = triad_b + triad_scalar * triad_c;
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < tn; ++i) wrong += (a[i] != expected) ? 1 : 0;
+  validation["triad_wrong_elements"] = wrong;
+  if (wrong != 0 || !std::isfinite(residual_sink)) {
+    std::fprintf(stderr,
+                 "jacobi_sweep: ERROR: triad: %zu of %zu elements differ from %g; "
+                 "Solution does not validate; no speeds reported\n",
+                 wrong, tn, expected);
+    return asyncsolve::core::to_int(ExitCode::runtime_failure);
+  }
+  std::printf("Validation: triad a[i] = %g for all %zu elements\n", expected, tn);
+  std::printf("Solution validates\n");
+
+  // -- report
+  std::printf("%-10s %10s %12s %10s %12s %10s\n", "kernel", "B/unit", "calls/rep", "min GB/s",
+              "median GB/s", "max GB/s");
+  for (const Kernel& k : kernels) {
+    std::printf("%-10s %10.0f %12d %10.2f %12.2f %10.2f\n", k.name.c_str(), k.bytes_per_unit,
+                k.calls_per_repeat, *std::min_element(k.gbs.begin(), k.gbs.end()), median(k.gbs),
+                *std::max_element(k.gbs.begin(), k.gbs.end()));
+  }
+  nlohmann::json ratios = nlohmann::json::object();
+  const Kernel& tri = kernels.front();
+  for (std::size_t ki = 1; ki < kernels.size(); ++ki) {
+    const Kernel& k = kernels[ki];
+    std::vector<double> per_repeat;
+    for (int r = 0; r < c.repeats; ++r) per_repeat.push_back(k.gbs[r] / tri.gbs[r]);
+    const double med = median(per_repeat);
+    const double lo = *std::min_element(per_repeat.begin(), per_repeat.end());
+    const double hi = *std::max_element(per_repeat.begin(), per_repeat.end());
+    ratios[k.name + "/triad"] = {
+        {"per_repeat", per_repeat}, {"median", med}, {"min", lo}, {"max", hi}};
+    std::printf("Ratio %s/triad: median %.3f (min %.3f, max %.3f over %d repeats)%s\n",
+                k.name.c_str(), med, lo, hi, c.repeats,
+                k.name == "sweep"
+                    ? fmt::format("; target >= {:.2f}: {}", ratio_target,
+                                  med >= ratio_target ? "met" : "NOT met")
+                          .c_str()
+                    : "");
+  }
+
+  if (!c.json_path.empty()) {
+    nlohmann::json kernels_json = nlohmann::json::object();
+    for (const Kernel& k : kernels) kernels_json[k.name] = kernel_json(k);
+    const double sweep_ratio = ratios["sweep/triad"]["median"].get<double>();
+    validation["passed"] = true;
+    const nlohmann::json doc = {
+        {"schema", schema},
+        {"version", asyncsolve::version},
+        {"git", asyncsolve::git_commit},
+        {"started", started},
+        {"command", args},
+        {"host",
+         {{"hostname", host},
+          {"cpu_model", model},
+          {"logical_cpus", std::thread::hardware_concurrency()},
+          {"caches", caches}}},
+        {"config",
+         {{"grid", c.grid},
+          {"triad_n", c.triad_n},
+          {"repeats", c.repeats},
+          {"iterations", c.iterations},
+          {"min_time_s", c.min_time_s},
+          {"residual", c.residual},
+          {"ref", c.ref}}},
+        {"build", {{"avx512f", built_with_avx512f}}},
+        {"grid", c.grid},
+        {"field_bytes_with_halo", u.storage().size_bytes()},
+        {"triad_bytes_per_array", 8 * c.triad_n},
+        {"validation", validation},
+        {"kernels", kernels_json},
+        {"ratios", ratios},
+        {"target",
+         {{"ratio", "sweep/triad"}, {"min", ratio_target}, {"met", sweep_ratio >= ratio_target}}},
+        {"residual_checksum", residual_sink}};
+    asyncsolve::core::write_file_atomic(c.json_path, doc.dump(2) + "\n");
+    std::printf("Wrote %s\n", c.json_path.c_str());
+  }
+  return asyncsolve::core::to_int(ExitCode::success);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace core = asyncsolve::core;
+  const std::vector<std::string> args(argv, argv + argc);
+
+  // Parse before MPI starts (pure, identical on every rank); act on it after.
+  Parsed parsed;
+  std::optional<std::string> parse_error;
+  try {
+    parsed = parse_command_line(argc, argv);
+  } catch (const InputError& e) {
+    parse_error = e.what();
+  }
+
+  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+  int code = core::to_int(ExitCode::success);
+  try {
+    if (parse_error) throw InputError(*parse_error);
+    if (parsed.text) {
+      if (rank == 0) std::printf("%s\n", parsed.text->c_str());
+    } else {
+      if (size != 1) {
+        throw InputError(
+            fmt::format("{} ranks: expected 1 (run it without mpirun, or with -np 1)", size));
+      }
+      code = run(parsed.config, args);
+    }
+  } catch (const InputError& e) {
+    if (rank == 0) std::fprintf(stderr, "jacobi_sweep: error: %s\n", e.what());
+    code = core::to_int(ExitCode::bad_input);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "jacobi_sweep: error: out of memory (try a smaller --grid or --triad-n)\n");
+    code = core::to_int(ExitCode::runtime_failure);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jacobi_sweep: error: %s\n", e.what());
+    code = core::to_int(ExitCode::runtime_failure);
+  }
+  std::fflush(stdout);
+  env.finalize();
+  return code;
+}
