@@ -1,0 +1,139 @@
+/*
+ * asyncsolve asynchronous communication channels: the C API proposed in
+ * paper 000 (Bethune et al., IJHPCA 2014) §4.2, usable from C, C++ and
+ * Fortran (through ISO_C_BINDING).
+ *
+ * A channel connects two processes. Each end sends messages of a fixed size
+ * from its send buffer and receives them into its receive buffer; at most
+ * `max_in_flight` unacknowledged messages travel in each direction (end-to-end
+ * flow control). Handles of individual transfers are never exposed: the
+ * channel completes everything it starts, and destroying a channel leaves
+ * nothing outstanding. See docs/channels.md for the semantics and an example.
+ *
+ * Modes:
+ *   AS_MODE_ASYNC  recv() fills the receive buffer with the newest complete
+ *                  message and discards older ones; the buffer changes only
+ *                  inside recv().
+ *   AS_MODE_RACY   data may land in the receive buffer whenever the channel
+ *                  is progressed (any call on it), element by element with
+ *                  8-byte atomicity; recv() only progresses. Message sizes
+ *                  must be multiples of 8 bytes and the receive buffer
+ *                  8-byte aligned; read it with relaxed atomic loads
+ *                  (std::atomic_ref) if another thread progresses the channel.
+ *
+ * Every function returns AS_SUCCESS or an error code; as_strerror() describes
+ * it. None of them is thread-safe for the same channel.
+ */
+#ifndef ASYNCSOLVE_CHANNEL_H
+#define ASYNCSOLVE_CHANNEL_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes. */
+enum as_status {
+  AS_SUCCESS = 0,
+  AS_ERR_ARG = 1,         /**< an argument is invalid (null, size, tag, alignment) */
+  AS_ERR_MISMATCH = 2,    /**< the two ends asked for different sizes, depths or modes */
+  AS_ERR_STATE = 3,       /**< the call is not allowed now (e.g. a null or destroyed channel) */
+  AS_ERR_TRANSPORT = 4,   /**< the transport (MPI) reported an error */
+  AS_ERR_NOMEM = 5,       /**< out of memory */
+  AS_ERR_UNSUPPORTED = 6  /**< the transport is not available in this build or run */
+};
+
+/** Delivery modes (paper 000 §3). */
+enum as_mode { AS_MODE_ASYNC = 0, AS_MODE_RACY = 1 };
+
+/** Transports. */
+enum as_transport {
+  AS_TRANSPORT_MPI = 0,   /**< MPI two-sided: MPI_Issend / MPI_Irecv */
+  AS_TRANSPORT_RMA = 1,   /**< MPI-3 one-sided (not in this release) */
+  AS_TRANSPORT_SHMEM = 2  /**< OpenSHMEM (not in this release) */
+};
+
+/** An opaque channel. */
+typedef struct as_channel as_channel;
+
+/** How to create one end of a channel. Initialise with as_channel_config_init(). */
+typedef struct as_channel_config {
+  int transport;        /**< enum as_transport; default AS_TRANSPORT_MPI */
+  MPI_Comm comm;        /**< communicator containing both ends; default MPI_COMM_NULL */
+  int peer;             /**< rank of the other end in comm (not the caller) */
+  int tag;              /**< tells apart channels between the same pair; the MPI
+                             transport uses tags 2*tag and 2*tag+1 of comm; default 0 */
+  size_t message_size;  /**< bytes per message, > 0 */
+  void* sendbuf;        /**< message_size bytes read by send(); owned by the caller */
+  void* recvbuf;        /**< message_size bytes written by recv() (racy: by any call) */
+  int max_in_flight;    /**< unacknowledged messages per direction, >= 1; default 1 */
+  int mode;             /**< enum as_mode; default AS_MODE_ASYNC */
+} as_channel_config;
+
+/** Counters of one end of a channel. */
+typedef struct as_channel_stats {
+  long long sent;        /**< messages sent */
+  long long arrived;     /**< messages that arrived */
+  long long delivered;   /**< messages copied into the receive buffer */
+  long long discarded;   /**< async: arrived but superseded by a newer one before recv() */
+  long long recv_calls;  /**< calls of recv() */
+  long long blocked_sends; /**< send() calls that had to wait for a free slot */
+} as_channel_stats;
+
+/** Fills `config` with defaults (transport MPI, max_in_flight 1, async). */
+void as_channel_config_init(as_channel_config* config);
+
+/** Creates one end of a channel. Blocks until the other end makes the
+ *  matching call (same message_size, max_in_flight and mode, same tag). When
+ *  a process creates several channels, call in an order both ends share, or
+ *  use as_channels_create. */
+int as_channel_create(as_channel** channel, const as_channel_config* config);
+
+/** Creates `count` channels at once: no ordering constraint between them. */
+int as_channels_create(int count, as_channel** channels, const as_channel_config* configs);
+
+/** Destroys a channel after completing everything in flight in both
+ *  directions; blocks until the other end makes the matching call. Sets
+ *  *channel to NULL. Messages still in flight are received and dropped. */
+int as_channel_destroy(as_channel** channel);
+
+/** Destroys `count` channels at once, progressing all of them together. */
+int as_channels_destroy(int count, as_channel** channels);
+
+/** *flag = 1 if fewer than max_in_flight messages are unacknowledged, so
+ *  that send() will not block; else 0. */
+int as_channel_can_send(as_channel* channel, int* flag);
+
+/** Sends message_size bytes from sendbuf. Blocks while the channel is full
+ *  (check can_send first). On return sendbuf may be reused. */
+int as_channel_send(as_channel* channel);
+
+/** *flag = 1 if a message has arrived since the last recv() (async), or
+ *  always 1 (racy). */
+int as_channel_can_recv(as_channel* channel, int* flag);
+
+/** Async: if messages have arrived since the last call, copies the newest
+ *  into recvbuf and discards the others. Racy: progresses. *messages (may be
+ *  NULL) receives the number of messages that arrived since the last call:
+ *  the batch size of paper 000 §6.2. */
+int as_channel_recv(as_channel* channel, int* messages);
+
+/** Progresses the channel's transfers without sending or receiving. */
+int as_channel_progress(as_channel* channel);
+
+/** Copies the channel's counters. */
+int as_channel_get_stats(const as_channel* channel, as_channel_stats* stats);
+
+/** Messages sent and not yet acknowledged, in *count. */
+int as_channel_in_flight(const as_channel* channel, int* count);
+
+/** A static, human-readable description of a status code. */
+const char* as_strerror(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ASYNCSOLVE_CHANNEL_H */

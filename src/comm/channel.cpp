@@ -1,0 +1,199 @@
+// The C API of asynchronous channels: argument checks, status codes, and the
+// multi-channel create and destroy drivers.
+#include <mpi.h>
+
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "channel_impl.hpp"
+
+using asyncsolve::comm::detail::ChannelFailure;
+
+namespace {
+
+/// Runs `body`, mapping exceptions to status codes.
+template <class Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return AS_SUCCESS;
+  } catch (const ChannelFailure& e) {
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    return AS_ERR_NOMEM;
+  } catch (...) {
+    return AS_ERR_TRANSPORT;
+  }
+}
+
+int validate(const as_channel_config* c) noexcept {
+  if (c == nullptr) return AS_ERR_ARG;
+  if (c->transport == AS_TRANSPORT_RMA || c->transport == AS_TRANSPORT_SHMEM) {
+    return AS_ERR_UNSUPPORTED;
+  }
+  if (c->transport != AS_TRANSPORT_MPI) return AS_ERR_ARG;
+  if (c->comm == MPI_COMM_NULL || c->sendbuf == nullptr || c->recvbuf == nullptr) return AS_ERR_ARG;
+  if (c->message_size == 0 || c->message_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    return AS_ERR_ARG;
+  }
+  if (c->max_in_flight < 1 || (c->mode != AS_MODE_ASYNC && c->mode != AS_MODE_RACY)) return AS_ERR_ARG;
+  int size = 0;
+  int rank = 0;
+  if (MPI_Comm_size(c->comm, &size) != MPI_SUCCESS || MPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS) {
+    return AS_ERR_TRANSPORT;
+  }
+  if (c->peer < 0 || c->peer >= size || c->peer == rank) return AS_ERR_ARG;
+  void* attr = nullptr;
+  int has = 0;
+  MPI_Comm_get_attr(c->comm, MPI_TAG_UB, &attr, &has);
+  const long long tag_ub = has != 0 ? *static_cast<int*>(attr) : 32767;
+  if (c->tag < 0 || 2LL * c->tag + 1 > tag_ub) return AS_ERR_ARG;
+  if (c->mode == AS_MODE_RACY &&
+      (c->message_size % 8 != 0 || reinterpret_cast<std::uintptr_t>(c->recvbuf) % 8 != 0)) {
+    return AS_ERR_ARG;
+  }
+  return AS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+void as_channel_config_init(as_channel_config* config) {
+  if (config == nullptr) return;
+  config->transport = AS_TRANSPORT_MPI;
+  config->comm = MPI_COMM_NULL;
+  config->peer = -1;
+  config->tag = 0;
+  config->message_size = 0;
+  config->sendbuf = nullptr;
+  config->recvbuf = nullptr;
+  config->max_in_flight = 1;
+  config->mode = AS_MODE_ASYNC;
+}
+
+int as_channels_create(int count, as_channel** channels, const as_channel_config* configs) {
+  if (count < 0 || (count > 0 && (channels == nullptr || configs == nullptr))) return AS_ERR_ARG;
+  for (int i = 0; i < count; ++i) channels[i] = nullptr;
+  // Check every configuration first; a bad one fails before any message is
+  // sent. (The other end then fails too, or, if its own arguments were
+  // fine, blocks: both ends must be given valid arguments.)
+  for (int i = 0; i < count; ++i) {
+    if (const int status = validate(&configs[i]); status != AS_SUCCESS) return status;
+  }
+  std::vector<as_channel*> made(static_cast<std::size_t>(count), nullptr);
+  int first_error = AS_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    const int status = guarded([&] {
+      auto* ch = new as_channel{asyncsolve::comm::detail::make_mpi_channel(configs[i])};
+      made[static_cast<std::size_t>(i)] = ch;
+      ch->impl->start_create();
+    });
+    if (status != AS_SUCCESS && first_error == AS_SUCCESS) first_error = status;
+  }
+  // Complete every handshake, even after an error, so nothing is left posted.
+  for (int i = 0; i < count; ++i) {
+    as_channel* ch = made[static_cast<std::size_t>(i)];
+    if (ch == nullptr) continue;
+    const int status = guarded([&] { ch->impl->finish_create(); });
+    if (status != AS_SUCCESS && first_error == AS_SUCCESS) first_error = status;
+  }
+  if (first_error != AS_SUCCESS) {
+    for (as_channel* ch : made) delete ch;
+    return first_error;
+  }
+  for (int i = 0; i < count; ++i) channels[i] = made[static_cast<std::size_t>(i)];
+  return AS_SUCCESS;
+}
+
+int as_channel_create(as_channel** channel, const as_channel_config* config) {
+  if (channel == nullptr) return AS_ERR_ARG;
+  return as_channels_create(1, channel, config);
+}
+
+int as_channels_destroy(int count, as_channel** channels) {
+  if (count < 0 || (count > 0 && channels == nullptr)) return AS_ERR_ARG;
+  for (int i = 0; i < count; ++i)
+    if (channels[i] == nullptr) return AS_ERR_STATE;
+  return guarded([&] {
+    for (int i = 0; i < count; ++i) channels[i]->impl->start_destroy();
+    // Progress all channels together until every one has nothing in flight.
+    std::vector<bool> done(static_cast<std::size_t>(count), false);
+    for (int remaining = count; remaining > 0;) {
+      for (int i = 0; i < count; ++i) {
+        if (done[static_cast<std::size_t>(i)]) continue;
+        if (channels[i]->impl->test_destroy()) {
+          done[static_cast<std::size_t>(i)] = true;
+          --remaining;
+        }
+      }
+    }
+    for (int i = 0; i < count; ++i) {
+      channels[i]->impl->finish_destroy();
+      delete channels[i];
+      channels[i] = nullptr;
+    }
+  });
+}
+
+int as_channel_destroy(as_channel** channel) {
+  if (channel == nullptr) return AS_ERR_ARG;
+  return as_channels_destroy(1, channel);
+}
+
+int as_channel_can_send(as_channel* channel, int* flag) {
+  if (channel == nullptr || flag == nullptr) return AS_ERR_ARG;
+  return guarded([&] { *flag = channel->impl->can_send() ? 1 : 0; });
+}
+
+int as_channel_send(as_channel* channel) {
+  if (channel == nullptr) return AS_ERR_ARG;
+  return guarded([&] { channel->impl->send(); });
+}
+
+int as_channel_can_recv(as_channel* channel, int* flag) {
+  if (channel == nullptr || flag == nullptr) return AS_ERR_ARG;
+  return guarded([&] { *flag = channel->impl->can_recv() ? 1 : 0; });
+}
+
+int as_channel_recv(as_channel* channel, int* messages) {
+  if (channel == nullptr) return AS_ERR_ARG;
+  return guarded([&] {
+    const int n = channel->impl->recv();
+    if (messages != nullptr) *messages = n;
+  });
+}
+
+int as_channel_progress(as_channel* channel) {
+  if (channel == nullptr) return AS_ERR_ARG;
+  return guarded([&] { channel->impl->progress(); });
+}
+
+int as_channel_get_stats(const as_channel* channel, as_channel_stats* stats) {
+  if (channel == nullptr || stats == nullptr) return AS_ERR_ARG;
+  *stats = channel->impl->stats();
+  return AS_SUCCESS;
+}
+
+int as_channel_in_flight(const as_channel* channel, int* count) {
+  if (channel == nullptr || count == nullptr) return AS_ERR_ARG;
+  *count = channel->impl->in_flight();
+  return AS_SUCCESS;
+}
+
+const char* as_strerror(int status) {
+  switch (status) {
+    case AS_SUCCESS: return "success";
+    case AS_ERR_ARG: return "invalid argument";
+    case AS_ERR_MISMATCH: return "the two ends of the channel differ in message size, depth or mode";
+    case AS_ERR_STATE: return "operation not allowed in the channel's state";
+    case AS_ERR_TRANSPORT: return "the transport reported an error";
+    case AS_ERR_NOMEM: return "out of memory";
+    case AS_ERR_UNSUPPORTED: return "transport not available in this build or run";
+    default: return "unknown status";
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,58 @@
+#pragma once
+// Internal: the transport-independent face of one channel end, behind the C
+// API of include/asyncsolve/channel.h. Errors are thrown as ChannelFailure and
+// turned into status codes at the C boundary.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "asyncsolve/channel.h"
+
+namespace asyncsolve::comm::detail {
+
+/// A failure with the status code the C API returns for it.
+class ChannelFailure : public std::runtime_error {
+ public:
+  ChannelFailure(int status, const std::string& what) : std::runtime_error(what), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+/// One end of a channel. Creation and destruction are split into a start and
+/// a completion step so that many channels can be created or destroyed
+/// together without an ordering constraint.
+class ChannelImpl {
+ public:
+  virtual ~ChannelImpl() = default;
+  /// Starts the handshake with the peer (exchange of size, depth and mode).
+  virtual void start_create() = 0;
+  /// Completes the handshake (blocking) and readies the channel; throws
+  /// ChannelFailure(AS_ERR_MISMATCH) if the ends disagree.
+  virtual void finish_create() = 0;
+  virtual bool can_send() = 0;
+  virtual void send() = 0;
+  virtual bool can_recv() = 0;
+  /// Returns the number of messages that arrived since the last call.
+  virtual int recv() = 0;
+  virtual void progress() = 0;
+  /// Starts the closing protocol: tell the peer how many messages were sent.
+  virtual void start_destroy() = 0;
+  /// Progresses the closing protocol; true when nothing is left in flight.
+  virtual bool test_destroy() = 0;
+  /// Releases what is left (cancels the idle posted receives).
+  virtual void finish_destroy() = 0;
+  virtual as_channel_stats stats() const = 0;
+  virtual int in_flight() const = 0;
+};
+
+/// The MPI two-sided transport.
+std::unique_ptr<ChannelImpl> make_mpi_channel(const as_channel_config& config);
+
+}  // namespace asyncsolve::comm::detail
+
+/// The opaque C handle.
+struct as_channel {
+  std::unique_ptr<asyncsolve::comm::detail::ChannelImpl> impl;
+};

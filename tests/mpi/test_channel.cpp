@@ -1,0 +1,303 @@
+// Semantics of asynchronous channels over MPI, between pairs of ranks (0-1,
+// 2-3, ...) and around a ring. A rank without a partner (odd counts) checks
+// only what needs no peer.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "asyncsolve/channel.hpp"
+
+using asyncsolve::Channel;
+
+namespace {
+
+struct Pair {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int peer = -1;  // -1: no partner
+  bool sender = false;
+};
+
+Pair make_pair() {
+  Pair p;
+  MPI_Comm_dup(MPI_COMM_WORLD, &p.comm);
+  int size = 0;
+  MPI_Comm_rank(p.comm, &p.rank);
+  MPI_Comm_size(p.comm, &size);
+  const int partner = p.rank ^ 1;
+  p.peer = partner < size ? partner : -1;
+  p.sender = p.rank % 2 == 0;
+  return p;
+}
+
+as_channel_config config(const Pair& p, std::vector<double>& out, std::vector<double>& in,
+                         int depth, int mode, int tag = 0) {
+  as_channel_config c;
+  as_channel_config_init(&c);
+  c.comm = p.comm;
+  c.peer = p.peer;
+  c.tag = tag;
+  c.message_size = out.size() * sizeof(double);
+  c.sendbuf = out.data();
+  c.recvbuf = in.data();
+  c.max_in_flight = depth;
+  c.mode = mode;
+  return c;
+}
+
+/// Loops `body` until it returns true or `seconds` pass; true if it did.
+template <class Body>
+bool spin_until(Body&& body, double seconds = 20.0) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (body()) return true;
+  }
+  return false;
+}
+
+/// After a barrier, no message may be waiting on `comm` for this rank.
+void expect_no_stray_message(MPI_Comm comm) {
+  MPI_Barrier(comm);
+  int flag = 1;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+  EXPECT_EQ(flag, 0);
+}
+
+}  // namespace
+
+TEST(Channel, RejectsBadArguments) {
+  Pair p = make_pair();
+  std::vector<double> out(4), in(4);
+  as_channel* ch = nullptr;
+  as_channel_config c = config(p, out, in, 2, AS_MODE_ASYNC);
+  c.peer = p.rank;  // not the caller
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_ARG);
+  c = config(p, out, in, 0, AS_MODE_ASYNC);
+  c.peer = 0;
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_ARG);  // depth 0
+  c = config(p, out, in, 1, 7);
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_ARG);
+  c = config(p, out, in, 1, AS_MODE_ASYNC);
+  c.message_size = 0;
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_ARG);
+  c = config(p, out, in, 1, AS_MODE_RACY);
+  c.message_size = 12;  // racy needs whole 8-byte elements
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_ARG);
+  c = config(p, out, in, 1, AS_MODE_ASYNC);
+  c.tag = -1;
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_ARG);
+  c = config(p, out, in, 1, AS_MODE_ASYNC);
+  c.transport = AS_TRANSPORT_SHMEM;
+  EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_UNSUPPORTED);
+  EXPECT_EQ(ch, nullptr);
+  EXPECT_EQ(as_channel_send(nullptr), AS_ERR_ARG);
+  EXPECT_STRNE(as_strerror(AS_ERR_MISMATCH), as_strerror(AS_ERR_ARG));
+  MPI_Comm_free(&p.comm);
+}
+
+TEST(Channel, MismatchedEndsFailOnBothSides) {
+  Pair p = make_pair();
+  if (p.peer >= 0) {
+    std::vector<double> out(4), in(4);
+    as_channel* ch = nullptr;
+    as_channel_config c = config(p, out, in, p.sender ? 2 : 3, AS_MODE_ASYNC);
+    EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_MISMATCH);
+    EXPECT_EQ(ch, nullptr);
+  }
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
+class ChannelModes : public ::testing::TestWithParam<int> {};
+
+TEST_P(ChannelModes, FlowControlStopsAtMaxInFlight) {
+  const int mode = GetParam();
+  Pair p = make_pair();
+  if (p.peer >= 0) {
+    constexpr int depth = 4;
+    std::vector<double> out(16, 1.0), in(16, 0.0);
+    Channel ch(config(p, out, in, depth, mode));
+    int sent = 0;
+    if (p.sender) {
+      // The receiver does not call the channel until told: the sender can
+      // send until `depth` messages are unacknowledged, never more.
+      const bool full = spin_until([&] {
+        if (!ch.can_send()) return true;
+        ch.send();
+        ++sent;
+        return false;
+      });
+      EXPECT_TRUE(full);
+      EXPECT_EQ(ch.in_flight(), depth);
+      // Acknowledged ones were matched by the receiver's posted landing
+      // buffers: R in async mode, 1 in racy mode.
+      EXPECT_GE(sent, depth);
+      EXPECT_LE(sent, depth + (mode == AS_MODE_ASYNC ? depth : 1));
+    }
+    // Tell the receiver how many to expect (on another tag of the same comm).
+    if (p.sender) {
+      MPI_Send(&sent, 1, MPI_INT, p.peer, 1000, p.comm);
+    } else {
+      MPI_Recv(&sent, 1, MPI_INT, p.peer, 1000, p.comm, MPI_STATUS_IGNORE);
+    }
+    if (!p.sender) {
+      // Receiving frees the channel again.
+      EXPECT_TRUE(spin_until([&] {
+        ch.recv();
+        return ch.stats().arrived == sent;
+      }));
+    } else {
+      EXPECT_TRUE(spin_until([&] { return ch.can_send(); }));
+    }
+    ch.destroy();
+    expect_no_stray_message(p.comm);
+  } else {
+    expect_no_stray_message(p.comm);
+  }
+  MPI_Comm_free(&p.comm);
+}
+
+TEST_P(ChannelModes, ReceiverSeesWholeNewestMessages) {
+  const int mode = GetParam();
+  Pair p = make_pair();
+  if (p.peer >= 0) {
+    constexpr int messages = 300;
+    constexpr std::size_t length = 2000;
+    std::vector<double> out(length, 0.0), in(length, 0.0);
+    Channel ch(config(p, out, in, 8, mode));
+    if (p.sender) {
+      for (int stamp = 1; stamp <= messages;) {
+        if (ch.can_send()) {
+          std::fill(out.begin(), out.end(), static_cast<double>(stamp));
+          ch.send();
+          ++stamp;
+        }
+      }
+    } else {
+      double last = 0;
+      long batches = 0;
+      EXPECT_TRUE(spin_until([&] {
+        const int n = ch.recv();
+        if (n > 0) ++batches;
+        if (mode == AS_MODE_ASYNC) {
+          if (n > 0) {
+            // One whole message from one iteration of the sender, and newer
+            // than any delivered before.
+            const double stamp = in[0];
+            for (const double v : in) EXPECT_EQ(v, stamp);
+            EXPECT_GT(stamp, last);
+            last = stamp;
+          }
+        } else {
+          // Racy: every element is a value some message carried.
+          for (std::size_t i = 0; i < length; i += 97) {
+            const double v =
+                std::atomic_ref<double>(in[i]).load(std::memory_order_relaxed);
+            EXPECT_GE(v, 0.0);
+            EXPECT_LE(v, messages);
+            EXPECT_EQ(v, std::floor(v));
+          }
+          last = std::atomic_ref<double>(in[length - 1]).load(std::memory_order_relaxed);
+        }
+        return last == messages;
+      }));
+      EXPECT_EQ(ch.stats().arrived, messages);
+      EXPECT_GT(batches, 0);
+      if (mode == AS_MODE_ASYNC) {
+        const as_channel_stats s = ch.stats();
+        EXPECT_EQ(s.delivered + s.discarded, s.arrived);
+      }
+      for (const double v : in) EXPECT_EQ(v, messages);
+    }
+    ch.destroy();
+    expect_no_stray_message(p.comm);
+  } else {
+    expect_no_stray_message(p.comm);
+  }
+  MPI_Comm_free(&p.comm);
+}
+
+TEST_P(ChannelModes, DestroyUnderSkewLeavesNothingOutstanding) {
+  const int mode = GetParam();
+  Pair p = make_pair();
+  for (int repeat = 0; repeat < 10; ++repeat) {
+    if (p.peer < 0) break;
+    std::vector<double> out(64, 1.0), in(64, 0.0);
+    Channel ch(config(p, out, in, 5, mode, repeat));
+    // Both ends send without reading, then one end closes at once while the
+    // other keeps sending for a while and closes late.
+    const int extra = p.sender == (repeat % 2 == 0) ? 0 : 200;
+    for (int i = 0; i < 50 + extra; ++i) {
+      if (ch.can_send()) ch.send();
+    }
+    if (extra > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    long long sent = ch.stats().sent;
+    ch.destroy();
+    EXPECT_FALSE(ch.is_open());
+    long long peer_sent = 0;
+    MPI_Sendrecv(&sent, 1, MPI_LONG_LONG, p.peer, 99, &peer_sent, 1, MPI_LONG_LONG, p.peer, 99,
+                 p.comm, MPI_STATUS_IGNORE);
+    EXPECT_GT(peer_sent, 0);
+  }
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ChannelModes, ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
+                         [](const auto& info) {
+                           return std::string(info.param == AS_MODE_ASYNC ? "async" : "racy");
+                         });
+
+TEST(Channel, RingOfChannelsCreatedAndDestroyedTogether) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (size >= 2) {
+    const int right = (rank + 1) % size;
+    const int left = (rank + size - 1) % size;
+    std::vector<double> to_right(10, rank), to_left(10, rank), from_left(10, -1), from_right(10, -1);
+    // Tag 0 travels rightwards, tag 1 leftwards: with 2 ranks left == right.
+    std::vector<as_channel_config> configs(2);
+    for (auto& c : configs) as_channel_config_init(&c);
+    configs[0].comm = configs[1].comm = comm;
+    configs[0].peer = right;
+    configs[0].tag = rank % 2 == 0 ? 0 : 1;
+    configs[0].sendbuf = to_right.data();
+    configs[0].recvbuf = from_right.data();
+    configs[1].peer = left;
+    configs[1].tag = rank % 2 == 0 ? 1 : 0;
+    configs[1].sendbuf = to_left.data();
+    configs[1].recvbuf = from_left.data();
+    if (size % 2 == 1) {  // odd ring: tags by edge, (r, r+1) uses tag r
+      configs[0].tag = rank;
+      configs[1].tag = left;
+    }
+    for (auto& c : configs) {
+      c.message_size = 10 * sizeof(double);
+      c.max_in_flight = 3;
+    }
+    std::vector<Channel> channels = Channel::create_many(configs);
+    for (int i = 0; i < 20; ++i) {
+      for (Channel& ch : channels)
+        if (ch.can_send()) ch.send();
+      if (rank == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // skew
+    }
+    EXPECT_TRUE(spin_until([&] {
+      for (Channel& ch : channels) ch.recv();
+      return from_left[0] == left && from_right[0] == right;
+    }));
+    Channel::destroy_many(channels);
+    for (const Channel& ch : channels) EXPECT_FALSE(ch.is_open());
+  }
+  expect_no_stray_message(comm);
+  MPI_Comm_free(&comm);
+}
