@@ -48,10 +48,26 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--dims", raw.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
       ->default_str("auto");
   solve.add_option("--method", c.method, "Solver: jacobi");
-  solve.add_option("--variant", c.variant, "Jacobi variant: sync");
+  solve.add_option("--variant", c.variant,
+                   "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
   solve.add_option("--transport", c.transport, "Communication transport: mpi");
   solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
-  solve.add_option("--allreduce", c.allreduce, "Reduction for the residual: mpi (MPI_Allreduce)");
+  solve.add_option("--allreduce", c.allreduce,
+                   "Reduction for the residual: auto (mpi for sync, tree otherwise), mpi "
+                   "(MPI_Allreduce, sync), tree (restarting asynchronous binary tree) or impi "
+                   "(MPI_Iallreduce), the last two for async and racy");
+  solve.add_option("--max-in-flight", c.max_in_flight,
+                   "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
+  solve.add_option("--final-sync", c.final_sync,
+                   "Async/racy: up to K synchronous iterations after the asynchronous stop, until "
+                   "the true residual is below --tol");
+  solve.add_option("--slow-rank", c.slow_rank,
+                   "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
+  solve.add_option("--slow-factor", c.slow_factor, "Slow-down of --slow-rank, >= 1");
+  solve.add_option("--noise-us", c.noise_us,
+                   "Noise injection: every rank is interrupted for this many microseconds ...");
+  solve.add_option("--noise-hz", c.noise_hz, "... this many times per second (0: no noise)");
+  solve.add_option("--noise-seed", c.noise_seed, "Seed of each rank's noise phase");
   solve.add_option("--progress", c.progress, "Communication progress: none (inside MPI calls)");
   solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol");
   solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
@@ -82,12 +98,41 @@ void validate(SolveConfig& c, const RawSolve& raw) {
                                  c.offset, c.problem));
   }
   expect_one_of("--method", c.method, {"jacobi"}, " (cg and pcg variants come with a later release)");
-  expect_one_of("--variant", c.variant, {"sync"},
-                " (async and racy variants come with a later release)");
+  expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
   expect_one_of("--transport", c.transport, {"mpi"},
                 " (rma, shmem and omp transports come with a later release)");
   expect_one_of("--halo", c.halo, comm::halo_exchange_names());
-  expect_one_of("--allreduce", c.allreduce, collectives::allreduce_names());
+  if (c.variant == "sync") {
+    expect_one_of("--allreduce", c.allreduce, {"auto", "mpi"},
+                  " (the sync variant uses a blocking reduction)");
+  } else {
+    expect_one_of("--allreduce", c.allreduce, {"auto", "tree", "impi"},
+                  fmt::format(" (the {} variant needs a non-blocking reduction)", c.variant));
+  }
+  if (c.max_in_flight < 1 || c.max_in_flight > 512) {
+    throw InputError(fmt::format("--max-in-flight {}: expected an integer from 1 to 512",
+                                 c.max_in_flight));
+  }
+  if (c.final_sync < 0) {
+    throw InputError(fmt::format("--final-sync {}: expected an integer >= 0", c.final_sync));
+  }
+  if (c.slow_rank < -1) {
+    throw InputError(fmt::format("--slow-rank {}: expected a rank, or -1 for none", c.slow_rank));
+  }
+  if (!(c.slow_factor >= 1.0) || !std::isfinite(c.slow_factor)) {
+    throw InputError(fmt::format("--slow-factor {}: expected a number >= 1", c.slow_factor));
+  }
+  if (!(c.noise_us >= 0.0) || !std::isfinite(c.noise_us)) {
+    throw InputError(fmt::format("--noise-us {}: expected a number of microseconds >= 0", c.noise_us));
+  }
+  if (!(c.noise_hz >= 0.0) || !std::isfinite(c.noise_hz)) {
+    throw InputError(fmt::format("--noise-hz {}: expected a frequency >= 0", c.noise_hz));
+  }
+  if (c.noise_us * 1e-6 * c.noise_hz >= 1.0) {
+    throw InputError(fmt::format("--noise-us {} at --noise-hz {}: interrupts take all the time; "
+                                 "expected noise_us * 1e-6 * noise_hz < 1",
+                                 c.noise_us, c.noise_hz));
+  }
   expect_one_of("--progress", c.progress, {"none"});
   if (!(c.tol > 0.0) || !std::isfinite(c.tol)) {
     throw InputError(fmt::format("--tol {}: expected a positive number", c.tol));
@@ -108,6 +153,11 @@ void validate(SolveConfig& c, const RawSolve& raw) {
 }
 
 }  // namespace
+
+std::string resolved_allreduce(const SolveConfig& config) {
+  if (config.allreduce != "auto") return config.allreduce;
+  return config.variant == "sync" ? "mpi" : "tree";
+}
 
 Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};

@@ -19,7 +19,7 @@ struct SolveConfig {
   std::string variant = "sync";
   std::string transport = "mpi";
   std::string halo = "waitall";
-  std::string allreduce = "mpi";
+  std::string allreduce = "auto";  ///< resolved: mpi for sync, tree for async/racy
   std::string progress = "none";
   double tol = 1e-4;
   long max_iters = 100000;
@@ -29,7 +29,17 @@ struct SolveConfig {
   bool monitor = false;
   double monitor_every_s = 2.0;
   std::string json_path;  ///< empty: no result document
+  int max_in_flight = 100;
+  int final_sync = 0;
+  int slow_rank = -1;
+  double slow_factor = 2.0;
+  double noise_us = 0.0;
+  double noise_hz = 0.0;
+  long noise_seed = 1;
 };
+
+/// The reduction algorithm `config` resolves to ("auto" depends on the variant).
+std::string resolved_allreduce(const SolveConfig& config);
 
 /// What `asyncsolve info` takes.
 struct InfoConfig {};

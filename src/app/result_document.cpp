@@ -64,7 +64,14 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"variant", c.variant},
                    {"transport", c.transport},
                    {"halo", c.halo},
-                   {"allreduce", c.allreduce},
+                   {"allreduce", s.allreduce},
+                   {"max_in_flight", c.max_in_flight},
+                   {"final_sync", c.final_sync},
+                   {"slow_rank", c.slow_rank},
+                   {"slow_factor", c.slow_factor},
+                   {"noise_us", c.noise_us},
+                   {"noise_hz", c.noise_hz},
+                   {"noise_seed", c.noise_seed},
                    {"progress", c.progress},
                    {"tol", c.tol},
                    {"max_iters", c.max_iters},
@@ -88,13 +95,15 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"residual_estimate", s.residual_estimate},
                    {"true_residual", s.true_residual},
                    {"error_inf", optional_number(s.error_inf)},
-                   {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs}};
+                   {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs},
+                   {"final_sync_iterations", s.final_sync_iterations},
+                   {"injected_s", stats_json(s.injected_s)}};
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
   doc["phases"] = phases;
   doc["stats"] = {{"sends_per_iteration", s.sends_per_iteration},
-                  {"skipped_sends", 0},
-                  {"batch_sizes", nlohmann::ordered_json::object()}};
+                  {"skipped_sends", std::llround(s.skipped_sends)},
+                  {"batch_sizes", s.batch_sizes}};
   doc["history"] = s.history;
   return doc;
 }
@@ -105,9 +114,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  out += fmt::format("asyncsolve {}: {} {} over {}, {} rank{} (process grid {}x{}x{})\n", version,
-                     c.method, c.variant, c.transport, env.ranks, env.ranks == 1 ? "" : "s",
-                     p.dims[0], p.dims[1], p.dims[2]);
+  out += fmt::format("asyncsolve {}: {} {} over {}, {} rank{} (process grid {}x{}x{}), {} reduction\n",
+                     version, c.method, c.variant, c.transport, env.ranks,
+                     env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1], p.dims[2], s.allreduce);
   std::string local = fmt::format("{}x{}x{}", p.local_max[0], p.local_max[1], p.local_max[2]);
   if (p.local_min != p.local_max) {
     local = fmt::format("{}x{}x{} to {}", p.local_min[0], p.local_min[1], p.local_min[2], local);
@@ -125,6 +134,14 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                              s.time_s.max));
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
+  if (c.variant != "sync") {
+    line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
+                                 s.sends_per_iteration, std::llround(s.skipped_sends),
+                                 s.final_sync_iterations > 0
+                                     ? fmt::format(", {} final sync iterations",
+                                                   s.final_sync_iterations)
+                                     : std::string()));
+  }
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
   std::string phases;
   for (const auto& [name, stats] : s.phases) {

@@ -38,6 +38,11 @@ struct RunSummary {
   double sends_per_iteration = 0;
   double sweep_bandwidth_gbs = 0;
   nlohmann::json history = nlohmann::json::array();
+  nlohmann::json batch_sizes = nlohmann::json::object();
+  double skipped_sends = 0;
+  long final_sync_iterations = 0;
+  par::RankStats injected_s;
+  std::string allreduce;  ///< the algorithm "auto" resolved to
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

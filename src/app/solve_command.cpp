@@ -14,7 +14,10 @@
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
+#include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
 
@@ -85,6 +88,56 @@ void check_memory(const SolveConfig& config, const grid::Decomposition& decompos
   }
 }
 
+/// Every rank's residual history, on rank 0, as result-document entries.
+nlohmann::json gather_history(const par::Comm& comm, const std::vector<solvers::HistoryPoint>& h) {
+  std::vector<double> mine;
+  for (const auto& p : h) {
+    mine.insert(mine.end(), {static_cast<double>(p.iteration), p.time_s, p.residual, p.local_residual});
+  }
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(comm.is_root() ? static_cast<std::size_t>(comm.size()) : 0);
+  par::check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.get()),
+                 "MPI_Gather");
+  std::vector<int> displs(counts.size(), 0);
+  int total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = total;
+    total += counts[r];
+  }
+  std::vector<double> all(static_cast<std::size_t>(total));
+  par::check_mpi(MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(),
+                             displs.data(), MPI_DOUBLE, 0, comm.get()),
+                 "MPI_Gatherv");
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    for (int i = displs[r]; i < displs[r] + counts[r]; i += 4) {
+      const auto at = static_cast<std::size_t>(i);
+      out.push_back({{"rank", r},
+                     {"iteration", std::llround(all[at])},
+                     {"time_s", all[at + 1]},
+                     {"residual", all[at + 2]},
+                     {"local_residual", all[at + 3]}});
+    }
+  }
+  return out;
+}
+
+/// Histogram of batch sizes summed over ranks, on rank 0: {"n": calls}.
+nlohmann::json gather_batches(const par::Comm& comm, std::vector<long> batches) {
+  long longest = static_cast<long>(batches.size());
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_LONG, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  batches.resize(static_cast<std::size_t>(longest), 0);
+  std::vector<long> sum(batches.size(), 0);
+  par::check_mpi(MPI_Reduce(batches.data(), sum.data(), static_cast<int>(batches.size()), MPI_LONG,
+                            MPI_SUM, 0, comm.get()),
+                 "MPI_Reduce");
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t n = 0; n < sum.size(); ++n)
+    if (sum[n] > 0) out[std::to_string(n)] = sum[n];
+  return out;
+}
+
 grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
   grid::Int3 out = v;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
@@ -106,8 +159,20 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   grid::Field u(decomposition.local(), 1);
   grid::apply_initial_guess(*problem, u);
   grid::apply_boundary(*problem, decomposition, u);
+  if (config.slow_rank >= comm.size()) {
+    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
+                                       config.slow_rank, comm.size()));
+  }
   auto halo = comm::make_halo_exchange(config.halo, decomposition, u, comm::Neighbourhood::faces);
-  auto reduction = collectives::make_allreduce(config.allreduce, comm);
+  auto reduction = collectives::make_allreduce("mpi", comm);
+  const std::string allreduce = resolved_allreduce(config);
+  const bool asynchronous = config.variant != "sync";
+  std::unique_ptr<collectives::NonblockingAllreduce> convergence;
+  if (asynchronous) convergence = collectives::make_nonblocking_allreduce(allreduce, comm, 2);
+  par::FaultInjector faults(
+      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
+                        static_cast<std::uint64_t>(config.noise_seed)},
+      comm.rank());
 
   solvers::JacobiOptions options;
   options.tol = config.tol;
@@ -115,6 +180,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   options.check_every = config.check_every;
   options.halo_every = config.halo_every;
   options.copy = config.copy;
+  if (faults.is_active()) options.faults = &faults;
   double last_print = -1e300;
   long last_iteration = 0;
   double last_time = 0;
@@ -133,8 +199,18 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     };
   }
 
-  const solvers::SolveResult result =
-      solvers::jacobi_sync(*problem, decomposition, u, *halo, *reduction, options);
+  solvers::SolveResult result;
+  if (asynchronous) {
+    solvers::AsyncJacobiOptions async;
+    async.base = options;
+    async.racy = config.variant == "racy";
+    async.max_in_flight = config.max_in_flight;
+    async.final_sync = config.final_sync;
+    result = solvers::jacobi_async(*problem, decomposition, u, *halo, *reduction, *convergence,
+                                   async);
+  } else {
+    result = solvers::jacobi_sync(*problem, decomposition, u, *halo, *reduction, options);
+  }
 
   // Summaries over ranks: every rank takes part in every reduction.
   RunSummary s;
@@ -153,12 +229,16 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.sends_per_iteration =
       result.iterations > 0 ? messages.mean / static_cast<double>(result.iterations) : 0.0;
   const double sweep_bytes = par::rank_stats(comm, result.sweep_bytes).mean * comm.size();
-  const double sweep_time = s.phases[solvers::sweep_phase].second.max;
+  double sweep_time = 0;
+  for (const auto& [name, stats] : s.phases)
+    if (name == "sweep") sweep_time = stats.max;
   s.sweep_bandwidth_gbs = sweep_time > 0.0 ? sweep_bytes / sweep_time / 1e9 : 0.0;
-  for (const auto& h : result.history) {
-    s.history.push_back(
-        {{"rank", comm.rank()}, {"iteration", h.iteration}, {"time_s", h.time_s}, {"residual", h.residual}});
-  }
+  s.history = gather_history(comm, result.history);
+  s.batch_sizes = gather_batches(comm, result.batch_sizes);
+  s.skipped_sends = par::rank_stats(comm, static_cast<double>(result.skipped_sends)).mean * comm.size();
+  s.final_sync_iterations = result.final_sync_iterations;
+  s.injected_s = par::rank_stats(comm, result.injected_s);
+  s.allreduce = allreduce;
 
   RunProblem p;
   p.name = std::string(problem->name());
@@ -190,6 +270,8 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
   halo.reset();
   reduction.reset();
+  if (convergence) convergence->free();
+  convergence.reset();
   decomposition.free();
   if (write_failed != 0) return core::ExitCode::runtime_failure;
   return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;

@@ -9,10 +9,6 @@
 #include "asyncsolve/ops/stencil7.hpp"
 
 namespace asyncsolve::solvers {
-namespace {
-
-/// ||b||_2 where b holds the boundary contributions: the 7-point residual of
-/// a field that is zero except for the Dirichlet data in its halo.
 double rhs_norm(const grid::Problem& problem, const grid::Decomposition& decomposition,
                 const grid::Field& shape, collectives::Allreduce& reduction) {
   grid::Field boundary_only(shape.interior(), shape.halo());
@@ -20,8 +16,6 @@ double rhs_norm(const grid::Problem& problem, const grid::Decomposition& decompo
   const double norm = std::sqrt(reduction.sum(ops::residual_norm_sq(boundary_only)));
   return norm > 0.0 ? norm : 1.0;
 }
-
-}  // namespace
 
 double relative_residual(const grid::Problem& problem, const grid::Decomposition& decomposition,
                          grid::Field& u, comm::HaloExchange& halo,
@@ -86,7 +80,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
         const auto scope = timers.time(reduce_phase);
         residual = std::sqrt(reduction.sum(local)) / b_norm;
       }
-      const HistoryPoint point{k, core::now_s() - t0, residual};
+      const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
       result.history.push_back(point);
       if (options.monitor) options.monitor(point);
       if (residual < options.tol) {
@@ -102,8 +96,12 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
       break;
     }
     {
-      const auto scope = timers.time(sweep_phase);
+      const double ts = core::now_s();
       ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
+      // A straggler's sweep takes longer: its delay counts as sweep time.
+      if (options.faults != nullptr) options.faults->after_sweep(core::now_s() - ts);
+      timers.add(sweep_phase, core::now_s() - ts);
+      if (options.faults != nullptr) options.faults->poll();
     }
     if (options.copy) {
       const auto scope = timers.time(copy_phase);
@@ -116,6 +114,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
     }
   }
   result.time_s = core::now_s() - t0;
+  if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
   result.residual_estimate = residual;
   result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
   result.bytes_sent =

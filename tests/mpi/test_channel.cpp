@@ -250,8 +250,8 @@ TEST_P(ChannelModes, DestroyUnderSkewLeavesNothingOutstanding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ChannelModes, ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
-                         [](const auto& info) {
-                           return std::string(info.param == AS_MODE_ASYNC ? "async" : "racy");
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == AS_MODE_ASYNC ? "async" : "racy");
                          });
 
 TEST(Channel, RingOfChannelsCreatedAndDestroyedTogether) {

@@ -61,6 +61,26 @@ TEST(Cli, ParsesEveryOption) {
   EXPECT_EQ(c.solve.json_path, "out.json");
 }
 
+TEST(Cli, AsynchronousOptions) {
+  const Command c = parse({"solve", "--variant", "racy", "--max-in-flight", "7", "--final-sync",
+                           "50", "--slow-rank", "1", "--slow-factor", "5", "--noise-us", "100",
+                           "--noise-hz", "50", "--noise-seed", "9", "--allreduce", "impi"});
+  ASSERT_EQ(c.kind, Command::Kind::solve);
+  EXPECT_EQ(c.solve.variant, "racy");
+  EXPECT_EQ(c.solve.max_in_flight, 7);
+  EXPECT_EQ(c.solve.final_sync, 50);
+  EXPECT_EQ(c.solve.slow_rank, 1);
+  EXPECT_EQ(c.solve.slow_factor, 5.0);
+  EXPECT_EQ(c.solve.noise_us, 100.0);
+  EXPECT_EQ(c.solve.noise_hz, 50.0);
+  EXPECT_EQ(c.solve.noise_seed, 9);
+  EXPECT_EQ(asyncsolve::app::resolved_allreduce(c.solve), "impi");
+  EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve", "--variant", "async"}).solve),
+            "tree");
+  EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve"}).solve), "mpi");
+  EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 100);
+}
+
 TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(parse({"--help"}).kind, Command::Kind::help);
   const Command h = parse({"solve", "--help"});
@@ -91,7 +111,17 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--halo-every", "-2"}, "--halo-every -2"},
       {{"solve", "--max-iters", "-1"}, "--max-iters -1"},
       {{"solve", "--problem", "heat"}, "plume, ones"},
-      {{"solve", "--variant", "async"}, "'async'"},
+      {{"solve", "--variant", "chaotic"}, "'chaotic'"},
+      {{"solve", "--variant", "async", "--max-in-flight", "0"}, "--max-in-flight 0"},
+      {{"solve", "--variant", "racy", "--max-in-flight", "513"}, "1 to 512"},
+      {{"solve", "--allreduce", "tree"}, "blocking"},
+      {{"solve", "--variant", "async", "--allreduce", "mpi"}, "non-blocking"},
+      {{"solve", "--slow-factor", "0.5"}, "--slow-factor 0.5"},
+      {{"solve", "--slow-rank", "-3"}, "--slow-rank -3"},
+      {{"solve", "--noise-us", "-1"}, "--noise-us -1"},
+      {{"solve", "--noise-us", "2000", "--noise-hz", "1000"}, "all the time"},
+      {{"solve", "--variant", "async", "--final-sync", "-1"}, "--final-sync -1"},
+      {{"solve", "--variant", "async", "--transport", "shmem"}, "'shmem'"},
       {{"solve", "--halo", "magic"}, "waitall"},
       {{"solve", "--global", "8,8,8", "--local", "4,4,4"}, "--local"},
       {{"solve", "--problem", "ones", "--offset", "1"}, "--offset"},

@@ -7,6 +7,7 @@
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -20,6 +21,8 @@ struct JacobiOptions {
   bool copy = false;        ///< copy u_new into u (paper's loop) instead of swapping
   /// Called on every rank after each residual check (the app prints on rank 0).
   std::function<void(const HistoryPoint&)> monitor;
+  /// Straggler and noise injection after each sweep (not owned; may be null).
+  par::FaultInjector* faults = nullptr;
 };
 
 /// Phases timed by jacobi_sync, in PhaseTimers index order.
@@ -40,6 +43,12 @@ enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_p
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
                         grid::Field& u, comm::HaloExchange& halo,
                         collectives::Allreduce& reduction, const JacobiOptions& options);
+
+/// Collective: ||b||_2, where b holds the boundary contributions (the 7-point
+/// residual of a field shaped like `shape` that is zero except for the
+/// Dirichlet data in its halo); 1 if b = 0, so that it can divide.
+double rhs_norm(const grid::Problem& problem, const grid::Decomposition& decomposition,
+                const grid::Field& shape, collectives::Allreduce& reduction);
 
 /// Collective: ||b - A u||_2 / ||b||_2 for the current iterate (exchanges halos).
 /// ||b|| = 0 (no boundary data) normalises by 1 instead.

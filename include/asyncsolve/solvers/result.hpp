@@ -12,7 +12,9 @@ namespace asyncsolve::solvers {
 struct HistoryPoint {
   long iteration = 0;
   double time_s = 0;    ///< since the start of the solve
-  double residual = 0;  ///< relative residual ||b - A u||_2 / ||b||_2
+  double residual = 0;  ///< relative residual ||b - A u||_2 / ||b||_2 (global; an
+                        ///< estimate in the asynchronous variants)
+  double local_residual = 0;  ///< this rank's part: ||(b - A u) on this block|| / ||b||
 };
 
 /// The outcome of a solve on this rank. Values that are global (residuals,
@@ -31,6 +33,10 @@ struct SolveResult {
   long messages_sent = 0;      ///< halo messages this rank sent
   double bytes_sent = 0;       ///< halo bytes this rank sent
   double sweep_bytes = 0;      ///< bytes the sweeps moved (16 per point and sweep)
+  long skipped_sends = 0;      ///< asynchronous: sends skipped because a channel was full
+  std::vector<long> batch_sizes;  ///< asynchronous: batch_sizes[n] = recv calls that got n messages
+  long final_sync_iterations = 0;  ///< synchronous iterations run after an asynchronous solve
+  double injected_s = 0;       ///< seconds of injected faults and noise on this rank
 };
 
 }  // namespace asyncsolve::solvers

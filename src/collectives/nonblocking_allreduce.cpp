@@ -1,0 +1,298 @@
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <climits>
+#include <stdexcept>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::collectives {
+namespace {
+
+bool mpi_finalized() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+}
+
+/// Shared bookkeeping: the owned duplicate, the size, the round counter and
+/// the precondition checks every implementation makes.
+class NonblockingBase : public NonblockingAllreduce {
+ public:
+  NonblockingBase(const par::Comm& comm, std::size_t size) : comm_(comm.dup()), size_(size) {}
+  std::size_t size() const override { return size_; }
+  long completed() const override { return completed_; }
+  const par::Comm& comm() const override { return comm_; }
+  void free() override {
+    if (active()) throw std::logic_error("NonblockingAllreduce::free with a reduction active");
+    comm_.free();
+  }
+
+ protected:
+  void check_start(std::span<const double> values) const {
+    if (active()) throw std::logic_error("NonblockingAllreduce::start with a reduction active");
+    if (comm_.get() == MPI_COMM_NULL)
+      throw std::logic_error("NonblockingAllreduce used after free");
+    check_size(values.size());
+  }
+  void check_complete(std::span<double> result) const {
+    if (!active()) throw std::logic_error("NonblockingAllreduce: no reduction active");
+    check_size(result.size());
+  }
+  int count() const { return static_cast<int>(size_); }
+
+  par::Comm comm_;
+  std::size_t size_;
+  long completed_ = 0;
+
+ private:
+  void check_size(std::size_t n) const {
+    if (n != size_)
+      throw std::logic_error(fmt::format("NonblockingAllreduce: span of {} doubles, expected {}", n,
+                                         size_));
+  }
+};
+
+/// MPI_Iallreduce(MPI_SUM); test() is MPI_Test.
+class ImpiAllreduce final : public NonblockingBase {
+ public:
+  ImpiAllreduce(const par::Comm& comm, std::size_t size)
+      : NonblockingBase(comm, size), send_(size), recv_(size) {}
+  ImpiAllreduce(const ImpiAllreduce&) = delete;
+  ImpiAllreduce& operator=(const ImpiAllreduce&) = delete;
+  ~ImpiAllreduce() override {
+    assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
+    // A collective request cannot be cancelled: complete it (this waits for
+    // the other ranks to join the reduction).
+    if (active() && !mpi_finalized()) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  }
+
+  std::string_view name() const override { return "impi"; }
+  bool active() const override { return request_ != MPI_REQUEST_NULL; }
+  int outstanding_requests() const override { return active() ? 1 : 0; }
+
+  void start(std::span<const double> values) override {
+    check_start(values);
+    std::copy(values.begin(), values.end(), send_.begin());
+    par::check_mpi(MPI_Iallreduce(send_.data(), recv_.data(), count(), MPI_DOUBLE, MPI_SUM,
+                                  comm_.get(), &request_),
+                   "MPI_Iallreduce");
+  }
+
+  bool test(std::span<double> result) override {
+    check_complete(result);
+    int done = 0;
+    par::check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done == 0) return false;
+    finish(result);
+    return true;
+  }
+
+  void wait(std::span<double> result) override {
+    check_complete(result);
+    par::check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    finish(result);
+  }
+
+ private:
+  void finish(std::span<double> result) {
+    std::copy(recv_.begin(), recv_.end(), result.begin());
+    ++completed_;
+  }
+
+  std::vector<double> send_;
+  std::vector<double> recv_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+/// Paper 000 §3.1.2: partial sums travel up a binary tree (parent (r-1)/2,
+/// children 2r+1, 2r+2), the root's total travels down it. The protocol and
+/// why it terminates cleanly are documented in the header.
+class TreeAllreduce final : public NonblockingBase {
+ public:
+  TreeAllreduce(const par::Comm& comm, std::size_t size)
+      : NonblockingBase(comm, size), partial_(size), total_(size) {
+    const int rank = comm_.rank();
+    const int ranks = comm_.size();
+    parent_ = rank == 0 ? MPI_PROC_NULL : (rank - 1) / 2;
+    for (int i = 0; i < 2; ++i) {
+      const int child = 2 * rank + 1 + i;
+      if (child < ranks) {
+        children_[static_cast<std::size_t>(children_count_)] = child;
+        child_partial_[static_cast<std::size_t>(children_count_)].resize(size);
+        ++children_count_;
+      }
+    }
+    requests_.fill(MPI_REQUEST_NULL);
+  }
+  TreeAllreduce(const TreeAllreduce&) = delete;
+  TreeAllreduce& operator=(const TreeAllreduce&) = delete;
+  ~TreeAllreduce() override {
+    assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
+    if (!active() || mpi_finalized()) return;
+    // Never leave a request behind: receives can be cancelled; sends cannot
+    // (Open MPI ignores MPI_Cancel on a send), so they are completed. A
+    // down-send's receive is always posted already; an up-send is a few
+    // doubles, sent eagerly.
+    for (std::size_t i = kRecvChild0; i <= kRecvParent; ++i)
+      if (requests_[i] != MPI_REQUEST_NULL) MPI_Cancel(&requests_[i]);
+    MPI_Waitall(kRequests, requests_.data(), MPI_STATUSES_IGNORE);
+  }
+
+  std::string_view name() const override { return "tree"; }
+  bool active() const override { return phase_ != Phase::idle; }
+  int outstanding_requests() const override {
+    return static_cast<int>(std::count_if(requests_.begin(), requests_.end(),
+                                          [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+  }
+
+  void start(std::span<const double> values) override {
+    check_start(values);
+    assert(outstanding_requests() == 0);
+    std::copy(values.begin(), values.end(), partial_.begin());
+    for (int i = 0; i < children_count_; ++i) {
+      const auto c = static_cast<std::size_t>(i);
+      par::check_mpi(MPI_Irecv(child_partial_[c].data(), count(), MPI_DOUBLE, children_[c], kTagUp,
+                               comm_.get(), &requests_[kRecvChild0 + c]),
+                     "MPI_Irecv");
+    }
+    if (parent_ != MPI_PROC_NULL)
+      par::check_mpi(MPI_Irecv(total_.data(), count(), MPI_DOUBLE, parent_, kTagDown, comm_.get(),
+                               &requests_[kRecvParent]),
+                     "MPI_Irecv");
+    phase_ = Phase::gathering;
+  }
+
+  bool test(std::span<double> result) override {
+    check_complete(result);
+    if (!advance(false)) return false;
+    finish(result);
+    return true;
+  }
+
+  void wait(std::span<double> result) override {
+    check_complete(result);
+    advance(true);
+    finish(result);
+  }
+
+ private:
+  enum class Phase {
+    idle,            // no round active, no request outstanding
+    gathering,       // waiting for the children's partial sums
+    awaiting_total,  // partial sent up; waiting for the total from the parent
+    draining,        // total known and sent down; waiting for this rank's sends
+  };
+  // Request slots; each phase waits on one contiguous range.
+  static constexpr std::size_t kRecvChild0 = 0;  // and kRecvChild0 + 1
+  static constexpr std::size_t kRecvParent = 2;
+  static constexpr std::size_t kSendUp = 3;
+  static constexpr std::size_t kSendChild0 = 4;  // and kSendChild0 + 1
+  static constexpr int kRequests = 6;
+  static constexpr int kTagUp = 1;
+  static constexpr int kTagDown = 2;
+
+  /// Moves through the phases as far as the completed requests allow
+  /// (blocking: until the round is complete). True when the round is complete.
+  bool advance(bool blocking) {
+    while (true) {
+      switch (phase_) {
+        case Phase::gathering:
+          if (!complete(kRecvChild0, 2, blocking)) return false;
+          // partial = own + child 2r+1 + child 2r+2, in this order on every run.
+          for (int i = 0; i < children_count_; ++i) {
+            const auto& child = child_partial_[static_cast<std::size_t>(i)];
+            for (std::size_t k = 0; k < size_; ++k) partial_[k] += child[k];
+          }
+          if (parent_ == MPI_PROC_NULL) {
+            total_ = partial_;
+            send_down();
+            phase_ = Phase::draining;
+          } else {
+            par::check_mpi(MPI_Isend(partial_.data(), count(), MPI_DOUBLE, parent_, kTagUp,
+                                     comm_.get(), &requests_[kSendUp]),
+                           "MPI_Isend");
+            phase_ = Phase::awaiting_total;
+          }
+          break;
+        case Phase::awaiting_total:
+          if (!complete(kRecvParent, 1, blocking)) return false;
+          send_down();
+          phase_ = Phase::draining;
+          break;
+        case Phase::draining:
+          if (!complete(kSendUp, 3, blocking)) return false;
+          phase_ = Phase::idle;
+          return true;
+        case Phase::idle:
+          assert(false && "advance without an active round");
+          return false;
+      }
+    }
+  }
+
+  /// Tests (or waits for) requests_[first, first + n). Null slots count as
+  /// complete. True when all have completed (and are reset to null).
+  bool complete(std::size_t first, int n, bool blocking) {
+    MPI_Request* r = &requests_[first];
+    if (blocking) {
+      par::check_mpi(MPI_Waitall(n, r, MPI_STATUSES_IGNORE), "MPI_Waitall");
+      return true;
+    }
+    int done = 0;
+    par::check_mpi(MPI_Testall(n, r, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    return done != 0;
+  }
+
+  /// Forwards the total, unchanged, to each child.
+  void send_down() {
+    for (int i = 0; i < children_count_; ++i) {
+      const auto c = static_cast<std::size_t>(i);
+      par::check_mpi(MPI_Isend(total_.data(), count(), MPI_DOUBLE, children_[c], kTagDown,
+                               comm_.get(), &requests_[kSendChild0 + c]),
+                     "MPI_Isend");
+    }
+  }
+
+  void finish(std::span<double> result) {
+    assert(outstanding_requests() == 0);
+    std::copy(total_.begin(), total_.end(), result.begin());
+    ++completed_;
+  }
+
+  int parent_ = MPI_PROC_NULL;
+  std::array<int, 2> children_{MPI_PROC_NULL, MPI_PROC_NULL};
+  int children_count_ = 0;
+  std::vector<double> partial_;                       // own contribution, then + children
+  std::array<std::vector<double>, 2> child_partial_;  // receive buffers, one per child
+  std::vector<double> total_;                         // the root's total (receive/send buffer)
+  std::array<MPI_Request, kRequests> requests_{};
+  Phase phase_ = Phase::idle;
+};
+
+}  // namespace
+
+std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi"}; }
+
+std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_view name,
+                                                                 const par::Comm& comm,
+                                                                 std::size_t size) {
+  const bool known = name == "tree" || name == "impi";
+  if (!known)
+    throw core::InputError(fmt::format("--allreduce '{}': expected one of {}", name,
+                                       fmt::join(nonblocking_allreduce_names(), ", ")));
+  if (size > static_cast<std::size_t>(INT_MAX))
+    throw std::length_error(fmt::format("non-blocking allreduce of {} doubles: more than an MPI "
+                                        "count can hold",
+                                        size));
+  if (name == "tree") return std::make_unique<TreeAllreduce>(comm, size);
+  return std::make_unique<ImpiAllreduce>(comm, size);
+}
+
+}  // namespace asyncsolve::collectives
