@@ -102,6 +102,14 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--check-every", "0"], "--check-every 0")
         self.check(["solve", "--halo-every", "0"], "--halo-every 0")
 
+    def test_slow_rank_beyond_the_run(self):
+        self.check(["solve", "--variant", "async", "--slow-rank", "5", "--local", "4,4,4"],
+                   "--slow-rank 5", ranks=2)
+
+    def test_asynchronous_options(self):
+        self.check(["solve", "--variant", "async", "--max-in-flight", "0"], "--max-in-flight 0")
+        self.check(["solve", "--variant", "racy", "--allreduce", "mpi"], "non-blocking")
+
     def test_unknown_choices(self):
         self.check(["solve", "--problem", "heat"], "heat")
         self.check(["solve", "--method", "gmres"], "gmres")
@@ -185,6 +193,47 @@ class Solve(unittest.TestCase):
         self.assertTrue(m["copy"])
         self.assertEqual(doc["problem"]["offset"], 1.0)
         self.assertTrue(doc["result"]["converged"])
+
+    def test_async_and_racy_documents(self):
+        for variant in ("async", "racy"):
+            for ranks in (1, 3):
+                doc, out = self.solve(["--variant", variant, "--local", "6,6,6", "--check-every",
+                                       "5", "--max-in-flight", "3"], ranks)
+                r = doc["result"]
+                self.assertTrue(r["converged"], variant)
+                self.assertLess(r["true_residual"], 10 * 1e-4)
+                self.assertEqual(len(r["iterations"]["per_rank"]), ranks)
+                self.assertEqual(doc["method"]["variant"], variant)
+                self.assertEqual(doc["method"]["allreduce"], "tree")
+                self.assertEqual(doc["method"]["max_in_flight"], 3)
+                self.assertEqual({h["rank"] for h in doc["history"]}, set(range(ranks)))
+                for h in doc["history"]:
+                    self.assertIn("local_residual", h)
+                self.assertIsInstance(doc["stats"]["skipped_sends"], int)
+                if ranks > 1:
+                    self.assertGreater(sum(doc["stats"]["batch_sizes"].values()), 0)
+                    self.assertGreater(doc["stats"]["sends_per_iteration"], 0)
+                for phase in ["recv", "sweep", "send", "residual", "reduce"]:
+                    self.assertIn(phase, doc["phases"])
+                self.assertIn("sends per iteration", out)
+
+    def test_final_sync_and_straggler(self):
+        doc, _ = self.solve(["--variant", "async", "--local", "6,6,6", "--tol", "1e-6",
+                             "--final-sync", "2000", "--slow-rank", "1", "--slow-factor", "3",
+                             "--allreduce", "impi"], 2)
+        r = doc["result"]
+        self.assertTrue(r["converged"])
+        self.assertLess(r["true_residual"], 1e-6)
+        self.assertGreater(r["injected_s"]["max"], 0)
+        self.assertEqual(r["injected_s"]["min"], 0)
+        self.assertEqual(doc["method"]["slow_rank"], 1)
+
+    def test_async_not_converged_exits_3(self):
+        doc, _ = self.solve(["--variant", "racy", "--local", "6,6,6", "--max-iters", "20",
+                             "--tol", "1e-12", "--check-every", "4"], 2, expect_code=3)
+        self.assertFalse(doc["result"]["converged"])
+        self.assertEqual(doc["result"]["reason"], "max_iters")
+        self.assertLessEqual(doc["result"]["iterations"]["max"], 20)
 
     def test_monitor_prints_progress(self):
         code, out, err = run(["solve", "--local", "6,6,6", "--monitor", "--monitor-every", "0",
