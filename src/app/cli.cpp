@@ -109,6 +109,11 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     expect_one_of("--allreduce", c.allreduce, {"auto", "tree", "impi"},
                   fmt::format(" (the {} variant needs a non-blocking reduction)", c.variant));
   }
+  if (c.copy && c.variant != "sync") {
+    throw InputError(fmt::format("--copy with --variant {}: the copy loop exists only in the sync "
+                                 "variant, expected no --copy",
+                                 c.variant));
+  }
   if (c.max_in_flight < 1 || c.max_in_flight > 512) {
     throw InputError(fmt::format("--max-in-flight {}: expected an integer from 1 to 512",
                                  c.max_in_flight));

@@ -112,6 +112,7 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--max-iters", "-1"}, "--max-iters -1"},
       {{"solve", "--problem", "heat"}, "plume, ones"},
       {{"solve", "--variant", "chaotic"}, "'chaotic'"},
+      {{"solve", "--variant", "async", "--copy"}, "--copy"},
       {{"solve", "--variant", "async", "--max-in-flight", "0"}, "--max-in-flight 0"},
       {{"solve", "--variant", "racy", "--max-in-flight", "513"}, "1 to 512"},
       {{"solve", "--allreduce", "tree"}, "blocking"},
