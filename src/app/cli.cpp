@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <string_view>
 
@@ -68,7 +69,9 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "Noise injection: every rank is interrupted for this many microseconds ...");
   solve.add_option("--noise-hz", c.noise_hz, "... this many times per second (0: no noise)");
   solve.add_option("--noise-seed", c.noise_seed, "Seed of each rank's noise phase");
-  solve.add_option("--progress", c.progress, "Communication progress: none (inside MPI calls)");
+  solve.add_option("--progress", c.progress,
+                   "Communication progress: none (only in each iteration's channel calls) or "
+                   "poll:K (async/racy: also every K planes of the sweep)");
   solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol");
   solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
   solve.add_option("--check-every", c.check_every,
@@ -138,7 +141,23 @@ void validate(SolveConfig& c, const RawSolve& raw) {
                                  "expected noise_us * 1e-6 * noise_hz < 1",
                                  c.noise_us, c.noise_hz));
   }
-  expect_one_of("--progress", c.progress, {"none"});
+  if (c.progress != "none") {
+    const auto fail = [&] {
+      return InputError(fmt::format("--progress '{}': expected none or poll:K with K >= 1",
+                                    c.progress));
+    };
+    if (!c.progress.starts_with("poll:")) throw fail();
+    const std::string k = c.progress.substr(5);
+    int value = 0;
+    const auto [ptr, ec] = std::from_chars(k.data(), k.data() + k.size(), value);
+    if (k.empty() || ec != std::errc{} || ptr != k.data() + k.size() || value < 1) throw fail();
+    if (c.variant == "sync") {
+      throw InputError(fmt::format("--progress {} with the sync variant: its exchanges block, "
+                                   "expected none (poll:K applies to async and racy)",
+                                   c.progress));
+    }
+    c.progress_planes = value;
+  }
   if (!(c.tol > 0.0) || !std::isfinite(c.tol)) {
     throw InputError(fmt::format("--tol {}: expected a positive number", c.tol));
   }

@@ -21,6 +21,7 @@ struct SolveConfig {
   std::string halo = "waitall";
   std::string allreduce = "auto";  ///< resolved: mpi for sync, tree for async/racy
   std::string progress = "none";
+  int progress_planes = 0;  ///< K of --progress poll:K (0 for none)
   double tol = 1e-4;
   long max_iters = 100000;
   int check_every = 100;

@@ -206,6 +206,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     async.racy = config.variant == "racy";
     async.max_in_flight = config.max_in_flight;
     async.final_sync = config.final_sync;
+    async.progress_planes = config.progress_planes;
     result = solvers::jacobi_async(*problem, decomposition, u, *halo, *reduction, *convergence,
                                    async);
   } else {

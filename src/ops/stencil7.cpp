@@ -89,15 +89,16 @@ int block_rows(std::ptrdiff_t stride_y, int ny) noexcept {
   return (ny + blocks - 1) / blocks;
 }
 
-/// Calls row(j, k) for every interior row, blocked as block_rows() says.
+/// Calls row(j, k) for every interior row of planes [k_begin, k_end) (all
+/// planes by default), blocked as block_rows() says.
 template <class Row>
-void for_each_row_blocked(const Field& u, Row&& row) {
+void for_each_row_blocked(const Field& u, Row&& row, int k_begin = 0, int k_end = -1) {
   const int ny = u.interior()[1];
-  const int nz = u.interior()[2];
+  const int nz = k_end < 0 ? u.interior()[2] : k_end;
   const int rows = block_rows(u.stride_y(), ny);
   for (int j0 = 0; j0 < ny; j0 += rows) {
     const int j1 = std::min(ny, j0 + rows);
-    for (int k = 0; k < nz; ++k) {
+    for (int k = k_begin; k < nz; ++k) {
       for (int j = j0; j < j1; ++j) row(j, k);
     }
   }
@@ -156,7 +157,7 @@ inline int peel_count(const double* p, int nx) noexcept {
 /// to the first 64-byte boundary of u_new, then vectors of 8, then single
 /// points to the end. An sfence at the end orders the streamed stores before
 /// whatever follows.
-void jacobi_sweep_streaming(const Field& u, Field& u_new) noexcept {
+void jacobi_sweep_streaming(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   const int nx = u.interior()[0];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
@@ -195,7 +196,7 @@ void jacobi_sweep_streaming(const Field& u, Field& u_new) noexcept {
       }
     }
     for (; i < nx; ++i) out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
-  });
+  }, k_begin, k_end);
   _mm_sfence();
 }
 
@@ -255,7 +256,7 @@ double residual_norm_sq_avx512(const Field& u) noexcept {
 /// The sweep as plain loops that the compiler vectorises, rows blocked as in
 /// the AVX-512 path: for fields that fit in cache, and without AVX-512 (e.g.
 /// a build without -march=native).
-void jacobi_sweep_portable(const Field& u, Field& u_new) noexcept {
+void jacobi_sweep_portable(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   const int nx = u.interior()[0];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
@@ -270,7 +271,7 @@ void jacobi_sweep_portable(const Field& u, Field& u_new) noexcept {
     for (int i = 0; i < nx; ++i) {
       out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
     }
-  });
+  }, k_begin, k_end);
 }
 
 /// The residual as plain loops that the compiler vectorises.
@@ -297,15 +298,20 @@ void jacobi_sweep_portable(const Field& u, Field& u_new) noexcept {
 }  // namespace
 
 void jacobi_sweep(const Field& u, Field& u_new) noexcept {
+  jacobi_sweep_planes(u, u_new, 0, u.interior()[2]);
+}
+
+void jacobi_sweep_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
+  if (k_begin >= k_end) return;
 #if defined(__AVX512F__)
   // Fields that stay in cache gain nothing from streaming stores (they would
   // push u_new out to memory); the compiler's loops are as fast there.
   if (out_of_cache(u.storage().size_bytes() + u_new.storage().size_bytes())) {
-    jacobi_sweep_streaming(u, u_new);
+    jacobi_sweep_streaming(u, u_new, k_begin, k_end);
     return;
   }
 #endif
-  jacobi_sweep_portable(u, u_new);
+  jacobi_sweep_portable(u, u_new, k_begin, k_end);
 }
 
 void jacobi_sweep_ref(const Field& u, Field& u_new) noexcept {

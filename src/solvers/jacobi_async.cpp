@@ -127,7 +127,17 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     }
     {
       const double ts = core::now_s();
-      ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
+      if (options.progress_planes > 0) {
+        // u^{k+1} = (sum of neighbours of u^k) / 6, K planes at a time, the
+        // channels progressed in between (messages move inside MPI calls).
+        const int nz = u.interior()[2];
+        for (int z = 0; z < nz; z += options.progress_planes) {
+          ops::jacobi_sweep_planes(u, u_new, z, std::min(nz, z + options.progress_planes));
+          for (Channel& ch : channels) ch.progress();
+        }
+      } else {
+        ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
+      }
       if (base.faults != nullptr) base.faults->after_sweep(core::now_s() - ts);
       // u_new carries the newest halo: the next recv may bring nothing new.
       grid::copy_face_halos(u, u_new);

@@ -220,7 +220,8 @@ class Solve(unittest.TestCase):
     def test_final_sync_and_straggler(self):
         doc, _ = self.solve(["--variant", "async", "--local", "6,6,6", "--tol", "1e-6",
                              "--final-sync", "2000", "--slow-rank", "1", "--slow-factor", "3",
-                             "--allreduce", "impi"], 2)
+                             "--allreduce", "impi", "--progress", "poll:2"], 2)
+        self.assertEqual(doc["method"]["progress"], "poll:2")
         r = doc["result"]
         self.assertTrue(r["converged"])
         self.assertLess(r["true_residual"], 1e-6)

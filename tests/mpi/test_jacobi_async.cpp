@@ -33,6 +33,7 @@ struct SolveSetup {
   solvers::JacobiOptions base{};
   int max_in_flight = 4;
   int final_sync = 0;
+  int progress_planes = 0;
   par::FaultOptions faults{};
   double late_start_s = 0;  // rank 1 (if any) enters late
 };
@@ -64,6 +65,7 @@ Outcome run(const SolveSetup& s) {
     options.racy = s.variant == "racy";
     options.max_in_flight = s.max_in_flight;
     options.final_sync = s.final_sync;
+    options.progress_planes = s.progress_planes;
     out.result = solvers::jacobi_async(*problem, d, u, *halo, *sum, *convergence, options);
     EXPECT_FALSE(convergence->active());
     EXPECT_EQ(convergence->outstanding_requests(), 0);
@@ -176,6 +178,7 @@ TEST(AsyncJacobiSkew, NoHangWithASlowRankOrALateStart) {
     s.base.tol = 1e-3;
     s.base.check_every = 2;
     s.max_in_flight = 1 + repeat % 3;
+    s.progress_planes = repeat % 3 == 0 ? 2 : 0;
     if (repeat % 2 == 0) {
       s.faults.slow_rank = size - 1;
       s.faults.slow_factor = 5.0;

@@ -79,6 +79,7 @@ TEST(Cli, AsynchronousOptions) {
             "tree");
   EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve"}).solve), "mpi");
   EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 100);
+  EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress_planes, 8);
 }
 
 TEST(Cli, HelpAndVersion) {
@@ -113,6 +114,9 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--problem", "heat"}, "plume, ones"},
       {{"solve", "--variant", "chaotic"}, "'chaotic'"},
       {{"solve", "--variant", "async", "--copy"}, "--copy"},
+      {{"solve", "--variant", "async", "--progress", "poll:0"}, "poll:K"},
+      {{"solve", "--variant", "async", "--progress", "thread"}, "'thread'"},
+      {{"solve", "--progress", "poll:4"}, "sync"},
       {{"solve", "--variant", "async", "--max-in-flight", "0"}, "--max-in-flight 0"},
       {{"solve", "--variant", "racy", "--max-in-flight", "513"}, "1 to 512"},
       {{"solve", "--allreduce", "tree"}, "blocking"},

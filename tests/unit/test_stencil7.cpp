@@ -107,3 +107,15 @@ TEST(Stencil7, FastSweepMatchesReferenceOnFieldsLargerThanTheCache) {
   const double r_ref = ops::residual_norm_sq_ref(u);
   EXPECT_NEAR(r_fast, r_ref, 1e-12 * r_ref);
 }
+
+TEST(Stencil7, SweepInPiecesEqualsTheWholeSweep) {
+  const Int3 n{19, 7, 11};
+  Field u(n, 1);
+  randomise(u, 11);
+  Field whole(n, 1);
+  Field pieces(n, 1);
+  ops::jacobi_sweep(u, whole);
+  for (int k = 0; k < n[2]; k += 3) ops::jacobi_sweep_planes(u, pieces, k, std::min(k + 3, n[2]));
+  for (std::size_t i = 0; i < whole.storage_size(); ++i) ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
+  ops::jacobi_sweep_planes(u, pieces, 5, 5);  // empty range: no-op
+}

@@ -15,6 +15,9 @@ namespace asyncsolve::ops {
 /// traffic per point (one read, one write) when the layer condition holds.
 void jacobi_sweep(const grid::Field& u, grid::Field& u_new) noexcept;
 void jacobi_sweep_ref(const grid::Field& u, grid::Field& u_new) noexcept;
+/// The sweep restricted to planes k_begin <= k < k_end: a sweep in pieces,
+/// so that communication can be progressed between them (--progress poll:K).
+void jacobi_sweep_planes(const grid::Field& u, grid::Field& u_new, int k_begin, int k_end) noexcept;
 
 /// Local part of ||b - A u||_2^2 over the interior (halo must be current).
 double residual_norm_sq(const grid::Field& u) noexcept;

@@ -12,6 +12,9 @@ struct AsyncJacobiOptions {
   bool racy = false;        ///< racy channels (one landing buffer, element-wise freshest data)
   int max_in_flight = 100;  ///< R: unacknowledged halo messages per neighbour and direction
   int final_sync = 0;       ///< up to this many synchronous iterations after the asynchronous stop
+  /// 0: communication progresses only in the channel calls of each iteration
+  /// (--progress none); K > 0: also every K planes of the sweep (poll:K).
+  int progress_planes = 0;
 };
 
 /// Collective over the decomposition's communicator: asynchronous (or racy)
