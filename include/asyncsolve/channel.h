@@ -21,6 +21,37 @@
  *                  8-byte aligned; read it with relaxed atomic loads
  *                  (std::atomic_ref) if another thread progresses the channel.
  *
+ * Transports:
+ *   AS_TRANSPORT_MPI  two-sided (MPI_Issend / MPI_Irecv); creation and
+ *                     destruction involve only the two ends of each channel.
+ *   AS_TRANSPORT_RMA  MPI-3 one-sided, passive target: MPI_Win_allocate,
+ *                     MPI_Win_lock_all, MPI_Put (async) or MPI_Accumulate
+ *                     with MPI_REPLACE (racy) plus MPI_Win_flush, and
+ *                     arrival / acknowledgement flags in the window. A message
+ *                     is acknowledged when the receiver has taken it
+ *                     (delivered or discarded), freeing its slot.
+ *                     Creation and destruction are COLLECTIVE OVER `comm`:
+ *                     every rank of comm calls as_channels_create once with
+ *                     all its rma channels on comm (a rank with none passes
+ *                     one placeholder config: transport AS_TRANSPORT_RMA,
+ *                     comm, peer MPI_PROC_NULL; it yields a channel on which
+ *                     send() goes nowhere and recv() gets nothing). The call
+ *                     allocates one window over comm holding this rank's
+ *                     landing areas for those channels. All configs of the
+ *                     call must be rma and name the same comm, and no two may
+ *                     share peer and tag (else AS_ERR_ARG, at once and on this
+ *                     rank only); every other error, including a mismatch of
+ *                     two ends, fails the call on every rank of comm, each
+ *                     returning its own error or, if it had none, another
+ *                     rank's, and creates nothing. as_channels_destroy must be
+ *                     given exactly the channels of one create call (else
+ *                     AS_ERR_STATE and nothing happens) and is collective over
+ *                     comm; several windows on one comm are destroyed in the
+ *                     same order on all ranks. The handshake uses tag 2*tag+1
+ *                     of comm. The channels of one create call share a window:
+ *                     using them from several threads at once needs
+ *                     MPI_THREAD_MULTIPLE. See src/comm/channel_rma.cpp.
+ *
  * Every function returns AS_SUCCESS or an error code; as_strerror() describes
  * it. None of them is thread-safe for the same channel.
  */
@@ -51,7 +82,7 @@ enum as_mode { AS_MODE_ASYNC = 0, AS_MODE_RACY = 1 };
 /** Transports. */
 enum as_transport {
   AS_TRANSPORT_MPI = 0,   /**< MPI two-sided: MPI_Issend / MPI_Irecv */
-  AS_TRANSPORT_RMA = 1,   /**< MPI-3 one-sided (not in this release) */
+  AS_TRANSPORT_RMA = 1,   /**< MPI-3 one-sided, passive target; create/destroy collective over comm */
   AS_TRANSPORT_SHMEM = 2  /**< OpenSHMEM (not in this release) */
 };
 
@@ -62,7 +93,8 @@ typedef struct as_channel as_channel;
 typedef struct as_channel_config {
   int transport;        /**< enum as_transport; default AS_TRANSPORT_MPI */
   MPI_Comm comm;        /**< communicator containing both ends; default MPI_COMM_NULL */
-  int peer;             /**< rank of the other end in comm (not the caller) */
+  int peer;             /**< rank of the other end in comm (not the caller); rma only:
+                             MPI_PROC_NULL makes a placeholder (see Transports) */
   int tag;              /**< tells apart channels between the same pair; the MPI
                              transport uses tags 2*tag and 2*tag+1 of comm; default 0 */
   size_t message_size;  /**< bytes per message, > 0 */
@@ -88,10 +120,11 @@ void as_channel_config_init(as_channel_config* config);
 /** Creates one end of a channel. Blocks until the other end makes the
  *  matching call (same message_size, max_in_flight and mode, same tag). When
  *  a process creates several channels, call in an order both ends share, or
- *  use as_channels_create. */
+ *  use as_channels_create. Rma: collective over comm, as as_channels_create. */
 int as_channel_create(as_channel** channel, const as_channel_config* config);
 
-/** Creates `count` channels at once: no ordering constraint between them. */
+/** Creates `count` channels at once: no ordering constraint between them.
+ *  Rma: collective over comm, one window for the `count` channels. */
 int as_channels_create(int count, as_channel** channels, const as_channel_config* configs);
 
 /** Destroys a channel after completing everything in flight in both
@@ -99,7 +132,8 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
  *  *channel to NULL. Messages still in flight are received and dropped. */
 int as_channel_destroy(as_channel** channel);
 
-/** Destroys `count` channels at once, progressing all of them together. */
+/** Destroys `count` channels at once, progressing all of them together.
+ *  Rma: exactly the channels of one create call; collective over comm. */
 int as_channels_destroy(int count, as_channel** channels);
 
 /** *flag = 1 if fewer than max_in_flight messages are unacknowledged, so

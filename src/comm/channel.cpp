@@ -2,9 +2,12 @@
 // multi-channel create and destroy drivers.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <new>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "channel_impl.hpp"
@@ -30,10 +33,12 @@ int guarded(Body&& body) noexcept {
 
 int validate(const as_channel_config* c) noexcept {
   if (c == nullptr) return AS_ERR_ARG;
-  if (c->transport == AS_TRANSPORT_RMA || c->transport == AS_TRANSPORT_SHMEM) {
-    return AS_ERR_UNSUPPORTED;
+  if (c->transport == AS_TRANSPORT_SHMEM) return AS_ERR_UNSUPPORTED;
+  if (c->transport != AS_TRANSPORT_MPI && c->transport != AS_TRANSPORT_RMA) return AS_ERR_ARG;
+  // An rma placeholder (a rank's share of the collective create) needs only comm.
+  if (c->transport == AS_TRANSPORT_RMA && c->peer == MPI_PROC_NULL && c->comm != MPI_COMM_NULL) {
+    return AS_SUCCESS;
   }
-  if (c->transport != AS_TRANSPORT_MPI) return AS_ERR_ARG;
   if (c->comm == MPI_COMM_NULL || c->sendbuf == nullptr || c->recvbuf == nullptr) return AS_ERR_ARG;
   if (c->message_size == 0 || c->message_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     return AS_ERR_ARG;
@@ -57,6 +62,57 @@ int validate(const as_channel_config* c) noexcept {
   return AS_SUCCESS;
 }
 
+/// The rma transport: as_channels_create is collective over the one comm all
+/// configs name (see channel_rma.cpp). Errors a rank cannot share with the
+/// others (no common comm) return at once; the others are shared.
+int create_rma(int count, as_channel** channels, const as_channel_config* configs) noexcept {
+  const MPI_Comm comm = configs[0].comm;
+  if (comm == MPI_COMM_NULL) return AS_ERR_ARG;
+  for (int i = 0; i < count; ++i) {
+    if (configs[i].transport != AS_TRANSPORT_RMA || configs[i].comm != comm) return AS_ERR_ARG;
+  }
+  int inter = 0;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) return AS_ERR_ARG;
+  int local = AS_SUCCESS;
+  for (int i = 0; i < count && local == AS_SUCCESS; ++i) local = validate(&configs[i]);
+  // Two channels of one call with the same peer and tag could not be told apart.
+  for (int i = 0; i < count && local == AS_SUCCESS; ++i) {
+    for (int j = 0; j < i; ++j) {
+      if (configs[i].peer != MPI_PROC_NULL && configs[i].peer == configs[j].peer &&
+          configs[i].tag == configs[j].tag) {
+        local = AS_ERR_ARG;
+      }
+    }
+  }
+  return guarded([&] {
+    auto impls = asyncsolve::comm::detail::create_rma_channels(
+        std::span<const as_channel_config>(configs, static_cast<std::size_t>(count)), local);
+    for (int i = 0; i < count; ++i) {
+      channels[i] = new as_channel{std::move(impls[static_cast<std::size_t>(i)])};
+    }
+  });
+}
+
+/// Channels of the rma transport are destroyed by window: exactly the
+/// channels of one create call, nothing else, each once.
+int check_destroy_set(int count, as_channel** channels) noexcept {
+  const void* group = nullptr;
+  int grouped = 0;
+  for (int i = 0; i < count; ++i) {
+    const void* g = channels[i]->impl->window_group();
+    if (g == nullptr) continue;
+    if (group != nullptr && g != group) return AS_ERR_STATE;
+    group = g;
+    ++grouped;
+  }
+  if (grouped == 0) return AS_SUCCESS;
+  if (grouped != count || channels[0]->impl->window_group_size() != count) return AS_ERR_STATE;
+  std::vector<as_channel*> sorted(channels, channels + count);
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return AS_ERR_STATE;
+  return AS_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -77,6 +133,9 @@ void as_channel_config_init(as_channel_config* config) {
 int as_channels_create(int count, as_channel** channels, const as_channel_config* configs) {
   if (count < 0 || (count > 0 && (channels == nullptr || configs == nullptr))) return AS_ERR_ARG;
   for (int i = 0; i < count; ++i) channels[i] = nullptr;
+  for (int i = 0; i < count; ++i) {
+    if (configs[i].transport == AS_TRANSPORT_RMA) return create_rma(count, channels, configs);
+  }
   // Check every configuration first; a bad one fails before any message is
   // sent. (The other end then fails too, or, if its own arguments were
   // fine, blocks: both ends must be given valid arguments.)
@@ -117,6 +176,7 @@ int as_channels_destroy(int count, as_channel** channels) {
   if (count < 0 || (count > 0 && channels == nullptr)) return AS_ERR_ARG;
   for (int i = 0; i < count; ++i)
     if (channels[i] == nullptr) return AS_ERR_STATE;
+  if (const int status = check_destroy_set(count, channels); status != AS_SUCCESS) return status;
   return guarded([&] {
     for (int i = 0; i < count; ++i) channels[i]->impl->start_destroy();
     // Progress all channels together until every one has nothing in flight.

@@ -3,8 +3,10 @@
 // API of include/asyncsolve/channel.h. Errors are thrown as ChannelFailure and
 // turned into status codes at the C boundary.
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "asyncsolve/channel.h"
 
@@ -45,10 +47,23 @@ class ChannelImpl {
   virtual void finish_destroy() = 0;
   virtual as_channel_stats stats() const = 0;
   virtual int in_flight() const = 0;
+  /// Channels that must be destroyed together (the rma transport: the
+  /// channels of one create call, which share a window); nullptr if none.
+  virtual const void* window_group() const { return nullptr; }
+  /// How many channels window_group() has.
+  virtual int window_group_size() const { return 0; }
 };
 
 /// The MPI two-sided transport.
 std::unique_ptr<ChannelImpl> make_mpi_channel(const as_channel_config& config);
+
+/// The MPI one-sided transport: creates all `configs` (transport RMA, one
+/// comm, placeholders with peer MPI_PROC_NULL included) with one window;
+/// collective over the comm. `local_status` is the result of this rank's
+/// argument checks: the first step shares it with every rank. Throws
+/// ChannelFailure if the call fails on any rank; nothing is left allocated.
+std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
+    std::span<const as_channel_config> configs, int local_status);
 
 }  // namespace asyncsolve::comm::detail
 
