@@ -51,7 +51,8 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--method", c.method, "Solver: jacobi");
   solve.add_option("--variant", c.variant,
                    "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
-  solve.add_option("--transport", c.transport, "Communication transport: mpi");
+  solve.add_option("--transport", c.transport,
+                   "Communication transport: mpi (two-sided) or rma (MPI-3 one-sided)");
   solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
   solve.add_option("--allreduce", c.allreduce,
                    "Reduction for the residual: auto (mpi for sync, tree otherwise), mpi "
@@ -102,8 +103,8 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   }
   expect_one_of("--method", c.method, {"jacobi"}, " (cg and pcg variants come with a later release)");
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
-  expect_one_of("--transport", c.transport, {"mpi"},
-                " (rma, shmem and omp transports come with a later release)");
+  expect_one_of("--transport", c.transport, {"mpi", "rma"},
+                " (shmem and omp transports come with a later release)");
   expect_one_of("--halo", c.halo, comm::halo_exchange_names());
   if (c.variant == "sync") {
     expect_one_of("--allreduce", c.allreduce, {"auto", "mpi"},

@@ -63,7 +63,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   doc["method"] = {{"name", c.method},
                    {"variant", c.variant},
                    {"transport", c.transport},
-                   {"halo", c.halo},
+                   {"halo", s.halo},
                    {"allreduce", s.allreduce},
                    {"max_in_flight", c.max_in_flight},
                    {"final_sync", c.final_sync},

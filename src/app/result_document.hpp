@@ -43,6 +43,7 @@ struct RunSummary {
   long final_sync_iterations = 0;
   par::RankStats injected_s;
   std::string allreduce;  ///< the algorithm "auto" resolved to
+  std::string halo;       ///< the halo exchange used (waitall, or channel for sync over rma)
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

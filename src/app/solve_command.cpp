@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/channel.h"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/json_file.hpp"
@@ -159,14 +160,20 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   grid::Field u(decomposition.local(), 1);
   grid::apply_initial_guess(*problem, u);
   grid::apply_boundary(*problem, decomposition, u);
+  const bool asynchronous = config.variant != "sync";
   if (config.slow_rank >= comm.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, comm.size()));
   }
-  auto halo = comm::make_halo_exchange(config.halo, decomposition, u, comm::Neighbourhood::faces);
+  const int transport = config.transport == "rma" ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
+  // Sync over rma exchanges halos through channels; otherwise (and for the
+  // true residual of the asynchronous variants) the --halo strategy.
+  auto halo = !asynchronous && transport == AS_TRANSPORT_RMA
+                  ? comm::make_channel_halo_exchange(decomposition, u, transport)
+                  : comm::make_halo_exchange(config.halo, decomposition, u,
+                                             comm::Neighbourhood::faces);
   auto reduction = collectives::make_allreduce("mpi", comm);
   const std::string allreduce = resolved_allreduce(config);
-  const bool asynchronous = config.variant != "sync";
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   if (asynchronous) convergence = collectives::make_nonblocking_allreduce(allreduce, comm, 2);
   par::FaultInjector faults(
@@ -207,6 +214,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     async.max_in_flight = config.max_in_flight;
     async.final_sync = config.final_sync;
     async.progress_planes = config.progress_planes;
+    async.transport = transport;
     result = solvers::jacobi_async(*problem, decomposition, u, *halo, *reduction, *convergence,
                                    async);
   } else {
@@ -240,6 +248,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.final_sync_iterations = result.final_sync_iterations;
   s.injected_s = par::rank_stats(comm, result.injected_s);
   s.allreduce = allreduce;
+  s.halo = std::string(halo->name());
 
   RunProblem p;
   p.name = std::string(problem->name());
@@ -269,6 +278,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     }
   }
   par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  halo->close();
   halo.reset();
   reduction.reset();
   if (convergence) convergence->free();

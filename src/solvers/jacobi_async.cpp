@@ -1,5 +1,7 @@
 #include "asyncsolve/solvers/jacobi_async.hpp"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -51,6 +53,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   for (FaceLink& link : links) {
     as_channel_config c;
     as_channel_config_init(&c);
+    c.transport = options.transport;
     c.comm = decomposition.comm().get();
     c.peer = decomposition.neighbour(link.face);
     c.tag = 0;  // two ranks of a non-periodic grid share at most one face
@@ -59,6 +62,16 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     c.recvbuf = link.recv_buffer.data();
     c.max_in_flight = options.max_in_flight;
     c.mode = options.racy ? AS_MODE_RACY : AS_MODE_ASYNC;
+    configs.push_back(c);
+  }
+  if (configs.empty() && options.transport == AS_TRANSPORT_RMA) {
+    // rma creation is collective over the communicator: take part with a
+    // placeholder when this rank has no neighbour.
+    as_channel_config c;
+    as_channel_config_init(&c);
+    c.transport = options.transport;
+    c.comm = decomposition.comm().get();
+    c.peer = MPI_PROC_NULL;
     configs.push_back(c);
   }
   std::vector<Channel> channels = Channel::create_many(configs);

@@ -217,6 +217,17 @@ class Solve(unittest.TestCase):
                     self.assertIn(phase, doc["phases"])
                 self.assertIn("sends per iteration", out)
 
+    def test_rma_transport_all_variants(self):
+        for variant in ("sync", "async", "racy"):
+            for ranks in (1, 3):
+                doc, _ = self.solve(["--transport", "rma", "--variant", variant, "--local",
+                                     "6,6,6", "--check-every", "5"], ranks)
+                self.assertTrue(doc["result"]["converged"], variant)
+                self.assertLess(doc["result"]["true_residual"], 10 * 1e-4)
+                self.assertEqual(doc["method"]["transport"], "rma")
+                if variant == "sync":
+                    self.assertEqual(doc["method"]["halo"], "channel")
+
     def test_final_sync_and_straggler(self):
         doc, _ = self.solve(["--variant", "async", "--local", "6,6,6", "--tol", "1e-6",
                              "--final-sync", "2000", "--slow-rank", "1", "--slow-factor", "3",

@@ -10,6 +10,7 @@
 #include <thread>
 #include <tuple>
 
+#include "asyncsolve/channel.h"
 #include "asyncsolve/grid/gather.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
 
@@ -34,6 +35,7 @@ struct SolveSetup {
   int max_in_flight = 4;
   int final_sync = 0;
   int progress_planes = 0;
+  int transport = AS_TRANSPORT_MPI;
   par::FaultOptions faults{};
   double late_start_s = 0;  // rank 1 (if any) enters late
 };
@@ -66,6 +68,7 @@ Outcome run(const SolveSetup& s) {
     options.max_in_flight = s.max_in_flight;
     options.final_sync = s.final_sync;
     options.progress_planes = s.progress_planes;
+    options.transport = s.transport;
     out.result = solvers::jacobi_async(*problem, d, u, *halo, *sum, *convergence, options);
     EXPECT_FALSE(convergence->active());
     EXPECT_EQ(convergence->outstanding_requests(), 0);
@@ -93,15 +96,17 @@ bool is_root() {
   return rank == 0;
 }
 
-using Params = std::tuple<std::string, std::string, std::string>;  // variant, allreduce, problem
+// variant, allreduce, problem, transport
+using Params = std::tuple<std::string, std::string, std::string, int>;
 
 }  // namespace
 
 class AsyncJacobi : public ::testing::TestWithParam<Params> {};
 
 TEST_P(AsyncJacobi, ConvergesNearTheSynchronousSolution) {
-  const auto& [variant, allreduce, problem] = GetParam();
+  const auto& [variant, allreduce, problem, transport] = GetParam();
   SolveSetup s;
+  s.transport = transport;
   s.problem = problem;
   s.variant = variant;
   s.allreduce = allreduce;
@@ -135,16 +140,19 @@ TEST_P(AsyncJacobi, ConvergesNearTheSynchronousSolution) {
 INSTANTIATE_TEST_SUITE_P(
     All, AsyncJacobi,
     ::testing::Combine(::testing::Values("async", "racy"), ::testing::Values("tree", "impi"),
-                       ::testing::Values("plume", "ones")),
+                       ::testing::Values("plume", "ones"),
+                       ::testing::Values(AS_TRANSPORT_MPI, AS_TRANSPORT_RMA)),
     [](const ::testing::TestParamInfo<Params>& param_info) {
       return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
-             std::get<2>(param_info.param);
+             std::get<2>(param_info.param) +
+             (std::get<3>(param_info.param) == AS_TRANSPORT_RMA ? "_rma" : "_mpi");
     });
 
 TEST(AsyncJacobiFinalSync, ReachesTheToleranceForReal) {
   for (const char* variant : {"async", "racy"}) {
     SolveSetup s;
     s.variant = variant;
+    s.transport = variant[0] == 'r' ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
     s.base.tol = 1e-6;
     s.base.check_every = 10;
     s.final_sync = 5000;
@@ -179,6 +187,7 @@ TEST(AsyncJacobiSkew, NoHangWithASlowRankOrALateStart) {
     s.base.check_every = 2;
     s.max_in_flight = 1 + repeat % 3;
     s.progress_planes = repeat % 3 == 0 ? 2 : 0;
+    s.transport = repeat % 5 < 2 ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
     if (repeat % 2 == 0) {
       s.faults.slow_rank = size - 1;
       s.faults.slow_factor = 5.0;

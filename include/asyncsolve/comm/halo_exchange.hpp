@@ -37,6 +37,9 @@ class HaloExchange {
   virtual int messages_per_exchange() const = 0;
   /// Bytes this rank sends per exchange.
   virtual std::size_t bytes_per_exchange() const = 0;
+  /// Collective: releases communication resources (channels, windows) at a
+  /// point every rank reaches. Strategies that hold none do nothing.
+  virtual void close() {}
 };
 
 /// Names accepted by make_halo_exchange.
@@ -48,5 +51,14 @@ std::unique_ptr<HaloExchange> make_halo_exchange(std::string_view name,
                                                  const grid::Decomposition& decomposition,
                                                  const grid::Field& shape,
                                                  Neighbourhood neighbourhood);
+
+/// A synchronous halo exchange built on asynchronous channels (one per
+/// neighbour, one message in flight): start() sends every face, finish()
+/// waits for the neighbours' faces of the same exchange. Runs synchronous
+/// Jacobi over any channel transport (`as_transport`). Collective over the
+/// decomposition's communicator for the rma transport (see channel.h), else
+/// between neighbours; call close() before the decomposition is freed.
+std::unique_ptr<HaloExchange> make_channel_halo_exchange(const grid::Decomposition& decomposition,
+                                                         const grid::Field& shape, int transport);
 
 }  // namespace asyncsolve::comm

@@ -1,5 +1,6 @@
 #pragma once
 /// Asynchronous and racy Jacobi over asynchronous channels (paper 000 §3.1.2-3.1.3).
+#include "asyncsolve/channel.h"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
@@ -15,6 +16,7 @@ struct AsyncJacobiOptions {
   /// 0: communication progresses only in the channel calls of each iteration
   /// (--progress none); K > 0: also every K planes of the sweep (poll:K).
   int progress_planes = 0;
+  int transport = AS_TRANSPORT_MPI;  ///< channel transport (enum as_transport)
 };
 
 /// Collective over the decomposition's communicator: asynchronous (or racy)
