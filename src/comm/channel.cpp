@@ -190,6 +190,9 @@ int as_channels_destroy(int count, as_channel** channels) {
         }
       }
     }
+    // Every end announces before any waits, so no order between channels can deadlock.
+    for (int i = 0; i < count; ++i) channels[i]->impl->announce_closed();
+    for (int i = 0; i < count; ++i) channels[i]->impl->wait_closed();
     for (int i = 0; i < count; ++i) {
       channels[i]->impl->finish_destroy();
       delete channels[i];

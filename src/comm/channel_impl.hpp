@@ -43,7 +43,13 @@ class ChannelImpl {
   virtual void start_destroy() = 0;
   /// Progresses the closing protocol; true when nothing is left in flight.
   virtual bool test_destroy() = 0;
-  /// Releases what is left (cancels the idle posted receives).
+  /// After test_destroy() held on every channel being destroyed: cancels
+  /// what is idle and tells the peer, without waiting (default: nothing).
+  virtual void announce_closed() {}
+  /// Waits until the peer announced the same, so that when destroy returns
+  /// neither end has anything posted on the channel's tags (default: nothing).
+  virtual void wait_closed() {}
+  /// Releases what is left.
   virtual void finish_destroy() = 0;
   virtual as_channel_stats stats() const = 0;
   virtual int in_flight() const = 0;

@@ -28,7 +28,10 @@
 // that many from the peer and all its own sends have completed. Every send is
 // then matched, so the receives still posted can only be idle: they are
 // cancelled (Open MPI cancels receives; it cannot cancel sends, which is why
-// sends are completed, never cancelled). Nothing is left outstanding.
+// sends are completed, never cancelled). Finally each end tells the other it
+// has cancelled them, and waits for the same word: when destroy returns,
+// neither end has anything posted on the channel's tags, so the application
+// may reuse them at once. Nothing is left outstanding.
 #include <mpi.h>
 
 #include <algorithm>
@@ -193,7 +196,7 @@ class MpiChannel final : public ChannelImpl {
     return control_finished_ && in_flight_ == 0 && stats_.arrived == peer_total_;
   }
 
-  void finish_destroy() override {
+  void announce_closed() override {
     // Every message the peer sent has arrived; the posted receives are idle.
     for (MPI_Request& r : recv_requests_) {
       if (r == MPI_REQUEST_NULL) continue;
@@ -206,7 +209,18 @@ class MpiChannel final : public ChannelImpl {
         throw ChannelFailure(AS_ERR_TRANSPORT, "a message arrived after the channel was closed");
       }
     }
+    check(MPI_Irecv(&peer_closed_, 1, MPI_INT, peer_, control_tag_, comm_, &control_[0]),
+          "MPI_Irecv");
+    check(MPI_Isend(&closed_, 1, MPI_INT, peer_, control_tag_, comm_, &control_[1]), "MPI_Isend");
   }
+
+  void wait_closed() override {
+    // The peer has cancelled its receives too: a message the application
+    // sends on these tags after destroy returns cannot be swallowed.
+    check(MPI_Waitall(2, control_, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
+
+  void finish_destroy() override {}
 
   as_channel_stats stats() const override { return stats_; }
   int in_flight() const override { return in_flight_; }
@@ -300,6 +314,8 @@ class MpiChannel final : public ChannelImpl {
   long long sent_total_ = 0;
   long long peer_total_ = -1;
   bool control_finished_ = false;
+  int closed_ = 1;
+  int peer_closed_ = 0;
   as_channel_stats stats_{};
 };
 

@@ -241,8 +241,10 @@ TEST_P(ChannelModes, DestroyUnderSkewLeavesNothingOutstanding) {
     ch.destroy();
     EXPECT_FALSE(ch.is_open());
     long long peer_sent = 0;
-    MPI_Sendrecv(&sent, 1, MPI_LONG_LONG, p.peer, 99, &peer_sent, 1, MPI_LONG_LONG, p.peer, 99,
-                 p.comm, MPI_STATUS_IGNORE);
+    // Right after destroy, the channel's own data tag (2 * tag) is free again
+    // on both ends: no idle receive of the peer may swallow this message.
+    MPI_Sendrecv(&sent, 1, MPI_LONG_LONG, p.peer, 2 * repeat, &peer_sent, 1, MPI_LONG_LONG,
+                 p.peer, 2 * repeat, p.comm, MPI_STATUS_IGNORE);
     EXPECT_GT(peer_sent, 0);
   }
   expect_no_stray_message(p.comm);
