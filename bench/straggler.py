@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""NAME
+    straggler.py - synchronous vs asynchronous Jacobi with one slow rank
+
+PURPOSE
+    The straggler experiment of paper 000 §6.1 at this machine's scale: one
+    rank runs its sweeps --slow-factor times slower (asyncsolve's fault
+    injection, --slow-rank/--slow-factor). Does asynchronous (or racy) Jacobi
+    reach the tolerance sooner than synchronous Jacobi, which makes every rank
+    wait for the slow one?
+
+    For each variant in --variants (sync, async, racy) it solves the same
+    problem with the straggler and without it (the baseline), interleaved:
+    every repeat runs each configuration once, the order rotated from one
+    repeat to the next. Every run must exit 0 with result.converged; the true
+    residual ||b - Au||/||b|| of each run's final iterate is reported next to
+    the tolerance (the asynchronous variants stop on an estimate, so it can
+    end slightly above). Ratios such as async/sync are computed per repeat,
+    from the runs of that repeat, and reported as the median over repeats.
+    Nothing here asserts on time.
+
+USAGE
+    bench/straggler.py --binary build/asyncsolve [--ranks 2] [--repeats 7]
+        [--problem plume] [--offset V] [--local 50,50,50] [--tol 1e-6]
+        [--check-every 100] [--async-check-every 1] [--max-in-flight 100]
+        [--allreduce auto] [--final-sync 0] [--slow-rank 1] [--slow-factor 2]
+        [--variants sync,async,racy] [--mpiexec "mpiexec --oversubscribe"]
+        [--quiet 0.10] [--quiet-max-wait 300] [--timeout 600]
+        [--json results/bench/straggler.json] [--runs-dir DIR] [--smoke]
+
+    --check-every is the residual period of sync (paper 000 §3.1.1: every 100
+    iterations, blocking MPI_Allreduce). --async-check-every is that of async
+    and racy; the default 1 is the paper's style: a non-blocking reduction is
+    restarted as soon as the previous one completes. --mpiexec is split like a
+    shell line, with semicolons (a CMake list) read as spaces; -q is added for
+    Open MPI. Run as root, OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) are set if
+    missing; export OMPI_MCA_mpi_yield_when_idle=1 when oversubscribing.
+    Before each run it waits (at most --quiet-max-wait s) until other
+    processes use at most --quiet of the CPUs, and it records the CPU share
+    other processes took while each run was in flight (from /proc/stat less
+    the launcher's reaped children: approximate, and high for runs not much
+    longer than the launcher's start-up). --runs-dir keeps every run's
+    asyncsolve result document.
+    --smoke runs one repeat of a tiny problem (2 ranks, 10^3 per rank) to
+    check the script end to end, and checks the JSON document's fields; it does
+    not wait for quiet.
+
+OUTPUT
+    A table on stdout, and one JSON document (--json; in --smoke mode a
+    temporary file unless --json is given) with schema
+    "asyncsolve.bench.straggler/1": parameters, the command line of every
+    configuration, every run's key numbers (time to solution = result.time_s,
+    the maximum over ranks; iterations min/mean/max/per rank; true residual;
+    residual estimate; phases; sends), per configuration the median/min/max
+    time and iterations, and the ratios (per repeat, median/min/max).
+
+    Exit codes: 0 every run converged (and, with --smoke, the document has
+    its fields); 2 bad arguments; 4 a run failed (non-zero exit, no result
+    document, not converged) or the document lacks a field.
+"""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SCHEMA = "asyncsolve.bench.straggler/1"
+VARIANTS = ("sync", "async", "racy")
+EXIT_OK, EXIT_BAD_ARGS, EXIT_FAILED = 0, 2, 4
+
+
+class BadArguments(Exception):
+    """An argument that cannot be used; reported as one line, exit 2."""
+
+
+# ---------------------------------------------------------------- arguments
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="straggler.py",
+        description="Synchronous vs asynchronous Jacobi with one slow rank (paper 000 §6.1).")
+    p.add_argument("--binary", default="build/asyncsolve", help="the asyncsolve executable")
+    p.add_argument("--mpiexec", default="mpiexec --oversubscribe",
+                   help="launcher line; ';' read as spaces (default: %(default)s)")
+    p.add_argument("--ranks", type=int, default=2, help="MPI ranks (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=7, help="repeats of every configuration")
+    p.add_argument("--variants", default="sync,async,racy",
+                   help="comma-separated subset of sync,async,racy; sync is needed for ratios")
+    p.add_argument("--problem", default="plume", help="plume or ones")
+    p.add_argument("--offset", type=float, default=0.0, help="asyncsolve --offset")
+    p.add_argument("--local", default="50,50,50", help="interior points per rank NX,NY,NZ")
+    p.add_argument("--tol", type=float, default=1e-6, help="relative residual tolerance")
+    p.add_argument("--max-iters", type=int, default=100000)
+    p.add_argument("--check-every", type=int, default=100, help="sync's residual period")
+    p.add_argument("--async-check-every", type=int, default=1,
+                   help="async/racy residual period (1: restart the reduction at once)")
+    p.add_argument("--max-in-flight", type=int, default=100, help="async/racy R")
+    p.add_argument("--allreduce", default="auto", help="async/racy reduction: auto, tree or impi")
+    p.add_argument("--final-sync", type=int, default=0, help="async/racy --final-sync K")
+    p.add_argument("--slow-rank", type=int, default=1, help="the straggler")
+    p.add_argument("--slow-factor", type=float, default=2.0, help="its slow-down, > 1")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    p.add_argument("--quiet", type=float, default=0.10,
+                   help="before each run wait until other processes use at most this fraction "
+                        "of the machine's CPUs (sampled over 0.5 s; 0: do not wait)")
+    p.add_argument("--quiet-max-wait", type=float, default=300.0,
+                   help="longest wait for quiet, seconds; then run anyway (recorded)")
+    p.add_argument("--json", help="result document (default results/bench/straggler.json)")
+    p.add_argument("--runs-dir", help="keep every run's asyncsolve result document here")
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny end-to-end check: 1 repeat, 2 ranks, 10,10,10, tol 1e-4")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.repeats, args.ranks, args.local, args.tol = 1, 2, "10,10,10", 1e-4
+        args.slow_rank, args.quiet = 1, 0.0
+    validate(args)
+    return args
+
+
+def validate(args):
+    args.variant_list = [v.strip() for v in args.variants.split(",") if v.strip()]
+    bad = [v for v in args.variant_list if v not in VARIANTS]
+    if bad or not args.variant_list or len(set(args.variant_list)) != len(args.variant_list):
+        raise BadArguments(f"--variants {args.variants!r}: expected distinct names from "
+                           f"{','.join(VARIANTS)}")
+    if args.ranks < 2:
+        raise BadArguments(f"--ranks {args.ranks}: expected at least 2 (one slow, one not)")
+    if args.repeats < 1:
+        raise BadArguments(f"--repeats {args.repeats}: expected at least 1")
+    if not 0 <= args.slow_rank < args.ranks:
+        raise BadArguments(f"--slow-rank {args.slow_rank}: expected 0..{args.ranks - 1}")
+    if not args.slow_factor > 1.0:
+        raise BadArguments(f"--slow-factor {args.slow_factor}: expected a number > 1")
+    try:
+        local = [int(x) for x in args.local.split(",")]
+    except ValueError:
+        local = []
+    if len(local) != 3 or min(local) < 1:
+        raise BadArguments(f"--local {args.local!r}: expected three positive integers NX,NY,NZ")
+    args.local_triple = local
+    if not 0.0 < args.tol < 1.0:
+        raise BadArguments(f"--tol {args.tol}: expected 0 < tol < 1")
+    for name in ("check_every", "async_check_every", "max_in_flight", "max_iters", "timeout"):
+        if getattr(args, name) < 1:
+            raise BadArguments(f"--{name.replace('_', '-')} {getattr(args, name)}: "
+                               "expected a positive number")
+    if not 0.0 <= args.quiet <= 1.0 or args.quiet_max_wait < 0:
+        raise BadArguments(f"--quiet {args.quiet}, --quiet-max-wait {args.quiet_max_wait}: "
+                           "expected a fraction 0..1 and seconds >= 0")
+    if args.final_sync < 0:
+        raise BadArguments(f"--final-sync {args.final_sync}: expected >= 0")
+    if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
+        raise BadArguments(f"--binary {args.binary}: expected an asyncsolve executable "
+                           "(build it: ninja -C build asyncsolve_exe)")
+    args.launcher = shlex.split(args.mpiexec.replace(";", " "))
+    if not args.launcher or shutil.which(args.launcher[0]) is None:
+        raise BadArguments(f"--mpiexec {args.mpiexec!r}: expected a launcher on PATH")
+
+
+# ---------------------------------------------------------------- running
+
+def launcher_line(args):
+    """The launcher with -q for Open MPI (it then drops its own banner on errors)."""
+    launcher = list(args.launcher)
+    try:
+        version = subprocess.run(launcher[:1] + ["--version"], capture_output=True, text=True,
+                                 timeout=60)
+        text = version.stdout + version.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        text = ""
+    if ("Open MPI" in text or "OpenRTE" in text) and "-q" not in launcher:
+        launcher.append("-q")
+    return launcher, text.strip().splitlines()[0] if text.strip() else ""
+
+
+def configurations(args):
+    """Every (variant, straggler) pair, with the asyncsolve arguments (no --json)."""
+    configs = []
+    for variant in args.variant_list:
+        solve = ["solve", "--problem", args.problem, "--offset", repr(args.offset),
+                 "--local", ",".join(map(str, args.local_triple)), "--tol", repr(args.tol),
+                 "--max-iters", str(args.max_iters), "--variant", variant]
+        if variant == "sync":
+            solve += ["--check-every", str(args.check_every)]
+        else:
+            solve += ["--check-every", str(args.async_check_every),
+                      "--max-in-flight", str(args.max_in_flight),
+                      "--allreduce", args.allreduce]
+            if args.final_sync > 0:
+                solve += ["--final-sync", str(args.final_sync)]
+        for straggler in (False, True):
+            extra = (["--slow-rank", str(args.slow_rank), "--slow-factor", repr(args.slow_factor)]
+                     if straggler else [])
+            name = f"{variant}+straggler" if straggler else variant
+            configs.append({"name": name, "variant": variant, "straggler": straggler,
+                            "solve_args": solve + extra})
+    return configs
+
+
+def cpu_busy_s():
+    """(busy, steal) CPU seconds of the whole machine so far, from /proc/stat (None if absent)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
+    steal = fields[7] if len(fields) > 7 else 0
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
+def children_cpu_s():
+    """CPU seconds of every reaped descendant (mpiexec reaps the ranks)."""
+    r = os.times()
+    return r.children_user + r.children_system
+
+
+def wait_for_quiet(args):
+    """Waits until other processes use at most --quiet of the CPUs; returns (fraction, waited_s).
+
+    The fraction is the last 0.5 s sample, in units of the whole machine (1.0: every CPU busy).
+    """
+    if args.quiet <= 0.0 or cpu_busy_s() is None:
+        return None, 0.0
+    cores = os.cpu_count() or 1
+    t0 = time.monotonic()
+    while True:
+        a, start = cpu_busy_s()[0], time.monotonic()
+        time.sleep(0.5)
+        busy = (cpu_busy_s()[0] - a) / ((time.monotonic() - start) * cores)
+        waited = time.monotonic() - t0
+        if busy <= args.quiet or waited >= args.quiet_max_wait:
+            return busy, waited
+        time.sleep(2.0)
+
+
+def run_once(args, launcher, config, repeat, runs_dir):
+    """Runs one configuration once; returns the run's record (failed: `error` set)."""
+    path = os.path.join(runs_dir, f"{config['name']}.r{repeat}.json")
+    cmd = launcher + ["-n", str(args.ranks), args.binary] + config["solve_args"] + ["--json", path]
+    record = {"configuration": config["name"], "variant": config["variant"],
+              "straggler": config["straggler"], "repeat": repeat, "command": shlex.join(cmd),
+              "exit_code": None, "error": None}
+    record["busy_before"], record["waited_for_quiet_s"] = wait_for_quiet(args)
+    cpu0, own0 = cpu_busy_s(), children_cpu_s()
+    started = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        record["error"] = f"timed out after {args.timeout:g} s"
+        return record
+    record["wall_s"] = time.monotonic() - started
+    cpu1 = cpu_busy_s()
+    if cpu0 is not None and cpu1 is not None:
+        # CPU time that other processes took while this run was in flight, in units of the
+        # machine (0.5: one of two CPUs busy with something else), and hypervisor steal.
+        cores = os.cpu_count() or 1
+        foreign = (cpu1[0] - cpu0[0]) - (children_cpu_s() - own0)
+        record["foreign_cpu_fraction"] = max(0.0, foreign) / (record["wall_s"] * cores)
+        record["steal_fraction"] = (cpu1[1] - cpu0[1]) / (record["wall_s"] * cores)
+    record["exit_code"] = p.returncode
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        doc = None
+        record["error"] = f"no result document ({e})"
+    if p.returncode != 0:
+        meaning = {2: "bad input", 3: "did not converge within --max-iters",
+                   4: "runtime failure"}.get(p.returncode, "")
+        tail = (p.stderr.strip().splitlines() or [meaning])[-1]
+        record["error"] = f"exit code {p.returncode}" + (f": {tail}" if tail else "")
+    if doc is not None:
+        record.update(key_numbers(doc, args))
+        if record["error"] is None and not record["converged"]:
+            record["error"] = f"not converged ({record['reason']})"
+    return record
+
+
+def key_numbers(doc, args):
+    r, stats = doc["result"], doc.get("stats", {})
+    per_rank = r["iterations"]["per_rank"]
+    fast = [n for i, n in enumerate(per_rank) if i != args.slow_rank]
+    return {
+        "version": doc.get("version"), "git": doc.get("git"),
+        "time_s": r["time_s"], "time_s_ranks": r.get("time_s_ranks"),
+        "converged": r["converged"], "reason": r.get("reason"),
+        "iterations": {k: r["iterations"][k] for k in ("min", "mean", "max", "per_rank")},
+        "iterations_slow_rank": per_rank[args.slow_rank],
+        "iterations_other_ranks_max": max(fast),
+        "final_sync_iterations": r.get("final_sync_iterations", 0),
+        "true_residual": r["true_residual"], "residual_estimate": r["residual_estimate"],
+        "true_residual_over_tol": r["true_residual"] / args.tol,
+        "injected_s_max": (r.get("injected_s") or {}).get("max"),
+        "skipped_sends": stats.get("skipped_sends"),
+        "sends_per_iteration": stats.get("sends_per_iteration"),
+        "phases_max_s": {k: v["max"] for k, v in doc.get("phases", {}).items()},
+        "phases_mean_s": {k: v["mean"] for k, v in doc.get("phases", {}).items()},
+    }
+
+
+# ---------------------------------------------------------------- summaries
+
+def spread(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def summarise(configs, runs):
+    out = []
+    for c in configs:
+        ok = [r for r in runs if r["configuration"] == c["name"] and r["error"] is None]
+        mine = [r for r in runs if r["configuration"] == c["name"]]
+        out.append({
+            "name": c["name"], "variant": c["variant"], "straggler": c["straggler"],
+            "runs": len(mine), "failed": len(mine) - len(ok),
+            "all_converged": bool(mine) and len(ok) == len(mine),
+            "time_s": spread([r["time_s"] for r in ok]),
+            "iterations": {k: spread([r["iterations"][k] for r in ok])
+                           for k in ("min", "mean", "max")},
+            "iterations_slow_rank": spread([r["iterations_slow_rank"] for r in ok]),
+            "iterations_other_ranks_max": spread([r["iterations_other_ranks_max"] for r in ok]),
+            "true_residual": spread([r["true_residual"] for r in ok]),
+            "true_residual_over_tol_max": max((r["true_residual_over_tol"] for r in ok),
+                                              default=None),
+            "foreign_cpu_fraction_max": max((r.get("foreign_cpu_fraction") or 0.0 for r in mine),
+                                            default=None),
+            "phases_max_s": {k: spread([r["phases_max_s"].get(k) for r in ok])
+                             for k in (ok[0]["phases_max_s"] if ok else {})},
+            "sends_per_iteration": spread([r["sends_per_iteration"] for r in ok]),
+            "skipped_sends": spread([r["skipped_sends"] for r in ok]),
+        })
+    return out
+
+
+def ratio(runs, repeats, num, den):
+    """num/den time per repeat (both runs of that repeat succeeded), with median/min/max."""
+    per_repeat = []
+    for rep in range(repeats):
+        t = {r["configuration"]: r["time_s"] for r in runs
+             if r["repeat"] == rep and r["error"] is None}
+        per_repeat.append(t[num] / t[den] if num in t and den in t else None)
+    s = spread(per_repeat)
+    return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
+            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
+
+
+def all_ratios(args, runs):
+    ratios = {}
+    for v in args.variant_list:
+        if v != "sync" and "sync" in args.variant_list:
+            ratios[f"{v}/sync with straggler"] = ratio(runs, args.repeats, f"{v}+straggler",
+                                                       "sync+straggler")
+            ratios[f"{v}/sync without"] = ratio(runs, args.repeats, v, "sync")
+    for v in args.variant_list:
+        ratios[f"{v} straggler/without"] = ratio(runs, args.repeats, f"{v}+straggler", v)
+    return ratios
+
+
+# ---------------------------------------------------------------- output
+
+def fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def print_table(doc):
+    p = doc["parameters"]
+    print(f"straggler: {p['ranks']} ranks, {p['problem']} --local {p['local']}, tol {p['tol']:g}, "
+          f"rank {p['slow_rank']} x{p['slow_factor']:g}, {p['repeats']} repeats "
+          f"(time: max over ranks; median [min..max])")
+    head = (f"{'configuration':<17} {'ok':>5} {'time s':>8} {'[min .. max]':>17} "
+            f"{'iters min/mean/max (median)':>28} {'slow/other':>12} {'true res':>9} "
+            f"{'max/tol':>7} {'other':>5}")
+    print(head)
+    print("-" * len(head))
+    for c in doc["configurations"]:
+        t, it = c["time_s"] or {}, c["iterations"]
+        iters = "/".join(fmt((it[k] or {}).get("median"), ".0f") for k in ("min", "mean", "max"))
+        slow = (c["iterations_slow_rank"] or {}).get("median") if c["straggler"] else None
+        other = (c["iterations_other_ranks_max"] or {}).get("median") if c["straggler"] else None
+        so = f"{fmt(slow, '.0f')}/{fmt(other, '.0f')}" if c["straggler"] else ""
+        print(f"{c['name']:<17} {c['runs'] - c['failed']:>2}/{c['runs']:<2} "
+              f"{fmt(t.get('median'), '.3f'):>8} "
+              f"{'[' + fmt(t.get('min'), '.3f') + ' .. ' + fmt(t.get('max'), '.3f') + ']':>17} "
+              f"{iters:>28} {so:>12} {fmt((c['true_residual'] or {}).get('median'), '.3e'):>9} "
+              f"{fmt(c['true_residual_over_tol_max'], '.3f'):>7} "
+              f"{fmt(c['foreign_cpu_fraction_max'], '.2f'):>5}")
+    print("(slow/other: median iterations of the slow rank / the fastest other rank; max/tol: "
+          "largest true residual / tol; other: largest CPU share other processes took in a run)")
+    print()
+    print(f"{'ratio of times (per repeat)':<32} {'median':>7} {'min':>7} {'max':>7}")
+    for name, r in doc["ratios"].items():
+        print(f"{name:<32} {fmt(r['median'], '.3f'):>7} {fmt(r['min'], '.3f'):>7} "
+              f"{fmt(r['max'], '.3f'):>7}")
+
+
+REQUIRED = {
+    "document": ["schema", "created", "host", "parameters", "launcher", "commands", "runs",
+                 "configurations", "ratios", "passed", "failures", "asyncsolve"],
+    "run": ["configuration", "variant", "straggler", "repeat", "command", "exit_code", "error",
+            "time_s", "converged", "iterations", "true_residual", "residual_estimate",
+            "iterations_slow_rank", "iterations_other_ranks_max", "phases_max_s",
+            "sends_per_iteration", "skipped_sends"],
+    "configuration": ["name", "variant", "straggler", "runs", "failed", "all_converged",
+                      "time_s", "iterations", "true_residual", "true_residual_over_tol_max"],
+    "ratio": ["numerator", "denominator", "per_repeat", "median", "min", "max"],
+}
+
+
+def missing_fields(doc, args):
+    """What the document lacks (names), for --smoke."""
+    missing = [f"document.{k}" for k in REQUIRED["document"] if k not in doc]
+    if doc.get("schema") != SCHEMA:
+        missing.append("schema value")
+    for i, r in enumerate(doc.get("runs", [])):
+        missing += [f"runs[{i}].{k}" for k in REQUIRED["run"] if k not in r]
+    expected = 2 * len(args.variant_list)
+    if len(doc.get("configurations", [])) != expected:
+        missing.append(f"configurations (expected {expected})")
+    for c in doc.get("configurations", []):
+        missing += [f"configurations[{c.get('name')}].{k}" for k in REQUIRED["configuration"]
+                    if k not in c]
+        for k in ("median", "min", "max"):
+            if not isinstance((c.get("time_s") or {}).get(k), (int, float)):
+                missing.append(f"configurations[{c.get('name')}].time_s.{k}")
+    for name, r in doc.get("ratios", {}).items():
+        missing += [f"ratios[{name}].{k}" for k in REQUIRED["ratio"] if k not in r]
+        if r.get("median") is None:
+            missing.append(f"ratios[{name}].median value")
+    if "sync" in args.variant_list:
+        for v in args.variant_list:
+            if v != "sync" and f"{v}/sync with straggler" not in doc.get("ratios", {}):
+                missing.append(f"ratios[{v}/sync with straggler]")
+    return missing
+
+
+def write_json(path, doc):
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".straggler.", dir=directory)
+    with os.fdopen(fd, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+    except BadArguments as e:
+        print(f"straggler.py: error: {e}", file=sys.stderr)
+        return EXIT_BAD_ARGS
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    launcher, launcher_version = launcher_line(args)
+    configs = configurations(args)
+
+    with tempfile.TemporaryDirectory(prefix="straggler.") as scratch:
+        runs_dir = args.runs_dir or scratch
+        os.makedirs(runs_dir, exist_ok=True)
+        json_path = args.json or (os.path.join(scratch, "straggler.json") if args.smoke
+                                  else os.path.join("results", "bench", "straggler.json"))
+        runs = []
+        started = datetime.datetime.now(datetime.timezone.utc)
+        total = args.repeats * len(configs)
+        for rep in range(args.repeats):
+            # Interleave: every configuration once per repeat, starting one later each repeat.
+            shift = rep % len(configs)
+            for config in configs[shift:] + configs[:shift]:
+                record = run_once(args, launcher, config, rep, runs_dir)
+                runs.append(record)
+                status = ("ok" if record["error"] is None else f"FAILED: {record['error']}")
+                t = record.get("time_s")
+                print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<16} "
+                      f"time {fmt(t, '.3f')} s  true residual "
+                      f"{fmt(record.get('true_residual'), '.3e')}  other load "
+                      f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
+
+        failures = [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
+                    for r in runs if r["error"] is not None]
+        first = next((r for r in runs if r.get("version")), {})
+        doc = {
+            "schema": SCHEMA,
+            "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
+            "host": {"hostname": socket.gethostname(), "cores": os.cpu_count()},
+            "asyncsolve": {"binary": os.path.abspath(args.binary),
+                           "version": first.get("version"), "git": first.get("git")},
+            "launcher": {"command": launcher, "version": launcher_version,
+                         "environment": {k: v for k, v in sorted(os.environ.items())
+                                         if k.startswith("OMPI_MCA_")}},
+            "parameters": {
+                "ranks": args.ranks, "repeats": args.repeats, "variants": args.variant_list,
+                "problem": args.problem, "offset": args.offset, "local": args.local_triple,
+                "tol": args.tol, "max_iters": args.max_iters,
+                "check_every_sync": args.check_every,
+                "check_every_async": args.async_check_every,
+                "max_in_flight": args.max_in_flight, "allreduce_async": args.allreduce,
+                "final_sync": args.final_sync, "slow_rank": args.slow_rank,
+                "quiet": args.quiet, "quiet_max_wait_s": args.quiet_max_wait,
+                "slow_factor": args.slow_factor, "smoke": args.smoke,
+                "order": "each repeat runs every configuration once, rotated by one per repeat",
+                "time": "result.time_s of asyncsolve: time to solution, maximum over ranks",
+            },
+            "commands": {c["name"]: shlex.join(launcher + ["-n", str(args.ranks), args.binary]
+                                               + c["solve_args"] + ["--json", "FILE"])
+                         for c in configs},
+            "runs": runs,
+            "configurations": summarise(configs, runs),
+            "ratios": all_ratios(args, runs),
+            "passed": not failures,
+            "failures": failures,
+        }
+        print()
+        print_table(doc)
+        missing = missing_fields(doc, args) if args.smoke else []
+        if missing:
+            doc["passed"] = False
+            doc["failures"] = failures + ["document lacks: " + ", ".join(missing)]
+        try:
+            write_json(json_path, doc)
+        except OSError as e:
+            print(f"straggler.py: error: cannot write {json_path}: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"\njson: {json_path}" + (" (temporary)" if args.smoke and not args.json else ""))
+        if failures:
+            print(f"straggler.py: {len(failures)} run(s) failed:", file=sys.stderr)
+            for f in failures:
+                print(f"  {f}", file=sys.stderr)
+            return EXIT_FAILED
+        if missing:
+            print("straggler.py: the document lacks: " + ", ".join(missing), file=sys.stderr)
+            return EXIT_FAILED
+        if args.smoke:
+            print("smoke: every run converged; the document has its fields")
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
