@@ -51,6 +51,18 @@
  *                     of comm. The channels of one create call share a window:
  *                     using them from several threads at once needs
  *                     MPI_THREAD_MULTIPLE. See src/comm/channel_rma.cpp.
+ *   AS_TRANSPORT_SHMEM OpenSHMEM: shmem_putmem, shmem_fence, then an arrival
+ *                     flag set with shmem_long_atomic_set (the put-fence-put
+ *                     handshake); racy mode relies, as paper 000 did, on the
+ *                     implementation delivering aligned 8-byte words whole.
+ *                     Collective like rma, over ALL PEs (shmem_malloc of one
+ *                     symmetric block per create call; same placeholder,
+ *                     destroy and error rules). comm must span the SHMEM
+ *                     world with rank == PE number (else AS_ERR_ARG on every
+ *                     rank). Needs a build with OpenSHMEM and OpenSHMEM
+ *                     started after MPI with asyncsolve::par::Shmem
+ *                     (asyncsolve/par/shmem.hpp); otherwise
+ *                     AS_ERR_UNSUPPORTED. See src/comm/channel_shmem.cpp.
  *
  * Every function returns AS_SUCCESS or an error code; as_strerror() describes
  * it. None of them is thread-safe for the same channel.
@@ -83,7 +95,7 @@ enum as_mode { AS_MODE_ASYNC = 0, AS_MODE_RACY = 1 };
 enum as_transport {
   AS_TRANSPORT_MPI = 0,   /**< MPI two-sided: MPI_Issend / MPI_Irecv */
   AS_TRANSPORT_RMA = 1,   /**< MPI-3 one-sided, passive target; create/destroy collective over comm */
-  AS_TRANSPORT_SHMEM = 2  /**< OpenSHMEM (not in this release) */
+  AS_TRANSPORT_SHMEM = 2  /**< OpenSHMEM; collective over all PEs like rma (needs par::Shmem) */
 };
 
 /** An opaque channel. */

@@ -12,6 +12,7 @@
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -52,7 +53,8 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--variant", c.variant,
                    "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
   solve.add_option("--transport", c.transport,
-                   "Communication transport: mpi (two-sided) or rma (MPI-3 one-sided)");
+                   "Communication transport: mpi (two-sided), rma (MPI-3 one-sided) or shmem "
+                   "(OpenSHMEM; run under oshrun)");
   solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
   solve.add_option("--allreduce", c.allreduce,
                    "Reduction for the residual: auto (mpi for sync, tree otherwise), mpi "
@@ -103,8 +105,11 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   }
   expect_one_of("--method", c.method, {"jacobi"}, " (cg and pcg variants come with a later release)");
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
-  expect_one_of("--transport", c.transport, {"mpi", "rma"},
-                " (shmem and omp transports come with a later release)");
+  expect_one_of("--transport", c.transport, {"mpi", "rma", "shmem"},
+                " (the omp transport comes with a later release)");
+  if (c.transport == "shmem" && !par::shmem_available()) {
+    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM");
+  }
   expect_one_of("--halo", c.halo, comm::halo_exchange_names());
   if (c.variant == "sync") {
     expect_one_of("--allreduce", c.allreduce, {"auto", "mpi"},

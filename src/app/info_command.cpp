@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/version.hpp"
 #include "commands.hpp"
 
@@ -46,7 +47,8 @@ core::ExitCode run_info(const InfoConfig& /*config*/, const par::Comm& world,
   line("ranks", std::to_string(world.size()));
   line("host", par::processor_name());
   line("openshmem", oshrun.empty() ? std::string("no oshrun on PATH")
-                                   : fmt::format("oshrun at {} (transport not built yet)", oshrun));
+                                   : fmt::format("oshrun at {} (shmem transport {})", oshrun,
+                                                 par::shmem_available() ? "built" : "not built"));
   line("openmp", fmt::format("version {}, max threads {}", _OPENMP, omp_get_max_threads()));
   line("cores", std::to_string(std::max(1U, std::thread::hardware_concurrency())));
   std::fputs(out.c_str(), stdout);

@@ -10,6 +10,7 @@
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/par/environment.hpp"
+#include "asyncsolve/par/shmem.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 
@@ -34,6 +35,13 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
   const bool root = world.is_root();
+  // OpenSHMEM starts after MPI, on every rank, only for --transport shmem
+  // (argv, hence the decision, is the same everywhere).
+  std::optional<par::Shmem> shmem;
+  if (!parse_error && command.kind == app::Command::Kind::solve && command.solve.transport == "shmem" &&
+      par::shmem_available()) {
+    shmem.emplace();
+  }
 
   core::ExitCode code = core::ExitCode::success;
   try {
@@ -65,6 +73,7 @@ int main(int argc, char** argv) {
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   }
   std::fflush(stdout);
+  if (shmem) shmem->finalize();  // finalizes MPI too (Open MPI's OSHMEM)
   env.finalize();
   return core::to_int(code);
 }

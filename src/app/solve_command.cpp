@@ -17,6 +17,7 @@
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
+#include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
 #include "commands.hpp"
@@ -52,7 +53,7 @@ RunEnvironment describe_environment(const par::Comm& comm, const par::Environmen
   e.threads = 1;
   e.thread_level_requested = std::string(par::to_string(env.requested()));
   e.thread_level = std::string(par::to_string(env.provided()));
-  e.shmem = false;
+  e.shmem = par::shmem_initialized();
   e.hostname = par::processor_name();
   e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   return e;
@@ -165,10 +166,12 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, comm.size()));
   }
-  const int transport = config.transport == "rma" ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
-  // Sync over rma exchanges halos through channels; otherwise (and for the
-  // true residual of the asynchronous variants) the --halo strategy.
-  auto halo = !asynchronous && transport == AS_TRANSPORT_RMA
+  const int transport = config.transport == "rma"     ? AS_TRANSPORT_RMA
+                        : config.transport == "shmem" ? AS_TRANSPORT_SHMEM
+                                                      : AS_TRANSPORT_MPI;
+  // Sync over rma or shmem exchanges halos through channels; otherwise (and
+  // for the true residual of the asynchronous variants) the --halo strategy.
+  auto halo = !asynchronous && transport != AS_TRANSPORT_MPI
                   ? comm::make_channel_halo_exchange(decomposition, u, transport)
                   : comm::make_halo_exchange(config.halo, decomposition, u,
                                              comm::Neighbourhood::faces);

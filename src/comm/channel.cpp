@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/par/shmem.hpp"
 #include "channel_impl.hpp"
 
 using asyncsolve::comm::detail::ChannelFailure;
@@ -33,10 +34,16 @@ int guarded(Body&& body) noexcept {
 
 int validate(const as_channel_config* c) noexcept {
   if (c == nullptr) return AS_ERR_ARG;
-  if (c->transport == AS_TRANSPORT_SHMEM) return AS_ERR_UNSUPPORTED;
-  if (c->transport != AS_TRANSPORT_MPI && c->transport != AS_TRANSPORT_RMA) return AS_ERR_ARG;
-  // An rma placeholder (a rank's share of the collective create) needs only comm.
-  if (c->transport == AS_TRANSPORT_RMA && c->peer == MPI_PROC_NULL && c->comm != MPI_COMM_NULL) {
+  if (c->transport == AS_TRANSPORT_SHMEM && !asyncsolve::par::shmem_initialized()) {
+    return AS_ERR_UNSUPPORTED;  // not in this build, or OpenSHMEM not started
+  }
+  if (c->transport != AS_TRANSPORT_MPI && c->transport != AS_TRANSPORT_RMA &&
+      c->transport != AS_TRANSPORT_SHMEM) {
+    return AS_ERR_ARG;
+  }
+  // An rma or shmem placeholder (a rank's share of the collective create)
+  // needs only comm.
+  if (c->transport != AS_TRANSPORT_MPI && c->peer == MPI_PROC_NULL && c->comm != MPI_COMM_NULL) {
     return AS_SUCCESS;
   }
   if (c->comm == MPI_COMM_NULL || c->sendbuf == nullptr || c->recvbuf == nullptr) return AS_ERR_ARG;
@@ -62,14 +69,20 @@ int validate(const as_channel_config* c) noexcept {
   return AS_SUCCESS;
 }
 
-/// The rma transport: as_channels_create is collective over the one comm all
-/// configs name (see channel_rma.cpp). Errors a rank cannot share with the
-/// others (no common comm) return at once; the others are shared.
-int create_rma(int count, as_channel** channels, const as_channel_config* configs) noexcept {
+/// The rma and shmem transports: as_channels_create is collective over the
+/// one comm all configs name (see channel_rma.cpp, channel_shmem.cpp). Errors
+/// a rank cannot share with the others (no common comm) return at once; the
+/// others are shared.
+int create_collective(int count, as_channel** channels, const as_channel_config* configs) noexcept {
   const MPI_Comm comm = configs[0].comm;
+  const int transport = configs[0].transport;
   if (comm == MPI_COMM_NULL) return AS_ERR_ARG;
   for (int i = 0; i < count; ++i) {
-    if (configs[i].transport != AS_TRANSPORT_RMA || configs[i].comm != comm) return AS_ERR_ARG;
+    if (configs[i].transport != transport || configs[i].comm != comm) return AS_ERR_ARG;
+  }
+  // Identical on every rank (OpenSHMEM is started on all PEs or none).
+  if (transport == AS_TRANSPORT_SHMEM && !asyncsolve::par::shmem_initialized()) {
+    return AS_ERR_UNSUPPORTED;
   }
   int inter = 0;
   if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) return AS_ERR_ARG;
@@ -85,15 +98,17 @@ int create_rma(int count, as_channel** channels, const as_channel_config* config
     }
   }
   return guarded([&] {
-    auto impls = asyncsolve::comm::detail::create_rma_channels(
-        std::span<const as_channel_config>(configs, static_cast<std::size_t>(count)), local);
+    const std::span<const as_channel_config> all(configs, static_cast<std::size_t>(count));
+    auto impls = transport == AS_TRANSPORT_SHMEM
+                     ? asyncsolve::comm::detail::create_shmem_channels(all, local)
+                     : asyncsolve::comm::detail::create_rma_channels(all, local);
     for (int i = 0; i < count; ++i) {
       channels[i] = new as_channel{std::move(impls[static_cast<std::size_t>(i)])};
     }
   });
 }
 
-/// Channels of the rma transport are destroyed by window: exactly the
+/// Channels of the rma (shmem) transport are destroyed by window (symmetric block): exactly the
 /// channels of one create call, nothing else, each once.
 int check_destroy_set(int count, as_channel** channels) noexcept {
   const void* group = nullptr;
@@ -134,7 +149,9 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
   if (count < 0 || (count > 0 && (channels == nullptr || configs == nullptr))) return AS_ERR_ARG;
   for (int i = 0; i < count; ++i) channels[i] = nullptr;
   for (int i = 0; i < count; ++i) {
-    if (configs[i].transport == AS_TRANSPORT_RMA) return create_rma(count, channels, configs);
+    if (configs[i].transport == AS_TRANSPORT_RMA || configs[i].transport == AS_TRANSPORT_SHMEM) {
+      return create_collective(count, channels, configs);
+    }
   }
   // Check every configuration first; a bad one fails before any message is
   // sent. (The other end then fails too, or, if its own arguments were

@@ -42,8 +42,8 @@ class ChannelHalo final : public HaloExchange {
       configs.push_back(c);
       bytes_ += c.message_size;
     }
-    if (configs.empty() && transport == AS_TRANSPORT_RMA) {
-      // The rma transport's creation is collective over the communicator: a
+    if (configs.empty() && transport != AS_TRANSPORT_MPI) {
+      // The rma and shmem transports' creation is collective over the communicator: a
       // rank without neighbours takes part with a placeholder.
       as_channel_config c;
       as_channel_config_init(&c);

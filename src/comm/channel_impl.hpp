@@ -71,6 +71,13 @@ std::unique_ptr<ChannelImpl> make_mpi_channel(const as_channel_config& config);
 std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
     std::span<const as_channel_config> configs, int local_status);
 
+/// The OpenSHMEM transport: as create_rma_channels, with one symmetric block
+/// (shmem_malloc, collective over all PEs) instead of a window; comm must
+/// span the SHMEM world with rank == PE. Throws ChannelFailure
+/// (AS_ERR_UNSUPPORTED in a build without OpenSHMEM).
+std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(
+    std::span<const as_channel_config> configs, int local_status);
+
 }  // namespace asyncsolve::comm::detail
 
 /// The opaque C handle.

@@ -57,6 +57,10 @@ Environment::~Environment() {
 void Environment::finalize() {
   if (finalized_) return;
   finalized_ = true;
+  // OpenSHMEM's finalize (par::Shmem, Open MPI's OSHMEM) may have finalized MPI already.
+  int done = 0;
+  MPI_Finalized(&done);
+  if (done != 0) return;
   check_mpi(MPI_Finalize(), "MPI_Finalize");
 }
 

@@ -64,8 +64,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     c.mode = options.racy ? AS_MODE_RACY : AS_MODE_ASYNC;
     configs.push_back(c);
   }
-  if (configs.empty() && options.transport == AS_TRANSPORT_RMA) {
-    // rma creation is collective over the communicator: take part with a
+  if (configs.empty() && options.transport != AS_TRANSPORT_MPI) {
+    // rma and shmem creation is collective over the communicator: take part with a
     // placeholder when this rank has no neighbour.
     as_channel_config c;
     as_channel_config_init(&c);

@@ -19,10 +19,10 @@ BINARY = ""
 MPIEXEC = []
 
 
-def run(args, ranks=1, timeout=120):
+def run(args, ranks=1, timeout=120, env=None):
     """Runs the binary on `ranks` ranks; returns (exit code, stdout, stderr)."""
     cmd = MPIEXEC + ["-n", str(ranks), BINARY] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -130,10 +130,10 @@ class BadInput(unittest.TestCase):
 
 
 class Solve(unittest.TestCase):
-    def solve(self, args, ranks, expect_code=0):
+    def solve(self, args, ranks, expect_code=0, env=None):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "result.json")
-            code, out, err = run(["solve"] + args + ["--json", path], ranks=ranks)
+            code, out, err = run(["solve"] + args + ["--json", path], ranks=ranks, env=env)
             self.assertEqual(code, expect_code, f"stdout={out} stderr={err}")
             self.assertEqual(os.listdir(d), ["result.json"], "no temporary left behind")
             with open(path) as f:
@@ -225,6 +225,24 @@ class Solve(unittest.TestCase):
                 self.assertTrue(doc["result"]["converged"], variant)
                 self.assertLess(doc["result"]["true_residual"], 10 * 1e-4)
                 self.assertEqual(doc["method"]["transport"], "rma")
+                if variant == "sync":
+                    self.assertEqual(doc["method"]["halo"], "channel")
+
+    def test_shmem_transport_all_variants(self):
+        # OSHMEM programs run under mpiexec too; Debian's Open MPI needs
+        # OMPI_MCA_osc=ucx or shmem_finalize crashes.
+        _, info, _ = run(["info"])
+        if "shmem transport built" not in info:
+            self.skipTest("this build has no OpenSHMEM")
+        env = dict(os.environ, OMPI_MCA_osc="ucx")
+        for variant in ("sync", "async", "racy"):
+            for ranks in (1, 3):
+                doc, _ = self.solve(["--transport", "shmem", "--variant", variant, "--local",
+                                     "6,6,6", "--check-every", "5"], ranks, env=env)
+                self.assertTrue(doc["result"]["converged"], variant)
+                self.assertLess(doc["result"]["true_residual"], 10 * 1e-4)
+                self.assertEqual(doc["method"]["transport"], "shmem")
+                self.assertTrue(doc["environment"]["shmem"])
                 if variant == "sync":
                     self.assertEqual(doc["method"]["halo"], "channel")
 

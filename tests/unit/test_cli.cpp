@@ -126,7 +126,7 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--noise-us", "-1"}, "--noise-us -1"},
       {{"solve", "--noise-us", "2000", "--noise-hz", "1000"}, "all the time"},
       {{"solve", "--variant", "async", "--final-sync", "-1"}, "--final-sync -1"},
-      {{"solve", "--variant", "async", "--transport", "shmem"}, "'shmem'"},
+      {{"solve", "--variant", "async", "--transport", "omp"}, "'omp'"},
       {{"solve", "--halo", "magic"}, "waitall"},
       {{"solve", "--global", "8,8,8", "--local", "4,4,4"}, "--local"},
       {{"solve", "--problem", "ones", "--offset", "1"}, "--offset"},

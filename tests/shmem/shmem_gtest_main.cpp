@@ -1,0 +1,48 @@
+// GoogleTest main for tests that run under oshrun (or mpiexec): MPI first,
+// then OpenSHMEM through par::Shmem. Rank 0 prints the usual report; other
+// ranks print only their failures. The exit code is non-zero on every PE if
+// any failed. shmem_finalize also finalizes MPI (Open MPI's OSHMEM), after
+// which Environment::finalize() skips MPI_Finalize.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "asyncsolve/par/environment.hpp"
+#include "asyncsolve/par/shmem.hpp"
+
+namespace {
+
+class RankFailurePrinter : public testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[pe %d] %s:%d: failure\n%s\n", rank_,
+                 result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.summary());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
+  asyncsolve::par::Shmem shmem;
+  testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {
+    auto& listeners = testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(rank));
+  }
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  shmem.finalize();
+  env.finalize();
+  return failed;
+}
