@@ -2,6 +2,8 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <new>
 #include <optional>
 #include <string>
@@ -40,7 +42,22 @@ int main(int argc, char** argv) {
   std::optional<par::Shmem> shmem;
   if (!parse_error && command.kind == app::Command::Kind::solve && command.solve.transport == "shmem" &&
       par::shmem_available()) {
-    shmem.emplace();
+    // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
+    // component is UCX: refuse up front, on every rank together (the
+    // environment could differ between nodes, so the ranks agree first).
+    const char* osc = std::getenv("OMPI_MCA_osc");
+    int bad = par::mpi_library_version().find("Open MPI") != std::string::npos &&
+                      (osc == nullptr || std::string_view(osc) != "ucx")
+                  ? 1
+                  : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad != 0) {
+      parse_error = "--transport shmem: Open MPI's OSHMEM needs OMPI_MCA_osc=ucx in the "
+                    "environment of every rank; expected e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 "
+                    "asyncsolve solve --transport shmem ...'";
+    } else {
+      shmem.emplace();
+    }
   }
 
   core::ExitCode code = core::ExitCode::success;

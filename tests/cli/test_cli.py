@@ -59,8 +59,8 @@ class Help(unittest.TestCase):
 class BadInput(unittest.TestCase):
     """Every rank exits with 2; rank 0 prints exactly one line naming the value."""
 
-    def check(self, args, must_contain, ranks=3):
-        code, out, err = run(args, ranks=ranks)
+    def check(self, args, must_contain, ranks=3, env=None):
+        code, out, err = run(args, ranks=ranks, env=env)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
         lines = [l for l in err.splitlines() if l.strip()]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
@@ -101,6 +101,14 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--tol", "-1"], "--tol -1")
         self.check(["solve", "--check-every", "0"], "--check-every 0")
         self.check(["solve", "--halo-every", "0"], "--halo-every 0")
+
+    def test_shmem_without_ucx_osc(self):
+        _, info, _ = run(["info"])
+        if "shmem transport built" not in info:
+            self.skipTest("this build has no OpenSHMEM")
+        env = {k: v for k, v in os.environ.items() if k != "OMPI_MCA_osc"}
+        self.check(["solve", "--transport", "shmem", "--local", "4,4,4"], "OMPI_MCA_osc=ucx",
+                   ranks=2, env=env)
 
     def test_slow_rank_beyond_the_run(self):
         self.check(["solve", "--variant", "async", "--slow-rank", "5", "--local", "4,4,4"],
