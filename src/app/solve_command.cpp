@@ -8,6 +8,7 @@
 
 #include "asyncsolve/channel.h"
 #include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/comm/channel_tree.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
@@ -178,7 +179,8 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   auto reduction = collectives::make_allreduce("mpi", comm);
   const std::string allreduce = resolved_allreduce(config);
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
-  if (asynchronous) convergence = collectives::make_nonblocking_allreduce(allreduce, comm, 2);
+  // The tree runs over the same transport as the halos (paper 000 §3.1.2).
+  if (asynchronous) convergence = comm::make_convergence_allreduce(allreduce, comm, 2, transport);
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                         static_cast<std::uint64_t>(config.noise_seed)},

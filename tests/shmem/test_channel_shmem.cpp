@@ -17,6 +17,7 @@
 #include "asyncsolve/channel.hpp"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
+#include "asyncsolve/comm/channel_tree.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/grid/gather.hpp"
 #include "asyncsolve/par/shmem.hpp"
@@ -467,7 +468,9 @@ Outcome run_jacobi(const std::string& variant, int transport, int check_every) {
   if (variant == "sync") {
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
-    auto convergence = collectives::make_nonblocking_allreduce("tree", d.comm(), 2);
+    // The tree over the same transport as the halos (channels over shmem).
+    auto convergence = comm::make_convergence_allreduce("tree", d.comm(), 2,
+                                                        transport >= 0 ? transport : AS_TRANSPORT_MPI);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = variant == "racy";
