@@ -2,6 +2,10 @@
 // Internal: the transport-independent face of one channel end, behind the C
 // API of include/asyncsolve/channel.h. Errors are thrown as ChannelFailure and
 // turned into status codes at the C boundary.
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -21,6 +25,30 @@ class ChannelFailure : public std::runtime_error {
  private:
   int status_;
 };
+
+/// Throws ChannelFailure(AS_ERR_TRANSPORT) with MPI's description unless
+/// `rc` is MPI_SUCCESS; `call` names the MPI function.
+inline void check(int rc, const char* call) {
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    MPI_Error_string(rc, text, &length);
+    throw ChannelFailure(AS_ERR_TRANSPORT, std::string(call) + ": " + text);
+  }
+}
+
+/// Copies `bytes` (a multiple of 8) with relaxed atomic 8-byte loads and
+/// stores: a reader using relaxed atomic loads on `dst` sees, for every
+/// element, a value some message carried, even while a transport (racy
+/// mode) writes `src` concurrently.
+inline void atomic_copy(void* dst, void* src, std::size_t bytes) noexcept {
+  auto* d = static_cast<std::uint64_t*>(dst);
+  auto* s = static_cast<std::uint64_t*>(src);
+  for (std::size_t i = 0; i < bytes / 8; ++i) {
+    const std::uint64_t v = std::atomic_ref<std::uint64_t>(s[i]).load(std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(d[i]).store(v, std::memory_order_relaxed);
+  }
+}
 
 /// One end of a channel. Creation and destruction are split into a start and
 /// a completion step so that many channels can be created or destroyed

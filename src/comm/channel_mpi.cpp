@@ -45,25 +45,7 @@
 namespace asyncsolve::comm::detail {
 namespace {
 
-void check(int rc, const char* call) {
-  if (rc != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int length = 0;
-    MPI_Error_string(rc, text, &length);
-    throw ChannelFailure(AS_ERR_TRANSPORT, std::string(call) + ": " + text);
-  }
-}
 
-/// Copies `bytes` (a multiple of 8) element by element with relaxed atomic
-/// 8-byte stores, so a reader using relaxed atomic loads sees, for every
-/// element, a value some message carried.
-void atomic_copy(void* dst, const void* src, std::size_t bytes) noexcept {
-  auto* d = static_cast<std::uint64_t*>(dst);
-  const auto* s = static_cast<const std::uint64_t*>(src);
-  for (std::size_t i = 0; i < bytes / 8; ++i) {
-    std::atomic_ref<std::uint64_t>(d[i]).store(s[i], std::memory_order_relaxed);
-  }
-}
 
 class MpiChannel final : public ChannelImpl {
  public:

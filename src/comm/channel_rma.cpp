@@ -89,14 +89,6 @@
 namespace asyncsolve::comm::detail {
 namespace {
 
-void check(int rc, const char* call) {
-  if (rc != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int length = 0;
-    MPI_Error_string(rc, text, &length);
-    throw ChannelFailure(AS_ERR_TRANSPORT, std::string(call) + ": " + text);
-  }
-}
 
 constexpr MPI_Aint kArrival = 0;
 constexpr MPI_Aint kAck = 8;
@@ -137,14 +129,6 @@ struct RmaWindow {
   }
 };
 
-/// Copies `bytes` (a multiple of 8) with relaxed atomic 8-byte stores.
-void atomic_copy(void* dst, const void* src, std::size_t bytes) noexcept {
-  auto* d = static_cast<std::uint64_t*>(dst);
-  const auto* s = static_cast<const std::uint64_t*>(src);
-  for (std::size_t i = 0; i < bytes / 8; ++i) {
-    std::atomic_ref<std::uint64_t>(d[i]).store(s[i], std::memory_order_relaxed);
-  }
-}
 
 class RmaChannel final : public ChannelImpl {
  public:

@@ -89,14 +89,6 @@ namespace {
 
 static_assert(sizeof(long) == 8, "the flags are 8-byte longs");
 
-void check(int rc, const char* call) {
-  if (rc != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int length = 0;
-    MPI_Error_string(rc, text, &length);
-    throw ChannelFailure(AS_ERR_TRANSPORT, std::string(call) + ": " + text);
-  }
-}
 
 constexpr std::size_t kArrival = 0;
 constexpr std::size_t kAck = 8;
@@ -131,15 +123,6 @@ struct ShmemBlock {
   }
 };
 
-/// Copies `bytes` (a multiple of 8) with relaxed atomic 8-byte loads and stores.
-void atomic_copy(void* dst, void* src, std::size_t bytes) noexcept {
-  auto* d = static_cast<std::uint64_t*>(dst);
-  auto* s = static_cast<std::uint64_t*>(src);
-  for (std::size_t i = 0; i < bytes / 8; ++i) {
-    const std::uint64_t v = std::atomic_ref<std::uint64_t>(s[i]).load(std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(d[i]).store(v, std::memory_order_relaxed);
-  }
-}
 
 class ShmemChannel final : public ChannelImpl {
  public:
