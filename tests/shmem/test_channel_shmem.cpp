@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "asyncsolve/channel.hpp"
@@ -20,6 +21,7 @@
 #include "asyncsolve/comm/channel_tree.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/grid/gather.hpp"
+#include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
@@ -448,12 +450,26 @@ struct Outcome {
 
 /// variant: "sync" (waitall halo, or channel halo over `transport` if >= 0),
 /// "async" or "racy" (channels over `transport`).
-Outcome run_jacobi(const std::string& variant, int transport, int check_every) {
+/// Optional skew and problem for run_jacobi.
+struct Extra {
+  std::string problem = "plume";
+  Int3 global{12, 11, 10};
+  double tol = 1e-4;
+  par::FaultOptions faults{};
+  double late_start_s = 0;  // rank 1 (if any) enters late
+};
+
+Outcome run_jacobi(const std::string& variant, int transport, int check_every,
+                   const Extra& extra = {}) {
   const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
   grid::DecompositionSpec spec;
-  spec.global = Int3{12, 11, 10};
+  spec.global = extra.global;
   grid::Decomposition d = grid::Decomposition::create(world, spec);
-  const auto problem = grid::make_problem("plume", {});
+  const auto problem = grid::make_problem(extra.problem, {});
+  par::FaultInjector faults(extra.faults, d.rank());
+  if (extra.late_start_s > 0 && d.rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(extra.late_start_s));
+  }
   grid::Field u(d.local(), 1);
   grid::apply_initial_guess(*problem, u);
   grid::apply_boundary(*problem, d, u);
@@ -462,8 +478,9 @@ Outcome run_jacobi(const std::string& variant, int transport, int check_every) {
                   : comm::make_halo_exchange("waitall", d, u, comm::Neighbourhood::faces);
   auto sum = collectives::make_allreduce("mpi", d.comm());
   solvers::JacobiOptions base;
-  base.tol = 1e-4;
+  base.tol = extra.tol;
   base.check_every = check_every;
+  if (faults.is_active()) base.faults = &faults;
   Outcome out;
   if (variant == "sync") {
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
@@ -501,12 +518,15 @@ bool is_root() {
 
 }  // namespace
 
-class JacobiShmem : public ::testing::TestWithParam<std::string> {};
+class JacobiShmem
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};  // variant, problem
 
 TEST_P(JacobiShmem, ConvergesNearTheSynchronousSolution) {
-  const std::string variant = GetParam();
-  const Outcome a = run_jacobi(variant, AS_TRANSPORT_SHMEM, 5);
-  const Outcome ref = run_jacobi("sync", -1, 1);
+  const auto& [variant, problem] = GetParam();
+  Extra extra;
+  extra.problem = problem;
+  const Outcome a = run_jacobi(variant, AS_TRANSPORT_SHMEM, 5, extra);
+  const Outcome ref = run_jacobi("sync", -1, 1, extra);
   EXPECT_TRUE(a.result.converged);
   EXPECT_EQ(a.result.reason, "tolerance");
   EXPECT_LT(a.result.residual_estimate, 1e-4);
@@ -520,8 +540,33 @@ TEST_P(JacobiShmem, ConvergesNearTheSynchronousSolution) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, JacobiShmem, ::testing::Values("async", "racy"),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(Variants, JacobiShmem,
+                         ::testing::Combine(::testing::Values("async", "racy"),
+                                            ::testing::Values("plume", "ones")),
+                         [](const auto& param_info) {
+                           return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
+                         });
+
+TEST(JacobiShmemSkew, NoHangWithASlowRankOrALateStart) {
+  // 50 short solves over shmem under a 5x straggler or a late start; ctest's
+  // timeout bounds them all.
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int repeat = 0; repeat < 50; ++repeat) {
+    Extra extra;
+    extra.global = Int3{8, 7, 6};
+    extra.tol = 1e-3;
+    if (repeat % 2 == 0) {
+      extra.faults.slow_rank = size - 1;
+      extra.faults.slow_factor = 5.0;
+    } else {
+      extra.late_start_s = 0.002;
+    }
+    const Outcome a = run_jacobi(repeat % 4 < 2 ? "async" : "racy", AS_TRANSPORT_SHMEM, 2, extra);
+    ASSERT_TRUE(a.result.converged) << "repeat " << repeat;
+    ASSERT_LT(a.result.true_residual, 10 * extra.tol) << "repeat " << repeat;
+  }
+}
 
 TEST(JacobiShmemSync, HaloOverShmemChannelsGivesTheSameIterates) {
   const Outcome waitall = run_jacobi("sync", -1, 10);
