@@ -85,17 +85,13 @@
 #include <vector>
 
 #include "channel_impl.hpp"
+#include "counted_channel.hpp"
 
 namespace asyncsolve::comm::detail {
 namespace {
 
 
-constexpr MPI_Aint kArrival = 0;
-constexpr MPI_Aint kAck = 8;
-constexpr MPI_Aint kClosing = 16;
-constexpr MPI_Aint kData = 32;
 
-MPI_Aint round8(std::size_t bytes) { return static_cast<MPI_Aint>((bytes + 7) / 8 * 8); }
 
 /// The window shared by the channels of one create call on this rank.
 struct RmaWindow {
@@ -127,233 +123,51 @@ struct RmaWindow {
           "MPI_Accumulate");
     check(MPI_Win_flush(target, win), "MPI_Win_flush");
   }
-};
 
-
-class RmaChannel final : public ChannelImpl {
- public:
-  RmaChannel(const as_channel_config& c, std::shared_ptr<RmaWindow> window, MPI_Aint offset)
-      : w_(std::move(window)),
-        peer_(c.peer),
-        control_tag_(2 * c.tag + 1),
-        size_(c.message_size),
-        depth_(c.max_in_flight),
-        racy_(c.mode == AS_MODE_RACY),
-        sendbuf_(c.sendbuf),
-        recvbuf_(c.recvbuf),
-        my_offset_(offset) {
-    if (racy_ && !null()) staging_.resize(size_ / 8);
-  }
-
-  /// Bytes of window this end needs (0 for a placeholder).
-  static MPI_Aint footprint(const as_channel_config& c) {
-    if (c.peer == MPI_PROC_NULL) return 0;
-    return kData + round8(c.message_size) * (c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
-  }
-
-  bool null() const { return peer_ == MPI_PROC_NULL; }
-
-  void start_create() override {
-    if (null()) return;
-    mine_[0] = static_cast<long long>(size_);
-    mine_[1] = depth_;
-    mine_[2] = racy_ ? 1 : 0;
-    mine_[3] = static_cast<long long>(my_offset_);
-    check(MPI_Irecv(theirs_, 4, MPI_LONG_LONG, peer_, control_tag_, w_->comm, &control_[0]),
-          "MPI_Irecv");
-    check(MPI_Isend(mine_, 4, MPI_LONG_LONG, peer_, control_tag_, w_->comm, &control_[1]),
-          "MPI_Isend");
-  }
-
-  void finish_create() override {
-    if (null()) return;
-    MPI_Status statuses[2];
-    check(MPI_Waitall(2, control_, statuses), "MPI_Waitall");
-    int count = 0;
-    MPI_Get_count(&statuses[0], MPI_LONG_LONG, &count);
-    if (count != 4 || !std::equal(mine_, mine_ + 3, theirs_)) {
-      throw ChannelFailure(AS_ERR_MISMATCH,
-                           "the two ends of the channel differ in message size, depth, mode or "
-                           "transport");
-    }
-    peer_offset_ = static_cast<MPI_Aint>(theirs_[3]);
-  }
-
-  /// Called once the window exists and is initialised on every rank.
-  void open() { w_->open = w_->members; }
-
-  bool can_send() override {
-    if (null()) return true;
-    progress();
-    refresh_acks();
-    return sent_ - acked_ < depth_;
-  }
-
-  void send() override {
-    if (null()) {
-      ++stats_.sent;
-      return;
-    }
-    progress();
-    refresh_acks();
-    if (sent_ - acked_ >= depth_) {
-      ++stats_.blocked_sends;
-      while (sent_ - acked_ >= depth_) {
-        progress();  // racy: keep taking the peer's messages meanwhile
-        refresh_acks();
-      }
-    }
-    const int n = static_cast<int>(size_);
-    if (racy_) {
-      check(MPI_Accumulate(sendbuf_, n / 8, MPI_UINT64_T, peer_, peer_offset_ + kData, n / 8,
-                           MPI_UINT64_T, MPI_REPLACE, w_->win),
+  /// Writes message data into `target`'s window and completes it there
+  /// (racy: MPI_Accumulate with MPI_REPLACE, element-wise atomic).
+  void put(int target, MPI_Aint disp, const void* src, std::size_t bytes, bool racy) const {
+    const int n = static_cast<int>(bytes);
+    if (racy) {
+      check(MPI_Accumulate(src, n / 8, MPI_UINT64_T, target, disp, n / 8, MPI_UINT64_T,
+                           MPI_REPLACE, win),
             "MPI_Accumulate");
     } else {
-      const MPI_Aint slot = static_cast<MPI_Aint>(sent_ % depth_);
-      check(MPI_Put(sendbuf_, n, MPI_BYTE, peer_, peer_offset_ + kData + slot * round8(size_), n,
-                    MPI_BYTE, w_->win),
-            "MPI_Put");
+      check(MPI_Put(src, n, MPI_BYTE, target, disp, n, MPI_BYTE, win), "MPI_Put");
     }
-    check(MPI_Win_flush(peer_, w_->win), "MPI_Win_flush");
-    ++sent_;
-    ++stats_.sent;
-    w_->write(peer_, peer_offset_ + kArrival, sent_);
+    check(MPI_Win_flush(target, win), "MPI_Win_flush");
   }
 
-  bool can_recv() override {
-    if (null()) return racy_;
-    if (racy_) {
-      land_racy();
-      return true;
-    }
-    refresh_arrivals();
-    return arrived_ > taken_;
-  }
-
-  int recv() override {
-    ++stats_.recv_calls;
-    if (null()) return 0;
-    if (racy_) {
-      land_racy();
-      const int n = static_cast<int>(since_last_recv_);
-      since_last_recv_ = 0;
-      return n;
-    }
-    refresh_arrivals();
-    if (arrived_ == taken_) return 0;
-    check(MPI_Win_sync(w_->win), "MPI_Win_sync");
-    const MPI_Aint slot = static_cast<MPI_Aint>((arrived_ - 1) % depth_);
-    std::memcpy(recvbuf_, slot_address(slot), size_);
-    const long long batch = arrived_ - taken_;
-    ++stats_.delivered;
-    stats_.discarded += batch - 1;
-    take(arrived_);
-    return static_cast<int>(batch);
-  }
-
-  void progress() override {
-    if (null()) return;
-    if (racy_) {
-      land_racy();
-    } else {
-      refresh_arrivals();
-    }
-  }
-
-  void start_destroy() override {
-    if (null()) return;
-    w_->write(peer_, peer_offset_ + kClosing, sent_);
-  }
-
-  bool test_destroy() override {
-    if (null()) return true;
-    refresh_acks();
-    refresh_arrivals();
-    if (arrived_ > taken_) {  // drop what arrived, freeing the peer's slots
-      stats_.discarded += arrived_ - taken_;
-      take(arrived_);
-    }
-    if (peer_total_ < 0) peer_total_ = w_->read(my_offset_ + kClosing);
-    return peer_total_ >= 0 && taken_ == peer_total_ && acked_ == sent_;
-  }
-
-  void finish_destroy() override {
-    // The last channel of the window to close releases it: every channel on
-    // every rank has completed its closing protocol or will before entering
-    // MPI_Win_free, which is collective over comm.
-    if (--w_->open > 0) return;
-    check(MPI_Win_unlock_all(w_->win), "MPI_Win_unlock_all");
-    check(MPI_Win_free(&w_->win), "MPI_Win_free");
-    check(MPI_Comm_free(&w_->quiet), "MPI_Comm_free");
-  }
-
-  as_channel_stats stats() const override { return stats_; }
-  int in_flight() const override { return static_cast<int>(sent_ - acked_); }
-  const void* window_group() const override { return w_.get(); }
-  int window_group_size() const override { return w_->members; }
-
- private:
-  unsigned char* slot_address(MPI_Aint slot) const {
+  unsigned char* local(MPI_Aint disp) const {
     void* base = nullptr;
     int flag = 0;
-    MPI_Win_get_attr(w_->win, MPI_WIN_BASE, &base, &flag);
-    return static_cast<unsigned char*>(base) + my_offset_ + kData + slot * round8(size_);
+    MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
+    return static_cast<unsigned char*>(base) + disp;
   }
 
-  void refresh_acks() { acked_ = w_->read(my_offset_ + kAck); }
+  /// Makes remote updates of this rank's window visible to local loads.
+  void sync_local() const { check(MPI_Win_sync(win), "MPI_Win_sync"); }
 
-  void refresh_arrivals() {
-    arrived_ = w_->read(my_offset_ + kArrival);
-    stats_.arrived = arrived_;
-  }
-
-  /// Marks messages up to `count` taken and acknowledges them to the sender.
-  void take(long long count) {
-    taken_ = count;
-    w_->write(peer_, peer_offset_ + kAck, taken_);
-  }
-
-  /// Racy: if messages arrived, copies the landing slot element-atomically
-  /// into recvbuf and acknowledges them.
-  void land_racy() {
-    refresh_arrivals();
-    if (arrived_ == taken_) return;
-    const int n = static_cast<int>(size_ / 8);
+  /// Reads `words` 8-byte words of this rank's window, each atomically.
+  void fetch_racy(MPI_Aint disp, std::uint64_t* out, std::size_t words) const {
+    const int n = static_cast<int>(words);
     std::uint64_t ignored = 0;
-    check(MPI_Get_accumulate(&ignored, 0, MPI_UINT64_T, staging_.data(), n, MPI_UINT64_T, w_->rank,
-                             my_offset_ + kData, n, MPI_UINT64_T, MPI_NO_OP, w_->win),
+    check(MPI_Get_accumulate(&ignored, 0, MPI_UINT64_T, out, n, MPI_UINT64_T, rank, disp, n,
+                             MPI_UINT64_T, MPI_NO_OP, win),
           "MPI_Get_accumulate");
-    check(MPI_Win_flush(w_->rank, w_->win), "MPI_Win_flush");
-    atomic_copy(recvbuf_, staging_.data(), size_);
-    stats_.delivered += arrived_ - taken_;
-    since_last_recv_ += arrived_ - taken_;
-    take(arrived_);
+    check(MPI_Win_flush(rank, win), "MPI_Win_flush");
   }
 
-  std::shared_ptr<RmaWindow> w_;
-  int peer_;
-  int control_tag_;
-  std::size_t size_;
-  int depth_;
-  bool racy_;
-  void* sendbuf_;
-  void* recvbuf_;
-  MPI_Aint my_offset_;
-  MPI_Aint peer_offset_ = 0;
-  std::vector<std::uint64_t> staging_;
-
-  long long sent_ = 0;     // messages sent
-  long long acked_ = 0;    // of them, taken by the peer (last read)
-  long long arrived_ = 0;  // messages the peer sent here (last read)
-  long long taken_ = 0;    // of them, delivered or discarded
-  long long peer_total_ = -1;
-  long long since_last_recv_ = 0;
-
-  MPI_Request control_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  long long mine_[4] = {};
-  long long theirs_[4] = {};
-  as_channel_stats stats_{};
+  /// Collective over comm: closes and frees the window.
+  void release() {
+    check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
+    check(MPI_Win_free(&win), "MPI_Win_free");
+    check(MPI_Comm_free(&quiet), "MPI_Comm_free");
+  }
 };
+
+
+using RmaChannel = CountedChannel<RmaWindow>;
 
 /// Combines a local status with every other rank's: the first nonzero of
 /// (local, the largest code of any rank).
@@ -380,7 +194,7 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
   made.reserve(configs.size());
   MPI_Aint bytes = 0;
   for (const as_channel_config& c : configs) {
-    made.push_back(std::make_unique<RmaChannel>(c, window, bytes));
+    made.push_back(std::make_unique<RmaChannel>(c, window, comm, bytes));
     bytes += RmaChannel::footprint(c);
   }
   int status = AS_SUCCESS;

@@ -69,6 +69,7 @@
 
 #include "asyncsolve/par/shmem.hpp"
 #include "channel_impl.hpp"
+#include "counted_channel.hpp"
 
 #ifdef ASYNCSOLVE_HAVE_SHMEM
 #include <shmem.h>
@@ -90,12 +91,7 @@ namespace {
 static_assert(sizeof(long) == 8, "the flags are 8-byte longs");
 
 
-constexpr std::size_t kArrival = 0;
-constexpr std::size_t kAck = 8;
-constexpr std::size_t kClosing = 16;
-constexpr std::size_t kData = 32;
 
-std::size_t round8(std::size_t bytes) { return (bytes + 7) / 8 * 8; }
 
 /// The symmetric block shared by the channels of one create call on this PE.
 struct ShmemBlock {
@@ -105,10 +101,10 @@ struct ShmemBlock {
   int members = 0;
   int open = 0;
 
-  long* flag(std::size_t offset) const { return reinterpret_cast<long*>(base + offset); }
+  long* flag(MPI_Aint offset) const { return reinterpret_cast<long*>(base + offset); }
 
   /// Reads a flag of this PE's block atomically, and turns the progress engine.
-  long long read(std::size_t offset) const {
+  long long read(MPI_Aint offset) const {
     int probe = 0;
     check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &probe, MPI_STATUS_IGNORE), "MPI_Iprobe");
     const long v = shmem_long_atomic_fetch(flag(offset), pe);
@@ -117,213 +113,43 @@ struct ShmemBlock {
   }
 
   /// Sets a flag in `target`'s block atomically.
-  void write(int target, std::size_t offset, long long v) const {
+  void write(int target, MPI_Aint offset, long long v) const {
     std::atomic_thread_fence(std::memory_order_release);
     shmem_long_atomic_set(flag(offset), static_cast<long>(v), target);
   }
-};
 
-
-class ShmemChannel final : public ChannelImpl {
- public:
-  ShmemChannel(const as_channel_config& c, std::shared_ptr<ShmemBlock> block, MPI_Comm comm,
-               std::size_t offset)
-      : b_(std::move(block)),
-        comm_(comm),
-        peer_(c.peer),
-        control_tag_(2 * c.tag + 1),
-        size_(c.message_size),
-        depth_(c.max_in_flight),
-        racy_(c.mode == AS_MODE_RACY),
-        sendbuf_(c.sendbuf),
-        recvbuf_(c.recvbuf),
-        my_offset_(offset) {}
-
-  static std::size_t footprint(const as_channel_config& c) {
-    if (c.peer == MPI_PROC_NULL) return 0;
-    return kData + round8(c.message_size) *
-                       static_cast<std::size_t>(c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
+  /// Puts message data into `target`'s block, ordered before later puts to
+  /// it (the put-fence-flag idiom of paper 000 §3.2.1). Racy: plain puts, as
+  /// the paper's; element atomicity relies on aligned 8-byte words arriving
+  /// whole.
+  void put(int target, MPI_Aint offset, const void* src, std::size_t bytes, bool /*racy*/) const {
+    shmem_putmem(base + offset, src, bytes, target);
+    shmem_fence();
   }
 
-  bool null() const { return peer_ == MPI_PROC_NULL; }
+  unsigned char* local(MPI_Aint offset) const { return base + offset; }
+  void sync_local() const { std::atomic_thread_fence(std::memory_order_acquire); }
 
-  void start_create() override {
-    if (null()) return;
-    mine_[0] = static_cast<long long>(size_);
-    mine_[1] = depth_;
-    mine_[2] = racy_ ? 1 : 0;
-    mine_[3] = static_cast<long long>(my_offset_);
-    check(MPI_Irecv(theirs_, 4, MPI_LONG_LONG, peer_, control_tag_, comm_, &control_[0]),
-          "MPI_Irecv");
-    check(MPI_Isend(mine_, 4, MPI_LONG_LONG, peer_, control_tag_, comm_, &control_[1]),
-          "MPI_Isend");
-  }
-
-  void finish_create() override {
-    if (null()) return;
-    MPI_Status statuses[2];
-    check(MPI_Waitall(2, control_, statuses), "MPI_Waitall");
-    int count = 0;
-    MPI_Get_count(&statuses[0], MPI_LONG_LONG, &count);
-    if (count != 4 || !std::equal(mine_, mine_ + 3, theirs_)) {
-      throw ChannelFailure(AS_ERR_MISMATCH,
-                           "the two ends of the channel differ in message size, depth, mode or "
-                           "transport");
-    }
-    peer_offset_ = static_cast<std::size_t>(theirs_[3]);
-  }
-
-  void open() { b_->open = b_->members; }
-
-  bool can_send() override {
-    if (null()) return true;
-    progress();
-    refresh_acks();
-    return sent_ - acked_ < depth_;
-  }
-
-  void send() override {
-    if (null()) {
-      ++stats_.sent;
-      return;
-    }
-    progress();
-    refresh_acks();
-    if (sent_ - acked_ >= depth_) {
-      ++stats_.blocked_sends;
-      while (sent_ - acked_ >= depth_) {
-        progress();  // racy: keep taking the peer's messages meanwhile
-        refresh_acks();
-      }
-    }
-    const std::size_t slot = racy_ ? 0 : static_cast<std::size_t>(sent_ % depth_);
-    shmem_putmem(b_->base + peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, peer_);
-    shmem_fence();  // the data before the flag, at the peer
-    ++sent_;
-    ++stats_.sent;
-    b_->write(peer_, peer_offset_ + kArrival, sent_);
-  }
-
-  bool can_recv() override {
-    if (null()) return racy_;
-    if (racy_) {
-      land_racy();
-      return true;
-    }
-    refresh_arrivals();
-    return arrived_ > taken_;
-  }
-
-  int recv() override {
-    ++stats_.recv_calls;
-    if (null()) return 0;
-    if (racy_) {
-      land_racy();
-      const int n = static_cast<int>(since_last_recv_);
-      since_last_recv_ = 0;
-      return n;
-    }
-    refresh_arrivals();
-    if (arrived_ == taken_) return 0;
-    const std::size_t slot = static_cast<std::size_t>((arrived_ - 1) % depth_);
-    std::memcpy(recvbuf_, slot_address(slot), size_);
-    const long long batch = arrived_ - taken_;
-    ++stats_.delivered;
-    stats_.discarded += batch - 1;
-    take(arrived_);
-    return static_cast<int>(batch);
-  }
-
-  void progress() override {
-    if (null()) return;
-    if (racy_) {
-      land_racy();
-    } else {
-      refresh_arrivals();
+  /// Reads `words` 8-byte words of this PE's block with relaxed atomic loads.
+  void fetch_racy(MPI_Aint offset, std::uint64_t* out, std::size_t words) const {
+    auto* in = reinterpret_cast<std::uint64_t*>(base + offset);
+    for (std::size_t i = 0; i < words; ++i) {
+      out[i] = std::atomic_ref<std::uint64_t>(in[i]).load(std::memory_order_relaxed);
     }
   }
 
-  void start_destroy() override {
-    if (null()) return;
-    b_->write(peer_, peer_offset_ + kClosing, sent_);
-  }
-
-  bool test_destroy() override {
-    if (null()) return true;
-    refresh_acks();
-    refresh_arrivals();
-    if (arrived_ > taken_) {
-      stats_.discarded += arrived_ - taken_;
-      take(arrived_);
-    }
-    if (peer_total_ < 0) peer_total_ = b_->read(my_offset_ + kClosing);
-    return peer_total_ >= 0 && taken_ == peer_total_ && acked_ == sent_;
-  }
-
-  void finish_destroy() override {
-    if (--b_->open > 0) return;
+  /// Collective over all PEs: frees the symmetric block.
+  void release() {
     shmem_quiet();
     shmem_barrier_all();
-    shmem_free(b_->base);
-    b_->base = nullptr;
-    check(MPI_Comm_free(&b_->quiet), "MPI_Comm_free");
+    shmem_free(base);
+    base = nullptr;
+    check(MPI_Comm_free(&quiet), "MPI_Comm_free");
   }
-
-  as_channel_stats stats() const override { return stats_; }
-  int in_flight() const override { return static_cast<int>(sent_ - acked_); }
-  const void* window_group() const override { return b_.get(); }
-  int window_group_size() const override { return b_->members; }
-
- private:
-  unsigned char* slot_address(std::size_t slot) const {
-    return b_->base + my_offset_ + kData + slot * round8(size_);
-  }
-
-  void refresh_acks() { acked_ = b_->read(my_offset_ + kAck); }
-
-  void refresh_arrivals() {
-    arrived_ = b_->read(my_offset_ + kArrival);
-    stats_.arrived = arrived_;
-  }
-
-  void take(long long count) {
-    taken_ = count;
-    b_->write(peer_, peer_offset_ + kAck, taken_);
-  }
-
-  void land_racy() {
-    refresh_arrivals();
-    if (arrived_ == taken_) return;
-    atomic_copy(recvbuf_, slot_address(0), size_);
-    stats_.delivered += arrived_ - taken_;
-    since_last_recv_ += arrived_ - taken_;
-    take(arrived_);
-  }
-
-  std::shared_ptr<ShmemBlock> b_;
-  MPI_Comm comm_;
-  int peer_;
-  int control_tag_;
-  std::size_t size_;
-  int depth_;
-  bool racy_;
-  void* sendbuf_;
-  void* recvbuf_;
-  std::size_t my_offset_;
-  std::size_t peer_offset_ = 0;
-
-  long long sent_ = 0;
-  long long acked_ = 0;
-  long long arrived_ = 0;
-  long long taken_ = 0;
-  long long peer_total_ = -1;
-  long long since_last_recv_ = 0;
-
-  MPI_Request control_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  long long mine_[4] = {};
-  long long theirs_[4] = {};
-  as_channel_stats stats_{};
 };
+
+
+using ShmemChannel = CountedChannel<ShmemBlock>;
 
 int agree(MPI_Comm comm, int local) {
   int global = 0;
