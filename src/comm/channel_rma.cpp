@@ -167,73 +167,29 @@ struct RmaWindow {
 };
 
 
-using RmaChannel = CountedChannel<RmaWindow>;
 
-/// Combines a local status with every other rank's: the first nonzero of
-/// (local, the largest code of any rank).
-int agree(MPI_Comm comm, int local) {
-  int global = 0;
-  check(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  return local != AS_SUCCESS ? local : global;
-}
 
 }  // namespace
 
 std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
     std::span<const as_channel_config> configs, int local_status) {
   const MPI_Comm comm = configs.front().comm;
-  if (const int s = agree(comm, local_status); s != AS_SUCCESS) {
-    throw ChannelFailure(s, "rma channel creation: invalid arguments on some rank");
-  }
   auto window = std::make_shared<RmaWindow>();
   window->comm = comm;
-  window->members = static_cast<int>(configs.size());
   check(MPI_Comm_rank(comm, &window->rank), "MPI_Comm_rank");
-
-  std::vector<std::unique_ptr<RmaChannel>> made;
-  made.reserve(configs.size());
   MPI_Aint bytes = 0;
-  for (const as_channel_config& c : configs) {
-    made.push_back(std::make_unique<RmaChannel>(c, window, comm, bytes));
-    bytes += RmaChannel::footprint(c);
-  }
-  int status = AS_SUCCESS;
-  auto note = [&](auto&& step) {
-    try {
-      step();
-    } catch (const ChannelFailure& e) {
-      if (status == AS_SUCCESS) status = e.status();
-    }
-  };
-  for (auto& ch : made) note([&] { ch->start_create(); });
-  // Complete every handshake, even after an error, so nothing is left posted.
-  for (auto& ch : made) note([&] { ch->finish_create(); });
-  if (const int s = agree(comm, status); s != AS_SUCCESS) {
-    throw ChannelFailure(s, "rma channel creation failed on some rank");
-  }
+  auto made = make_and_handshake(configs, local_status, window, comm, bytes);
 
   check(MPI_Comm_dup(comm, &window->quiet), "MPI_Comm_dup");
   void* base = nullptr;
   check(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &base, &window->win), "MPI_Win_allocate");
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
-  if (bytes > 0) std::memset(base, 0, static_cast<std::size_t>(bytes));
-  MPI_Aint offset = 0;
-  for (const as_channel_config& c : configs) {
-    if (c.peer != MPI_PROC_NULL) {
-      const std::int64_t closing = -1;
-      std::memcpy(static_cast<unsigned char*>(base) + offset + kClosing, &closing, sizeof closing);
-    }
-    offset += RmaChannel::footprint(c);
-  }
+  initialise_areas<RmaWindow>(configs, static_cast<unsigned char*>(base),
+                              static_cast<std::size_t>(bytes));
   // Local stores reach the public copy, and no peer accesses it before.
   check(MPI_Win_sync(window->win), "MPI_Win_sync");
   check(MPI_Barrier(comm), "MPI_Barrier");
-  made.front()->open();
-
-  std::vector<std::unique_ptr<ChannelImpl>> out;
-  out.reserve(made.size());
-  for (auto& ch : made) out.push_back(std::move(ch));
-  return out;
+  return open_channels(std::move(made));
 }
 
 }  // namespace asyncsolve::comm::detail

@@ -149,13 +149,7 @@ struct ShmemBlock {
 };
 
 
-using ShmemChannel = CountedChannel<ShmemBlock>;
 
-int agree(MPI_Comm comm, int local) {
-  int global = 0;
-  check(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  return local != AS_SUCCESS ? local : global;
-}
 
 }  // namespace
 
@@ -170,36 +164,13 @@ std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(
   if (local_status == AS_SUCCESS && (size != shmem_n_pes() || rank != shmem_my_pe())) {
     local_status = AS_ERR_ARG;
   }
-  if (const int s = agree(comm, local_status); s != AS_SUCCESS) {
-    throw ChannelFailure(s, "shmem channel creation: invalid arguments on some rank");
-  }
   auto block = std::make_shared<ShmemBlock>();
   block->pe = rank;
-  block->members = static_cast<int>(configs.size());
-
-  std::vector<std::unique_ptr<ShmemChannel>> made;
-  made.reserve(configs.size());
-  std::size_t bytes = 0;
-  for (const as_channel_config& c : configs) {
-    made.push_back(std::make_unique<ShmemChannel>(c, block, comm, bytes));
-    bytes += ShmemChannel::footprint(c);
-  }
-  int status = AS_SUCCESS;
-  auto note = [&](auto&& step) {
-    try {
-      step();
-    } catch (const ChannelFailure& e) {
-      if (status == AS_SUCCESS) status = e.status();
-    }
-  };
-  for (auto& ch : made) note([&] { ch->start_create(); });
-  for (auto& ch : made) note([&] { ch->finish_create(); });
-  if (const int s = agree(comm, status); s != AS_SUCCESS) {
-    throw ChannelFailure(s, "shmem channel creation failed on some rank");
-  }
+  MPI_Aint bytes = 0;
+  auto made = make_and_handshake(configs, local_status, block, comm, bytes);
 
   // shmem_malloc needs the same size on every PE.
-  unsigned long long local_bytes = bytes;
+  unsigned long long local_bytes = static_cast<unsigned long long>(bytes);
   unsigned long long max_bytes = 0;
   check(MPI_Allreduce(&local_bytes, &max_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
         "MPI_Allreduce");
@@ -213,20 +184,10 @@ std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(
   }
   block->base = static_cast<unsigned char*>(base);
   check(MPI_Comm_dup(comm, &block->quiet), "MPI_Comm_dup");
-  std::memset(base, 0, static_cast<std::size_t>(max_bytes));
-  std::size_t offset = 0;
-  for (const as_channel_config& c : configs) {
-    if (c.peer != MPI_PROC_NULL) *block->flag(offset + kClosing) = -1;
-    offset += ShmemChannel::footprint(c);
-  }
+  initialise_areas<ShmemBlock>(configs, block->base, static_cast<std::size_t>(max_bytes));
   // Local stores complete, and no PE touches a peer's block before.
   shmem_barrier_all();
-  made.front()->open();
-
-  std::vector<std::unique_ptr<ChannelImpl>> out;
-  out.reserve(made.size());
-  for (auto& ch : made) out.push_back(std::move(ch));
-  return out;
+  return open_channels(std::move(made));
 }
 
 #endif  // ASYNCSOLVE_HAVE_SHMEM

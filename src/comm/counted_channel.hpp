@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "channel_impl.hpp"
@@ -251,5 +252,77 @@ class CountedChannel final : public ChannelImpl {
   long long theirs_[4] = {};
   as_channel_stats stats_{};
 };
+
+/// Combines a local status with every other rank's: the first nonzero of
+/// (local, the largest code of any rank). Collective over comm.
+inline int agree(MPI_Comm comm, int local) {
+  int global = 0;
+  check(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  return local != AS_SUCCESS ? local : global;
+}
+
+/// The first steps of a collective create over `store`, common to the
+/// one-sided transports: every rank's arguments agreed, the channels made
+/// with consecutive areas (their total size in `bytes`), and every handshake
+/// completed (even after an error, so nothing is left posted) and agreed.
+/// Throws ChannelFailure, on every rank alike, if any rank failed.
+template <class Store>
+std::vector<std::unique_ptr<CountedChannel<Store>>> make_and_handshake(
+    std::span<const as_channel_config> configs, int local_status,
+    const std::shared_ptr<Store>& store, MPI_Comm comm, MPI_Aint& bytes) {
+  if (const int s = agree(comm, local_status); s != AS_SUCCESS) {
+    throw ChannelFailure(s, "channel creation: invalid arguments on some rank");
+  }
+  store->members = static_cast<int>(configs.size());
+  std::vector<std::unique_ptr<CountedChannel<Store>>> made;
+  made.reserve(configs.size());
+  bytes = 0;
+  for (const as_channel_config& c : configs) {
+    made.push_back(std::make_unique<CountedChannel<Store>>(c, store, comm, bytes));
+    bytes += CountedChannel<Store>::footprint(c);
+  }
+  int status = AS_SUCCESS;
+  auto note = [&](auto&& step) {
+    try {
+      step();
+    } catch (const ChannelFailure& e) {
+      if (status == AS_SUCCESS) status = e.status();
+    }
+  };
+  for (auto& ch : made) note([&] { ch->start_create(); });
+  for (auto& ch : made) note([&] { ch->finish_create(); });
+  if (const int s = agree(comm, status); s != AS_SUCCESS) {
+    throw ChannelFailure(s, "channel creation failed on some rank");
+  }
+  return made;
+}
+
+/// Initialises this rank's freshly allocated areas at `base` (`bytes` long):
+/// zero counts, and closing = -1 ("not closed yet") for every real channel.
+template <class Store>
+void initialise_areas(std::span<const as_channel_config> configs, unsigned char* base,
+                      std::size_t bytes) {
+  if (bytes > 0) std::memset(base, 0, bytes);
+  MPI_Aint offset = 0;
+  for (const as_channel_config& c : configs) {
+    if (c.peer != MPI_PROC_NULL) {
+      const std::int64_t closing = -1;
+      std::memcpy(base + offset + kClosing, &closing, sizeof closing);
+    }
+    offset += CountedChannel<Store>::footprint(c);
+  }
+}
+
+/// The last step, once every rank's store is initialised: opens the store
+/// and hands the channels over.
+template <class Store>
+std::vector<std::unique_ptr<ChannelImpl>> open_channels(
+    std::vector<std::unique_ptr<CountedChannel<Store>>> made) {
+  made.front()->open();
+  std::vector<std::unique_ptr<ChannelImpl>> out;
+  out.reserve(made.size());
+  for (auto& ch : made) out.push_back(std::move(ch));
+  return out;
+}
 
 }  // namespace asyncsolve::comm::detail
