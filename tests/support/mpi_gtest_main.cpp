@@ -1,11 +1,18 @@
 // GoogleTest main for tests that run under mpiexec (and for unit tests, as a
 // singleton). Rank 0 prints the usual report; other ranks print only their
 // failures, prefixed with their rank. The exit code is non-zero on every rank
-// if any rank failed.
+// if any rank failed. Compiled with ASYNCSOLVE_TEST_SHMEM it also starts
+// OpenSHMEM after MPI (par::Shmem), for tests under oshrun; shmem_finalize
+// then finalizes MPI too, and Environment::finalize() skips MPI_Finalize.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdio>
+
+#include "asyncsolve/par/environment.hpp"
+#ifdef ASYNCSOLVE_TEST_SHMEM
+#include "asyncsolve/par/shmem.hpp"
+#endif
 
 namespace {
 
@@ -26,7 +33,10 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
+#ifdef ASYNCSOLVE_TEST_SHMEM
+  asyncsolve::par::Shmem shmem;
+#endif
   testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -37,6 +47,9 @@ int main(int argc, char** argv) {
   }
   int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
+#ifdef ASYNCSOLVE_TEST_SHMEM
+  shmem.finalize();
+#endif
+  env.finalize();
   return failed;
 }
