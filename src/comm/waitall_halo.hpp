@@ -18,6 +18,9 @@ class WaitallHalo final : public HaloExchange {
   int messages_per_exchange() const override { return static_cast<int>(links_.size()); }
   std::size_t bytes_per_exchange() const override { return bytes_; }
 
+ protected:
+  bool do_test() override { return requests_.test_all(); }
+
  private:
   struct Link {
     int rank;

@@ -26,6 +26,14 @@ class HaloExchange {
   virtual std::string_view name() const = 0;
   /// Packs the send layers of `field` and starts the transfers.
   virtual void start(grid::Field& field) = 0;
+  /// Local: progresses the transfers of the exchange in flight without
+  /// blocking (MPI_Test on its requests; paper 001 §3.4 calls NBC_Test every
+  /// few planes of the interior mat-vec). True once every transfer has
+  /// completed; finish() is still required. Counted in tests().
+  bool test() {
+    ++tests_;
+    return do_test();
+  }
   /// Completes the transfers and writes the received layers into the halo.
   virtual void finish(grid::Field& field) = 0;
   /// start() then finish().
@@ -40,6 +48,15 @@ class HaloExchange {
   /// Collective: releases communication resources (channels, windows) at a
   /// point every rank reaches. Strategies that hold none do nothing.
   virtual void close() {}
+  /// Calls of test() so far.
+  long tests() const noexcept { return tests_; }
+
+ protected:
+  /// test() without the counting. Strategies whose start() blocks return true.
+  virtual bool do_test() = 0;
+
+ private:
+  long tests_ = 0;
 };
 
 /// Names accepted by make_halo_exchange.
