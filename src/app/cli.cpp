@@ -13,6 +13,7 @@
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -33,11 +34,20 @@ struct RawSolve {
   std::string global;
   std::string local;
   std::string dims;
+  CLI::Option* tol = nullptr;
 };
+
+std::vector<std::string> method_names() {
+  std::vector<std::string> names{"jacobi"};
+  for (const auto& m : solvers::krylov_method_names()) names.push_back(m);
+  return names;
+}
 
 void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.option_defaults()->always_capture_default();
-  solve.add_option("--problem", c.problem, "Model problem: plume (paper 000) or ones (paper 001)");
+  solve.add_option("--problem", c.problem,
+                   "Model problem: plume (paper 000), ones (paper 001) or laplace27 (paper 003's "
+                   "27-point Laplacian, b = 1; Krylov methods only)");
   solve.add_option("--offset", c.offset,
                    "Added to plume's boundary values and initial guess (paper 000 §6.1)");
   solve.add_option("--global", raw.global,
@@ -49,17 +59,30 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
       ->default_str("50,50,50");
   solve.add_option("--dims", raw.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
       ->default_str("auto");
-  solve.add_option("--method", c.method, "Solver: jacobi");
+  solve.add_option("--method", c.method,
+                   "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
+                   "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products) or pipecg "
+                   "(pipelined CG)");
   solve.add_option("--variant", c.variant,
                    "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
   solve.add_option("--transport", c.transport,
                    "Communication transport: mpi (two-sided), rma (MPI-3 one-sided) or shmem "
                    "(OpenSHMEM; run under oshrun)");
   solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
+  solve.add_option("--test-every", c.test_every,
+                   "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
+                   "mat-vec (0: never; paper 001 §3.4)");
+  solve.add_option("--pc", c.pc,
+                   "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
+                   "none for pipecg), none or jacobi (pipecg)");
+  solve.add_option("--shift", c.shift,
+                   "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
+                   "indefinite and CG breaks down");
   solve.add_option("--allreduce", c.allreduce,
-                   "Reduction for the residual: auto (mpi for sync, tree otherwise), mpi "
-                   "(MPI_Allreduce, sync), tree (restarting asynchronous binary tree) or impi "
-                   "(MPI_Iallreduce), the last two for async and racy");
+                   "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
+                   "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
+                   "(MPI_Iallreduce) or tree (asynchronous binary tree); async and racy need "
+                   "impi or tree");
   solve.add_option("--max-in-flight", c.max_in_flight,
                    "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
   solve.add_option("--final-sync", c.final_sync,
@@ -75,7 +98,8 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--progress", c.progress,
                    "Communication progress: none (only in each iteration's channel calls) or "
                    "poll:K (async/racy: also every K planes of the sweep)");
-  solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol");
+  raw.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
+                ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
   solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
   solve.add_option("--check-every", c.check_every,
                    "Compute the global residual every K iterations");
@@ -87,6 +111,41 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "Seconds between --monitor lines (each residual check at most)");
   solve.add_option("--json", c.json_path, "Write the result document to this file")
       ->default_str("");
+}
+
+/// What only the Krylov methods take, and the Jacobi options they refuse.
+void validate_krylov(SolveConfig& c) {
+  const auto refuse = [&](bool given, std::string_view option, std::string_view expected) {
+    if (given) {
+      throw InputError(fmt::format("{} with --method {}: {} applies to jacobi only, expected {}",
+                                   option, c.method, option.substr(0, option.find(' ')),
+                                   expected));
+    }
+  };
+  refuse(c.variant != "sync", fmt::format("--variant {}", c.variant), "sync (the default)");
+  refuse(c.transport != "mpi", fmt::format("--transport {}", c.transport), "mpi (the default)");
+  refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
+  refuse(c.copy, "--copy", "no --copy");
+  refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank), "-1");
+  refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz), "0");
+  refuse(c.progress != "none", fmt::format("--progress {}", c.progress),
+         "none (Krylov methods progress by --test-every)");
+  if (c.test_every < 0) {
+    throw InputError(fmt::format("--test-every {}: expected an integer >= 0", c.test_every));
+  }
+  if (!std::isfinite(c.shift)) {
+    throw InputError(fmt::format("--shift {}: expected a finite number", c.shift));
+  }
+  if (c.pc == "auto") return;
+  if (c.method == "pipecg") {
+    expect_one_of("--pc", c.pc, {"auto", "none", "jacobi"});
+  } else if (c.method == "cg") {
+    expect_one_of("--pc", c.pc, {"auto", "none"}, " (cg is unpreconditioned; pcg1, pcg2 and "
+                  "pcg-overlap use jacobi)");
+  } else {
+    expect_one_of("--pc", c.pc, {"auto", "jacobi"},
+                  fmt::format(" ({} is the Jacobi-preconditioned CG of paper 003)", c.method));
+  }
 }
 
 void validate(SolveConfig& c, const RawSolve& raw) {
@@ -103,7 +162,26 @@ void validate(SolveConfig& c, const RawSolve& raw) {
                                  "with --problem {}",
                                  c.offset, c.problem));
   }
-  expect_one_of("--method", c.method, {"jacobi"}, " (cg and pcg variants come with a later release)");
+  expect_one_of("--method", c.method, method_names());
+  if (raw.tol != nullptr && raw.tol->count() == 0) c.tol = is_krylov(c) ? 1e-6 : 1e-4;
+  if (is_krylov(c)) validate_krylov(c);
+  if (!is_krylov(c) && c.problem == "laplace27") {
+    throw InputError(fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
+                                 "solved by the Krylov methods, expected one of {}",
+                                 c.method, fmt::join(solvers::krylov_method_names(), ", ")));
+  }
+  if (!is_krylov(c)) {
+    if (c.pc != "auto") {
+      throw InputError(fmt::format("--pc {} with --method jacobi: expected auto (Jacobi takes no "
+                                   "preconditioner)",
+                                   c.pc));
+    }
+    if (c.shift != 0.0) {
+      throw InputError(fmt::format("--shift {} with --method jacobi: expected 0 (the shift applies "
+                                   "to the Krylov methods)",
+                                   c.shift));
+    }
+  }
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
   expect_one_of("--transport", c.transport, {"mpi", "rma", "shmem"},
                 " (the omp transport comes with a later release)");
@@ -111,7 +189,9 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM");
   }
   expect_one_of("--halo", c.halo, comm::halo_exchange_names());
-  if (c.variant == "sync") {
+  if (is_krylov(c)) {
+    expect_one_of("--allreduce", c.allreduce, {"auto", "mpi", "impi", "tree"});
+  } else if (c.variant == "sync") {
     expect_one_of("--allreduce", c.allreduce, {"auto", "mpi"},
                   " (the sync variant uses a blocking reduction)");
   } else {
@@ -184,8 +264,19 @@ void validate(SolveConfig& c, const RawSolve& raw) {
 
 }  // namespace
 
+bool is_krylov(const SolveConfig& config) { return config.method != "jacobi"; }
+
+std::string resolved_pc(const SolveConfig& config) {
+  if (config.pc != "auto") return config.pc;
+  if (config.method == "jacobi" || config.method == "cg" || config.method == "pipecg") return "none";
+  return "jacobi";
+}
+
 std::string resolved_allreduce(const SolveConfig& config) {
   if (config.allreduce != "auto") return config.allreduce;
+  if (is_krylov(config)) {
+    return config.method == "pcg-overlap" || config.method == "pipecg" ? "impi" : "mpi";
+  }
   return config.variant == "sync" ? "mpi" : "tree";
 }
 

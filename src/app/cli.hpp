@@ -22,7 +22,7 @@ struct SolveConfig {
   std::string allreduce = "auto";  ///< resolved: mpi for sync, tree for async/racy
   std::string progress = "none";
   int progress_planes = 0;  ///< K of --progress poll:K (0 for none)
-  double tol = 1e-4;
+  double tol = 1e-4;  ///< resolved: 1e-4 for jacobi, 1e-6 for the Krylov methods unless given
   long max_iters = 100000;
   int check_every = 100;
   int halo_every = 1;
@@ -37,7 +37,17 @@ struct SolveConfig {
   double noise_us = 0.0;
   double noise_hz = 0.0;
   long noise_seed = 1;
+  // Krylov methods
+  int test_every = 4;       ///< interior planes between tests of the halo exchange (0: never)
+  std::string pc = "auto";  ///< resolved: none for cg, jacobi for pcg*, none or jacobi for pipecg
+  double shift = 0.0;       ///< solve (A + shift I) x = b
 };
+
+/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
+bool is_krylov(const SolveConfig& config);
+
+/// The preconditioner `config` resolves to: "none" or "jacobi".
+std::string resolved_pc(const SolveConfig& config);
 
 /// The reduction algorithm `config` resolves to ("auto" depends on the variant).
 std::string resolved_allreduce(const SolveConfig& config);

@@ -80,7 +80,10 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"copy", c.copy},
                    {"monitor", c.monitor},
                    {"monitor_every", c.monitor_every_s},
-                   {"decomposition_input", c.decomposition.global ? "global" : "local"}};
+                   {"decomposition_input", c.decomposition.global ? "global" : "local"},
+                   {"test_every", c.test_every},
+                   {"pc", resolved_pc(c)},
+                   {"shift", c.shift}};
   std::vector<long long> per_rank;
   for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
   nlohmann::ordered_json iterations = {{"min", std::llround(s.iterations.min)},
@@ -92,6 +95,9 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"iterations", iterations},
                    {"time_s", s.time_s.max},
                    {"time_s_ranks", stats_json(s.time_s)},
+                   {"time_per_iteration_s",
+                    s.iterations.max > 0 ? s.time_s.max / s.iterations.max : 0.0},
+                   {"detail", s.detail},
                    {"residual_estimate", s.residual_estimate},
                    {"true_residual", s.true_residual},
                    {"error_inf", optional_number(s.error_inf)},
@@ -103,7 +109,9 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   doc["phases"] = phases;
   doc["stats"] = {{"sends_per_iteration", s.sends_per_iteration},
                   {"skipped_sends", std::llround(s.skipped_sends)},
-                  {"batch_sizes", s.batch_sizes}};
+                  {"batch_sizes", s.batch_sizes},
+                  {"halo_exchanges", s.halo_exchanges},
+                  {"halo_tests", stats_json(s.halo_tests)}};
   doc["history"] = s.history;
   return doc;
 }
@@ -114,8 +122,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  out += fmt::format("asyncsolve {}: {} {} over {}, {} rank{} (process grid {}x{}x{}), {} reduction\n",
-                     version, c.method, c.variant, c.transport, env.ranks,
+  const std::string what =
+      is_krylov(c) ? fmt::format("{} (pc {})", c.method, resolved_pc(c))
+                   : fmt::format("{} {} over {}", c.method, c.variant, c.transport);
+  out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}), {} reduction\n",
+                     version, what, env.ranks,
                      env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1], p.dims[2], s.allreduce);
   std::string local = fmt::format("{}x{}x{}", p.local_max[0], p.local_max[1], p.local_max[2]);
   if (p.local_min != p.local_max) {
@@ -132,6 +143,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   line("result", fmt::format("{} ({}) after {} in {:.3f} s",
                              s.converged ? "converged" : "NOT converged", s.reason, iters,
                              s.time_s.max));
+  if (!s.detail.empty()) line("breakdown", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
   if (c.variant != "sync") {
@@ -149,8 +161,13 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
   line("phases", fmt::format("{} s (max over ranks)", phases));
-  line("sweep", fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)",
-                            s.sweep_bandwidth_gbs));
+  if (is_krylov(c)) {
+    line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
+                             s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));
+  } else {
+    line("sweep", fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)",
+                              s.sweep_bandwidth_gbs));
+  }
   return out;
 }
 

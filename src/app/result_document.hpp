@@ -44,6 +44,9 @@ struct RunSummary {
   par::RankStats injected_s;
   std::string allreduce;  ///< the algorithm "auto" resolved to
   std::string halo;       ///< the halo exchange used (waitall, or channel for sync over rma)
+  std::string detail;     ///< what broke down (Krylov), empty otherwise
+  par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
+  long halo_exchanges = 0;    ///< rank 0's halo exchanges
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

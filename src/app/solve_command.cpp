@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -21,6 +23,7 @@
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
 
@@ -141,6 +144,31 @@ nlohmann::json gather_batches(const par::Comm& comm, std::vector<long> batches) 
   return out;
 }
 
+/// The --monitor printer (rank 0): iteration, residual and rate, at most
+/// every --monitor-every seconds.
+std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig& config) {
+  struct State {
+    double last_print = -1e300;
+    long last_iteration = 0;
+    double last_time = 0;
+  };
+  auto state = std::make_shared<State>();
+  const double every = config.monitor_every_s;
+  return [state, every](const solvers::HistoryPoint& p) {
+    if (p.time_s - state->last_print < every && p.iteration != 0) return;
+    const double rate = p.time_s > state->last_time
+                            ? static_cast<double>(p.iteration - state->last_iteration) /
+                                  (p.time_s - state->last_time)
+                            : 0.0;
+    std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration,
+                p.residual, rate, p.time_s);
+    std::fflush(stdout);
+    state->last_print = p.time_s;
+    state->last_iteration = p.iteration;
+    state->last_time = p.time_s;
+  };
+}
+
 grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
   grid::Int3 out = v;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
@@ -148,20 +176,22 @@ grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) 
   return out;
 }
 
-}  // namespace
 
-core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
-                         const par::Environment& env, const std::vector<std::string>& command) {
-  const std::string started = iso8601_now();
-  check_json_path(config, world);
-  const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
-  grid::Decomposition decomposition = grid::Decomposition::create(world, config.decomposition);
+/// What a solver branch hands to the shared report.
+struct Solved {
+  solvers::SolveResult result;
+  std::string halo;
+  std::string allreduce;
+};
+
+/// Jacobi (sync, async, racy) over the chosen transport. Collective.
+Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
+                    const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
   check_memory(config, decomposition, /*fields: u, u_new, b=*/3);
-
   grid::Field u(decomposition.local(), 1);
-  grid::apply_initial_guess(*problem, u);
-  grid::apply_boundary(*problem, decomposition, u);
+  grid::apply_initial_guess(problem, u);
+  grid::apply_boundary(problem, decomposition, u);
   const bool asynchronous = config.variant != "sync";
   if (config.slow_rank >= comm.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
@@ -193,25 +223,9 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   options.halo_every = config.halo_every;
   options.copy = config.copy;
   if (faults.is_active()) options.faults = &faults;
-  double last_print = -1e300;
-  long last_iteration = 0;
-  double last_time = 0;
-  if (config.monitor && comm.is_root()) {
-    options.monitor = [&](const solvers::HistoryPoint& p) {
-      if (p.time_s - last_print < config.monitor_every_s && p.iteration != 0) return;
-      const double rate = p.time_s > last_time
-                              ? static_cast<double>(p.iteration - last_iteration) / (p.time_s - last_time)
-                              : 0.0;
-      std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration,
-                  p.residual, rate, p.time_s);
-      std::fflush(stdout);
-      last_print = p.time_s;
-      last_iteration = p.iteration;
-      last_time = p.time_s;
-    };
-  }
+  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
 
-  solvers::SolveResult result;
+  Solved out;
   if (asynchronous) {
     solvers::AsyncJacobiOptions async;
     async.base = options;
@@ -220,11 +234,58 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     async.final_sync = config.final_sync;
     async.progress_planes = config.progress_planes;
     async.transport = transport;
-    result = solvers::jacobi_async(*problem, decomposition, u, *halo, *reduction, *convergence,
-                                   async);
+    out.result = solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence,
+                                       async);
   } else {
-    result = solvers::jacobi_sync(*problem, decomposition, u, *halo, *reduction, options);
+    out.result = solvers::jacobi_sync(problem, decomposition, u, *halo, *reduction, options);
   }
+  out.halo = std::string(halo->name());
+  out.allreduce = allreduce;
+  halo->close();
+  if (convergence) convergence->free();
+  return out;
+}
+
+/// cg, pcg1, pcg2, pcg-overlap, pipecg. Collective.
+Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
+                    const grid::Decomposition& decomposition) {
+  const par::Comm& comm = decomposition.comm();
+  check_memory(config, decomposition, solvers::krylov_fields(config.method));
+  solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
+  const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
+                                 ? comm::Neighbourhood::full
+                                 : comm::Neighbourhood::faces;
+  auto halo = comm::make_halo_exchange(config.halo, decomposition, system.x, neighbourhood);
+  solvers::KrylovOptions options;
+  options.method = config.method;
+  options.tol = config.tol;
+  options.max_iters = config.max_iters;
+  options.test_every = config.test_every;
+  options.jacobi = resolved_pc(config) == "jacobi";
+  options.allreduce = resolved_allreduce(config);
+  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  Solved out;
+  out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  auto reduction = collectives::make_allreduce("mpi", comm);
+  out.result.error_inf = solvers::error_inf(problem, decomposition, system.x, *reduction);
+  out.halo = std::string(halo->name());
+  out.allreduce = options.allreduce;
+  halo->close();
+  return out;
+}
+
+}  // namespace
+
+core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
+                         const par::Environment& env, const std::vector<std::string>& command) {
+  const std::string started = iso8601_now();
+  check_json_path(config, world);
+  const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
+  grid::Decomposition decomposition = grid::Decomposition::create(world, config.decomposition);
+  const par::Comm& comm = decomposition.comm();
+  Solved solved = is_krylov(config) ? solve_krylov(config, *problem, decomposition)
+                                    : solve_jacobi(config, *problem, decomposition);
+  const solvers::SolveResult& result = solved.result;
 
   // Summaries over ranks: every rank takes part in every reduction.
   RunSummary s;
@@ -252,8 +313,11 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.skipped_sends = par::rank_stats(comm, static_cast<double>(result.skipped_sends)).mean * comm.size();
   s.final_sync_iterations = result.final_sync_iterations;
   s.injected_s = par::rank_stats(comm, result.injected_s);
-  s.allreduce = allreduce;
-  s.halo = std::string(halo->name());
+  s.allreduce = solved.allreduce;
+  s.halo = solved.halo;
+  s.detail = result.detail;
+  s.halo_tests = par::rank_stats(comm, static_cast<double>(result.halo_tests));
+  s.halo_exchanges = result.halo_exchanges;
 
   RunProblem p;
   p.name = std::string(problem->name());
@@ -283,11 +347,6 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     }
   }
   par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-  halo->close();
-  halo.reset();
-  reduction.reset();
-  if (convergence) convergence->free();
-  convergence.reset();
   decomposition.free();
   if (write_failed != 0) return core::ExitCode::runtime_failure;
   return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;

@@ -276,14 +276,49 @@ class TreeAllreduce final : public NonblockingBase {
   Phase phase_ = Phase::idle;
 };
 
+/// The blocking reduction behind the non-blocking interface: start() runs
+/// MPI_Allreduce to completion and test() returns the result at once. What
+/// solvers use when nothing should overlap (PCG-Algorithm1 and 2 of paper 003).
+class BlockingAllreduce final : public NonblockingBase {
+ public:
+  BlockingAllreduce(const par::Comm& comm, std::size_t size)
+      : NonblockingBase(comm, size), result_(size) {}
+  std::string_view name() const override { return "mpi"; }
+  bool active() const override { return active_; }
+  int outstanding_requests() const override { return 0; }
+
+  void start(std::span<const double> values) override {
+    check_start(values);
+    std::copy(values.begin(), values.end(), result_.begin());
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, result_.data(), count(), MPI_DOUBLE, MPI_SUM,
+                                 comm_.get()),
+                   "MPI_Allreduce");
+    active_ = true;
+  }
+  bool test(std::span<double> result) override {
+    wait(result);
+    return true;
+  }
+  void wait(std::span<double> result) override {
+    check_complete(result);
+    std::copy(result_.begin(), result_.end(), result.begin());
+    active_ = false;
+    ++completed_;
+  }
+
+ private:
+  std::vector<double> result_;
+  bool active_ = false;
+};
+
 }  // namespace
 
-std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi"}; }
+std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi", "mpi"}; }
 
 std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_view name,
                                                                  const par::Comm& comm,
                                                                  std::size_t size) {
-  const bool known = name == "tree" || name == "impi";
+  const bool known = name == "tree" || name == "impi" || name == "mpi";
   if (!known)
     throw core::InputError(fmt::format("--allreduce '{}': expected one of {}", name,
                                        fmt::join(nonblocking_allreduce_names(), ", ")));
@@ -292,6 +327,7 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_vie
                                         "count can hold",
                                         size));
   if (name == "tree") return std::make_unique<TreeAllreduce>(comm, size);
+  if (name == "mpi") return std::make_unique<BlockingAllreduce>(comm, size);
   return std::make_unique<ImpiAllreduce>(comm, size);
 }
 

@@ -44,11 +44,24 @@ class Ones final : public Problem {
   nlohmann::json parameters() const override { return nlohmann::json::object(); }
 };
 
+/// Paper 003's test matrix, as hypre's `ij -laplacian -27pt` builds it: 26
+/// on the diagonal, -1 for each of the 26 neighbours, zero Dirichlet data
+/// (boundary points eliminated), b = 1, x0 = 0.
+class Laplace27 final : public Problem {
+ public:
+  std::string_view name() const override { return "laplace27"; }
+  int stencil_points() const override { return 27; }
+  double source() const override { return 1.0; }
+  double boundary_value(const Int3&, const Int3&) const override { return 0.0; }
+  double initial_value() const override { return 0.0; }
+  nlohmann::json parameters() const override { return {{"stencil", 27}}; }
+};
+
 }  // namespace
 
 std::optional<double> Problem::exact_value(const Int3&, const Int3&) const { return std::nullopt; }
 
-std::vector<std::string> problem_names() { return {"plume", "ones"}; }
+std::vector<std::string> problem_names() { return {"plume", "ones", "laplace27"}; }
 
 std::unique_ptr<Problem> make_problem(std::string_view name, const ProblemOptions& options) {
   if (!std::isfinite(options.offset)) {
@@ -62,6 +75,15 @@ std::unique_ptr<Problem> make_problem(std::string_view name, const ProblemOption
           options.offset));
     }
     return std::make_unique<Ones>();
+  }
+  if (name == "laplace27") {
+    if (options.offset != 0.0) {
+      throw core::InputError(fmt::format(
+          "--offset {}: the laplace27 problem takes no offset, expected 0 (offset applies to "
+          "plume)",
+          options.offset));
+    }
+    return std::make_unique<Laplace27>();
   }
   throw core::InputError(
       fmt::format("--problem '{}': expected one of {}", name, fmt::join(problem_names(), ", ")));

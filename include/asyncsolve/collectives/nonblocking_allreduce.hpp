@@ -3,8 +3,10 @@
 /// without global synchronisation: started, progressed by test(), completed
 /// without blocking the caller.
 ///
-/// Two algorithms:
+/// Three algorithms:
 ///
+/// - `mpi`: blocking MPI_Allreduce inside start(); test() succeeds at once.
+///   Nothing overlaps: the baseline the overlapped solvers are measured against.
 /// - `impi`: MPI_Iallreduce(MPI_SUM) on a duplicate of the caller's
 ///   communicator; test() is MPI_Test.
 /// - `tree`: the asynchronous binary-tree reduction of paper 000 §3.1.2 over
@@ -71,7 +73,7 @@ namespace asyncsolve::collectives {
 class NonblockingAllreduce {
  public:
   virtual ~NonblockingAllreduce() = default;
-  /// Algorithm name as given to make_nonblocking_allreduce: "tree" or "impi".
+  /// Algorithm name as given to make_nonblocking_allreduce: "tree", "impi" or "mpi".
   virtual std::string_view name() const = 0;
   /// Number of doubles every reduction carries (fixed at construction).
   virtual std::size_t size() const = 0;
@@ -107,7 +109,7 @@ class NonblockingAllreduce {
   virtual void free() = 0;
 };
 
-/// Names accepted by make_nonblocking_allreduce: {"tree", "impi"}.
+/// Names accepted by make_nonblocking_allreduce: {"tree", "impi", "mpi"}.
 std::vector<std::string> nonblocking_allreduce_names();
 
 /// Collective over `comm`: builds the named algorithm for reductions of

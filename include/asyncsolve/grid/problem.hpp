@@ -18,7 +18,9 @@ namespace asyncsolve::grid {
 /// dimension, 0 and N+1 being the Dirichlet boundary; interior point with
 /// 0-based global index i sits at global point index i + 1. The operator is
 /// the 7-point Laplacian (6 on the diagonal, -1 for each interior
-/// neighbour); b holds the boundary contributions.
+/// neighbour) or, where stencil_points() is 27, the 27-point one (26 on the
+/// diagonal, -1 for each of the 26 neighbours); b = source() plus the
+/// boundary contributions.
 class Problem {
  public:
   virtual ~Problem() = default;
@@ -28,6 +30,11 @@ class Problem {
   virtual double boundary_value(const Int3& g, const Int3& global) const = 0;
   /// Initial guess in the interior.
   virtual double initial_value() const = 0;
+  /// 7 or 27: the stencil of the operator.
+  virtual int stencil_points() const { return 7; }
+  /// Right-hand side at every interior point, before the boundary
+  /// contributions are added.
+  virtual double source() const { return 0.0; }
   /// Exact solution of the discrete problem at interior point `g`, if known.
   virtual std::optional<double> exact_value(const Int3& g, const Int3& global) const;
   /// Problem parameters for the result document.

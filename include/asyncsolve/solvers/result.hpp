@@ -21,7 +21,8 @@ struct HistoryPoint {
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
   bool converged = false;
-  std::string reason;          ///< "tolerance" or "max_iters"
+  std::string reason;          ///< "tolerance", "max_iters" or "breakdown"
+  std::string detail;          ///< what broke down, and at which iteration (empty otherwise)
   long iterations = 0;         ///< iterations (sweeps) this rank performed
   double time_s = 0;           ///< wall time of the solve on this rank
   double residual_estimate = 0;  ///< the relative residual the stop decision used
@@ -30,6 +31,7 @@ struct SolveResult {
   core::PhaseTimers phases{{}};
   std::vector<HistoryPoint> history;
   long halo_exchanges = 0;     ///< halo exchanges this rank performed
+  long halo_tests = 0;         ///< HaloExchange::test() calls made while the interior was computed
   long messages_sent = 0;      ///< halo messages this rank sent
   double bytes_sent = 0;       ///< halo bytes this rank sent
   double sweep_bytes = 0;      ///< bytes the sweeps moved (16 per point and sweep)

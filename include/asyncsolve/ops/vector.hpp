@@ -1,0 +1,65 @@
+#pragma once
+/// Vector kernels of the Krylov solvers over the interior of fields (halos
+/// untouched). Every field passed to one call must have the same shape. The
+/// fused kernels do several vector operations, and the local part of an inner
+/// product, in one pass over memory; the returned sums are this rank's parts,
+/// still to be reduced over ranks.
+#include <array>
+
+#include "asyncsolve/grid/field.hpp"
+
+namespace asyncsolve::ops {
+
+using grid::Field;
+
+/// Local a . b.
+double dot(const Field& a, const Field& b) noexcept;
+/// y = x (interior).
+void copy(const Field& x, Field& y) noexcept;
+/// y += alpha x.
+void axpy(double alpha, const Field& x, Field& y) noexcept;
+/// y = x + beta y.
+void xpby(const Field& x, double beta, Field& y) noexcept;
+/// z = x + beta y.
+void waxpby(const Field& x, double beta, const Field& y, Field& z) noexcept;
+/// y = c x, returns local y . y (DiagInvScale with a constant L^-1 = c, and
+/// the gamma of PCG-Algorithm2).
+double scale_dot(double c, const Field& x, Field& y) noexcept;
+/// y = c x.
+void scale(double c, const Field& x, Field& y) noexcept;
+/// y = x / d: hypre's DiagScale (a division per point) with a constant
+/// diagonal d.
+void diag_scale(const Field& x, double d, Field& y) noexcept;
+/// y = x / d, returns local x . y (DiagScale and the gamma of
+/// PCG-Algorithm1 in one pass).
+double diag_scale_dot(const Field& x, double d, Field& y) noexcept;
+/// r = b - ax, returns local r . r.
+double residual(const Field& b, const Field& ax, Field& r) noexcept;
+/// x += alpha p, r -= alpha q; returns local r . r (CG, fused).
+double cg_update(double alpha, const Field& p, const Field& q, Field& x, Field& r) noexcept;
+/// r -= alpha s; returns local r . r.
+double axpy_dot(double alpha, const Field& s, Field& r) noexcept;
+
+/// The vectors of pipelined CG (Ghysels and Vanroose 2014, Algorithm 4).
+struct PipeVectors {
+  Field* x;
+  Field* r;
+  Field* u;  ///< M^-1 r
+  Field* w;  ///< A u
+  Field* m;  ///< M^-1 w
+  Field* n;  ///< A m
+  Field* z;
+  Field* q;
+  Field* s;
+  Field* p;
+};
+/// One fused pass of pipelined CG: z = n + beta z, q = m + beta q,
+/// s = w + beta s, p = u + beta p, x += alpha p, r -= alpha s, u -= alpha q,
+/// w -= alpha z, then m = minv w. Returns the local parts of
+/// {r . u, w . u, r . r} for the next iteration.
+std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
+                                    const PipeVectors& v) noexcept;
+/// Local {r . u, w . u, r . r} and m = minv w (the first iteration).
+std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept;
+
+}  // namespace asyncsolve::ops

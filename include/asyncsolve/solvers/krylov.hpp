@@ -1,0 +1,101 @@
+#pragma once
+/// Conjugate gradients that hide their communication.
+///
+/// - `cg`: paper 001 Listing 2 (Hestenes-Stiefel, no preconditioner).
+/// - `pcg1`: paper 003 Figure 3, hypre's PCG with DiagScale.
+/// - `pcg2`: paper 003 Figure 6 (Demmel et al.'s variant) with DiagInvScale.
+/// - `pcg-overlap`: paper 003 Figure 7: pcg2 with each of its three inner
+///   products started non-blocking and completed after independent work
+///   (sdotp behind X_Axpy, iprod and gamma behind the two DiagInvScales).
+/// - `pipecg`: pipelined CG (Ghysels and Vanroose 2014, Algorithm 4): one
+///   non-blocking reduction of three values per iteration, overlapped with the
+///   preconditioner and the mat-vec.
+///
+/// Every mat-vec starts the halo exchange, computes the interior points that
+/// need no remote data while calling HaloExchange::test() every
+/// `test_every` planes (paper 001 §3.4), completes the exchange, then
+/// computes the boundary points. All methods stop when ||r||_2 / ||b||_2 <
+/// tol, r being the recursively updated residual; the true residual
+/// ||b - A x|| / ||b|| is measured after the solve.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/ops/stencil.hpp"
+#include "asyncsolve/solvers/result.hpp"
+
+namespace asyncsolve::solvers {
+
+/// Names accepted as KrylovOptions::method.
+std::vector<std::string> krylov_method_names();
+
+/// Fields of a method's working set (x and b included): what it needs in memory.
+int krylov_fields(std::string_view method);
+
+/// The linear system A x = b of a model problem on one rank's block.
+struct KrylovSystem {
+  ops::StencilOperator op;
+  grid::Field b;  ///< source plus boundary contributions (interior; halo zero)
+  grid::Field x;  ///< initial guess on entry, solution on exit (halo zero on the physical boundary)
+};
+
+/// Local: builds A (the problem's stencil plus `shift` I), b and x0 for
+/// `problem` on this rank's block. Fields have halo width 1.
+KrylovSystem make_krylov_system(const grid::Problem& problem,
+                                const grid::Decomposition& decomposition, double shift);
+
+/// Settings of the Krylov solvers.
+struct KrylovOptions {
+  std::string method = "cg";
+  double tol = 1e-6;         ///< stop when ||r||_2 / ||b||_2 < tol
+  long max_iters = 10000;    ///< stop after this many iterations
+  int test_every = 4;        ///< interior planes between halo tests (0: never test)
+  bool jacobi = false;       ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
+  /// Inner-product reductions: a collectives::make_nonblocking_allreduce name
+  /// ("mpi", "impi" or "tree").
+  std::string allreduce = "mpi";
+  /// Called on every rank after each iteration's residual is known.
+  std::function<void(const HistoryPoint&)> monitor;
+};
+
+/// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
+/// index order. Inner products are split into start (the local part was
+/// computed in a fused kernel; this is the reduction call) and wait.
+enum KrylovPhase : std::size_t {
+  matvec_interior_phase,
+  halo_start_phase,
+  halo_wait_phase,
+  matvec_boundary_phase,
+  sdotp_start_phase,
+  sdotp_wait_phase,
+  gamma_start_phase,
+  gamma_wait_phase,
+  iprod_start_phase,
+  iprod_wait_phase,
+  dots_start_phase,  ///< pipecg's single reduction of three values
+  dots_wait_phase,
+  precond_phase,
+  axpy_phase,
+  vector_scale_phase,
+  krylov_phase_count
+};
+/// Names of the phases in KrylovPhase order.
+std::vector<std::string> krylov_phase_names();
+
+/// Collective over the decomposition's communicator: solves system.op x = b
+/// with options.method. `halo` must be built for fields shaped like
+/// system.x with the stencil's neighbourhood (faces for 7 points, full for
+/// 27). Throws core::InputError for an unknown method or allreduce, or a
+/// preconditioner the operator cannot have (a diagonal <= 0). Breakdown
+/// (p^T A p <= 0, a NaN or an infinity in any inner product) ends the solve
+/// with converged = false, reason "breakdown" and a detail naming the
+/// iteration. The reductions are freed before returning.
+SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomposition,
+                         comm::HaloExchange& halo, const KrylovOptions& options);
+
+}  // namespace asyncsolve::solvers
