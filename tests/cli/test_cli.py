@@ -33,9 +33,12 @@ class Help(unittest.TestCase):
         for option in ["--problem", "--offset", "--global", "--local", "--dims", "--method",
                        "--variant", "--transport", "--halo", "--allreduce", "--progress",
                        "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
-                       "--monitor", "--monitor-every", "--json"]:
+                       "--monitor", "--monitor-every", "--json", "--test-every", "--pc",
+                       "--shift"]:
             self.assertIn(option, out)
-        self.assertIn("=0.0001", out)
+        self.assertIn("1e-4 for jacobi, 1e-6 for the Krylov methods", out)
+        for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
+            self.assertIn(method, out)
         self.assertEqual(out.count("Usage:"), 1, "printed by rank 0 only")
 
     def test_help_printed_once_on_many_ranks(self):
@@ -122,6 +125,19 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--problem", "heat"], "heat")
         self.check(["solve", "--method", "gmres"], "gmres")
         self.check(["solve", "--transport", "carrier-pigeon"], "carrier-pigeon")
+
+    def test_krylov_options(self):
+        self.check(["solve", "--method", "cg", "--variant", "async"], "--variant async")
+        self.check(["solve", "--method", "pcg1", "--transport", "rma"], "--transport rma")
+        self.check(["solve", "--method", "cg", "--pc", "jacobi"], "--pc 'jacobi'")
+        self.check(["solve", "--method", "pcg2", "--pc", "none"], "--pc 'none'")
+        self.check(["solve", "--method", "pipecg", "--pc", "ilu"], "--pc 'ilu'")
+        self.check(["solve", "--method", "cg", "--test-every", "-1"], "--test-every -1")
+        self.check(["solve", "--method", "cg", "--allreduce", "rd"], "--allreduce 'rd'")
+        self.check(["solve", "--method", "cg", "--halo", "smoke-signals"], "smoke-signals")
+        self.check(["solve", "--problem", "laplace27"], "--problem laplace27 with --method jacobi")
+        self.check(["solve", "--shift", "1"], "--shift 1")
+        self.check(["solve", "--method", "pcg2", "--shift", "-7", "--local", "4,4,4"], "--shift -7")
 
     def test_unwritable_json_leaves_no_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -272,6 +288,45 @@ class Solve(unittest.TestCase):
         self.assertFalse(doc["result"]["converged"])
         self.assertEqual(doc["result"]["reason"], "max_iters")
         self.assertLessEqual(doc["result"]["iterations"]["max"], 20)
+
+    def test_krylov_methods_documents(self):
+        iterations = {}
+        for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg"]:
+            doc, out = self.solve(["--problem", "ones", "--global", "12,11,10", "--method", method],
+                                  3)
+            r = doc["result"]
+            self.assertTrue(r["converged"], method)
+            self.assertLess(r["residual_estimate"], 1e-6)  # the Krylov default tolerance
+            self.assertLess(r["true_residual"], 1e-5)
+            self.assertEqual(doc["method"]["tol"], 1e-6)
+            self.assertGreater(r["time_per_iteration_s"], 0)
+            self.assertEqual(doc["method"]["allreduce"],
+                             "impi" if method in ("pcg-overlap", "pipecg") else "mpi")
+            for phase in ["matvec_interior", "halo_wait", "matvec_boundary", "axpy"]:
+                self.assertIn(phase, doc["phases"])
+            self.assertEqual(len(doc["history"]), r["iterations"]["max"] + 1)
+            self.assertGreater(doc["stats"]["halo_tests"]["max"], 0)
+            iterations[method] = r["iterations"]["max"]
+            self.assertIn(f"{method} (pc ", out)
+        for method in ["pcg1", "pcg2", "pcg-overlap"]:
+            self.assertLessEqual(abs(iterations[method] - iterations["cg"]), 1)
+
+    def test_laplace27_per_rank_size(self):
+        doc, _ = self.solve(["--problem", "laplace27", "--local", "6,5,4", "--method",
+                             "pcg-overlap", "--halo", "waitall", "--test-every", "1"], 2)
+        self.assertTrue(doc["result"]["converged"])
+        self.assertEqual(doc["problem"]["stencil"], 27)
+        self.assertEqual(doc["method"]["pc"], "jacobi")
+        self.assertEqual(doc["method"]["test_every"], 1)
+
+    def test_krylov_breakdown_exits_3(self):
+        doc, out = self.solve(["--problem", "ones", "--global", "10,10,10", "--method", "cg",
+                               "--shift", "-5.9"], 2, expect_code=3)
+        r = doc["result"]
+        self.assertFalse(r["converged"])
+        self.assertEqual(r["reason"], "breakdown")
+        self.assertIn("iteration", r["detail"])
+        self.assertIn("breakdown", out)
 
     def test_monitor_prints_progress(self):
         code, out, err = run(["solve", "--local", "6,6,6", "--monitor", "--monitor-every", "0",
