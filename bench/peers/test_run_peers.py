@@ -6,12 +6,10 @@ asyncsolve (testdata/fake_asyncsolve.py). Standard library only:
 
     python3 bench/peers/test_run_peers.py
 """
-import copy
 import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
