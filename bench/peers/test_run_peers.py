@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Tests of run_peers.py: parsing asyncsolve's result document (a hand-written
+sample) and the peers' JSON line, the comparison, and, where the peer drivers
+are built and mpiexec is present, an end-to-end --smoke run with a fake
+asyncsolve (testdata/fake_asyncsolve.py). Standard library only:
+
+    python3 bench/peers/test_run_peers.py
+"""
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout, redirect_stderr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_peers  # noqa: E402
+
+SAMPLE = os.path.join(HERE, "testdata", "asyncsolve_result_sample.json")
+FAKE = os.path.join(HERE, "testdata", "fake_asyncsolve.py")
+
+
+def load_sample():
+    with open(SAMPLE) as f:
+        return json.load(f)
+
+
+class AsyncsolveDocument(unittest.TestCase):
+    def test_sample(self):
+        n = run_peers.asyncsolve_numbers(load_sample())
+        self.assertEqual(n["iterations"], 35)
+        self.assertAlmostEqual(n["time_s"], 7.0e-4)
+        self.assertAlmostEqual(n["time_per_iteration_s"], 2.0e-5)
+        self.assertIs(n["converged"], True)
+        self.assertAlmostEqual(n["residual"], 6.134e-7)
+        self.assertEqual(n["version"], "0.1.0")
+
+    def test_time_per_iteration_derived_when_absent(self):
+        doc = load_sample()
+        del doc["result"]["time_per_iteration_s"]
+        n = run_peers.asyncsolve_numbers(doc)
+        self.assertAlmostEqual(n["time_per_iteration_s"], 7.0e-4 / 35)
+
+    def test_missing_or_wrong_fields(self):
+        for mutate, error in (
+                (lambda d: d["result"].pop("iterations"), KeyError),
+                (lambda d: d["result"]["iterations"].pop("max"), KeyError),
+                (lambda d: d["result"].pop("time_s"), KeyError),
+                (lambda d: d["result"].pop("converged"), KeyError),
+                (lambda d: d["result"]["iterations"].update(max=35.5), ValueError),
+                (lambda d: d["result"].update(converged="yes"), ValueError),
+                (lambda d: d.pop("result"), KeyError)):
+            doc = load_sample()
+            mutate(doc)
+            with self.assertRaises(error):
+                run_peers.asyncsolve_numbers(doc)
+
+
+class PeerLine(unittest.TestCase):
+    LINE = ('{"peer":"petsc","version":"3.18.5","ksp":"cg","pc":"none","norm":"UNPRECONDITIONED",'
+            '"problem":"ones","global":[16,16,16],"dims":[2,1,1],"ranks":2,"iterations":35,'
+            '"time_s":0.0007,"time_per_iteration_s":2e-05,"setup_s":0.001,'
+            '"residual":6.1e-07,"error_inf":5e-07,"reason":"CONVERGED_RTOL","converged":true}')
+
+    def test_last_json_line_after_noise(self):
+        n = run_peers.peer_numbers("some banner\n{not json\n" + self.LINE + "\n")
+        self.assertEqual(n["iterations"], 35)
+        self.assertTrue(n["converged"])
+        self.assertEqual(n["norm"], "UNPRECONDITIONED")
+
+    def test_no_json(self):
+        with self.assertRaises(ValueError):
+            run_peers.peer_numbers("nothing here\n")
+
+
+def record(config, side, repeat, tpi, iterations, error=None):
+    return {"configuration": config, "side": side, "repeat": repeat, "error": error,
+            "time_per_iteration_s": tpi, "time_s": tpi * iterations,
+            "iterations": iterations, "residual": 1e-7}
+
+
+class Compare(unittest.TestCase):
+    def test_ratio_and_agreement(self):
+        runs = [record("c", "asyncsolve", 0, 2.0, 100), record("c", "peer", 0, 1.0, 101),
+                record("c", "asyncsolve", 1, 4.0, 100), record("c", "peer", 1, 1.0, 101),
+                record("c", "asyncsolve", 2, 3.0, 100), record("c", "peer", 2, 2.0, 101)]
+        s = run_peers.compare(runs, "c", 3)
+        self.assertEqual(s["asyncsolve"]["time_per_iteration_s"]["median"], 3.0)
+        self.assertEqual(s["peer"]["time_per_iteration_s"]["median"], 1.0)
+        self.assertEqual(s["ratio_of_medians"], 3.0)
+        self.assertEqual(s["ratio_per_repeat"]["values"], [2.0, 4.0, 1.5])
+        self.assertEqual(s["ratio_per_repeat"]["median"], 2.0)
+        self.assertTrue(s["iterations_agree"])
+        self.assertEqual(s["iterations_difference"], 1)
+
+    def test_failed_runs_left_out_and_disagreement(self):
+        runs = [record("c", "asyncsolve", 0, 2.0, 100), record("c", "peer", 0, 1.0, 103),
+                record("c", "asyncsolve", 1, 9.0, 100, error="exit code 4")]
+        s = run_peers.compare(runs, "c", 2)
+        self.assertEqual(s["asyncsolve"]["failed"], 1)
+        self.assertEqual(s["ratio_of_medians"], 2.0)
+        self.assertEqual(s["ratio_per_repeat"]["values"], [2.0, None])
+        self.assertFalse(s["iterations_agree"])
+
+    def test_peers_only(self):
+        s = run_peers.compare([record("c", "peer", 0, 1.0, 10)], "c", 1)
+        self.assertIsNone(s["ratio_of_medians"])
+        self.assertIsNone(s["iterations_agree"])
+
+
+class Arguments(unittest.TestCase):
+    def test_triples(self):
+        self.assertEqual(run_peers.parse_triple("128", "--size"), [128, 128, 128])
+        self.assertEqual(run_peers.parse_triple("60,50,40", "--local"), [60, 50, 40])
+        for bad in ("0", "1,2", "a,b,c", "-1,2,3"):
+            with self.assertRaises(run_peers.BadArguments):
+                run_peers.parse_triple(bad, "--size")
+
+    def test_bad_arguments_exit_2(self):
+        with redirect_stderr(io.StringIO()):
+            self.assertEqual(run_peers.main(["--peers-only", "--configs", "nope"]), 2)
+            self.assertEqual(run_peers.main(["--asyncsolve", "/nonexistent/asyncsolve"]), 2)
+
+
+def can_run_end_to_end():
+    missing = run_peers.missing_packages()
+    return shutil.which("mpiexec") is not None and missing == []
+
+
+@unittest.skipUnless(can_run_end_to_end(), "needs mpiexec, petsc-dev and libhypre-dev")
+class EndToEnd(unittest.TestCase):
+    def run_main(self, extra, env=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "peers.json")
+            saved = dict(os.environ)
+            os.environ.update(env or {})
+            try:
+                with redirect_stdout(io.StringIO()) as text:
+                    code = run_peers.main(["--smoke", "--asyncsolve", FAKE, "--json", out]
+                                          + extra)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+            with open(out) as f:
+                return code, json.load(f), text.getvalue()
+
+    def test_smoke_with_fake_asyncsolve(self):
+        code, doc, text = self.run_main(["--configs", "ones-cg,laplace27-pcg1"])
+        self.assertEqual(code, 0, text)
+        self.assertEqual(doc["schema"], "asyncsolve.bench.peers/1")
+        self.assertTrue(doc["ok"])
+        self.assertEqual(len(doc["runs"]), 4)
+        self.assertEqual([r["side"] for r in doc["runs"]],
+                         ["asyncsolve", "peer", "asyncsolve", "peer"])
+        by_name = {c["name"]: c for c in doc["configurations"]}
+        ones = by_name["ones-cg"]["comparison"]
+        # The sample's 35 iterations are what CG takes on 16^3 ones.
+        self.assertEqual(ones["peer"]["iterations"], [35])
+        self.assertTrue(ones["iterations_agree"])
+        self.assertAlmostEqual(ones["asyncsolve"]["time_per_iteration_s"]["median"], 2e-5)
+        self.assertGreater(ones["ratio_of_medians"], 0)
+        self.assertIn("--method cg", by_name["ones-cg"]["asyncsolve"]["command"])
+        self.assertIn("petsc_cg", by_name["ones-cg"]["peer"]["command"])
+        self.assertIn("hypre_pcg", by_name["laplace27-pcg1"]["peer"]["command"])
+        for key in ("hostname", "git", "started", "versions", "parameters"):
+            self.assertIn(key, doc)
+
+    def test_failed_asyncsolve_run_exit_1(self):
+        code, doc, _ = self.run_main(["--configs", "ones-cg"], {"FAKE_ASYNCSOLVE_EXIT": "4"})
+        self.assertEqual(code, 1)
+        self.assertFalse(doc["ok"])
+        failed = [r for r in doc["runs"] if r["error"]]
+        self.assertEqual([r["side"] for r in failed], ["asyncsolve"])
+        self.assertIn("exit code 4", failed[0]["error"])
+
+
+if __name__ == "__main__":
+    unittest.main()
