@@ -55,7 +55,9 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--transport", c.transport,
                    "Communication transport: mpi (two-sided), rma (MPI-3 one-sided) or shmem "
                    "(OpenSHMEM; run under oshrun)");
-  solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
+  solve.add_option("--halo", c.halo,
+                   "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
+                   "ialltoallv, neighbor, persistent");
   solve.add_option("--allreduce", c.allreduce,
                    "Reduction for the residual: auto (mpi for sync, tree otherwise), mpi "
                    "(MPI_Allreduce, sync), tree (restarting asynchronous binary tree) or impi "
