@@ -68,7 +68,9 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--transport", c.transport,
                    "Communication transport: mpi (two-sided), rma (MPI-3 one-sided) or shmem "
                    "(OpenSHMEM; run under oshrun)");
-  solve.add_option("--halo", c.halo, "Halo exchange strategy: waitall (Isend/Irecv + Waitall)");
+  solve.add_option("--halo", c.halo,
+                   "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
+                   "ialltoallv, neighbor, persistent");
   solve.add_option("--test-every", c.test_every,
                    "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
                    "mat-vec (0: never; paper 001 §3.4)");

@@ -2,6 +2,7 @@
 // Internal: halo exchange by MPI_Isend/MPI_Irecv and one MPI_Waitall.
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/par/request.hpp"
+#include "halo_links.hpp"
 
 namespace asyncsolve::comm {
 
@@ -23,11 +24,7 @@ class WaitallHalo final : public HaloExchange {
 
  private:
   struct Link {
-    int rank;
-    int send_tag;
-    int recv_tag;
-    grid::Box send_box;
-    grid::Box recv_box;
+    HaloLink link;
     std::vector<double> send_buffer;
     std::vector<double> recv_buffer;
   };
@@ -35,6 +32,7 @@ class WaitallHalo final : public HaloExchange {
   std::vector<Link> links_;
   par::RequestSet requests_;
   std::size_t bytes_ = 0;
+  bool in_flight_ = false;  ///< between start() and finish()
 };
 
 }  // namespace asyncsolve::comm

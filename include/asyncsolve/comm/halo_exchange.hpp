@@ -59,11 +59,16 @@ class HaloExchange {
   long tests_ = 0;
 };
 
-/// Names accepted by make_halo_exchange.
+/// Names accepted by make_halo_exchange, in order: waitall (Isend/Irecv +
+/// Waitall), alltoallv (MPI_Alltoallv), ialltoallv (MPI_Ialltoallv),
+/// neighbor (MPI_Ineighbor_alltoallv on a graph communicator it owns),
+/// persistent (MPI_Send_init/MPI_Recv_init + MPI_Startall). See docs/design.md.
 std::vector<std::string> halo_exchange_names();
 
 /// Builds the named strategy for fields shaped like `shape` on `decomposition`
-/// (which must outlive it). Throws InputError for an unknown name.
+/// (which must outlive it). Throws InputError for an unknown name. Collective
+/// over the decomposition's communicator (neighbor creates a communicator);
+/// call close() after the last finish() and before the decomposition is freed.
 std::unique_ptr<HaloExchange> make_halo_exchange(std::string_view name,
                                                  const grid::Decomposition& decomposition,
                                                  const grid::Field& shape,

@@ -1,0 +1,93 @@
+#include "persistent_halo.hpp"
+
+#include <cassert>
+#include <stdexcept>
+
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::comm {
+
+PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
+                               Neighbourhood neighbourhood) {
+  const MPI_Comm comm = decomposition.comm().get();
+  for (const HaloLink& l : halo_links(decomposition, shape, neighbourhood)) {
+    // The buffers never move after this: the requests hold their addresses.
+    links_.push_back({l, std::vector<double>(static_cast<std::size_t>(l.send_count)),
+                      std::vector<double>(static_cast<std::size_t>(l.recv_count))});
+    bytes_ += static_cast<std::size_t>(l.send_count) * sizeof(double);
+  }
+  requests_.assign(2 * links_.size(), MPI_REQUEST_NULL);
+  try {
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      Link& l = links_[i];
+      par::check_mpi(MPI_Recv_init(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE,
+                                   l.link.rank, l.link.recv_tag, comm, &requests_[i]),
+                     "MPI_Recv_init");
+      par::check_mpi(MPI_Send_init(l.send_buffer.data(), l.link.send_count, MPI_DOUBLE,
+                                   l.link.rank, l.link.send_tag, comm,
+                                   &requests_[links_.size() + i]),
+                     "MPI_Send_init");
+    }
+  } catch (...) {
+    free_requests();  // none was started
+    throw;
+  }
+}
+
+PersistentHalo::~PersistentHalo() {
+  assert(!in_flight_ && "PersistentHalo destroyed with an exchange in flight");
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized != 0) return;
+  // Release builds: complete an exchange left in flight before freeing (an
+  // active persistent request must not be freed while MPI uses the buffers).
+  if (in_flight_ && !requests_.empty())
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  free_requests();
+}
+
+void PersistentHalo::free_requests() noexcept {
+  for (MPI_Request& r : requests_)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+}
+
+void PersistentHalo::start(grid::Field& field) {
+  require_idle(in_flight_, name());
+  if (closed_) throw std::logic_error("persistent halo: start() after close()");
+  for (Link& l : links_) grid::pack(field, l.link.send_box, l.send_buffer.data());
+  // Receives first (array order), then sends. (Open MPI rejects
+  // MPI_Startall with no requests, as on a single rank.)
+  if (!requests_.empty())
+    par::check_mpi(MPI_Startall(static_cast<int>(requests_.size()), requests_.data()),
+                   "MPI_Startall");
+  in_flight_ = true;
+}
+
+bool PersistentHalo::do_test() {
+  // Completed persistent requests become inactive, and MPI_Testall counts
+  // inactive requests as complete, so testing again after completion is fine.
+  if (requests_.empty()) return true;
+  int done = 0;
+  par::check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
+                             MPI_STATUSES_IGNORE),
+                 "MPI_Testall");
+  return done != 0;
+}
+
+void PersistentHalo::finish(grid::Field& field) {
+  require_in_flight(in_flight_, name());
+  if (!requests_.empty())
+    par::check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
+                               MPI_STATUSES_IGNORE),
+                   "MPI_Waitall");
+  in_flight_ = false;
+  for (const Link& l : links_) grid::unpack(field, l.link.recv_box, l.recv_buffer.data());
+}
+
+void PersistentHalo::close() {
+  if (in_flight_) throw std::logic_error("persistent halo: close() with an exchange in flight");
+  free_requests();
+  closed_ = true;
+}
+
+}  // namespace asyncsolve::comm

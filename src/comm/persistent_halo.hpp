@@ -1,0 +1,55 @@
+#pragma once
+// Internal: halo exchange by persistent point-to-point requests.
+#include <mpi.h>
+
+#include <vector>
+
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "halo_links.hpp"
+
+namespace asyncsolve::comm {
+
+/// The messages of waitall (one per neighbour direction, same tags), set up
+/// once: MPI_Recv_init/MPI_Send_init at construction, MPI_Startall in
+/// start(), MPI_Testall in test(), MPI_Waitall in finish(). The requests are
+/// managed here, not by par::RequestSet, which assumes requests that become
+/// MPI_REQUEST_NULL on completion; a completed persistent request stays
+/// allocated (inactive) until MPI_Request_free.
+///
+/// Point-to-point among neighbours. close() frees the requests (finish() must
+/// come first: a persistent request is never freed while active); the
+/// destructor frees them too if close() was not called and MPI is not
+/// finalized.
+class PersistentHalo final : public HaloExchange {
+ public:
+  PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
+                 Neighbourhood neighbourhood);
+  PersistentHalo(const PersistentHalo&) = delete;
+  PersistentHalo& operator=(const PersistentHalo&) = delete;
+  ~PersistentHalo() override;
+  std::string_view name() const override { return "persistent"; }
+  void start(grid::Field& field) override;
+  void finish(grid::Field& field) override;
+  int messages_per_exchange() const override { return static_cast<int>(links_.size()); }
+  std::size_t bytes_per_exchange() const override { return bytes_; }
+  void close() override;
+
+ protected:
+  bool do_test() override;
+
+ private:
+  struct Link {
+    HaloLink link;
+    std::vector<double> send_buffer;
+    std::vector<double> recv_buffer;
+  };
+  void free_requests() noexcept;
+
+  std::vector<Link> links_;
+  std::vector<MPI_Request> requests_;  ///< receives, then sends; inactive between exchanges
+  std::size_t bytes_ = 0;
+  bool in_flight_ = false;  ///< between start() and finish()
+  bool closed_ = false;
+};
+
+}  // namespace asyncsolve::comm
