@@ -332,6 +332,22 @@ TEST(Krylov, TreeAndImpiReductionsGiveTheSameIterations) {
   EXPECT_LE(std::abs(tree.result.iterations - impi.result.iterations), 1);
 }
 
+// Every halo strategy computes the same mat-vec, so the same iterates.
+TEST(Krylov, EveryHaloStrategySolvesTheSame) {
+  const solvers::KrylovOptions o = options_for("pcg-overlap", 1e-8);
+  const Solved reference = solve("laplace27", local_spec({6, 5, 7}), o, 0.0, false, "waitall");
+  for (const auto& halo : comm::halo_exchange_names()) {
+    const Solved run = solve("laplace27", local_spec({6, 5, 7}), o, 0.0, false, halo);
+    EXPECT_TRUE(run.result.converged) << halo;
+    EXPECT_EQ(run.result.iterations, reference.result.iterations) << halo;
+    if (world_rank() == 0) {
+      ASSERT_EQ(run.result.history.size(), reference.result.history.size());
+      for (std::size_t k = 0; k < run.result.history.size(); ++k)
+        EXPECT_EQ(run.result.history[k].residual, reference.result.history[k].residual) << halo;
+    }
+  }
+}
+
 TEST(Krylov, UnknownMethodIsBadInput) {
   const auto problem = grid::make_problem("ones", {});
   grid::Decomposition d = grid::Decomposition::create(world(), global_spec({6, 6, 6}));
