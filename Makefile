@@ -3,6 +3,7 @@
 #   make test           install what is missing, build, run every test (ctest)
 #   make test-sanitize  the same tests built with -fsanitize=address,undefined
 #   make bench          microbenchmarks (JSON under results/bench/)
+#   make peers          CG/PCG beside PETSc and hypre (installs petsc-dev, libhypre-dev)
 #   make install PREFIX=/usr/local
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -27,7 +28,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test test-sanitize test-tsan demo bench install clean
+.PHONY: all deps build test test-sanitize test-tsan demo bench peers install clean
 
 all: build
 
@@ -84,8 +85,11 @@ results-dirs:
 bench: build
 	$(BUILD)/bench/jacobi_sweep --json results/bench/jacobi_sweep.json
 
+peers: build
+	python3 bench/peers/run_peers.py --asyncsolve $(BUILD)/asyncsolve --json results/peers/peers.json
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) build-peers

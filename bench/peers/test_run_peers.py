@@ -125,6 +125,9 @@ class Arguments(unittest.TestCase):
             self.assertEqual(run_peers.main(["--asyncsolve", "/nonexistent/asyncsolve"]), 2)
 
 
+REAL = os.environ.get("ASYNCSOLVE_BINARY", "")
+
+
 def can_run_end_to_end():
     missing = run_peers.missing_packages()
     return shutil.which("mpiexec") is not None and missing == []
@@ -175,6 +178,26 @@ class EndToEnd(unittest.TestCase):
         failed = [r for r in doc["runs"] if r["error"]]
         self.assertEqual([r["side"] for r in failed], ["asyncsolve"])
         self.assertIn("exit code 4", failed[0]["error"])
+
+
+
+
+@unittest.skipUnless(can_run_end_to_end() and REAL and os.path.exists(REAL),
+                     "needs petsc-dev, libhypre-dev and ASYNCSOLVE_BINARY (a built asyncsolve)")
+class RealAsyncsolve(unittest.TestCase):
+    """The real asyncsolve beside the peers: same iteration counts (±1)."""
+
+    def test_smoke_iterations_agree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "peers.json")
+            with redirect_stdout(io.StringIO()) as text:
+                code = run_peers.main(["--smoke", "--asyncsolve", REAL, "--json", out])
+            self.assertEqual(code, 0, text.getvalue())
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertTrue(doc["ok"])
+        for c in doc["configurations"]:
+            self.assertTrue(c["comparison"]["iterations_agree"], c["name"])
 
 
 if __name__ == "__main__":
