@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Smoke test of bench/jacobi_sweep: it validates, and its JSON has the
-documented shape. Never asserts on speed.
+"""Smoke tests of the benchmarks: bench/jacobi_sweep validates and its JSON
+has the documented shape; bench/krylov_overlap.py runs end to end on a tiny
+problem, its runs converge with the same iterations, and its JSON has its
+fields. Never asserts on speed.
 
-Usage: test_bench.py --binary PATH
+Usage: test_bench.py [--binary JACOBI_SWEEP] [--asyncsolve ASYNCSOLVE
+                     [--mpiexec "mpiexec --oversubscribe"]]
+(each benchmark's tests are skipped when its executable is not given)
 """
 import argparse
 import json
@@ -13,9 +17,17 @@ import tempfile
 import unittest
 
 BINARY = ""
+ASYNCSOLVE = ""
+MPIEXEC = "mpiexec --oversubscribe"
+KRYLOV_OVERLAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                              "bench", "krylov_overlap.py")
 
 
 class JacobiSweepBench(unittest.TestCase):
+    def setUp(self):
+        if not BINARY:
+            self.skipTest("no --binary (bench/jacobi_sweep)")
+
     def test_small_run_validates_and_writes_json(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "sweep.json")
@@ -47,12 +59,94 @@ class JacobiSweepBench(unittest.TestCase):
             self.assertEqual(len(lines), 1, lines)
 
 
+class KrylovOverlapBench(unittest.TestCase):
+    def setUp(self):
+        if not ASYNCSOLVE:
+            self.skipTest("no --asyncsolve")
+
+    def krylov_overlap(self, args, timeout=300):
+        cmd = [sys.executable, KRYLOV_OVERLAP, "--asyncsolve", ASYNCSOLVE, "--mpiexec",
+               MPIEXEC] + args
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    def test_smoke_converges_agrees_and_writes_json(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "out", "krylov.json")
+            runs_dir = os.path.join(d, "runs")
+            p = self.krylov_overlap(["--smoke", "--json", path, "--runs-dir", runs_dir])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("smoke: every run converged", p.stdout)
+            with open(path) as f:
+                doc = json.load(f)
+            # Written through a temporary name, then renamed: nothing else is left.
+            self.assertEqual(os.listdir(os.path.dirname(path)), ["krylov.json"])
+            self.assertEqual(len(os.listdir(runs_dir)), len(doc["runs"]))
+        self.assertEqual(doc["schema"], "asyncsolve.bench.krylov_overlap/1")
+        for key in ("hostname", "date", "git_commit", "parameters", "commands", "baselines"):
+            self.assertIn(key, doc)
+        params = doc["parameters"]
+        self.assertTrue(params["smoke"])
+        self.assertEqual(params["repeats"], 1)
+        self.assertEqual(len(params["halos"]), 2)
+        self.assertEqual(len(params["test_every"]), 2)
+        self.assertEqual(params["baseline"], "waitall/0/mpi")
+        # Every combination, each run once, each converged with no error.
+        combos = (len(params["methods"]) * len(params["halos"]) * len(params["test_every"])
+                  * len(params["allreduce"]))
+        self.assertEqual(len(doc["configurations"]), combos)
+        self.assertEqual(len(doc["runs"]), combos)
+        self.assertEqual(set(doc["commands"]), {c["name"] for c in doc["configurations"]})
+        for r in doc["runs"]:
+            self.assertIsNone(r["error"], r["configuration"])
+            self.assertEqual(r["exit_code"], 0)
+            self.assertTrue(r["converged"])
+            self.assertGreater(r["iterations"], 0)
+            self.assertGreater(r["time_per_iteration_s"], 0)
+            self.assertEqual(r["ran"]["halo"], r["halo"])
+            self.assertEqual(r["ran"]["test_every"], r["test_every"])
+            self.assertEqual(r["ran"]["allreduce"], r["allreduce"])
+        self.assertTrue(doc["passed"])
+        self.assertEqual(doc["failures"], [])
+        self.assertTrue(doc["iterations"]["iterations_agree"])
+        for c in doc["configurations"]:
+            t = c["time_per_iteration_s"]
+            self.assertLessEqual(t["min"], t["median"])
+            self.assertLessEqual(t["median"], t["max"])
+            for phase in ("halo_wait", "matvec_interior", "matvec_boundary", "halo_start",
+                          "sdotp_wait", "gamma_wait", "iprod_wait", "dots_wait"):
+                self.assertIn(phase, c["phases_max_s_median"])
+            self.assertIn("halo_tests_mean_median", c)
+            if c["test_every"] == 0:
+                self.assertEqual(c["halo_tests_mean_median"], 0)
+            ratio = doc["ratios"][c["name"]]
+            self.assertEqual(ratio["denominator"], c["baseline"])
+            self.assertEqual(len(ratio["per_repeat"]), 1)
+            self.assertIsNotNone(ratio["median"])
+        for method in params["methods"]:
+            base = doc["baselines"][method]
+            self.assertEqual(doc["ratios"][base]["median"], 1.0)
+            self.assertTrue(doc["fastest"][method]["configuration"].startswith(method + "/"))
+
+    def test_bad_arguments_exit_2_with_one_line(self):
+        for args in (["--halos", "waitall,bogus"], ["--test-every", "-1"], ["--repeats", "0"],
+                     ["--global", "8,8"], ["--baseline", "waitall"], ["--bogus"],
+                     ["--methods", "jacobi"], ["--global", "8,8,8", "--local", "8,8,8"]):
+            p = self.krylov_overlap(args, timeout=60)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            self.assertEqual(len(lines), 1, (args, lines))
+            self.assertTrue(lines[0].startswith("krylov_overlap.py: error: "), lines)
+            self.assertEqual(p.stdout, "", args)
+
+
 def main():
-    global BINARY
+    global BINARY, ASYNCSOLVE, MPIEXEC
     parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
+    parser.add_argument("--binary", default="", help="bench/jacobi_sweep")
+    parser.add_argument("--asyncsolve", default="", help="the asyncsolve executable")
+    parser.add_argument("--mpiexec", default=MPIEXEC, help="launcher line (';' read as spaces)")
     args, rest = parser.parse_known_args()
-    BINARY = args.binary
+    BINARY, ASYNCSOLVE, MPIEXEC = args.binary, args.asyncsolve, args.mpiexec
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 
