@@ -128,8 +128,6 @@ void validate_krylov(SolveConfig& c) {
   refuse(c.transport != "mpi", fmt::format("--transport {}", c.transport), "mpi (the default)");
   refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
   refuse(c.copy, "--copy", "no --copy");
-  refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank), "-1");
-  refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz), "0");
   refuse(c.progress != "none", fmt::format("--progress {}", c.progress),
          "none (Krylov methods progress by --test-every)");
   if (c.test_every < 0) {

@@ -264,6 +264,15 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   options.jacobi = resolved_pc(config) == "jacobi";
   options.allreduce = resolved_allreduce(config);
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  if (config.slow_rank >= comm.size()) {
+    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
+                                       config.slow_rank, comm.size()));
+  }
+  par::FaultInjector faults(
+      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
+                        static_cast<std::uint64_t>(config.noise_seed)},
+      comm.rank());
+  if (faults.is_active()) options.faults = &faults;
   Solved out;
   out.result = solvers::krylov_solve(system, decomposition, *halo, options);
   auto reduction = collectives::make_allreduce("mpi", comm);

@@ -125,15 +125,24 @@ class Krylov {
     double dot = 0.0;
     const grid::Box& inner = split_.interior;
     const int step = options_.test_every;
+    par::FaultInjector* faults = options_.faults;
     if (step > 0 && !split_.boundary.empty()) {
       bool done = false;
       for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
         dot += ops::apply(system_.op, in, out, ops::planes(inner, k, k + step));
+        if (faults != nullptr) faults->poll();
         if (!done) done = halo_.test();
+      }
+    } else if (faults != nullptr && step > 0) {
+      for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
+        dot += ops::apply(system_.op, in, out, ops::planes(inner, k, k + step));
+        faults->poll();
       }
     } else {
       dot += ops::apply(system_.op, in, out, inner);
     }
+    t0 = core::now_s();
+    if (faults != nullptr) faults->after_sweep(t0 - t1);  // the straggler's slower mat-vec
     t0 = core::now_s();
     t.add(matvec_interior_phase, t0 - t1);
     halo_.finish(in);
@@ -162,6 +171,7 @@ class Krylov {
     p.residual = std::sqrt(std::max(rr, 0.0)) / b_norm_;
     p.local_residual = std::sqrt(std::max(local_rr, 0.0)) / b_norm_;
     if (comm_.is_root()) result_.history.push_back(p);
+    if (options_.faults != nullptr) options_.faults->poll();
     if (options_.monitor) options_.monitor(p);
     result_.iterations = iteration;
     result_.residual_estimate = p.residual;
@@ -546,6 +556,7 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
   const double rr = global_sum(comm, ops::residual(system.b, ax, r));
   result.true_residual = std::sqrt(rr) / (bb > 0.0 ? std::sqrt(bb) : 1.0);
   result.halo_tests = halo.tests();
+  if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
   result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
   result.bytes_sent =
       static_cast<double>(result.halo_exchanges) * static_cast<double>(halo.bytes_per_exchange());

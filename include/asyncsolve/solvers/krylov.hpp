@@ -27,6 +27,7 @@
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/ops/stencil.hpp"
+#include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -61,6 +62,11 @@ struct KrylovOptions {
   std::string allreduce = "mpi";
   /// Called on every rank after each iteration's residual is known.
   std::function<void(const HistoryPoint&)> monitor;
+  /// Straggler and noise injection (not owned; may be null): the slow rank's
+  /// mat-vecs take slow_factor times longer; noise interrupts are polled
+  /// between the pieces of the mat-vec and once per iteration, so a pending
+  /// interrupt is served within about test_every planes of work.
+  par::FaultInjector* faults = nullptr;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
