@@ -98,8 +98,10 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--noise-hz", c.noise_hz, "... this many times per second (0: no noise)");
   solve.add_option("--noise-seed", c.noise_seed, "Seed of each rank's noise phase");
   solve.add_option("--progress", c.progress,
-                   "Communication progress: none (only in each iteration's channel calls) or "
-                   "poll:K (async/racy: also every K planes of the sweep)");
+                   "Communication progress: none (only in the solver's own MPI calls), poll:K "
+                   "(Jacobi async/racy: also every K planes of the sweep) or thread[:US] "
+                   "(Krylov: a reserved communication thread, sleeping US microseconds "
+                   "between passes; needs MPI_THREAD_MULTIPLE)");
   raw.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
                 ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
   solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
@@ -128,8 +130,24 @@ void validate_krylov(SolveConfig& c) {
   refuse(c.transport != "mpi", fmt::format("--transport {}", c.transport), "mpi (the default)");
   refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
   refuse(c.copy, "--copy", "no --copy");
-  refuse(c.progress != "none", fmt::format("--progress {}", c.progress),
-         "none (Krylov methods progress by --test-every)");
+  if (c.progress != "none") {
+    const auto fail = [&] {
+      return InputError(fmt::format("--progress '{}' with --method {}: expected none or thread "
+                                    "or thread:US with US >= 0 (Krylov methods poll through "
+                                    "--test-every)",
+                                    c.progress, c.method));
+    };
+    if (c.progress == "thread") {
+      c.progress_thread_us = 0;
+    } else {
+      if (!c.progress.starts_with("thread:")) throw fail();
+      const std::string us = c.progress.substr(7);
+      int value = -1;
+      const auto [ptr, ec] = std::from_chars(us.data(), us.data() + us.size(), value);
+      if (us.empty() || ec != std::errc{} || ptr != us.data() + us.size() || value < 0) throw fail();
+      c.progress_thread_us = value;
+    }
+  }
   if (c.test_every < 0) {
     throw InputError(fmt::format("--test-every {}: expected an integer >= 0", c.test_every));
   }
@@ -227,9 +245,10 @@ void validate(SolveConfig& c, const RawSolve& raw) {
                                  "expected noise_us * 1e-6 * noise_hz < 1",
                                  c.noise_us, c.noise_hz));
   }
-  if (c.progress != "none") {
+  if (c.progress != "none" && !is_krylov(c)) {
     const auto fail = [&] {
-      return InputError(fmt::format("--progress '{}': expected none or poll:K with K >= 1",
+      return InputError(fmt::format("--progress '{}': expected none or poll:K with K >= 1 "
+                                    "(thread applies to the Krylov methods)",
                                     c.progress));
     };
     if (!c.progress.starts_with("poll:")) throw fail();

@@ -22,6 +22,7 @@ struct SolveConfig {
   std::string allreduce = "auto";  ///< resolved: mpi for sync, tree for async/racy
   std::string progress = "none";
   int progress_planes = 0;  ///< K of --progress poll:K (0 for none)
+  int progress_thread_us = -1;  ///< --progress thread[:US]: the thread's sleep; -1 for no thread
   double tol = 1e-4;  ///< resolved: 1e-4 for jacobi, 1e-6 for the Krylov methods unless given
   long max_iters = 100000;
   int check_every = 100;

@@ -30,8 +30,11 @@ int main(int argc, char** argv) {
     parse_error = e.what();
   }
 
-  const par::ThreadLevel level =
-      command.kind == app::Command::Kind::info ? par::ThreadLevel::multiple : par::ThreadLevel::single;
+  // info reports the most MPI can give; a progress thread needs it.
+  const bool multiple = command.kind == app::Command::Kind::info ||
+                        (command.kind == app::Command::Kind::solve &&
+                         command.solve.progress_thread_us >= 0);
+  const par::ThreadLevel level = multiple ? par::ThreadLevel::multiple : par::ThreadLevel::single;
   par::Environment env(argc, argv, level);
   // The one place that names the world: everything else gets a communicator.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

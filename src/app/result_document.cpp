@@ -111,7 +111,8 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                   {"skipped_sends", std::llround(s.skipped_sends)},
                   {"batch_sizes", s.batch_sizes},
                   {"halo_exchanges", s.halo_exchanges},
-                  {"halo_tests", stats_json(s.halo_tests)}};
+                  {"halo_tests", stats_json(s.halo_tests)},
+                  {"progress_passes", stats_json(s.progress_passes)}};
   doc["history"] = s.history;
   return doc;
 }

@@ -47,6 +47,7 @@ struct RunSummary {
   std::string detail;     ///< what broke down (Krylov), empty otherwise
   par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
   long halo_exchanges = 0;    ///< rank 0's halo exchanges
+  par::RankStats progress_passes;  ///< passes of the progress thread's loop per rank
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,6 +22,7 @@
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
+#include "asyncsolve/par/progress.hpp"
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
@@ -180,6 +183,7 @@ grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) 
 /// What a solver branch hands to the shared report.
 struct Solved {
   solvers::SolveResult result;
+  long progress_passes = 0;  ///< passes of the progress thread's loop (Krylov, --progress thread)
   std::string halo;
   std::string allreduce;
 };
@@ -273,8 +277,24 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                         static_cast<std::uint64_t>(config.noise_seed)},
       comm.rank());
   if (faults.is_active()) options.faults = &faults;
+  std::optional<par::ProgressThread> progress;
+  if (config.progress_thread_us >= 0) {
+    int provided = MPI_THREAD_SINGLE;
+    par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+    if (provided != MPI_THREAD_MULTIPLE) {
+      throw core::InputError(fmt::format("--progress {}: this MPI library provides no "
+                                         "MPI_THREAD_MULTIPLE, expected none",
+                                         config.progress));
+    }
+    progress.emplace(comm, std::chrono::microseconds{config.progress_thread_us});
+    options.progress = &*progress;
+  }
   Solved out;
   out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  if (progress) {
+    out.progress_passes = progress->passes();
+    progress->stop();
+  }
   auto reduction = collectives::make_allreduce("mpi", comm);
   out.result.error_inf = solvers::error_inf(problem, decomposition, system.x, *reduction);
   out.halo = std::string(halo->name());
@@ -327,6 +347,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.detail = result.detail;
   s.halo_tests = par::rank_stats(comm, static_cast<double>(result.halo_tests));
   s.halo_exchanges = result.halo_exchanges;
+  s.progress_passes = par::rank_stats(comm, static_cast<double>(solved.progress_passes));
 
   RunProblem p;
   p.name = std::string(problem->name());

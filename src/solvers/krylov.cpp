@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <utility>
@@ -43,23 +44,43 @@ void check_positive(std::string_view what, double value, long iteration) {
 }
 
 /// One inner product: a reduction of `size` doubles, timed as start and wait.
+/// With a progress thread, the reduction is registered with it: the thread
+/// tests it (under the thread's mutex) and keeps the result once complete.
 class InnerProduct {
  public:
   InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
-               KrylovPhase start_phase, KrylovPhase wait_phase)
+               KrylovPhase start_phase, KrylovPhase wait_phase, par::ProgressThread* progress)
       : reduction_(collectives::make_nonblocking_allreduce(algorithm, comm, size)),
         start_phase_(start_phase),
-        wait_phase_(wait_phase) {}
+        wait_phase_(wait_phase),
+        progress_(progress),
+        result_(size) {
+    if (progress_ != nullptr) {
+      registration_ = progress_->add([this] {
+        if (reduction_->active() && reduction_->test(result_)) done_ = true;
+      });
+    }
+  }
+  InnerProduct(const InnerProduct&) = delete;
+  InnerProduct& operator=(const InnerProduct&) = delete;
+  ~InnerProduct() {
+    if (progress_ != nullptr) progress_->remove(registration_);
+  }
 
   void start(core::PhaseTimers& timers, std::span<const double> local) {
     const auto t = timers.time(start_phase_);
+    const auto lock = guard();
+    done_ = false;
     reduction_->start(local);
   }
   void start(core::PhaseTimers& timers, double local) { start(timers, std::span{&local, 1}); }
 
   void wait(core::PhaseTimers& timers, std::span<double> global) {
     const auto t = timers.time(wait_phase_);
-    reduction_->wait(global);
+    const auto lock = guard();
+    if (!done_) reduction_->wait(result_);
+    done_ = false;
+    std::copy(result_.begin(), result_.end(), global.begin());
   }
   double wait(core::PhaseTimers& timers) {
     double global = 0.0;
@@ -69,16 +90,29 @@ class InnerProduct {
 
   /// Completes a reduction left active by a breakdown (every rank started it).
   void drain() {
-    if (!reduction_->active()) return;
-    std::vector<double> sink(reduction_->size());
-    reduction_->wait(sink);
+    const auto lock = guard();
+    if (reduction_->active()) reduction_->wait(result_);
+    done_ = false;
   }
-  void free() { reduction_->free(); }
+  void free() {
+    if (progress_ != nullptr) progress_->remove(registration_);
+    progress_ = nullptr;
+    reduction_->free();
+  }
 
  private:
+  std::unique_lock<std::mutex> guard() {
+    return progress_ != nullptr ? std::unique_lock(progress_->mutex())
+                                : std::unique_lock<std::mutex>();
+  }
+
   std::unique_ptr<collectives::NonblockingAllreduce> reduction_;
   KrylovPhase start_phase_;
   KrylovPhase wait_phase_;
+  par::ProgressThread* progress_;
+  int registration_ = -1;
+  std::vector<double> result_;
+  bool done_ = false;  ///< the progress thread completed the active reduction
 };
 
 /// What every method shares: the operator with its overlapped halo exchange,
@@ -108,7 +142,8 @@ class Krylov {
   const KrylovOptions& options() const { return options_; }
 
   InnerProduct& add_inner_product(std::size_t size, KrylovPhase start, KrylovPhase wait) {
-    products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size, start, wait));
+    products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size, start,
+                                                       wait, options_.progress));
     return *products_.back();
   }
 

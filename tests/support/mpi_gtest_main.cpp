@@ -33,7 +33,12 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Tests of progress threads are built with ASYNCSOLVE_TEST_THREAD_MULTIPLE.
+#ifdef ASYNCSOLVE_TEST_THREAD_MULTIPLE
+  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::multiple);
+#else
   asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
+#endif
 #ifdef ASYNCSOLVE_TEST_SHMEM
   asyncsolve::par::Shmem shmem;
 #endif

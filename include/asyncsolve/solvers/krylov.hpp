@@ -28,6 +28,7 @@
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
+#include "asyncsolve/par/progress.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -67,6 +68,10 @@ struct KrylovOptions {
   /// between the pieces of the mat-vec and once per iteration, so a pending
   /// interrupt is served within about test_every planes of work.
   par::FaultInjector* faults = nullptr;
+  /// A progress thread (not owned; may be null): the inner-product
+  /// reductions register with it, so that it advances them while the solver
+  /// computes; halo exchanges progress through its MPI calls.
+  par::ProgressThread* progress = nullptr;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
