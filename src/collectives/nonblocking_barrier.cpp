@@ -41,13 +41,13 @@ class DisseminationBarrier final : public NonblockingBarrier {
   }
   bool test() override {
     if (!active_) throw std::logic_error("NonblockingBarrier::test with no barrier active");
-    if (run_.active() && !run_.test()) return false;
+    if (!run_.test()) return false;
     active_ = false;
     return true;
   }
   void wait() override {
     if (!active_) throw std::logic_error("NonblockingBarrier::wait with no barrier active");
-    if (run_.active()) run_.wait();
+    run_.wait();
     active_ = false;
   }
   void free() override {

@@ -147,11 +147,12 @@ ScheduleExecutor::ScheduleExecutor(ScheduleExecutor&& other) noexcept
       buffer_(std::move(other.buffer_)),
       requests_(std::move(other.requests_)),
       round_(other.round_),
+      running_(std::exchange(other.running_, false)),
       active_(std::exchange(other.active_, false)) {}
 
 ScheduleExecutor::~ScheduleExecutor() {
-  assert(!active_ && "ScheduleExecutor destroyed with an operation active");
-  if (!active_ || detail::mpi_finalized()) return;
+  assert(!running_ && "ScheduleExecutor destroyed with an operation in flight");
+  if (!running_ || detail::mpi_finalized()) return;
   // Never leave a request behind: cancel receives (sends cannot be cancelled
   // in Open MPI 4.1), then complete everything.
   const auto actions = schedule_.round(round_);
@@ -175,22 +176,23 @@ void ScheduleExecutor::start(std::span<const double> values) {
   }
   active_ = true;
   round_ = 0;
-  if (schedule_.rounds() == 0) {
-    active_ = false;
-    return;
-  }
+  running_ = schedule_.rounds() > 0;
+  if (!running_) return;
   post_round();
   advance(false);
 }
 
 bool ScheduleExecutor::test() {
   if (!active_) throw std::logic_error("ScheduleExecutor::test with no operation active");
-  return advance(false);
+  if (running_ && !advance(false)) return false;
+  active_ = false;
+  return true;
 }
 
 void ScheduleExecutor::wait() {
   if (!active_) throw std::logic_error("ScheduleExecutor::wait with no operation active");
-  advance(true);
+  if (running_) advance(true);
+  active_ = false;
 }
 
 int ScheduleExecutor::outstanding_requests() const noexcept {
@@ -245,7 +247,7 @@ bool ScheduleExecutor::advance(bool blocking) {
     run_local_ops();
     ++round_;
     if (round_ == schedule_.rounds()) {
-      active_ = false;
+      running_ = false;
       return true;
     }
     post_round();

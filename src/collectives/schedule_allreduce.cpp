@@ -86,13 +86,13 @@ class ScheduleAllreduce final : public NonblockingBase {
   }
   bool test(std::span<double> result) override {
     check_complete(result);
-    if (run_.active() && !run_.test()) return false;
+    if (!run_.test()) return false;
     finish(result);
     return true;
   }
   void wait(std::span<double> result) override {
     check_complete(result);
-    if (run_.active()) run_.wait();
+    run_.wait();
     finish(result);
   }
 
@@ -208,9 +208,8 @@ class TwoLevelAllreduce final : public NonblockingBase {
     return ScheduleExecutor(std::move(s), node_.get(), 0, 0, size_, kDownTag);
   }
 
-  /// Progresses one executor: true once it has no operation active.
+  /// Progresses one executor: true once its operation has completed.
   static bool step(ScheduleExecutor& run, bool blocking) {
-    if (!run.active()) return true;
     if (blocking) {
       run.wait();
       return true;

@@ -110,7 +110,7 @@ class Schedule {
 /// communicator (the objects built on it do), which must outlive the
 /// executor's operations. One operation at a time; rounds never overlap.
 ///
-/// Destroying the executor with an operation active is a bug (asserted in
+/// Destroying the executor with rounds in flight is a bug (asserted in
 /// debug builds); release builds cancel the pending receives and complete the
 /// pending sends, which may block until the peers reach this round.
 class ScheduleExecutor {
@@ -129,14 +129,15 @@ class ScheduleExecutor {
   ~ScheduleExecutor();
 
   /// Local: copies `values` (count() doubles, or empty for no input) into the
-  /// buffer and posts round 0 (runs every round that completes at once,
-  /// e.g. all of them on one rank). Requires !active().
+  /// buffer and posts round 0 (and runs every round that completes at once,
+  /// possibly all of them). Requires !active() (std::logic_error).
   void start(std::span<const double> values);
-  /// Local: progresses the operation; true once every round has completed
-  /// (then !active()). Requires active().
+  /// Local: progresses the operation; true, once, when every round has
+  /// completed (then !active()). Requires active() (std::logic_error).
   bool test();
   /// Blocks until every round has completed. Requires active().
   void wait();
+  /// True between start() and the test()/wait() that reported completion.
   bool active() const noexcept { return active_; }
   /// Requests of the round in flight not yet completed; 0 when !active().
   int outstanding_requests() const noexcept;
@@ -158,7 +159,8 @@ class ScheduleExecutor {
   std::vector<double> buffer_;
   std::vector<MPI_Request> requests_;  // the round in flight; capacity fixed at construction
   std::size_t round_ = 0;
-  bool active_ = false;
+  bool running_ = false;  // rounds left to run
+  bool active_ = false;   // started, completion not yet reported
 };
 
 }  // namespace asyncsolve::collectives
