@@ -6,10 +6,12 @@
 // skewed starts; nothing outstanding when inactive. The dissemination barrier
 // holds every rank until a late one arrives. Bad names are bad input.
 //
-// The barrier test compares MPI_Wtime stamps of different ranks. That is
-// only meaningful on one node (MPI_WTIME_IS_GLOBAL may be false, but
-// processes on one machine read the same clock), which is where CI runs the
-// tests.
+// The barrier test compares clock stamps of different ranks. That is only
+// meaningful on one node, which is where CI runs the tests. It reads
+// std::chrono::steady_clock (CLOCK_MONOTONIC on Linux: one clock for every
+// process of the machine), not MPI_Wtime: besides MPI_WTIME_IS_GLOBAL being
+// false, Open MPI 4.1's MPI_Wtime counts from each process's own MPI_Init,
+// so two ranks' stamps differ by their start-up offset.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -421,6 +423,13 @@ TEST(Schedules, UserScheduleRingShift) {
 
 class BarrierTest : public testing::TestWithParam<std::string> {};
 
+/// Nanoseconds on the machine-wide monotonic clock.
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // The last rank sleeps 100 ms before it enters; no rank leaves before it
 // entered. Its entry time travels to the others after the barrier.
 TEST_P(BarrierTest, NoRankLeavesBeforeTheLateOneEnters) {
@@ -431,18 +440,18 @@ TEST_P(BarrierTest, NoRankLeavesBeforeTheLateOneEnters) {
     EXPECT_FALSE(barrier->active());
     EXPECT_EQ(barrier->outstanding_requests(), 0);
     if (rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    double entered = MPI_Wtime();
+    long long entered = now_ns();
     barrier->start();
     if (cycle == 0) {
       barrier->wait();
     } else {
       while (!barrier->test()) std::this_thread::yield();
     }
-    const double left = MPI_Wtime();
+    const long long left = now_ns();
     EXPECT_FALSE(barrier->active());
     EXPECT_EQ(barrier->outstanding_requests(), 0);
-    MPI_Bcast(&entered, 1, MPI_DOUBLE, late, MPI_COMM_WORLD);
-    EXPECT_GE(left, entered) << "rank " << rank << " left " << (entered - left) * 1e3
+    MPI_Bcast(&entered, 1, MPI_LONG_LONG, late, MPI_COMM_WORLD);
+    EXPECT_GE(left, entered) << "rank " << rank << " left " << static_cast<double>(entered - left) * 1e-6
                              << " ms before rank " << late << " entered (cycle " << cycle << ")";
   }
   barrier->free();
