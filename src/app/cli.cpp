@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/problem.hpp"
@@ -83,8 +84,10 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--allreduce", c.allreduce,
                    "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
                    "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
-                   "(MPI_Iallreduce) or tree (asynchronous binary tree); async and racy need "
-                   "impi or tree");
+                   "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
+                   "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
+                   "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi needs mpi, async "
+                   "and racy any but mpi");
   solve.add_option("--max-in-flight", c.max_in_flight,
                    "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
   solve.add_option("--final-sync", c.final_sync,
@@ -208,13 +211,18 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   }
   expect_one_of("--halo", c.halo, comm::halo_exchange_names());
   if (is_krylov(c)) {
-    expect_one_of("--allreduce", c.allreduce, {"auto", "mpi", "impi", "tree"});
+    if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
   } else if (c.variant == "sync") {
     expect_one_of("--allreduce", c.allreduce, {"auto", "mpi"},
                   " (the sync variant uses a blocking reduction)");
   } else {
-    expect_one_of("--allreduce", c.allreduce, {"auto", "tree", "impi"},
-                  fmt::format(" (the {} variant needs a non-blocking reduction)", c.variant));
+    if (c.allreduce == "mpi") {
+      expect_one_of("--allreduce", c.allreduce, {"auto", "tree", "impi"},
+                    fmt::format(" or another non-blocking algorithm (the {} variant needs a "
+                                "non-blocking reduction)",
+                                c.variant));
+    }
+    if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
   }
   if (c.copy && c.variant != "sync") {
     throw InputError(fmt::format("--copy with --variant {}: the copy loop exists only in the sync "

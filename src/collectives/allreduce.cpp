@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <climits>
+#include <stdexcept>
+
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
 
@@ -15,6 +19,8 @@ class MpiAllreduce final : public Allreduce {
   explicit MpiAllreduce(const par::Comm& comm) : comm_(comm.get()) {}
   std::string_view name() const override { return "mpi"; }
   void reduce(std::span<double> values, ReduceOp op) override {
+    if (values.size() > static_cast<std::size_t>(INT_MAX))
+      throw std::length_error("MPI_Allreduce of more doubles than an MPI count can hold");
     const MPI_Op mpi_op = op == ReduceOp::sum ? MPI_SUM : op == ReduceOp::min ? MPI_MIN : MPI_MAX;
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
                                  MPI_DOUBLE, mpi_op, comm_),
@@ -25,14 +31,36 @@ class MpiAllreduce final : public Allreduce {
   MPI_Comm comm_;
 };
 
+/// Any non-blocking algorithm used blocking: every reduce() builds the
+/// algorithm for that size and op, starts it, waits and frees it, all
+/// collective. Simple and correct, at the price of a communicator duplicate
+/// (and the schedule's construction) per call; solvers that reduce often
+/// keep a NonblockingAllreduce instead.
+class NonblockingAdapter final : public Allreduce {
+ public:
+  NonblockingAdapter(std::string_view name, const par::Comm& comm)
+      : name_(name), comm_(par::Comm::view(comm.get())) {}
+  std::string_view name() const override { return name_; }
+  void reduce(std::span<double> values, ReduceOp op) override {
+    auto reduction = make_nonblocking_allreduce(name_, comm_, values.size(), op);
+    reduction->start(values);
+    reduction->wait(values);
+    reduction->free();
+  }
+
+ private:
+  std::string name_;
+  par::Comm comm_;
+};
+
 }  // namespace
 
-std::vector<std::string> allreduce_names() { return {"mpi"}; }
+std::vector<std::string> allreduce_names() { return {"mpi", "impi", "tree", "rd"}; }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view name, const par::Comm& comm) {
+  check_allreduce_name(name);  // InputError for a bad name
   if (name == "mpi") return std::make_unique<MpiAllreduce>(comm);
-  throw core::InputError(fmt::format("--allreduce '{}': expected one of {}", name,
-                                     fmt::join(allreduce_names(), ", ")));
+  return std::make_unique<NonblockingAdapter>(name, comm);
 }
 
 }  // namespace asyncsolve::collectives

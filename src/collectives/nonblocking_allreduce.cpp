@@ -11,59 +11,20 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "nonblocking_base.hpp"
+#include "schedule_allreduce.hpp"
 
 namespace asyncsolve::collectives {
 namespace {
 
-bool mpi_finalized() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  return finalized != 0;
-}
+using detail::mpi_finalized;
+using detail::NonblockingBase;
 
-/// Shared bookkeeping: the owned duplicate, the size, the round counter and
-/// the precondition checks every implementation makes.
-class NonblockingBase : public NonblockingAllreduce {
- public:
-  NonblockingBase(const par::Comm& comm, std::size_t size) : comm_(comm.dup()), size_(size) {}
-  std::size_t size() const override { return size_; }
-  long completed() const override { return completed_; }
-  const par::Comm& comm() const override { return comm_; }
-  void free() override {
-    if (active()) throw std::logic_error("NonblockingAllreduce::free with a reduction active");
-    comm_.free();
-  }
-
- protected:
-  void check_start(std::span<const double> values) const {
-    if (active()) throw std::logic_error("NonblockingAllreduce::start with a reduction active");
-    if (comm_.get() == MPI_COMM_NULL)
-      throw std::logic_error("NonblockingAllreduce used after free");
-    check_size(values.size());
-  }
-  void check_complete(std::span<double> result) const {
-    if (!active()) throw std::logic_error("NonblockingAllreduce: no reduction active");
-    check_size(result.size());
-  }
-  int count() const { return static_cast<int>(size_); }
-
-  par::Comm comm_;
-  std::size_t size_;
-  long completed_ = 0;
-
- private:
-  void check_size(std::size_t n) const {
-    if (n != size_)
-      throw std::logic_error(fmt::format("NonblockingAllreduce: span of {} doubles, expected {}", n,
-                                         size_));
-  }
-};
-
-/// MPI_Iallreduce(MPI_SUM); test() is MPI_Test.
+/// MPI_Iallreduce; test() is MPI_Test.
 class ImpiAllreduce final : public NonblockingBase {
  public:
-  ImpiAllreduce(const par::Comm& comm, std::size_t size)
-      : NonblockingBase(comm, size), send_(size), recv_(size) {}
+  ImpiAllreduce(const par::Comm& comm, std::size_t size, ReduceOp op)
+      : NonblockingBase(comm, size, op), send_(size), recv_(size) {}
   ImpiAllreduce(const ImpiAllreduce&) = delete;
   ImpiAllreduce& operator=(const ImpiAllreduce&) = delete;
   ~ImpiAllreduce() override {
@@ -80,8 +41,8 @@ class ImpiAllreduce final : public NonblockingBase {
   void start(std::span<const double> values) override {
     check_start(values);
     std::copy(values.begin(), values.end(), send_.begin());
-    par::check_mpi(MPI_Iallreduce(send_.data(), recv_.data(), count(), MPI_DOUBLE, MPI_SUM,
-                                  comm_.get(), &request_),
+    par::check_mpi(MPI_Iallreduce(send_.data(), recv_.data(), count(), MPI_DOUBLE,
+                                  detail::to_mpi_op(op_), comm_.get(), &request_),
                    "MPI_Iallreduce");
   }
 
@@ -116,8 +77,8 @@ class ImpiAllreduce final : public NonblockingBase {
 /// why it terminates cleanly are documented in the header.
 class TreeAllreduce final : public NonblockingBase {
  public:
-  TreeAllreduce(const par::Comm& comm, std::size_t size)
-      : NonblockingBase(comm, size), partial_(size), total_(size) {
+  TreeAllreduce(const par::Comm& comm, std::size_t size, ReduceOp op)
+      : NonblockingBase(comm, size, op), partial_(size), total_(size) {
     const int rank = comm_.rank();
     const int ranks = comm_.size();
     parent_ = rank == 0 ? MPI_PROC_NULL : (rank - 1) / 2;
@@ -205,10 +166,10 @@ class TreeAllreduce final : public NonblockingBase {
       switch (phase_) {
         case Phase::gathering:
           if (!complete(kRecvChild0, 2, blocking)) return false;
-          // partial = own + child 2r+1 + child 2r+2, in this order on every run.
+          // partial = own op child 2r+1 op child 2r+2, in this order on every run.
           for (int i = 0; i < children_count_; ++i) {
             const auto& child = child_partial_[static_cast<std::size_t>(i)];
-            for (std::size_t k = 0; k < size_; ++k) partial_[k] += child[k];
+            detail::combine(partial_.data(), child.data(), partial_.data(), size_, op_);
           }
           if (parent_ == MPI_PROC_NULL) {
             total_ = partial_;
@@ -281,8 +242,8 @@ class TreeAllreduce final : public NonblockingBase {
 /// solvers use when nothing should overlap (PCG-Algorithm1 and 2 of paper 003).
 class BlockingAllreduce final : public NonblockingBase {
  public:
-  BlockingAllreduce(const par::Comm& comm, std::size_t size)
-      : NonblockingBase(comm, size), result_(size) {}
+  BlockingAllreduce(const par::Comm& comm, std::size_t size, ReduceOp op)
+      : NonblockingBase(comm, size, op), result_(size) {}
   std::string_view name() const override { return "mpi"; }
   bool active() const override { return active_; }
   int outstanding_requests() const override { return 0; }
@@ -290,8 +251,8 @@ class BlockingAllreduce final : public NonblockingBase {
   void start(std::span<const double> values) override {
     check_start(values);
     std::copy(values.begin(), values.end(), result_.begin());
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, result_.data(), count(), MPI_DOUBLE, MPI_SUM,
-                                 comm_.get()),
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, result_.data(), count(), MPI_DOUBLE,
+                                 detail::to_mpi_op(op_), comm_.get()),
                    "MPI_Allreduce");
     active_ = true;
   }
@@ -313,22 +274,47 @@ class BlockingAllreduce final : public NonblockingBase {
 
 }  // namespace
 
-std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi", "mpi"}; }
+std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi", "mpi", "rd"}; }
+
+void check_allreduce_name(std::string_view name) { (void)detail::parse_allreduce_name(name); }
 
 std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_view name,
                                                                  const par::Comm& comm,
-                                                                 std::size_t size) {
-  const bool known = name == "tree" || name == "impi" || name == "mpi";
-  if (!known)
-    throw core::InputError(fmt::format("--allreduce '{}': expected one of {}", name,
-                                       fmt::join(nonblocking_allreduce_names(), ", ")));
+                                                                 std::size_t size, ReduceOp op) {
+  const detail::AllreduceName parsed = detail::parse_allreduce_name(name);
   if (size > static_cast<std::size_t>(INT_MAX))
     throw std::length_error(fmt::format("non-blocking allreduce of {} doubles: more than an MPI "
                                         "count can hold",
                                         size));
-  if (name == "tree") return std::make_unique<TreeAllreduce>(comm, size);
-  if (name == "mpi") return std::make_unique<BlockingAllreduce>(comm, size);
-  return std::make_unique<ImpiAllreduce>(comm, size);
+  detail::check_same_arguments(comm, size, op);
+  switch (parsed.kind) {
+    case detail::AllreduceName::Kind::tree:
+      return std::make_unique<TreeAllreduce>(comm, size, op);
+    case detail::AllreduceName::Kind::mpi:
+      return std::make_unique<BlockingAllreduce>(comm, size, op);
+    case detail::AllreduceName::Kind::impi:
+      return std::make_unique<ImpiAllreduce>(comm, size, op);
+    case detail::AllreduceName::Kind::rd:
+    case detail::AllreduceName::Kind::knomial:
+      return detail::make_schedule_allreduce(parsed, comm, size, op);
+    case detail::AllreduceName::Kind::twolevel:
+      return detail::make_two_level(parsed, comm, size, op, -1);
+  }
+  throw std::logic_error("make_nonblocking_allreduce: unhandled algorithm");
+}
+
+std::unique_ptr<NonblockingAllreduce> make_two_level_allreduce(const par::Comm& comm,
+                                                               std::size_t size,
+                                                               std::string_view leader_algorithm,
+                                                               ReduceOp op, int node_color) {
+  const detail::AllreduceName parsed =
+      detail::parse_allreduce_name(fmt::format("twolevel:{}", leader_algorithm));
+  if (size > static_cast<std::size_t>(INT_MAX))
+    throw std::length_error(fmt::format("non-blocking allreduce of {} doubles: more than an MPI "
+                                        "count can hold",
+                                        size));
+  detail::check_same_arguments(comm, size, op);
+  return detail::make_two_level(parsed, comm, size, op, node_color);
 }
 
 }  // namespace asyncsolve::collectives

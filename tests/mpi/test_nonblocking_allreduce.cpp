@@ -292,7 +292,7 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, NonblockingAllreduceTest,
                          algorithm_test_name);
 
 TEST(NonblockingAllreduceFactory, NamesAndUnknownName) {
-  EXPECT_EQ(collectives::nonblocking_allreduce_names(), (std::vector<std::string>{"tree", "impi", "mpi"}));
+  EXPECT_EQ(collectives::nonblocking_allreduce_names(), (std::vector<std::string>{"tree", "impi", "mpi", "rd"}));
   EXPECT_THROW(make_nonblocking_allreduce("ring", par::Comm::view(MPI_COMM_WORLD), 1),
                core::InputError);
 }

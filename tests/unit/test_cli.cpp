@@ -78,6 +78,15 @@ TEST(Cli, AsynchronousOptions) {
   EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve", "--variant", "async"}).solve),
             "tree");
   EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve"}).solve), "mpi");
+  // The schedule-engine algorithms, for Krylov methods and async/racy Jacobi.
+  for (const char* name : {"rd", "knomial:3", "twolevel:knomial:4", "twolevel:mpi"}) {
+    EXPECT_EQ(asyncsolve::app::resolved_allreduce(
+                  parse({"solve", "--method", "pcg-overlap", "--allreduce", name}).solve),
+              name);
+    EXPECT_EQ(asyncsolve::app::resolved_allreduce(
+                  parse({"solve", "--variant", "racy", "--allreduce", name}).solve),
+              name);
+  }
   EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 100);
   EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress_planes, 8);
 }
@@ -121,6 +130,9 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--variant", "racy", "--max-in-flight", "513"}, "1 to 512"},
       {{"solve", "--allreduce", "tree"}, "blocking"},
       {{"solve", "--variant", "async", "--allreduce", "mpi"}, "non-blocking"},
+      {{"solve", "--variant", "async", "--allreduce", "knomial:1"}, "knomial:K (K >= 2)"},
+      {{"solve", "--method", "cg", "--allreduce", "twolevel:tree"}, "--allreduce 'twolevel:tree'"},
+      {{"solve", "--allreduce", "rd"}, "blocking"},
       {{"solve", "--slow-factor", "0.5"}, "--slow-factor 0.5"},
       {{"solve", "--slow-rank", "-3"}, "--slow-rank -3"},
       {{"solve", "--noise-us", "-1"}, "--noise-us -1"},

@@ -35,11 +35,15 @@ class Allreduce {
   }
 };
 
-/// Names accepted by make_allreduce.
+/// The plain names accepted by make_allreduce: {"mpi", "impi", "tree",
+/// "rd"}; `knomial:K` and `twolevel:ALG` are accepted too (see
+/// check_allreduce_name in nonblocking_allreduce.hpp).
 std::vector<std::string> allreduce_names();
 
 /// Builds the named algorithm over `comm`, which must outlive it. Throws
-/// InputError for an unknown name.
+/// InputError for an unknown name. `mpi` is MPI_Allreduce; every other name
+/// is the non-blocking algorithm of that name, built, started, waited for and
+/// freed inside each reduce() (collective; a communicator duplicate per call).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view name, const par::Comm& comm);
 
 }  // namespace asyncsolve::collectives

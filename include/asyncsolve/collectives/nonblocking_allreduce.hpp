@@ -3,15 +3,20 @@
 /// without global synchronisation: started, progressed by test(), completed
 /// without blocking the caller.
 ///
-/// Three algorithms:
+/// The algorithms (sum, min or max of vectors of doubles):
 ///
 /// - `mpi`: blocking MPI_Allreduce inside start(); test() succeeds at once.
 ///   Nothing overlaps: the baseline the overlapped solvers are measured against.
-/// - `impi`: MPI_Iallreduce(MPI_SUM) on a duplicate of the caller's
-///   communicator; test() is MPI_Test.
+/// - `impi`: MPI_Iallreduce on a duplicate of the caller's communicator;
+///   test() is MPI_Test. (In Open MPI this is LibNBC's schedule engine.)
 /// - `tree`: the asynchronous binary-tree reduction of paper 000 §3.1.2 over
 ///   point-to-point messages. Ranks form a binary tree: the parent of rank r
 ///   is (r-1)/2, its children are 2r+1 and 2r+2 (where they exist).
+/// - `rd`, `knomial:K`, `twolevel:ALG`: schedules run by asyncsolve's own
+///   engine (schedule.hpp): recursive doubling, k-nomial reduce + broadcast,
+///   and a node-aware two-level scheme; see docs/design.md ("Collectives").
+///
+/// Every algorithm gives bit-identical results on all ranks.
 ///
 /// The tree protocol, per round, on rank r:
 ///
@@ -54,6 +59,7 @@
 #include <string_view>
 #include <vector>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/par/comm.hpp"
 
 namespace asyncsolve::collectives {
@@ -73,18 +79,23 @@ namespace asyncsolve::collectives {
 class NonblockingAllreduce {
  public:
   virtual ~NonblockingAllreduce() = default;
-  /// Algorithm name as given to make_nonblocking_allreduce: "tree", "impi" or "mpi".
+  /// Algorithm name as given to make_nonblocking_allreduce ("tree", "rd",
+  /// "knomial:3", ...).
   virtual std::string_view name() const = 0;
   /// Number of doubles every reduction carries (fixed at construction).
   virtual std::size_t size() const = 0;
-  /// Starts a sum of `values` (size() doubles, copied) over all ranks.
+  /// The element-wise operation (fixed at construction; sum unless the
+  /// implementation says otherwise).
+  virtual ReduceOp op() const { return ReduceOp::sum; }
+  /// Starts the element-wise op() reduction of `values` (size() doubles,
+  /// copied) over all ranks.
   /// Requires !active() (throws std::logic_error otherwise, or if the span has
   /// the wrong size). Collective in the MPI sense: every rank must start the
   /// same sequence of reductions (the k-th start on every rank belongs to the
   /// k-th reduction), but ranks may start at different times.
   virtual void start(std::span<const double> values) = 0;
   /// Local: progresses the active reduction. Returns true exactly once per
-  /// reduction, when the element-wise sum is known on this rank and every
+  /// reduction, when the element-wise result is known on this rank and every
   /// request of the round has completed; then writes the sum to `result`
   /// (size() doubles) and the reduction is no longer active. Returns false
   /// otherwise, `result` untouched. Requires active().
@@ -109,15 +120,40 @@ class NonblockingAllreduce {
   virtual void free() = 0;
 };
 
-/// Names accepted by make_nonblocking_allreduce: {"tree", "impi", "mpi"}.
+/// The plain names accepted by make_nonblocking_allreduce: {"tree", "impi",
+/// "mpi", "rd"}. Parametrised names (`knomial:K`, `twolevel:ALG`) are
+/// accepted too; check_allreduce_name validates any name.
 std::vector<std::string> nonblocking_allreduce_names();
 
-/// Collective over `comm`: builds the named algorithm for reductions of
-/// `size` doubles on a duplicate of `comm` (owned by the result; `comm` need
-/// not outlive it). Throws core::InputError for an unknown name, before any
-/// communication.
+/// Local: throws core::InputError, with the one-line message "--allreduce
+/// 'x': expected one of mpi, impi, tree, rd, knomial:K (K >= 2), twolevel:ALG
+/// (ALG: rd, knomial:K, mpi, impi)", unless `name` is one of those: a plain
+/// name, `knomial:K` with K a decimal integer >= 2 (a K above the rank count
+/// acts as the rank count: one flat level), or `twolevel:ALG`.
+void check_allreduce_name(std::string_view name);
+
+/// Collective over `comm`: builds the named algorithm for reductions (`op`)
+/// of `size` doubles on a duplicate of `comm` (owned by the result; `comm`
+/// need not outlive it). Schedule-based algorithms build their schedule here,
+/// once: the object is the cache (per communicator, size, op and algorithm).
+/// Throws core::InputError for a bad name (check_allreduce_name), before any
+/// communication. Debug builds also check, collectively, that every rank
+/// passed the same size and op, and throw std::logic_error on every rank if
+/// not (release builds skip the check: mismatched sizes are then undefined).
 std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_view name,
                                                                  const par::Comm& comm,
-                                                                 std::size_t size);
+                                                                 std::size_t size,
+                                                                 ReduceOp op = ReduceOp::sum);
+
+/// Collective over `comm`: `twolevel:<leader_algorithm>` with explicit nodes:
+/// ranks passing the same `node_color` (>= 0) form a node; a negative colour
+/// on every rank groups them by shared memory (MPI_COMM_TYPE_SHARED), which is
+/// what make_nonblocking_allreduce("twolevel:ALG", ...) does. Lets tests and
+/// users exercise the leader level on one machine. Throws core::InputError for
+/// a leader algorithm other than rd, knomial:K, mpi or impi.
+std::unique_ptr<NonblockingAllreduce> make_two_level_allreduce(const par::Comm& comm,
+                                                               std::size_t size,
+                                                               std::string_view leader_algorithm,
+                                                               ReduceOp op, int node_color);
 
 }  // namespace asyncsolve::collectives

@@ -1,0 +1,74 @@
+#pragma once
+/// Bookkeeping shared by the NonblockingAllreduce implementations (internal).
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
+
+namespace asyncsolve::collectives::detail {
+
+/// True once MPI_Finalize has been called (destructors must not call MPI then).
+bool mpi_finalized();
+
+/// dst[i] = a[i] op b[i] for i < n (dst may alias a or b). min and max keep
+/// the left operand on ties, so the order of the operands matters for
+/// signed zeros: callers that need the same bits on several ranks pass the
+/// operands in the same order there.
+void combine(const double* a, const double* b, double* dst, std::size_t n, ReduceOp op);
+
+/// MPI_SUM, MPI_MIN or MPI_MAX.
+MPI_Op to_mpi_op(ReduceOp op);
+
+/// Debug builds: collective over `comm`; throws std::logic_error on every
+/// rank if the ranks passed different sizes or operations (an MPI_Allreduce
+/// of (size, -size, op, -op) with MPI_MAX). Release builds: does nothing.
+void check_same_arguments(const par::Comm& comm, std::size_t size, ReduceOp op);
+
+/// The owned duplicate, the size and operation, the round counter and the
+/// precondition checks every implementation makes.
+class NonblockingBase : public NonblockingAllreduce {
+ public:
+  NonblockingBase(const par::Comm& comm, std::size_t size, ReduceOp op)
+      : comm_(comm.dup()), size_(size), op_(op) {}
+  std::size_t size() const override { return size_; }
+  ReduceOp op() const override { return op_; }
+  long completed() const override { return completed_; }
+  const par::Comm& comm() const override { return comm_; }
+  void free() override {
+    if (active()) throw std::logic_error("NonblockingAllreduce::free with a reduction active");
+    free_resources();
+    comm_.free();
+  }
+
+ protected:
+  /// Collective part of free() beyond the duplicate (other communicators).
+  virtual void free_resources() {}
+  void check_start(std::span<const double> values) const {
+    if (active()) throw std::logic_error("NonblockingAllreduce::start with a reduction active");
+    if (comm_.get() == MPI_COMM_NULL)
+      throw std::logic_error("NonblockingAllreduce used after free");
+    check_size(values.size());
+  }
+  void check_complete(std::span<double> result) const {
+    if (!active()) throw std::logic_error("NonblockingAllreduce: no reduction active");
+    check_size(result.size());
+  }
+  int count() const { return static_cast<int>(size_); }
+
+  par::Comm comm_;
+  std::size_t size_;
+  ReduceOp op_;
+  long completed_ = 0;
+
+ private:
+  void check_size(std::size_t n) const {
+    if (n != size_)
+      throw std::logic_error(fmt::format("NonblockingAllreduce: span of {} doubles, expected {}", n,
+                                         size_));
+  }
+};
+
+}  // namespace asyncsolve::collectives::detail
