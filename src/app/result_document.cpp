@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-
 #include <chrono>
 #include <cmath>
 #include <ctime>
