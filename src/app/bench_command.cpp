@@ -229,7 +229,8 @@ struct OverlapSample {
   double pure_s = 0.0;     ///< start+wait alone, per operation
   double cpu_s = 0.0;      ///< the calibrated computation alone, per call
   double ovrl_s = 0.0;     ///< start, computation (with progress), wait, per operation
-  double compute_s = 0.0;  ///< of ovrl_s: from start's return to wait's call (tests included)
+  double compute_s = 0.0;  ///< of ovrl_s: in the kernel (its pieces, tests excluded)
+  double test_s = 0.0;     ///< of ovrl_s: in test() between the pieces (poll:K)
   Calibration calibration;
 };
 
@@ -260,6 +261,7 @@ OverlapSample measure_overlap(NonblockingAllreduce& r, Buffers& b, ComputeKernel
   }
   const int pieces = config.progress_pieces;
   double compute_s = 0.0;
+  double test_s = 0.0;
   // One operation: start, compute (in `pieces` pieces with a test between
   // them for poll:K), wait unless already complete.
   const auto overlapped = [&] {
@@ -278,22 +280,31 @@ OverlapSample measure_overlap(NonblockingAllreduce& r, Buffers& b, ComputeKernel
       return;
     }
     r.start(b.values);
-    const double c0 = core::now_s();
     bool complete = false;
+    double c0 = core::now_s();
     for (int p = 0; p < pieces; ++p) {
       kernel.run(units * (p + 1) / pieces - units * p / pieces);
-      if (p + 1 < pieces && !complete) complete = r.test(b.result);
+      const double c1 = core::now_s();
+      compute_s += c1 - c0;
+      if (p + 1 < pieces && !complete) {
+        complete = r.test(b.result);
+        c0 = core::now_s();
+        test_s += c0 - c1;
+      } else {
+        c0 = c1;
+      }
     }
-    compute_s += core::now_s() - c0;
     if (!complete) r.wait(b.result);
   };
   for (long w = 0; w < config.warmup; ++w) overlapped();
   comm.barrier();
   compute_s = 0.0;
+  test_s = 0.0;
   t0 = core::now_s();
   for (long i = 0; i < config.iterations; ++i) overlapped();
   s.ovrl_s = (core::now_s() - t0) / static_cast<double>(config.iterations);
   s.compute_s = compute_s / static_cast<double>(config.iterations);
+  s.test_s = test_s / static_cast<double>(config.iterations);
   if (thread) {
     thread->remove(registration);
     thread->stop();  // collective
@@ -321,9 +332,12 @@ struct LatencyRecord {
 struct OverlapRecord {
   std::string algorithm;
   std::size_t bytes = 0;
-  std::vector<double> pure_us, cpu_us, ovrl_us, overlap_pct, compute_us;
-  std::vector<double> compute_ratio;  ///< throughput during overlap / solo = cpu / compute
-  std::vector<double> gflops_solo, gflops_overlap;  ///< slowest rank's compute rate
+  std::vector<double> pure_us, cpu_us, ovrl_us, overlap_pct, compute_us, test_us;
+  std::vector<double> compute_ratio;  ///< kernel throughput during overlap / alone = cpu / compute
+  /// The slowest rank's rates: the kernel alone (flops / t_cpu), the kernel
+  /// during the overlap (flops / its time there), and the whole overlapped
+  /// operation (flops / t_ovrl, paper 003 Fig. 9a's DGEMM throughput).
+  std::vector<double> gflops_solo, gflops_overlap, gflops_effective;
   std::vector<double> units_min, units_max, unit_ns_max, call_us_max;  ///< calibration
 };
 
@@ -378,18 +392,21 @@ std::vector<OverlapRecord> run_overlap(const BenchAllreduceConfig& config, const
       const double cpu = max_over_ranks(comm, s.cpu_s);
       const double ovrl = max_over_ranks(comm, s.ovrl_s);
       const double compute = max_over_ranks(comm, s.compute_s);
+      const double tests = max_over_ranks(comm, s.test_s);
       const double units_max = max_over_ranks(comm, static_cast<double>(s.calibration.units));
       const double units_min = -max_over_ranks(comm, -static_cast<double>(s.calibration.units));
       rec.pure_us.push_back(pure * to_us);
       rec.cpu_us.push_back(cpu * to_us);
       rec.ovrl_us.push_back(ovrl * to_us);
       rec.compute_us.push_back(compute * to_us);
+      rec.test_us.push_back(tests * to_us);
       rec.overlap_pct.push_back(overlap_percent(pure, cpu, ovrl));
       rec.compute_ratio.push_back(compute > 0.0 ? cpu / compute : 0.0);
       // The slowest rank's rate: its flops over the largest time.
       const double flops = units_min * ComputeKernel::flops_per_unit;
       rec.gflops_solo.push_back(cpu > 0.0 ? flops / cpu / 1e9 : 0.0);
       rec.gflops_overlap.push_back(compute > 0.0 ? flops / compute / 1e9 : 0.0);
+      rec.gflops_effective.push_back(ovrl > 0.0 ? flops / ovrl / 1e9 : 0.0);
       rec.units_min.push_back(units_min);
       rec.units_max.push_back(units_max);
       rec.unit_ns_max.push_back(max_over_ranks(comm, s.calibration.unit_s) * 1e9);
@@ -486,16 +503,17 @@ std::string latency_table(const BenchAllreduceConfig& c, const std::vector<Laten
 std::string overlap_table(const BenchAllreduceConfig& c, const std::vector<OverlapRecord>& rs) {
   std::string out = fmt::format(
       "overlap: progress {}; microseconds (max over ranks), medians of {} repeat{}; compute = "
-      "throughput during overlap / alone\n",
+      "kernel throughput during overlap / alone; tests = time in test() per operation\n",
       c.progress, c.repeats, c.repeats == 1 ? "" : "s");
-  out += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}  {:>23}  {:>7}\n", "algorithm", "bytes",
-                     "t_pure", "t_cpu", "t_ovrl", "overlap % min/med/max", "compute");
+  out += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}  {:>23}  {:>7} {:>8}\n", "algorithm",
+                     "bytes", "t_pure", "t_cpu", "t_ovrl", "overlap % min/med/max", "compute",
+                     "tests");
   for (const auto& r : rs) {
     out += fmt::format("  {:<14} {:>9} {:>9.2f} {:>9.2f} {:>9.2f}  {:>7.1f}/{:>7.1f}/{:>7.1f}  "
-                       "{:>7.2f}\n",
+                       "{:>7.2f} {:>8.2f}\n",
                        r.algorithm, r.bytes, median(r.pure_us), median(r.cpu_us),
                        median(r.ovrl_us), minimum(r.overlap_pct), median(r.overlap_pct),
-                       maximum(r.overlap_pct), median(r.compute_ratio));
+                       maximum(r.overlap_pct), median(r.compute_ratio), median(r.test_us));
   }
   return out;
 }
@@ -582,9 +600,11 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                    {"t_ovrl_us", series_json(r.ovrl_us)},
                    {"overlap_pct", series_json(r.overlap_pct)},
                    {"compute_in_overlap_us", series_json(r.compute_us)},
+                   {"test_us", series_json(r.test_us)},
                    {"compute_ratio", series_json(r.compute_ratio)},
                    {"gflops_solo", series_json(r.gflops_solo)},
                    {"gflops_overlap", series_json(r.gflops_overlap)},
+                   {"gflops_effective", series_json(r.gflops_effective)},
                    {"calibration",
                     {{"units_min", r.units_min},
                      {"units_max", r.units_max},

@@ -400,7 +400,8 @@ class BenchAllreduce(unittest.TestCase):
             self.assertEqual([(r["algorithm"], r["bytes"]) for r in doc["overlap"]], pairs)
             for r in doc["overlap"]:
                 for key in ["t_pure_us", "t_cpu_us", "t_ovrl_us", "overlap_pct",
-                            "compute_ratio", "gflops_solo", "gflops_overlap"]:
+                            "compute_ratio", "gflops_solo", "gflops_overlap", "gflops_effective",
+                            "test_us", "compute_in_overlap_us"]:
                     self.check_series(r[key], 2)
                 for v in r["overlap_pct"]["repeats"]:
                     self.assertGreaterEqual(v, 0.0)
@@ -432,6 +433,8 @@ class BenchAllreduce(unittest.TestCase):
             self.assertEqual(len(doc["overlap"]), 4)
             for r in doc["overlap"]:
                 self.assertEqual(r["progress"], progress)
+                if progress == "thread":
+                    self.assertEqual(r["test_us"]["max"], 0.0)
                 for v in r["overlap_pct"]["repeats"]:
                     self.assertTrue(0.0 <= v <= 100.0, v)
             self.assertEqual(doc["environment"]["thread_level_requested"],
