@@ -117,7 +117,9 @@ struct Buffers {
 
   Buffers(const par::Comm& comm, std::size_t doubles)
       : values(doubles), result(doubles, 0.0), ranks(comm.size()) {
-    for (std::size_t j = 0; j < doubles; ++j) values[j] = comm.rank() + 1.0 + static_cast<double>(j % 7);
+    for (std::size_t j = 0; j < doubles; ++j) {
+      values[j] = comm.rank() + 1.0 + static_cast<double>(j % 7);
+    }
     base = 0.5 * ranks * (ranks + 1.0);
   }
   /// True if `result` holds the exact sum.
@@ -522,11 +524,13 @@ std::string noise_table(const BenchAllreduceConfig& c, const std::vector<NoiseRe
   std::string out = fmt::format(
       "noise: ones {}, slowdown t_noise / t_quiet (time max over ranks; medians of {} "
       "repeat{})\n",
-      fmt::format("{}x{}x{}", c.noise_global[0], c.noise_global[1], c.noise_global[2]), c.repeats, c.repeats == 1 ? "" : "s");
+      fmt::format("{}x{}x{}", c.noise_global[0], c.noise_global[1], c.noise_global[2]),
+      c.repeats, c.repeats == 1 ? "" : "s");
   out += fmt::format("  {:<12} {:<10} {:<18} {:>6} {:>9} {:>9}  {:>20}\n", "method", "allreduce",
                      "noise", "iters", "quiet s", "noisy s", "slowdown min/med/max");
   for (const auto& r : rs) {
-    out += fmt::format("  {:<12} {:<10} {:<18} {:>6} {:>9.4f} {:>9.4f}  {:>6.3f}/{:>6.3f}/{:>6.3f}{}\n",
+    out += fmt::format("  {:<12} {:<10} {:<18} {:>6} {:>9.4f} {:>9.4f}  "
+                       "{:>6.3f}/{:>6.3f}/{:>6.3f}{}\n",
                        r.method, r.allreduce, format_noise_setting(r.setting),
                        static_cast<long>(maximum(r.iterations)), median(r.quiet_time_s),
                        median(r.time_s), minimum(r.slowdown), median(r.slowdown),

@@ -330,7 +330,8 @@ std::vector<std::string> split_list(std::string_view option, const std::string& 
   std::size_t begin = 0;
   while (true) {
     const std::size_t end = text.find(',', begin);
-    std::string item = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    std::string item =
+        text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
     if (item.empty()) {
       throw InputError(fmt::format("{} '{}': empty item, expected {}", option, text, expected));
     }
@@ -423,8 +424,8 @@ void validate_bench_allreduce(BenchAllreduceConfig& c, const RawBench& raw) {
     c.progress_thread = true;
   } else if (c.progress != "none") {
     int k = 0;
-    if (!c.progress.starts_with("poll:") || !parse_whole(std::string_view(c.progress).substr(5), k) ||
-        k < 1) {
+    if (!c.progress.starts_with("poll:") ||
+        !parse_whole(std::string_view(c.progress).substr(5), k) || k < 1) {
       throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
                                    "thread",
                                    c.progress));
@@ -516,7 +517,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
                       ? std::string("bench: no benchmark given: expected allreduce")
                       : fmt::format("unknown benchmark '{}': expected allreduce", args[2]);
       } else if (!args[1].starts_with("-")) {
-        message = fmt::format("unknown command '{}': expected one of solve, bench, info", args[1]);
+        message =
+            fmt::format("unknown command '{}': expected one of solve, bench, info", args[1]);
       }
     }
     throw InputError(message);

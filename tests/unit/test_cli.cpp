@@ -115,9 +115,11 @@ TEST(Cli, BenchAllreduceDefaultsAndOptions) {
 
   Command c = parse({"bench", "allreduce", "--algorithms", "tree,rd", "-m", "64:256", "-i", "5",
                      "-x", "0", "--repeats", "1", "--modes", "noise,latency", "--progress",
-                     "poll:4", "--noise", "10:5", "--noise-global", "8,9,10", "--json", "b.json"});
+                     "poll:4", "--noise", "10:5", "--noise-global", "8,9,10", "--json",
+                     "b.json"});
   const auto& o = c.bench_allreduce;
-  EXPECT_EQ(o.algorithms, (std::vector<std::string>{"tree", "rd"}));  // names checked at run time
+  // Names are checked at run time, by the factory.
+  EXPECT_EQ(o.algorithms, (std::vector<std::string>{"tree", "rd"}));
   EXPECT_EQ(o.sizes_bytes, (std::vector<std::size_t>{64, 128, 256}));
   EXPECT_EQ(o.progress_pieces, 4);
   EXPECT_TRUE(o.has_mode("noise"));
@@ -125,7 +127,8 @@ TEST(Cli, BenchAllreduceDefaultsAndOptions) {
   EXPECT_EQ(o.noise_global, (asyncsolve::grid::Int3{8, 9, 10}));
   EXPECT_EQ(o.json_path, "b.json");
   EXPECT_EQ(parse({"bench", "allreduce", "-m", "1024"}).bench_allreduce.sizes_bytes.size(), 8u);
-  EXPECT_TRUE(parse({"bench", "allreduce", "--progress", "thread"}).bench_allreduce.progress_thread);
+  EXPECT_TRUE(
+      parse({"bench", "allreduce", "--progress", "thread"}).bench_allreduce.progress_thread);
 }
 
 TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
