@@ -289,7 +289,168 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   }
 }
 
+/// Raw text of the `bench allreduce` options that need parsing.
+struct RawBench {
+  std::string algorithms = "mpi,impi,tree";
+  std::string modes = "latency,overlap";
+  std::string noise_global = "64,64,64";
+  std::string noise = "50:20,200:1000";
+};
+
+constexpr std::size_t bench_min_bytes = 8;              // one double
+constexpr std::size_t bench_max_bytes = 8u << 20;       // 8 MiB: 2^20 doubles
+
+void add_bench_allreduce_options(CLI::App& bench, BenchAllreduceConfig& c, RawBench& raw) {
+  bench.option_defaults()->always_capture_default();
+  bench.add_option("--algorithms", raw.algorithms,
+                   "Comma-separated reductions (collectives::make_nonblocking_allreduce names), "
+                   "e.g. mpi (MPI_Allreduce), impi (MPI_Iallreduce), tree (asynchronous binary "
+                   "tree)");
+  bench.add_option("-m,--message-size", c.message_sizes,
+                   "Message sizes MIN:MAX in bytes (or MAX): powers of two, 8 <= MIN <= MAX <= "
+                   "8388608; doubles = bytes / 8");
+  bench.add_option("-i,--iterations", c.iterations, "Timed operations per measurement");
+  bench.add_option("-x,--warmup", c.warmup, "Untimed warm-up operations before them");
+  bench.add_option("--repeats", c.repeats,
+                   "Measurements of every figure, interleaved; min/median/max are reported");
+  bench.add_option("--modes", raw.modes,
+                   "Comma-separated: latency (start+wait), overlap (start, calibrated compute, "
+                   "wait; IMB-NBC), noise (pcg2 vs pcg-overlap under injected noise)");
+  bench.add_option("--progress", c.progress,
+                   "Overlap mode: none (test only in wait), poll:K (the compute cut into K "
+                   "pieces with a test between them) or thread (a progress thread; "
+                   "MPI_THREAD_MULTIPLE)");
+  bench.add_option("--noise-global", raw.noise_global,
+                   "Noise mode: global grid NX,NY,NZ of the ones problem");
+  bench.add_option("--noise", raw.noise,
+                   "Noise mode: comma-separated US:HZ settings (interrupts of US microseconds, "
+                   "HZ per second)");
+  bench.add_option("--noise-allreduce", c.noise_allreduce,
+                   "Noise mode: pcg-overlap's reduction (pcg2 uses mpi)");
+  bench.add_option("--json", c.json_path, "Write the result document to this file")
+      ->default_str("");
+}
+
+/// Splits a comma-separated list; an empty item is an error naming `option`.
+std::vector<std::string> split_list(std::string_view option, const std::string& text,
+                                    std::string_view expected) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(',', begin);
+    std::string item =
+        text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (item.empty()) {
+      throw InputError(fmt::format("{} '{}': empty item, expected {}", option, text, expected));
+    }
+    for (const auto& seen : items) {
+      if (seen == item) {
+        throw InputError(fmt::format("{} '{}': '{}' listed twice, expected {}", option, text,
+                                     item, expected));
+      }
+    }
+    items.push_back(std::move(item));
+    if (end == std::string::npos) return items;
+    begin = end + 1;
+  }
+}
+
+template <typename T>
+bool parse_whole(std::string_view text, T& value) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && ec == std::errc{} && ptr == text.data() + text.size();
+}
+
+std::vector<std::size_t> parse_message_sizes(const std::string& text) {
+  const auto fail = [&] {
+    return InputError(fmt::format("-m '{}': expected MIN:MAX (or MAX) message sizes in bytes, "
+                                  "powers of two with {} <= MIN <= MAX <= {}",
+                                  text, bench_min_bytes, bench_max_bytes));
+  };
+  const std::size_t colon = text.find(':');
+  std::size_t min = bench_min_bytes;
+  std::size_t max = 0;
+  if (colon == std::string::npos) {
+    if (!parse_whole(std::string_view(text), max)) throw fail();
+  } else if (!parse_whole(std::string_view(text).substr(0, colon), min) ||
+             !parse_whole(std::string_view(text).substr(colon + 1), max)) {
+    throw fail();
+  }
+  const auto power_of_two = [](std::size_t v) { return v != 0 && (v & (v - 1)) == 0; };
+  if (min < bench_min_bytes || max > bench_max_bytes || min > max || !power_of_two(min) ||
+      !power_of_two(max)) {
+    throw fail();
+  }
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = min; bytes <= max; bytes *= 2) sizes.push_back(bytes);
+  return sizes;
+}
+
+std::vector<NoiseSetting> parse_noise(const std::string& text) {
+  const std::string expected =
+      "a list of US:HZ pairs (interrupts of US > 0 microseconds, HZ > 0 times per second, "
+      "US * 1e-6 * HZ < 1), e.g. 50:20,200:1000";
+  std::vector<NoiseSetting> out;
+  for (const auto& item : split_list("--noise", text, expected)) {
+    const std::size_t colon = item.find(':');
+    NoiseSetting n;
+    if (colon == std::string::npos ||
+        !parse_whole(std::string_view(item).substr(0, colon), n.us) ||
+        !parse_whole(std::string_view(item).substr(colon + 1), n.hz) || !(n.us > 0.0) ||
+        !(n.hz > 0.0) || !std::isfinite(n.us) || !std::isfinite(n.hz) ||
+        n.us * 1e-6 * n.hz >= 1.0) {
+      throw InputError(fmt::format("--noise '{}': bad setting '{}', expected {}", text, item,
+                                   expected));
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+void validate_bench_allreduce(BenchAllreduceConfig& c, const RawBench& raw) {
+  c.algorithms = split_list("--algorithms", raw.algorithms,
+                            "a comma-separated list of reduction names, e.g. mpi,impi,tree");
+  c.sizes_bytes = parse_message_sizes(c.message_sizes);
+  if (c.iterations < 1) {
+    throw InputError(fmt::format("-i {}: expected an integer >= 1", c.iterations));
+  }
+  if (c.warmup < 0) throw InputError(fmt::format("-x {}: expected an integer >= 0", c.warmup));
+  if (c.repeats < 1) {
+    throw InputError(fmt::format("--repeats {}: expected an integer >= 1", c.repeats));
+  }
+  const std::string modes_expected = "a comma-separated list of latency, overlap, noise";
+  c.modes = split_list("--modes", raw.modes, modes_expected);
+  for (const auto& m : c.modes) {
+    if (m != "latency" && m != "overlap" && m != "noise") {
+      throw InputError(fmt::format("--modes '{}': unknown mode '{}', expected {}", raw.modes, m,
+                                   modes_expected));
+    }
+  }
+  c.progress_pieces = 1;
+  c.progress_thread = false;
+  if (c.progress == "thread") {
+    c.progress_thread = true;
+  } else if (c.progress != "none") {
+    int k = 0;
+    if (!c.progress.starts_with("poll:") ||
+        !parse_whole(std::string_view(c.progress).substr(5), k) || k < 1) {
+      throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                                   "thread",
+                                   c.progress));
+    }
+    c.progress_pieces = k;
+  }
+  c.noise_global = core::parse_triple(raw.noise_global, "--noise-global");
+  c.noise = parse_noise(raw.noise);
+}
+
 }  // namespace
+
+bool BenchAllreduceConfig::has_mode(std::string_view mode) const {
+  for (const auto& m : modes)
+    if (m == mode) return true;
+  return false;
+}
 
 bool is_krylov(const SolveConfig& config) { return config.method != "jacobi"; }
 
@@ -320,6 +481,13 @@ Command parse_command_line(const std::vector<std::string>& args) {
   add_solve_options(*solve, cmd.solve, raw);
   CLI::App* info = app.add_subcommand(
       "info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
+  CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
+  bench->require_subcommand(1, 1);
+  RawBench raw_bench;
+  CLI::App* bench_allreduce = bench->add_subcommand(
+      "allreduce",
+      "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
+  add_bench_allreduce_options(*bench_allreduce, cmd.bench_allreduce, raw_bench);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
   try {
@@ -338,19 +506,27 @@ Command parse_command_line(const std::vector<std::string>& args) {
     return cmd;
   } catch (const CLI::ExtrasError&) {
     std::vector<std::string> extras = app.remaining();
-    for (const CLI::App* sub : {solve, info})
+    for (const CLI::App* sub : {solve, info, bench, bench_allreduce})
       for (const auto& x : sub->remaining()) extras.push_back(x);
+    const char* which = solve->parsed()             ? "solve"
+                        : bench_allreduce->parsed() ? "bench allreduce"
+                        : bench->parsed()           ? "bench"
+                                                    : "info";
     throw InputError(fmt::format("unexpected argument{} '{}': expected the options listed by "
                                  "'asyncsolve {} --help'",
-                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " "),
-                                 solve->parsed() ? "solve" : "info"));
+                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
-        message = "no command given: expected one of solve, info (see --help)";
+        message = "no command given: expected one of solve, bench, info (see --help)";
+      } else if (args[1] == "bench") {
+        message = args.size() <= 2 || args[2].starts_with("-")
+                      ? std::string("bench: no benchmark given: expected allreduce")
+                      : fmt::format("unknown benchmark '{}': expected allreduce", args[2]);
       } else if (!args[1].starts_with("-")) {
-        message = fmt::format("unknown command '{}': expected one of solve, info", args[1]);
+        message =
+            fmt::format("unknown command '{}': expected one of solve, bench, info", args[1]);
       }
     }
     throw InputError(message);
@@ -360,6 +536,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::solve;
   } else if (info->parsed()) {
     cmd.kind = Command::Kind::info;
+  } else if (bench_allreduce->parsed()) {
+    validate_bench_allreduce(cmd.bench_allreduce, raw_bench);
+    cmd.kind = Command::Kind::bench_allreduce;
   }
   return cmd;
 }

@@ -2,7 +2,9 @@
 // The command line: options of every subcommand, parsed and validated into
 // plain config structs. Pure: no MPI, no output.
 #include <optional>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "asyncsolve/grid/decomposition.hpp"
@@ -56,13 +58,42 @@ std::string resolved_allreduce(const SolveConfig& config);
 /// What `asyncsolve info` takes.
 struct InfoConfig {};
 
+/// One noise setting of `bench allreduce --modes noise`: every rank is
+/// interrupted for `us` microseconds `hz` times per second.
+struct NoiseSetting {
+  double us = 0.0;
+  double hz = 0.0;
+};
+
+/// What `asyncsolve bench allreduce` takes, validated except for the
+/// algorithm names (checked by constructing each reduction once, collectively).
+struct BenchAllreduceConfig {
+  std::vector<std::string> algorithms{"mpi", "impi", "tree"};  ///< make_nonblocking_allreduce names
+  std::vector<std::size_t> sizes_bytes;  ///< powers of two from -m MIN to MAX (8, 16, ..., 8192)
+  std::string message_sizes = "8:8192";  ///< -m as given
+  long iterations = 1000;                ///< -i: timed operations per measurement
+  long warmup = 100;                     ///< -x: untimed operations before them
+  int repeats = 3;                       ///< measurements of every figure (min/median/max)
+  std::vector<std::string> modes{"latency", "overlap"};  ///< of latency, overlap, noise
+  std::string progress = "none";         ///< overlap mode: none, poll:K or thread
+  int progress_pieces = 1;               ///< K of poll:K (1: the compute is not cut)
+  bool progress_thread = false;          ///< --progress thread (needs MPI_THREAD_MULTIPLE)
+  grid::Int3 noise_global{64, 64, 64};   ///< the ones problem of the noise mode
+  std::vector<NoiseSetting> noise{{50.0, 20.0}, {200.0, 1000.0}};
+  std::string noise_allreduce = "impi";  ///< pcg-overlap's reduction (pcg2 uses mpi)
+  std::string json_path;                 ///< empty: no result document
+
+  bool has_mode(std::string_view mode) const;
+};
+
 /// A parsed command line.
 struct Command {
-  enum class Kind { help, version, solve, info };
+  enum class Kind { help, version, solve, info, bench_allreduce };
   Kind kind = Kind::help;
   std::string text;  ///< help or version text to print
   SolveConfig solve;
   InfoConfig info;
+  BenchAllreduceConfig bench_allreduce;
 };
 
 /// Parses and validates `args` (args[0] is the program name). Throws

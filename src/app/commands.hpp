@@ -16,6 +16,14 @@ namespace asyncsolve::app {
 core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
                          const par::Environment& env, const std::vector<std::string>& command);
 
+/// Collective over `world`: runs `asyncsolve bench allreduce` (latency,
+/// overlap and noise modes). Prints the tables and writes the result document
+/// (schema asyncsolve.bench.allreduce/1) on rank 0. Throws core::InputError
+/// (identically on every rank) for bad input, before any measurement.
+core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par::Comm& world,
+                                   const par::Environment& env,
+                                   const std::vector<std::string>& command);
+
 /// Collective over `world`: runs `asyncsolve info`, printing on rank 0.
 core::ExitCode run_info(const InfoConfig& config, const par::Comm& world,
                         const par::Environment& env);

@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   // info reports the most MPI can give; a progress thread needs it.
   const bool multiple = command.kind == app::Command::Kind::info ||
                         (command.kind == app::Command::Kind::solve &&
-                         command.solve.progress_thread_us >= 0);
+                         command.solve.progress_thread_us >= 0) ||
+                        (command.kind == app::Command::Kind::bench_allreduce &&
+                         command.bench_allreduce.progress_thread);
   const par::ThreadLevel level = multiple ? par::ThreadLevel::multiple : par::ThreadLevel::single;
   par::Environment env(argc, argv, level);
   // The one place that names the world: everything else gets a communicator.
@@ -76,6 +78,9 @@ int main(int argc, char** argv) {
         break;
       case app::Command::Kind::solve:
         code = app::run_solve(command.solve, world, env, args);
+        break;
+      case app::Command::Kind::bench_allreduce:
+        code = app::run_bench_allreduce(command.bench_allreduce, world, env, args);
         break;
     }
   } catch (const core::InputError& e) {

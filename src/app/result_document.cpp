@@ -1,11 +1,19 @@
 #include "result_document.hpp"
 
+#include <mpi.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -22,6 +30,37 @@ nlohmann::json optional_number(const std::optional<double>& v) {
 }
 
 }  // namespace
+
+RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env) {
+  RunEnvironment e;
+  e.mpi_library = par::mpi_library_version();
+  e.mpi_version = par::mpi_standard_version();
+  e.ranks = comm.size();
+  e.threads = 1;
+  e.thread_level_requested = std::string(par::to_string(env.requested()));
+  e.thread_level = std::string(par::to_string(env.provided()));
+  e.shmem = par::shmem_initialized();
+  e.hostname = par::processor_name();
+  e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  return e;
+}
+
+void check_json_path(const std::string& path, const par::Comm& comm) {
+  if (path.empty()) return;
+  std::string error;
+  if (comm.is_root()) {
+    try {
+      core::check_writable(path, "--json");
+    } catch (const core::InputError& e) {
+      error = e.what();
+    }
+  }
+  int length = static_cast<int>(error.size());
+  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  error.resize(static_cast<std::size_t>(length));
+  par::check_mpi(MPI_Bcast(error.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
+  if (length > 0) throw core::InputError(error);
+}
 
 std::string iso8601_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "cli.hpp"
 
@@ -60,6 +62,16 @@ struct RunProblem {
   grid::Int3 dims{};
   nlohmann::json parameters;
 };
+
+/// Collective over `comm`: where the run happens (MPI library, thread level,
+/// host, cores), the same for every command's document.
+RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env);
+
+/// Collective over `comm`: rank 0 checks that `path` (a --json option) can be
+/// written; every rank learns the verdict and throws the same
+/// core::InputError, so a bad path stops all ranks together before any work.
+/// An empty path is accepted (no document).
+void check_json_path(const std::string& path, const par::Comm& comm);
 
 /// ISO-8601 UTC timestamp of now.
 std::string iso8601_now();

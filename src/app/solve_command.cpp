@@ -33,39 +33,6 @@
 namespace asyncsolve::app {
 namespace {
 
-/// Rank 0 checks the --json path; every rank learns the verdict, so a bad
-/// path stops all ranks together before any work is done.
-void check_json_path(const SolveConfig& config, const par::Comm& comm) {
-  if (config.json_path.empty()) return;
-  std::string error;
-  if (comm.is_root()) {
-    try {
-      core::check_writable(config.json_path, "--json");
-    } catch (const core::InputError& e) {
-      error = e.what();
-    }
-  }
-  int length = static_cast<int>(error.size());
-  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-  error.resize(static_cast<std::size_t>(length));
-  par::check_mpi(MPI_Bcast(error.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
-  if (length > 0) throw core::InputError(error);
-}
-
-RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env) {
-  RunEnvironment e;
-  e.mpi_library = par::mpi_library_version();
-  e.mpi_version = par::mpi_standard_version();
-  e.ranks = comm.size();
-  e.threads = 1;
-  e.thread_level_requested = std::string(par::to_string(env.requested()));
-  e.thread_level = std::string(par::to_string(env.provided()));
-  e.shmem = par::shmem_initialized();
-  e.hostname = par::processor_name();
-  e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  return e;
-}
-
 /// Refuses, as bad input, a grid whose fields would not fit in the memory of
 /// a node: better one clear line than an allocation failure or the OOM
 /// killer on one rank. Collective; the verdict is the same on every rank.
@@ -308,7 +275,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
 core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
                          const par::Environment& env, const std::vector<std::string>& command) {
   const std::string started = iso8601_now();
-  check_json_path(config, world);
+  check_json_path(config.json_path, world);
   const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
   grid::Decomposition decomposition = grid::Decomposition::create(world, config.decomposition);
   const par::Comm& comm = decomposition.comm();

@@ -147,6 +147,20 @@ class BadInput(unittest.TestCase):
             self.check(["solve", "--local", "4,4,4", "--json", d], d)
             self.assertEqual(os.listdir(d), [])
 
+    def test_bench_allreduce(self):
+        self.check(["bench"], "allreduce")
+        self.check(["bench", "allreduce", "-m", "0:8"], "-m '0:8'")
+        self.check(["bench", "allreduce", "-m", "64:8"], "-m '64:8'")
+        self.check(["bench", "allreduce", "-m", "8:abc"], "-m '8:abc'")
+        # Unknown names are found by the reduction factory, collectively.
+        self.check(["bench", "allreduce", "--algorithms", "nope"], "--algorithms 'nope'")
+        self.check(["bench", "allreduce", "--algorithms", "mpi,nope"], "'nope'")
+        self.check(["bench", "allreduce", "-i", "0"], "-i 0")
+        self.check(["bench", "allreduce", "--modes", "bogus"], "'bogus'")
+        self.check(["bench", "allreduce", "--progress", "poll:0"], "poll:0")
+        self.check(["bench", "allreduce", "--modes", "noise", "--noise-global", "2,2,2"],
+                   "--noise-global 2,2,2")
+
     @unittest.skipIf(os.geteuid() == 0, "root can write anywhere")
     def test_read_only_directory(self):
         with tempfile.TemporaryDirectory() as d:
@@ -336,6 +350,97 @@ class Solve(unittest.TestCase):
         lines = [l for l in out.splitlines() if l.strip().startswith("iteration")]
         self.assertGreater(len(lines), 2)
         self.assertIn("residual", lines[0])
+
+
+class BenchAllreduce(unittest.TestCase):
+    """`asyncsolve bench allreduce`: the document's shape, never its timings."""
+
+    SMALL = ["-m", "8:64", "-i", "20", "-x", "2", "--repeats", "2"]
+
+    def bench(self, args, ranks):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bench.json")
+            code, out, err = run(["bench", "allreduce"] + args + ["--json", path], ranks=ranks)
+            self.assertEqual(code, 0, f"stdout={out} stderr={err}")
+            self.assertEqual(os.listdir(d), ["bench.json"], "no temporary left behind")
+            with open(path) as f:
+                return json.load(f), out
+
+    def check_series(self, s, repeats):
+        self.assertEqual(len(s["repeats"]), repeats)
+        self.assertLessEqual(s["min"], s["median"])
+        self.assertLessEqual(s["median"], s["max"])
+        self.assertEqual(s["min"], min(s["repeats"]))
+        self.assertEqual(s["max"], max(s["repeats"]))
+
+    def test_all_modes_on_1_2_3_ranks(self):
+        for ranks in (1, 2, 3):
+            doc, out = self.bench(self.SMALL + ["--modes", "latency,overlap,noise",
+                                                "--noise-global", "8,8,8", "--noise", "100:500"],
+                                  ranks)
+            self.assertEqual(doc["schema"], "asyncsolve.bench.allreduce/1")
+            for key in ["version", "git", "started", "command", "environment", "parameters",
+                        "latency", "overlap", "noise"]:
+                self.assertIn(key, doc)
+            env = doc["environment"]
+            self.assertEqual(env["ranks"], ranks)
+            for key in ["mpi_library", "thread_level", "hostname", "cores"]:
+                self.assertIn(key, env)
+            p = doc["parameters"]
+            self.assertEqual(p["algorithms"], ["mpi", "impi", "tree"])
+            self.assertEqual(p["sizes_bytes"], [8, 16, 32, 64])
+            self.assertEqual((p["iterations"], p["warmup"], p["repeats"]), (20, 2, 2))
+            self.assertEqual(p["progress"], "none")
+            pairs = [(r["algorithm"], r["bytes"]) for r in doc["latency"]]
+            self.assertEqual(pairs, [(a, b) for a in ("mpi", "impi", "tree")
+                                     for b in (8, 16, 32, 64)])
+            for r in doc["latency"]:
+                self.assertEqual(r["doubles"], r["bytes"] // 8)
+                self.check_series(r["latency_us"], 2)
+                self.assertGreater(r["latency_us"]["min"], 0)
+            self.assertEqual([(r["algorithm"], r["bytes"]) for r in doc["overlap"]], pairs)
+            for r in doc["overlap"]:
+                for key in ["t_pure_us", "t_cpu_us", "t_ovrl_us", "overlap_pct",
+                            "compute_ratio", "gflops_solo", "gflops_overlap", "gflops_effective",
+                            "test_us", "compute_in_overlap_us"]:
+                    self.check_series(r[key], 2)
+                for v in r["overlap_pct"]["repeats"]:
+                    self.assertGreaterEqual(v, 0.0)
+                    self.assertLessEqual(v, 100.0)
+                self.assertGreaterEqual(min(r["calibration"]["units_min"]), 1)
+                self.assertEqual(len(r["calibration"]["call_us_max"]), 2)
+            settings = [(r["method"], r["allreduce"], r["noise_us"], r["noise_hz"])
+                        for r in doc["noise"]]
+            self.assertEqual(settings, [("pcg2", "mpi", 0, 0), ("pcg-overlap", "impi", 0, 0),
+                                        ("pcg2", "mpi", 100, 500),
+                                        ("pcg-overlap", "impi", 100, 500)])
+            for r in doc["noise"]:
+                self.assertTrue(r["converged"])
+                self.check_series(r["slowdown"], 2)
+                self.check_series(r["time_s"], 2)
+                if r["noise_hz"] == 0:
+                    self.assertEqual(r["slowdown"]["repeats"], [1.0, 1.0])
+            for table in ("latency:", "overlap:", "noise:"):
+                self.assertEqual(out.count(table), 1, "tables printed by rank 0 only")
+
+    def test_progress_thread_and_poll(self):
+        for progress in ("thread", "poll:4"):
+            doc, out = self.bench(["-m", "8:16", "-i", "20", "-x", "2", "--repeats", "2",
+                                   "--modes", "overlap",
+                                                "--algorithms", "impi,tree",
+                                                "--progress", progress], 2)
+            self.assertEqual(doc["parameters"]["progress"], progress)
+            self.assertEqual(doc["latency"], [])
+            self.assertEqual(len(doc["overlap"]), 4)
+            for r in doc["overlap"]:
+                self.assertEqual(r["progress"], progress)
+                if progress == "thread":
+                    self.assertEqual(r["test_us"]["max"], 0.0)
+                for v in r["overlap_pct"]["repeats"]:
+                    self.assertTrue(0.0 <= v <= 100.0, v)
+            self.assertEqual(doc["environment"]["thread_level_requested"],
+                             "multiple" if progress == "thread" else "single")
+            self.assertIn(f"progress {progress}", out)
 
 
 def main():

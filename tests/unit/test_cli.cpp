@@ -103,6 +103,43 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(parse({"info"}).kind, Command::Kind::info);
 }
 
+TEST(Cli, BenchAllreduceDefaultsAndOptions) {
+  Command d = parse({"bench", "allreduce"});
+  ASSERT_EQ(d.kind, Command::Kind::bench_allreduce);
+  const auto& b = d.bench_allreduce;
+  EXPECT_EQ(b.algorithms, (std::vector<std::string>{"mpi", "impi", "tree"}));
+  ASSERT_EQ(b.sizes_bytes.size(), 11u);  // 8, 16, ..., 8192
+  EXPECT_EQ(b.sizes_bytes.front(), 8u);
+  EXPECT_EQ(b.sizes_bytes.back(), 8192u);
+  EXPECT_EQ(b.iterations, 1000);
+  EXPECT_EQ(b.warmup, 100);
+  EXPECT_EQ(b.repeats, 3);
+  EXPECT_EQ(b.modes, (std::vector<std::string>{"latency", "overlap"}));
+  EXPECT_EQ(b.progress_pieces, 1);
+  EXPECT_FALSE(b.progress_thread);
+  ASSERT_EQ(b.noise.size(), 2u);
+  EXPECT_EQ(b.noise[1].us, 200.0);
+  EXPECT_EQ(b.noise[1].hz, 1000.0);
+  EXPECT_EQ(b.noise_allreduce, "impi");
+
+  Command c = parse({"bench", "allreduce", "--algorithms", "tree,rd", "-m", "64:256", "-i", "5",
+                     "-x", "0", "--repeats", "1", "--modes", "noise,latency", "--progress",
+                     "poll:4", "--noise", "10:5", "--noise-global", "8,9,10", "--json",
+                     "b.json"});
+  const auto& o = c.bench_allreduce;
+  // Names are checked at run time, by the factory.
+  EXPECT_EQ(o.algorithms, (std::vector<std::string>{"tree", "rd"}));
+  EXPECT_EQ(o.sizes_bytes, (std::vector<std::size_t>{64, 128, 256}));
+  EXPECT_EQ(o.progress_pieces, 4);
+  EXPECT_TRUE(o.has_mode("noise"));
+  EXPECT_FALSE(o.has_mode("overlap"));
+  EXPECT_EQ(o.noise_global, (asyncsolve::grid::Int3{8, 9, 10}));
+  EXPECT_EQ(o.json_path, "b.json");
+  EXPECT_EQ(parse({"bench", "allreduce", "-m", "1024"}).bench_allreduce.sizes_bytes.size(), 8u);
+  EXPECT_TRUE(
+      parse({"bench", "allreduce", "--progress", "thread"}).bench_allreduce.progress_thread);
+}
+
 TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
   struct Case {
     std::vector<std::string> args;
@@ -143,7 +180,25 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--global", "8,8,8", "--local", "4,4,4"}, "--local"},
       {{"solve", "--problem", "ones", "--offset", "1"}, "--offset"},
       {{"frobnicate"}, "frobnicate"},
-      {{}, "solve, info"},
+      {{}, "solve, bench, info"},
+      {{"bench"}, "expected allreduce"},
+      {{"bench", "allgather"}, "'allgather'"},
+      {{"bench", "allreduce", "-m", "0:8"}, "-m '0:8'"},
+      {{"bench", "allreduce", "-m", "64:8"}, "-m '64:8'"},
+      {{"bench", "allreduce", "-m", "8:abc"}, "-m '8:abc'"},
+      {{"bench", "allreduce", "-m", "12:64"}, "powers of two"},
+      {{"bench", "allreduce", "-m", "8:16777216"}, "8388608"},
+      {{"bench", "allreduce", "-i", "0"}, "-i 0"},
+      {{"bench", "allreduce", "-x", "-1"}, "-x -1"},
+      {{"bench", "allreduce", "--repeats", "0"}, "--repeats 0"},
+      {{"bench", "allreduce", "--modes", "bogus"}, "'bogus'"},
+      {{"bench", "allreduce", "--modes", "latency,latency"}, "twice"},
+      {{"bench", "allreduce", "--algorithms", "mpi,,tree"}, "empty item"},
+      {{"bench", "allreduce", "--progress", "poll:0"}, "poll:K"},
+      {{"bench", "allreduce", "--progress", "thread:5"}, "'thread:5'"},
+      {{"bench", "allreduce", "--noise", "50"}, "US:HZ"},
+      {{"bench", "allreduce", "--noise", "2000:1000"}, "'2000:1000'"},
+      {{"bench", "allreduce", "--noise-global", "4,4"}, "--noise-global"},
   };
   for (const Case& c : cases) {
     const std::string message = error_of(c.args);
