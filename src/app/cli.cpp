@@ -86,8 +86,8 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
                    "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
                    "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
-                   "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi needs mpi, async "
-                   "and racy any but mpi");
+                   "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
+                   "to completion at each check, async and racy take any but mpi");
   solve.add_option("--max-in-flight", c.max_in_flight,
                    "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
   solve.add_option("--final-sync", c.final_sync,
@@ -213,8 +213,8 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   if (is_krylov(c)) {
     if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
   } else if (c.variant == "sync") {
-    expect_one_of("--allreduce", c.allreduce, {"auto", "mpi"},
-                  " (the sync variant uses a blocking reduction)");
+    // Any algorithm, run to completion (start + wait) at each residual check.
+    if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
   } else {
     if (c.allreduce == "mpi") {
       expect_one_of("--allreduce", c.allreduce, {"auto", "tree", "impi"},

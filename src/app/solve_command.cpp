@@ -177,8 +177,10 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
                   ? comm::make_channel_halo_exchange(decomposition, u, transport)
                   : comm::make_halo_exchange(config.halo, decomposition, u,
                                              comm::Neighbourhood::faces);
-  auto reduction = collectives::make_allreduce("mpi", comm);
   const std::string allreduce = resolved_allreduce(config);
+  // Sync: the chosen algorithm, run to completion at each residual check;
+  // async and racy use it for convergence and MPI_Allreduce for the true residual.
+  auto reduction = collectives::make_allreduce(asynchronous ? "mpi" : allreduce, comm);
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
   if (asynchronous) convergence = comm::make_convergence_allreduce(allreduce, comm, 2, transport);

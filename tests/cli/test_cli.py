@@ -334,6 +334,16 @@ class Solve(unittest.TestCase):
         self.assertEqual(doc["method"]["pc"], "jacobi")
         self.assertEqual(doc["method"]["test_every"], 1)
 
+    def test_sync_jacobi_with_every_reduction_algorithm(self):
+        iterations = set()
+        for algorithm in ["mpi", "rd", "knomial:3", "twolevel:rd", "impi", "tree"]:
+            doc, _ = self.solve(["--problem", "ones", "--global", "10,9,8", "--check-every", "10",
+                                 "--allreduce", algorithm], 3)
+            self.assertTrue(doc["result"]["converged"], algorithm)
+            self.assertEqual(doc["method"]["allreduce"], algorithm)
+            iterations.add(doc["result"]["iterations"]["max"])
+        self.assertEqual(len(iterations), 1, iterations)
+
     def test_krylov_breakdown_exits_3(self):
         doc, out = self.solve(["--problem", "ones", "--global", "10,10,10", "--method", "cg",
                                "--shift", "-5.9"], 2, expect_code=3)
