@@ -502,6 +502,16 @@ std::string latency_table(const BenchAllreduceConfig& c, const std::vector<Laten
   return out;
 }
 
+/// The blocking `mpi` reduction cannot overlap anything: its median overlap
+/// is the measurement's own error. Null when mpi was not measured.
+std::optional<double> control_overlap_pct(const std::vector<OverlapRecord>& rs) {
+  std::optional<double> worst;
+  for (const auto& r : rs)
+    if (r.algorithm == "mpi") worst = std::max(worst.value_or(0.0), median(r.overlap_pct));
+  return worst;
+}
+constexpr double control_limit_pct = 10.0;
+
 std::string overlap_table(const BenchAllreduceConfig& c, const std::vector<OverlapRecord>& rs) {
   std::string out = fmt::format(
       "overlap: progress {}; microseconds (max over ranks), medians of {} repeat{}; compute = "
@@ -516,6 +526,16 @@ std::string overlap_table(const BenchAllreduceConfig& c, const std::vector<Overl
                        r.algorithm, r.bytes, median(r.pure_us), median(r.cpu_us),
                        median(r.ovrl_us), minimum(r.overlap_pct), median(r.overlap_pct),
                        maximum(r.overlap_pct), median(r.compute_ratio), median(r.test_us));
+  }
+  if (const auto control = control_overlap_pct(rs)) {
+    out += *control <= control_limit_pct
+               ? fmt::format("  control: blocking mpi overlaps at most {:.1f}% (expected 0)\n",
+                             *control)
+               : fmt::format("  control: blocking mpi shows up to {:.1f}% overlap, which is "
+                             "impossible: t_cpu is not what the kernel takes inside the "
+                             "overlapped loop on this machine (e.g. ranks sharing a core's "
+                             "units when all compute at once); do not trust the overlap column\n",
+                             *control);
   }
   return out;
 }
@@ -616,6 +636,14 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                      {"call_us_max", r.call_us_max}}}});
   }
   doc["overlap"] = ovl;
+  if (const auto control = control_overlap_pct(overlap)) {
+    doc["overlap_control"] = {{"algorithm", "mpi"},
+                              {"max_median_overlap_pct", *control},
+                              {"limit_pct", control_limit_pct},
+                              {"ok", *control <= control_limit_pct}};
+  } else {
+    doc["overlap_control"] = nullptr;
+  }
   nlohmann::ordered_json nse = nlohmann::ordered_json::array();
   for (const auto& r : noise) {
     nse.push_back({{"method", r.method},

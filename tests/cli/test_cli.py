@@ -419,6 +419,11 @@ class BenchAllreduce(unittest.TestCase):
                     self.assertLessEqual(v, 100.0)
                 self.assertGreaterEqual(min(r["calibration"]["units_min"]), 1)
                 self.assertEqual(len(r["calibration"]["call_us_max"]), 2)
+            control = doc["overlap_control"]
+            self.assertEqual(control["algorithm"], "mpi")
+            self.assertEqual(control["ok"],
+                             control["max_median_overlap_pct"] <= control["limit_pct"])
+            self.assertIn("control: blocking mpi", out)
             settings = [(r["method"], r["allreduce"], r["noise_us"], r["noise_hz"])
                         for r in doc["noise"]]
             self.assertEqual(settings, [("pcg2", "mpi", 0, 0), ("pcg-overlap", "impi", 0, 0),
