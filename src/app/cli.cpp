@@ -36,6 +36,7 @@ struct RawSolve {
   std::string local;
   std::string dims;
   CLI::Option* tol = nullptr;
+  CLI::Option* threads = nullptr;
 };
 
 std::vector<std::string> method_names() {
@@ -67,8 +68,13 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--variant", c.variant,
                    "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
   solve.add_option("--transport", c.transport,
-                   "Communication transport: mpi (two-sided), rma (MPI-3 one-sided) or shmem "
-                   "(OpenSHMEM; run under oshrun)");
+                   "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
+                   "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
+                   "rank, paper 000 §3.3)");
+  raw.threads = solve.add_option("--threads", c.threads,
+                                 "--transport omp: OpenMP threads, each owning a slab of z-planes "
+                                 "(with --local, the grid grows in z with the threads)")
+                    ->default_str("OMP_NUM_THREADS, or omp_get_max_threads()");
   solve.add_option("--halo", c.halo,
                    "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
                    "ialltoallv, neighbor, persistent");
@@ -169,6 +175,29 @@ void validate_krylov(SolveConfig& c) {
   }
 }
 
+/// What --transport omp takes (checks that need the rank count or the grid
+/// are made when the solve starts).
+void validate_omp(const SolveConfig& c, const RawSolve& raw) {
+  if (raw.threads != nullptr && raw.threads->count() > 0 && c.threads < 1) {
+    throw InputError(fmt::format("--threads {}: expected an integer >= 1", c.threads));
+  }
+  const auto refuse = [&](bool given, const std::string& what, std::string_view expected) {
+    if (given) {
+      throw InputError(fmt::format("{} with --transport omp: expected {}", what, expected));
+    }
+  };
+  refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every),
+         "1 (threads read their neighbours' planes directly)");
+  refuse(c.copy, "--copy", "no --copy");
+  refuse(c.progress != "none", fmt::format("--progress {}", c.progress), "none");
+  refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank),
+         "-1 (fault injection is for MPI ranks)");
+  refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz),
+         "0 (noise injection is for MPI ranks)");
+  refuse(c.allreduce != "auto", fmt::format("--allreduce {}", c.allreduce),
+         "auto (threads reduce through shared memory)");
+}
+
 void validate(SolveConfig& c, const RawSolve& raw) {
   if (!raw.global.empty()) c.decomposition.global = core::parse_triple(raw.global, "--global");
   if (!raw.local.empty()) c.decomposition.local = core::parse_triple(raw.local, "--local");
@@ -204,8 +233,14 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     }
   }
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
-  expect_one_of("--transport", c.transport, {"mpi", "rma", "shmem"},
-                " (the omp transport comes with a later release)");
+  expect_one_of("--transport", c.transport, {"mpi", "rma", "shmem", "omp"});
+  if (c.transport == "omp") {
+    validate_omp(c, raw);
+  } else if (raw.threads != nullptr && raw.threads->count() > 0) {
+    throw InputError(fmt::format("--threads {} with --transport {}: threads apply to "
+                                 "--transport omp, expected no --threads",
+                                 c.threads, c.transport));
+  }
   if (c.transport == "shmem" && !par::shmem_available()) {
     throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM");
   }
@@ -462,6 +497,8 @@ std::string resolved_pc(const SolveConfig& config) {
 
 std::string resolved_allreduce(const SolveConfig& config) {
   if (config.allreduce != "auto") return config.allreduce;
+  // OpenMP Jacobi: an OpenMP reduction (sync) or the running shared sum.
+  if (config.transport == "omp") return config.variant == "sync" ? "omp" : "running-sum";
   if (is_krylov(config)) {
     return config.method == "pcg-overlap" || config.method == "pipecg" ? "impi" : "mpi";
   }

@@ -35,6 +35,9 @@ struct SolveConfig {
   std::string json_path;  ///< empty: no result document
   int max_in_flight = 100;
   int final_sync = 0;
+  /// --transport omp: OpenMP threads; 0 when --threads is not given (then
+  /// omp_get_max_threads(), i.e. OMP_NUM_THREADS, at solve time).
+  int threads = 0;
   int slow_rank = -1;
   double slow_factor = 2.0;
   double noise_us = 0.0;

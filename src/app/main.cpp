@@ -36,7 +36,11 @@ int main(int argc, char** argv) {
                          command.solve.progress_thread_us >= 0) ||
                         (command.kind == app::Command::Kind::bench_allreduce &&
                          command.bench_allreduce.progress_thread);
-  const par::ThreadLevel level = multiple ? par::ThreadLevel::multiple : par::ThreadLevel::single;
+  // OpenMP Jacobi runs threads that never call MPI: funneled.
+  const bool funneled = command.kind == app::Command::Kind::solve && command.solve.transport == "omp";
+  const par::ThreadLevel level = multiple   ? par::ThreadLevel::multiple
+                                 : funneled ? par::ThreadLevel::funneled
+                                            : par::ThreadLevel::single;
   par::Environment env(argc, argv, level);
   // The one place that names the world: everything else gets a communicator.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

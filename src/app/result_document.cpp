@@ -106,6 +106,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"allreduce", s.allreduce},
                    {"max_in_flight", c.max_in_flight},
                    {"final_sync", c.final_sync},
+                   {"threads", env.threads},
                    {"slow_rank", c.slow_rank},
                    {"slow_factor", c.slow_factor},
                    {"noise_us", c.noise_us},
@@ -129,6 +130,9 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                                        {"mean", s.iterations.mean},
                                        {"max", std::llround(s.iterations.max)},
                                        {"per_rank", per_rank}};
+  // OpenMP Jacobi: min/mean/max are over the threads, per_rank holds the one
+  // rank's count (its busiest thread) and per_thread every thread's.
+  if (!s.iterations_per_thread.empty()) iterations["per_thread"] = s.iterations_per_thread;
   doc["result"] = {{"converged", s.converged},
                    {"reason", s.reason},
                    {"iterations", iterations},
@@ -165,15 +169,21 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   const std::string what =
       is_krylov(c) ? fmt::format("{} (pc {})", c.method, resolved_pc(c))
                    : fmt::format("{} {} over {}", c.method, c.variant, c.transport);
-  out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}), {} reduction\n",
-                     version, what, env.ranks,
-                     env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1], p.dims[2], s.allreduce);
+  if (c.transport == "omp") {
+    out += fmt::format("asyncsolve {}: {}, 1 rank, {} thread{} (z-slabs), {} reduction\n", version,
+                       what, env.threads, env.threads == 1 ? "" : "s", s.allreduce);
+  } else {
+    out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}), {} reduction\n",
+                       version, what, env.ranks, env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1],
+                       p.dims[2], s.allreduce);
+  }
   std::string local = fmt::format("{}x{}x{}", p.local_max[0], p.local_max[1], p.local_max[2]);
   if (p.local_min != p.local_max) {
     local = fmt::format("{}x{}x{} to {}", p.local_min[0], p.local_min[1], p.local_min[2], local);
   }
-  line("problem", fmt::format("{}, global {}x{}x{}, {} per rank{}", p.name, p.global[0],
+  line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
                               p.global[1], p.global[2], local,
+                              c.transport == "omp" ? "thread" : "rank",
                               c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
   const std::string iters =
       s.iterations.min == s.iterations.max
@@ -186,7 +196,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (!s.detail.empty()) line("breakdown", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
-  if (c.variant != "sync") {
+  if (c.variant != "sync" && c.transport == "omp") {
+    if (s.final_sync_iterations > 0) {
+      line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
+    }
+  } else if (c.variant != "sync") {
     line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
                                  s.sends_per_iteration, std::llround(s.skipped_sends),
                                  s.final_sync_iterations > 0
@@ -200,7 +214,8 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (stats.max == 0.0) continue;
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
-  line("phases", fmt::format("{} s (max over ranks)", phases));
+  line("phases", fmt::format("{} s (max over {})", phases,
+                             c.transport == "omp" ? "threads" : "ranks"));
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));

@@ -32,6 +32,7 @@ struct RunSummary {
   long iterations_last = 0;
   par::RankStats iterations;
   std::vector<double> iterations_per_rank;
+  std::vector<long> iterations_per_thread;  ///< --transport omp: each thread's iterations
   par::RankStats time_s;
   double residual_estimate = 0;
   double true_residual = 0;

@@ -1,7 +1,10 @@
 #include <mpi.h>
+#include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +29,7 @@
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/jacobi_omp.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
@@ -65,10 +69,14 @@ void check_memory(const SolveConfig& config, const grid::Decomposition& decompos
 }
 
 /// Every rank's residual history, on rank 0, as result-document entries.
-nlohmann::json gather_history(const par::Comm& comm, const std::vector<solvers::HistoryPoint>& h) {
+/// With `threads`, each entry also names the OpenMP thread that made it.
+nlohmann::json gather_history(const par::Comm& comm, const std::vector<solvers::HistoryPoint>& h,
+                              bool threads) {
+  constexpr int width = 5;
   std::vector<double> mine;
   for (const auto& p : h) {
-    mine.insert(mine.end(), {static_cast<double>(p.iteration), p.time_s, p.residual, p.local_residual});
+    mine.insert(mine.end(), {static_cast<double>(p.iteration), p.time_s, p.residual,
+                             p.local_residual, static_cast<double>(p.thread)});
   }
   const int count = static_cast<int>(mine.size());
   std::vector<int> counts(comm.is_root() ? static_cast<std::size_t>(comm.size()) : 0);
@@ -86,13 +94,15 @@ nlohmann::json gather_history(const par::Comm& comm, const std::vector<solvers::
                  "MPI_Gatherv");
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    for (int i = displs[r]; i < displs[r] + counts[r]; i += 4) {
+    for (int i = displs[r]; i < displs[r] + counts[r]; i += width) {
       const auto at = static_cast<std::size_t>(i);
-      out.push_back({{"rank", r},
-                     {"iteration", std::llround(all[at])},
-                     {"time_s", all[at + 1]},
-                     {"residual", all[at + 2]},
-                     {"local_residual", all[at + 3]}});
+      nlohmann::json entry = {{"rank", r},
+                              {"iteration", std::llround(all[at])},
+                              {"time_s", all[at + 1]},
+                              {"residual", all[at + 2]},
+                              {"local_residual", all[at + 3]}};
+      if (threads) entry["thread"] = std::llround(all[at + 4]);
+      out.push_back(std::move(entry));
     }
   }
   return out;
@@ -219,6 +229,66 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   return out;
 }
 
+/// The thread count of --transport omp: --threads, or OpenMP's default.
+int omp_threads(const SolveConfig& config) {
+  return config.threads > 0 ? config.threads : omp_get_max_threads();
+}
+
+/// --transport omp: one rank, `threads` OpenMP threads; with --local the
+/// grid is the per-thread block with z multiplied by the threads. Throws
+/// InputError (on every rank alike) for more than one rank.
+grid::DecompositionSpec omp_decomposition_spec(const SolveConfig& config, int ranks, int threads) {
+  if (ranks != 1) {
+    throw core::InputError(fmt::format("--transport omp on {} ranks: OpenMP Jacobi runs on one "
+                                       "rank, expected mpirun -np 1 (or no mpirun) and --threads",
+                                       ranks));
+  }
+  grid::DecompositionSpec spec = config.decomposition;
+  if (!spec.global) {
+    grid::Int3 local = spec.local.value_or(grid::Int3{50, 50, 50});
+    const long long z = static_cast<long long>(local[2]) * threads;
+    if (z > std::numeric_limits<int>::max()) {
+      throw core::InputError(fmt::format("--local {} with --threads {}: {} z-planes are too many",
+                                         core::format_triple(local), threads, z));
+    }
+    local[2] = static_cast<int>(z);
+    spec.global = local;
+    spec.local.reset();
+  }
+  if ((*spec.global)[2] < threads) {
+    throw core::InputError(fmt::format("--threads {} with --global {}: more threads than the {} "
+                                       "z-planes, expected at most {} threads",
+                                       threads, core::format_triple(*spec.global),
+                                       (*spec.global)[2], (*spec.global)[2]));
+  }
+  return spec;
+}
+
+/// Jacobi with OpenMP threads on one rank (--transport omp). Not collective
+/// beyond the memory check.
+Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
+                        const grid::Decomposition& decomposition, int threads) {
+  check_memory(config, decomposition, /*fields: u, u_new, b=*/3);
+  grid::Field u(decomposition.local(), 1);
+  grid::apply_initial_guess(problem, u);
+  grid::apply_boundary(problem, decomposition, u);
+  solvers::OmpJacobiOptions options;
+  options.base.tol = config.tol;
+  options.base.max_iters = config.max_iters;
+  options.base.check_every = config.check_every;
+  if (config.monitor) options.base.monitor = make_monitor(config);
+  options.variant = config.variant == "sync"    ? solvers::OmpVariant::sync
+                    : config.variant == "async" ? solvers::OmpVariant::async
+                                                : solvers::OmpVariant::racy;
+  options.threads = threads;
+  options.final_sync = config.final_sync;
+  Solved out;
+  out.result = solvers::jacobi_omp(problem, decomposition, u, options);
+  out.halo = "none";
+  out.allreduce = resolved_allreduce(config);
+  return out;
+}
+
 /// cg, pcg1, pcg2, pcg-overlap, pipecg. Collective.
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
@@ -279,9 +349,13 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   const std::string started = iso8601_now();
   check_json_path(config.json_path, world);
   const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
-  grid::Decomposition decomposition = grid::Decomposition::create(world, config.decomposition);
+  const bool omp = config.transport == "omp";
+  const int threads = omp ? omp_threads(config) : 1;
+  grid::Decomposition decomposition = grid::Decomposition::create(
+      world, omp ? omp_decomposition_spec(config, world.size(), threads) : config.decomposition);
   const par::Comm& comm = decomposition.comm();
   Solved solved = is_krylov(config) ? solve_krylov(config, *problem, decomposition)
+                  : omp             ? solve_jacobi_omp(config, *problem, decomposition, threads)
                                     : solve_jacobi(config, *problem, decomposition);
   const solvers::SolveResult& result = solved.result;
 
@@ -291,6 +365,18 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.reason = result.reason;
   s.iterations = par::rank_stats(comm, static_cast<double>(result.iterations));
   s.iterations_per_rank = par::gather_to_root(comm, static_cast<double>(result.iterations));
+  if (!result.thread_iterations.empty()) {
+    // OpenMP Jacobi (one rank): min, mean and max over the threads.
+    s.iterations_per_thread = result.thread_iterations;
+    s.iterations.min = s.iterations.max = static_cast<double>(result.thread_iterations[0]);
+    double sum = 0;
+    for (const long it : result.thread_iterations) {
+      s.iterations.min = std::min(s.iterations.min, static_cast<double>(it));
+      s.iterations.max = std::max(s.iterations.max, static_cast<double>(it));
+      sum += static_cast<double>(it);
+    }
+    s.iterations.mean = sum / static_cast<double>(result.thread_iterations.size());
+  }
   s.time_s = par::rank_stats(comm, result.time_s);
   s.residual_estimate = result.residual_estimate;
   s.true_residual = result.true_residual;
@@ -306,7 +392,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   for (const auto& [name, stats] : s.phases)
     if (name == "sweep") sweep_time = stats.max;
   s.sweep_bandwidth_gbs = sweep_time > 0.0 ? sweep_bytes / sweep_time / 1e9 : 0.0;
-  s.history = gather_history(comm, result.history);
+  s.history = gather_history(comm, result.history, omp);
   s.batch_sizes = gather_batches(comm, result.batch_sizes);
   s.skipped_sends = par::rank_stats(comm, static_cast<double>(result.skipped_sends)).mean * comm.size();
   s.final_sync_iterations = result.final_sync_iterations;
@@ -326,7 +412,24 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   p.local_max = reduce_triple(comm, decomposition.local(), MPI_MAX);
   p.dims = decomposition.dims();
   p.parameters = problem->parameters();
-  const RunEnvironment e = describe_environment(comm, env);
+  if (omp) {
+    // The threads' slabs: local is thread 0's, dims the thread grid (1 x 1 x T).
+    const int nz = decomposition.global()[2];
+    int lo = nz;
+    int hi = 0;
+    for (int t = 0; t < threads; ++t) {
+      const int planes = solvers::omp_plane_begin(t + 1, threads, nz) -
+                         solvers::omp_plane_begin(t, threads, nz);
+      lo = std::min(lo, planes);
+      hi = std::max(hi, planes);
+    }
+    p.local[2] = solvers::omp_plane_begin(1, threads, nz);
+    p.local_min[2] = lo;
+    p.local_max[2] = hi;
+    p.dims = {1, 1, threads};
+  }
+  RunEnvironment e = describe_environment(comm, env);
+  e.threads = threads;
 
   // Rank 0 reports; a failure to write the document is broadcast so that
   // every rank returns the same exit code.

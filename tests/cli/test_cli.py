@@ -34,7 +34,7 @@ class Help(unittest.TestCase):
                        "--variant", "--transport", "--halo", "--allreduce", "--progress",
                        "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
                        "--monitor", "--monitor-every", "--json", "--test-every", "--pc",
-                       "--shift"]:
+                       "--shift", "--threads"]:
             self.assertIn(option, out)
         self.assertIn("1e-4 for jacobi, 1e-6 for the Krylov methods", out)
         for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
@@ -456,6 +456,95 @@ class BenchAllreduce(unittest.TestCase):
             self.assertEqual(doc["environment"]["thread_level_requested"],
                              "multiple" if progress == "thread" else "single")
             self.assertIn(f"progress {progress}", out)
+
+
+class OpenMP(unittest.TestCase):
+    """--transport omp: Jacobi with OpenMP threads on one rank (paper 000 §3.3)."""
+
+    def solve(self, args, ranks=1, direct=False):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "r.json")
+            if direct:  # no mpiexec: a singleton MPI process
+                p = subprocess.run([BINARY] + args + ["--json", path], capture_output=True,
+                                   text=True, timeout=120)
+                code, out, err = p.returncode, p.stdout, p.stderr
+            else:
+                code, out, err = run(args + ["--json", path], ranks=ranks)
+            doc = json.load(open(path)) if os.path.exists(path) else None
+        return code, out, err, doc
+
+    def test_variants_converge_with_per_thread_counts(self):
+        for variant in ["sync", "async", "racy"]:
+            for threads in [1, 3]:
+                with self.subTest(variant=variant, threads=threads):
+                    code, out, err, doc = self.solve(
+                        ["solve", "--transport", "omp", "--variant", variant, "--threads",
+                         str(threads), "--local", "8,8,4", "--problem", "ones", "--tol", "1e-5",
+                         "--check-every", "10", "--final-sync", "20000"])
+                    self.assertEqual(code, 0, err)
+                    self.assertIn(f"jacobi {variant} over omp, 1 rank, {threads} thread", out)
+                    self.assertEqual(doc["environment"]["threads"], threads)
+                    self.assertEqual(doc["environment"]["ranks"], 1)
+                    self.assertEqual(doc["method"]["transport"], "omp")
+                    self.assertEqual(doc["method"]["threads"], threads)
+                    self.assertEqual(doc["problem"]["global"], [8, 8, 4 * threads])
+                    self.assertEqual(doc["problem"]["local"], [8, 8, 4])
+                    self.assertEqual(doc["problem"]["dims"], [1, 1, threads])
+                    it = doc["result"]["iterations"]
+                    self.assertEqual(len(it["per_thread"]), threads)
+                    self.assertEqual(it["max"], max(it["per_thread"]))
+                    self.assertEqual(it["min"], min(it["per_thread"]))
+                    self.assertEqual(it["per_rank"], [it["max"]])
+                    self.assertLess(doc["result"]["true_residual"], 1e-5)
+                    self.assertLess(doc["result"]["residual_estimate"], 1e-5)
+                    self.assertEqual({h["thread"] for h in doc["history"]}, set(range(threads)))
+                    if variant == "sync":
+                        self.assertEqual(it["min"], it["max"])
+                        self.assertAlmostEqual(doc["result"]["true_residual"] /
+                                               doc["result"]["residual_estimate"], 1.0, places=12)
+
+    def test_global_split_along_z_and_threads_from_environment(self):
+        env = dict(os.environ, OMP_NUM_THREADS="2")
+        p = subprocess.run([BINARY, "solve", "--transport", "omp", "--global", "6,6,5",
+                            "--problem", "ones", "--tol", "1e-5"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("2 threads", p.stdout)
+        self.assertIn("global 6x6x5, 6x6x2 to 6x6x3 per thread", p.stdout)
+
+    def test_runs_without_mpiexec(self):
+        code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
+                                          "--local", "6,6,3", "--variant", "racy",
+                                          "--final-sync", "20000"], direct=True)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(doc["environment"]["threads"], 2)
+
+    def test_max_iters_exit_code(self):
+        code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
+                                          "--local", "6,6,3", "--max-iters", "5"])
+        self.assertEqual(code, 3, err)
+        self.assertEqual(doc["result"]["reason"], "max_iters")
+
+    def bad(self, args, must_contain, ranks=1):
+        code, out, err = run(args, ranks=ranks)
+        self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
+        self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
+        self.assertIn(must_contain, lines[0])
+        self.assertIn("expected", lines[0])
+        self.assertEqual(out, "")
+
+    def test_bad_input(self):
+        self.bad(["solve", "--transport", "omp", "--threads", "2"], "on 3 ranks", ranks=3)
+        self.bad(["solve", "--transport", "omp", "--threads", "2"], "on 2 ranks", ranks=2)
+        self.bad(["solve", "--transport", "omp", "--threads", "0"], "--threads 0")
+        self.bad(["solve", "--transport", "omp", "--threads", "-3"], "--threads -3")
+        self.bad(["solve", "--transport", "omp", "--threads", "5", "--global", "8,8,4"],
+                 "more threads than the 4 z-planes")
+        self.bad(["solve", "--threads", "2"], "--threads 2 with --transport mpi")
+        self.bad(["solve", "--transport", "omp", "--halo-every", "2"], "--halo-every 2")
+        self.bad(["solve", "--transport", "omp", "--method", "cg"], "--transport omp")
 
 
 def main():

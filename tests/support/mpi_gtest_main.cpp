@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   // Tests of progress threads are built with ASYNCSOLVE_TEST_THREAD_MULTIPLE.
 #ifdef ASYNCSOLVE_TEST_THREAD_MULTIPLE
   asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::multiple);
+#elif defined(ASYNCSOLVE_TEST_THREAD_FUNNELED)
+  // OpenMP tests: threads that never call MPI.
+  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::funneled);
 #else
   asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
 #endif

@@ -22,6 +22,10 @@ void jacobi_sweep_planes(const grid::Field& u, grid::Field& u_new, int k_begin, 
 /// Local part of ||b - A u||_2^2 over the interior (halo must be current).
 double residual_norm_sq(const grid::Field& u) noexcept;
 double residual_norm_sq_ref(const grid::Field& u) noexcept;
+/// The residual restricted to planes k_begin <= k < k_end (a thread's slab,
+/// or a piece of one); the same arithmetic as residual_norm_sq, summed over
+/// fewer rows.
+double residual_norm_sq_planes(const grid::Field& u, int k_begin, int k_end) noexcept;
 
 /// Copies the interior of `src` into `dst` (paper 000's copy loop).
 void copy_interior(const grid::Field& src, grid::Field& dst) noexcept;

@@ -15,6 +15,8 @@ struct HistoryPoint {
   double residual = 0;  ///< relative residual ||b - A u||_2 / ||b||_2 (global; an
                         ///< estimate in the asynchronous variants)
   double local_residual = 0;  ///< this rank's part: ||(b - A u) on this block|| / ||b||
+                              ///< (OpenMP Jacobi: this thread's slab)
+  int thread = 0;  ///< OpenMP Jacobi: the thread that made the check (0 elsewhere)
 };
 
 /// The outcome of a solve on this rank. Values that are global (residuals,
@@ -39,6 +41,9 @@ struct SolveResult {
   std::vector<long> batch_sizes;  ///< asynchronous: batch_sizes[n] = recv calls that got n messages
   long final_sync_iterations = 0;  ///< synchronous iterations run after an asynchronous solve
   double injected_s = 0;       ///< seconds of injected faults and noise on this rank
+  /// OpenMP Jacobi: iterations (sweeps) of each thread, in thread order;
+  /// `iterations` is then the largest of them. Empty for the MPI solvers.
+  std::vector<long> thread_iterations;
 };
 
 }  // namespace asyncsolve::solvers

@@ -1,0 +1,461 @@
+#include "asyncsolve/solvers/jacobi_omp.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/ops/stencil7.hpp"
+
+// OpenMP Jacobi (paper 000 §3.3). All threads work on one pair of fields
+// covering the whole grid; thread t owns the z-planes [k0, k1) of both. The
+// only data two threads share while iterating are the planes next to an
+// inter-thread boundary: thread t reads plane k0 - 1 (its lower neighbour's
+// top plane) and plane k1 (its upper neighbour's bottom plane) of u, and
+// writes its own planes k0 and k1 - 1, which those neighbours read. Everything
+// else is private to its owner (or read-only: the Dirichlet halo).
+
+namespace asyncsolve::solvers {
+namespace {
+
+using grid::Field;
+
+/// Relaxed atomic load and store of one double (racy). `omp atomic` rather
+/// than std::atomic_ref: OpenMP's rule is the plain data-race rule (two
+/// accesses conflict only if one writes), so a thread may read its own
+/// boundary plane with plain loads while its neighbour reads the same plane
+/// atomically; atomic_ref would formally demand that every access made while
+/// any atomic_ref to the value exists go through atomic_ref.
+inline double load_relaxed(const double* p) noexcept {
+  double* q = const_cast<double*>(p);  // omp atomic read takes a modifiable lvalue
+  double v;
+#pragma omp atomic read relaxed
+  v = *q;
+  return v;
+}
+
+inline void store_relaxed(double* p, double v) noexcept {
+#pragma omp atomic write relaxed
+  *p = v;
+}
+
+/// A run of planes of one thread's slab, and whether it touches the
+/// neighbouring thread below (its first plane reads plane begin - 1, which
+/// that neighbour writes) or above (its last plane reads plane end).
+struct Part {
+  int begin = 0;
+  int end = 0;
+  bool below = false;
+  bool above = false;
+};
+
+/// The slab [k0, k1) of thread t of `threads` in at most three parts: the
+/// plane next to the lower neighbour, the planes touching no neighbour, the
+/// plane next to the upper neighbour. A one-plane slab between two
+/// neighbours is one part touching both.
+std::vector<Part> split_slab(int k0, int k1, int t, int threads) {
+  const bool lower = t > 0;
+  const bool upper = t < threads - 1;
+  if (k1 - k0 == 1) return {Part{k0, k1, lower, upper}};
+  std::vector<Part> parts;
+  const int mid_begin = lower ? k0 + 1 : k0;
+  const int mid_end = upper ? k1 - 1 : k1;
+  if (lower) parts.push_back({k0, k0 + 1, true, false});
+  if (mid_begin < mid_end) parts.push_back({mid_begin, mid_end, false, false});
+  if (upper) parts.push_back({k1 - 1, k1, false, true});
+  return parts;
+}
+
+/// Racy sweep of plane k: u_new = (sum of neighbours of u)/6, the plane below
+/// (above) read with relaxed atomic loads when `atomic_below` (`atomic_above`).
+/// The neighbours are added in jacobi_sweep_ref's order.
+void sweep_plane_racy(const Field& u, Field& u_new, int k, bool atomic_below,
+                      bool atomic_above) noexcept {
+  const int nx = u.interior()[0];
+  const int ny = u.interior()[1];
+  const std::ptrdiff_t sy = u.stride_y();
+  const std::ptrdiff_t sz = u.stride_z();
+  for (int j = 0; j < ny; ++j) {
+    const double* c = u.origin() + u.index(0, j, k);
+    const double* b = c - sz;
+    const double* t = c + sz;
+    double* out = u_new.origin() + u_new.index(0, j, k);
+    for (int i = 0; i < nx; ++i) {
+      const double below = atomic_below ? load_relaxed(b + i) : b[i];
+      const double above = atomic_above ? load_relaxed(t + i) : t[i];
+      out[i] = (c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + below + above) * (1.0 / 6.0);
+    }
+  }
+}
+
+/// Racy residual of plane k, ||b - A u||^2 on it, loads as in sweep_plane_racy.
+double residual_plane_racy(const Field& u, int k, bool atomic_below, bool atomic_above) noexcept {
+  const int nx = u.interior()[0];
+  const int ny = u.interior()[1];
+  const std::ptrdiff_t sy = u.stride_y();
+  const std::ptrdiff_t sz = u.stride_z();
+  double sum = 0.0;
+  for (int j = 0; j < ny; ++j) {
+    const double* c = u.origin() + u.index(0, j, k);
+    const double* b = c - sz;
+    const double* t = c + sz;
+    for (int i = 0; i < nx; ++i) {
+      const double below = atomic_below ? load_relaxed(b + i) : b[i];
+      const double above = atomic_above ? load_relaxed(t + i) : t[i];
+      const double r = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + below + above - 6.0 * c[i];
+      sum += r * r;
+    }
+  }
+  return sum;
+}
+
+/// u = u_new on planes [k_begin, k_end) (interior points only); with
+/// `atomic`, every value is stored with a relaxed atomic store.
+void copy_planes(const Field& u_new, Field& u, int k_begin, int k_end, bool atomic) noexcept {
+  const int nx = u.interior()[0];
+  const int ny = u.interior()[1];
+  for (int k = k_begin; k < k_end; ++k)
+    for (int j = 0; j < ny; ++j) {
+      const double* src = u_new.origin() + u_new.index(0, j, k);
+      double* dst = u.origin() + u.index(0, j, k);
+      // A loop rather than memcpy: ThreadSanitizer with
+      // ignore_noninstrumented_modules=1 does not see memcpy's stores, and the
+      // compiler makes the same code of both.
+      if (atomic) {
+        for (int i = 0; i < nx; ++i) store_relaxed(dst + i, src[i]);
+      } else {
+        for (int i = 0; i < nx; ++i) dst[i] = src[i];
+      }
+    }
+}
+
+/// Holds an OpenMP lock (or nothing, for a null pointer) for its lifetime.
+class LockGuard {
+ public:
+  explicit LockGuard(omp_lock_t* lock) noexcept : lock_(lock) {
+    if (lock_ != nullptr) omp_set_lock(lock_);
+  }
+  ~LockGuard() {
+    if (lock_ != nullptr) omp_unset_lock(lock_);
+  }
+  LockGuard(const LockGuard&) = delete;
+  LockGuard& operator=(const LockGuard&) = delete;
+
+ private:
+  omp_lock_t* lock_;
+};
+
+/// The locks of the inter-thread boundaries: lock b guards the planes on
+/// either side of the boundary between threads b and b + 1.
+class BoundaryLocks {
+ public:
+  explicit BoundaryLocks(int boundaries) : locks_(static_cast<std::size_t>(std::max(0, boundaries))) {
+    for (auto& l : locks_) omp_init_lock(&l);
+  }
+  ~BoundaryLocks() {
+    for (auto& l : locks_) omp_destroy_lock(&l);
+  }
+  BoundaryLocks(const BoundaryLocks&) = delete;
+  BoundaryLocks& operator=(const BoundaryLocks&) = delete;
+  omp_lock_t* at(int b) noexcept { return &locks_[static_cast<std::size_t>(b)]; }
+
+ private:
+  std::vector<omp_lock_t> locks_;
+};
+
+/// ||b||_2 on one rank: the residual of a field that is zero except for the
+/// Dirichlet data in its halo; 1 if that is zero.
+double local_rhs_norm(const grid::Problem& problem, const grid::Decomposition& decomposition,
+                      const Field& shape) {
+  Field boundary_only(shape.interior(), shape.halo());
+  grid::apply_boundary(problem, decomposition, boundary_only);
+  const double norm = std::sqrt(ops::residual_norm_sq(boundary_only));
+  return norm > 0.0 ? norm : 1.0;
+}
+
+core::PhaseTimers omp_timers() {
+  return core::PhaseTimers({"sweep", "copy", "residual", "barrier"});
+}
+
+/// What every thread leaves behind for the result.
+struct ThreadRecord {
+  long iterations = 0;
+  double sweep_points = 0;  ///< points of its slab
+  core::PhaseTimers timers = omp_timers();
+  std::vector<HistoryPoint> history;
+};
+
+}  // namespace
+
+int omp_plane_begin(int t, int threads, int planes) noexcept {
+  const int base = planes / threads;
+  const int extra = planes % threads;
+  return t * base + std::min(t, extra);
+}
+
+SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& decomposition,
+                       grid::Field& u, const OmpJacobiOptions& options) {
+  const int threads = options.threads;
+  const int planes = u.interior()[2];
+  if (decomposition.ranks() != 1) {
+    throw std::invalid_argument("jacobi_omp: runs on one rank, got " +
+                                std::to_string(decomposition.ranks()));
+  }
+  if (threads < 1 || threads > planes) {
+    throw std::invalid_argument("jacobi_omp: threads must be 1 to " + std::to_string(planes) +
+                                " (the z-planes), got " + std::to_string(threads));
+  }
+  const JacobiOptions& base = options.base;
+  SolveResult result;
+  result.phases = omp_timers();
+
+  // u_new starts as a full copy of u, so that its halo holds the Dirichlet data.
+  Field u_new(u.interior(), u.halo());
+  std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+  const double b_norm = local_rhs_norm(problem, decomposition, u);
+  const double b_norm_sq = b_norm * b_norm;
+
+  std::vector<ThreadRecord> records(static_cast<std::size_t>(threads));
+  BoundaryLocks locks(threads - 1);
+  // Shared state of the parallel region.
+  double reduced_sq = 0.0;                  // sync: the OpenMP reduction's target
+  std::atomic<double> running_sq{0.0};      // async/racy: the running global residual^2
+  std::atomic<bool> stop{false};            // async/racy: the convergence (or stop) flag
+  bool stop_converged = false;              // written only by the thread that set `stop`
+  double stop_estimate = std::numeric_limits<double>::infinity();  // likewise
+  double sync_residual = std::numeric_limits<double>::infinity();  // sync: written by thread 0
+  std::atomic<bool> wrong_team{false};
+
+  const bool racy = options.variant == OmpVariant::racy;
+  const double t0 = core::now_s();
+
+#pragma omp parallel num_threads(threads) default(shared)
+  {
+    const int t = omp_get_thread_num();
+    if (omp_get_num_threads() != threads) {
+      wrong_team.store(true);
+    } else {
+      ThreadRecord& me = records[static_cast<std::size_t>(t)];
+      core::PhaseTimers& timers = me.timers;
+      const int k0 = omp_plane_begin(t, threads, planes);
+      const int k1 = omp_plane_begin(t + 1, threads, planes);
+      me.sweep_points = static_cast<double>(u.interior()[0]) * u.interior()[1] * (k1 - k0);
+
+      if (options.variant == OmpVariant::sync) {
+        // Per iteration: one sweep of the slab (16 B/point), one barrier.
+        // Every check_every iterations: the slab's residual, an OpenMP
+        // reduction over the threads (2 barriers).
+        Field* cur = &u;
+        Field* next = &u_new;
+        for (long k = 0;; ++k) {
+          if (k % base.check_every == 0) {
+            double mine = 0.0;
+            {
+              const auto scope = timers.time(omp_residual_phase);
+#pragma omp single
+              reduced_sq = 0.0;
+#pragma omp for schedule(static, 1) reduction(+ : reduced_sq)
+              for (int i = 0; i < threads; ++i) {
+                mine = ops::residual_norm_sq_planes(*cur, k0, k1);  // ||b - A u^k||^2 on the slab
+                reduced_sq += mine;
+              }
+            }
+            const double residual = std::sqrt(reduced_sq) / b_norm;
+            const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(mine) / b_norm, t};
+            me.history.push_back(point);
+            if (t == 0) {
+              sync_residual = residual;
+              if (base.monitor) base.monitor(point);
+            }
+            // Every thread read the same reduced_sq: all decide alike.
+            if (residual < base.tol) {
+              me.iterations = k;
+              break;
+            }
+          }
+          if (k >= base.max_iters) {
+            me.iterations = k;
+            break;
+          }
+          {
+            const auto scope = timers.time(omp_sweep_phase);
+            ops::jacobi_sweep_planes(*cur, *next, k0, k1);  // u^{k+1} = (sum of neighbours of u^k)/6
+          }
+          {
+            // Nobody reads u^{k+1} before all of it is written, and nobody
+            // overwrites u^k (the next u_new) while another thread reads it.
+            const auto scope = timers.time(omp_barrier_phase);
+#pragma omp barrier
+          }
+          std::swap(cur, next);  // every thread swaps its own view: no barrier needed
+        }
+      } else {
+        // Per iteration, without waiting for other threads: one sweep of the
+        // slab, one copy u = u_new of it (16 + 16 B/point); the planes next
+        // to a neighbour under that boundary's lock (async) or with atomic
+        // loads and stores (racy). Every check_every iterations: the slab's
+        // residual and one atomic add to the running global residual^2.
+        const std::vector<Part> parts = split_slab(k0, k1, t, threads);
+        const auto lock_below = [&](const Part& p) { return !racy && p.below ? locks.at(t - 1) : nullptr; };
+        const auto lock_above = [&](const Part& p) { return !racy && p.above ? locks.at(t) : nullptr; };
+        const auto slab_residual_sq = [&] {
+          double sum = 0.0;
+          for (const Part& p : parts) {
+            if (!p.below && !p.above) {
+              sum += ops::residual_norm_sq_planes(u, p.begin, p.end);
+            } else if (racy) {
+              sum += residual_plane_racy(u, p.begin, p.below, p.above);
+            } else {
+              // Locks in ascending order (below = t - 1 before above = t): no deadlock.
+              const LockGuard lo(lock_below(p));
+              const LockGuard hi(lock_above(p));
+              sum += ops::residual_norm_sq_planes(u, p.begin, p.end);
+            }
+          }
+          return sum;
+        };
+
+        // Every thread's part of the initial residual, before anyone writes.
+        double contributed = slab_residual_sq();
+        running_sq.fetch_add(contributed);
+#pragma omp barrier
+        long k = 0;
+        double estimate = std::numeric_limits<double>::infinity();
+        for (;; ++k) {
+          if (k % base.check_every == 0) {
+            double global_sq = 0.0;
+            {
+              const auto scope = timers.time(omp_residual_phase);
+              if (k == 0) {
+                global_sq = running_sq.load();
+              } else {
+                const double now = slab_residual_sq();
+                const double delta = now - contributed;  // change since the last contribution
+                contributed = now;
+                global_sq = running_sq.fetch_add(delta) + delta;
+              }
+            }
+            // Rounding in the running sum can leave it slightly below zero.
+            estimate = std::sqrt(std::max(global_sq, 0.0) / b_norm_sq);
+            const HistoryPoint point{k, core::now_s() - t0, estimate,
+                                     std::sqrt(contributed) / b_norm, t};
+            me.history.push_back(point);
+            if (t == 0 && base.monitor) base.monitor(point);
+            // The paper's rule: the first thread whose check sees the
+            // estimate below tol stops everyone. The parts of the sum were
+            // measured at different times: a thread that iterated alone
+            // while a neighbour was descheduled may have converged against
+            // that neighbour's old planes, so the true residual at the stop
+            // can be larger (on an oversubscribed machine, much larger);
+            // --final-sync repairs it.
+            if (estimate < base.tol) {
+              if (!stop.exchange(true)) {
+                stop_converged = true;
+                stop_estimate = estimate;
+              }
+              break;
+            }
+          }
+          if (stop.load(std::memory_order_acquire)) break;
+          if (k >= base.max_iters) {
+            if (!stop.exchange(true)) stop_estimate = estimate;
+            break;
+          }
+          {
+            const auto scope = timers.time(omp_sweep_phase);
+            for (const Part& p : parts) {  // u_new = (sum of neighbours of u)/6 on the slab
+              if (!p.below && !p.above) {
+                ops::jacobi_sweep_planes(u, u_new, p.begin, p.end);
+              } else if (racy) {
+                sweep_plane_racy(u, u_new, p.begin, p.below, p.above);
+              } else {
+                const LockGuard lo(lock_below(p));
+                const LockGuard hi(lock_above(p));
+                ops::jacobi_sweep_planes(u, u_new, p.begin, p.end);
+              }
+            }
+          }
+          {
+            const auto scope = timers.time(omp_copy_phase);
+            for (const Part& p : parts) {  // u = u_new on the slab
+              if (!p.below && !p.above) {
+                copy_planes(u_new, u, p.begin, p.end, false);
+              } else if (racy) {
+                copy_planes(u_new, u, p.begin, p.end, true);
+              } else {
+                const LockGuard lo(lock_below(p));
+                const LockGuard hi(lock_above(p));
+                copy_planes(u_new, u, p.begin, p.end, false);
+              }
+            }
+          }
+        }
+        me.iterations = k;
+      }
+    }
+  }  // the join orders everything the threads wrote before what follows
+  if (wrong_team.load()) {
+    throw core::RuntimeFailure("OpenMP gave fewer threads than the " + std::to_string(threads) +
+                               " requested (OMP_THREAD_LIMIT or OMP_DYNAMIC?)");
+  }
+  result.time_s = core::now_s() - t0;
+
+  long most = 0;
+  for (const ThreadRecord& r : records) {
+    result.thread_iterations.push_back(r.iterations);
+    most = std::max(most, r.iterations);
+    result.sweep_bytes += 16.0 * r.sweep_points * static_cast<double>(r.iterations);
+    for (std::size_t i = 0; i < result.phases.size(); ++i) {
+      // Each phase as the slowest thread saw it.
+      result.phases.add(i, std::max(0.0, r.timers.seconds(i) - result.phases.seconds(i)));
+    }
+  }
+  for (const ThreadRecord& r : records)
+    result.history.insert(result.history.end(), r.history.begin(), r.history.end());
+  result.iterations = most;
+
+  if (options.variant == OmpVariant::sync) {
+    // The last iterate u^iterations is in u_new after an odd number of sweeps.
+    if (most % 2 == 1) u.swap(u_new);
+    result.residual_estimate = sync_residual;
+    result.converged = sync_residual < base.tol;
+    result.reason = result.converged ? "tolerance" : "max_iters";
+  } else {
+    result.residual_estimate = stop_estimate;
+    result.converged = stop_converged;
+    result.reason = stop_converged ? "tolerance" : "max_iters";
+  }
+
+  // The true residual of the returned iterate, measured by this thread alone.
+  result.true_residual = std::sqrt(ops::residual_norm_sq(u)) / b_norm;
+  if (options.variant != OmpVariant::sync && options.final_sync > 0 &&
+      !(result.true_residual < base.tol)) {
+    OmpJacobiOptions tail_options = options;
+    tail_options.variant = OmpVariant::sync;
+    tail_options.final_sync = 0;
+    tail_options.base.max_iters = options.final_sync;
+    tail_options.base.check_every = 1;
+    tail_options.base.monitor = nullptr;
+    const SolveResult tail = jacobi_omp(problem, decomposition, u, tail_options);
+    result.final_sync_iterations = tail.iterations;
+    result.converged = tail.converged;
+    result.reason = tail.converged ? "tolerance" : "final_sync";
+    result.true_residual = tail.true_residual;
+    result.time_s += tail.time_s;
+    result.sweep_bytes += tail.sweep_bytes;
+  }
+  auto reduction = collectives::make_allreduce("mpi", decomposition.comm());
+  result.error_inf = error_inf(problem, decomposition, u, *reduction);
+  return result;
+}
+
+}  // namespace asyncsolve::solvers
