@@ -109,8 +109,9 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--progress", c.progress,
                    "Communication progress: none (only in the solver's own MPI calls), poll:K "
                    "(Jacobi async/racy: also every K planes of the sweep) or thread[:US] "
-                   "(Krylov: a reserved communication thread, sleeping US microseconds "
-                   "between passes; needs MPI_THREAD_MULTIPLE)");
+                   "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
+                   "thread, sleeping US microseconds between passes; needs "
+                   "MPI_THREAD_MULTIPLE)");
   raw.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
                 ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
   solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
@@ -126,6 +127,22 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
       ->default_str("");
 }
 
+/// `thread` or `thread:US` (US >= 0): sets progress_thread_us and returns
+/// true; false for anything else.
+bool parse_progress_thread(SolveConfig& c) {
+  if (c.progress == "thread") {
+    c.progress_thread_us = 0;
+    return true;
+  }
+  if (!c.progress.starts_with("thread:")) return false;
+  const std::string us = c.progress.substr(7);
+  int value = -1;
+  const auto [ptr, ec] = std::from_chars(us.data(), us.data() + us.size(), value);
+  if (us.empty() || ec != std::errc{} || ptr != us.data() + us.size() || value < 0) return false;
+  c.progress_thread_us = value;
+  return true;
+}
+
 /// What only the Krylov methods take, and the Jacobi options they refuse.
 void validate_krylov(SolveConfig& c) {
   const auto refuse = [&](bool given, std::string_view option, std::string_view expected) {
@@ -139,23 +156,11 @@ void validate_krylov(SolveConfig& c) {
   refuse(c.transport != "mpi", fmt::format("--transport {}", c.transport), "mpi (the default)");
   refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
   refuse(c.copy, "--copy", "no --copy");
-  if (c.progress != "none") {
-    const auto fail = [&] {
-      return InputError(fmt::format("--progress '{}' with --method {}: expected none or thread "
-                                    "or thread:US with US >= 0 (Krylov methods poll through "
-                                    "--test-every)",
-                                    c.progress, c.method));
-    };
-    if (c.progress == "thread") {
-      c.progress_thread_us = 0;
-    } else {
-      if (!c.progress.starts_with("thread:")) throw fail();
-      const std::string us = c.progress.substr(7);
-      int value = -1;
-      const auto [ptr, ec] = std::from_chars(us.data(), us.data() + us.size(), value);
-      if (us.empty() || ec != std::errc{} || ptr != us.data() + us.size() || value < 0) throw fail();
-      c.progress_thread_us = value;
-    }
+  if (c.progress != "none" && !parse_progress_thread(c)) {
+    throw InputError(fmt::format("--progress '{}' with --method {}: expected none or thread or "
+                                 "thread:US with US >= 0 (Krylov methods poll through "
+                                 "--test-every)",
+                                 c.progress, c.method));
   }
   if (c.test_every < 0) {
     throw InputError(fmt::format("--test-every {}: expected an integer >= 0", c.test_every));
@@ -288,10 +293,22 @@ void validate(SolveConfig& c, const RawSolve& raw) {
                                  "expected noise_us * 1e-6 * noise_hz < 1",
                                  c.noise_us, c.noise_hz));
   }
-  if (c.progress != "none" && !is_krylov(c)) {
+  if (c.progress != "none" && !is_krylov(c) && c.progress.starts_with("thread")) {
+    if (!parse_progress_thread(c)) {
+      throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                                   "thread or thread:US with US >= 0",
+                                   c.progress));
+    }
+    if (c.variant == "sync" || (c.transport != "mpi" && c.transport != "rma")) {
+      throw InputError(fmt::format("--progress {} with --variant {} --transport {}: a progress "
+                                   "thread serves async and racy Jacobi over mpi or rma, expected "
+                                   "none or poll:K",
+                                   c.progress, c.variant, c.transport));
+    }
+  } else if (c.progress != "none" && !is_krylov(c)) {
     const auto fail = [&] {
-      return InputError(fmt::format("--progress '{}': expected none or poll:K with K >= 1 "
-                                    "(thread applies to the Krylov methods)",
+      return InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                                    "thread[:US]",
                                     c.progress));
     };
     if (!c.progress.starts_with("poll:")) throw fail();

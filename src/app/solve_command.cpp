@@ -165,6 +165,21 @@ struct Solved {
   std::string allreduce;
 };
 
+/// Collective: the progress thread --progress thread[:US] asks for, or none.
+std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& config,
+                                                           const par::Comm& comm) {
+  if (config.progress_thread_us < 0) return nullptr;
+  int provided = MPI_THREAD_SINGLE;
+  par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  if (provided != MPI_THREAD_MULTIPLE) {
+    throw core::InputError(fmt::format("--progress {}: this MPI library provides no "
+                                       "MPI_THREAD_MULTIPLE, expected none",
+                                       config.progress));
+  }
+  return std::make_unique<par::ProgressThread>(
+      comm, std::chrono::microseconds{config.progress_thread_us});
+}
+
 /// Jacobi (sync, async, racy) over the chosen transport. Collective.
 Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
@@ -208,6 +223,10 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   if (faults.is_active()) options.faults = &faults;
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
 
+  // A progress thread turns MPI's progress engine while the ranks sweep: the
+  // channels' messages (mpi, rma) move without a call from the solver. It
+  // touches no solver object, so it registers nothing.
+  const auto progress = start_progress_thread(config, comm);
   Solved out;
   if (asynchronous) {
     solvers::AsyncJacobiOptions async;
@@ -221,6 +240,10 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
                                        async);
   } else {
     out.result = solvers::jacobi_sync(problem, decomposition, u, *halo, *reduction, options);
+  }
+  if (progress) {
+    out.progress_passes = progress->passes();
+    progress->stop();
   }
   out.halo = std::string(halo->name());
   out.allreduce = allreduce;
@@ -316,18 +339,8 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                         static_cast<std::uint64_t>(config.noise_seed)},
       comm.rank());
   if (faults.is_active()) options.faults = &faults;
-  std::optional<par::ProgressThread> progress;
-  if (config.progress_thread_us >= 0) {
-    int provided = MPI_THREAD_SINGLE;
-    par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
-    if (provided != MPI_THREAD_MULTIPLE) {
-      throw core::InputError(fmt::format("--progress {}: this MPI library provides no "
-                                         "MPI_THREAD_MULTIPLE, expected none",
-                                         config.progress));
-    }
-    progress.emplace(comm, std::chrono::microseconds{config.progress_thread_us});
-    options.progress = &*progress;
-  }
+  const auto progress = start_progress_thread(config, comm);
+  options.progress = progress.get();
   Solved out;
   out.result = solvers::krylov_solve(system, decomposition, *halo, options);
   if (progress) {

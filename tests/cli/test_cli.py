@@ -334,6 +334,16 @@ class Solve(unittest.TestCase):
         self.assertEqual(doc["method"]["pc"], "jacobi")
         self.assertEqual(doc["method"]["test_every"], 1)
 
+    def test_progress_thread_for_async_jacobi_and_krylov(self):
+        for args in (["--variant", "racy", "--transport", "mpi"],
+                     ["--variant", "async", "--transport", "rma"],
+                     ["--method", "pcg-overlap", "--allreduce", "tree"]):
+            doc, _ = self.solve(["--local", "8,8,8", "--progress", "thread:10"] + args, 2)
+            self.assertTrue(doc["result"]["converged"], args)
+            self.assertEqual(doc["method"]["progress"], "thread:10")
+            self.assertEqual(doc["environment"]["thread_level"], "multiple")
+            self.assertGreater(doc["stats"]["progress_passes"]["min"], 0)
+
     def test_sync_jacobi_with_every_reduction_algorithm(self):
         iterations = set()
         for algorithm in ["mpi", "rd", "knomial:3", "twolevel:rd", "impi", "tree"]:
