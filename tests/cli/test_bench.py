@@ -2,15 +2,17 @@
 """Smoke tests of the benchmarks: bench/jacobi_sweep validates and its JSON
 has the documented shape; bench/krylov_overlap.py runs end to end on a tiny
 problem, its runs converge with the same iterations, and its JSON has its
-fields. Never asserts on speed.
+fields; bench/beff validates its messages on 2 and 4 ranks and its JSON has
+every pattern, mode, size and ratio. Never asserts on speed.
 
-Usage: test_bench.py [--binary JACOBI_SWEEP] [--asyncsolve ASYNCSOLVE
-                     [--mpiexec "mpiexec --oversubscribe"]]
+Usage: test_bench.py [--binary JACOBI_SWEEP] [--asyncsolve ASYNCSOLVE]
+                     [--beff BEFF] [--mpiexec "mpiexec --oversubscribe"]
 (each benchmark's tests are skipped when its executable is not given)
 """
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,7 @@ import unittest
 
 BINARY = ""
 ASYNCSOLVE = ""
+BEFF = ""
 MPIEXEC = "mpiexec --oversubscribe"
 KRYLOV_OVERLAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
                               "bench", "krylov_overlap.py")
@@ -139,14 +142,148 @@ class KrylovOverlapBench(unittest.TestCase):
             self.assertEqual(p.stdout, "", args)
 
 
+class BeffBench(unittest.TestCase):
+    SIZES = [8, 16, 32, 64]
+    PATTERNS = ["ring", "random", "3d-cyclic"]
+
+    def setUp(self):
+        if not BEFF:
+            self.skipTest("no --beff (bench/beff)")
+
+    def beff(self, ranks, args, timeout=180):
+        launcher = shlex.split(MPIEXEC.replace(";", " "))
+        # Open MPI's mpiexec adds a banner when a rank exits non-zero; -q keeps
+        # stderr to what beff itself printed.
+        version = subprocess.run(launcher[:1] + ["--version"], capture_output=True, text=True)
+        if any(s in version.stdout + version.stderr for s in ("Open MPI", "OpenRTE")):
+            launcher.append("-q")
+        cmd = launcher + ["-n", str(ranks), BEFF] + args
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    def run_and_load(self, ranks, node_size):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "beff.json")
+            p = self.beff(ranks, ["-m", "8:64", "-i", "3", "--repeats", "2",
+                                  "--node-size", str(node_size), "--json", path])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("Solution validates", p.stdout)
+            self.assertIn("T_hybrid/T_pure", p.stdout)
+            with open(path) as f:
+                doc = json.load(f)
+            self.assertEqual(os.listdir(d), ["beff.json"])
+        return doc
+
+    def check_document(self, doc, ranks, node_size):
+        self.assertEqual(doc["schema"], "asyncsolve.bench.beff/1")
+        for key in ("version", "git", "started", "command", "definitions"):
+            self.assertIn(key, doc)
+        env = doc["environment"]
+        self.assertEqual(env["ranks"], ranks)
+        self.assertEqual(env["node_size"], node_size)
+        self.assertEqual(env["node_size_source"], "--node-size")
+        self.assertEqual(env["nodes"], ranks // node_size)
+        for key in ("hostname", "mpi_library", "mpi_version", "shared_memory_nodes",
+                    "nodes_emulated"):
+            self.assertIn(key, env)
+        params = doc["parameters"]
+        self.assertEqual(params["sizes_bytes"], self.SIZES)
+        self.assertEqual(params["repeats"], 2)
+        self.assertEqual(params["iterations"], 3)
+        self.assertEqual(params["patterns"], self.PATTERNS)
+        self.assertTrue(doc["validation"]["passed"])
+        self.assertGreater(doc["validation"]["messages_checked"], 0)
+
+        leaders = ranks // node_size
+        seen = set()
+        for m in doc["measurements"]:
+            key = (m["pattern"], m["mode"], m["bytes"])
+            self.assertNotIn(key, seen)
+            seen.add(key)
+            hybrid = m["mode"] == "hybrid"
+            self.assertEqual(m["message_bytes"], m["bytes"] * (node_size if hybrid else 1))
+            self.assertEqual(m["communicating_ranks"], leaders if hybrid else ranks)
+            self.assertEqual(m["messages_per_iteration"], 6 if m["pattern"] == "3d-cyclic" else 2)
+            self.assertEqual(m["iterations"], 3)
+            for series in ("time_per_iteration_s", "bandwidth_per_rank_mbs",
+                           "bandwidth_accumulated_mbs"):
+                s = m[series]
+                self.assertEqual(len(s["repeats"]), 2)
+                self.assertLessEqual(s["min"], s["median"])
+                self.assertLessEqual(s["median"], s["max"])
+                self.assertGreater(s["min"], 0)
+            # Accumulated = per rank times the communicating ranks, repeat by repeat.
+            for per_rank, total in zip(m["bandwidth_per_rank_mbs"]["repeats"],
+                                       m["bandwidth_accumulated_mbs"]["repeats"]):
+                self.assertAlmostEqual(total, per_rank * m["communicating_ranks"],
+                                       delta=1e-9 * total)
+        self.assertEqual(seen, {(p, mode, b) for p in self.PATTERNS
+                                for mode in ("pure", "hybrid") for b in self.SIZES})
+
+        self.assertEqual({(r["pattern"], r["bytes"]) for r in doc["ratios"]},
+                         {(p, b) for p in self.PATTERNS for b in self.SIZES})
+        for r in doc["ratios"]:
+            ratio = r["t_hybrid_over_t_pure"]
+            self.assertEqual(len(ratio["repeats"]), 2)
+            self.assertGreater(ratio["min"], 0)
+            self.assertLessEqual(ratio["min"], ratio["median"])
+            self.assertLessEqual(ratio["median"], ratio["max"])
+            self.assertEqual(r["hybrid_message_bytes"], r["bytes"] * node_size)
+
+        summary = doc["summary"]
+        self.assertEqual(summary["lmax_bytes"], 64)
+        self.assertEqual(summary["s_pure_over_s_hybrid"], 1)
+        for mode in ("pure", "hybrid"):
+            s = summary[mode]
+            self.assertEqual(set(s["average_mbs"]), set(self.PATTERNS))
+            self.assertGreater(s["b_eff_mbs"], 0)
+            self.assertGreater(s["cyclic3d_average_mbs"], 0)
+            # b_eff is the geometric mean of the ring and random averages.
+            ring, rand = s["average_mbs"]["ring"], s["average_mbs"]["random"]
+            self.assertAlmostEqual(s["b_eff_mbs"], (ring * rand) ** 0.5,
+                                   delta=1e-9 * s["b_eff_mbs"])
+        ratios = summary["b_pure_over_b_hybrid"]
+        self.assertAlmostEqual(ratios["b_eff"],
+                               summary["pure"]["b_eff_mbs"] / summary["hybrid"]["b_eff_mbs"])
+        for key in ("b_eff_at_lmax", "cyclic3d", "cyclic3d_at_lmax"):
+            self.assertGreater(ratios[key], 0)
+
+    def test_two_ranks_one_node_of_two(self):
+        self.check_document(self.run_and_load(2, 2), 2, 2)
+
+    def test_four_ranks_nodes_of_two(self):
+        doc = self.run_and_load(4, 2)
+        self.check_document(doc, 4, 2)
+        self.assertEqual(doc["parameters"]["cyclic3d_dims"]["hybrid"], [2, 1, 1])
+
+    def test_bad_input_exits_2_with_one_line(self):
+        for ranks, args in ((4, ["--node-size", "3"]), (2, ["--node-size", "0"]),
+                            (2, ["-m", "4:64"]), (2, ["-m", "8:16777216"]), (2, ["-m", "16:8"]),
+                            (2, ["-m", "12"]), (2, ["-m", "8:x"]), (2, ["--repeats", "0"]),
+                            (2, ["--patterns", "ring,bogus"]), (2, ["--bogus"])):
+            p = self.beff(ranks, args, timeout=60)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            self.assertEqual(len(lines), 1, (args, lines))
+            self.assertTrue(lines[0].startswith("beff: error: "), lines)
+            self.assertEqual(p.stdout, "", args)
+
+    def test_wrong_message_content_exits_4(self):
+        p = self.beff(2, ["-m", "8:16", "-i", "2", "--repeats", "1", "--patterns", "ring",
+                          "--corrupt-for-testing"], timeout=60)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertIn("validation failed", p.stderr)
+        self.assertNotIn("Solution validates", p.stdout)
+
+
 def main():
-    global BINARY, ASYNCSOLVE, MPIEXEC
+    global BINARY, ASYNCSOLVE, BEFF, MPIEXEC
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default="", help="bench/jacobi_sweep")
     parser.add_argument("--asyncsolve", default="", help="the asyncsolve executable")
+    parser.add_argument("--beff", default="", help="bench/beff")
     parser.add_argument("--mpiexec", default=MPIEXEC, help="launcher line (';' read as spaces)")
     args, rest = parser.parse_known_args()
-    BINARY, ASYNCSOLVE, MPIEXEC = args.binary, args.asyncsolve, args.mpiexec
+    BINARY, ASYNCSOLVE, BEFF, MPIEXEC = args.binary, args.asyncsolve, args.beff, args.mpiexec
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 
