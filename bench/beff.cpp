@@ -33,6 +33,10 @@
 //   "inter-node" messages are shared-memory transfers like all others: the
 //   result measures the MPI protocol (message sizes, one sender instead of
 //   T), not a network.
+//   On few ranks the patterns send some messages to the sender itself (a
+//   ring of one leader; a 3D grid dimension of extent 1, e.g. 4 ranks make a
+//   2x2x1 grid, 2 leaders a 2x1x1 one): those are copies inside MPI, counted
+//   and reported per record, and they favour the mode with more of them.
 //   Before timing, every repeat runs one untimed iteration whose messages
 //   carry a pattern made of sender, direction, size and repeat, and checks
 //   every word received; a mismatch stops the run (exit 4).
@@ -77,6 +81,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
@@ -476,6 +481,8 @@ struct Record {
   std::size_t bytes = 0;          ///< L (the pure mode's message size)
   std::size_t message_bytes = 0;  ///< L, or L*T in hybrid mode
   int messages = 0;               ///< sent per communicating rank per iteration
+  int self_messages = 0;          ///< of which to the rank itself (a ring of one, a 3D grid
+                                  ///< dimension of extent 1): a copy inside MPI
   int communicating_ranks = 0;
   int iterations = 0;
   std::vector<double> time_s;     ///< per iteration, max over ranks, per repeat
@@ -498,6 +505,7 @@ struct PatternResult {
   std::vector<Record> pure;    ///< per size
   std::vector<Record> hybrid;  ///< per size
   std::vector<std::vector<double>> ratio;  ///< per size: T_hybrid/T_pure per repeat
+  std::vector<std::vector<int>> dims;      ///< 3d-cyclic: the grid of each mode
 };
 
 /// Collective over the world: validates one iteration and throws
@@ -554,6 +562,7 @@ PatternResult measure(const Comm& world, const Config& c, Pattern pattern,
     }
     modes.push_back(std::move(s));
   }
+  for (const ModeState& s : modes) out.dims.push_back(s.layout->dims);
   const auto neighbours = [&](const ModeState& s, int repeat) {
     if (pattern != Pattern::random || !s.layout->communicates()) return s.fixed;
     return ring_neighbours(random_order(s.layout->communicating_ranks, c.seed, repeat), s.me);
@@ -569,6 +578,12 @@ PatternResult measure(const Comm& world, const Config& c, Pattern pattern,
       r.message_bytes = L * static_cast<std::size_t>(s.layout->factor);
       r.messages = static_cast<int>(directions);
       r.communicating_ranks = s.layout->communicating_ranks;
+      if (pattern == Pattern::cyclic3d) {
+        r.self_messages =
+            2 * static_cast<int>(std::count(s.layout->dims.begin(), s.layout->dims.end(), 1));
+      } else {
+        r.self_messages = r.communicating_ranks == 1 ? 2 : 0;
+      }
       records.push_back(std::move(r));
     }
     for (int rep = 0; rep < c.repeats; ++rep) {
@@ -683,6 +698,20 @@ std::string pattern_table(const PatternResult& p) {
       "\n{}: time per iteration (max over ranks; median of the repeats), MB/s per communicating "
       "rank and accumulated\n",
       name(p.pattern));
+  if (p.pattern == Pattern::cyclic3d) {
+    out += fmt::format("  (periodic grids: pure {}, hybrid {})\n", fmt::join(p.dims[0], "x"),
+                       fmt::join(p.dims[1], "x"));
+  }
+  for (const Record* r : {&p.pure.front(), &p.hybrid.front()}) {
+    if (r->self_messages > 0) {
+      out += fmt::format("  ({}: {} of the {} messages per iteration go to the sending rank "
+                         "itself{})\n",
+                         name(r->mode), r->self_messages, r->messages,
+                         p.pattern == Pattern::cyclic3d
+                             ? ", across the grid's dimensions of extent 1"
+                             : ", the only one in its ring");
+    }
+  }
   out += fmt::format("{:>9} | {:>7} {:>10} {:>10} {:>10} | {:>9} {:>7} {:>10} {:>10} {:>10} | "
                      "{:>6} {:>13}\n",
                      "L bytes", "iters", "pure us", "b/rank", "b_acc", "L*T bytes", "iters",
@@ -743,6 +772,7 @@ Json record_json(const Record& r) {
           {"bytes", r.bytes},
           {"message_bytes", r.message_bytes},
           {"messages_per_iteration", r.messages},
+          {"self_messages_per_iteration", r.self_messages},
           {"communicating_ranks", r.communicating_ranks},
           {"bytes_per_iteration_per_rank", r.bytes_per_iteration()},
           {"iterations", r.iterations},
@@ -986,6 +1016,9 @@ int run(const Config& c, const Comm& world, const std::vector<std::string>& args
           {"ring", "send to successor and predecessor, receive from both (Irecv, Isend, Waitall)"},
           {"random", "ring through a random permutation of the ranks (seed, new per repeat)"},
           {"3d-cyclic", "periodic MPI_Dims_create 3D grid, all 6 neighbours"},
+          {"self_messages_per_iteration",
+           "messages a communicating rank sends to itself: both ring directions in a ring of "
+           "one, both directions of every 3D grid dimension of extent 1 (copies inside MPI)"},
           {"time", "seconds per iteration: the maximum over all ranks of the timed loop, "
                    "divided by the iterations"},
           {"bandwidth", "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "

@@ -204,6 +204,12 @@ class BeffBench(unittest.TestCase):
             self.assertEqual(m["communicating_ranks"], leaders if hybrid else ranks)
             self.assertEqual(m["messages_per_iteration"], 6 if m["pattern"] == "3d-cyclic" else 2)
             self.assertEqual(m["iterations"], 3)
+            if m["pattern"] != "3d-cyclic":
+                ring = m["communicating_ranks"]
+                self.assertEqual(m["self_messages_per_iteration"], 2 if ring == 1 else 0)
+            else:
+                dims = doc["parameters"]["cyclic3d_dims"][m["mode"]]
+                self.assertEqual(m["self_messages_per_iteration"], 2 * dims.count(1))
             for series in ("time_per_iteration_s", "bandwidth_per_rank_mbs",
                            "bandwidth_accumulated_mbs"):
                 s = m[series]
