@@ -186,7 +186,7 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--global", "8,8,8", "--local", "4,4,4"}, "--local"},
       {{"solve", "--problem", "ones", "--offset", "1"}, "--offset"},
       {{"frobnicate"}, "frobnicate"},
-      {{}, "solve, bench, info"},
+      {{}, "solve, bench, model, info"},
       {{"bench"}, "expected allreduce"},
       {{"bench", "allgather"}, "'allgather'"},
       {{"bench", "allreduce", "-m", "0:8"}, "-m '0:8'"},
