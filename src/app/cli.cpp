@@ -496,6 +496,152 @@ void validate_bench_allreduce(BenchAllreduceConfig& c, const RawBench& raw) {
   c.noise = parse_noise(raw.noise);
 }
 
+/// The `model hybrid` options whose presence matters.
+struct RawModel {
+  CLI::Option* threads = nullptr;
+  CLI::Option* reserved = nullptr;
+  CLI::Option* f_comm = nullptr;
+  CLI::Option* f_comp_non = nullptr;
+  CLI::Option* f_comp_overlap = nullptr;
+  double f_comp_overlap_value = 0.0;
+};
+
+bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+
+void add_model_hybrid_options(CLI::App& model, ModelHybridConfig& c, RawModel& raw) {
+  model.option_defaults()->always_capture_default();
+  raw.threads = model.add_option("--threads", c.threads,
+                                 "n: threads per SMP node, >= 2 (with --fit: overrides the "
+                                 "file's threads)")
+                    ->default_str("required; with --fit the file's");
+  raw.reserved = model.add_option("--reserved", c.reserved,
+                                  "m: threads reserved for communication, 1 <= m < n (with "
+                                  "--fit: overrides the file's reserved)")
+                     ->default_str("1; with --fit the file's");
+  raw.f_comm = model.add_option("--f-comm", c.f_comm,
+                                "f_comm: fraction of T_masteronly spent communicating (master "
+                                "thread), in [0, 1]")
+                   ->default_str("required without --fit");
+  raw.f_comp_non = model.add_option("--f-comp-non", c.f_comp_non,
+                                    "f_comp,non: fraction of T_masteronly in computation that "
+                                    "cannot overlap communication, in [0, 1]")
+                       ->default_str("required without --fit");
+  raw.f_comp_overlap = model.add_option("--f-comp-overlap", raw.f_comp_overlap_value,
+                                        "f_comp,overlap: optional; if given, the three fractions "
+                                        "must sum to 1 (eq. 1)")
+                           ->default_str("1 - f_comm - f_comp,non");
+  model.add_option("--fit", c.fit_path,
+                   "Fit eq. 14 to a measured MVM sweep (schema asyncsolve.bench.hybrid_mvm/1) "
+                   "and print measured next to predicted epsilon")
+      ->default_str("");
+  model.add_option("--non-ratio", c.non_ratio_text,
+                   "With --fit: hold x_MVM,non / x_MVM,overlap at this value (a number or A/B; "
+                   "the paper's 1/6) and fit only x_comm / x_MVM,overlap")
+      ->default_str("fitted");
+  model.add_option("--json", c.json_path,
+                   "Write the document (schema asyncsolve.model.hybrid/1) to this file")
+      ->default_str("");
+}
+
+/// "X" or "A/B", finite and >= 0.
+std::optional<double> parse_ratio(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  double value = 0.0;
+  if (slash == std::string::npos) {
+    if (!parse_whole(std::string_view(text), value)) return std::nullopt;
+  } else {
+    double a = 0.0;
+    double b = 0.0;
+    if (!parse_whole(std::string_view(text).substr(0, slash), a) ||
+        !parse_whole(std::string_view(text).substr(slash + 1), b) || !(b > 0.0)) {
+      return std::nullopt;
+    }
+    value = a / b;
+  }
+  if (!(value >= 0.0) || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+void check_fraction_option(std::string_view option, double value) {
+  if (!(value >= 0.0 && value <= 1.0)) {
+    throw InputError(fmt::format("{} {}: expected a fraction of T_masteronly in [0, 1]", option,
+                                 value));
+  }
+}
+
+void validate_model_hybrid(ModelHybridConfig& c, const RawModel& raw) {
+  if (given(raw.threads) && c.threads < 2) {
+    throw InputError(fmt::format("--threads {}: expected an integer >= 2 (threads per SMP node: "
+                                 "one communicating, at least one computing)",
+                                 c.threads));
+  }
+  if (given(raw.reserved) && c.reserved < 1) {
+    throw InputError(fmt::format("--reserved {}: expected an integer >= 1 (threads reserved for "
+                                 "communication)",
+                                 c.reserved));
+  }
+  if (c.is_fit()) {
+    for (const CLI::Option* o : {raw.f_comm, raw.f_comp_non, raw.f_comp_overlap}) {
+      if (given(o)) {
+        throw InputError(fmt::format("{} with --fit: the fit finds the fractions from the "
+                                     "measured times, expected either --fit FILE or the fractions",
+                                     o->get_name()));
+      }
+    }
+    if (!c.non_ratio_text.empty()) {
+      c.non_ratio = parse_ratio(c.non_ratio_text);
+      if (!c.non_ratio) {
+        throw InputError(fmt::format("--non-ratio '{}': expected a number >= 0 or A/B (the "
+                                     "paper's 1/6)",
+                                     c.non_ratio_text));
+      }
+    }
+    if (given(raw.threads) && given(raw.reserved) && c.reserved >= c.threads) {
+      throw InputError(fmt::format("--reserved {} with --threads {}: expected 1 <= reserved < "
+                                   "threads",
+                                   c.reserved, c.threads));
+    }
+    return;
+  }
+  if (!c.non_ratio_text.empty()) {
+    throw InputError(fmt::format("--non-ratio {} without --fit: expected --fit FILE with it",
+                                 c.non_ratio_text));
+  }
+  if (!given(raw.threads)) {
+    throw InputError("--threads: missing, expected the threads per SMP node (n >= 2), or "
+                     "--fit FILE");
+  }
+  if (!given(raw.f_comm) || !given(raw.f_comp_non)) {
+    throw InputError(fmt::format("{}: missing, expected --f-comm F and --f-comp-non F "
+                                 "(fractions of T_masteronly), or --fit FILE",
+                                 given(raw.f_comm) ? "--f-comp-non" : "--f-comm"));
+  }
+  if (!given(raw.reserved)) c.reserved = 1;
+  if (c.reserved >= c.threads) {
+    throw InputError(fmt::format("--reserved {} with --threads {}: expected 1 <= reserved < "
+                                 "threads",
+                                 c.reserved, c.threads));
+  }
+  check_fraction_option("--f-comm", c.f_comm);
+  check_fraction_option("--f-comp-non", c.f_comp_non);
+  if (c.f_comm + c.f_comp_non > 1.0 + 1e-12) {
+    throw InputError(fmt::format("--f-comm {} + --f-comp-non {} = {:.6g}: expected a sum <= 1 "
+                                 "(f_comp,overlap = 1 - f_comm - f_comp,non, eq. 1)",
+                                 c.f_comm, c.f_comp_non, c.f_comm + c.f_comp_non));
+  }
+  if (given(raw.f_comp_overlap)) {
+    const double o = raw.f_comp_overlap_value;
+    check_fraction_option("--f-comp-overlap", o);
+    const double sum = c.f_comm + c.f_comp_non + o;
+    if (std::abs(sum - 1.0) > 1e-9) {
+      throw InputError(fmt::format("--f-comm {} + --f-comp-non {} + --f-comp-overlap {} = {:.6g}: "
+                                   "expected the three fractions to sum to 1 (eq. 1)",
+                                   c.f_comm, c.f_comp_non, o, sum));
+    }
+    c.f_comp_overlap = o;
+  }
+}
+
 }  // namespace
 
 bool BenchAllreduceConfig::has_mode(std::string_view mode) const {
@@ -542,6 +688,14 @@ Command parse_command_line(const std::vector<std::string>& args) {
       "allreduce",
       "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
   add_bench_allreduce_options(*bench_allreduce, cmd.bench_allreduce, raw_bench);
+  CLI::App* model = app.add_subcommand("model", "Performance models of the papers");
+  model->require_subcommand(1, 1);
+  RawModel raw_model;
+  CLI::App* model_hybrid = model->add_subcommand(
+      "hybrid",
+      "Paper 002 §7.2: masteronly vs funneled hybrid MPI+OpenMP with reserved communication "
+      "threads (eqs. 1-9), or the fit of eq. 14 to a measured MVM sweep (--fit)");
+  add_model_hybrid_options(*model_hybrid, cmd.model_hybrid, raw_model);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
   try {
@@ -560,11 +714,13 @@ Command parse_command_line(const std::vector<std::string>& args) {
     return cmd;
   } catch (const CLI::ExtrasError&) {
     std::vector<std::string> extras = app.remaining();
-    for (const CLI::App* sub : {solve, info, bench, bench_allreduce})
+    for (const CLI::App* sub : {solve, info, bench, bench_allreduce, model, model_hybrid})
       for (const auto& x : sub->remaining()) extras.push_back(x);
     const char* which = solve->parsed()             ? "solve"
                         : bench_allreduce->parsed() ? "bench allreduce"
                         : bench->parsed()           ? "bench"
+                        : model_hybrid->parsed()    ? "model hybrid"
+                        : model->parsed()           ? "model"
                                                     : "info";
     throw InputError(fmt::format("unexpected argument{} '{}': expected the options listed by "
                                  "'asyncsolve {} --help'",
@@ -573,14 +729,18 @@ Command parse_command_line(const std::vector<std::string>& args) {
     std::string message = e.what();
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
-        message = "no command given: expected one of solve, bench, info (see --help)";
+        message = "no command given: expected one of solve, bench, model, info (see --help)";
       } else if (args[1] == "bench") {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("bench: no benchmark given: expected allreduce")
                       : fmt::format("unknown benchmark '{}': expected allreduce", args[2]);
+      } else if (args[1] == "model") {
+        message = args.size() <= 2 || args[2].starts_with("-")
+                      ? std::string("model: no model given: expected hybrid")
+                      : fmt::format("unknown model '{}': expected hybrid", args[2]);
       } else if (!args[1].starts_with("-")) {
-        message =
-            fmt::format("unknown command '{}': expected one of solve, bench, info", args[1]);
+        message = fmt::format("unknown command '{}': expected one of solve, bench, model, info",
+                              args[1]);
       }
     }
     throw InputError(message);
@@ -593,6 +753,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
   } else if (bench_allreduce->parsed()) {
     validate_bench_allreduce(cmd.bench_allreduce, raw_bench);
     cmd.kind = Command::Kind::bench_allreduce;
+  } else if (model_hybrid->parsed()) {
+    validate_model_hybrid(cmd.model_hybrid, raw_model);
+    cmd.kind = Command::Kind::model_hybrid;
   }
   return cmd;
 }

@@ -89,14 +89,33 @@ struct BenchAllreduceConfig {
   bool has_mode(std::string_view mode) const;
 };
 
+/// What `asyncsolve model hybrid` takes (paper 002 §7.2): either the fractions
+/// of T_masteronly (quantities mode) or a measured MVM sweep to fit (--fit).
+/// Validated except for what depends on the sweep file (threads and reserved
+/// taken from it are checked when it is read).
+struct ModelHybridConfig {
+  int threads = 0;   ///< n, threads per SMP node; 0: not given (--fit: the file's)
+  int reserved = 0;  ///< m, threads reserved for communication; 0: not given (1, or the file's)
+  double f_comm = 0.0;
+  double f_comp_non = 0.0;
+  std::optional<double> f_comp_overlap;  ///< given: the three must sum to 1 (eq. 1)
+  std::string fit_path;                  ///< --fit FILE; empty: quantities mode
+  std::optional<double> non_ratio;       ///< --non-ratio: x_MVM,non / x_MVM,overlap held fixed
+  std::string non_ratio_text;            ///< --non-ratio as given ("1/6")
+  std::string json_path;                 ///< empty: no document
+
+  bool is_fit() const { return !fit_path.empty(); }
+};
+
 /// A parsed command line.
 struct Command {
-  enum class Kind { help, version, solve, info, bench_allreduce };
+  enum class Kind { help, version, solve, info, bench_allreduce, model_hybrid };
   Kind kind = Kind::help;
   std::string text;  ///< help or version text to print
   SolveConfig solve;
   InfoConfig info;
   BenchAllreduceConfig bench_allreduce;
+  ModelHybridConfig model_hybrid;
 };
 
 /// Parses and validates `args` (args[0] is the program name). Throws

@@ -24,6 +24,14 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
                                    const par::Environment& env,
                                    const std::vector<std::string>& command);
 
+/// Collective over `world`: runs `asyncsolve model hybrid` (paper 002 §7.2).
+/// Rank 0 computes, prints and writes the document (schema
+/// asyncsolve.model.hybrid/1); the other ranks only learn its verdict. Throws
+/// core::InputError (identically on every rank) for bad input, including a
+/// bad --fit file, before printing anything.
+core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm& world,
+                                const std::vector<std::string>& command);
+
 /// Collective over `world`: runs `asyncsolve info`, printing on rank 0.
 core::ExitCode run_info(const InfoConfig& config, const par::Comm& world,
                         const par::Environment& env);

@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
       case app::Command::Kind::bench_allreduce:
         code = app::run_bench_allreduce(command.bench_allreduce, world, env, args);
         break;
+      case app::Command::Kind::model_hybrid:
+        code = app::run_model_hybrid(command.model_hybrid, world, args);
+        break;
     }
   } catch (const core::InputError& e) {
     // Bad input is found identically on every rank: all stop here together.

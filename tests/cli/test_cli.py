@@ -17,6 +17,7 @@ import unittest
 
 BINARY = ""
 MPIEXEC = []
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 
 
 def run(args, ranks=1, timeout=120, env=None):
@@ -160,6 +161,50 @@ class BadInput(unittest.TestCase):
         self.check(["bench", "allreduce", "--progress", "poll:0"], "poll:0")
         self.check(["bench", "allreduce", "--modes", "noise", "--noise-global", "2,2,2"],
                    "--noise-global 2,2,2")
+
+    def test_model_hybrid(self):
+        frac = ["model", "hybrid", "--threads", "8"]
+        self.check(["model"], "expected hybrid")
+        self.check(["model", "hybrids"], "unknown model 'hybrids'")
+        self.check(frac + ["--f-comm", "1.5", "--f-comp-non", "0.2"], "--f-comm 1.5")
+        self.check(frac + ["--f-comm", "0.2", "--f-comp-non", "-0.1"], "--f-comp-non -0.1")
+        self.check(frac + ["--f-comm", "0.6", "--f-comp-non", "0.5"],
+                   "--f-comm 0.6 + --f-comp-non 0.5 = 1.1")
+        self.check(frac + ["--f-comm", "0.4", "--f-comp-non", "0.2", "--f-comp-overlap", "0.3"],
+                   "sum to 1")
+        self.check(frac + ["--f-comm", "0.4"], "--f-comp-non: missing")
+        self.check(["model", "hybrid", "--threads", "1", "--f-comm", "0.4", "--f-comp-non", "0.2"],
+                   "--threads 1")
+        self.check(frac + ["--reserved", "8", "--f-comm", "0.4", "--f-comp-non", "0.2"],
+                   "--reserved 8 with --threads 8")
+        self.check(frac + ["--reserved", "0", "--f-comm", "0.4", "--f-comp-non", "0.2"],
+                   "--reserved 0")
+        self.check(["model", "hybrid", "--f-comm", "0.4", "--f-comp-non", "0.2"],
+                   "--threads: missing")
+        with tempfile.TemporaryDirectory() as d:
+            missing = os.path.join(d, "none.json")
+            self.check(["model", "hybrid", "--fit", missing], f"--fit {missing}: no such file")
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                f.write("{not json")
+            self.check(["model", "hybrid", "--fit", bad], "not JSON")
+            with open(os.path.join(DATA, "hybrid_mvm_exact.json")) as f:
+                doc = json.load(f)
+            del doc["records"][2]["funneled_s"]
+            with open(bad, "w") as f:
+                json.dump(doc, f)
+            self.check(["model", "hybrid", "--fit", bad], "records[2].funneled_s: missing")
+            doc["schema"] = "asyncsolve.bench.other/1"
+            with open(bad, "w") as f:
+                json.dump(doc, f)
+            self.check(["model", "hybrid", "--fit", bad], "asyncsolve.bench.other/1")
+            self.check(["model", "hybrid", "--fit", os.path.join(DATA, "hybrid_mvm_exact.json"),
+                        "--reserved", "8"], "reserved = 8 with threads = 8")
+            self.check(["model", "hybrid", "--fit", os.path.join(DATA, "hybrid_mvm_exact.json"),
+                        "--f-comm", "0.1"], "--f-comm with --fit")
+            self.check(["model", "hybrid", "--fit", os.path.join(DATA, "hybrid_mvm_exact.json"),
+                        "--json", os.path.join(d, "no", "r.json")], os.path.join(d, "no"))
+            self.assertEqual(sorted(os.listdir(d)), ["bad.json"])
 
     @unittest.skipIf(os.geteuid() == 0, "root can write anywhere")
     def test_read_only_directory(self):
@@ -370,6 +415,90 @@ class Solve(unittest.TestCase):
         lines = [l for l in out.splitlines() if l.strip().startswith("iteration")]
         self.assertGreater(len(lines), 2)
         self.assertIn("residual", lines[0])
+
+
+class ModelHybrid(unittest.TestCase):
+    """`asyncsolve model hybrid`: paper 002 §7.2's worked example and the fit of eq. 14."""
+
+    def model(self, args, ranks=1):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "model.json")
+            code, out, err = run(["model", "hybrid"] + args + ["--json", path], ranks=ranks)
+            self.assertEqual(code, 0, f"stdout={out} stderr={err}")
+            self.assertEqual(os.listdir(d), ["model.json"], "no temporary left behind")
+            with open(path) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["schema"], "asyncsolve.model.hybrid/1")
+        self.assertEqual(doc["command"][-2], "--json")
+        return doc, out
+
+    def test_worked_example(self):
+        # "m = 1, n = 8, f_comp,non = 20%: eps_max = 1.60 at f_comm,best = 43%,
+        # eps = 1 at f_comm,equiv = 10%, eps_min = 0.90 at f_comm = 0%."
+        doc, out = self.model(["--threads", "8", "--reserved", "1", "--f-comm", "0.43",
+                               "--f-comp-non", "0.2"], ranks=2)
+        q = doc["quantities"]
+        self.assertEqual(doc["mode"], "quantities")
+        self.assertEqual(round(q["epsilon_max"], 2), 1.60)
+        self.assertEqual(round(q["f_comm_best"], 2), 0.43)
+        self.assertAlmostEqual(q["f_comm_equiv"], 0.10, places=12)
+        self.assertEqual(round(q["epsilon_min"], 2), 0.90)
+        self.assertAlmostEqual(q["epsilon_bound"], 2 - 1 / 8, places=12)
+        self.assertAlmostEqual(q["epsilon_floor"], 1 - 1 / 8, places=12)
+        self.assertAlmostEqual(q["f_comp_overlap"], 0.37, places=12)
+        self.assertAlmostEqual(q["epsilon"], 1 / 0.63, places=12)
+        self.assertEqual(q["limited_by"], "communication")
+        for pattern in [r"epsilon_max +1\.5957", r"f_comm,best +0\.4267",
+                        r"f_comm,equiv +0\.1000", r"epsilon_min +0\.8974",
+                        r"verdict +funneled is 1\.59x faster"]:
+            self.assertRegex(out, pattern)
+        self.assertEqual(out.count("model hybrid"), 1, "printed by rank 0 only")
+        # At f_comm,equiv both schemes take the same time.
+        doc, _ = self.model(["--threads", "8", "--f-comm", "0.1", "--f-comp-non", "0.2",
+                             "--f-comp-overlap", "0.7"])
+        self.assertAlmostEqual(doc["quantities"]["epsilon"], 1.0, places=12)
+
+    def test_runs_without_mpirun(self):
+        p = subprocess.run([BINARY, "model", "hybrid", "--threads", "8", "--f-comm", "0",
+                            "--f-comp-non", "0.2"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"epsilon +0\.8974")
+
+    def test_fit_of_the_exact_sample(self):
+        path = os.path.join(DATA, "hybrid_mvm_exact.json")
+        doc, out = self.model(["--fit", path], ranks=2)
+        fit = doc["fit"]
+        self.assertEqual(doc["mode"], "fit")
+        self.assertEqual((fit["threads"], fit["reserved"], fit["ni"], fit["nj"]), (8, 1, 512, 512))
+        self.assertEqual(fit["masteronly_source"], "split")
+        self.assertAlmostEqual(fit["parameters"]["comm_over_overlap"], 4.57, places=6)
+        self.assertAlmostEqual(fit["parameters"]["non_over_overlap"], 1 / 6, places=6)
+        self.assertAlmostEqual(fit["nk_crossover"], 4.57 * 7, places=5)
+        self.assertEqual(len(fit["records"]), 9)
+        for r in fit["records"]:
+            self.assertAlmostEqual(r["epsilon_measured"], r["masteronly_s"] / r["funneled_s"])
+            self.assertAlmostEqual(r["epsilon_predicted"], r["epsilon_measured"], places=9)
+            self.assertIsNone(r["epsilon_multiple"])
+        for pattern in [r"nk_local", r"eps_eq14", r"x_comm / x_MVM,overlap +4\.5700",
+                        r"x_MVM,non / x_MVM,overlap +0\.1667"]:
+            self.assertRegex(out, pattern)
+        self.assertEqual(out.count("§7.2.2"), 1, "printed by rank 0 only")
+
+    def test_fit_of_the_noisy_sample(self):
+        doc, _ = self.model(["--fit", os.path.join(DATA, "hybrid_mvm_noisy.json")])
+        fit = doc["fit"]
+        self.assertLess(abs(fit["parameters"]["comm_over_overlap"] - 4.57), 0.15 * 4.57)
+        self.assertLess(fit["rms_epsilon_error"], 0.05)
+        self.assertIsNotNone(fit["records"][0]["epsilon_multiple"])
+        # The paper's one-parameter fit, x_MVM,non / x_MVM,overlap = 1/6 held.
+        doc, out = self.model(["--fit", os.path.join(DATA, "hybrid_mvm_noisy.json"),
+                               "--non-ratio", "1/6", "--threads", "8"])
+        fit = doc["fit"]
+        self.assertTrue(fit["non_ratio_fixed"])
+        self.assertEqual(fit["masteronly_source"], "scaled")
+        self.assertAlmostEqual(fit["parameters"]["non_over_overlap"], 1 / 6)
+        self.assertLess(abs(fit["parameters"]["comm_over_overlap"] - 4.57), 0.10 * 4.57)
+        self.assertIn("given (--non-ratio)", out)
 
 
 class BenchAllreduce(unittest.TestCase):

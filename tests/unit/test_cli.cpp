@@ -186,7 +186,7 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--global", "8,8,8", "--local", "4,4,4"}, "--local"},
       {{"solve", "--problem", "ones", "--offset", "1"}, "--offset"},
       {{"frobnicate"}, "frobnicate"},
-      {{}, "solve, bench, info"},
+      {{}, "solve, bench, model, info"},
       {{"bench"}, "expected allreduce"},
       {{"bench", "allgather"}, "'allgather'"},
       {{"bench", "allreduce", "-m", "0:8"}, "-m '0:8'"},
@@ -213,4 +213,56 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
         << "message '" << message << "' should contain '" << c.must_contain << "'";
     EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
   }
+}
+
+TEST(Cli, ModelHybridTakesTheFractions) {
+  const Command c = parse({"model", "hybrid", "--threads", "8", "--f-comm", "0.43",
+                           "--f-comp-non", "0.2"});
+  ASSERT_EQ(c.kind, Command::Kind::model_hybrid);
+  EXPECT_EQ(c.model_hybrid.threads, 8);
+  EXPECT_EQ(c.model_hybrid.reserved, 1);  // funneled by default
+  EXPECT_EQ(c.model_hybrid.f_comm, 0.43);
+  EXPECT_EQ(c.model_hybrid.f_comp_non, 0.2);
+  EXPECT_FALSE(c.model_hybrid.is_fit());
+  const Command f = parse({"model", "hybrid", "--fit", "sweep.json", "--non-ratio", "1/6"});
+  ASSERT_EQ(f.kind, Command::Kind::model_hybrid);
+  EXPECT_TRUE(f.model_hybrid.is_fit());
+  EXPECT_EQ(f.model_hybrid.threads, 0);  // the file's
+  EXPECT_DOUBLE_EQ(*f.model_hybrid.non_ratio, 1.0 / 6.0);
+}
+
+TEST(Cli, ModelHybridRejectsBadInput) {
+  EXPECT_NE(error_of({"model"}).find("expected hybrid"), std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--f-comm", "0.1", "--f-comp-non", "0.1"})
+                .find("--threads: missing"),
+            std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "1", "--f-comm", "0.1", "--f-comp-non",
+                      "0.1"})
+                .find("--threads 1: expected"),
+            std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--reserved", "4", "--f-comm", "0.1",
+                      "--f-comp-non", "0.1"})
+                .find("--reserved 4 with --threads 4"),
+            std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "-0.1", "--f-comp-non",
+                      "0.1"})
+                .find("--f-comm -0.1: expected a fraction"),
+            std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.6", "--f-comp-non",
+                      "0.5"})
+                .find("= 1.1: expected a sum <= 1"),
+            std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non",
+                      "0.2", "--f-comp-overlap", "0.3"})
+                .find("expected the three fractions to sum to 1"),
+            std::string::npos);
+  EXPECT_EQ(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non",
+                      "0.2", "--f-comp-overlap", "0.4"}),
+            "(no error)");
+  EXPECT_NE(error_of({"model", "hybrid", "--fit", "x.json", "--f-comm", "0.1"})
+                .find("--f-comm with --fit"),
+            std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--fit", "x.json", "--non-ratio", "-1"})
+                .find("--non-ratio '-1'"),
+            std::string::npos);
 }
