@@ -14,6 +14,7 @@
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "asyncsolve/solvers/hybrid.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -73,8 +74,15 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "rank, paper 000 §3.3)");
   raw.threads = solve.add_option("--threads", c.threads,
                                  "--transport omp: OpenMP threads, each owning a slab of z-planes "
-                                 "(with --local, the grid grows in z with the threads)")
+                                 "(with --local, the grid grows in z with the threads); with "
+                                 "--hybrid: OpenMP threads per MPI rank")
                     ->default_str("OMP_NUM_THREADS, or omp_get_max_threads()");
+  solve.add_option("--hybrid", c.hybrid,
+                   "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
+                   "mat-vec, --threads per rank: none (pure MPI), masteronly (the master "
+                   "exchanges halos outside parallel regions), funneled (thread 0 exchanges "
+                   "while the others compute the interior; MPI_THREAD_FUNNELED) or multiple "
+                   "(every thread exchanges some of the halo messages; MPI_THREAD_MULTIPLE)");
   solve.add_option("--halo", c.halo,
                    "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
                    "ialltoallv, neighbor, persistent");
@@ -203,6 +211,35 @@ void validate_omp(const SolveConfig& c, const RawSolve& raw) {
          "auto (threads reduce through shared memory)");
 }
 
+/// What --hybrid takes (the thread count against the planes of the block is
+/// checked when the solve starts, and MPI_THREAD_MULTIPLE once MPI is up).
+void validate_hybrid(const SolveConfig& c, const RawSolve& raw) {
+  const std::vector<std::string> modes = solvers::hybrid_mode_names();
+  std::vector<std::string> allowed{"none"};
+  allowed.insert(allowed.end(), modes.begin(), modes.end());
+  expect_one_of("--hybrid", c.hybrid, allowed);
+  const bool threads_given = raw.threads != nullptr && raw.threads->count() > 0;
+  if (!is_hybrid(c)) return;
+  if (threads_given && c.threads < 1) {
+    throw InputError(fmt::format("--threads {}: expected an integer >= 1", c.threads));
+  }
+  const auto refuse = [&](bool given, const std::string& what, std::string_view expected) {
+    if (given) {
+      throw InputError(fmt::format("--hybrid {} with {}: expected {}", c.hybrid, what, expected));
+    }
+  };
+  refuse(c.transport != "mpi", fmt::format("--transport {}", c.transport),
+         "--transport mpi (hybrid schemes run over MPI two-sided; --transport omp is OpenMP "
+         "alone)");
+  refuse(!is_krylov(c) && c.variant != "sync", fmt::format("--variant {}", c.variant),
+         "--variant sync (the hybrid schemes are written for synchronous Jacobi)");
+  refuse(c.progress != "none", fmt::format("--progress {}", c.progress),
+         "--progress none (the hybrid schemes place MPI calls on threads themselves)");
+  refuse(c.hybrid == "multiple" && c.halo != "waitall", fmt::format("--halo {}", c.halo),
+         "--halo waitall (multiple exchanges each halo message with its own "
+         "MPI_Isend/MPI_Irecv on the thread that owns it)");
+}
+
 void validate(SolveConfig& c, const RawSolve& raw) {
   if (!raw.global.empty()) c.decomposition.global = core::parse_triple(raw.global, "--global");
   if (!raw.local.empty()) c.decomposition.local = core::parse_triple(raw.local, "--local");
@@ -239,11 +276,12 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   }
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
   expect_one_of("--transport", c.transport, {"mpi", "rma", "shmem", "omp"});
+  validate_hybrid(c, raw);
   if (c.transport == "omp") {
     validate_omp(c, raw);
-  } else if (raw.threads != nullptr && raw.threads->count() > 0) {
+  } else if (raw.threads != nullptr && raw.threads->count() > 0 && !is_hybrid(c)) {
     throw InputError(fmt::format("--threads {} with --transport {}: threads apply to "
-                                 "--transport omp, expected no --threads",
+                                 "--transport omp or --hybrid, expected no --threads",
                                  c.threads, c.transport));
   }
   if (c.transport == "shmem" && !par::shmem_available()) {
@@ -651,6 +689,8 @@ bool BenchAllreduceConfig::has_mode(std::string_view mode) const {
 }
 
 bool is_krylov(const SolveConfig& config) { return config.method != "jacobi"; }
+
+bool is_hybrid(const SolveConfig& config) { return config.hybrid != "none"; }
 
 std::string resolved_pc(const SolveConfig& config) {
   if (config.pc != "auto") return config.pc;

@@ -35,9 +35,12 @@ struct SolveConfig {
   std::string json_path;  ///< empty: no result document
   int max_in_flight = 100;
   int final_sync = 0;
-  /// --transport omp: OpenMP threads; 0 when --threads is not given (then
-  /// omp_get_max_threads(), i.e. OMP_NUM_THREADS, at solve time).
+  /// --transport omp, or --hybrid: OpenMP threads (per rank with --hybrid);
+  /// 0 when --threads is not given (then omp_get_max_threads(), i.e.
+  /// OMP_NUM_THREADS, at solve time).
   int threads = 0;
+  /// --hybrid: none (pure MPI), masteronly, funneled or multiple (paper 002).
+  std::string hybrid = "none";
   int slow_rank = -1;
   double slow_factor = 2.0;
   double noise_us = 0.0;
@@ -51,6 +54,9 @@ struct SolveConfig {
 
 /// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
 bool is_krylov(const SolveConfig& config);
+
+/// True when --hybrid names a scheme (not none).
+bool is_hybrid(const SolveConfig& config);
 
 /// The preconditioner `config` resolves to: "none" or "jacobi".
 std::string resolved_pc(const SolveConfig& config);

@@ -30,14 +30,22 @@ int main(int argc, char** argv) {
     parse_error = e.what();
   }
 
-  // info reports the most MPI can give; a progress thread needs it.
+  const bool solve = command.kind == app::Command::Kind::solve;
+  // info reports the most MPI can give; a progress thread needs it, and so
+  // does --hybrid multiple (every thread makes its own MPI calls).
   const bool multiple = command.kind == app::Command::Kind::info ||
-                        (command.kind == app::Command::Kind::solve &&
-                         command.solve.progress_thread_us >= 0) ||
+                        (solve && command.solve.progress_thread_us >= 0) ||
+                        (solve && command.solve.hybrid == "multiple") ||
                         (command.kind == app::Command::Kind::bench_allreduce &&
                          command.bench_allreduce.progress_thread);
-  // OpenMP Jacobi runs threads that never call MPI: funneled.
-  const bool funneled = command.kind == app::Command::Kind::solve && command.solve.transport == "omp";
+  // OpenMP Jacobi runs threads that never call MPI: funneled. --hybrid
+  // funneled calls MPI from thread 0 inside parallel regions: funneled.
+  // --hybrid masteronly calls MPI only outside parallel regions (paper 002's
+  // THREAD_MASTERONLY, which MPI has no name for): the standard's nearest
+  // level that allows other threads to exist is funneled too.
+  const bool funneled =
+      solve && (command.solve.transport == "omp" || command.solve.hybrid == "funneled" ||
+                command.solve.hybrid == "masteronly");
   const par::ThreadLevel level = multiple   ? par::ThreadLevel::multiple
                                  : funneled ? par::ThreadLevel::funneled
                                             : par::ThreadLevel::single;

@@ -107,6 +107,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"max_in_flight", c.max_in_flight},
                    {"final_sync", c.final_sync},
                    {"threads", env.threads},
+                   {"hybrid", c.hybrid},
                    {"slow_rank", c.slow_rank},
                    {"slow_factor", c.slow_factor},
                    {"noise_us", c.noise_us},
@@ -173,9 +174,13 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     out += fmt::format("asyncsolve {}: {}, 1 rank, {} thread{} (z-slabs), {} reduction\n", version,
                        what, env.threads, env.threads == 1 ? "" : "s", s.allreduce);
   } else {
-    out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}), {} reduction\n",
+    const std::string hybrid =
+        is_hybrid(c) ? fmt::format(" x {} thread{} ({})", env.threads, env.threads == 1 ? "" : "s",
+                                   c.hybrid)
+                     : std::string();
+    out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}){}, {} reduction\n",
                        version, what, env.ranks, env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1],
-                       p.dims[2], s.allreduce);
+                       p.dims[2], hybrid, s.allreduce);
   }
   std::string local = fmt::format("{}x{}x{}", p.local_max[0], p.local_max[1], p.local_max[2]);
   if (p.local_min != p.local_max) {

@@ -29,6 +29,7 @@
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/hybrid.hpp"
 #include "asyncsolve/solvers/jacobi_omp.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
@@ -163,7 +164,54 @@ struct Solved {
   long progress_passes = 0;  ///< passes of the progress thread's loop (Krylov, --progress thread)
   std::string halo;
   std::string allreduce;
+  int threads = 1;  ///< OpenMP threads per rank (--hybrid)
 };
+
+/// The objects of --hybrid: the linkwise exchange of the multiple scheme and
+/// the stencil driver. Empty without --hybrid.
+struct HybridSetup {
+  std::unique_ptr<comm::LinkwiseHaloExchange> links;
+  std::unique_ptr<solvers::HybridStencil> stencil;
+  int threads = 1;
+};
+
+/// Collective: builds the --hybrid objects for fields shaped like `shape`.
+/// Throws InputError (on every rank alike) for more threads than the
+/// smallest block has z-planes, or a thread level MPI does not provide.
+HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& decomposition,
+                        const grid::Field& shape, comm::HaloExchange& halo,
+                        comm::Neighbourhood neighbourhood) {
+  HybridSetup out;
+  if (!is_hybrid(config)) return out;
+  const solvers::HybridMode mode = solvers::parse_hybrid_mode(config.hybrid);
+  out.threads = config.threads > 0 ? config.threads : omp_get_max_threads();
+  int provided = MPI_THREAD_SINGLE;
+  par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  if (mode == solvers::HybridMode::multiple && provided < MPI_THREAD_MULTIPLE) {
+    throw core::InputError("--hybrid multiple: this MPI library provides no MPI_THREAD_MULTIPLE "
+                           "(see asyncsolve info), expected masteronly or funneled");
+  }
+  if (mode == solvers::HybridMode::funneled && provided < MPI_THREAD_FUNNELED) {
+    throw core::InputError("--hybrid funneled: this MPI library provides no "
+                           "MPI_THREAD_FUNNELED (see asyncsolve info), expected masteronly");
+  }
+  // Every thread needs a z-plane of every rank's block (slabs of planes).
+  int planes = decomposition.local()[2];
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &planes, 1, MPI_INT, MPI_MIN,
+                               decomposition.comm().get()),
+                 "MPI_Allreduce");
+  if (out.threads > planes) {
+    throw core::InputError(fmt::format("--threads {} with --hybrid {}: more threads than the {} "
+                                       "z-planes of the smallest block, expected at most {}",
+                                       out.threads, config.hybrid, planes, planes));
+  }
+  if (mode == solvers::HybridMode::multiple) {
+    out.links = comm::make_linkwise_halo_exchange(decomposition, shape, neighbourhood);
+  }
+  out.stencil = std::make_unique<solvers::HybridStencil>(decomposition, mode, out.threads, &halo,
+                                                         out.links.get());
+  return out;
+}
 
 /// Collective: the progress thread --progress thread[:US] asks for, or none.
 std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& config,
@@ -222,6 +270,9 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   options.copy = config.copy;
   if (faults.is_active()) options.faults = &faults;
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  const HybridSetup hybrid =
+      make_hybrid(config, decomposition, u, *halo, comm::Neighbourhood::faces);
+  options.hybrid = hybrid.stencil.get();
 
   // A progress thread turns MPI's progress engine while the ranks sweep: the
   // channels' messages (mpi, rma) move without a call from the solver. It
@@ -247,6 +298,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   }
   out.halo = std::string(halo->name());
   out.allreduce = allreduce;
+  out.threads = hybrid.threads;
   halo->close();
   if (convergence) convergence->free();
   return out;
@@ -339,6 +391,8 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                         static_cast<std::uint64_t>(config.noise_seed)},
       comm.rank());
   if (faults.is_active()) options.faults = &faults;
+  const HybridSetup hybrid = make_hybrid(config, decomposition, system.x, *halo, neighbourhood);
+  options.hybrid = hybrid.stencil.get();
   const auto progress = start_progress_thread(config, comm);
   options.progress = progress.get();
   Solved out;
@@ -351,6 +405,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   out.result.error_inf = solvers::error_inf(problem, decomposition, system.x, *reduction);
   out.halo = std::string(halo->name());
   out.allreduce = options.allreduce;
+  out.threads = hybrid.threads;
   halo->close();
   return out;
 }
@@ -442,7 +497,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     p.dims = {1, 1, threads};
   }
   RunEnvironment e = describe_environment(comm, env);
-  e.threads = threads;
+  e.threads = omp ? threads : solved.threads;
 
   // Rank 0 reports; a failure to write the document is broadcast so that
   // every rank returns the same exit code.

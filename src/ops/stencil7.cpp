@@ -314,6 +314,31 @@ void jacobi_sweep_planes(const Field& u, Field& u_new, int k_begin, int k_end) n
   jacobi_sweep_portable(u, u_new, k_begin, k_end);
 }
 
+void jacobi_sweep_box(const Field& u, Field& u_new, const grid::Box& box) noexcept {
+  if (box.size() <= 0) return;
+  const grid::Int3& n = u.interior();
+  if (box.lo[0] == 0 && box.lo[1] == 0 && box.hi[0] == n[0] && box.hi[1] == n[1]) {
+    jacobi_sweep_planes(u, u_new, box.lo[2], box.hi[2]);
+    return;
+  }
+  const std::ptrdiff_t sy = u.stride_y();
+  const std::ptrdiff_t sz = u.stride_z();
+  const int len = box.hi[0] - box.lo[0];
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const double* __restrict c = u.origin() + u.index(box.lo[0], j, k);
+      const double* __restrict s = c - sy;
+      const double* __restrict nn = c + sy;
+      const double* __restrict b = c - sz;
+      const double* __restrict t = c + sz;
+      double* __restrict out = u_new.origin() + u_new.index(box.lo[0], j, k);
+#pragma omp simd
+      for (int i = 0; i < len; ++i) {
+        out[i] = (c[i - 1] + c[i + 1] + s[i] + nn[i] + b[i] + t[i]) * sixth;
+      }
+    }
+}
+
 void jacobi_sweep_ref(const Field& u, Field& u_new) noexcept {
   const auto& n = u.interior();
   for (int k = 0; k < n[2]; ++k)

@@ -45,9 +45,130 @@ std::optional<double> error_inf(const grid::Problem& problem,
   return reduction.max(err);
 }
 
+namespace {
+
+/// jacobi_sync with OpenMP threads per rank in one of paper 002's schemes
+/// (options.hybrid): the same iterates; see jacobi.hpp for the order of the
+/// residual check.
+SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
+                               const grid::Decomposition& decomposition, grid::Field& u,
+                               comm::HaloExchange& halo, collectives::Allreduce& reduction,
+                               const JacobiOptions& options) {
+  HybridStencil& hybrid = *options.hybrid;
+  SolveResult result;
+  result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
+  core::PhaseTimers& timers = result.phases;
+
+  grid::Field u_new(u.interior(), u.halo());
+  std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+  const double b_norm = rhs_norm(problem, decomposition, u, reduction);
+  const double points = static_cast<double>(core::product(u.interior()));
+
+  // A thread's share of the sweep u_new = (sum of neighbours of u)/6, of the
+  // residual of u and of the copy u = u_new. The lambdas hold references to
+  // the two fields, whose storage u.swap(u_new) exchanges.
+  const HybridStencil::Kernel sweep = [&](const grid::Box& box) {
+    ops::jacobi_sweep_box(u, u_new, box);
+    return 0.0;
+  };
+  const HybridStencil::Kernel residual_part = [&](const grid::Box& slab) {
+    return ops::residual_norm_sq_planes(u, slab.lo[2], slab.hi[2]);
+  };
+  const HybridStencil::Kernel copy_part = [&](const grid::Box& slab) {
+    const grid::Int3& n = u.interior();
+    for (int k = slab.lo[2]; k < slab.hi[2]; ++k)
+      for (int j = 0; j < n[1]; ++j)
+        std::memcpy(u.origin() + u.index(0, j, k), u_new.origin() + u_new.index(0, j, k),
+                    static_cast<std::size_t>(n[0]) * sizeof(double));
+    return 0.0;
+  };
+
+  const double t0 = core::now_s();
+  double residual = std::numeric_limits<double>::infinity();
+  // Per iteration: one halo exchange (<= 6 face messages; by the master, by
+  // thread 0 beside the interior, or by all threads), one sweep (16 B/point)
+  // shared by the threads. Every check_every iterations: one residual pass
+  // (threads) and one allreduce of 1 double (master).
+  for (long k = 0;; ++k) {
+    const bool check = k % options.check_every == 0;
+    if (!check && k >= options.max_iters) {
+      result.reason = "max_iters";
+      result.iterations = k;
+      break;
+    }
+    {
+      // u^{k+1} = (sum of neighbours of u^k) / 6, exchanging u^k's halo first.
+      const double ts = core::now_s();
+      double halo_s = 0.0;  // the master's part in the exchange
+      if (check || k % options.halo_every == 0) {
+        HybridTimes times;
+        hybrid.apply(u, sweep, times);
+        ++result.halo_exchanges;
+        halo_s = times.exchange_start + times.exchange_wait;
+        timers.add(halo_phase, halo_s);
+      } else {
+        hybrid.compute(sweep);
+      }
+      // A straggler's sweep takes longer: its delay counts as sweep time.
+      if (options.faults != nullptr) options.faults->after_sweep(core::now_s() - ts - halo_s);
+      timers.add(sweep_phase, core::now_s() - ts - halo_s);
+      if (options.faults != nullptr) options.faults->poll();
+    }
+    if (check) {
+      double local = 0.0;
+      {
+        const auto scope = timers.time(residual_phase);
+        local = hybrid.compute(residual_part);  // ||b - A u^k||^2 on this block
+      }
+      {
+        const auto scope = timers.time(reduce_phase);
+        residual = std::sqrt(reduction.sum(local)) / b_norm;
+      }
+      const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
+      result.history.push_back(point);
+      if (options.monitor) options.monitor(point);
+      if (residual < options.tol) {
+        result.converged = true;
+        result.reason = "tolerance";
+        result.iterations = k;
+        break;
+      }
+      if (k >= options.max_iters) {
+        result.reason = "max_iters";
+        result.iterations = k;
+        break;
+      }
+    }
+    if (options.copy) {
+      const auto scope = timers.time(copy_phase);
+      hybrid.compute(copy_part);  // u = u_new
+    } else {
+      if (options.halo_every > 1) grid::copy_face_halos(u, u_new);
+      u.swap(u_new);
+    }
+  }
+  result.time_s = core::now_s() - t0;
+  if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
+  result.residual_estimate = residual;
+  result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
+  result.bytes_sent =
+      static_cast<double>(result.halo_exchanges) * static_cast<double>(halo.bytes_per_exchange());
+  result.sweep_bytes = 16.0 * points * static_cast<double>(result.iterations);
+
+  halo.exchange(u);
+  result.true_residual = std::sqrt(reduction.sum(hybrid.compute(residual_part))) / b_norm;
+  result.error_inf = error_inf(problem, decomposition, u, reduction);
+  return result;
+}
+
+}  // namespace
+
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
                         grid::Field& u, comm::HaloExchange& halo,
                         collectives::Allreduce& reduction, const JacobiOptions& options) {
+  if (options.hybrid != nullptr) {
+    return jacobi_sync_hybrid(problem, decomposition, u, halo, reduction, options);
+  }
   SolveResult result;
   result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
   core::PhaseTimers& timers = result.phases;

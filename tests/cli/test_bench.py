@@ -3,10 +3,13 @@
 has the documented shape; bench/krylov_overlap.py runs end to end on a tiny
 problem, its runs converge with the same iterations, and its JSON has its
 fields; bench/beff validates its messages on 2 and 4 ranks and its JSON has
-every pattern, mode, size and ratio. Never asserts on speed.
+every pattern, mode, size and ratio; bench/hybrid_mvm validates on 1 and 2
+ranks x 2 threads and its JSON has the shape `asyncsolve model hybrid --fit`
+reads. Never asserts on speed.
 
 Usage: test_bench.py [--binary JACOBI_SWEEP] [--asyncsolve ASYNCSOLVE]
-                     [--beff BEFF] [--mpiexec "mpiexec --oversubscribe"]
+                     [--beff BEFF] [--hybrid-mvm HYBRID_MVM]
+                     [--mpiexec "mpiexec --oversubscribe"]
 (each benchmark's tests are skipped when its executable is not given)
 """
 import argparse
@@ -21,6 +24,7 @@ import unittest
 BINARY = ""
 ASYNCSOLVE = ""
 BEFF = ""
+HYBRID_MVM = ""
 MPIEXEC = "mpiexec --oversubscribe"
 KRYLOV_OVERLAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
                               "bench", "krylov_overlap.py")
@@ -281,15 +285,77 @@ class BeffBench(unittest.TestCase):
         self.assertNotIn("Solution validates", p.stdout)
 
 
+class HybridMvmBench(unittest.TestCase):
+    """bench/hybrid_mvm (paper 002 §7.2.2) on tiny sizes: oversubscribed, so
+    idle OpenMP threads must sleep (OMP_WAIT_POLICY=passive)."""
+
+    ENV = dict(os.environ, OMP_WAIT_POLICY="passive")
+
+    def setUp(self):
+        if not HYBRID_MVM:
+            self.skipTest("no --hybrid-mvm (bench/hybrid_mvm)")
+
+    def hybrid_mvm(self, args, ranks, timeout=120):
+        launcher = shlex.split(MPIEXEC.replace(";", " "))
+        cmd = launcher + ["-q", "-n", str(ranks), HYBRID_MVM] + args
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.ENV)
+
+    def test_small_runs_validate_and_write_the_documented_json(self):
+        for ranks in (1, 2):
+            with self.subTest(ranks=ranks), tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "hybrid.json")
+                p = self.hybrid_mvm(["--nij", "8", "--nk", "1:4", "--threads", "2", "--repeats",
+                                     "3", "--mvms", "4", "--json", path], ranks)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn("Solution validates", p.stdout)
+                with open(path) as f:
+                    doc = json.load(f)
+                self.assertEqual(os.listdir(d), ["hybrid.json"])
+            self.assertEqual(doc["schema"], "asyncsolve.bench.hybrid_mvm/1")
+            for key, value in [("threads", 2), ("reserved", 1), ("ni", 8), ("nj", 8),
+                               ("ranks", ranks)]:
+                self.assertEqual(doc[key], value, key)
+            self.assertEqual([r["nk_local"] for r in doc["records"]], [1, 2, 4])
+            for r in doc["records"]:
+                for key in ("masteronly_s", "funneled_s", "masteronly_comm_s",
+                            "masteronly_compute_s"):
+                    self.assertIsInstance(r[key], float, key)
+                    self.assertGreaterEqual(r[key], 0.0, key)
+                self.assertIn("multiple_s", r)
+                if doc["multiple_available"]:
+                    self.assertGreater(r["multiple_s"], 0.0)
+                else:
+                    self.assertIsNone(r["multiple_s"])
+                self.assertLessEqual(r["masteronly_min_s"], r["masteronly_s"])
+                self.assertLessEqual(r["masteronly_s"], r["masteronly_max_s"])
+                self.assertEqual(r["masteronly_mvms_per_sample"], 4)
+            for v in doc["validation"]:
+                self.assertLessEqual(v["masteronly_vs_reference_max_abs"], 1e-12)
+                self.assertEqual(v["funneled_mismatches"], 0)
+            for key in ("git", "hostname", "command", "thread_level", "oversubscribed"):
+                self.assertIn(key, doc)
+
+    def test_bad_input_exits_2_with_one_line(self):
+        for args in (["--nij", "2"], ["--nk", "0:4"], ["--nk", "4,,8"], ["--repeats", "0"],
+                     ["--threads", "9", "--nij", "3", "--nk", "2"], ["--bogus"]):
+            p = self.hybrid_mvm(args, 2, timeout=60)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            self.assertEqual(len(lines), 1, (args, lines))
+            self.assertTrue(lines[0].startswith("hybrid_mvm: error: "), lines)
+
+
 def main():
-    global BINARY, ASYNCSOLVE, BEFF, MPIEXEC
+    global BINARY, ASYNCSOLVE, BEFF, HYBRID_MVM, MPIEXEC
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default="", help="bench/jacobi_sweep")
+    parser.add_argument("--hybrid-mvm", default="", help="bench/hybrid_mvm")
     parser.add_argument("--asyncsolve", default="", help="the asyncsolve executable")
     parser.add_argument("--beff", default="", help="bench/beff")
     parser.add_argument("--mpiexec", default=MPIEXEC, help="launcher line (';' read as spaces)")
     args, rest = parser.parse_known_args()
     BINARY, ASYNCSOLVE, BEFF, MPIEXEC = args.binary, args.asyncsolve, args.beff, args.mpiexec
+    HYBRID_MVM = args.hybrid_mvm
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 

@@ -35,7 +35,7 @@ class Help(unittest.TestCase):
                        "--variant", "--transport", "--halo", "--allreduce", "--progress",
                        "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
                        "--monitor", "--monitor-every", "--json", "--test-every", "--pc",
-                       "--shift", "--threads"]:
+                       "--shift", "--threads", "--hybrid"]:
             self.assertIn(option, out)
         self.assertIn("1e-4 for jacobi, 1e-6 for the Krylov methods", out)
         for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
@@ -684,6 +684,81 @@ class OpenMP(unittest.TestCase):
         self.bad(["solve", "--threads", "2"], "--threads 2 with --transport mpi")
         self.bad(["solve", "--transport", "omp", "--halo-every", "2"], "--halo-every 2")
         self.bad(["solve", "--transport", "omp", "--method", "cg"], "--transport omp")
+
+
+class Hybrid(unittest.TestCase):
+    """--hybrid masteronly|funneled|multiple: OpenMP threads per MPI rank (paper 002)."""
+
+    # Ranks x threads share the cores: idle OpenMP threads must sleep.
+    ENV = dict(os.environ, OMP_WAIT_POLICY="passive")
+
+    def solve(self, args, ranks):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "r.json")
+            code, out, err = run(args + ["--json", path], ranks=ranks, env=self.ENV)
+            doc = None
+            if os.path.exists(path):
+                with open(path) as f:
+                    doc = json.load(f)
+        return code, out, err, doc
+
+    def test_every_scheme_for_jacobi_and_cg(self):
+        levels = {"masteronly": "funneled", "funneled": "funneled", "multiple": "multiple"}
+        for method, problem in [("jacobi", "plume"), ("cg", "ones")]:
+            base = ["solve", "--method", method, "--problem", problem, "--global", "12,10,8",
+                    "--check-every", "10"]
+            code, out, err, pure = self.solve(base, ranks=2)
+            self.assertEqual(code, 0, err)
+            self.assertEqual(pure["method"]["hybrid"], "none")
+            self.assertEqual(pure["environment"]["threads"], 1)
+            for mode, level in levels.items():
+                with self.subTest(method=method, mode=mode):
+                    code, out, err, doc = self.solve(
+                        base + ["--hybrid", mode, "--threads", "2"], ranks=2)
+                    self.assertEqual(code, 0, err)
+                    self.assertIn(f"2 ranks (process grid 2x1x1) x 2 threads ({mode})", out)
+                    self.assertEqual(doc["method"]["hybrid"], mode)
+                    self.assertEqual(doc["method"]["threads"], 2)
+                    self.assertEqual(doc["environment"]["threads"], 2)
+                    self.assertEqual(doc["environment"]["thread_level_requested"], level)
+                    self.assertEqual(doc["result"]["iterations"]["max"],
+                                     pure["result"]["iterations"]["max"])
+                    self.assertAlmostEqual(doc["result"]["residual_estimate"] /
+                                           pure["result"]["residual_estimate"], 1.0, places=10)
+
+    def test_threads_from_the_environment(self):
+        env = dict(self.ENV, OMP_NUM_THREADS="3")
+        code, out, err = run(["solve", "--global", "10,10,9", "--hybrid", "funneled"], ranks=1,
+                             env=env)
+        self.assertEqual(code, 0, err)
+        self.assertIn("x 3 threads (funneled)", out)
+
+    def bad(self, args, must_contain, ranks=3):
+        code, out, err = run(args, ranks=ranks, env=self.ENV)
+        self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
+        self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
+        self.assertIn(must_contain, lines[0])
+        self.assertIn("expected", lines[0])
+        self.assertEqual(out, "")
+
+    def test_bad_input(self):
+        self.bad(["solve", "--hybrid", "serialized"], "--hybrid 'serialized'")
+        self.bad(["solve", "--hybrid", "funneled", "--threads", "0"], "--threads 0")
+        self.bad(["solve", "--hybrid", "multiple", "--threads", "-2"], "--threads -2")
+        self.bad(["solve", "--hybrid", "masteronly", "--threads", "5", "--global", "8,8,4"],
+                 "more threads than the 4 z-planes", ranks=1)
+        self.bad(["solve", "--hybrid", "funneled", "--threads", "3", "--global", "8,8,5",
+                  "--dims", "1,1,3"], "more threads than the 1 z-planes")
+        self.bad(["solve", "--hybrid", "funneled", "--transport", "rma"], "--transport rma")
+        self.bad(["solve", "--hybrid", "funneled", "--transport", "omp"], "--transport omp",
+                 ranks=1)
+        self.bad(["solve", "--hybrid", "masteronly", "--variant", "async"], "--variant async")
+        self.bad(["solve", "--hybrid", "multiple", "--halo", "neighbor"], "--halo neighbor")
+        self.bad(["solve", "--hybrid", "funneled", "--method", "cg", "--progress", "thread"],
+                 "--progress thread")
+        self.bad(["solve", "--threads", "2", "--method", "cg"], "--threads 2 with --transport mpi")
 
 
 def main():

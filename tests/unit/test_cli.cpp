@@ -266,3 +266,28 @@ TEST(Cli, ModelHybridRejectsBadInput) {
                 .find("--non-ratio '-1'"),
             std::string::npos);
 }
+
+TEST(Cli, HybridSchemes) {
+  EXPECT_EQ(parse({"solve"}).solve.hybrid, "none");
+  for (const std::string mode : {"masteronly", "funneled", "multiple"}) {
+    const Command c = parse({"solve", "--hybrid", mode, "--threads", "3"});
+    EXPECT_EQ(c.solve.hybrid, mode);
+    EXPECT_EQ(c.solve.threads, 3);
+    EXPECT_TRUE(asyncsolve::app::is_hybrid(c.solve));
+    EXPECT_EQ(parse({"solve", "--method", "cg", "--hybrid", mode}).solve.threads, 0);
+  }
+  EXPECT_NE(error_of({"solve", "--hybrid", "serialized"}).find("--hybrid 'serialized'"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--threads", "0"}).find("--threads 0"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--variant", "racy"}).find("--variant racy"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--transport", "shmem"})
+                .find("--transport shmem"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--hybrid", "multiple", "--halo", "persistent"})
+                .find("--halo persistent"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--threads", "2"}).find("--threads 2 with --transport mpi"),
+            std::string::npos);
+}

@@ -74,6 +74,40 @@ std::unique_ptr<HaloExchange> make_halo_exchange(std::string_view name,
                                                  const grid::Field& shape,
                                                  Neighbourhood neighbourhood);
 
+/// The messages of a halo exchange one neighbour direction ("link") at a
+/// time, so that the threads of a rank can share them out (paper 002's
+/// *multiple* scheme, `--hybrid multiple`): exchange_link(field, i) posts the
+/// receive and the send of link i (MPI_Irecv + MPI_Isend, tagged by the
+/// direction the message travels, as `waitall`), waits for both and writes
+/// the received slab into the halo. Links have their own buffers and
+/// requests and fill disjoint halo slabs, so different threads may exchange
+/// different links at the same time, which needs MPI_THREAD_MULTIPLE; one
+/// link must not be exchanged by two threads at once. Every link of an
+/// exchange must be exchanged (by some thread) on every rank, since each is
+/// matched by the opposite link of the neighbour.
+class LinkwiseHaloExchange {
+ public:
+  virtual ~LinkwiseHaloExchange() = default;
+  /// Number of links (neighbour directions with a neighbouring rank).
+  virtual int links() const noexcept = 0;
+  /// Exchanges link `i` (0 <= i < links()) of `field`; blocks until both its
+  /// messages have completed.
+  virtual void exchange_link(grid::Field& field, int i) = 0;
+  /// Every link, one after the other (from one thread).
+  void exchange(grid::Field& field) {
+    for (int i = 0; i < links(); ++i) exchange_link(field, i);
+  }
+  /// Messages and bytes this rank sends per exchange of all links.
+  virtual int messages_per_exchange() const noexcept = 0;
+  virtual std::size_t bytes_per_exchange() const noexcept = 0;
+};
+
+/// Builds the linkwise exchange for fields shaped like `shape` on
+/// `decomposition` (which must outlive it). Not collective.
+std::unique_ptr<LinkwiseHaloExchange> make_linkwise_halo_exchange(
+    const grid::Decomposition& decomposition, const grid::Field& shape,
+    Neighbourhood neighbourhood);
+
 /// A synchronous halo exchange built on asynchronous channels (one per
 /// neighbour, one message in flight): start() sends every face, finish()
 /// waits for the neighbours' faces of the same exchange. Runs synchronous

@@ -18,6 +18,11 @@ void jacobi_sweep_ref(const grid::Field& u, grid::Field& u_new) noexcept;
 /// The sweep restricted to planes k_begin <= k < k_end: a sweep in pieces,
 /// so that communication can be progressed between them (--progress poll:K).
 void jacobi_sweep_planes(const grid::Field& u, grid::Field& u_new, int k_begin, int k_end) noexcept;
+/// The sweep restricted to the points of `box` (inside the interior): a
+/// thread's share of a hybrid sweep (--hybrid). Every point is computed with
+/// the same arithmetic as jacobi_sweep, so any tiling gives the same bits.
+/// A box of whole planes goes to jacobi_sweep_planes.
+void jacobi_sweep_box(const grid::Field& u, grid::Field& u_new, const grid::Box& box) noexcept;
 
 /// Local part of ||b - A u||_2^2 over the interior (halo must be current).
 double residual_norm_sq(const grid::Field& u) noexcept;

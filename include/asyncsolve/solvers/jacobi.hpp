@@ -8,6 +8,7 @@
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
+#include "asyncsolve/solvers/hybrid.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -23,6 +24,11 @@ struct JacobiOptions {
   std::function<void(const HistoryPoint&)> monitor;
   /// Straggler and noise injection after each sweep (not owned; may be null).
   par::FaultInjector* faults = nullptr;
+  /// jacobi_sync only: with a hybrid stencil (not owned; may be null), each
+  /// sweep and its halo exchange run with OpenMP threads in its scheme
+  /// (--hybrid), and so do the residual and the copy loop; `halo` then only
+  /// serves ||b|| and the true residual (unless the scheme uses it too).
+  HybridStencil* hybrid = nullptr;
 };
 
 /// Phases timed by jacobi_sync, in PhaseTimers index order.
@@ -40,6 +46,14 @@ enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_p
 /// iteration: 1 halo exchange (up to 6 messages of one face each), 1 sweep
 /// (16 B/point); every K iterations one residual pass and one allreduce of
 /// one double. `iterations` counts sweeps; the returned iterate is u^iterations.
+///
+/// With options.hybrid the iterates are the same bits. The exchange of a
+/// check iteration serves both the residual of u^k and the sweep to
+/// u^{k+1}, so a hybrid solve sweeps first and takes the residual of u^k
+/// after (the sweep of the last iteration is then thrown away); the residual
+/// is summed per thread, so it can differ from the pure MPI one in the last
+/// bits. Phases are the master thread's: halo = HybridTimes::exchange_start
+/// + exchange_wait, sweep = interior + boundary (see HybridTimes).
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
                         grid::Field& u, comm::HaloExchange& halo,
                         collectives::Allreduce& reduction, const JacobiOptions& options);

@@ -29,6 +29,7 @@
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
+#include "asyncsolve/solvers/hybrid.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -72,6 +73,13 @@ struct KrylovOptions {
   /// reductions register with it, so that it advances them while the solver
   /// computes; halo exchanges progress through its MPI calls.
   par::ProgressThread* progress = nullptr;
+  /// A hybrid stencil (not owned; may be null): every mat-vec of the
+  /// iteration runs with OpenMP threads in its scheme (--hybrid; the halo
+  /// exchange is then not tested while the interior is computed, the
+  /// exchanging thread completes it at once). The vector updates stay on the
+  /// master thread. Phases: halo_start / halo_wait / matvec_interior /
+  /// matvec_boundary are the master's HybridTimes.
+  HybridStencil* hybrid = nullptr;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
