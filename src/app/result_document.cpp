@@ -147,6 +147,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"error_inf", optional_number(s.error_inf)},
                    {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs},
                    {"final_sync_iterations", s.final_sync_iterations},
+                   {"unconfirmed_stops", s.unconfirmed_stops},
                    {"injected_s", stats_json(s.injected_s)}};
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
@@ -202,6 +203,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
   if (c.variant != "sync" && c.transport == "omp") {
+    if (s.unconfirmed_stops > 0) {
+      line("checks", fmt::format("{} estimate{} below the tolerance refuted by the true residual "
+                                 "(the asynchronous phase went on)",
+                                 s.unconfirmed_stops, s.unconfirmed_stops == 1 ? "" : "s"));
+    }
     if (s.final_sync_iterations > 0) {
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }

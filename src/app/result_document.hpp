@@ -44,6 +44,7 @@ struct RunSummary {
   nlohmann::json batch_sizes = nlohmann::json::object();
   double skipped_sends = 0;
   long final_sync_iterations = 0;
+  long unconfirmed_stops = 0;  ///< OpenMP async/racy: stops the true residual refuted
   par::RankStats injected_s;
   std::string allreduce;  ///< the algorithm "auto" resolved to
   std::string halo;       ///< the halo exchange used (waitall, or channel for sync over rma)

@@ -464,6 +464,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.batch_sizes = gather_batches(comm, result.batch_sizes);
   s.skipped_sends = par::rank_stats(comm, static_cast<double>(result.skipped_sends)).mean * comm.size();
   s.final_sync_iterations = result.final_sync_iterations;
+  s.unconfirmed_stops = result.unconfirmed_stops;
   s.injected_s = par::rank_stats(comm, result.injected_s);
   s.allreduce = solved.allreduce;
   s.halo = solved.halo;

@@ -234,6 +234,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   double stop_estimate = std::numeric_limits<double>::infinity();  // likewise
   double sync_residual = std::numeric_limits<double>::infinity();  // sync: written by thread 0
   std::atomic<bool> wrong_team{false};
+  double verify_sq = 0.0;                   // async/racy: true residual^2 at a stop (under barriers)
+  long restarts = 0;                        // async/racy: stops the true residual did not confirm
 
   const bool racy = options.variant == OmpVariant::racy;
   const double t0 = core::now_s();
@@ -330,6 +332,14 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
 #pragma omp barrier
         long k = 0;
         double estimate = std::numeric_limits<double>::infinity();
+        // Rounds: an asynchronous phase until the estimate falls below tol
+        // (or max_iters), then every thread stops at a barrier and the true
+        // residual is summed over the quiescent grid. If it is not below tol
+        // (the estimate mixed parts measured at different times), the
+        // running sum restarts from those fresh parts and the asynchronous
+        // phase goes on. A stop is therefore only reported converged when
+        // the iterate really is.
+        for (;;) {
         for (;; ++k) {
           if (k % base.check_every == 0) {
             double global_sq = 0.0;
@@ -399,6 +409,30 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             }
           }
         }
+        // Every thread has left the asynchronous phase: nobody writes u now.
+#pragma omp barrier
+#pragma omp single
+        verify_sq = 0.0;  // (the single's implicit barrier publishes it)
+        const double fresh = ops::residual_norm_sq_planes(u, k0, k1);
+#pragma omp atomic
+        verify_sq += fresh;
+#pragma omp barrier
+        const bool verified = !stop_converged || std::sqrt(verify_sq) / b_norm < base.tol;
+        if (verified || k >= base.max_iters) break;
+        // Everyone has read verify_sq and stop_converged: restart the round.
+#pragma omp barrier
+#pragma omp single
+        {
+          running_sq.store(0.0);
+          stop.store(false);
+          stop_converged = false;
+          stop_estimate = std::numeric_limits<double>::infinity();
+          ++restarts;
+        }
+        contributed = fresh;
+        running_sq.fetch_add(fresh);
+#pragma omp barrier
+        }
         me.iterations = k;
       }
     }
@@ -431,8 +465,9 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.reason = result.converged ? "tolerance" : "max_iters";
   } else {
     result.residual_estimate = stop_estimate;
-    result.converged = stop_converged;
-    result.reason = stop_converged ? "tolerance" : "max_iters";
+    result.converged = stop_converged && std::sqrt(verify_sq) / b_norm < base.tol;
+    result.reason = result.converged ? "tolerance" : "max_iters";
+    result.unconfirmed_stops = restarts;
   }
 
   // The true residual of the returned iterate, measured by this thread alone.
@@ -447,6 +482,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     tail_options.base.monitor = nullptr;
     const SolveResult tail = jacobi_omp(problem, decomposition, u, tail_options);
     result.final_sync_iterations = tail.iterations;
+    // The stop decision is now the synchronous phase's.
+    result.residual_estimate = tail.residual_estimate;
     result.converged = tail.converged;
     result.reason = tail.converged ? "tolerance" : "final_sync";
     result.true_residual = tail.true_residual;

@@ -39,6 +39,7 @@ struct SolveResult {
   double sweep_bytes = 0;      ///< bytes the sweeps moved (16 per point and sweep)
   long skipped_sends = 0;      ///< asynchronous: sends skipped because a channel was full
   std::vector<long> batch_sizes;  ///< asynchronous: batch_sizes[n] = recv calls that got n messages
+  long unconfirmed_stops = 0;  ///< OpenMP async/racy: estimates below tol the true residual refuted
   long final_sync_iterations = 0;  ///< synchronous iterations run after an asynchronous solve
   double injected_s = 0;       ///< seconds of injected faults and noise on this rank
   /// OpenMP Jacobi: iterations (sweeps) of each thread, in thread order;
