@@ -86,6 +86,7 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/comm.hpp"
@@ -139,38 +140,6 @@ struct Parsed {
   Config config;
   std::optional<std::string> text;  // --help or --version: print it and stop
 };
-
-template <typename T>
-bool parse_whole(std::string_view text, T& value) {
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && ec == std::errc{} && ptr == text.data() + text.size();
-}
-
-/// "MIN:MAX" or "MAX" (from 8): every power of two from MIN to MAX.
-std::vector<std::size_t> parse_message_sizes(const std::string& text) {
-  const auto fail = [&] {
-    return InputError(fmt::format("-m '{}': expected MIN:MAX (or MAX) message sizes in bytes, "
-                                  "powers of two with {} <= MIN <= MAX <= {}",
-                                  text, min_message_bytes, max_message_bytes));
-  };
-  const std::string_view view(text);
-  const std::size_t colon = view.find(':');
-  std::size_t lo = min_message_bytes;
-  std::size_t hi = 0;
-  if (colon == std::string_view::npos) {
-    if (!parse_whole(view, hi)) throw fail();
-  } else if (!parse_whole(view.substr(0, colon), lo) || !parse_whole(view.substr(colon + 1), hi)) {
-    throw fail();
-  }
-  const auto power_of_two = [](std::size_t v) { return v != 0 && (v & (v - 1)) == 0; };
-  if (lo < min_message_bytes || hi > max_message_bytes || lo > hi || !power_of_two(lo) ||
-      !power_of_two(hi)) {
-    throw fail();
-  }
-  std::vector<std::size_t> sizes;
-  for (std::size_t bytes = lo; bytes <= hi; bytes *= 2) sizes.push_back(bytes);
-  return sizes;
-}
 
 std::vector<Pattern> parse_patterns(const std::string& text) {
   const std::string expected = "a comma-separated list of ring, random and 3d-cyclic";
@@ -245,7 +214,8 @@ Parsed parse_command_line(int argc, char** argv) {
     throw InputError(fmt::format("{} (see --help)", e.what()));
   }
 
-  c.sizes_bytes = parse_message_sizes(c.message_sizes);
+  c.sizes_bytes =
+      asyncsolve::core::parse_message_sizes(c.message_sizes, min_message_bytes, max_message_bytes);
   c.patterns = parse_patterns(c.patterns_text);
   if (c.iterations < 0 || c.iterations > max_iterations) {
     throw InputError(fmt::format("-i {}: expected an integer in [0, {}] (0 calibrates)",
@@ -682,17 +652,6 @@ std::optional<double> quotient(std::optional<double> a, std::optional<double> b)
 
 Json optional_json(std::optional<double> v) { return v ? Json(*v) : Json(nullptr); }
 
-// ---- report ----------------------------------------------------------------------
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string pattern_table(const PatternResult& p) {
   std::string out = fmt::format(
       "\n{}: time per iteration (max over ranks; median of the repeats), MB/s per communicating "
@@ -899,7 +858,7 @@ Nodes resolve_nodes(const Config& c, const Comm& world, Layout& pure, Layout& hy
 
 int run(const Config& c, const Comm& world, const std::vector<std::string>& args) {
   check_json_path(c.json_path, world);
-  const std::string started = utc_now();
+  const std::string started = asyncsolve::core::iso8601_now();
   Layout pure;
   Layout hybrid;
   const Nodes nodes = resolve_nodes(c, world, pure, hybrid);

@@ -85,6 +85,8 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -115,12 +117,6 @@ struct Parsed {
   std::optional<std::string> text;  // --help or --version
 };
 
-template <typename T>
-bool parse_whole(std::string_view text, T& value) {
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && ec == std::errc{} && ptr == text.data() + text.size();
-}
-
 /// "MIN:MAX" (powers of two from MIN up to MAX), or "K1,K2,..." (as given).
 std::vector<int> parse_nk(const std::string& text) {
   const auto fail = [&] {
@@ -133,8 +129,8 @@ std::vector<int> parse_nk(const std::string& text) {
   if (colon != std::string::npos) {
     int lo = 0;
     int hi = 0;
-    if (!parse_whole(std::string_view(text).substr(0, colon), lo) ||
-        !parse_whole(std::string_view(text).substr(colon + 1), hi) || lo < 1 || hi < lo ||
+    if (!asyncsolve::core::parse_whole(std::string_view(text).substr(0, colon), lo) ||
+        !asyncsolve::core::parse_whole(std::string_view(text).substr(colon + 1), hi) || lo < 1 || hi < lo ||
         hi > max_nk) {
       throw fail();
     }
@@ -147,7 +143,7 @@ std::vector<int> parse_nk(const std::string& text) {
     const std::string_view item = std::string_view(text).substr(
         begin, end == std::string::npos ? std::string_view::npos : end - begin);
     int k = 0;
-    if (!parse_whole(item, k) || k < 1 || k > max_nk) throw fail();
+    if (!asyncsolve::core::parse_whole(item, k) || k < 1 || k > max_nk) throw fail();
     out.push_back(k);
     if (end == std::string::npos) return out;
     begin = end + 1;
@@ -559,16 +555,6 @@ double median(std::vector<double> v) {
   const std::size_t m = v.size() / 2;
   return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 /// Collective: MVMs per sample of scheme `s`, so that a sample runs about
 /// min_time_s (the slowest rank decides).
 long calibrate(Scheme s, const Block& b, const Ring& ring, double min_time_s) {
@@ -639,7 +625,7 @@ int run(const Config& c, const std::vector<std::string>& args,
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const bool oversubscribed = static_cast<unsigned>(node_ranks * threads) > cores;
 
-  const std::string started = utc_now();
+  const std::string started = asyncsolve::core::iso8601_now();
   if (root) {
     std::printf("hybrid_mvm: periodic 7-point MVM, %d x %d x (n_k^loc x %d ranks), %d thread%s "
                 "per rank (1 reserved in funneled), multiple %s\n",

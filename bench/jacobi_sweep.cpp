@@ -294,16 +294,6 @@ nlohmann::json cpu_caches() {
   }
   return caches;
 }
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 // ---- the benchmark ---------------------------------------------------------
@@ -350,7 +340,7 @@ nlohmann::json kernel_json(const Kernel& k) {
 
 int run(const Config& c, const std::vector<std::string>& args) {
   if (!c.json_path.empty()) asyncsolve::core::check_writable(c.json_path, "--json");
-  const std::string started = utc_now();
+  const std::string started = asyncsolve::core::iso8601_now();
   const std::string host = asyncsolve::par::processor_name();
   const std::string model = cpu_model();
   const nlohmann::json caches = cpu_caches();

@@ -565,20 +565,8 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                                      const std::vector<LatencyRecord>& latency,
                                      const std::vector<OverlapRecord>& overlap,
                                      const std::vector<NoiseRecord>& noise) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = "asyncsolve.bench.allreduce/1";
-  doc["version"] = version;
-  doc["git"] = git_commit;
-  doc["started"] = started;
-  doc["command"] = command;
-  doc["environment"] = {{"mpi_library", env.mpi_library},
-                        {"mpi_version", env.mpi_version},
-                        {"ranks", env.ranks},
-                        {"threads", env.threads},
-                        {"thread_level_requested", env.thread_level_requested},
-                        {"thread_level", env.thread_level},
-                        {"hostname", env.hostname},
-                        {"cores", env.cores}};
+  nlohmann::ordered_json doc = document_header("asyncsolve.bench.allreduce/1", command, started);
+  doc["environment"] = environment_json(env);
   nlohmann::ordered_json settings = nlohmann::ordered_json::array();
   for (const auto& s : c.noise) settings.push_back({{"us", s.us}, {"hz", s.hz}});
   doc["parameters"] = {
@@ -672,7 +660,7 @@ void print_root(const par::Comm& comm, const std::string& text) {
 core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par::Comm& world,
                                    const par::Environment& env,
                                    const std::vector<std::string>& command) {
-  const std::string started = iso8601_now();
+  const std::string started = core::iso8601_now();
   // Everything that can be bad input is checked before the first measurement.
   check_json_path(config.json_path, world);
   for (const auto& name : config.algorithms) make_reduction("--algorithms", name, world, 1)->free();

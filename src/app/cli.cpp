@@ -12,6 +12,7 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/hybrid.hpp"
@@ -444,38 +445,6 @@ std::vector<std::string> split_list(std::string_view option, const std::string& 
     begin = end + 1;
   }
 }
-
-template <typename T>
-bool parse_whole(std::string_view text, T& value) {
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && ec == std::errc{} && ptr == text.data() + text.size();
-}
-
-std::vector<std::size_t> parse_message_sizes(const std::string& text) {
-  const auto fail = [&] {
-    return InputError(fmt::format("-m '{}': expected MIN:MAX (or MAX) message sizes in bytes, "
-                                  "powers of two with {} <= MIN <= MAX <= {}",
-                                  text, bench_min_bytes, bench_max_bytes));
-  };
-  const std::size_t colon = text.find(':');
-  std::size_t min = bench_min_bytes;
-  std::size_t max = 0;
-  if (colon == std::string::npos) {
-    if (!parse_whole(std::string_view(text), max)) throw fail();
-  } else if (!parse_whole(std::string_view(text).substr(0, colon), min) ||
-             !parse_whole(std::string_view(text).substr(colon + 1), max)) {
-    throw fail();
-  }
-  const auto power_of_two = [](std::size_t v) { return v != 0 && (v & (v - 1)) == 0; };
-  if (min < bench_min_bytes || max > bench_max_bytes || min > max || !power_of_two(min) ||
-      !power_of_two(max)) {
-    throw fail();
-  }
-  std::vector<std::size_t> sizes;
-  for (std::size_t bytes = min; bytes <= max; bytes *= 2) sizes.push_back(bytes);
-  return sizes;
-}
-
 std::vector<NoiseSetting> parse_noise(const std::string& text) {
   const std::string expected =
       "a list of US:HZ pairs (interrupts of US > 0 microseconds, HZ > 0 times per second, "
@@ -485,8 +454,8 @@ std::vector<NoiseSetting> parse_noise(const std::string& text) {
     const std::size_t colon = item.find(':');
     NoiseSetting n;
     if (colon == std::string::npos ||
-        !parse_whole(std::string_view(item).substr(0, colon), n.us) ||
-        !parse_whole(std::string_view(item).substr(colon + 1), n.hz) || !(n.us > 0.0) ||
+        !core::parse_whole(std::string_view(item).substr(0, colon), n.us) ||
+        !core::parse_whole(std::string_view(item).substr(colon + 1), n.hz) || !(n.us > 0.0) ||
         !(n.hz > 0.0) || !std::isfinite(n.us) || !std::isfinite(n.hz) ||
         n.us * 1e-6 * n.hz >= 1.0) {
       throw InputError(fmt::format("--noise '{}': bad setting '{}', expected {}", text, item,
@@ -500,7 +469,7 @@ std::vector<NoiseSetting> parse_noise(const std::string& text) {
 void validate_bench_allreduce(BenchAllreduceConfig& c, const RawBench& raw) {
   c.algorithms = split_list("--algorithms", raw.algorithms,
                             "a comma-separated list of reduction names, e.g. mpi,impi,tree");
-  c.sizes_bytes = parse_message_sizes(c.message_sizes);
+  c.sizes_bytes = core::parse_message_sizes(c.message_sizes, bench_min_bytes, bench_max_bytes);
   if (c.iterations < 1) {
     throw InputError(fmt::format("-i {}: expected an integer >= 1", c.iterations));
   }
@@ -523,7 +492,7 @@ void validate_bench_allreduce(BenchAllreduceConfig& c, const RawBench& raw) {
   } else if (c.progress != "none") {
     int k = 0;
     if (!c.progress.starts_with("poll:") ||
-        !parse_whole(std::string_view(c.progress).substr(5), k) || k < 1) {
+        !core::parse_whole(std::string_view(c.progress).substr(5), k) || k < 1) {
       throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
                                    "thread",
                                    c.progress));
@@ -586,12 +555,12 @@ std::optional<double> parse_ratio(const std::string& text) {
   const std::size_t slash = text.find('/');
   double value = 0.0;
   if (slash == std::string::npos) {
-    if (!parse_whole(std::string_view(text), value)) return std::nullopt;
+    if (!core::parse_whole(std::string_view(text), value)) return std::nullopt;
   } else {
     double a = 0.0;
     double b = 0.0;
-    if (!parse_whole(std::string_view(text).substr(0, slash), a) ||
-        !parse_whole(std::string_view(text).substr(slash + 1), b) || !(b > 0.0)) {
+    if (!core::parse_whole(std::string_view(text).substr(0, slash), a) ||
+        !core::parse_whole(std::string_view(text).substr(slash + 1), b) || !(b > 0.0)) {
       return std::nullopt;
     }
     value = a / b;

@@ -18,12 +18,14 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/model/hybrid.hpp"
 #include "asyncsolve/par/check.hpp"
@@ -216,20 +218,11 @@ Output fit(const ModelHybridConfig& c) {
   return {out, doc};
 }
 
-/// Collective: every rank gets rank 0's `text`.
-std::string broadcast(std::string text, const par::Comm& comm) {
-  int length = static_cast<int>(text.size());
-  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-  text.resize(static_cast<std::size_t>(length));
-  par::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
-  return text;
-}
-
 }  // namespace
 
 core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm& world,
                                 const std::vector<std::string>& command) {
-  const std::string started = iso8601_now();
+  const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
   // Rank 0 reads the file and computes; everything is checked before anything
   // is printed, and every rank learns the verdict.
@@ -242,7 +235,7 @@ core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm
       error = e.what();
     }
   }
-  error = broadcast(error, world);
+  error = par::broadcast_from_root(world, std::move(error));
   if (!error.empty()) throw core::InputError(error);
 
   int write_failed = 0;
@@ -250,12 +243,7 @@ core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm
     std::fputs(output.text.c_str(), stdout);
     if (!config.json_path.empty()) {
       try {
-        nlohmann::ordered_json doc;
-        doc["schema"] = "asyncsolve.model.hybrid/1";
-        doc["version"] = version;
-        doc["git"] = git_commit;
-        doc["started"] = started;
-        doc["command"] = command;
+        nlohmann::ordered_json doc = document_header("asyncsolve.model.hybrid/1", command, started);
         doc["paper"] = "002 §7.2";
         for (auto& [key, value] : output.doc.items()) doc[key] = value;
         core::write_file_atomic(config.json_path, doc.dump(2) + "\n");

@@ -3,10 +3,9 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <ctime>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -55,41 +54,39 @@ void check_json_path(const std::string& path, const par::Comm& comm) {
       error = e.what();
     }
   }
-  int length = static_cast<int>(error.size());
-  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-  error.resize(static_cast<std::size_t>(length));
-  par::check_mpi(MPI_Bcast(error.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
-  if (length > 0) throw core::InputError(error);
+  error = par::broadcast_from_root(comm, std::move(error));
+  if (!error.empty()) throw core::InputError(error);
+}
+nlohmann::ordered_json document_header(std::string_view schema,
+                                       const std::vector<std::string>& command,
+                                       const std::string& started) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = schema;
+  doc["version"] = version;
+  doc["git"] = git_commit;
+  doc["started"] = started;
+  doc["command"] = command;
+  return doc;
 }
 
-std::string iso8601_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+nlohmann::ordered_json environment_json(const RunEnvironment& env) {
+  return {{"mpi_library", env.mpi_library},
+          {"mpi_version", env.mpi_version},
+          {"ranks", env.ranks},
+          {"threads", env.threads},
+          {"thread_level_requested", env.thread_level_requested},
+          {"thread_level", env.thread_level},
+          {"shmem", env.shmem},
+          {"hostname", env.hostname},
+          {"cores", env.cores}};
 }
 
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
                                             const std::string& started,
                                             const RunEnvironment& env, const RunProblem& problem,
                                             const SolveConfig& c, const RunSummary& s) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = "asyncsolve.result/1";
-  doc["version"] = version;
-  doc["git"] = git_commit;
-  doc["started"] = started;
-  doc["command"] = command;
-  doc["environment"] = {{"mpi_library", env.mpi_library},
-                        {"mpi_version", env.mpi_version},
-                        {"ranks", env.ranks},
-                        {"threads", env.threads},
-                        {"thread_level_requested", env.thread_level_requested},
-                        {"thread_level", env.thread_level},
-                        {"shmem", env.shmem},
-                        {"hostname", env.hostname},
-                        {"cores", env.cores}};
+  nlohmann::ordered_json doc = document_header("asyncsolve.result/1", command, started);
+  doc["environment"] = environment_json(env);
   nlohmann::ordered_json prob = {{"name", problem.name},
                                  {"global", triple_json(problem.global)},
                                  {"local", triple_json(problem.local)},

@@ -1,6 +1,7 @@
 #pragma once
 // The result document (schema asyncsolve.result/1) and the rank-0 summary.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -75,8 +76,15 @@ RunEnvironment describe_environment(const par::Comm& comm, const par::Environmen
 /// An empty path is accepted (no document).
 void check_json_path(const std::string& path, const par::Comm& comm);
 
-/// ISO-8601 UTC timestamp of now.
-std::string iso8601_now();
+
+/// What every document of the asyncsolve command starts with: schema,
+/// version, git commit, start time and the command line.
+nlohmann::ordered_json document_header(std::string_view schema,
+                                       const std::vector<std::string>& command,
+                                       const std::string& started);
+
+/// The `environment` object of the documents.
+nlohmann::ordered_json environment_json(const RunEnvironment& env);
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,

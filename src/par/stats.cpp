@@ -20,4 +20,12 @@ std::vector<double> gather_to_root(const Comm& comm, double value) {
   return out;
 }
 
+std::string broadcast_from_root(const Comm& comm, std::string text) {
+  int length = static_cast<int>(text.size());
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  text.resize(static_cast<std::size_t>(length));
+  check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
+  return text;
+}
+
 }  // namespace asyncsolve::par

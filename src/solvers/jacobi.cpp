@@ -47,6 +47,39 @@ std::optional<double> error_inf(const grid::Problem& problem,
 
 namespace {
 
+/// One residual check of sync Jacobi at iterate k: sums `local` (this
+/// block's ||b - A u^k||^2) over the ranks, records it in the history and
+/// tells the monitor. True, with `result` marked converged at k, when the
+/// relative residual is below the tolerance.
+bool check_residual(long k, double local, double t0, double b_norm,
+                    collectives::Allreduce& reduction, const JacobiOptions& options,
+                    SolveResult& result, double& residual) {
+  {
+    const auto scope = result.phases.time(reduce_phase);
+    residual = std::sqrt(reduction.sum(local)) / b_norm;
+  }
+  const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
+  result.history.push_back(point);
+  if (options.monitor) options.monitor(point);
+  if (!(residual < options.tol)) return false;
+  result.converged = true;
+  result.reason = "tolerance";
+  result.iterations = k;
+  return true;
+}
+
+/// After the loop: time, injected delay, estimate and the traffic counts.
+void finish_counts(double t0, double residual, double points, const comm::HaloExchange& halo,
+                   const JacobiOptions& options, SolveResult& result) {
+  result.time_s = core::now_s() - t0;
+  if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
+  result.residual_estimate = residual;
+  result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
+  result.bytes_sent =
+      static_cast<double>(result.halo_exchanges) * static_cast<double>(halo.bytes_per_exchange());
+  result.sweep_bytes = 16.0 * points * static_cast<double>(result.iterations);
+}
+
 /// jacobi_sync with OpenMP threads per rank in one of paper 002's schemes
 /// (options.hybrid): the same iterates; see jacobi.hpp for the order of the
 /// residual check.
@@ -120,19 +153,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
         const auto scope = timers.time(residual_phase);
         local = hybrid.compute(residual_part);  // ||b - A u^k||^2 on this block
       }
-      {
-        const auto scope = timers.time(reduce_phase);
-        residual = std::sqrt(reduction.sum(local)) / b_norm;
-      }
-      const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
-      result.history.push_back(point);
-      if (options.monitor) options.monitor(point);
-      if (residual < options.tol) {
-        result.converged = true;
-        result.reason = "tolerance";
-        result.iterations = k;
-        break;
-      }
+      if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
       if (k >= options.max_iters) {
         result.reason = "max_iters";
         result.iterations = k;
@@ -147,13 +168,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
       u.swap(u_new);
     }
   }
-  result.time_s = core::now_s() - t0;
-  if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
-  result.residual_estimate = residual;
-  result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
-  result.bytes_sent =
-      static_cast<double>(result.halo_exchanges) * static_cast<double>(halo.bytes_per_exchange());
-  result.sweep_bytes = 16.0 * points * static_cast<double>(result.iterations);
+  finish_counts(t0, residual, points, halo, options, result);
 
   halo.exchange(u);
   result.true_residual = std::sqrt(reduction.sum(hybrid.compute(residual_part))) / b_norm;
@@ -197,19 +212,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
         const auto scope = timers.time(residual_phase);
         local = ops::residual_norm_sq(u);  // ||b - A u^k||^2 on this block
       }
-      {
-        const auto scope = timers.time(reduce_phase);
-        residual = std::sqrt(reduction.sum(local)) / b_norm;
-      }
-      const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
-      result.history.push_back(point);
-      if (options.monitor) options.monitor(point);
-      if (residual < options.tol) {
-        result.converged = true;
-        result.reason = "tolerance";
-        result.iterations = k;
-        break;
-      }
+      if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
     }
     if (k >= options.max_iters) {
       result.reason = "max_iters";
@@ -234,13 +237,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
       u.swap(u_new);
     }
   }
-  result.time_s = core::now_s() - t0;
-  if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
-  result.residual_estimate = residual;
-  result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
-  result.bytes_sent =
-      static_cast<double>(result.halo_exchanges) * static_cast<double>(halo.bytes_per_exchange());
-  result.sweep_bytes = 16.0 * points * static_cast<double>(result.iterations);
+  finish_counts(t0, residual, points, halo, options, result);
 
   // The true residual of the returned iterate, measured synchronously.
   halo.exchange(u);

@@ -8,6 +8,10 @@
 namespace asyncsolve::core {
 
 /// Monotonic wall-clock time in seconds since an arbitrary origin.
+/// The current UTC time as ISO 8601, e.g. "2026-11-22T04:33:32Z" (the
+/// `started` field of every result document).
+std::string iso8601_now();
+
 inline double now_s() noexcept {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
       .count();

@@ -1,5 +1,6 @@
 #pragma once
 /// Per-rank quantities summarised over a communicator.
+#include <string>
 #include <vector>
 
 #include "asyncsolve/par/comm.hpp"
@@ -18,5 +19,10 @@ RankStats rank_stats(const Comm& comm, double value);
 
 /// Collective: `value` from every rank, in rank order, on rank 0 (empty elsewhere).
 std::vector<double> gather_to_root(const Comm& comm, double value);
+
+/// Collective: rank 0's `text` on every rank (what the other ranks pass is
+/// ignored). How a verdict reached on rank 0 alone, e.g. an unwritable file,
+/// stops every rank together.
+std::string broadcast_from_root(const Comm& comm, std::string text);
 
 }  // namespace asyncsolve::par
