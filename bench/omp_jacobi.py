@@ -22,12 +22,16 @@ PURPOSE
 
 USAGE
     bench/omp_jacobi.py --binary build/asyncsolve [--threads 1,2] [--repeats 5]
-        [--variants sync,async,racy] [--problem plume] [--local 50,50,50]
+        [--variants sync,sync-copy,async,racy] [--problem plume] [--local 50,50,50]
         [--tol 1e-6] [--max-iters 100000] [--check-every 100]
         [--wait-policy passive|active|default] [--quiet 0.10]
         [--quiet-max-wait 300] [--timeout 600]
         [--json results/bench/omp_jacobi.json] [--runs-dir DIR] [--smoke]
 
+    sync swaps u and u_new; sync-copy (sync --copy) is the paper's Figure 2:
+    a second parallel loop copies u = u_new, as async and racy must (their
+    neighbours read u while they write u_new), then a second barrier. The
+    paper's async and racy were faster than a sync with that copy.
     --check-every is sync's residual period (the paper computes the residual
     every 100 iterations); async and racy keep a running residual sum and test
     it every iteration. --wait-policy sets OMP_WAIT_POLICY for every run
@@ -65,7 +69,7 @@ from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGa
 
 SCHEMA = "asyncsolve.bench.omp_jacobi/1"
 PROG = "omp_jacobi.py"
-VARIANTS = ("sync", "async", "racy")
+VARIANTS = ("sync", "sync-copy", "async", "racy")
 WAIT_POLICIES = ("passive", "active", "default")
 
 
@@ -84,8 +88,9 @@ def parse_args(argv):
     p.add_argument("--binary", default="build/asyncsolve", help="the asyncsolve executable")
     p.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     p.add_argument("--repeats", type=int, default=5, help="repeats of every configuration")
-    p.add_argument("--variants", default="sync,async,racy",
-                   help="comma-separated subset of sync,async,racy; sync is needed for ratios")
+    p.add_argument("--variants", default="sync,sync-copy,async,racy",
+                   help="comma-separated subset of sync,sync-copy,async,racy (sync-copy: sync "
+                        "--copy, the paper's two loops)")
     p.add_argument("--problem", default="plume", help="plume or ones")
     p.add_argument("--local", default="50,50,50",
                    help="interior points per thread NX,NY,NZ (the grid grows in z)")
@@ -159,11 +164,13 @@ def configurations(args):
     for threads in args.thread_list:
         for variant in args.variant_list:
             solve = ["solve", "--transport", "omp", "--threads", str(threads),
-                     "--variant", variant, "--problem", args.problem,
+                     "--variant", variant.split("-")[0], "--problem", args.problem,
                      "--local", ",".join(map(str, args.local_triple)), "--tol", repr(args.tol),
                      "--max-iters", str(args.max_iters)]
-            if variant == "sync":
+            if variant.startswith("sync"):
                 solve += ["--check-every", str(args.check_every)]
+            if variant == "sync-copy":
+                solve += ["--copy"]
             configs.append({"name": f"{variant}/T{threads}", "variant": variant,
                             "threads": threads, "solve_args": solve})
     return configs
@@ -207,7 +214,8 @@ def key_numbers(doc):
     it = r["iterations"]
     return {
         "version": doc.get("version"), "git": doc.get("git"),
-        "ran_variant": m["variant"], "ran_threads": m["threads"],
+        "ran_variant": m["variant"] + ("-copy" if m.get("copy") else ""),
+        "ran_threads": m["threads"],
         "global": doc.get("problem", {}).get("global"),
         "converged": r["converged"], "reason": r.get("reason"),
         "time_s": r["time_s"], "time_per_iteration_s": r.get("time_per_iteration_s"),
@@ -254,13 +262,15 @@ def ratio(runs, repeats, num, den):
 
 
 def all_ratios(args):
-    """variant/sync at every thread count, and T/T1 of each variant (weak scaling)."""
+    """async and racy against sync and sync-copy at every thread count, and T/T1 of each
+    variant (weak scaling)."""
     ratios = {}
-    if "sync" in args.variant_list:
-        for t in args.thread_list:
-            for v in args.variant_list:
-                if v != "sync":
-                    ratios[f"{v}/sync T{t}"] = (f"{v}/T{t}", f"sync/T{t}")
+    for base in ("sync", "sync-copy"):
+        if base in args.variant_list:
+            for t in args.thread_list:
+                for v in args.variant_list:
+                    if v in ("async", "racy"):
+                        ratios[f"{v}/{base} T{t}"] = (f"{v}/T{t}", f"{base}/T{t}")
     base = min(args.thread_list)
     for t in args.thread_list:
         if t != base:
@@ -276,14 +286,14 @@ def print_table(doc):
     print(f"omp_jacobi: {p['problem']} --local {p['local']} per thread, tol {p['tol']:g}, "
           f"OMP_WAIT_POLICY {p['wait_policy']}, {p['repeats']} repeats "
           f"(medians [min..max]; iterations over threads, as paper 000 Table 3)")
-    head = (f"{'threads':>7} {'variant':<7} {'ok':>5} {'iters min':>9} {'mean':>8} {'max':>8} "
+    head = (f"{'threads':>7} {'variant':<9} {'ok':>5} {'iters min':>9} {'mean':>8} {'max':>8} "
             f"{'time s':>8} {'[min .. max]':>17} {'us/it':>7} {'true res':>9}")
     print(head)
     print("-" * len(head))
     for c in doc["configurations"]:
         t, it = c["time_s"] or {}, c["iterations"]
         tpi = (c["time_per_iteration_s"] or {}).get("median")
-        print(f"{c['threads']:>7} {c['variant']:<7} {c['runs'] - c['failed']:>2}/{c['runs']:<2} "
+        print(f"{c['threads']:>7} {c['variant']:<9} {c['runs'] - c['failed']:>2}/{c['runs']:<2} "
               + " ".join(f"{fmt((it[k] or {}).get('median'), '.0f'):>{w}}"
                          for k, w in (("min", 9), ("mean", 8), ("max", 8)))
               + f" {fmt(t.get('median'), '.3f'):>8} "
@@ -291,9 +301,9 @@ def print_table(doc):
               f"{fmt(tpi * 1e6 if tpi is not None else None, '.1f'):>7} "
               f"{fmt((c['true_residual'] or {}).get('median'), '.2e'):>9}")
     print()
-    print(f"{'ratio of times (per repeat)':<28} {'median':>7} {'min':>7} {'max':>7}")
+    print(f"{'ratio of times (per repeat)':<30} {'median':>7} {'min':>7} {'max':>7}")
     for name, r in doc["ratios"].items():
-        print(f"{name:<28} {fmt(r['median'], '.3f'):>7} {fmt(r['min'], '.3f'):>7} "
+        print(f"{name:<30} {fmt(r['median'], '.3f'):>7} {fmt(r['min'], '.3f'):>7} "
               f"{fmt(r['max'], '.3f'):>7}")
 
 

@@ -253,7 +253,9 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
       me.sweep_points = static_cast<double>(u.interior()[0]) * u.interior()[1] * (k1 - k0);
 
       if (options.variant == OmpVariant::sync) {
-        // Per iteration: one sweep of the slab (16 B/point), one barrier.
+        // Per iteration: one sweep of the slab (16 B/point), one barrier;
+        // with copy (the paper's two loops) also u = u_new (16 B/point) and
+        // a second barrier.
         // Every check_every iterations: the slab's residual, an OpenMP
         // reduction over the threads (2 barriers).
         Field* cur = &u;
@@ -298,7 +300,19 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             const auto scope = timers.time(omp_barrier_phase);
 #pragma omp barrier
           }
-          std::swap(cur, next);  // every thread swaps its own view: no barrier needed
+          if (base.copy) {
+            // Paper 000 Fig. 2's second parallel loop: u^k = u^{k+1} on the
+            // slab (16 B/point more), then a second barrier before anyone
+            // reads a neighbour's copied planes.
+            {
+              const auto scope = timers.time(omp_copy_phase);
+              copy_planes(*next, *cur, k0, k1, false);
+            }
+            const auto scope = timers.time(omp_barrier_phase);
+#pragma omp barrier
+          } else {
+            std::swap(cur, next);  // every thread swaps its own view: no barrier needed
+          }
         }
       } else {
         // Per iteration, without waiting for other threads: one sweep of the
@@ -459,7 +473,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
 
   if (options.variant == OmpVariant::sync) {
     // The last iterate u^iterations is in u_new after an odd number of sweeps.
-    if (most % 2 == 1) u.swap(u_new);
+    if (!base.copy && most % 2 == 1) u.swap(u_new);
     result.residual_estimate = sync_residual;
     result.converged = sync_residual < base.tol;
     result.reason = result.converged ? "tolerance" : "max_iters";

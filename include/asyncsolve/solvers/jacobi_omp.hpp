@@ -16,8 +16,9 @@ enum class OmpVariant { sync, async, racy };
 
 /// Settings of OpenMP Jacobi beyond those of JacobiOptions.
 struct OmpJacobiOptions {
-  /// tol, max_iters, check_every and monitor are used; halo_every, copy and
-  /// faults are not (the solver refuses halo_every != 1, copy and faults).
+  /// tol, max_iters, check_every, monitor and (sync only) copy are used;
+  /// halo_every and faults are not (the solver refuses halo_every != 1 and
+  /// faults).
   JacobiOptions base;
   OmpVariant variant = OmpVariant::sync;
   int threads = 1;     ///< OpenMP threads, 1 .. the number of z-planes
