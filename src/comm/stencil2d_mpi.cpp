@@ -43,9 +43,11 @@ class Stencil2dMpi final : public Stencil2dBlock {
  public:
   Stencil2dMpi(MpiVariant variant, const par::Comm& comm, const Stencil2dGrid& grid,
                const Stencil2dSpec& spec)
-      : Stencil2dBlock(grid, spec), variant_(variant), comm_(comm.dup()),
+      : Stencil2dBlock(grid, spec), variant_(variant),
         storage_(static_cast<std::size_t>(layout_.doubles()), 0.0) {
     v_ = storage_.data();
+    check_mpi(MPI_Comm_dup(comm.get(), &comm_), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     send_.fill(MPI_DATATYPE_NULL);
     recv_.fill(MPI_DATATYPE_NULL);
     send_wide_.fill(MPI_DATATYPE_NULL);
@@ -64,11 +66,16 @@ class Stencil2dMpi final : public Stencil2dBlock {
       recv_wide_[d - 2] = rect_type(layout_, h);
     }
   }
+  // The datatypes are local and freed here if free() was not called; the
+  // duplicated communicator is freed only by free() (collective).
   ~Stencil2dMpi() override {
-    try {
-      free();
-    } catch (...) {
-    }
+    if (freed_) return;
+    for (auto* set : {&send_, &recv_})
+      for (MPI_Datatype& t : *set)
+        if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
+    for (auto* set : {&send_wide_, &recv_wide_})
+      for (MPI_Datatype& t : *set)
+        if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
   }
 
   std::string transport() const override { return "mpi"; }
@@ -111,7 +118,7 @@ class Stencil2dMpi final : public Stencil2dBlock {
     for (auto* set : {&send_wide_, &recv_wide_})
       for (MPI_Datatype& t : *set)
         if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
-    comm_.free();
+    check_mpi(MPI_Comm_free(&comm_), "MPI_Comm_free");
   }
 
  private:
@@ -119,12 +126,12 @@ class Stencil2dMpi final : public Stencil2dBlock {
   void exchange_trivial() {
     std::array<MPI_Request, 2 * stencil2d_directions> requests{};
     for (int d = 0; d < stencil2d_directions; ++d) {
-      check_mpi(MPI_Irecv(v_, 1, recv_[d], grid_.neighbour[d], dir2d_opposite(d), comm_.get(),
+      check_mpi(MPI_Irecv(v_, 1, recv_[d], grid_.neighbour[d], dir2d_opposite(d), comm_,
                           &requests[d]),
                 "MPI_Irecv");
     }
     for (int d = 0; d < stencil2d_directions; ++d) {
-      check_mpi(MPI_Isend(v_, 1, send_[d], grid_.neighbour[d], d, comm_.get(),
+      check_mpi(MPI_Isend(v_, 1, send_[d], grid_.neighbour[d], d, comm_,
                           &requests[stencil2d_directions + d]),
                 "MPI_Isend");
     }
@@ -139,7 +146,7 @@ class Stencil2dMpi final : public Stencil2dBlock {
     for (int d = 0; d < stencil2d_directions; ++d) {
       const int o = dir2d_opposite(d);
       check_mpi(MPI_Sendrecv(v_, 1, send_[d], grid_.neighbour[d], d, v_, 1, recv_[o],
-                             grid_.neighbour[o], d, comm_.get(), MPI_STATUS_IGNORE),
+                             grid_.neighbour[o], d, comm_, MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
     }
   }
@@ -153,20 +160,20 @@ class Stencil2dMpi final : public Stencil2dBlock {
       const int b = a + 1;               // w or s
       MPI_Datatype* send = phase == 0 ? &send_[a] : &send_wide_[0];
       MPI_Datatype* recv = phase == 0 ? &recv_[a] : &recv_wide_[0];
-      check_mpi(MPI_Irecv(v_, 1, recv[0], grid_.neighbour[a], b, comm_.get(), &requests[0]),
+      check_mpi(MPI_Irecv(v_, 1, recv[0], grid_.neighbour[a], b, comm_, &requests[0]),
                 "MPI_Irecv");
-      check_mpi(MPI_Irecv(v_, 1, recv[1], grid_.neighbour[b], a, comm_.get(), &requests[1]),
+      check_mpi(MPI_Irecv(v_, 1, recv[1], grid_.neighbour[b], a, comm_, &requests[1]),
                 "MPI_Irecv");
-      check_mpi(MPI_Isend(v_, 1, send[0], grid_.neighbour[a], a, comm_.get(), &requests[2]),
+      check_mpi(MPI_Isend(v_, 1, send[0], grid_.neighbour[a], a, comm_, &requests[2]),
                 "MPI_Isend");
-      check_mpi(MPI_Isend(v_, 1, send[1], grid_.neighbour[b], b, comm_.get(), &requests[3]),
+      check_mpi(MPI_Isend(v_, 1, send[1], grid_.neighbour[b], b, comm_, &requests[3]),
                 "MPI_Isend");
       check_mpi(MPI_Waitall(4, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     }
   }
 
   MpiVariant variant_;
-  par::Comm comm_;
+  MPI_Comm comm_ = MPI_COMM_NULL;  ///< a duplicate, so the tags never meet other traffic
   std::vector<double> storage_;
   std::array<MPI_Datatype, stencil2d_directions> send_{}, recv_{};
   std::array<MPI_Datatype, 2> send_wide_{}, recv_wide_{};  ///< n, s with the halo columns

@@ -57,12 +57,6 @@ class Stencil2dOneSided final : public Stencil2dBlock {
       : Stencil2dBlock(grid, spec), variant_(variant), space_(std::move(space)) {
     v_ = space_->data();
   }
-  ~Stencil2dOneSided() override {
-    try {
-      free();
-    } catch (...) {
-    }
-  }
 
   std::string transport() const override { return space_->transport(); }
   std::string variant() const override {

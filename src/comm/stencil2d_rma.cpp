@@ -60,12 +60,10 @@ class RmaSpace final : public OneSidedSpace {
     check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
     check_mpi(MPI_Barrier(comm.get()), "MPI_Barrier");
   }
-  ~RmaSpace() override {
-    try {
-      free();
-    } catch (...) {
-    }
-  }
+  // free() is collective and must be called explicitly by every rank; the
+  // destructor frees nothing collectively (it may run while unwinding on
+  // one rank only), so an unfreed window is left to MPI_Finalize/abort.
+  ~RmaSpace() override = default;
 
   std::string transport() const override { return "rma"; }
   double* data() noexcept override { return v_; }

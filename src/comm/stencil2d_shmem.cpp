@@ -66,12 +66,9 @@ class ShmemSpace final : public OneSidedSpace {
     check_mpi(MPI_Comm_dup(comm.get(), &quiet_), "MPI_Comm_dup");
     shmem_barrier_all();  // local stores complete before any PE touches a peer's block
   }
-  ~ShmemSpace() override {
-    try {
-      free();
-    } catch (...) {
-    }
-  }
+  // free() is collective (shmem_barrier_all, shmem_free) and must be called
+  // explicitly by every PE; the destructor frees nothing collectively.
+  ~ShmemSpace() override = default;
 
   std::string transport() const override { return "shmem"; }
   double* data() noexcept override { return v_; }

@@ -74,7 +74,7 @@ struct Stencil2dTiming {
 
 /// One variant on one transport. Created collectively by make_stencil2d;
 /// free() is collective and must be called, by every rank, before MPI (and
-/// OpenSHMEM) finalize. Not copyable.
+/// OpenSHMEM) finalize; the destructor never communicates. Not copyable.
 class Stencil2d {
  public:
   virtual ~Stencil2d() = default;
