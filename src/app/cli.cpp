@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/stencil2d.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/grid/problem.hpp"
@@ -648,7 +650,143 @@ void validate_model_hybrid(ModelHybridConfig& c, const RawModel& raw) {
   }
 }
 
+// ---- bench stencil2d ----------------------------------------------------------
+
+/// Raw text of the `bench stencil2d` options that need parsing.
+struct RawStencil2d {
+  std::string local = "256";
+};
+
+void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dConfig& c, RawStencil2d& raw) {
+  bench.option_defaults()->always_capture_default();
+  bench.add_option("--local", raw.local,
+                   "Block size n per rank (n x n points; weak scaling: the domain grows with "
+                   "the ranks), or a comma-separated sweep, e.g. 64,128,256");
+  bench.add_option("--radius", c.radius, "Halo width r (stencil (2r+1) x (2r+1)), 1 <= r < n");
+  bench.add_option("-i,--iterations", c.iterations, "Timed iterations per measurement");
+  bench.add_option("-x,--warmup", c.warmup, "Untimed iterations before them");
+  bench.add_option("--repeats", c.repeats,
+                   "Measurements of every variant, interleaved; min/median/max are reported");
+  bench.add_option("--transport", c.transport_text,
+                   "auto (mpi and rma, and shmem when built with OpenSHMEM and run under "
+                   "oshrun with OMPI_MCA_osc=ucx) or a comma-separated list of mpi (two-sided), "
+                   "rma (MPI-3 one-sided), shmem (OpenSHMEM; run under oshrun)");
+  bench.add_option("--variant", c.variant_text,
+                   "all, or a comma-separated list: trivial, sendrecv, halo (mpi); put, get, "
+                   "get0, get1 (rma and shmem); each runs over every chosen transport that has it");
+  bench.add_flag("--test-corrupt-corner", c.corrupt_corner,
+                 "Test hook: corrupt one halo corner so that validation fails (exit 4)")
+      ->group("");
+  bench.add_option("--json", c.json_path, "Write the result document to this file")
+      ->default_str("");
+}
+
+/// True when the process was started by a launcher (mpirun, mpiexec or
+/// oshrun, which in Open MPI is mpirun), not as a singleton.
+bool started_by_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
+}
+
+/// True when OMPI_MCA_osc=ucx (Open MPI's OSHMEM needs it, see main.cpp).
+bool osc_is_ucx() {
+  const char* osc = std::getenv("OMPI_MCA_osc");
+  return osc != nullptr && std::string_view(osc) == "ucx";
+}
+
+void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) {
+  const std::string sizes_expected = "a comma-separated list of block sizes >= 2, e.g. 64,128,256";
+  c.local_sizes.clear();
+  for (const auto& item : split_list("--local", raw.local, sizes_expected)) {
+    int n = 0;
+    if (!core::parse_whole(item, n) || n < 2 || n > 65536) {
+      throw InputError(fmt::format("--local '{}': bad size '{}', expected {} (at most 65536)",
+                                   raw.local, item, sizes_expected));
+    }
+    c.local_sizes.push_back(n);
+  }
+  if (c.radius < 1) {
+    throw InputError(fmt::format("--radius {}: expected an integer >= 1", c.radius));
+  }
+  for (const int n : c.local_sizes) {
+    if (c.radius >= n) {
+      throw InputError(fmt::format("--radius {} with --local {}: expected 1 <= radius < the "
+                                   "local size (the halo comes from the neighbour's block)",
+                                   c.radius, n));
+    }
+  }
+  if (c.iterations < 1) {
+    throw InputError(fmt::format("-i {}: expected an integer >= 1", c.iterations));
+  }
+  if (c.warmup < 0) throw InputError(fmt::format("-x {}: expected an integer >= 0", c.warmup));
+  if (c.repeats < 1) {
+    throw InputError(fmt::format("--repeats {}: expected an integer >= 1", c.repeats));
+  }
+
+  const std::vector<std::string> all_transports = comm::stencil2d_transport_names();
+  std::vector<std::string> transports;
+  if (c.transport_text == "auto") {
+    transports = {"mpi", "rma"};
+    if (par::shmem_available() && started_by_launcher() && osc_is_ucx()) {
+      transports.push_back("shmem");
+    }
+  } else {
+    transports = split_list("--transport", c.transport_text,
+                            "auto or a comma-separated list of mpi, rma, shmem");
+    for (const auto& t : transports) {
+      expect_one_of("--transport", t, all_transports, " (or auto)");
+    }
+  }
+  for (const auto& t : transports) {
+    if (t != "shmem") continue;
+    if (!par::shmem_available()) {
+      throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
+                       "mpi or rma");
+    }
+    if (!started_by_launcher()) {
+      throw InputError("--transport shmem: not started by a launcher, expected to run under "
+                       "oshrun, e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d "
+                       "--transport shmem'");
+    }
+  }
+  std::vector<std::string> all_variants;
+  for (const auto& t : {"mpi", "rma"})
+    for (const auto& v : comm::stencil2d_variant_names(t)) all_variants.push_back(v);
+  std::vector<std::string> variants;
+  if (c.variant_text == "all") {
+    variants = all_variants;
+  } else {
+    variants = split_list("--variant", c.variant_text,
+                          "all or a comma-separated list of variants");
+    for (const auto& v : variants) expect_one_of("--variant", v, all_variants, " (or all)");
+  }
+  // "all": every variant of the chosen transports; a list: each must exist
+  // over one of them.
+  for (const auto& v : c.variant_text == "all" ? std::vector<std::string>{} : variants) {
+    bool any = false;
+    for (const auto& t : transports) any = any || comm::is_stencil2d_variant(t, v);
+    if (!any) {
+      const bool two_sided = comm::is_stencil2d_variant("mpi", v);
+      throw InputError(fmt::format(
+          "--variant {} with --transport {}: {} is {}, expected --transport {}", v,
+          fmt::join(transports, ","), v, two_sided ? "two-sided" : "one-sided",
+          two_sided ? "mpi" : "rma or shmem"));
+    }
+  }
+  c.runs.clear();
+  for (const auto& t : transports)
+    for (const auto& v : variants)
+      if (comm::is_stencil2d_variant(t, v)) c.runs.push_back({t, v});
+}
+
 }  // namespace
+
+bool BenchStencil2dConfig::uses_shmem() const {
+  for (const auto& r : runs)
+    if (r.transport == "shmem") return true;
+  return false;
+}
 
 bool BenchAllreduceConfig::has_mode(std::string_view mode) const {
   for (const auto& m : modes)
@@ -696,6 +834,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
       "allreduce",
       "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
   add_bench_allreduce_options(*bench_allreduce, cmd.bench_allreduce, raw_bench);
+  RawStencil2d raw_stencil2d;
+  CLI::App* bench_stencil2d = bench->add_subcommand(
+      "stencil2d",
+      "Paper 004's Stencil2D: 8-neighbour halo exchange and (2r+1)^2 filter on a 2-D periodic "
+      "process grid, two-sided and one-sided (RMA, OpenSHMEM) variants, validated");
+  add_bench_stencil2d_options(*bench_stencil2d, cmd.bench_stencil2d, raw_stencil2d);
   CLI::App* model = app.add_subcommand("model", "Performance models of the papers");
   model->require_subcommand(1, 1);
   RawModel raw_model;
@@ -722,10 +866,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
     return cmd;
   } catch (const CLI::ExtrasError&) {
     std::vector<std::string> extras = app.remaining();
-    for (const CLI::App* sub : {solve, info, bench, bench_allreduce, model, model_hybrid})
+    for (const CLI::App* sub :
+         {solve, info, bench, bench_allreduce, bench_stencil2d, model, model_hybrid})
       for (const auto& x : sub->remaining()) extras.push_back(x);
     const char* which = solve->parsed()             ? "solve"
                         : bench_allreduce->parsed() ? "bench allreduce"
+                        : bench_stencil2d->parsed() ? "bench stencil2d"
                         : bench->parsed()           ? "bench"
                         : model_hybrid->parsed()    ? "model hybrid"
                         : model->parsed()           ? "model"
@@ -740,8 +886,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
       } else if (args[1] == "bench") {
         message = args.size() <= 2 || args[2].starts_with("-")
-                      ? std::string("bench: no benchmark given: expected allreduce")
-                      : fmt::format("unknown benchmark '{}': expected allreduce", args[2]);
+                      ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
+                      : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
+                                    args[2]);
       } else if (args[1] == "model") {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("model: no model given: expected hybrid")
@@ -761,6 +908,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
   } else if (bench_allreduce->parsed()) {
     validate_bench_allreduce(cmd.bench_allreduce, raw_bench);
     cmd.kind = Command::Kind::bench_allreduce;
+  } else if (bench_stencil2d->parsed()) {
+    validate_bench_stencil2d(cmd.bench_stencil2d, raw_stencil2d);
+    cmd.kind = Command::Kind::bench_stencil2d;
   } else if (model_hybrid->parsed()) {
     validate_model_hybrid(cmd.model_hybrid, raw_model);
     cmd.kind = Command::Kind::model_hybrid;

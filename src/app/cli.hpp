@@ -95,6 +95,32 @@ struct BenchAllreduceConfig {
   bool has_mode(std::string_view mode) const;
 };
 
+/// One run of `bench stencil2d`: a variant over a transport.
+struct Stencil2dRun {
+  std::string transport;  ///< mpi, rma or shmem
+  std::string variant;    ///< comm::stencil2d_variant_names(transport)
+  std::string name() const { return transport + "/" + variant; }
+};
+
+/// What `asyncsolve bench stencil2d` takes (paper 004's Stencil2D), fully
+/// validated: sizes, radius against every size, variant x transport pairs,
+/// and whether OpenSHMEM can be used.
+struct BenchStencil2dConfig {
+  std::vector<int> local_sizes{256};  ///< --local: n of the n x n block per rank, one run each
+  int radius = 1;                     ///< --radius: halo width r, 1 <= r < every local size
+  long iterations = 100;              ///< -i: timed iterations per measurement
+  long warmup = 5;                    ///< -x: untimed iterations before them
+  int repeats = 5;                    ///< measurements per figure (min/median/max)
+  std::string transport_text = "auto";  ///< --transport as given
+  std::string variant_text = "all";     ///< --variant as given
+  std::vector<Stencil2dRun> runs;       ///< resolved, in order
+  bool corrupt_corner = false;  ///< --test-corrupt-corner (hidden test hook): validation must fail
+  std::string json_path;        ///< empty: no result document
+
+  /// True if some run goes over OpenSHMEM (main starts it).
+  bool uses_shmem() const;
+};
+
 /// What `asyncsolve model hybrid` takes (paper 002 §7.2): either the fractions
 /// of T_masteronly (quantities mode) or a measured MVM sweep to fit (--fit).
 /// Validated except for what depends on the sweep file (threads and reserved
@@ -115,12 +141,13 @@ struct ModelHybridConfig {
 
 /// A parsed command line.
 struct Command {
-  enum class Kind { help, version, solve, info, bench_allreduce, model_hybrid };
+  enum class Kind { help, version, solve, info, bench_allreduce, bench_stencil2d, model_hybrid };
   Kind kind = Kind::help;
   std::string text;  ///< help or version text to print
   SolveConfig solve;
   InfoConfig info;
   BenchAllreduceConfig bench_allreduce;
+  BenchStencil2dConfig bench_stencil2d;
   ModelHybridConfig model_hybrid;
 };
 

@@ -24,6 +24,16 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
                                    const par::Environment& env,
                                    const std::vector<std::string>& command);
 
+/// Collective over `world`: runs `asyncsolve bench stencil2d` (paper 004).
+/// Every measurement is validated against the serial filter first; a failed
+/// validation is reported by rank 0 (one line) and returns runtime_failure on
+/// every rank. Prints the table and writes the document (schema
+/// asyncsolve.bench.stencil2d/1) on rank 0. OpenSHMEM must be started by
+/// the caller when config.uses_shmem().
+core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par::Comm& world,
+                                   const par::Environment& env,
+                                   const std::vector<std::string>& command);
+
 /// Collective over `world`: runs `asyncsolve model hybrid` (paper 002 §7.2).
 /// Rank 0 computes, prints and writes the document (schema
 /// asyncsolve.model.hybrid/1); the other ranks only learn its verdict. Throws

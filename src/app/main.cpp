@@ -57,8 +57,10 @@ int main(int argc, char** argv) {
   // OpenSHMEM starts after MPI, on every rank, only for --transport shmem
   // (argv, hence the decision, is the same everywhere).
   std::optional<par::Shmem> shmem;
-  if (!parse_error && command.kind == app::Command::Kind::solve && command.solve.transport == "shmem" &&
-      par::shmem_available()) {
+  const bool wants_shmem =
+      (command.kind == app::Command::Kind::solve && command.solve.transport == "shmem") ||
+      (command.kind == app::Command::Kind::bench_stencil2d && command.bench_stencil2d.uses_shmem());
+  if (!parse_error && wants_shmem && par::shmem_available()) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
     // component is UCX: refuse up front, on every rank together (the
     // environment could differ between nodes, so the ranks agree first).
@@ -93,6 +95,9 @@ int main(int argc, char** argv) {
         break;
       case app::Command::Kind::bench_allreduce:
         code = app::run_bench_allreduce(command.bench_allreduce, world, env, args);
+        break;
+      case app::Command::Kind::bench_stencil2d:
+        code = app::run_bench_stencil2d(command.bench_stencil2d, world, env, args);
         break;
       case app::Command::Kind::model_hybrid:
         code = app::run_model_hybrid(command.model_hybrid, world, args);

@@ -1,0 +1,269 @@
+// NAME     asyncsolve bench stencil2d
+// PURPOSE  Paper 004's Stencil2D: which way of exchanging an 8-neighbour halo
+//          (faces and corners) is fastest here — MPI two-sided (trivial,
+//          sendrecv, halo) or one-sided (put, get, get0, get1) over MPI-3 RMA
+//          and OpenSHMEM — with a (2r+1) x (2r+1) filter as the computation.
+// USAGE    mpirun -np P asyncsolve bench stencil2d [--local 256 | 64,128,256]
+//          [--radius 1] [-i 100] [-x 5] [--repeats 5] [--transport auto|mpi,rma,shmem]
+//          [--variant all|trivial,sendrecv,halo,put,get,get0,get1] [--json FILE]
+//          OMPI_MCA_osc=ucx oshrun -np P asyncsolve bench stencil2d --transport shmem
+// OUTPUT   a table on rank 0; with --json, the document
+//          asyncsolve.bench.stencil2d/1 (README, "asyncsolve bench stencil2d").
+//
+// Weak scaling: every rank owns an n x n block of a periodic domain of
+// (px n) x (py n) points on the px x py grid of MPI_Dims_create. For each
+// local size the variants are created once; each repeat runs each of them
+// in turn (interleaved, so drift affects all alike): reset to the initial
+// field, -x untimed iterations, a barrier, -i timed iterations. The final
+// field of every repeat is compared with the serial filter computed once on
+// rank 0 (ops::filter2d_serial) before any time is reported; a mismatch
+// stops the benchmark with exit 4, naming the variant and the first wrong
+// point. Times are per rank, then the maximum over ranks (the slowest rank
+// sets the pace); the exchange time is the iteration time minus the time in
+// the filter (copy-in, communication, waiting and synchronisation).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "asyncsolve/comm/stencil2d.hpp"
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/par/check.hpp"
+#include "asyncsolve/version.hpp"
+#include "commands.hpp"
+#include "result_document.hpp"
+
+namespace asyncsolve::app {
+namespace {
+
+constexpr double to_us = 1e6;
+constexpr double validation_tol = 1e-12;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+nlohmann::ordered_json series_json(const std::vector<double>& v) {
+  return {{"repeats", v},
+          {"min", v.empty() ? 0.0 : *std::min_element(v.begin(), v.end())},
+          {"median", median(v)},
+          {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())}};
+}
+
+double max_over_ranks(const par::Comm& comm, double value) {
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  return value;
+}
+
+/// One variant at one local size, over the repeats (slowest rank's figures).
+struct Record {
+  Stencil2dRun run;
+  int local = 0;
+  long halo_bytes = 0;
+  long calls = 0;
+  std::vector<double> iteration_us, exchange_us, filter_us, bandwidth_mbs;
+};
+
+struct Failure {
+  std::string message;
+};
+
+void print_root(const par::Comm& comm, const std::string& text) {
+  if (!comm.is_root()) return;
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+/// Collective: all repeats of all runs at local size `n`. Returns a failure
+/// (the same on every rank) if a validation failed; the variants are freed
+/// either way.
+std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const par::Comm& comm,
+                               std::vector<Record>& records) {
+  comm::Stencil2dSpec spec;
+  spec.local = n;
+  spec.radius = config.radius;
+  spec.corrupt_corner = config.corrupt_corner;
+  std::vector<std::unique_ptr<comm::Stencil2d>> variants;
+  const std::size_t first = records.size();
+  for (const auto& run : config.runs) {
+    variants.push_back(comm::make_stencil2d(run.transport, run.variant, comm, spec));
+    Record rec;
+    rec.run = run;
+    rec.local = n;
+    rec.halo_bytes = variants.back()->halo_bytes();
+    rec.calls = variants.back()->messages_per_iteration();
+    records.push_back(std::move(rec));
+  }
+  const comm::Stencil2dGrid& grid = variants.front()->grid();
+  const long total = config.warmup + config.iterations;
+  const std::vector<double> reference = comm::stencil2d_reference(comm, grid, spec, total);
+
+  std::optional<Failure> failure;
+  for (int repeat = 0; repeat < config.repeats && !failure; ++repeat) {
+    for (std::size_t v = 0; v < variants.size() && !failure; ++v) {
+      comm::Stencil2d& s = *variants[v];
+      Record& rec = records[first + v];
+      s.reset();
+      if (config.warmup > 0) s.run(config.warmup);
+      comm.barrier();
+      const comm::Stencil2dTiming t = s.run(config.iterations);
+      // Validate before the time is kept.
+      const comm::Stencil2dCheck check =
+          comm::stencil2d_compare(comm, grid, spec, s.field(), reference, validation_tol);
+      if (!check.ok) {
+        failure = Failure{fmt::format(
+            "bench stencil2d: {} failed validation (local {}, radius {}, {} ranks, repeat {}, "
+            "after {} iterations): first wrong point (x, y) = ({}, {}) of the {}x{} domain, got "
+            "{:.17g}, expected {:.17g} ({} point{} wrong)",
+            rec.run.name(), n, config.radius, comm.size(), repeat + 1, total, check.gx, check.gy,
+            static_cast<long>(grid.px) * n, static_cast<long>(grid.py) * n, check.got,
+            check.expected, check.wrong_points, check.wrong_points == 1 ? "" : "s")};
+        break;
+      }
+      const double it = static_cast<double>(config.iterations);
+      const double total_s = max_over_ranks(comm, t.total_s) / it;
+      const double exchange_s = max_over_ranks(comm, t.exchange_s()) / it;
+      const double filter_s = max_over_ranks(comm, t.filter_s) / it;
+      rec.iteration_us.push_back(total_s * to_us);
+      rec.exchange_us.push_back(exchange_s * to_us);
+      rec.filter_us.push_back(filter_s * to_us);
+      rec.bandwidth_mbs.push_back(exchange_s > 0.0
+                                      ? static_cast<double>(rec.halo_bytes) / exchange_s / 1e6
+                                      : 0.0);
+    }
+  }
+  for (auto& s : variants) s->free();  // collective, in creation order on every rank
+  return failure;
+}
+
+std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
+  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n",
+                                "local", "variant", "iteration us med [min, max]",
+                                "exchange", "filter", "halo MB/s", "calls");
+  for (const auto& r : records) {
+    const auto mn = *std::min_element(r.iteration_us.begin(), r.iteration_us.end());
+    const auto mx = *std::max_element(r.iteration_us.begin(), r.iteration_us.end());
+    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n",
+                       r.local, r.run.name(),
+                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
+                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
+                       r.calls);
+  }
+  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
+                     "timed); times: slowest rank, per iteration\n",
+                     config.iterations, config.warmup + config.iterations);
+  return out;
+}
+
+nlohmann::ordered_json make_document(const std::vector<std::string>& command,
+                                     const std::string& started, const RunEnvironment& env,
+                                     const BenchStencil2dConfig& c, const comm::Stencil2dGrid& g,
+                                     const std::vector<Record>& records) {
+  nlohmann::ordered_json doc = document_header("asyncsolve.bench.stencil2d/1", command, started);
+  doc["environment"] = environment_json(env);
+  std::vector<std::string> transports, variants;
+  for (const auto& r : c.runs) {
+    if (std::find(transports.begin(), transports.end(), r.transport) == transports.end())
+      transports.push_back(r.transport);
+    if (std::find(variants.begin(), variants.end(), r.variant) == variants.end())
+      variants.push_back(r.variant);
+  }
+  doc["parameters"] = {
+      {"local_sizes", c.local_sizes},
+      {"radius", c.radius},
+      {"iterations", c.iterations},
+      {"warmup", c.warmup},
+      {"repeats", c.repeats},
+      {"transport", c.transport_text},
+      {"variant", c.variant_text},
+      {"transports", transports},
+      {"variants", variants},
+      {"runs", [&] {
+         std::vector<std::string> names;
+         for (const auto& r : c.runs) names.push_back(r.name());
+         return names;
+       }()},
+      {"filter", "(2r+1)^2 weights 1 + (3(k+r) + 7(l+r)) mod 13, normalised to sum 1"},
+      {"initial_field", "splitmix64 hash of the global coordinates, in [0, 1)"},
+      {"validation",
+       {{"reference", "ops::filter2d_serial on rank 0, the whole periodic domain"},
+        {"every_repeat", true},
+        {"relative_tolerance", validation_tol}}},
+      {"timing", "per rank per iteration, then the maximum over ranks; exchange = iteration - "
+                 "filter; bandwidth = halo bytes per rank / exchange time"}};
+  doc["grid"] = {{"dims", {g.px, g.py}}, {"periodic", true}};
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const auto& r : records) {
+    results.push_back({{"name", r.run.name()},
+                       {"transport", r.run.transport},
+                       {"variant", r.run.variant},
+                       {"local", r.local},
+                       {"global", {static_cast<long>(g.px) * r.local,
+                                   static_cast<long>(g.py) * r.local}},
+                       {"radius", c.radius},
+                       {"ranks", env.ranks},
+                       {"halo_bytes_per_rank", r.halo_bytes},
+                       {"calls_per_iteration", r.calls},
+                       {"validated", true},
+                       {"iteration_us", series_json(r.iteration_us)},
+                       {"exchange_us", series_json(r.exchange_us)},
+                       {"filter_us", series_json(r.filter_us)},
+                       {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
+  }
+  doc["results"] = results;
+  return doc;
+}
+
+}  // namespace
+
+core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par::Comm& world,
+                                   const par::Environment& env,
+                                   const std::vector<std::string>& command) {
+  const std::string started = core::iso8601_now();
+  check_json_path(config.json_path, world);
+  const RunEnvironment e = describe_environment(world, env);
+  const comm::Stencil2dGrid grid = comm::Stencil2dGrid::create(world.rank(), world.size());
+  print_root(world, fmt::format("asyncsolve {}: bench stencil2d, {} rank{} (grid {}x{}, "
+                                "periodic), radius {}, {} iterations ({} warm-up), {} repeat{}\n",
+                                version, e.ranks, e.ranks == 1 ? "" : "s", grid.px, grid.py,
+                                config.radius, config.iterations, config.warmup, config.repeats,
+                                config.repeats == 1 ? "" : "s"));
+  std::vector<Record> records;
+  for (const int n : config.local_sizes) {
+    if (const auto failure = measure(config, n, world, records)) {
+      if (world.is_root()) std::fprintf(stderr, "asyncsolve: error: %s\n", failure->message.c_str());
+      return core::ExitCode::runtime_failure;
+    }
+  }
+  print_root(world, table(config, records));
+
+  int write_failed = 0;
+  if (world.is_root() && !config.json_path.empty()) {
+    try {
+      const auto doc = make_document(command, started, e, config, grid, records);
+      core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
+      std::printf("  %-10s %s\n", "json", config.json_path.c_str());
+      std::fflush(stdout);
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());
+      write_failed = 1;
+    }
+  }
+  par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, world.get()), "MPI_Bcast");
+  return write_failed != 0 ? core::ExitCode::runtime_failure : core::ExitCode::success;
+}
+
+}  // namespace asyncsolve::app
