@@ -22,6 +22,7 @@ struct SpinConfig {
   int width = 0;                 ///< square: W
   int buffers = 2;               ///< --transport mpi: K round-robin receive buffers
   long chunk = 32768;            ///< --transport mpi: doubles per message
+  std::string rma_sync = "fence";  ///< --transport rma: fence or notify
 };
 
 /// Everything `asyncsolve solve` takes, validated except for what depends on

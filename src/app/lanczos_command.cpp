@@ -87,6 +87,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   xo.transport = config.transport;
   xo.buffers = s.buffers;
   xo.chunk = static_cast<std::size_t>(s.chunk);
+  xo.rma_sync = s.rma_sync;
   const int ranks = world.size();
   const int m = std::has_single_bit(static_cast<unsigned>(ranks))
                     ? std::countr_zero(static_cast<unsigned>(ranks))
@@ -142,7 +143,9 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
         config.transport == "mpi"
             ? fmt::format("mpi ({} buffers, {} doubles per message)", s.buffers,
                           std::min<std::size_t>(xo.chunk, block))
-        : config.transport == "rma" ? std::string("rma (MPI_Put + MPI_Win_fence)")
+        : config.transport == "rma"
+            ? std::string(s.rma_sync == "fence" ? "rma (MPI_Put + MPI_Win_fence)"
+                                                : "rma (MPI_Put + flush + flag, passive target)")
                                     : std::string("shmem (putmem_nbi + fence + flag)");
     std::string out = fmt::format("asyncsolve {}: lanczos over {}, {} rank{}, {} reduction\n",
                                   version, transport, ranks, ranks == 1 ? "" : "s", allreduce);
@@ -199,7 +202,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                          {"transport", config.transport},
                          {"buffers", s.buffers},
                          {"chunk", s.chunk},
-                         {"rma_sync", "fence"},
+                         {"rma_sync", s.rma_sync},
                          {"shmem_sync", "putmem_nbi+fence+flag"},
                          {"allreduce", allreduce},
                          {"tol", config.tol},

@@ -33,6 +33,10 @@ void add_spin_options(CLI::App& solve, SolveConfig& c) {
   solve.add_option("--chunk", c.spin.chunk,
                    "--method lanczos --transport mpi: doubles per message of the remote "
                    "mat-vec (>= 1; capped at the block of 2^(n-m))");
+  solve.add_option("--rma-sync", c.spin.rma_sync,
+                   "--method lanczos --transport rma: fence (MPI_Put between two "
+                   "MPI_Win_fence) or notify (passive target: put, flush, flag and "
+                   "acknowledgement)");
 }
 
 namespace {
@@ -135,6 +139,9 @@ void validate_spin(SolveConfig& c, const SpinRaw& raw) {
   if (s.chunk < 1) {
     throw InputError(fmt::format("--chunk {}: expected an integer >= 1 (doubles per message)",
                                  s.chunk));
+  }
+  if (s.rma_sync != "fence" && s.rma_sync != "notify") {
+    throw InputError(fmt::format("--rma-sync '{}': expected fence or notify", s.rma_sync));
   }
   if (!raw.tol_given) c.tol = 1e-10;
   if (!(c.tol > 0.0) || !std::isfinite(c.tol)) {

@@ -22,7 +22,7 @@ std::size_t spin_exchange_buffer_bytes(const SpinExchangeOptions& options, int p
         std::min({options.chunk, block, detail::max_message_doubles});
     return static_cast<std::size_t>(options.buffers) * chunk * sizeof(double);
   }
-  // rma and shmem: a slot of a whole block per partner (plus flags).
+  // rma and shmem: a slot of a whole block per partner (plus two counters).
   return static_cast<std::size_t>(partners) * (block * sizeof(double) + 16);
 }
 
@@ -46,7 +46,13 @@ std::unique_ptr<SpinExchange> make_spin_exchange(const SpinExchangeOptions& opti
     }
     return detail::make_spin_exchange_mpi(options, comm, partners, block);
   }
-  if (options.transport == "rma") return detail::make_spin_exchange_rma(comm, partners, block);
+  if (options.transport == "rma") {
+    if (options.rma_sync != "fence" && options.rma_sync != "notify") {
+      throw core::InputError(fmt::format("--rma-sync '{}': expected fence or notify",
+                                         options.rma_sync));
+    }
+    return detail::make_spin_exchange_rma(comm, partners, block, options.rma_sync == "notify");
+  }
   if (options.transport == "shmem") {
     if (!par::shmem_available()) {
       throw core::InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, "

@@ -45,7 +45,7 @@ class Help(unittest.TestCase):
         code, out, err = run(["solve", "--help"])
         self.assertEqual(code, 0, err)
         for text in ["--sites", "--coupling", "--field", "--lattice", "--buffers", "--chunk",
-                     "lanczos", "tfim", "square:LxW"]:
+                     "--rma-sync", "lanczos", "tfim", "square:LxW"]:
             self.assertIn(text, out)
 
 
@@ -85,6 +85,7 @@ class BadInput(unittest.TestCase):
         self.check(TFIM + ["--buffers", "1"], "--buffers 1", ranks=2)
         self.check(TFIM + ["--buffers", "0"], "--buffers 0")
         self.check(TFIM + ["--chunk", "0"], "--chunk 0")
+        self.check(TFIM + ["--transport", "rma", "--rma-sync", "lock"], "--rma-sync 'lock'")
         self.check(TFIM + ["--transport", "omp"], "--transport 'omp'")
         self.check(TFIM + ["--allreduce", "nonsense"], "nonsense")
 
@@ -159,7 +160,7 @@ class Solve(unittest.TestCase):
         exact = free_fermions(sites, j, g)
         energies = {}
         configs = [("mpi", 1, []), ("mpi", 2, ["--buffers", "3", "--chunk", "100"]),
-                   ("mpi", 4, []), ("rma", 2, []), ("rma", 4, [])]
+                   ("mpi", 4, []), ("rma", 2, ["--rma-sync", "notify"]), ("rma", 4, [])]
         for transport, ranks, extra in configs:
             doc, out = self.solve(["--sites", str(sites), "--coupling", str(j), "--field", str(g),
                                    "--transport", transport, "--tol", "1e-12"] + extra, ranks)
@@ -171,6 +172,8 @@ class Solve(unittest.TestCase):
             self.assertLess(abs(r["energy"] - exact), 1e-9 * abs(exact))
             self.assertEqual(doc["method"]["transport"], transport)
             energies[(transport, ranks)] = r["energy"]
+            if transport == "rma":
+                self.assertEqual(doc["method"]["rma_sync"], "notify" if extra else "fence")
             if transport == "mpi" and extra:
                 self.assertEqual(doc["method"]["buffers"], 3)
                 self.assertEqual(doc["method"]["chunk"], 100)

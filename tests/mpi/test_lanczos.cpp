@@ -45,7 +45,8 @@ std::vector<comm::SpinExchangeOptions> transports() {
   out.push_back({"mpi", 2, 7});
   out.push_back({"mpi", 3, 16});
   out.push_back({"mpi", 2, 1 << 15});
-  out.push_back({"rma", 2, 1});
+  out.push_back({"rma", 2, 1, "fence"});
+  out.push_back({"rma", 2, 1, "notify"});
 #ifdef ASYNCSOLVE_TEST_SHMEM
   out.push_back({"shmem", 2, 1});
 #endif
@@ -53,7 +54,8 @@ std::vector<comm::SpinExchangeOptions> transports() {
 }
 
 std::string describe(const comm::SpinExchangeOptions& o) {
-  return o.transport == "mpi" ? fmt::format("mpi K={} chunk={}", o.buffers, o.chunk) : o.transport;
+  if (o.transport == "mpi") return fmt::format("mpi K={} chunk={}", o.buffers, o.chunk);
+  return o.transport == "rma" ? "rma " + o.rma_sync : o.transport;
 }
 
 struct Case {
@@ -273,7 +275,7 @@ TEST(Lanczos, TransportsAgreeOnTwentySites) {
   const std::vector<comm::SpinExchangeOptions> ts{{"shmem", 2, 1}, {"mpi", 2, 1 << 15}};
 #else
   const std::vector<comm::SpinExchangeOptions> ts{{"mpi", 2, 1 << 15}, {"mpi", 3, 1 << 12},
-                                                  {"rma", 2, 1}};
+                                                  {"rma", 2, 1, "fence"}, {"rma", 2, 1, "notify"}};
 #endif
   for (const auto& t : ts) {
     const auto r = run(c, t, 1e-12);

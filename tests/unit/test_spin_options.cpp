@@ -59,6 +59,7 @@ TEST(SpinOptions, BadInputNamesTheValue) {
   EXPECT_NE(error_of({"--sites", "35"}).find("at most 34"), std::string::npos);
   EXPECT_NE(error_of({"--buffers", "1"}).find("--buffers 1"), std::string::npos);
   EXPECT_NE(error_of({"--chunk", "0"}).find("--chunk 0"), std::string::npos);
+  EXPECT_NE(error_of({"--rma-sync", "lock"}).find("lock"), std::string::npos);
   EXPECT_NE(error_of({"--lattice", "square:3"}).find("square:3"), std::string::npos);
   EXPECT_NE(error_of({"--lattice", "square:3x4", "--sites", "10"}).find("--sites 10"),
             std::string::npos);

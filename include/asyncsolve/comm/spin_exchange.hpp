@@ -10,7 +10,9 @@
 ///   are in flight. K = 2 is the paper's double buffering.
 /// - `rma` (spin_exchange_rma.cpp): MPI_Put of x into slot k of each
 ///   partner's window, between two MPI_Win_fence calls (the paper's MPI-2
-///   one-sided PUT).
+///   one-sided PUT); or, with rma_sync "notify", passive target: MPI_Put,
+///   MPI_Win_flush_all, then a flag the partner polls and an
+///   acknowledgement it writes back (no collective synchronisation).
 /// - `shmem` (spin_exchange_shmem.cpp): shmem_putmem_nbi into slot k of the
 ///   partner's symmetric buffer, shmem_fence, then a put of the mat-vec's
 ///   sequence number into the slot's flag, which the receiver waits on with
@@ -37,6 +39,7 @@ struct SpinExchangeOptions {
   std::string transport = "mpi";  ///< mpi, rma or shmem
   int buffers = 2;                ///< mpi: K round-robin receive buffers (>= 2)
   std::size_t chunk = 1 << 15;    ///< mpi: doubles per message (>= 1; capped at the block)
+  std::string rma_sync = "fence";  ///< rma: fence or notify
 };
 
 /// Remote contributions of the TFIM mat-vec over one transport.
@@ -97,7 +100,7 @@ std::unique_ptr<SpinExchange> make_spin_exchange_mpi(const SpinExchangeOptions& 
                                                      const par::Comm& comm, int partners,
                                                      std::size_t block);
 std::unique_ptr<SpinExchange> make_spin_exchange_rma(const par::Comm& comm, int partners,
-                                                     std::size_t block);
+                                                     std::size_t block, bool notify);
 std::unique_ptr<SpinExchange> make_spin_exchange_shmem(const par::Comm& comm, int partners,
                                                        std::size_t block);
 /// Most doubles one MPI call moves (well inside an int count).
