@@ -20,11 +20,11 @@ PURPOSE
 USAGE
     bench/lanczos_transports.py --binary build/asyncsolve [--sites 22]
         [--ranks 2,4] [--iters 30] [--repeats 5]
-        [--transports mpi:2,mpi:3,rma,shmem] [--chunk 32768]
+        [--transports mpi:2,mpi:3,rma,rma:notify,shmem] [--chunk 32768]
         [--mpiexec "mpiexec --oversubscribe"] [--oshrun oshrun]
         [--quiet 0.25] [--quiet-max-wait 120] [--json FILE] [--smoke]
 
-    A transport is mpi:K (K buffers), rma or shmem; shmem runs through
+    A transport is mpi:K (K buffers), rma (fence), rma:notify or shmem; shmem runs through
     --oshrun with OMPI_MCA_osc=ucx and is skipped if the binary has no
     OpenSHMEM. Before each run the script waits (at most --quiet-max-wait s)
     until other processes use at most --quiet of the CPUs (from /proc/stat),
@@ -81,7 +81,7 @@ def main():
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--transports", default="mpi:2,mpi:3,rma,shmem")
+    ap.add_argument("--transports", default="mpi:2,mpi:3,rma,rma:notify,shmem")
     ap.add_argument("--chunk", type=int, default=32768)
     ap.add_argument("--mpiexec", default="mpiexec --oversubscribe")
     ap.add_argument("--oshrun", default="oshrun")
@@ -96,11 +96,12 @@ def main():
         ranks = [int(r) for r in a.ranks.split(",")]
         transports = [t for t in a.transports.split(",") if t]
         for t in transports:
-            if not (t in ("rma", "shmem") or (t.startswith("mpi:") and int(t[4:]) >= 2)):
+            if not (t in ("rma", "rma:notify", "shmem") or
+                    (t.startswith("mpi:") and int(t[4:]) >= 2)):
                 raise ValueError(t)
     except ValueError as e:
         print(f"lanczos_transports.py: bad --ranks or --transports ({e}); expected e.g. "
-              "--ranks 2,4 --transports mpi:2,mpi:3,rma,shmem", file=sys.stderr)
+              "--ranks 2,4 --transports mpi:2,mpi:3,rma,rma:notify,shmem", file=sys.stderr)
         return 2
     for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
         os.environ.setdefault(k, "1")
@@ -126,6 +127,9 @@ def main():
                 env = dict(os.environ)
                 if t.startswith("mpi:"):
                     args += ["--transport", "mpi", "--buffers", t[4:], "--chunk", str(a.chunk)]
+                    launcher = mpiexec
+                elif t == "rma:notify":
+                    args += ["--transport", "rma", "--rma-sync", "notify"]
                     launcher = mpiexec
                 else:
                     args += ["--transport", t]
@@ -177,11 +181,11 @@ def main():
 
     print(f"TFIM Lanczos, {a.sites} sites, {a.iters} iterations, median (min-max) of "
           f"{a.repeats} interleaved repeats; ms per iteration, phases max over ranks")
-    print(f"{'ranks':>5} {'transport':>9} {'total':>20} " +
+    print(f"{'ranks':>5} {'transport':>10} {'total':>20} " +
           " ".join(f"{k:>11}" for k in PHASES) + f" {'busy':>5}")
     for s in summary:
         tot = s["time_per_iteration_s"]
-        line = (f"{s['ranks']:>5} {s['transport']:>9} "
+        line = (f"{s['ranks']:>5} {s['transport']:>10} "
                 f"{tot['median'] * 1e3:8.2f} ({tot['min'] * 1e3:5.2f}-{tot['max'] * 1e3:5.2f}) ")
         line += " ".join(f"{s['phases_per_iteration_s'][k]['median'] * 1e3:11.2f}" for k in PHASES)
         line += f" {s['busy_during']['median']:5.2f}"
