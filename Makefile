@@ -2,7 +2,7 @@
 #   make demo           install what is missing, build, solve the plume problem on 4 ranks
 #   make test           install what is missing, build, run every test (ctest)
 #   make test-sanitize  the same tests built with -fsanitize=address,undefined
-#   make test-tsan-omp  OpenMP Jacobi under ThreadSanitizer (clang 14, libomp, Archer)
+#   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
 #   make peers          CG/PCG beside PETSc and hypre (installs petsc-dev, libhypre-dev)
 #   make install PREFIX=/usr/local
@@ -108,13 +108,21 @@ test-tsan-omp: deps deps-tsan-omp
 	    "-DCMAKE_CXX_FLAGS=-fno-vectorize -fno-slp-vectorize" \
 	    -DASYNCSOLVE_BUILD_BENCH=OFF -DASYNCSOLVE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS); \
 	fi
-	cmake --build $(TSAN_OMP_BUILD) -j $(JOBS) --target mpi_jacobi_omp omp_planted_race asyncsolve_exe
+	cmake --build $(TSAN_OMP_BUILD) -j $(JOBS) --target mpi_jacobi_omp mpi_hybrid omp_planted_race asyncsolve_exe
 	$(TSAN_OMP_ENV) $(TSAN_OMP_BUILD)/tests/mpi_jacobi_omp > $(TSAN_OMP_BUILD)/jacobi_omp.log 2>&1 || \
 	  { cat $(TSAN_OMP_BUILD)/jacobi_omp.log; echo "test-tsan-omp: mpi_jacobi_omp failed"; exit 1; }
 	@grep -q "Archer detected" $(TSAN_OMP_BUILD)/jacobi_omp.log || \
 	  { echo "test-tsan-omp: libomp did not load Archer"; exit 1; }
 	@! grep -q "ThreadSanitizer" $(TSAN_OMP_BUILD)/jacobi_omp.log || \
 	  { cat $(TSAN_OMP_BUILD)/jacobi_omp.log; echo "test-tsan-omp: reports in the OpenMP Jacobi tests"; exit 1; }
+	@for n in 1 3; do \
+	  OMP_WAIT_POLICY=passive $(TSAN_OMP_ENV) mpiexec -q --oversubscribe -n $$n \
+	    -x OMP_WAIT_POLICY -x TSAN_OPTIONS -x ARCHER_OPTIONS \
+	    $(TSAN_OMP_BUILD)/tests/mpi_hybrid > $(TSAN_OMP_BUILD)/hybrid_$$n.log 2>&1 || \
+	    { cat $(TSAN_OMP_BUILD)/hybrid_$$n.log; echo "test-tsan-omp: mpi_hybrid on $$n ranks failed"; exit 1; }; \
+	  ! grep -q "ThreadSanitizer" $(TSAN_OMP_BUILD)/hybrid_$$n.log || \
+	    { cat $(TSAN_OMP_BUILD)/hybrid_$$n.log; echo "test-tsan-omp: reports in the hybrid tests"; exit 1; }; \
+	done
 	@for v in sync async racy; do \
 	  $(TSAN_OMP_ENV) $(TSAN_OMP_BUILD)/asyncsolve solve --transport omp --variant $$v --threads 3 \
 	    --local 16,16,8 --tol 1e-6 > $(TSAN_OMP_BUILD)/cli_$$v.log 2>&1 || \
@@ -126,7 +134,7 @@ test-tsan-omp: deps deps-tsan-omp
 	  echo "test-tsan-omp: the planted race exited 0: ThreadSanitizer did not report it"; exit 1; fi
 	@grep -q "WARNING: ThreadSanitizer: data race" $(TSAN_OMP_BUILD)/planted_race.log || \
 	  { cat $(TSAN_OMP_BUILD)/planted_race.log; echo "test-tsan-omp: planted race not reported"; exit 1; }
-	@echo "test-tsan-omp: OpenMP Jacobi (sync, async, racy; 1-4 threads) clean; planted race reported"
+	@echo "test-tsan-omp: OpenMP Jacobi (sync, async, racy; 1-4 threads) and hybrid (1 and 3 ranks) clean; planted race reported"
 
 demo: build
 	mpiexec -n $(DEMO_RANKS) $(BUILD)/asyncsolve solve --problem plume --local 50,50,50 \

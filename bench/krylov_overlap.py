@@ -89,16 +89,17 @@ OUTPUT
 import argparse
 import datetime
 import fnmatch
-import json
 import os
 import shlex
 import shutil
 import socket
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate,
+                      allow_root, fmt, git_commit, interleaved, launcher_line, load_document,
+                      median, ompi_environment, run_measured, split_launcher, spread,
+                      write_json)
 
 SCHEMA = "asyncsolve.bench.krylov_overlap/1"
 PROG = "krylov_overlap.py"
@@ -110,12 +111,6 @@ KEY_PHASES = ("halo_start", "halo_wait", "matvec_interior", "matvec_boundary",
               "sdotp_wait", "gamma_wait", "iprod_wait", "dots_wait")
 # The reductions: blocking ones (mpi) spend their time in _start, the others in _wait.
 REDUCTIONS = ("sdotp", "gamma", "iprod", "dots")
-EXIT_OK, EXIT_BAD_ARGS, EXIT_FAILED = 0, 2, 4
-
-
-class BadArguments(Exception):
-    """An argument that cannot be used; reported as one line, exit 2."""
-
 
 class Parser(argparse.ArgumentParser):
     """argparse, but its errors are one line (BadArguments) rather than usage and exit."""
@@ -248,7 +243,7 @@ def validate(args):
     if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
         raise BadArguments(f"--binary {args.binary}: expected an asyncsolve executable "
                            "(build it: ninja -C build asyncsolve_exe)")
-    args.launcher = shlex.split(args.mpiexec.replace(";", " "))
+    args.launcher = split_launcher(args.mpiexec)
     if not args.launcher or shutil.which(args.launcher[0]) is None:
         raise BadArguments(f"--mpiexec {args.mpiexec!r}: expected a launcher on PATH")
 
@@ -292,111 +287,17 @@ def make_config(args, method, halo, test_every, allreduce):
 
 # ---------------------------------------------------------------- running
 
-def launcher_line(args):
-    """The launcher with -q for Open MPI (it then drops its own banner on errors)."""
-    launcher = list(args.launcher)
-    try:
-        version = subprocess.run(launcher[:1] + ["--version"], capture_output=True, text=True,
-                                 timeout=60)
-        text = version.stdout + version.stderr
-    except (OSError, subprocess.TimeoutExpired):
-        text = ""
-    if ("Open MPI" in text or "OpenRTE" in text) and "-q" not in launcher:
-        launcher.append("-q")
-    return launcher, text.strip().splitlines()[0] if text.strip() else ""
-
-
-def cpu_busy_s():
-    """Busy CPU seconds of the whole machine so far, from /proc/stat (None if absent)."""
-    try:
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
-    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
-
-
-def children_cpu_s():
-    """CPU seconds of every reaped descendant (mpiexec reaps the ranks)."""
-    r = os.times()
-    return r.children_user + r.children_system
-
-
-class QuietGate:
-    """Waits for a quiet machine before a run, within a per-run and a total limit."""
-
-    def __init__(self, args):
-        self.args = args
-        self.spent = 0.0
-        self.previous_foreign = None  # other processes' share during the run just before
-
-    def wait(self):
-        """Returns (other processes' share of the CPUs when it stopped waiting, seconds waited).
-
-        The share is a 0.5 s sample in units of the whole machine (1.0: every CPU busy), or the
-        share measured during the previous run when that was already quiet (no sample taken).
-        """
-        args = self.args
-        if args.quiet <= 0.0 or cpu_busy_s() is None:
-            return None, 0.0
-        if self.previous_foreign is not None and self.previous_foreign <= args.quiet:
-            return self.previous_foreign, 0.0
-        cores = os.cpu_count() or 1
-        limit = min(args.quiet_max_wait, max(0.0, args.quiet_budget - self.spent))
-        t0 = time.monotonic()
-        while True:
-            a, start = cpu_busy_s(), time.monotonic()
-            time.sleep(0.5)
-            busy = (cpu_busy_s() - a) / ((time.monotonic() - start) * cores)
-            waited = time.monotonic() - t0
-            if busy <= args.quiet or waited >= limit:
-                self.spent += waited
-                return busy, waited
-            time.sleep(1.0)
-
-
 def run_once(args, launcher, gate, config, repeat, runs_dir):
     """Runs one configuration once; returns the run's record (failed: `error` set)."""
     path = os.path.join(runs_dir, config["name"].replace("/", "_") + f".r{repeat}.json")
     cmd = launcher + ["-n", str(args.ranks), args.binary] + config["solve_args"] + ["--json", path]
     record = {"configuration": config["name"], "method": config["method"],
               "halo": config["halo"], "test_every": config["test_every"],
-              "allreduce": config["allreduce"], "repeat": repeat, "command": shlex.join(cmd),
-              "exit_code": None, "error": None, "stderr_last_line": None}
-    record["busy_before"], record["waited_for_quiet_s"] = gate.wait()
-    cpu0, own0 = cpu_busy_s(), children_cpu_s()
-    started = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        record["error"] = f"timed out after {args.timeout:g} s"
-        gate.previous_foreign = None
+              "allreduce": config["allreduce"], "repeat": repeat}
+    record.update(run_measured(cmd, args.timeout, gate))
+    if record["exit_code"] is None:
         return record
-    record["wall_s"] = time.monotonic() - started
-    cpu1 = cpu_busy_s()
-    gate.previous_foreign = None
-    if cpu0 is not None and cpu1 is not None:
-        # CPU time other processes took while this run was in flight, in units of the
-        # machine (0.5: one of two CPUs busy with something else).
-        cores = os.cpu_count() or 1
-        foreign = (cpu1 - cpu0) - (children_cpu_s() - own0)
-        record["foreign_cpu_fraction"] = max(0.0, foreign) / (record["wall_s"] * cores)
-        gate.previous_foreign = record["foreign_cpu_fraction"]
-    record["exit_code"] = p.returncode
-    lines = p.stderr.strip().splitlines()
-    record["stderr_last_line"] = lines[-1] if lines else None
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        doc = None
-        record["error"] = f"no result document ({e})"
-    if p.returncode != 0:
-        meaning = {2: "bad input", 3: "did not converge or broke down",
-                   4: "runtime failure"}.get(p.returncode, "")
-        tail = record["stderr_last_line"] or meaning
-        record["error"] = f"exit code {p.returncode}" + (f": {tail}" if tail else "")
+    doc = load_document(path, record)
     if doc is not None:
         try:
             record.update(key_numbers(doc))
@@ -434,19 +335,6 @@ def key_numbers(doc):
 
 
 # ---------------------------------------------------------------- summaries
-
-def spread(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "n": len(values)}
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
 
 def reduction_s(phases):
     """Seconds in the reductions (start + wait of each), or None if none was recorded."""
@@ -534,10 +422,6 @@ def fastest(args, summary):
 
 
 # ---------------------------------------------------------------- output
-
-def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
-
 
 def sorted_summary(args, summary):
     order = {m: i for i, m in enumerate(args.method_list)}
@@ -645,31 +529,6 @@ def missing_fields(doc, configs):
     return missing
 
 
-def git_commit():
-    """This checkout's commit (git rev-parse HEAD), or None."""
-    try:
-        p = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)),
-                            "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return p.stdout.strip() if p.returncode == 0 else None
-
-
-def write_json(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".krylov_overlap.", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 # ---------------------------------------------------------------- main
 
 def main(argv):
@@ -678,12 +537,10 @@ def main(argv):
     except BadArguments as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    launcher, launcher_version = launcher_line(args)
+    allow_root()
+    launcher, launcher_version = launcher_line(args.launcher)
     configs = configurations(args)
-    gate = QuietGate(args)
+    gate = QuietGate(args.quiet, args.quiet_max_wait, args.quiet_budget)
 
     with tempfile.TemporaryDirectory(prefix="krylov_overlap.") as scratch:
         runs_dir = args.runs_dir or scratch
@@ -694,24 +551,21 @@ def main(argv):
         started = datetime.datetime.now(datetime.timezone.utc)
         total = args.repeats * len(configs)
         width = max(len(c["name"]) for c in configs)
-        for rep in range(args.repeats):
-            # Interleave: every configuration once per repeat, starting one later each repeat.
-            shift = rep % len(configs)
-            for config in configs[shift:] + configs[:shift]:
-                record = run_once(args, launcher, gate, config, rep, runs_dir)
-                runs.append(record)
-                if record["exit_code"] == 2:
-                    # asyncsolve refused the configuration: an option this binary does not
-                    # take. Bad input, not a failed run; nothing is written.
-                    print(f"{PROG}: error: asyncsolve rejected {config['name']}: "
-                          f"{record['stderr_last_line'] or 'exit code 2'}", file=sys.stderr)
-                    return EXIT_BAD_ARGS
-                status = "ok" if record["error"] is None else f"FAILED: {record['error']}"
-                t = record.get("time_per_iteration_s")
-                print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<{width}} "
-                      f"{fmt(t * 1e3 if t is not None else None, '.3f')} ms/it  iterations "
-                      f"{fmt(record.get('iterations'), 'd')}  other load "
-                      f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
+        for rep, config in interleaved(configs, args.repeats):
+            record = run_once(args, launcher, gate, config, rep, runs_dir)
+            runs.append(record)
+            if record["exit_code"] == 2:
+                # asyncsolve refused the configuration: an option this binary does not
+                # take. Bad input, not a failed run; nothing is written.
+                print(f"{PROG}: error: asyncsolve rejected {config['name']}: "
+                      f"{record['stderr_last_line'] or 'exit code 2'}", file=sys.stderr)
+                return EXIT_BAD_ARGS
+            status = "ok" if record["error"] is None else f"FAILED: {record['error']}"
+            t = record.get("time_per_iteration_s")
+            print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<{width}} "
+                  f"{fmt(t * 1e3 if t is not None else None, '.3f')} ms/it  iterations "
+                  f"{fmt(record.get('iterations'), 'd')}  other load "
+                  f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
 
         failures = [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
                     for r in runs if r["error"] is not None]
@@ -728,8 +582,7 @@ def main(argv):
             "asyncsolve": {"binary": os.path.abspath(args.binary),
                            "version": first.get("version"), "git": first.get("git")},
             "launcher": {"command": launcher, "version": launcher_version,
-                         "environment": {k: v for k, v in sorted(os.environ.items())
-                                         if k.startswith("OMPI_MCA_")}},
+                         "environment": ompi_environment()},
             "parameters": {
                 "ranks": args.ranks, "repeats": args.repeats, "methods": args.method_list,
                 "halos": args.halo_list, "test_every": args.test_every_list,
@@ -738,7 +591,7 @@ def main(argv):
                 "problem": args.problem, "grid_option": args.grid_option, "grid": args.grid,
                 "tol": args.tol, "timeout_s": args.timeout, "quiet": args.quiet,
                 "quiet_max_wait_s": args.quiet_max_wait, "quiet_budget_s": args.quiet_budget,
-                "quiet_waited_s": gate.spent, "smoke": args.smoke,
+                "quiet_waited_s": gate.spent_s, "smoke": args.smoke,
                 "order": "each repeat runs every configuration once, rotated by one per repeat",
                 "time": "result.time_per_iteration_s of asyncsolve: time to solution (maximum "
                         "over ranks) / iterations",

@@ -60,25 +60,19 @@ OUTPUT
 """
 import argparse
 import datetime
-import json
 import os
 import shlex
 import shutil
 import socket
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate,
+                      allow_root, fmt, launcher_line, load_document, interleaved,
+                      ompi_environment, run_measured, split_launcher, spread, write_json)
 
 SCHEMA = "asyncsolve.bench.straggler/1"
 VARIANTS = ("sync", "async", "racy")
-EXIT_OK, EXIT_BAD_ARGS, EXIT_FAILED = 0, 2, 4
-
-
-class BadArguments(Exception):
-    """An argument that cannot be used; reported as one line, exit 2."""
-
 
 # ---------------------------------------------------------------- arguments
 
@@ -159,26 +153,12 @@ def validate(args):
     if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
         raise BadArguments(f"--binary {args.binary}: expected an asyncsolve executable "
                            "(build it: ninja -C build asyncsolve_exe)")
-    args.launcher = shlex.split(args.mpiexec.replace(";", " "))
+    args.launcher = split_launcher(args.mpiexec)
     if not args.launcher or shutil.which(args.launcher[0]) is None:
         raise BadArguments(f"--mpiexec {args.mpiexec!r}: expected a launcher on PATH")
 
 
 # ---------------------------------------------------------------- running
-
-def launcher_line(args):
-    """The launcher with -q for Open MPI (it then drops its own banner on errors)."""
-    launcher = list(args.launcher)
-    try:
-        version = subprocess.run(launcher[:1] + ["--version"], capture_output=True, text=True,
-                                 timeout=60)
-        text = version.stdout + version.stderr
-    except (OSError, subprocess.TimeoutExpired):
-        text = ""
-    if ("Open MPI" in text or "OpenRTE" in text) and "-q" not in launcher:
-        launcher.append("-q")
-    return launcher, text.strip().splitlines()[0] if text.strip() else ""
-
 
 def configurations(args):
     """Every (variant, straggler) pair, with the asyncsolve arguments (no --json)."""
@@ -204,80 +184,16 @@ def configurations(args):
     return configs
 
 
-def cpu_busy_s():
-    """(busy, steal) CPU seconds of the whole machine so far, from /proc/stat (None if absent)."""
-    try:
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    tick = os.sysconf("SC_CLK_TCK")
-    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
-    steal = fields[7] if len(fields) > 7 else 0
-    return (user + nice + system + irq + softirq) / tick, steal / tick
-
-
-def children_cpu_s():
-    """CPU seconds of every reaped descendant (mpiexec reaps the ranks)."""
-    r = os.times()
-    return r.children_user + r.children_system
-
-
-def wait_for_quiet(args):
-    """Waits until other processes use at most --quiet of the CPUs; returns (fraction, waited_s).
-
-    The fraction is the last 0.5 s sample, in units of the whole machine (1.0: every CPU busy).
-    """
-    if args.quiet <= 0.0 or cpu_busy_s() is None:
-        return None, 0.0
-    cores = os.cpu_count() or 1
-    t0 = time.monotonic()
-    while True:
-        a, start = cpu_busy_s()[0], time.monotonic()
-        time.sleep(0.5)
-        busy = (cpu_busy_s()[0] - a) / ((time.monotonic() - start) * cores)
-        waited = time.monotonic() - t0
-        if busy <= args.quiet or waited >= args.quiet_max_wait:
-            return busy, waited
-        time.sleep(2.0)
-
-
-def run_once(args, launcher, config, repeat, runs_dir):
+def run_once(args, launcher, gate, config, repeat, runs_dir):
     """Runs one configuration once; returns the run's record (failed: `error` set)."""
     path = os.path.join(runs_dir, f"{config['name']}.r{repeat}.json")
     cmd = launcher + ["-n", str(args.ranks), args.binary] + config["solve_args"] + ["--json", path]
     record = {"configuration": config["name"], "variant": config["variant"],
-              "straggler": config["straggler"], "repeat": repeat, "command": shlex.join(cmd),
-              "exit_code": None, "error": None}
-    record["busy_before"], record["waited_for_quiet_s"] = wait_for_quiet(args)
-    cpu0, own0 = cpu_busy_s(), children_cpu_s()
-    started = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        record["error"] = f"timed out after {args.timeout:g} s"
+              "straggler": config["straggler"], "repeat": repeat}
+    record.update(run_measured(cmd, args.timeout, gate))
+    if record["exit_code"] is None:
         return record
-    record["wall_s"] = time.monotonic() - started
-    cpu1 = cpu_busy_s()
-    if cpu0 is not None and cpu1 is not None:
-        # CPU time that other processes took while this run was in flight, in units of the
-        # machine (0.5: one of two CPUs busy with something else), and hypervisor steal.
-        cores = os.cpu_count() or 1
-        foreign = (cpu1[0] - cpu0[0]) - (children_cpu_s() - own0)
-        record["foreign_cpu_fraction"] = max(0.0, foreign) / (record["wall_s"] * cores)
-        record["steal_fraction"] = (cpu1[1] - cpu0[1]) / (record["wall_s"] * cores)
-    record["exit_code"] = p.returncode
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        doc = None
-        record["error"] = f"no result document ({e})"
-    if p.returncode != 0:
-        meaning = {2: "bad input", 3: "did not converge within --max-iters",
-                   4: "runtime failure"}.get(p.returncode, "")
-        tail = (p.stderr.strip().splitlines() or [meaning])[-1]
-        record["error"] = f"exit code {p.returncode}" + (f": {tail}" if tail else "")
+    doc = load_document(path, record)
     if doc is not None:
         record.update(key_numbers(doc, args))
         if record["error"] is None and not record["converged"]:
@@ -308,14 +224,6 @@ def key_numbers(doc, args):
 
 
 # ---------------------------------------------------------------- summaries
-
-def spread(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "n": len(values)}
-
 
 def summarise(configs, runs):
     out = []
@@ -369,10 +277,6 @@ def all_ratios(args, runs):
 
 
 # ---------------------------------------------------------------- output
-
-def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
-
 
 def print_table(doc):
     p = doc["parameters"]
@@ -445,16 +349,6 @@ def missing_fields(doc, args):
     return missing
 
 
-def write_json(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".straggler.", dir=directory)
-    with os.fdopen(fd, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
 # ---------------------------------------------------------------- main
 
 def main(argv):
@@ -463,11 +357,10 @@ def main(argv):
     except BadArguments as e:
         print(f"straggler.py: error: {e}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    launcher, launcher_version = launcher_line(args)
+    allow_root()
+    launcher, launcher_version = launcher_line(args.launcher)
     configs = configurations(args)
+    gate = QuietGate(args.quiet, args.quiet_max_wait)
 
     with tempfile.TemporaryDirectory(prefix="straggler.") as scratch:
         runs_dir = args.runs_dir or scratch
@@ -477,18 +370,15 @@ def main(argv):
         runs = []
         started = datetime.datetime.now(datetime.timezone.utc)
         total = args.repeats * len(configs)
-        for rep in range(args.repeats):
-            # Interleave: every configuration once per repeat, starting one later each repeat.
-            shift = rep % len(configs)
-            for config in configs[shift:] + configs[:shift]:
-                record = run_once(args, launcher, config, rep, runs_dir)
-                runs.append(record)
-                status = ("ok" if record["error"] is None else f"FAILED: {record['error']}")
-                t = record.get("time_s")
-                print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<16} "
-                      f"time {fmt(t, '.3f')} s  true residual "
-                      f"{fmt(record.get('true_residual'), '.3e')}  other load "
-                      f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
+        for rep, config in interleaved(configs, args.repeats):
+            record = run_once(args, launcher, gate, config, rep, runs_dir)
+            runs.append(record)
+            status = ("ok" if record["error"] is None else f"FAILED: {record['error']}")
+            t = record.get("time_s")
+            print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<16} "
+                  f"time {fmt(t, '.3f')} s  true residual "
+                  f"{fmt(record.get('true_residual'), '.3e')}  other load "
+                  f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
 
         failures = [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
                     for r in runs if r["error"] is not None]
@@ -501,8 +391,7 @@ def main(argv):
             "asyncsolve": {"binary": os.path.abspath(args.binary),
                            "version": first.get("version"), "git": first.get("git")},
             "launcher": {"command": launcher, "version": launcher_version,
-                         "environment": {k: v for k, v in sorted(os.environ.items())
-                                         if k.startswith("OMPI_MCA_")}},
+                         "environment": ompi_environment()},
             "parameters": {
                 "ranks": args.ranks, "repeats": args.repeats, "variants": args.variant_list,
                 "problem": args.problem, "offset": args.offset, "local": args.local_triple,

@@ -206,7 +206,6 @@ void validate_omp(const SolveConfig& c, const RawSolve& raw) {
   };
   refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every),
          "1 (threads read their neighbours' planes directly)");
-  refuse(c.copy, "--copy", "no --copy");
   refuse(c.progress != "none", fmt::format("--progress {}", c.progress), "none");
   refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank),
          "-1 (fault injection is for MPI ranks)");

@@ -351,6 +351,7 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
   options.base.tol = config.tol;
   options.base.max_iters = config.max_iters;
   options.base.check_every = config.check_every;
+  options.base.copy = config.copy;
   if (config.monitor) options.base.monitor = make_monitor(config);
   options.variant = config.variant == "sync"    ? solvers::OmpVariant::sync
                     : config.variant == "async" ? solvers::OmpVariant::async

@@ -17,12 +17,14 @@
 #include "asyncsolve/ops/stencil7.hpp"
 
 // OpenMP Jacobi (paper 000 §3.3). All threads work on one pair of fields
-// covering the whole grid; thread t owns the z-planes [k0, k1) of both. The
-// only data two threads share while iterating are the planes next to an
-// inter-thread boundary: thread t reads plane k0 - 1 (its lower neighbour's
-// top plane) and plane k1 (its upper neighbour's bottom plane) of u, and
-// writes its own planes k0 and k1 - 1, which those neighbours read. Everything
-// else is private to its owner (or read-only: the Dirichlet halo).
+// covering the whole grid; thread t owns the z-planes [k0, k1) of both.
+// sync: thread t reads plane k0 - 1 (its lower neighbour's top plane) and
+// plane k1 (its upper neighbour's bottom plane) of the current field directly;
+// barriers order the sweeps. async and racy: nobody reads another thread's
+// planes of the fields. Each thread publishes its two boundary planes into
+// mailboxes after every sweep, and its neighbours read them from there (under
+// a lock, or with relaxed atomics). So the planes of the fields are private to
+// their owner, who swaps its two views like sync, with no copy u = u_new.
 
 namespace asyncsolve::solvers {
 namespace {
@@ -75,52 +77,91 @@ std::vector<Part> split_slab(int k0, int k1, int t, int threads) {
   return parts;
 }
 
-/// Racy sweep of plane k: u_new = (sum of neighbours of u)/6, the plane below
-/// (above) read with relaxed atomic loads when `atomic_below` (`atomic_above`).
-/// The neighbours are added in jacobi_sweep_ref's order.
-void sweep_plane_racy(const Field& u, Field& u_new, int k, bool atomic_below,
-                      bool atomic_above) noexcept {
+/// Sweep of plane k: u_new = (sum of neighbours of u)/6, with the plane
+/// below read from the mailbox `below` (nx * ny values, row by row) instead
+/// of plane k - 1 of u when `below` is not null, and likewise `above`; with
+/// `atomic`, mailbox values are read with relaxed atomic loads. The
+/// neighbours are added in jacobi_sweep_ref's order.
+void sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
+                       const double* above, bool atomic) noexcept {
   const int nx = u.interior()[0];
   const int ny = u.interior()[1];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
+  const bool atomic_below = atomic && below != nullptr;
+  const bool atomic_above = atomic && above != nullptr;
   for (int j = 0; j < ny; ++j) {
     const double* c = u.origin() + u.index(0, j, k);
-    const double* b = c - sz;
-    const double* t = c + sz;
+    const double* b = below != nullptr ? below + static_cast<std::ptrdiff_t>(j) * nx : c - sz;
+    const double* t = above != nullptr ? above + static_cast<std::ptrdiff_t>(j) * nx : c + sz;
     double* out = u_new.origin() + u_new.index(0, j, k);
     for (int i = 0; i < nx; ++i) {
-      const double below = atomic_below ? load_relaxed(b + i) : b[i];
-      const double above = atomic_above ? load_relaxed(t + i) : t[i];
-      out[i] = (c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + below + above) * (1.0 / 6.0);
+      const double down = atomic_below ? load_relaxed(b + i) : b[i];
+      const double up = atomic_above ? load_relaxed(t + i) : t[i];
+      out[i] = (c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up) * (1.0 / 6.0);
     }
   }
 }
 
-/// Racy residual of plane k, ||b - A u||^2 on it, loads as in sweep_plane_racy.
-double residual_plane_racy(const Field& u, int k, bool atomic_below, bool atomic_above) noexcept {
+/// ||b - A u||^2 on plane k, the planes below and above read as in
+/// sweep_plane_boxed.
+double residual_plane_boxed(const Field& u, int k, const double* below, const double* above,
+                            bool atomic) noexcept {
   const int nx = u.interior()[0];
   const int ny = u.interior()[1];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
+  const bool atomic_below = atomic && below != nullptr;
+  const bool atomic_above = atomic && above != nullptr;
   double sum = 0.0;
   for (int j = 0; j < ny; ++j) {
     const double* c = u.origin() + u.index(0, j, k);
-    const double* b = c - sz;
-    const double* t = c + sz;
+    const double* b = below != nullptr ? below + static_cast<std::ptrdiff_t>(j) * nx : c - sz;
+    const double* t = above != nullptr ? above + static_cast<std::ptrdiff_t>(j) * nx : c + sz;
     for (int i = 0; i < nx; ++i) {
-      const double below = atomic_below ? load_relaxed(b + i) : b[i];
-      const double above = atomic_above ? load_relaxed(t + i) : t[i];
-      const double r = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + below + above - 6.0 * c[i];
+      const double down = atomic_below ? load_relaxed(b + i) : b[i];
+      const double up = atomic_above ? load_relaxed(t + i) : t[i];
+      const double r = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up - 6.0 * c[i];
       sum += r * r;
     }
   }
   return sum;
 }
 
-/// u = u_new on planes [k_begin, k_end) (interior points only); with
-/// `atomic`, every value is stored with a relaxed atomic store.
-void copy_planes(const Field& u_new, Field& u, int k_begin, int k_end, bool atomic) noexcept {
+/// Plane k of f (interior points) into the mailbox `box` (nx * ny values,
+/// row by row); with `atomic`, with relaxed atomic stores.
+void plane_to_box(const Field& f, int k, double* box, bool atomic) noexcept {
+  const int nx = f.interior()[0];
+  const int ny = f.interior()[1];
+  for (int j = 0; j < ny; ++j) {
+    const double* src = f.origin() + f.index(0, j, k);
+    double* dst = box + static_cast<std::ptrdiff_t>(j) * nx;
+    if (atomic) {
+      for (int i = 0; i < nx; ++i) store_relaxed(dst + i, src[i]);
+    } else {
+      for (int i = 0; i < nx; ++i) dst[i] = src[i];  // a loop, not memcpy: see copy_planes
+    }
+  }
+}
+
+/// The mailboxes of async/racy: thread t publishes its bottom plane in
+/// bottom(t) (read by thread t - 1) and its top plane in top(t) (read by
+/// thread t + 1). Lock b guards top(b) and bottom(b + 1).
+class Mailboxes {
+ public:
+  Mailboxes(int threads, int nx, int ny)
+      : plane_(static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny)),
+        data_(2 * static_cast<std::size_t>(threads) * plane_, 0.0) {}
+  double* bottom(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_; }
+  double* top(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_; }
+
+ private:
+  std::size_t plane_;
+  std::vector<double> data_;
+};
+
+/// u = u_new on planes [k_begin, k_end) (interior points only).
+void copy_planes(const Field& u_new, Field& u, int k_begin, int k_end) noexcept {
   const int nx = u.interior()[0];
   const int ny = u.interior()[1];
   for (int k = k_begin; k < k_end; ++k)
@@ -130,11 +171,7 @@ void copy_planes(const Field& u_new, Field& u, int k_begin, int k_end, bool atom
       // A loop rather than memcpy: ThreadSanitizer with
       // ignore_noninstrumented_modules=1 does not see memcpy's stores, and the
       // compiler makes the same code of both.
-      if (atomic) {
-        for (int i = 0; i < nx; ++i) store_relaxed(dst + i, src[i]);
-      } else {
-        for (int i = 0; i < nx; ++i) dst[i] = src[i];
-      }
+      for (int i = 0; i < nx; ++i) dst[i] = src[i];
     }
 }
 
@@ -226,6 +263,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
 
   std::vector<ThreadRecord> records(static_cast<std::size_t>(threads));
   BoundaryLocks locks(threads - 1);
+  Mailboxes boxes(options.variant == OmpVariant::sync ? 0 : threads, u.interior()[0],
+                  u.interior()[1]);
   // Shared state of the parallel region.
   double reduced_sq = 0.0;                  // sync: the OpenMP reduction's target
   std::atomic<double> running_sq{0.0};      // async/racy: the running global residual^2
@@ -253,7 +292,9 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
       me.sweep_points = static_cast<double>(u.interior()[0]) * u.interior()[1] * (k1 - k0);
 
       if (options.variant == OmpVariant::sync) {
-        // Per iteration: one sweep of the slab (16 B/point), one barrier.
+        // Per iteration: one sweep of the slab (16 B/point), one barrier;
+        // with copy (the paper's two loops) also u = u_new (16 B/point) and
+        // a second barrier.
         // Every check_every iterations: the slab's residual, an OpenMP
         // reduction over the threads (2 barriers).
         Field* cur = &u;
@@ -298,35 +339,73 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             const auto scope = timers.time(omp_barrier_phase);
 #pragma omp barrier
           }
-          std::swap(cur, next);  // every thread swaps its own view: no barrier needed
+          if (base.copy) {
+            // Paper 000 Fig. 2's second parallel loop: u^k = u^{k+1} on the
+            // slab (16 B/point more), then a second barrier before anyone
+            // reads a neighbour's copied planes.
+            {
+              const auto scope = timers.time(omp_copy_phase);
+              copy_planes(*next, *cur, k0, k1);
+            }
+            const auto scope = timers.time(omp_barrier_phase);
+#pragma omp barrier
+          } else {
+            std::swap(cur, next);  // every thread swaps its own view: no barrier needed
+          }
         }
       } else {
         // Per iteration, without waiting for other threads: one sweep of the
-        // slab, one copy u = u_new of it (16 + 16 B/point); the planes next
-        // to a neighbour under that boundary's lock (async) or with atomic
-        // loads and stores (racy). Every check_every iterations: the slab's
-        // residual and one atomic add to the running global residual^2.
+        // slab from this thread's current array into its other one (16
+        // B/point; planes [k0, k1) of both arrays are private to the thread,
+        // which swaps its two views as sync does), then its two boundary
+        // planes are published into the mailboxes its neighbours read (2
+        // planes, not the slab: no copy u = u_new). A plane next to a
+        // neighbour reads that neighbour's plane from its mailbox: whole and
+        // from one iteration, under the boundary's lock (async), or element
+        // by element with relaxed atomic loads (racy; mailboxes are then
+        // written with relaxed atomic stores). Every check_every iterations:
+        // the slab's residual and one atomic add to the running global
+        // residual^2.
         const std::vector<Part> parts = split_slab(k0, k1, t, threads);
-        const auto lock_below = [&](const Part& p) { return !racy && p.below ? locks.at(t - 1) : nullptr; };
-        const auto lock_above = [&](const Part& p) { return !racy && p.above ? locks.at(t) : nullptr; };
+        Field* cur = &u;
+        Field* next = &u_new;
+        const bool lower = t > 0;
+        const bool upper = t < threads - 1;
+        const double* const from_below = lower ? boxes.top(t - 1) : nullptr;
+        const double* const from_above = upper ? boxes.bottom(t + 1) : nullptr;
+        omp_lock_t* const lock_below = !racy && lower ? locks.at(t - 1) : nullptr;
+        omp_lock_t* const lock_above = !racy && upper ? locks.at(t) : nullptr;
+        // This thread's boundary planes of f into the mailboxes its neighbours read.
+        const auto publish = [&](const Field& f) {
+          if (lower) {
+            const LockGuard guard(lock_below);
+            plane_to_box(f, k0, boxes.bottom(t), racy);
+          }
+          if (upper) {
+            const LockGuard guard(lock_above);
+            plane_to_box(f, k1 - 1, boxes.top(t), racy);
+          }
+        };
+        // Locks in ascending order (below = t - 1 before above = t): no deadlock.
         const auto slab_residual_sq = [&] {
           double sum = 0.0;
           for (const Part& p : parts) {
             if (!p.below && !p.above) {
-              sum += ops::residual_norm_sq_planes(u, p.begin, p.end);
-            } else if (racy) {
-              sum += residual_plane_racy(u, p.begin, p.below, p.above);
+              sum += ops::residual_norm_sq_planes(*cur, p.begin, p.end);
             } else {
-              // Locks in ascending order (below = t - 1 before above = t): no deadlock.
-              const LockGuard lo(lock_below(p));
-              const LockGuard hi(lock_above(p));
-              sum += ops::residual_norm_sq_planes(u, p.begin, p.end);
+              const LockGuard lo(p.below ? lock_below : nullptr);
+              const LockGuard hi(p.above ? lock_above : nullptr);
+              sum += residual_plane_boxed(*cur, p.begin, p.below ? from_below : nullptr,
+                                          p.above ? from_above : nullptr, racy);
             }
           }
           return sum;
         };
 
-        // Every thread's part of the initial residual, before anyone writes.
+        // Every thread publishes its first planes, then takes its part of the
+        // initial residual, before anyone sweeps.
+        publish(*cur);
+#pragma omp barrier
         double contributed = slab_residual_sq();
         running_sq.fetch_add(contributed);
 #pragma omp barrier
@@ -365,8 +444,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             // measured at different times: a thread that iterated alone
             // while a neighbour was descheduled may have converged against
             // that neighbour's old planes, so the true residual at the stop
-            // can be larger (on an oversubscribed machine, much larger);
-            // --final-sync repairs it.
+            // can be larger; the check below confirms or refutes it.
             if (estimate < base.tol) {
               if (!stop.exchange(true)) {
                 stop_converged = true;
@@ -382,34 +460,31 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
           }
           {
             const auto scope = timers.time(omp_sweep_phase);
-            for (const Part& p : parts) {  // u_new = (sum of neighbours of u)/6 on the slab
+            for (const Part& p : parts) {  // next = (sum of neighbours of cur)/6 on the slab
               if (!p.below && !p.above) {
-                ops::jacobi_sweep_planes(u, u_new, p.begin, p.end);
-              } else if (racy) {
-                sweep_plane_racy(u, u_new, p.begin, p.below, p.above);
+                ops::jacobi_sweep_planes(*cur, *next, p.begin, p.end);
               } else {
-                const LockGuard lo(lock_below(p));
-                const LockGuard hi(lock_above(p));
-                ops::jacobi_sweep_planes(u, u_new, p.begin, p.end);
+                const LockGuard lo(p.below ? lock_below : nullptr);
+                const LockGuard hi(p.above ? lock_above : nullptr);
+                sweep_plane_boxed(*cur, *next, p.begin, p.below ? from_below : nullptr,
+                                  p.above ? from_above : nullptr, racy);
               }
             }
           }
           {
             const auto scope = timers.time(omp_copy_phase);
-            for (const Part& p : parts) {  // u = u_new on the slab
-              if (!p.below && !p.above) {
-                copy_planes(u_new, u, p.begin, p.end, false);
-              } else if (racy) {
-                copy_planes(u_new, u, p.begin, p.end, true);
-              } else {
-                const LockGuard lo(lock_below(p));
-                const LockGuard hi(lock_above(p));
-                copy_planes(u_new, u, p.begin, p.end, false);
-              }
-            }
+            publish(*next);
           }
+          std::swap(cur, next);
         }
-        // Every thread has left the asynchronous phase: nobody writes u now.
+        // Every thread has left the asynchronous phase: its iterate goes to u
+        // (its own planes: nobody else reads them), then the grid is quiescent.
+        if (cur != &u) {
+          const auto scope = timers.time(omp_copy_phase);
+          copy_planes(*cur, u, k0, k1);
+          cur = &u;
+          next = &u_new;
+        }
 #pragma omp barrier
 #pragma omp single
         verify_sq = 0.0;  // (the single's implicit barrier publishes it)
@@ -420,6 +495,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
         const bool verified = !stop_converged || std::sqrt(verify_sq) / b_norm < base.tol;
         if (verified || k >= base.max_iters) break;
         // Everyone has read verify_sq and stop_converged: restart the round.
+        // The mailboxes hold every thread's planes of u already.
 #pragma omp barrier
 #pragma omp single
         {
@@ -459,7 +535,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
 
   if (options.variant == OmpVariant::sync) {
     // The last iterate u^iterations is in u_new after an odd number of sweeps.
-    if (most % 2 == 1) u.swap(u_new);
+    if (!base.copy && most % 2 == 1) u.swap(u_new);
     result.residual_estimate = sync_residual;
     result.converged = sync_residual < base.tol;
     result.reason = result.converged ? "tolerance" : "max_iters";

@@ -658,6 +658,23 @@ class OpenMP(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertEqual(doc["environment"]["threads"], 2)
 
+    def test_sync_copy_gives_the_same_iterates_through_a_copy_loop(self):
+        runs = {}
+        for copy in ([], ["--copy"]):
+            code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "3",
+                                              "--local", "8,8,4", "--check-every", "7"] + copy)
+            self.assertEqual(code, 0, err)
+            runs[bool(copy)] = doc
+        self.assertTrue(runs[True]["method"]["copy"])
+        self.assertEqual(runs[True]["result"]["iterations"], runs[False]["result"]["iterations"])
+        self.assertEqual(runs[True]["result"]["true_residual"],
+                         runs[False]["result"]["true_residual"])
+        # The copy loop ran (and took time) only with --copy.
+        self.assertGreater(runs[True]["phases"]["copy"]["max"], 0.0)
+        self.assertEqual(runs[False]["phases"]["copy"]["max"], 0.0)
+        self.bad(["solve", "--transport", "omp", "--variant", "async", "--copy"],
+                 "--copy with --variant async")
+
     def test_max_iters_exit_code(self):
         code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
                                           "--local", "6,6,3", "--max-iters", "5"])

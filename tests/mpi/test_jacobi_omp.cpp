@@ -49,10 +49,11 @@ solvers::OmpJacobiOptions make_options(solvers::OmpVariant variant, int threads,
 }
 
 void expect_sync_matches_serial(const std::string& name, const Int3& global, int threads,
-                                double tol, int check_every) {
+                                double tol, int check_every, bool copy = false) {
   const auto problem = grid::make_problem(name, {});
-  const OmpRun run =
-      run_omp(*problem, global, make_options(solvers::OmpVariant::sync, threads, tol, check_every));
+  auto options = make_options(solvers::OmpVariant::sync, threads, tol, check_every);
+  options.base.copy = copy;  // the paper's second loop instead of a pointer swap
+  const OmpRun run = run_omp(*problem, global, options);
   const auto ref = reference::serial_jacobi(*problem, global, tol, 100000, check_every);
   EXPECT_EQ(run.result.iterations, ref.iterations) << name << " T=" << threads;
   ASSERT_EQ(run.result.thread_iterations.size(), static_cast<std::size_t>(threads));
@@ -78,6 +79,11 @@ TEST_P(OmpThreads, SyncEqualsSerialReferencePlume) {
 
 TEST_P(OmpThreads, SyncEqualsSerialReferenceOnes) {
   expect_sync_matches_serial("ones", {10, 9, 8}, GetParam(), 1e-6, 7);
+}
+
+TEST_P(OmpThreads, SyncWithCopyEqualsSerialReference) {
+  // An odd iteration count (check every 7): the iterate must be in u, not u_new.
+  expect_sync_matches_serial("plume", {12, 11, 13}, GetParam(), 1e-4, 7, /*copy=*/true);
 }
 
 TEST_P(OmpThreads, SyncStopsAtMaxIters) {

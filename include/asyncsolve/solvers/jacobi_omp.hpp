@@ -16,8 +16,9 @@ enum class OmpVariant { sync, async, racy };
 
 /// Settings of OpenMP Jacobi beyond those of JacobiOptions.
 struct OmpJacobiOptions {
-  /// tol, max_iters, check_every and monitor are used; halo_every, copy and
-  /// faults are not (the solver refuses halo_every != 1, copy and faults).
+  /// tol, max_iters, check_every, monitor and (sync only) copy are used;
+  /// halo_every and faults are not (the solver refuses halo_every != 1 and
+  /// faults).
   JacobiOptions base;
   OmpVariant variant = OmpVariant::sync;
   int threads = 1;     ///< OpenMP threads, 1 .. the number of z-planes
@@ -28,7 +29,7 @@ struct OmpJacobiOptions {
 /// result holds the largest over threads).
 enum OmpJacobiPhase : std::size_t {
   omp_sweep_phase,     ///< u_new = (sum of neighbours of u)/6 on the slab (async: lock waits included)
-  omp_copy_phase,      ///< async/racy: u = u_new on the slab
+  omp_copy_phase,      ///< sync --copy: u = u_new on the slab; async/racy: publishing the boundary planes
   omp_residual_phase,  ///< the slab's residual and its reduction or running-sum update
   omp_barrier_phase,   ///< sync: waiting at the barrier after the sweep
 };
