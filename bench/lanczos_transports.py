@@ -27,55 +27,44 @@ USAGE
     A transport is mpi:K (K buffers), rma (fence), rma:notify or shmem; shmem runs through
     --oshrun with OMPI_MCA_osc=ucx and is skipped if the binary has no
     OpenSHMEM. Before each run the script waits (at most --quiet-max-wait s)
-    until other processes use at most --quiet of the CPUs (from /proc/stat),
-    and records the busy share of the CPUs during each run (this includes the
-    run itself). --smoke: 8 sites, 2 ranks, 1 repeat, 5 iterations; checks the
-    document's shape.
+    until other processes use at most --quiet of the CPUs, and records the
+    CPU share other processes took while each run was in flight (bench/
+    benchkit.py's QuietGate and run_measured). --smoke: 8 sites, 2 ranks, 1
+    repeat, 5 iterations, no waiting; checks the document's shape.
 
 OUTPUT
     A table on stdout and, with --json, a document with schema
-    "asyncsolve.bench.lanczos_transports/1": parameters, every run (command,
-    time per iteration, phases, energy, busy share), and per configuration
-    the median/min/max of the time per iteration and of every phase.
+    "asyncsolve.bench.lanczos_transports/1": parameters, git commit, every
+    run (command, time per iteration, phases, energy, the CPU share of other
+    processes before and during it), and per configuration the
+    median/min/max of the time per iteration and of every phase.
     Exit codes: 0 success; 2 bad arguments; 4 a run failed or energies differ.
 """
 import argparse
-import json
 import os
-import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
+from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate, allow_root,
+                      git_commit, interleaved, launcher_line, load_document, ompi_environment,
+                      run_measured, split_launcher, spread, write_json)
+
+SCHEMA = "asyncsolve.bench.lanczos_transports/1"
+PROG = "lanczos_transports.py"
 PHASES = ["local", "remote", "reduce", "tridiagonal", "vector"]
+TRANSPORTS = ("rma", "rma:notify", "shmem")
 
 
-def cpu_times():
-    with open("/proc/stat") as f:
-        fields = [float(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)
-    return sum(fields), idle
+class Parser(argparse.ArgumentParser):
+    """argparse, but its errors are one line (BadArguments) rather than usage and exit."""
+
+    def error(self, message):
+        raise BadArguments(message)
 
 
-def busy_share(interval=0.5):
-    t0, i0 = cpu_times()
-    time.sleep(interval)
-    t1, i1 = cpu_times()
-    return 1.0 - (i1 - i0) / max(t1 - t0, 1e-9)
-
-
-def wait_quiet(limit, max_wait):
-    start = time.time()
-    share = busy_share()
-    while share > limit and time.time() - start < max_wait:
-        share = busy_share(1.0)
-    return share
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1].strip())
+def parse(argv):
+    ap = Parser(prog=PROG, description="TFIM Lanczos over every transport of the remote mat-vec")
     ap.add_argument("--binary", required=True)
     ap.add_argument("--sites", type=int, default=22)
     ap.add_argument("--ranks", default="2,4")
@@ -87,125 +76,140 @@ def main():
     ap.add_argument("--oshrun", default="oshrun")
     ap.add_argument("--quiet", type=float, default=0.25)
     ap.add_argument("--quiet-max-wait", type=float, default=120.0)
+    ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--json", default="")
     ap.add_argument("--smoke", action="store_true")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.smoke:
-        a.sites, a.ranks, a.iters, a.repeats, a.quiet_max_wait = 8, "2", 5, 1, 0.0
+        a.sites, a.ranks, a.iters, a.repeats, a.quiet = 8, "2", 5, 1, 0.0
     try:
-        ranks = [int(r) for r in a.ranks.split(",")]
-        transports = [t for t in a.transports.split(",") if t]
-        for t in transports:
-            if not (t in ("rma", "rma:notify", "shmem") or
-                    (t.startswith("mpi:") and int(t[4:]) >= 2)):
-                raise ValueError(t)
-    except ValueError as e:
-        print(f"lanczos_transports.py: bad --ranks or --transports ({e}); expected e.g. "
-              "--ranks 2,4 --transports mpi:2,mpi:3,rma,rma:notify,shmem", file=sys.stderr)
-        return 2
-    for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
-        os.environ.setdefault(k, "1")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    mpiexec = shlex.split(a.mpiexec.replace(";", " ")) + ["-q"]
-    oshrun = [a.oshrun, "--oversubscribe", "-q"]
-    info = subprocess.run([a.binary, "info"], capture_output=True, text=True).stdout
-    if "shmem transport built" not in info and "shmem" in transports:
-        print("lanczos_transports.py: no OpenSHMEM in this build, shmem skipped")
-        transports.remove("shmem")
+        a.rank_list = [int(r) for r in a.ranks.split(",")]
+    except ValueError:
+        raise BadArguments(f"--ranks '{a.ranks}': expected a comma-separated list of integers")
+    a.transport_list = [t for t in a.transports.split(",") if t]
+    for t in a.transport_list:
+        ok = t in TRANSPORTS
+        if t.startswith("mpi:"):
+            ok = t[4:].isdigit() and int(t[4:]) >= 2
+        if not ok:
+            raise BadArguments(f"--transports: '{t}' is not mpi:K (K >= 2), rma, rma:notify or "
+                               "shmem")
+    if a.sites < 2 or a.iters < 1 or a.repeats < 1:
+        raise BadArguments("--sites >= 2, --iters >= 1 and --repeats >= 1 expected")
+    return a
 
-    configs = [(p, t) for p in ranks for t in transports]
+
+def command(a, mpiexec, oshrun, ranks, transport, path):
+    """(argv, env) of one run."""
+    args = ["solve", "--method", "lanczos", "--problem", "tfim", "--sites", str(a.sites),
+            "--tol", "1e-300", "--max-iters", str(a.iters), "--json", path]
+    env = dict(os.environ)
+    launcher = mpiexec
+    if transport.startswith("mpi:"):
+        args += ["--transport", "mpi", "--buffers", transport[4:], "--chunk", str(a.chunk)]
+    elif transport == "rma:notify":
+        args += ["--transport", "rma", "--rma-sync", "notify"]
+    else:
+        args += ["--transport", transport]
+        if transport == "shmem":
+            launcher = oshrun
+            env["OMPI_MCA_osc"] = "ucx"
+    return launcher + ["-n", str(ranks), a.binary] + args, env
+
+
+def main(argv):
+    try:
+        a = parse(argv)
+    except BadArguments as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_ARGS
+    allow_root()
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    mpiexec, launcher_version = launcher_line(split_launcher(a.mpiexec))
+    oshrun, _ = launcher_line([a.oshrun, "--oversubscribe"])
+    transports = list(a.transport_list)
+    if "shmem" in transports:
+        text = subprocess.run([a.binary, "info"], capture_output=True, text=True).stdout
+        if "shmem transport built" not in text:
+            print(f"{PROG}: this build has no OpenSHMEM, shmem skipped")
+            transports.remove("shmem")
+    gate = QuietGate(a.quiet, a.quiet_max_wait)
+    configs = [(p, t) for p in a.rank_list for t in transports]
     runs = []
     failed = False
     with tempfile.TemporaryDirectory() as d:
-        for rep in range(a.repeats):
-            shift = rep % len(configs)
-            for p, t in configs[shift:] + configs[:shift]:
-                path = os.path.join(d, "r.json")
-                args = ["solve", "--method", "lanczos", "--problem", "tfim", "--sites",
-                        str(a.sites), "--tol", "1e-300", "--max-iters", str(a.iters),
-                        "--json", path]
-                env = dict(os.environ)
-                if t.startswith("mpi:"):
-                    args += ["--transport", "mpi", "--buffers", t[4:], "--chunk", str(a.chunk)]
-                    launcher = mpiexec
-                elif t == "rma:notify":
-                    args += ["--transport", "rma", "--rma-sync", "notify"]
-                    launcher = mpiexec
-                else:
-                    args += ["--transport", t]
-                    launcher = oshrun if t == "shmem" else mpiexec
-                    if t == "shmem":
-                        env["OMPI_MCA_osc"] = "ucx"
-                cmd = launcher + ["-n", str(p), a.binary] + args
-                before = wait_quiet(a.quiet, a.quiet_max_wait)
-                t0, i0 = cpu_times()
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                t1, i1 = cpu_times()
-                if proc.returncode not in (0, 3) or not os.path.exists(path):
-                    print(f"run failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stderr}",
-                          file=sys.stderr)
-                    failed = True
-                    continue
-                with open(path) as f:
-                    doc = json.load(f)
-                os.remove(path)
-                r = doc["result"]
-                it = r["iterations"]["max"]
-                runs.append({
-                    "ranks": p, "transport": t, "repeat": rep, "command": cmd,
-                    "iterations": it, "energy": r["energy"],
-                    "time_per_iteration_s": r["time_s"] / it,
-                    "phases_per_iteration_s": {k: doc["phases"][k]["max"] / it for k in PHASES},
-                    "busy_before": before,
-                    "busy_during": 1.0 - (i1 - i0) / max(t1 - t0, 1e-9),
-                })
+        path = os.path.join(d, "r.json")
+        for rep, (p, t) in interleaved(configs, a.repeats):
+            cmd, env = command(a, mpiexec, oshrun, p, t, path)
+            record = run_measured(cmd, a.timeout, gate, env)
+            # --tol 1e-300: every run stops after --iters with exit code 3.
+            if record["exit_code"] == 3:
+                record["error"] = None
+            doc = load_document(path, record) if record["error"] is None else None
+            if doc is not None and doc["result"]["reason"] != "max_iters":
+                record["error"] = f"stopped by {doc['result']['reason']}, expected max_iters"
+            if record["error"] is not None or doc is None:
+                print(f"{PROG}: run failed: {record['error']}: {record['command']}",
+                      file=sys.stderr)
+                failed = True
+                continue
+            os.remove(path)
+            it = doc["result"]["iterations"]["max"]
+            record.update({
+                "ranks": p, "transport": t, "repeat": rep, "iterations": it,
+                "energy": doc["result"]["energy"],
+                "time_per_iteration_s": doc["result"]["time_s"] / it,
+                "phases_per_iteration_s": {k: doc["phases"][k]["max"] / it for k in PHASES},
+            })
+            runs.append(record)
     summary = []
     for p, t in configs:
         mine = [r for r in runs if r["ranks"] == p and r["transport"] == t]
         if not mine:
             continue
-        def stats(values):
-            return {"median": statistics.median(values), "min": min(values), "max": max(values)}
         summary.append({
             "ranks": p, "transport": t, "runs": len(mine),
-            "time_per_iteration_s": stats([r["time_per_iteration_s"] for r in mine]),
-            "phases_per_iteration_s": {k: stats([r["phases_per_iteration_s"][k] for r in mine])
+            "time_per_iteration_s": spread([r["time_per_iteration_s"] for r in mine]),
+            "phases_per_iteration_s": {k: spread([r["phases_per_iteration_s"][k] for r in mine])
                                        for k in PHASES},
-            "busy_during": stats([r["busy_during"] for r in mine]),
+            "foreign_cpu_fraction": spread([r.get("foreign_cpu_fraction") for r in mine]),
         })
-    for p in ranks:
+    for p in a.rank_list:
         energies = {r["energy"] for r in runs if r["ranks"] == p}
         if len(energies) > 1:
-            print(f"energies differ on {p} ranks: {sorted(energies)}", file=sys.stderr)
+            print(f"{PROG}: energies differ on {p} ranks: {sorted(energies)}", file=sys.stderr)
             failed = True
 
     print(f"TFIM Lanczos, {a.sites} sites, {a.iters} iterations, median (min-max) of "
-          f"{a.repeats} interleaved repeats; ms per iteration, phases max over ranks")
+          f"{a.repeats} interleaved repeats; ms per iteration, phases max over ranks; "
+          "others: CPU share of other processes during the runs (median)")
     print(f"{'ranks':>5} {'transport':>10} {'total':>20} " +
-          " ".join(f"{k:>11}" for k in PHASES) + f" {'busy':>5}")
+          " ".join(f"{k:>11}" for k in PHASES) + f" {'others':>6}")
     for s in summary:
         tot = s["time_per_iteration_s"]
         line = (f"{s['ranks']:>5} {s['transport']:>10} "
                 f"{tot['median'] * 1e3:8.2f} ({tot['min'] * 1e3:5.2f}-{tot['max'] * 1e3:5.2f}) ")
-        line += " ".join(f"{s['phases_per_iteration_s'][k]['median'] * 1e3:11.2f}" for k in PHASES)
-        line += f" {s['busy_during']['median']:5.2f}"
+        line += " ".join(f"{s['phases_per_iteration_s'][k]['median'] * 1e3:11.2f}"
+                         for k in PHASES)
+        other = s["foreign_cpu_fraction"]
+        line += f" {other['median']:6.2f}" if other else f" {'-':>6}"
         print(line)
-    doc = {"schema": "asyncsolve.bench.lanczos_transports/1",
-           "parameters": {"sites": a.sites, "ranks": ranks, "iters": a.iters,
+    doc = {"schema": SCHEMA, "git": git_commit(), "launcher": launcher_version,
+           "environment": ompi_environment(),
+           "parameters": {"sites": a.sites, "ranks": a.rank_list, "iters": a.iters,
                           "repeats": a.repeats, "transports": transports, "chunk": a.chunk,
-                          "quiet": a.quiet, "binary": a.binary},
+                          "quiet": a.quiet, "quiet_max_wait": a.quiet_max_wait,
+                          "binary": a.binary},
            "runs": runs, "summary": summary}
     if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(doc, f, indent=2)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, doc)
     if a.smoke:
         if not runs or any(set(s["phases_per_iteration_s"]) != set(PHASES) for s in summary) \
                 or any(r["iterations"] != a.iters for r in runs):
-            print("smoke: the document lacks runs or fields", file=sys.stderr)
-            return 4
-    return 4 if failed else 0
+            print(f"{PROG}: smoke: the document lacks runs or fields", file=sys.stderr)
+            return EXIT_FAILED
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
