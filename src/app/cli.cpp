@@ -20,6 +20,7 @@
 #include "asyncsolve/solvers/hybrid.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/version.hpp"
+#include "spin_options.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -46,14 +47,16 @@ struct RawSolve {
 std::vector<std::string> method_names() {
   std::vector<std::string> names{"jacobi"};
   for (const auto& m : solvers::krylov_method_names()) names.push_back(m);
+  names.push_back("lanczos");
   return names;
 }
 
 void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.option_defaults()->always_capture_default();
   solve.add_option("--problem", c.problem,
-                   "Model problem: plume (paper 000), ones (paper 001) or laplace27 (paper 003's "
-                   "27-point Laplacian, b = 1; Krylov methods only)");
+                   "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
+                   "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
+                   "transverse-field Ising model; --method lanczos)");
   solve.add_option("--offset", c.offset,
                    "Added to plume's boundary values and initial guess (paper 000 §6.1)");
   solve.add_option("--global", raw.global,
@@ -67,8 +70,8 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
       ->default_str("auto");
   solve.add_option("--method", c.method,
                    "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
-                   "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products) or pipecg "
-                   "(pipelined CG)");
+                   "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
+                   "(pipelined CG) or lanczos (ground state of --problem tfim)");
   solve.add_option("--variant", c.variant,
                    "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
   solve.add_option("--transport", c.transport,
@@ -136,6 +139,7 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "Seconds between --monitor lines (each residual check at most)");
   solve.add_option("--json", c.json_path, "Write the result document to this file")
       ->default_str("");
+  add_spin_options(solve, c);
 }
 
 /// `thread` or `thread:US` (US >= 0): sets progress_thread_us and returns
@@ -248,6 +252,12 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   if (!raw.dims.empty()) c.decomposition.dims = core::parse_triple(raw.dims, "--dims");
   if (c.decomposition.global && c.decomposition.local) {
     throw InputError("--global and --local both given: expected one of them");
+  }
+  if (c.method == "lanczos" || c.problem == "tfim") {
+    validate_spin(c, SpinRaw{!raw.global.empty() || !raw.local.empty() || !raw.dims.empty(),
+                             raw.tol != nullptr && raw.tol->count() > 0,
+                             raw.threads != nullptr && raw.threads->count() > 0});
+    return;
   }
   expect_one_of("--problem", c.problem, grid::problem_names());
   if (!std::isfinite(c.offset)) throw InputError(fmt::format("--offset {}: expected a finite number", c.offset));
@@ -794,7 +804,11 @@ bool BenchAllreduceConfig::has_mode(std::string_view mode) const {
   return false;
 }
 
-bool is_krylov(const SolveConfig& config) { return config.method != "jacobi"; }
+bool is_lanczos(const SolveConfig& config) { return config.method == "lanczos"; }
+
+bool is_krylov(const SolveConfig& config) {
+  return config.method != "jacobi" && !is_lanczos(config);
+}
 
 bool is_hybrid(const SolveConfig& config) { return config.hybrid != "none"; }
 

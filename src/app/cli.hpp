@@ -11,6 +11,20 @@
 
 namespace asyncsolve::app {
 
+/// What --method lanczos --problem tfim takes (paper 004's SPIN benchmark).
+struct SpinConfig {
+  int sites = 16;                ///< n: 2^n states (chain; square: L W)
+  bool sites_given = false;
+  double coupling = 1.0;         ///< J of J sum_<ij> Z_i Z_j
+  double field = 1.0;            ///< Gamma of Gamma sum_i X_i
+  std::string lattice = "chain"; ///< chain or square:LxW
+  int length = 0;                ///< square: L (0 for the chain)
+  int width = 0;                 ///< square: W
+  int buffers = 2;               ///< --transport mpi: K round-robin receive buffers
+  long chunk = 32768;            ///< --transport mpi: doubles per message
+  std::string rma_sync = "fence";  ///< --transport rma: fence or notify
+};
+
 /// Everything `asyncsolve solve` takes, validated except for what depends on
 /// the rank count (checked when the decomposition is created).
 struct SolveConfig {
@@ -50,7 +64,11 @@ struct SolveConfig {
   int test_every = 4;       ///< interior planes between tests of the halo exchange (0: never)
   std::string pc = "auto";  ///< resolved: none for cg, jacobi for pcg*, none or jacobi for pipecg
   double shift = 0.0;       ///< solve (A + shift I) x = b
+  SpinConfig spin;          ///< --method lanczos --problem tfim
 };
+
+/// True for --method lanczos (the TFIM ground state, paper 004).
+bool is_lanczos(const SolveConfig& config);
 
 /// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
 bool is_krylov(const SolveConfig& config);

@@ -16,6 +16,15 @@ namespace asyncsolve::app {
 core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
                          const par::Environment& env, const std::vector<std::string>& command);
 
+/// Collective over `world`: runs `asyncsolve solve --method lanczos
+/// --problem tfim` (paper 004's SPIN benchmark; called by run_solve). Prints
+/// the summary and writes the result document on rank 0. Throws
+/// core::InputError (identically on every rank) for a rank count that is not
+/// a power of two, too many ranks or sites for memory, or a transport that
+/// cannot run.
+core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
+                           const par::Environment& env, const std::vector<std::string>& command);
+
 /// Collective over `world`: runs `asyncsolve bench allreduce` (latency,
 /// overlap and noise modes). Prints the tables and writes the result document
 /// (schema asyncsolve.bench.allreduce/1) on rank 0. Throws core::InputError

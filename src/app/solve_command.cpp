@@ -415,6 +415,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
 
 core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
                          const par::Environment& env, const std::vector<std::string>& command) {
+  if (is_lanczos(config)) return run_lanczos(config, world, env, command);
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
   const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});

@@ -179,7 +179,6 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"solve", "--variant", "async", "--transport", "tcp"}, "'tcp'"},
       {{"solve", "--transport", "omp", "--threads", "0"}, "--threads 0"},
       {{"solve", "--threads", "2"}, "--threads 2 with --transport mpi"},
-      {{"solve", "--transport", "omp", "--copy"}, "--copy with --transport omp"},
       {{"solve", "--transport", "omp", "--allreduce", "mpi"}, "--allreduce mpi"},
       {{"solve", "--transport", "omp", "--slow-rank", "0"}, "--slow-rank 0"},
       {{"solve", "--halo", "magic"}, "waitall"},
