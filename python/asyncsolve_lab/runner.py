@@ -106,7 +106,7 @@ class RunFolder:
     """The results folder of one suite."""
 
     def __init__(self, root: Path):
-        self.root = Path(root)
+        self.root = Path(root).absolute()
         self.runs = self.root / "runs"
 
     def doc(self, run_id: str) -> Path:
