@@ -54,53 +54,125 @@ def _panel_groups(gs: list[Group], prefer_async=True) -> list[Group]:
     return chosen[:MAX_PANELS]
 
 
-def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | None:
-    """y (median over repeats, bars min–max) against x, a line per other varying
-    key and regime."""
-    fn, ylabel = Y_QUANTITIES[y]
+def _xlabel(x: str) -> str:
+    return {"ranks": "MPI ranks", "max-in-flight": "R = --max-in-flight (messages)",
+            "halo-every": "N = --halo-every (iterations between halo swaps)",
+            "local": "--local (points per rank)", "noise-hz": "noise frequency (Hz)",
+            "noise-us": "noise duration (µs)", "slow-factor": "slow-down factor of one rank",
+            "slow-rank": "--slow-rank (-1: no straggler)",
+            "check-every": "residual check period (iterations)",
+            "test-every": "halo test period (planes)"}.get(x, f"--{x}")
+
+
+def _series_keys(gs: list[Group], x: str) -> list[str]:
     keys = [k for k in varying_keys(gs) if k != x]
-    regimes = {g.regime for g in gs}
-    series: dict[tuple, list[tuple]] = defaultdict(list)
+    if x != "ranks" and len({g.ranks for g in gs}) > 1:
+        keys = ["ranks"] + keys
+    return keys
+
+
+def _series_name(g: Group, keys: list[str]) -> str:
+    return ", ".join(f"{k}={g.ranks if k == 'ranks' else g.config.get(k)}" for k in keys) \
+        or "all runs"
+
+
+def _regime_panels(gs: list[Group], width: float = 6.2, height: float = 4.2):
+    regimes = list(dict.fromkeys(g.regime for g in gs))
+    fig, axes = plt.subplots(1, len(regimes), figsize=(width * len(regimes), height),
+                             squeeze=False, sharey=True)
+    return fig, dict(zip(regimes, axes.flat))
+
+
+def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | None:
+    """y (median over repeats, bars min–max) against x: a panel per regime, a
+    line (colour) per combination of the other varying keys."""
+    fn, ylabel = Y_QUANTITIES[y]
+    keys = _series_keys(gs, x)
+    points: dict[tuple, list[tuple]] = defaultdict(list)
     for g in gs:
         s = g.spread(fn)
-        if s.median is None:
-            continue
-        xv = g.ranks if x == "ranks" else g.config.get(x)
-        series[(g.regime, _series_label(g, keys, regimes))].append((xv, s))
-    if not series:
+        if s.median is not None:
+            xv = g.ranks if x == "ranks" else g.config.get(x)
+            points[(g.regime, _series_name(g, keys))].append((xv, s))
+    if not points:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    xs_all = [xv for pts in series.values() for xv, _ in pts]
+    names = list(dict.fromkeys(name for _, name in points))
+    colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
+    xs_all = [xv for pts in points.values() for xv, _ in pts]
     numeric = _numeric(xs_all)
-    cats = sorted(set(map(str, xs_all)), key=lambda v: xs_all[[str(a) for a in xs_all].index(v)]
-                  if not numeric else 0)
-    for (regime, label), pts in series.items():
+    cats = list(dict.fromkeys(str(v) for v in xs_all))
+    fig, panels = _regime_panels([g for g in gs if g.ok])
+    for (regime, name), pts in points.items():
+        ax = panels[regime]
         pts.sort(key=lambda p: p[0] if numeric else cats.index(str(p[0])))
         xs = [p[0] if numeric else cats.index(str(p[0])) for p in pts]
         med = [p[1].median for p in pts]
         err = [[m - p[1].lo for m, p in zip(med, pts)], [p[1].hi - m for m, p in zip(med, pts)]]
-        ax.errorbar(xs, med, yerr=err, capsize=3, label=label, **_style(regime))
-    if numeric:
-        _log2_axis(ax, xs_all)
-        if x == "ranks" or all(float(v).is_integer() for v in xs_all):
-            ax.set_xticks(sorted(set(xs_all)))
-            ax.set_xticklabels([str(v) for v in sorted(set(xs_all))])
-    else:
+        ax.errorbar(xs, med, yerr=err, capsize=3, label=name, color=colours[name],
+                    **_style(regime))
+    for regime, ax in panels.items():
+        if numeric:
+            _log2_axis(ax, xs_all)
+            ticks = sorted(set(xs_all))
+            if len(ticks) <= 12:
+                ax.set_xticks(ticks)
+                ax.set_xticklabels([f"{v:g}" for v in ticks])
+        else:
+            ax.set_xticks(range(len(cats)))
+            ax.set_xticklabels(cats)
+        if y == "true_residual":
+            ax.set_yscale("log")
+        ax.set_xlabel(_xlabel(x))
+        ax.set_title(REGIME_NAME.get(regime, regime), fontsize=10)
+        ax.legend(loc="best", fontsize=7)
+    next(iter(panels.values())).set_ylabel(ylabel)
+    fig.suptitle(title or f"{ylabel.split(' (')[0].capitalize()} vs {_xlabel(x).split(' (')[0]}"
+                 " (median; bars: min–max over repeats)")
+    fig.tight_layout()
+    return fig
+
+
+def bars(gs: list[Group], x: str, y: str, series: str | None = None,
+         title: str | None = None) -> Figure | None:
+    """Grouped bars of y (median, whiskers min–max) per value of x, a bar per
+    value of the other varying keys; a panel per regime; the largest rank
+    count only when x is not ranks."""
+    fn, ylabel = Y_QUANTITIES[y]
+    note = ""
+    if x != "ranks" and len({g.ranks for g in gs}) > 1:
+        top = max(g.ranks for g in gs)
+        gs = [g for g in gs if g.ranks == top]
+        note = f", {top} ranks"
+    keys = [series] if series else [k for k in varying_keys(gs) if k != x]
+    cats = list(dict.fromkeys(str(g.ranks if x == "ranks" else g.config.get(x)) for g in gs))
+    names = list(dict.fromkeys(_series_name(g, keys) for g in gs))
+    colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
+    ok = [g for g in gs if g.ok]
+    if not ok:
+        return None
+    fig, panels = _regime_panels(ok, width=5.5)
+    width = 0.8 / max(1, len(names))
+    for g in ok:
+        s = g.spread(fn)
+        if s.median is None:
+            continue
+        ax = panels[g.regime]
+        i = names.index(_series_name(g, keys))
+        pos = cats.index(str(g.ranks if x == "ranks" else g.config.get(x))) + (i - (len(names)
+                                                                                 - 1) / 2) * width
+        ax.bar(pos, s.median, width, color=colours[names[i]],
+               yerr=[[s.median - s.lo], [s.hi - s.median]], capsize=3)
+    for regime, ax in panels.items():
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats)
-    if y == "true_residual":
-        ax.set_yscale("log")
-    xlabel = {"ranks": "MPI ranks", "max-in-flight": "R = --max-in-flight (messages)",
-              "halo-every": "N = --halo-every (iterations between halo swaps)",
-              "local": "--local (points per rank)", "noise-hz": "noise frequency (Hz)",
-              "noise-us": "noise duration (µs)", "slow-factor": "slow-down factor of one rank",
-              "check-every": "residual check period (iterations)",
-              "test-every": "halo test period (planes)"}.get(x, f"--{x}")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title or f"{ylabel.split(' (')[0].capitalize()} vs {xlabel.split(' (')[0]}"
-                 " (median, bars: min–max over repeats)")
-    ax.legend(title=", ".join(keys) if keys else None, loc="best")
+        ax.set_xlabel(_xlabel(x))
+        ax.set_title(REGIME_NAME.get(regime, regime) + note, fontsize=10)
+        from matplotlib.patches import Patch
+        ax.legend(handles=[Patch(color=colours[n], label=n) for n in names], loc="best",
+                  fontsize=7)
+    next(iter(panels.values())).set_ylabel(ylabel)
+    fig.suptitle(title or f"{ylabel.split(' (')[0].capitalize()} by {_xlabel(x).split(' (')[0]}"
+                 " (median; whiskers: min–max over repeats)")
     fig.tight_layout()
     return fig
 
@@ -143,20 +215,26 @@ def convergence(gs: list[Group], title: str | None = None) -> Figure | None:
         by_rank: dict[int, list] = defaultdict(list)
         for h in rec.doc["history"]:
             by_rank[h.get("rank", h.get("thread", 0))].append(h)
+        local = all("local_residual" in h for h in rec.doc["history"])
         for rank, hs in sorted(by_rank.items()):
             hs.sort(key=lambda h: h["time_s"])
-            res = [h["residual"] for h in hs]
-            row[0].plot([h["iteration"] for h in hs], res, marker=".", label=f"rank {rank}")
-            row[1].plot([h["time_s"] for h in hs], res, marker=".", label=f"rank {rank}")
-        for ax, xl in zip(row, ("iteration (of that rank)", "time since start (s)")):
+            style = dict(marker="." if len(hs) < 60 else None, linewidth=1.2, label=f"rank {rank}")
+            row[0].plot([h["iteration"] for h in hs], [h["residual"] for h in hs], **style)
+            row[1].plot([h["time_s"] for h in hs],
+                        [h["local_residual" if local else "residual"] for h in hs], **style)
+        ylabels = ("global residual estimate", "rank's local residual" if local else
+                   "global residual estimate")
+        for ax, xl, yl in zip(row, ("iteration (of that rank)", "time since start (s)"),
+                              ylabels):
             ax.set_yscale("log")
             ax.set_xlabel(xl)
-            ax.set_ylabel("residual estimate")
+            ax.set_ylabel(yl)
             ax.set_title(f"{g.label(keys)} ({g.regime}, {g.ranks} ranks, repeat "
                          f"{rec.repeat + 1})", fontsize=9)
             if len(by_rank) <= 8:
                 ax.legend(loc="upper right", ncol=2)
-    fig.suptitle(title or "Convergence profiles: residual vs iteration and vs time, per rank")
+    fig.suptitle(title or "Convergence profiles, one line per rank: the global estimate vs each "
+                 "rank's iterations, and each rank's local residual vs time")
     fig.tight_layout()
     return fig
 
@@ -172,7 +250,7 @@ def phases(gs: list[Group], title: str | None = None) -> Figure | None:
     names: list[str] = []
     for _, p in rows:
         names += [k for k in p if k not in names]
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.8))
+    fig, ax = plt.subplots(figsize=(10, 0.42 * len(rows) + 2.6))
     labels = [f"{g.label(keys)} · {g.regime} · {g.ranks}r" for g, _ in rows]
     left = [0.0] * len(rows)
     cmap = plt.get_cmap("tab20")
@@ -185,7 +263,8 @@ def phases(gs: list[Group], title: str | None = None) -> Figure | None:
     ax.invert_yaxis()
     ax.set_xlabel("time (s): each phase's maximum over ranks, median over repeats")
     ax.set_title(title or "Phase breakdown")
-    ax.legend(loc="lower right", ncol=3, fontsize=7)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=6, fontsize=7,
+              frameon=False)
     fig.tight_layout()
     return fig
 
@@ -361,6 +440,9 @@ def make(spec: dict, records) -> Figure | None:
     if not any(g.ok for g in gs):
         return None
     kind, title = spec["kind"], spec.get("title")
+    if kind == "bars":
+        return bars(gs, spec.get("x", "ranks"), spec.get("y") or "time", spec.get("series"),
+                    title)
     if kind in ("line", "rate", "time"):
         y = spec.get("y") or ("rate" if kind == "rate" else "time")
         return line(gs, spec.get("x", "ranks"), y, title)

@@ -26,7 +26,7 @@ from . import LabError
 PROGRAM = re.compile(r"^(solve|(bench|model) [a-z0-9_-]+|bench/[A-Za-z0-9_-]+)$")
 REGIMES = ("shm", "tcp")
 LAUNCHERS = ("mpirun", "oshrun", "none")
-PLOT_KINDS = ("histogram", "convergence", "rate", "time", "line", "phases", "allreduce",
+PLOT_KINDS = ("histogram", "convergence", "rate", "time", "line", "bars", "phases", "allreduce",
               "noise", "model", "beff", "mvm")
 #: y quantities of line plots (kind "line", "rate", "time").
 LINE_Y = ("time", "rate", "iterations", "time_per_iteration", "true_residual")
@@ -453,8 +453,11 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
         for k, v in p.items():
             ck.scalar(v, pkp + (k,), f"plots.{k}", (str,))
         ck.choice(p["kind"], pkp + ("kind",), "kind", PLOT_KINDS)
-        if p["kind"] == "line" and "x" not in p:
-            raise ck.fail(pkp, "a 'line' plot needs x (ranks or a matrix key)")
+        if p["kind"] in ("line", "bars") and "x" not in p:
+            raise ck.fail(pkp, f"a '{p['kind']}' plot needs x (ranks or a matrix key)")
+        if "series" in p and p["series"] not in exp.matrix:
+            raise ck.fail(pkp + ("series",), f"plot series {p['series']!r} is not a matrix key "
+                          f"of experiment {name!r}")
         if "x" in p and p["x"] not in ("ranks", *exp.matrix):
             raise ck.fail(pkp + ("x",), f"plot x {p['x']!r} is neither 'ranks' nor a matrix key "
                           f"of experiment {name!r}")
