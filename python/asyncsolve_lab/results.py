@@ -167,7 +167,7 @@ class Group:
 def groups(records: list[Record]) -> list[Group]:
     """Configurations in first-seen order, each with its repeats."""
     out: dict[tuple, Group] = {}
-    for r in sorted(records, key=lambda r: (r.repeat, str(r.path))):
+    for r in sorted(records, key=lambda r: (r.sidecar.get("order", 0), r.repeat, str(r.path))):
         g = out.get(r.key())
         if g is None:
             g = out[r.key()] = Group(regime=r.regime, ranks=r.ranks, config=dict(r.config))

@@ -168,7 +168,8 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
     doc_path.unlink(missing_ok=True)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record = {"schema": RUN_SCHEMA, "lab_version": __version__, "suite": suite_name,
-              "run_id": run.run_id, "experiment": run.experiment, "program": run.program,
+              "run_id": run.run_id, "order": run.order, "experiment": run.experiment,
+              "program": run.program,
               "regime": run.regime, "ranks": run.ranks, "repeat": run.repeat,
               "config": run.config, "options": run.options, "launcher": run.launcher,
               "timeout_s": run.timeout_s, "cores": cores(), "started": started}

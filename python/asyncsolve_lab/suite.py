@@ -162,6 +162,7 @@ class RunSpec:
     launcher: str
     timeout_s: float
     env: dict[str, str]
+    order: int = 0  # the configuration's place in the suite (repeats share it)
 
     @property
     def label(self) -> str:
@@ -213,9 +214,10 @@ class Suite:
         runs = []
         top = max((e.repeats for e in self.experiments), default=0)
         for repeat in range(top):
-            for exp, c in configs:
+            for order, (exp, c) in enumerate(configs):
                 if repeat < exp.repeats:
                     runs.append(_make_run(exp, c, repeat))
+                    runs[-1].order = order
         return runs
 
 
