@@ -347,6 +347,10 @@ def model(gs: list[Group], title: str | None = None) -> Figure | None:
     chosen = _by_regime_first(gs)
     if not chosen:
         return None
+    quantities = [g.first_ok().doc["quantities"] for g in chosen
+                  if g.first_ok().doc.get("quantities")]
+    if quantities:
+        return _model_quantities(quantities, title)
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for g in chosen:
         fit = g.first_ok().doc.get("fit")
@@ -367,6 +371,26 @@ def model(gs: list[Group], title: str | None = None) -> Figure | None:
     ax.set_xlabel("n_k^loc (planes per rank)")
     ax.set_ylabel("performance ratio ε")
     ax.set_title(title or "Hybrid model (paper 002 Figure 6): ε measured and fitted")
+    ax.legend(loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def _model_quantities(qs: list[dict], title: str | None) -> Figure:
+    """model hybrid without --fit: ε of eq. 3 against f_comm, a line per f_comp,non."""
+    series: dict[float, list] = defaultdict(list)
+    for q in qs:
+        series[q["f_comp_non"]].append((q["f_comm"], q["epsilon"]))
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for non, pts in sorted(series.items()):
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                label=f"f_comp,non = {non:g}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("f_comm (share of T_masteronly spent communicating)")
+    ax.set_ylabel("ε = T_masteronly / T_funneled")
+    n, m = qs[0].get("threads"), qs[0].get("reserved")
+    ax.set_title(title or f"Hybrid model, eq. 3 (paper 002 Figure 5): n = {n}, m = {m}")
     ax.legend(loc="best")
     fig.tight_layout()
     return fig

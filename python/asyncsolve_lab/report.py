@@ -150,6 +150,18 @@ def beff_table(gs: list[Group], title: str) -> Table | None:
 
 
 def model_table(gs: list[Group], title: str) -> Table | None:
+    if any(r.doc.get("quantities") for g in gs for r in g.ok):
+        t = Table(title=title, columns=["n", "m", "f_comp,non", "f_comm", "ε", "limited by",
+                                        "ε max", "f_comm,best"])
+        for g in gs:
+            r = g.first_ok()
+            q = r.doc.get("quantities") if r else None
+            if q:
+                t.rows.append([str(q["threads"]), str(q["reserved"]), _fmt(q["f_comp_non"]),
+                               _fmt(q["f_comm"]), _fmt(q["epsilon"]), q["limited_by"],
+                               _fmt(q["epsilon_max"]), _fmt(q["f_comm_best"])])
+        t.note = "ε = T_masteronly / T_funneled of eq. 3: above 1 the reserved thread pays."
+        return t
     t = Table(title=title, columns=["regime", "x_comm/x_MVM,overlap", "x_MVM,non/x_MVM,overlap",
                                     "n_k^loc at ε = 1", "ε max (at n_k^loc)", "rms ε error"])
     for g in gs:
