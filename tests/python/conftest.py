@@ -32,7 +32,8 @@ title = "Jacobi sync and async"
 program = "solve"
 ranks = [1, 2]
 plots = ["histogram", "convergence", { kind = "rate", x = "ranks" },
-         { kind = "line", x = "variant", y = "iterations" }]
+         { kind = "line", x = "variant", y = "iterations" },
+         { kind = "bars", x = "variant", y = "time" }]
 [experiment.options]
 local = "8,8,8"
 tol = 1e-3
@@ -105,6 +106,16 @@ program = "model hybrid"
 plots = ["model"]
 [experiment.options]
 fit = "{doc:mvm}"
+
+[[experiment]]
+name = "epsilon"
+program = "model hybrid"
+plots = ["model"]
+[experiment.options]
+threads = 8
+f-comp-non = 0.2
+[experiment.matrix]
+f-comm = [0.0, 0.2, 0.43]
 
 [[experiment]]
 name = "beff"

@@ -31,7 +31,7 @@ def test_report_from_the_tiny_suite(tiny_results, tmp_path):
     assert "| shm | 2 | async |" in text
     # figures: histogram, convergence, rate vs ranks, iterations vs variant
     kinds = [name.split("-")[-1] for _, name, _ in sections[0].figures]
-    assert kinds == ["histogram.png", "convergence.png", "rate.png", "line.png"]
+    assert kinds == ["histogram.png", "convergence.png", "rate.png", "line.png", "bars.png"]
     for _, name, _ in sections[0].figures:
         assert (tmp_path / "out" / "plots" / name).stat().st_size > 5000
         assert f"](plots/{name})" in text
@@ -50,7 +50,9 @@ def test_report_from_the_tiny_suite(tiny_results, tmp_path):
 def test_report_from_every_benchmark_document(bench_results, tmp_path):
     md, page, res, sections = write_report(bench_results, tmp_path / "out")
     by = {s.name: s for s in sections}
-    assert set(by) == {"allreduce", "mvm", "model", "beff"}
+    assert set(by) == {"allreduce", "mvm", "model", "epsilon", "beff"}
+    eps = by["epsilon"].tables[0]
+    assert eps.columns[:4] == ["n", "m", "f_comp,non", "f_comm"] and len(eps.rows) == 3
     for name, section in by.items():
         assert section.counts.endswith("0 failed"), (name, section.failures)
         assert section.tables, name
