@@ -42,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     console = Console(highlight=False)
+    if not console.is_terminal:  # a log or a pipe: room for the tables
+        console = Console(highlight=False, width=160)
     err = Console(stderr=True, highlight=False)
     args = _parser().parse_args(argv)
     try:

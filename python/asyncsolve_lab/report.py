@@ -324,11 +324,17 @@ def summary_tables(sections: list[Section]) -> list[Table]:
 
 
 def print_tables(tables: list[Table], console) -> None:
+    """The tables on the terminal, compact: medians only, no residual column."""
+    import re
+
     from rich.table import Table as RichTable
     for t in tables:
-        rt = RichTable(title=t.title, title_justify="left", show_lines=False)
-        for c in t.columns:
-            rt.add_column(html.unescape(c), justify="left" if c in ("regime",) else "right")
+        keep = [i for i, c in enumerate(t.columns) if c != "true residual"]
+        rt = RichTable(title=t.title, title_justify="left", title_style="bold",
+                       show_lines=False, pad_edge=False)
+        for i in keep:
+            c = t.columns[i]
+            rt.add_column(c, justify="left" if i == 0 else "right", no_wrap=True)
         for row in t.rows:
-            rt.add_row(*row)
+            rt.add_row(*[re.sub(r" \(.*\)$", "", row[i]) for i in keep])
         console.print(rt)
