@@ -86,8 +86,9 @@ def phase_table(gs: list[Group], title: str) -> Table | None:
     names: list[str] = []
     for _, p in cols:
         names += [k for k in p if k not in names]
-    t = Table(title=title, columns=["phase (s)"] + [f"{g.label(keys)} · {g.regime} · {g.ranks}r"
-                                                    for g, _ in cols])
+    t = Table(title=title, columns=["phase (s)"] + [
+        ", ".join([str(g.config.get(k)) for k in keys] + [g.regime, f"{g.ranks} ranks"])
+        for g, _ in cols])
     for n in names:
         t.rows.append([n] + [_fmt(p.get(n)) for _, p in cols])
     t.rows.append(["solver time"] + [_fmt(g.spread(lambda d: d["result"]["time_s"]).median)
