@@ -36,7 +36,8 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
     """Return the schema name if `schema` is one this lab reads, else raise SchemaError."""
     allowed = DOCUMENT_SCHEMAS if allowed is None else allowed
     if not isinstance(schema, str) or "/" not in schema:
-        raise SchemaError(f"{where}: no schema field (\"name/version\"); not an asyncsolve document")
+        raise SchemaError(f"{where}: no schema field (\"name/version\"); "
+                          "not an asyncsolve document")
     name, _, version = schema.rpartition("/")
     if name not in allowed:
         known = ", ".join(f"{n}/{v}" for n, v in sorted(allowed.items()))

@@ -4,10 +4,9 @@ files) and as one self-contained HTML page (plots embedded as base64 PNG)."""
 from __future__ import annotations
 
 import base64
-import html
 import io
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -307,7 +306,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
                                                                                   ""),
             "runs": len(res.records), "ok": n_ok, "failed": len(res.records) - n_ok,
             "environment": _environment(res),
-            "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     md_path = out / "report.md"
     md_path.write_text(_markdown(res, sections, meta), encoding="utf-8")
     env = Environment(loader=PackageLoader("asyncsolve_lab", "templates"),

@@ -127,7 +127,7 @@ class Spread:
     n: int = 0
 
     @staticmethod
-    def of(values) -> "Spread":
+    def of(values) -> Spread:
         vals = [float(v) for v in values if v is not None]
         if not vals:
             return Spread(None, None, None, 0)

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema
@@ -166,7 +166,7 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
     stops the run, removes its partial document and propagates."""
     doc_path = folder.doc(run.run_id)
     doc_path.unlink(missing_ok=True)
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     record = {"schema": RUN_SCHEMA, "lab_version": __version__, "suite": suite_name,
               "run_id": run.run_id, "order": run.order, "experiment": run.experiment,
               "program": run.program,
@@ -254,8 +254,14 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
     """Run every unfinished run of `suite` into `results`. Returns counts."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = console or Console(stderr=False, highlight=False)
     check_suite(suite, caps)  # before running anything

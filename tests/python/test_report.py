@@ -8,11 +8,9 @@ import subprocess
 import sys
 
 import pytest
-
 from asyncsolve_lab import SchemaError
 from asyncsolve_lab.report import write_report
 from asyncsolve_lab.results import groups, load_results
-
 from conftest import ROOT
 
 

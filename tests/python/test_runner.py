@@ -10,11 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from asyncsolve_lab import runner
 from asyncsolve_lab.capabilities import check_suite, parse_help
 from asyncsolve_lab.suite import SuiteError, parse_suite
-
 from conftest import ROOT, TINY_SUITE, run_text
 
 

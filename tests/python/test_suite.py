@@ -6,7 +6,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from asyncsolve_lab.suite import KeyLocator, SuiteError, load_suite, parse_suite
 
 ROOT = Path(__file__).resolve().parents[2]
