@@ -167,3 +167,12 @@ def test_cli_exit_code_2_with_the_line(tmp_path):
                           env={"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 2, proc.stderr
     assert f"{bad}:22: unknown key 'repaets'" in proc.stderr
+
+
+def test_the_readme_example_suite_parses():
+    import re
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Suite files"):]
+    example = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    suite = parse_suite(example, Path("README.md"))
+    assert len(suite.runs()) == 90
