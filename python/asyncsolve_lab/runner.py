@@ -31,6 +31,8 @@ REGIME_MCA = {
     "shm": [("pml", "ob1"), ("btl", "self,vader")],
     "tcp": [("pml", "ob1"), ("btl", "self,tcp"), ("btl_tcp_if_include", "lo")],
 }
+#: Variables of the lab's own environment that steer the runs (recorded).
+INHERITED_PREFIXES = ("OMPI_", "OMP_", "UCX_", "ASAN_", "UBSAN_", "TSAN_")
 STDERR_KEEP = 20000
 STDOUT_KEEP = 4000
 
@@ -187,7 +189,9 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
                 return record
             options[key] = str(found)
     launch = build_launch(run, caps, doc_path, options)
-    record.update(command=launch.argv, env=launch.env, oversubscribed=launch.oversubscribed)
+    record.update(command=launch.argv, env=launch.env, oversubscribed=launch.oversubscribed,
+                  inherited_env={k: v for k, v in sorted(os.environ.items())
+                                 if k.startswith(INHERITED_PREFIXES) and k not in launch.env})
     env = {**os.environ, **launch.env}
     t0 = time.monotonic()
     timed_out = False

@@ -36,6 +36,7 @@ def test_tiny_suite_records_every_run(tiny_results):
         assert doc["schema"] == "asyncsolve.result/1"
         assert doc["environment"]["ranks"] == s["ranks"]
         assert doc["method"]["variant"] == s["config"].get("variant", "sync")
+    assert isinstance(sides[0]["inherited_env"], dict)
     # the regime is on the command line: shared memory or TCP only
     shm = next(s for s in sides if s["regime"] == "shm")
     tcp = next(s for s in sides if s["regime"] == "tcp")
