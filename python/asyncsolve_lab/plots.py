@@ -86,7 +86,8 @@ def _regime_panels(gs: list[Group], width: float = 6.2, height: float = 4.2):
 def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | None:
     """y (median over repeats, bars min–max) against x: a panel per regime, a
     line (colour) per combination of the other varying keys."""
-    fn, ylabel = Y_QUANTITIES[y]
+    speedup = y == "speedup"
+    fn, ylabel = Y_QUANTITIES["time" if speedup else y]
     keys = _series_keys(gs, x)
     points: dict[tuple, list[tuple]] = defaultdict(list)
     for g in gs:
@@ -96,6 +97,13 @@ def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | 
             points[(g.regime, _series_name(g, keys))].append((xv, s))
     if not points:
         return None
+    if speedup:  # T(first x) / T(x) per series, the range inverted with it
+        ylabel = f"speedup over the smallest {x} (median time ratio)"
+        for key, pts in points.items():
+            pts.sort(key=lambda p: p[0])
+            base = pts[0][1].median
+            points[key] = [(xv, Spread(base / sp.median, base / sp.hi, base / sp.lo, sp.n))
+                           for xv, sp in pts]
     names = list(dict.fromkeys(name for _, name in points))
     colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
     xs_all = [xv for pts in points.values() for xv, _ in pts]

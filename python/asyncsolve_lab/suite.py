@@ -29,7 +29,7 @@ LAUNCHERS = ("mpirun", "oshrun", "none")
 PLOT_KINDS = ("histogram", "convergence", "rate", "time", "line", "bars", "phases", "allreduce",
               "noise", "model", "beff", "mvm")
 #: y quantities of line plots (kind "line", "rate", "time").
-LINE_Y = ("time", "rate", "iterations", "time_per_iteration", "true_residual")
+LINE_Y = ("time", "rate", "iterations", "time_per_iteration", "true_residual", "speedup")
 #: A value in options/matrix of the form {doc:EXPERIMENT} is replaced by the
 #: path of a finished document of that experiment (same regime).
 DOC_REF = re.compile(r"^\{doc:([A-Za-z0-9_-]+)\}$")
@@ -465,5 +465,7 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                           f"of experiment {name!r}")
         if "y" in p:
             ck.choice(p["y"], pkp + ("y",), "y", LINE_Y)
+            if p["y"] == "speedup" and (p["kind"] == "bars" or p.get("x", "ranks") != "ranks"):
+                raise ck.fail(pkp + ("y",), "y = \"speedup\" needs a line plot against ranks")
         exp.plots.append(Plot(**p))
     return exp

@@ -44,10 +44,10 @@ variant = ["sync", "async"]
 [[experiment]]
 name = "krylov"
 program = "solve"
-ranks = [2]
+ranks = [1, 2]
 regimes = ["shm"]
 repeats = 1
-plots = ["phases", "time"]
+plots = ["phases", "time", { kind = "line", x = "ranks", y = "speedup" }]
 [experiment.options]
 problem = "ones"
 global = "12,12,12"

@@ -39,7 +39,8 @@ def test_report_from_the_tiny_suite(tiny_results, tmp_path):
     # Krylov: phase table and stacked bars
     kry = sections[1]
     assert any("phase breakdown" in t.title for t in kry.tables)
-    assert any(name.endswith("phases.png") for _, name, _ in kry.figures)
+    assert [name.split("-")[-1] for _, name, _ in kry.figures] == \
+        ["phases.png", "time.png", "line.png"]  # the last: speedup over 1 rank
     # the failed run is listed with its reason and stderr
     assert sections[2].failures and "bad input" in sections[2].failures[0]["reason"]
     assert "Failed runs" in html and "--local" in html

@@ -22,7 +22,7 @@ def sidecars(results: Path) -> list[dict]:
 
 def test_tiny_suite_records_every_run(tiny_results):
     sides = sidecars(tiny_results)
-    assert len(sides) == 16 + 2 + 1
+    assert len(sides) == 16 + 4 + 1
     assert json.loads((tiny_results / "suite.json").read_text())["schema"] == \
         "asyncsolve.lab.suite/1"
     for s in sides:

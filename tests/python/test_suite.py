@@ -98,6 +98,8 @@ def test_changing_a_fixed_option_changes_the_run_ids():
     ('name = "b"', 'name = "a"', 19, "experiment name 'a' is used twice"),
     ('local = "8,8,8"', 'local = "8,8,8"\njson = "x.json"', 14, "'json' is set by the lab"),
     ('program = "solve"', 'program = "sovle now"', 9, "program 'sovle now'"),
+    ('plots = [{ kind = "model" }]', 'plots = [{ kind = "bars", x = "ranks", y = "speedup" }]',
+     23, "needs a line plot against ranks"),
 ])
 def test_errors_name_the_key_and_its_line(old, new, line, words):
     assert old in GOOD
