@@ -253,6 +253,33 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+class Walls:
+    """Wall times seen so far, to estimate what is left: a configuration that
+    ran in an earlier repeat is expected to take as long again, any other the
+    mean of the runs seen (repeats are interleaved, so from the second repeat
+    on the estimate is the first repeat's time)."""
+
+    def __init__(self):
+        self.by_config: dict[tuple, list[float]] = {}
+        self.known: list[float] = []
+
+    @staticmethod
+    def _key(r: RunSpec) -> tuple:
+        return (r.experiment, r.regime, r.ranks, json.dumps(r.config, sort_keys=True))
+
+    def add(self, r: RunSpec, wall_s: float) -> None:
+        self.by_config.setdefault(self._key(r), []).append(wall_s)
+        self.known.append(wall_s)
+
+    def estimate(self, runs: list[RunSpec]) -> float:
+        mean = sum(self.known) / len(self.known) if self.known else 0.0
+        total = 0.0
+        for r in runs:
+            seen = self.by_config.get(self._key(r))
+            total += sum(seen) / len(seen) if seen else mean
+        return total
+
+
 def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: bool = False,
               dry_run: bool = False, only: list[str] | None = None, console=None) -> dict:
     """Run every unfinished run of `suite` into `results`. Returns counts."""
@@ -264,7 +291,6 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
         Progress,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
 
     console = console or Console(stderr=False, highlight=False)
@@ -278,8 +304,11 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
                            f"{suite.path}")
         runs = [r for r in runs if r.experiment in only]
     pending, done, failed_before = [], 0, 0
+    walls = Walls()
     for r in runs:
         side = folder.load_sidecar(r.run_id)
+        if side is not None and side.get("wall_s") is not None:
+            walls.add(r, side["wall_s"])
         if side is None or (retry_failed and side.get("status") != "ok"):
             pending.append(r)
         else:
@@ -299,10 +328,10 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
     counts = {"total": len(runs), "skipped": done, "ran": 0, "ok": 0, "failed": 0}
     t_start = time.monotonic()
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"),
-               TimeRemainingColumn()]
+               TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}")]
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task(suite.name, total=len(pending))
+        task = progress.add_task(suite.name, total=len(pending),
+                                 eta=_fmt_s(walls.estimate(pending)) if walls.known else "?")
         try:
             for i, r in enumerate(pending, start=1):
                 progress.update(task, description=escape(f"{suite.name}: {r.label}"))
@@ -310,9 +339,9 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
                 counts["ran"] += 1
                 ok = rec["status"] == "ok"
                 counts["ok" if ok else "failed"] += 1
-                progress.advance(task)
-                elapsed = time.monotonic() - t_start
-                eta = elapsed / i * (len(pending) - i)
+                walls.add(r, rec["wall_s"])
+                eta = walls.estimate(pending[i:])
+                progress.update(task, advance=1, eta=_fmt_s(eta))
                 status = ("[green]ok[/]" if ok else
                           f"[red]{rec['status']}[/]: {escape(rec['reason'])}")
                 progress.console.print(f"\\[{i}/{len(pending)}] {escape(r.label)}: {status} "

@@ -235,3 +235,15 @@ def test_parse_help_reads_cli11_output():
     opts = parse_help(text)
     assert set(opts) == {"method", "message-size", "copy"}
     assert "MIN:MAX" in opts["message-size"]
+
+
+def test_eta_uses_the_earlier_repeat_of_each_configuration():
+    runs = parse_suite(TINY_SUITE).runs()
+    walls = runner.Walls()
+    assert walls.estimate(runs[:3]) == 0.0
+    walls.add(runs[0], 10.0)
+    walls.add(runs[1], 2.0)
+    first_again = next(r for r in runs if r.repeat == 1 and r.config == runs[0].config
+                       and r.ranks == runs[0].ranks and r.regime == runs[0].regime)
+    assert walls.estimate([first_again]) == 10.0
+    assert walls.estimate([runs[2]]) == 6.0  # unseen: the mean so far
