@@ -248,8 +248,14 @@ def convergence(gs: list[Group], title: str | None = None) -> Figure | None:
 
 
 def phases(gs: list[Group], title: str | None = None) -> Figure | None:
-    """Stacked bars of the phases (max over ranks; median of repeats) per configuration."""
+    """Stacked bars of the phases (max over ranks; median of repeats) per configuration
+    (the largest rank count only, when there are more than 24 configurations)."""
     from .results import phase_medians
+    note = ""
+    if len(gs) > 24 and len({g.ranks for g in gs}) > 1:
+        top = max(g.ranks for g in gs)
+        gs = [g for g in gs if g.ranks == top]
+        note = f" ({top} ranks)"
     rows = [(g, phase_medians(g)) for g in gs if g.ok]
     rows = [(g, p) for g, p in rows if p]
     if not rows:
@@ -258,8 +264,9 @@ def phases(gs: list[Group], title: str | None = None) -> Figure | None:
     names: list[str] = []
     for _, p in rows:
         names += [k for k in p if k not in names]
-    fig, ax = plt.subplots(figsize=(10, 0.42 * len(rows) + 2.6))
-    labels = [f"{g.label(keys)} · {g.regime} · {g.ranks}r" for g, _ in rows]
+    fig, ax = plt.subplots(figsize=(10, 0.36 * len(rows) + 2.4), layout="constrained")
+    labels = [", ".join([str(g.config.get(k)) for k in keys] + [g.regime, f"{g.ranks}r"])
+              for g, _ in rows]
     left = [0.0] * len(rows)
     cmap = plt.get_cmap("tab20")
     for i, name in enumerate(names):
@@ -268,12 +275,11 @@ def phases(gs: list[Group], title: str | None = None) -> Figure | None:
         left = [a + b for a, b in zip(left, widths)]
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(labels, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel("time (s): each phase's maximum over ranks, median over repeats")
-    ax.set_title(title or "Phase breakdown")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=6, fontsize=7,
-              frameon=False)
-    fig.tight_layout()
+    ax.set_ylabel(", ".join(keys + ["regime", "ranks"]))
+    ax.set_title((title or "Phase breakdown") + note)
+    fig.legend(loc="outside lower center", ncol=min(6, len(names)), fontsize=7, frameon=False)
     return fig
 
 
