@@ -287,41 +287,58 @@ def _by_regime_first(gs: list[Group]) -> list[Group]:
     return [g for g in gs if g.first_ok()]
 
 
+def _log_y_labelled(ax) -> None:
+    """A log y axis with 1-2-5 ticks written as plain numbers (readable over a decade)."""
+    from matplotlib import ticker
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
 def allreduce(gs: list[Group], title: str | None = None) -> Figure | None:
-    """bench allreduce: latency and overlap against message size, a line per algorithm."""
+    """bench allreduce: latency and overlap against message size, a line (colour)
+    per algorithm, a column of panels per regime."""
     chosen = _by_regime_first(gs)
     if not chosen:
         return None
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    multi = len(chosen) > 1
+    regimes = list(dict.fromkeys(g.regime for g in chosen))
+    fig, axes = plt.subplots(2, len(regimes), figsize=(6.2 * len(regimes), 7.6), squeeze=False,
+                             sharey="row")
+    colours: dict[str, tuple] = {}
     for g in chosen:
-        lat: dict[str, list] = defaultdict(list)
-        ovl: dict[str, list] = defaultdict(list)
+        col = regimes.index(g.regime)
+        lat: dict[tuple, list] = defaultdict(list)
+        ovl: dict[tuple, list] = defaultdict(list)
         for r in g.ok:
             for e in r.doc.get("latency", []):
                 lat[(e["algorithm"], e["bytes"])].append(e["latency_us"]["median"])
             for e in r.doc.get("overlap", []):
                 ovl[(e["algorithm"], e["bytes"])].append(e["overlap_pct"]["median"])
-        for ax, data in ((a1, lat), (a2, ovl)):
-            algos = sorted({a for a, _ in data})
-            for algo in algos:
+        for row, data in enumerate((lat, ovl)):
+            ax = axes[row][col]
+            for algo in dict.fromkeys(a for a, _ in data):
+                colours.setdefault(algo, plt.get_cmap("tab10")(len(colours) % 10))
                 pts = sorted((b, Spread.of(v).median) for (a, b), v in data.items() if a == algo)
-                label = f"{algo} ({g.regime}, {g.ranks}r)" if multi else algo
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **_style(g.regime))
-    a1.set_xscale("log", base=2)
-    a1.set_yscale("log")
-    a1.set_xlabel("message size (bytes)")
-    a1.set_ylabel("latency (µs, median)")
-    a1.set_title("Allreduce latency (start + wait)")
-    a2.set_xscale("log", base=2)
-    a2.set_xlabel("message size (bytes)")
-    a2.set_ylabel("overlap (% of the reduction hidden)")
-    a2.set_title("Overlap with computation (IMB-NBC)")
-    a2.set_ylim(-5, 105)
-    for ax in (a1, a2):
-        ax.legend(loc="best")
-    if title:
-        fig.suptitle(title)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colours[algo],
+                        label=f"{algo} ({g.ranks} ranks)", **_style(g.regime))
+    for col, regime in enumerate(regimes):
+        a1, a2 = axes[0][col], axes[1][col]
+        a1.set_xscale("log", base=2)
+        _log_y_labelled(a1)
+        a1.set_ylabel("latency (µs, median)")
+        a1.set_title(f"Allreduce latency (start + wait), {REGIME_NAME.get(regime, regime)}",
+                     fontsize=10)
+        a2.set_xscale("log", base=2)
+        a2.set_ylabel("overlap (% of the reduction hidden)")
+        a2.set_title(f"Overlap with computation (IMB-NBC), {REGIME_NAME.get(regime, regime)}",
+                     fontsize=10)
+        a2.set_ylim(-5, 105)
+        for ax in (a1, a2):
+            ax.set_xlabel("message size (bytes)")
+            if ax.lines:
+                ax.legend(loc="best", fontsize=7)
+    fig.suptitle(title or "Allreduce latency and overlap (paper 003 Figures 8 and 9)")
     fig.tight_layout()
     return fig
 
