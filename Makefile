@@ -142,7 +142,7 @@ test-tsan-omp: deps deps-tsan-omp
 	  { cat $(TSAN_OMP_BUILD)/planted_race.log; echo "test-tsan-omp: planted race not reported"; exit 1; }
 	@echo "test-tsan-omp: OpenMP Jacobi (sync, async, racy; 1-4 threads) clean; planted race reported"
 
-# The demo suite (about 3 minutes on 2 cores); rerunning skips finished runs.
+# The demo suite (about 3 minutes on 2 busy cores, 70 s idle); rerunning skips finished runs.
 demo: build venv
 	$(VENV)/bin/asyncsolve-lab run $(DEMO_SUITE) --results results/demo --binary $(BUILD)/asyncsolve
 	$(VENV)/bin/asyncsolve-lab report results/demo
