@@ -63,11 +63,12 @@ class Results:
 
     def experiments(self) -> list[dict]:
         """The experiments in suite order (or as found), each a dict with name, title, plots."""
+        listed = []
         if self.suite:
             names = {r.experiment for r in self.records}
-            return [e for e in self.suite.get("experiments", []) if e["name"] in names]
-        seen: dict[str, dict] = {}
-        for r in self.records:
+            listed = [e for e in self.suite.get("experiments", []) if e["name"] in names]
+        seen: dict[str, dict] = {e["name"]: e for e in listed}
+        for r in self.records:  # runs of experiments the suite no longer lists come last
             seen.setdefault(r.experiment, {"name": r.experiment, "title": "", "plots": [],
                                            "program": r.sidecar.get("program", "")})
         return list(seen.values())

@@ -140,3 +140,13 @@ variant = ["sync", "racy"]
     assert f"report: {results / 'report' / 'report.html'}" in proc.stdout
     assert (results / "report" / "report.md").is_file()
     assert len(list((results / "runs").glob("*.lab.json"))) == 4
+
+
+def test_runs_of_an_experiment_the_suite_no_longer_lists_are_reported(tiny_results, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_results, copy)
+    suite = json.loads((copy / "suite.json").read_text())
+    suite["experiments"] = [e for e in suite["experiments"] if e["name"] != "krylov"]
+    (copy / "suite.json").write_text(json.dumps(suite))
+    res = load_results(copy)
+    assert [e["name"] for e in res.experiments()] == ["jacobi", "broken", "krylov"]
