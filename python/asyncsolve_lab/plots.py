@@ -61,7 +61,8 @@ def _xlabel(x: str) -> str:
             "noise-us": "noise duration (µs)", "slow-factor": "slow-down factor of one rank",
             "slow-rank": "--slow-rank (-1: no straggler)",
             "check-every": "residual check period (iterations)",
-            "test-every": "halo test period (planes)"}.get(x, f"--{x}")
+            "test-every": "halo test period (planes)",
+            "threads": "OpenMP threads (--threads)"}.get(x, f"--{x}")
 
 
 def _series_keys(gs: list[Group], x: str) -> list[str]:
