@@ -1,6 +1,9 @@
 # asyncsolve — build, test and demo on a fresh Debian 12 machine.
-#   make demo           install what is missing, build, solve the plume problem on 4 ranks
-#   make test           install what is missing, build, run every test (ctest)
+#   make demo           install what is missing (apt, .venv), build, run suites/demo.toml
+#                       with asyncsolve-lab and write its report (results/demo/report/)
+#   make test           install what is missing, build, run every test (ctest, with the
+#                       lab's pytest suite in the venv)
+#   make venv           the Python venv (.venv) with asyncsolve-lab and pinned dependencies
 #   make test-sanitize  the same tests built with -fsanitize=address,undefined
 #   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
@@ -15,7 +18,9 @@ TSAN_BUILD ?= build-tsan
 TSAN_OMP_BUILD ?= build-tsan-omp
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-DEMO_RANKS ?= 4
+VENV       ?= .venv
+PYTHON     ?= python3
+DEMO_SUITE ?= suites/demo.toml
 
 # Debian packages the build, tests and benchmarks need.
 DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi-dev \
@@ -35,7 +40,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-tsan-omp build test test-sanitize test-tsan test-tsan-omp demo bench peers install clean
+.PHONY: all deps deps-tsan-omp build venv test test-sanitize test-tsan test-tsan-omp demo bench peers install clean
 
 all: build
 
@@ -69,7 +74,16 @@ $(BUILD)/build.ninja: | deps
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# asyncsolve-lab (python/) in a venv: every dependency pinned
+# (python/requirements.lock), the package itself installed editable.
+venv: $(VENV)/.lab-installed
+$(VENV)/.lab-installed: python/pyproject.toml python/requirements.lock | deps
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r python/requirements.lock
+	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e ./python
+	touch $@
+
+test: build venv
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 $(SAN_BUILD)/build.ninja: | deps
@@ -136,10 +150,10 @@ test-tsan-omp: deps deps-tsan-omp
 	  { cat $(TSAN_OMP_BUILD)/planted_race.log; echo "test-tsan-omp: planted race not reported"; exit 1; }
 	@echo "test-tsan-omp: OpenMP Jacobi (sync, async, racy; 1-4 threads) and hybrid (1 and 3 ranks) clean; planted race reported"
 
-demo: build
-	mpiexec -n $(DEMO_RANKS) $(BUILD)/asyncsolve solve --problem plume --local 50,50,50 \
-	        --monitor --monitor-every 0.2 --json results/demo/plume-sync.json
-	@echo "result document: results/demo/plume-sync.json"
+# The demo suite (about 3 minutes on 2 busy cores, 70 s idle); rerunning skips finished runs.
+demo: build venv
+	$(VENV)/bin/asyncsolve-lab run $(DEMO_SUITE) --results results/demo --binary $(BUILD)/asyncsolve
+	$(VENV)/bin/asyncsolve-lab report results/demo
 
 demo bench: | results-dirs
 .PHONY: results-dirs
@@ -156,4 +170,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) build-peers
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) build-peers $(VENV)

@@ -1,0 +1,133 @@
+"""What this build can do: the programs and options a suite needs, checked
+against the binary's own --help before anything runs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .suite import DOC_REF, Suite, SuiteError
+
+_OPTION = re.compile(r"^\s{1,4}(?:-[A-Za-z],)?--([a-z0-9][a-z0-9-]*)\b(.*)$")
+#: Options whose value names a choice listed in the option's help text
+#: (a value "knomial:4" is checked by its name, "knomial").
+CHOICE_OPTIONS = {"problem", "method", "variant", "transport", "hybrid", "halo", "pc",
+                  "allreduce", "progress", "noise-allreduce"}
+#: Comma-separated lists of choices.
+LIST_OPTIONS = {"modes", "patterns"}
+
+
+@dataclass
+class Program:
+    argv: list[str]  # the executable and subcommand words
+    options: dict[str, str] = field(default_factory=dict)  # option -> its help text
+
+
+def find_binary(binary: str | None) -> Path:
+    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH."""
+    import os
+    candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_BINARY"),
+                                          "build/asyncsolve", shutil.which("asyncsolve")]
+    for c in candidates:
+        if c and Path(c).is_file() and os.access(c, os.X_OK):
+            return Path(c).resolve()
+    if binary:
+        raise SuiteError(f"--binary {binary}: no such executable")
+    raise SuiteError("cannot find asyncsolve: build it (make build), or give --binary "
+                     "or ASYNCSOLVE_BINARY")
+
+
+def parse_help(text: str) -> dict[str, str]:
+    """Option names (without dashes) and their help text from CLI11's --help output."""
+    options: dict[str, str] = {}
+    last = None
+    for line in text.splitlines():
+        m = _OPTION.match(line)
+        if m:
+            last = m.group(1)
+            options[last] = m.group(2).strip()
+        elif last and line.startswith(" " * 10) and line.strip():
+            options[last] += " " + line.strip()
+        elif not line.strip():
+            last = None
+    options.pop("help", None)
+    return options
+
+
+class Capabilities:
+    """Probes programs lazily (each --help once)."""
+
+    def __init__(self, binary: Path):
+        self.binary = binary
+        self.bench_dir = binary.parent / "bench"
+        self._cache: dict[str, Program] = {}
+
+    def argv(self, program: str) -> list[str]:
+        if program.startswith("bench/"):
+            return [str(self.bench_dir / program.split("/", 1)[1])]
+        return [str(self.binary), *program.split()]
+
+    def program(self, program: str) -> Program:
+        if program in self._cache:
+            return self._cache[program]
+        argv = self.argv(program)
+        if program.startswith("bench/") and not Path(argv[0]).is_file():
+            raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
+                             "(build the benchmarks: ASYNCSOLVE_BUILD_BENCH=ON, make build)")
+        try:
+            proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
+        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.M)
+        if not program.startswith("bench/") and (usage is None or usage.group(2) != program):
+            # CLI11 prints the parent's help for an unknown subcommand
+            raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
+                             f"yet?): `{' '.join(argv)} --help` does not describe it")
+        if proc.returncode != 0:
+            raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
+                             f"yet?): {' '.join(argv)} --help exited {proc.returncode}: "
+                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+        found = Program(argv=argv, options=parse_help(proc.stdout))
+        self._cache[program] = found
+        return found
+
+
+def check_suite(suite: Suite, caps: Capabilities) -> None:
+    """Raise SuiteError (with the suite's line) for the first option or value
+    the build lacks; runs nothing but --help."""
+    for exp in suite.experiments:
+        kp = ("experiment", exp.index)
+        try:
+            prog = caps.program(exp.program)
+        except SuiteError as err:
+            raise suite.error(kp + ("program",), f"experiment '{exp.name}': {err}") from None
+        for table, items in (("options", {k: [v] for k, v in exp.options.items()}),
+                             ("matrix", exp.matrix)):
+            for key, values in items.items():
+                where = kp + (table, key)
+                if key not in prog.options:
+                    raise suite.error(where, f"experiment '{exp.name}': option --{key} does not "
+                                      f"exist in '{exp.program}' of this build (feature not built "
+                                      f"yet?); it has: {', '.join(sorted(prog.options))}")
+                for v in values:
+                    if isinstance(v, str) and DOC_REF.match(v):
+                        continue
+                    if key in CHOICE_OPTIONS or key in LIST_OPTIONS:
+                        _check_choice(suite, where, exp.name, exp.program, key, v,
+                                      prog.options[key])
+
+
+def _check_choice(suite, where, exp_name, program, key, value, help_text):
+    if not isinstance(value, str):
+        return
+    items = value.split(",") if key in LIST_OPTIONS else [value]
+    words = set(re.findall(r"[A-Za-z0-9_-]+", help_text))
+    for item in items:
+        name = item.split(":", 1)[0]
+        if name and name not in words:
+            raise suite.error(where, f"experiment '{exp_name}': --{key} {value}: '{name}' is not "
+                              f"among the choices of '{program}' in this build (feature not "
+                              f"built yet?): {help_text}")

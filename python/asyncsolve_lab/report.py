@@ -1,0 +1,340 @@
+"""The report: tables in the papers' layout and plots, as Markdown (with PNG
+files) and as one self-contained HTML page (plots embedded as base64 PNG)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from . import __version__, plots
+from .results import Group, Results, Spread, groups, load_results, varying_keys
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    note: str = ""
+
+    def markdown(self) -> str:
+        out = [f"**{self.title}**", "", "| " + " | ".join(self.columns) + " |",
+               "|" + "|".join("---" for _ in self.columns) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in self.rows]
+        if self.note:
+            out += ["", f"*{self.note}*"]
+        return "\n".join(out)
+
+
+def _fmt(v: float | None, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e5 or abs(v) < 1e-3:
+        return f"{v:.{digits - 1}e}"
+    return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _spread(s: Spread, digits: int = 3) -> str:
+    if s.median is None:
+        return "–"
+    if s.n <= 1 or s.lo == s.hi:
+        return _fmt(s.median, digits)
+    return f"{_fmt(s.median, digits)} ({_fmt(s.lo, 2)}–{_fmt(s.hi, 2)})"
+
+
+def _it(v) -> str:
+    return "–" if v is None else f"{v:,.0f}"
+
+
+def solve_table(gs: list[Group], title: str) -> Table:
+    """Paper 000 Tables 1-3 layout: per configuration the iterations min/mean/max
+    and the time, medians over repeats (time: min–max in brackets)."""
+    keys = varying_keys(gs)
+    t = Table(title=title, columns=["regime", "ranks", *keys, "runs ok", "iter. min",
+                                    "iter. mean", "iter. max", "time (s)", "iter./s",
+                                    "true residual"])
+    for g in gs:
+        it = {k: g.spread(lambda d, k=k: d["result"]["iterations"][k]).median
+              for k in ("min", "mean", "max")}
+        t.rows.append([g.regime, str(g.ranks), *[str(g.config.get(k, "")) for k in keys],
+                       f"{len(g.ok)}/{len(g.records)}", _it(it["min"]), _it(it["mean"]),
+                       _it(it["max"]), _spread(g.spread(lambda d: d["result"]["time_s"])),
+                       _fmt(g.spread(lambda d: d["result"]["iterations"]["mean"]
+                                     / d["result"]["time_s"]).median),
+                       _fmt(g.spread(lambda d: d["result"]["true_residual"]).median)])
+    t.note = ("Iterations and time: medians over repeats (time: min–max in brackets); time is "
+              "the maximum over ranks; iter./s is the mean rank's rate.")
+    return t
+
+
+def phase_table(gs: list[Group], title: str) -> Table | None:
+    """Paper 003 Table I layout: one column per configuration, one row per phase."""
+    from .results import phase_medians
+    cols = [(g, phase_medians(g)) for g in gs if g.ok]
+    cols = [(g, p) for g, p in cols if p]
+    if not cols:
+        return None
+    keys = varying_keys(gs)
+    names: list[str] = []
+    for _, p in cols:
+        names += [k for k in p if k not in names]
+    t = Table(title=title, columns=["phase (s)"] + [
+        ", ".join([str(g.config.get(k)) for k in keys] + [g.regime, f"{g.ranks} ranks"])
+        for g, _ in cols])
+    for n in names:
+        t.rows.append([n] + [_fmt(p.get(n)) for _, p in cols])
+    t.rows.append(["solver time"] + [_fmt(g.spread(lambda d: d["result"]["time_s"]).median)
+                                     for g, _ in cols])
+    t.note = "Each phase: maximum over ranks, median over repeats."
+    return t
+
+
+def allreduce_table(gs: list[Group], title: str) -> Table | None:
+    rows = {}
+    sizes: set[int] = set()
+    for g in gs:
+        for r in g.ok:
+            for e in r.doc.get("latency", []):
+                rows.setdefault((g.regime, g.ranks, e["algorithm"]), {}).setdefault(
+                    e["bytes"], []).append(e["latency_us"]["median"])
+                sizes.add(e["bytes"])
+    if not rows:
+        return None
+    sz = sorted(sizes)
+    t = Table(title=title, columns=["regime", "ranks", "algorithm"] + [f"{b} B" for b in sz])
+    for (regime, ranks, algo), per in rows.items():
+        t.rows.append([regime, str(ranks), algo] + [_fmt(Spread.of(per.get(b, [])).median)
+                                                    for b in sz])
+    t.note = "Latency in µs: median of the document's medians over repeats."
+    return t
+
+
+def mvm_table(gs: list[Group], title: str) -> Table | None:
+    t = Table(title=title, columns=["regime", "ranks", "threads", "n_k^loc", "masteronly (s)",
+                                    "funneled (s)", "multiple (s)", "ε funneled", "ε multiple"])
+    for g in gs:
+        r = g.first_ok()
+        if not r:
+            continue
+        for rec in r.doc.get("records", []):
+            t.rows.append([g.regime, str(g.ranks), str(r.doc.get("threads")),
+                           str(rec["nk_local"]), _fmt(rec.get("masteronly_s")),
+                           _fmt(rec.get("funneled_s")), _fmt(rec.get("multiple_s")),
+                           _fmt(rec.get("epsilon_funneled")), _fmt(rec.get("epsilon_multiple"))])
+    return t if t.rows else None
+
+
+def beff_table(gs: list[Group], title: str) -> Table | None:
+    t = Table(title=title, columns=["regime", "ranks", "node size", "b_eff pure (MB/s)",
+                                    "b_eff hybrid (MB/s)", "b_pure/b_hybrid",
+                                    "3d-cyclic pure/hybrid"])
+    for g in gs:
+        r = g.first_ok()
+        if not r:
+            continue
+        s = r.doc.get("summary", {})
+        ratio = s.get("b_pure_over_b_hybrid", {})
+        t.rows.append([g.regime, str(g.ranks), str(r.doc.get("parameters", {}).get("node_size")),
+                       _fmt(s.get("pure", {}).get("b_eff_mbs")),
+                       _fmt(s.get("hybrid", {}).get("b_eff_mbs")), _fmt(ratio.get("b_eff")),
+                       _fmt(ratio.get("cyclic3d"))])
+    t.note = "b_eff: geometric mean of the ring and random patterns (paper 002 §6)."
+    return t if t.rows else None
+
+
+def model_table(gs: list[Group], title: str) -> Table | None:
+    if any(r.doc.get("quantities") for g in gs for r in g.ok):
+        t = Table(title=title, columns=["n", "m", "f_comp,non", "f_comm", "ε", "limited by",
+                                        "ε max", "f_comm,best"])
+        for g in gs:
+            r = g.first_ok()
+            q = r.doc.get("quantities") if r else None
+            if q:
+                t.rows.append([str(q["threads"]), str(q["reserved"]), _fmt(q["f_comp_non"]),
+                               _fmt(q["f_comm"]), _fmt(q["epsilon"]), q["limited_by"],
+                               _fmt(q["epsilon_max"]), _fmt(q["f_comm_best"])])
+        t.note = "ε = T_masteronly / T_funneled of eq. 3: above 1 the reserved thread pays."
+        return t
+    t = Table(title=title, columns=["regime", "x_comm/x_MVM,overlap", "x_MVM,non/x_MVM,overlap",
+                                    "n_k^loc at ε = 1", "ε max (at n_k^loc)", "rms ε error"])
+    for g in gs:
+        r = g.first_ok()
+        fit = r.doc.get("fit") if r else None
+        if not fit:
+            continue
+        p = fit.get("parameters", {})
+        t.rows.append([g.regime, _fmt(p.get("comm_over_overlap")),
+                       _fmt(p.get("non_over_overlap")), _fmt(fit.get("nk_crossover")),
+                       f"{_fmt(fit.get('epsilon_at_best'))} ({_fmt(fit.get('nk_best'))})",
+                       _fmt(fit.get("rms_epsilon_error"))])
+    t.note = "Paper 002 on the SR8000: x_comm/x_MVM,overlap = 4.57, x_MVM,non/x_MVM,overlap = 1/6."
+    return t if t.rows else None
+
+
+TABLES = {"asyncsolve.result": solve_table, "asyncsolve.bench.allreduce": allreduce_table,
+          "asyncsolve.bench.hybrid_mvm": mvm_table, "asyncsolve.bench.beff": beff_table,
+          "asyncsolve.model.hybrid": model_table}
+
+
+@dataclass
+class Section:
+    name: str
+    title: str
+    notes: str
+    command: str
+    tables: list[Table]
+    figures: list[tuple[str, str, str]]  # (caption, png file name, base64)
+    failures: list[dict]
+    counts: str
+
+
+def _figure_png(fig) -> bytes:
+    import matplotlib.pyplot as plt
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def build_sections(res: Results, plot_dir: Path | None) -> list[Section]:
+    sections = []
+    for exp in res.experiments():
+        recs = res.of(exp["name"])
+        gs = groups(recs)
+        schemas = [r.schema for r in recs if r.ok]
+        schema = schemas[0] if schemas else None
+        title = exp.get("title") or exp["name"]
+        tables: list[Table] = []
+        if schema in TABLES:
+            t = TABLES[schema](gs, title)
+            if t:
+                tables.append(t)
+        figures = []
+        specs = exp.get("plots") or plots.DEFAULT_PLOTS.get(schema, [])
+        if schema == "asyncsolve.result" and any(s["kind"] == "phases" for s in specs):
+            t = phase_table(gs, f"{title}: phase breakdown")
+            if t:
+                tables.append(t)
+        for i, spec in enumerate(specs):
+            try:
+                fig = plots.make(spec, recs)
+            except (KeyError, TypeError, ValueError) as err:  # data a plot cannot use
+                fig = None
+                figures.append((f"{spec['kind']}: not drawn ({type(err).__name__}: {err})", "",
+                                ""))
+            if fig is None:
+                continue
+            caption = fig._suptitle.get_text() if fig._suptitle else \
+                fig.axes[0].get_title() if fig.axes else spec["kind"]
+            png = _figure_png(fig)
+            name = f"{exp['name']}-{i}-{spec['kind']}.png"
+            if plot_dir:
+                (plot_dir / name).write_bytes(png)
+            figures.append((caption, name, base64.b64encode(png).decode()))
+        failures = [{"run": r.sidecar["run_id"], "status": r.sidecar.get("status"),
+                     "reason": r.sidecar.get("reason", ""),
+                     "stderr": r.sidecar.get("stderr", "")[-3000:]}
+                    for r in recs if not r.ok]
+        first = next((r for r in recs if r.sidecar.get("command")), None)
+        command = ""
+        if first:
+            env = " ".join(f"{k}={v}" for k, v in first.sidecar.get("env", {}).items()
+                           if not k.startswith("OMPI_ALLOW"))
+            command = (env + " " if env else "") + " ".join(first.sidecar["command"])
+        n_ok = sum(r.ok for r in recs)
+        sections.append(Section(name=exp["name"], title=title, notes=exp.get("notes", ""),
+                                command=command, tables=tables, figures=figures,
+                                failures=failures,
+                                counts=f"{len(recs)} runs, {n_ok} ok, {len(recs) - n_ok} failed"))
+    return sections
+
+
+def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
+    out = [f"# asyncsolve-lab report: {meta['suite']}", ""]
+    if meta["description"]:
+        out += [meta["description"], ""]
+    out += [f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
+            f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
+            f"asyncsolve-lab {__version__}.", ""]
+    for s in sections:
+        out += [f"## {s.title}", "", f"Experiment `{s.name}`: {s.counts}.", ""]
+        if s.notes:
+            out += [s.notes, ""]
+        if s.command:
+            out += ["First run's command:", "", "```", s.command, "```", ""]
+        for t in s.tables:
+            out += [t.markdown(), ""]
+        for caption, name, _ in s.figures:
+            out += [f"![{caption}](plots/{name})" if name else f"*{caption}*", ""]
+        if s.failures:
+            out += ["Failed runs:", ""]
+            out += [f"- `{f['run']}`: {f['status']}: {f['reason']}" for f in s.failures]
+            out += [""]
+    return "\n".join(out)
+
+
+def _environment(res: Results) -> str:
+    for r in res.records:
+        env = (r.doc or {}).get("environment")
+        if env:
+            return (f"{env.get('mpi_library', '?')}, host {env.get('hostname', '?')} with "
+                    f"{env.get('cores', '?')} cores")
+    return "environment unknown"
+
+
+def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Path, Path, Results,
+                                                                              list[Section]]:
+    """Write OUT/report.md (+ OUT/plots/*.png) and OUT/report.html; OUT defaults to
+    RESULTS/report. Returns the two paths, the results and the sections."""
+    res = load_results(results)
+    out = Path(out) if out else res.root / "report"
+    plot_dir = out / "plots"
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    for old in plot_dir.glob("*.png"):
+        old.unlink()
+    sections = build_sections(res, plot_dir)
+    n_ok = sum(r.ok for r in res.records)
+    suite = res.suite or {}
+    meta = {"suite": suite.get("name", res.root.name), "description": suite.get("description",
+                                                                                  ""),
+            "runs": len(res.records), "ok": n_ok, "failed": len(res.records) - n_ok,
+            "environment": _environment(res),
+            "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    md_path = out / "report.md"
+    md_path.write_text(_markdown(res, sections, meta), encoding="utf-8")
+    env = Environment(loader=PackageLoader("asyncsolve_lab", "templates"),
+                      autoescape=select_autoescape(["html"]))
+    page = env.get_template("report.html").render(meta=meta, sections=sections, root=res.root,
+                                                  version=__version__)
+    html_path = out / "report.html"
+    html_path.write_text(page, encoding="utf-8")
+    return md_path, html_path, res, sections
+
+
+def summary_tables(sections: list[Section]) -> list[Table]:
+    """The first table of every section (what `make demo` prints)."""
+    return [s.tables[0] for s in sections if s.tables]
+
+
+def print_tables(tables: list[Table], console) -> None:
+    """The tables on the terminal, compact: medians only, no residual column."""
+    import re
+
+    from rich.table import Table as RichTable
+    for t in tables:
+        keep = [i for i, c in enumerate(t.columns) if c != "true residual"]
+        rt = RichTable(title=t.title, title_justify="left", title_style="bold",
+                       show_lines=False, pad_edge=False)
+        for i in keep:
+            c = t.columns[i]
+            rt.add_column(c, justify="left" if i == 0 else "right", no_wrap=True)
+        for row in t.rows:
+            rt.add_row(*[re.sub(r" \(.*\)$", "", row[i]) for i in keep])
+        console.print(rt)

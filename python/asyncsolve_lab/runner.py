@@ -1,0 +1,358 @@
+"""Running a suite: one process tree per run, one document and one sidecar per run.
+
+Results folder layout:
+    RESULTS/suite.json            the normalised suite (asyncsolve.lab.suite/1)
+    RESULTS/runs/ID.json          the program's own --json document
+    RESULTS/runs/ID.lab.json      the lab's sidecar (asyncsolve.lab.run/1): configuration,
+                                  regime, command, environment, rc, status, stderr
+A run is finished when its sidecar exists (it is written last, atomically), so
+rerunning a suite skips finished runs and an interrupted one resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema
+from .capabilities import Capabilities, check_suite
+from .suite import DOC_REF, RunSpec, Suite
+
+#: Open MPI's transports for the two network regimes (paper 001 Fig. 3:
+#: InfiniBand vs Gigabit Ethernet, here shared memory vs TCP over loopback).
+REGIME_MCA = {
+    "shm": [("pml", "ob1"), ("btl", "self,vader")],
+    "tcp": [("pml", "ob1"), ("btl", "self,tcp"), ("btl_tcp_if_include", "lo")],
+}
+#: Variables of the lab's own environment that steer the runs (recorded).
+INHERITED_PREFIXES = ("OMPI_", "OMP_", "UCX_", "ASAN_", "UBSAN_", "TSAN_")
+STDERR_KEEP = 20000
+STDOUT_KEEP = 4000
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write to a temporary name in the same folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _threads(options: dict) -> int:
+    t = options.get("threads")
+    return t if isinstance(t, int) and not isinstance(t, bool) and t > 0 else 1
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str]  # what the lab adds to the environment (recorded)
+    oversubscribed: bool
+
+
+def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
+                 options: dict | None = None) -> Launch:
+    """The command line and environment of one run."""
+    options = run.options if options is None else options
+    n_cores = cores()
+    over = run.ranks * _threads(options) > n_cores
+    env: dict[str, str] = {}
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    argv: list[str] = []
+    if run.launcher != "none":
+        argv = [run.launcher, "-np", str(run.ranks)]
+        if over:
+            argv.append("--oversubscribe")
+            env["OMPI_MCA_mpi_yield_when_idle"] = "1"
+        for key, value in REGIME_MCA[run.regime]:
+            if run.launcher == "oshrun" and key == "pml":
+                continue  # OSHMEM picks its own PML (UCX)
+            argv += ["--mca", key, value]
+        if run.launcher == "oshrun":
+            env["OMPI_MCA_osc"] = "ucx"  # Debian's OSHMEM crashes in shmem_finalize otherwise
+    env.update(run.env)
+    argv += caps.argv(run.program)
+    for key, value in options.items():
+        if value is True:
+            argv.append(f"--{key}")
+        elif value is False:
+            continue
+        else:
+            argv += [f"--{key}", str(value)]
+    argv += ["--json", str(doc_path)]
+    return Launch(argv=argv, env=env, oversubscribed=over)
+
+
+class RunFolder:
+    """The results folder of one suite."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).absolute()
+        self.runs = self.root / "runs"
+
+    def doc(self, run_id: str) -> Path:
+        return self.runs / f"{run_id}.json"
+
+    def sidecar(self, run_id: str) -> Path:
+        return self.runs / f"{run_id}.lab.json"
+
+    def load_sidecar(self, run_id: str) -> dict | None:
+        path = self.sidecar(run_id)
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None  # a damaged sidecar: the run is redone
+        check_schema(data.get("schema"), str(path), {RUN_SCHEMA.split("/")[0]: 1})
+        return data
+
+    def find_document(self, experiment: str, regime: str, repeat: int) -> Path | None:
+        """A finished document of `experiment` in `regime`, preferably of the same repeat."""
+        best = None
+        for path in sorted(self.runs.glob("*.lab.json")):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            if (data.get("experiment") == experiment and data.get("regime") == regime
+                    and data.get("status") == "ok" and data.get("document")):
+                doc = self.runs / data["document"]
+                if data.get("repeat") == repeat:
+                    return doc
+                best = best or doc
+        return best
+
+
+def _tail(text: str, keep: int) -> str:
+    return text if len(text) <= keep else "…" + text[-keep:]
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Stop the run's process group (mpirun and its ranks): TERM, then KILL."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str) -> dict:
+    """Run one configuration; write its sidecar; return it. KeyboardInterrupt
+    stops the run, removes its partial document and propagates."""
+    doc_path = folder.doc(run.run_id)
+    doc_path.unlink(missing_ok=True)
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    record = {"schema": RUN_SCHEMA, "lab_version": __version__, "suite": suite_name,
+              "run_id": run.run_id, "order": run.order, "experiment": run.experiment,
+              "program": run.program,
+              "regime": run.regime, "ranks": run.ranks, "repeat": run.repeat,
+              "config": run.config, "options": run.options, "launcher": run.launcher,
+              "timeout_s": run.timeout_s, "cores": cores(), "started": started}
+    # {doc:EXPERIMENT} references: a finished document of that experiment.
+    options = dict(run.options)
+    for key, value in run.options.items():
+        m = DOC_REF.match(value) if isinstance(value, str) else None
+        if m:
+            found = folder.find_document(m.group(1), run.regime, run.repeat)
+            if not found:
+                record.update(status="failed", rc=None, wall_s=0.0, document=None,
+                              reason=f"--{key} {value}: no finished document of experiment "
+                              f"'{m.group(1)}' in regime {run.regime}", stderr="", stdout="")
+                write_json_atomic(folder.sidecar(run.run_id), record)
+                return record
+            options[key] = str(found)
+    launch = build_launch(run, caps, doc_path, options)
+    record.update(command=launch.argv, env=launch.env, oversubscribed=launch.oversubscribed,
+                  inherited_env={k: v for k, v in sorted(os.environ.items())
+                                 if k.startswith(INHERITED_PREFIXES) and k not in launch.env})
+    env = {**os.environ, **launch.env}
+    t0 = time.monotonic()
+    timed_out = False
+    try:
+        proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace", env=env,
+                                start_new_session=True)
+    except OSError as err:
+        record.update(status="failed", rc=None, wall_s=0.0, document=None, stdout="",
+                      stderr=str(err), reason=f"cannot start {launch.argv[0]}: {err.strerror}")
+        write_json_atomic(folder.sidecar(run.run_id), record)
+        return record
+    try:
+        out, err = proc.communicate(timeout=run.timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_tree(proc)
+        out, err = proc.communicate()
+    except BaseException:  # Ctrl-C: leave nothing behind, record nothing
+        _kill_tree(proc)
+        doc_path.unlink(missing_ok=True)
+        raise
+    wall = time.monotonic() - t0
+    rc = proc.returncode
+    record.update(rc=None if timed_out else rc, wall_s=round(wall, 3),
+                  stdout=_tail(out or "", STDOUT_KEEP), stderr=_tail(err or "", STDERR_KEEP))
+    doc_ok = doc_path.is_file()
+    record["document"] = doc_path.name if doc_ok else None
+    if doc_ok:
+        try:
+            schema = json.loads(doc_path.read_text()).get("schema")
+            record["document_schema"] = schema
+            check_schema(schema, str(doc_path))
+        except (json.JSONDecodeError, OSError, AttributeError):
+            record.update(status="failed", reason="the document is not valid JSON")
+            doc_ok = False
+        except SchemaError as e:
+            record.update(status="failed", reason=str(e))
+            doc_ok = False
+    if timed_out:
+        record.update(status="timeout", reason=f"timed out after {run.timeout_s:g} s")
+    elif "status" in record:
+        pass
+    elif rc != 0:
+        meaning = {2: "bad input", 3: "did not converge", 4: "runtime failure"}.get(rc, "")
+        last = (err or "").strip().splitlines()[-1:] or [""]
+        record.update(status="failed", reason=f"exit code {rc}" + (f" ({meaning})" if meaning
+                                                                   else "") + f": {last[0]}")
+    elif not doc_ok:
+        record.update(status="failed", reason="exit code 0 but no document was written")
+    else:
+        record.update(status="ok", reason="")
+    write_json_atomic(folder.sidecar(run.run_id), record)
+    return record
+
+
+def _fmt_s(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+class Walls:
+    """Wall times seen so far, to estimate what is left: a configuration that
+    ran in an earlier repeat is expected to take as long again, any other the
+    mean of the runs seen (repeats are interleaved, so from the second repeat
+    on the estimate is the first repeat's time)."""
+
+    def __init__(self):
+        self.by_config: dict[tuple, list[float]] = {}
+        self.known: list[float] = []
+
+    @staticmethod
+    def _key(r: RunSpec) -> tuple:
+        return (r.experiment, r.regime, r.ranks, json.dumps(r.config, sort_keys=True))
+
+    def add(self, r: RunSpec, wall_s: float) -> None:
+        self.by_config.setdefault(self._key(r), []).append(wall_s)
+        self.known.append(wall_s)
+
+    def estimate(self, runs: list[RunSpec]) -> float:
+        mean = sum(self.known) / len(self.known) if self.known else 0.0
+        total = 0.0
+        for r in runs:
+            seen = self.by_config.get(self._key(r))
+            total += sum(seen) / len(seen) if seen else mean
+        return total
+
+
+def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: bool = False,
+              dry_run: bool = False, only: list[str] | None = None, console=None) -> dict:
+    """Run every unfinished run of `suite` into `results`. Returns counts."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    console = console or Console(stderr=False, highlight=False)
+    check_suite(suite, caps)  # before running anything
+    folder = RunFolder(results)
+    runs = suite.runs()
+    if only:
+        unknown = set(only) - {e.name for e in suite.experiments}
+        if unknown:
+            raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "
+                           f"{suite.path}")
+        runs = [r for r in runs if r.experiment in only]
+    pending, done, failed_before = [], 0, 0
+    walls = Walls()
+    for r in runs:
+        side = folder.load_sidecar(r.run_id)
+        if side is not None and side.get("wall_s") is not None:
+            walls.add(r, side["wall_s"])
+        if side is None or (retry_failed and side.get("status") != "ok"):
+            pending.append(r)
+        else:
+            done += 1
+            failed_before += side.get("status") != "ok"
+    if dry_run:
+        for r in pending:
+            launch = build_launch(r, caps, folder.doc(r.run_id))
+            env = " ".join(f"{k}={v}" for k, v in launch.env.items())
+            console.print(f"{r.run_id}: {env} {' '.join(launch.argv)}", soft_wrap=True)
+        return {"total": len(runs), "skipped": done, "ran": 0, "ok": 0, "failed": 0}
+    folder.runs.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder.root / "suite.json", suite.to_json())
+    console.print(f"suite {suite.name}: {len(runs)} runs, {done} already finished"
+                  + (f" ({failed_before} failed; --retry-failed reruns them)" if failed_before
+                     else "") + f", {len(pending)} to run; results in {folder.root}")
+    counts = {"total": len(runs), "skipped": done, "ran": 0, "ok": 0, "failed": 0}
+    t_start = time.monotonic()
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}")]
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task(suite.name, total=len(pending),
+                                 eta=_fmt_s(walls.estimate(pending)) if walls.known else "?")
+        try:
+            for i, r in enumerate(pending, start=1):
+                progress.update(task, description=escape(f"{suite.name}: {r.label}"))
+                rec = execute(r, caps, folder, suite.name)
+                counts["ran"] += 1
+                ok = rec["status"] == "ok"
+                counts["ok" if ok else "failed"] += 1
+                walls.add(r, rec["wall_s"])
+                eta = walls.estimate(pending[i:])
+                progress.update(task, advance=1, eta=_fmt_s(eta))
+                status = ("[green]ok[/]" if ok else
+                          f"[red]{rec['status']}[/]: {escape(rec['reason'])}")
+                progress.console.print(f"\\[{i}/{len(pending)}] {escape(r.label)}: {status} "
+                                       f"({rec['wall_s']:.1f} s; ETA {_fmt_s(eta)})",
+                                       soft_wrap=True, markup=True, highlight=False)
+        except KeyboardInterrupt:
+            progress.stop()
+            console.print(f"interrupted: {counts['ran']} runs recorded; run the same command "
+                          "again to resume")
+            raise
+    console.print(f"suite {suite.name}: {counts['ok']} ok, {counts['failed']} failed of "
+                  f"{counts['ran']} run in {_fmt_s(time.monotonic() - t_start)} "
+                  f"({counts['skipped']} skipped as finished)")
+    return counts

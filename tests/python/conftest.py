@@ -1,0 +1,176 @@
+"""Fixtures of the asyncsolve-lab tests: the real binary (ASYNCSOLVE_BINARY,
+set by ctest, or build/asyncsolve) and suites run with it once per session."""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))  # the package from source, installed or not
+
+from asyncsolve_lab.capabilities import Capabilities  # noqa: E402
+from asyncsolve_lab.runner import run_suite  # noqa: E402
+from asyncsolve_lab.suite import parse_suite  # noqa: E402
+
+# The tiny suite of the end-to-end tests: Jacobi over both regimes, 1 and 2
+# ranks, 2 repeats, and a run that fails (a bad --local value) so that the
+# suite has to go on after it.
+TINY_SUITE = """
+[suite]
+name = "tiny"
+description = "tests/python: the smallest suite worth running"
+repeats = 2
+regimes = ["shm", "tcp"]
+timeout_s = 60
+
+[[experiment]]
+name = "jacobi"
+title = "Jacobi sync and async"
+program = "solve"
+ranks = [1, 2]
+plots = ["histogram", "convergence", { kind = "rate", x = "ranks" },
+         { kind = "line", x = "variant", y = "iterations" },
+         { kind = "bars", x = "variant", y = "time" }]
+[experiment.options]
+local = "8,8,8"
+tol = 1e-3
+check-every = 10
+[experiment.matrix]
+variant = ["sync", "async"]
+
+[[experiment]]
+name = "krylov"
+program = "solve"
+ranks = [1, 2]
+regimes = ["shm"]
+repeats = 1
+plots = ["phases", "time", { kind = "line", x = "ranks", y = "speedup" }]
+[experiment.options]
+problem = "ones"
+global = "12,12,12"
+[experiment.matrix]
+method = ["cg", "pcg-overlap"]
+
+[[experiment]]
+name = "broken"
+program = "solve"
+ranks = [1]
+regimes = ["shm"]
+repeats = 1
+[experiment.options]
+local = "0,8,8"
+"""
+
+# Every benchmark document kind, tiny: bench allreduce (latency, overlap,
+# noise), bench/hybrid_mvm, model hybrid --fit over it ({doc:...}), bench/beff.
+BENCH_SUITE = """
+[suite]
+name = "benches"
+repeats = 1
+regimes = ["shm"]
+timeout_s = 60
+
+[[experiment]]
+name = "allreduce"
+program = "bench allreduce"
+ranks = [2]
+plots = ["allreduce", "noise"]
+[experiment.options]
+message-size = "8:64"
+iterations = 20
+warmup = 2
+repeats = 2
+modes = "latency,overlap,noise"
+noise-global = "12,12,12"
+noise = "50:200"
+
+[[experiment]]
+name = "mvm"
+program = "bench/hybrid_mvm"
+ranks = [2]
+env = { OMP_WAIT_POLICY = "passive" }
+plots = ["mvm"]
+[experiment.options]
+nij = 16
+nk = "2,4,8"
+threads = 2
+repeats = 2
+mvms = 5
+
+[[experiment]]
+name = "model"
+program = "model hybrid"
+plots = ["model"]
+[experiment.options]
+fit = "{doc:mvm}"
+
+[[experiment]]
+name = "epsilon"
+program = "model hybrid"
+plots = ["model"]
+[experiment.options]
+threads = 8
+f-comp-non = 0.2
+[experiment.matrix]
+f-comm = [0.0, 0.2, 0.43]
+
+[[experiment]]
+name = "beff"
+program = "bench/beff"
+ranks = [2]
+plots = ["beff"]
+[experiment.options]
+message-size = "8:64"
+iterations = 5
+repeats = 2
+node-size = 2
+"""
+
+
+def _binary() -> Path | None:
+    for c in (os.environ.get("ASYNCSOLVE_BINARY"), ROOT / "build" / "asyncsolve"):
+        if c and Path(c).is_file():
+            return Path(c).resolve()
+    return None
+
+
+@pytest.fixture(scope="session")
+def binary() -> Path:
+    b = _binary()
+    if b is None:
+        pytest.skip("no asyncsolve binary (build it, or set ASYNCSOLVE_BINARY)")
+    if shutil.which("mpirun") is None:
+        pytest.skip("no mpirun")
+    return b
+
+
+@pytest.fixture(scope="session")
+def caps(binary) -> Capabilities:
+    return Capabilities(binary)
+
+
+def run_text(text: str, results: Path, caps: Capabilities, **kw):
+    from rich.console import Console
+    suite = parse_suite(text, results.parent / "suite.toml")
+    console = Console(file=open(os.devnull, "w"), width=200)
+    return suite, run_suite(suite, results, caps, console=console, **kw)
+
+
+@pytest.fixture(scope="session")
+def tiny_results(tmp_path_factory, caps) -> Path:
+    """The tiny suite, run once by the real binary."""
+    results = tmp_path_factory.mktemp("tiny") / "results"
+    run_text(TINY_SUITE, results, caps)
+    return results
+
+
+@pytest.fixture(scope="session")
+def bench_results(tmp_path_factory, caps) -> Path:
+    if not (caps.bench_dir / "hybrid_mvm").is_file():
+        pytest.skip("a build without the benchmarks (ASYNCSOLVE_BUILD_BENCH=OFF)")
+    results = tmp_path_factory.mktemp("benches") / "results"
+    run_text(BENCH_SUITE, results, caps)
+    return results
