@@ -9,8 +9,10 @@ PURPOSE
     share other processes took, reading the result document, statistics over
     repeats, and writing a JSON document atomically. It is imported, not run.
 """
+import argparse
 import json
 import os
+import sys
 import shlex
 import statistics
 import subprocess
@@ -25,6 +27,13 @@ EXIT_MEANING = {2: "bad input", 3: "did not converge or broke down", 4: "runtime
 
 class BadArguments(Exception):
     """An argument that cannot be used; reported as one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but its errors are one line (BadArguments) rather than usage and exit."""
+
+    def error(self, message):
+        raise BadArguments(message)
 
 
 def allow_root():
@@ -230,3 +239,32 @@ def write_json(path, doc):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def conclude(prog, json_path, doc, failures, missing, smoke, temporary, smoke_message):
+    """Writes the driver's document and says how it ended; returns the exit code.
+
+    missing: what the document lacks (checked with --smoke), recorded in it as
+    a failure. Exit 4 if a run failed, the document lacks a field or cannot
+    be written; else 0 (with --smoke, smoke_message is printed).
+    """
+    if missing:
+        doc["passed"] = False
+        doc["failures"] = failures + ["document lacks: " + ", ".join(missing)]
+    try:
+        write_json(json_path, doc)
+    except OSError as e:
+        print(f"{prog}: error: cannot write {json_path}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"\njson: {json_path}" + (" (temporary)" if temporary else ""))
+    if failures:
+        print(f"{prog}: {len(failures)} run(s) failed:", file=sys.stderr)
+        for f in failures:
+            print(f"  {f}", file=sys.stderr)
+        return EXIT_FAILED
+    if missing:
+        print(f"{prog}: the document lacks: " + ", ".join(missing), file=sys.stderr)
+        return EXIT_FAILED
+    if smoke:
+        print(smoke_message)
+    return EXIT_OK

@@ -86,7 +86,6 @@ OUTPUT
     for) or, with --smoke, the document lacks a field or the iterations
     disagree.
 """
-import argparse
 import datetime
 import fnmatch
 import os
@@ -96,9 +95,9 @@ import socket
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate,
-                      allow_root, fmt, git_commit, interleaved, launcher_line, load_document,
-                      median, ompi_environment, run_measured, split_launcher, spread,
+from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, fmt,
+                      git_commit, interleaved, launcher_line, load_document, median,
+                      ompi_environment, Parser, QuietGate, run_measured, split_launcher, spread,
                       write_json)
 
 SCHEMA = "asyncsolve.bench.krylov_overlap/1"
@@ -111,13 +110,6 @@ KEY_PHASES = ("halo_start", "halo_wait", "matvec_interior", "matvec_boundary",
               "sdotp_wait", "gamma_wait", "iprod_wait", "dots_wait")
 # The reductions: blocking ones (mpi) spend their time in _start, the others in _wait.
 REDUCTIONS = ("sdotp", "gamma", "iprod", "dots")
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but its errors are one line (BadArguments) rather than usage and exit."""
-
-    def error(self, message):
-        raise BadArguments(message)
-
 
 # ---------------------------------------------------------------- arguments
 

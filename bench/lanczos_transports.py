@@ -40,27 +40,19 @@ OUTPUT
     median/min/max of the time per iteration and of every phase.
     Exit codes: 0 success; 2 bad arguments; 4 a run failed or energies differ.
 """
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate, allow_root,
-                      git_commit, interleaved, launcher_line, load_document, ompi_environment,
-                      run_measured, split_launcher, spread, write_json)
+from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, git_commit,
+                      interleaved, launcher_line, load_document, ompi_environment, Parser,
+                      QuietGate, run_measured, split_launcher, spread, write_json)
 
 SCHEMA = "asyncsolve.bench.lanczos_transports/1"
 PROG = "lanczos_transports.py"
 PHASES = ["local", "remote", "reduce", "tridiagonal", "vector"]
 TRANSPORTS = ("rma", "rma:notify", "shmem")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but its errors are one line (BadArguments) rather than usage and exit."""
-
-    def error(self, message):
-        raise BadArguments(message)
 
 
 def parse(argv):

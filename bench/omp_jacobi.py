@@ -56,7 +56,6 @@ OUTPUT
     Exit codes: 0 every run converged (with --smoke: and the document has its
     fields); 2 bad arguments; 4 a run failed or the document lacks a field.
 """
-import argparse
 import datetime
 import os
 import shlex
@@ -64,20 +63,13 @@ import socket
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate, fmt,
-                      git_commit, interleaved, load_document, run_measured, spread, write_json)
+from benchkit import (EXIT_BAD_ARGS, BadArguments, fmt, git_commit, interleaved, load_document,
+                      Parser, QuietGate, run_measured, spread, conclude)
 
 SCHEMA = "asyncsolve.bench.omp_jacobi/1"
 PROG = "omp_jacobi.py"
 VARIANTS = ("sync", "sync-copy", "async", "racy")
 WAIT_POLICIES = ("passive", "active", "default")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but its errors are one line (BadArguments) rather than usage and exit."""
-
-    def error(self, message):
-        raise BadArguments(message)
 
 
 # ---------------------------------------------------------------- arguments
@@ -405,26 +397,9 @@ def main(argv):
         print()
         print_table(doc)
         missing = missing_fields(doc, args) if args.smoke else []
-        if missing:
-            doc["passed"] = False
-            doc["failures"] = failures + ["document lacks: " + ", ".join(missing)]
-        try:
-            write_json(json_path, doc)
-        except OSError as e:
-            print(f"{PROG}: error: cannot write {json_path}: {e}", file=sys.stderr)
-            return EXIT_FAILED
-        print(f"\njson: {json_path}" + (" (temporary)" if args.smoke and not args.json else ""))
-        if failures:
-            print(f"{PROG}: {len(failures)} run(s) failed:", file=sys.stderr)
-            for f in failures:
-                print(f"  {f}", file=sys.stderr)
-            return EXIT_FAILED
-        if missing:
-            print(f"{PROG}: the document lacks: " + ", ".join(missing), file=sys.stderr)
-            return EXIT_FAILED
-        if args.smoke:
-            print("smoke: every run converged; the document has its fields")
-        return EXIT_OK
+        return conclude(PROG, json_path, doc, failures, missing, args.smoke,
+                        args.smoke and not args.json,
+                        "smoke: every run converged; the document has its fields")
 
 
 if __name__ == "__main__":

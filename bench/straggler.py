@@ -67,9 +67,9 @@ import socket
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, BadArguments, QuietGate,
-                      allow_root, fmt, launcher_line, load_document, interleaved,
-                      ompi_environment, run_measured, split_launcher, spread, write_json)
+from benchkit import (EXIT_BAD_ARGS, BadArguments, QuietGate, allow_root, fmt, launcher_line,
+                      load_document, interleaved, ompi_environment, run_measured, split_launcher,
+                      spread, conclude)
 
 SCHEMA = "asyncsolve.bench.straggler/1"
 VARIANTS = ("sync", "async", "racy")
@@ -417,26 +417,9 @@ def main(argv):
         print()
         print_table(doc)
         missing = missing_fields(doc, args) if args.smoke else []
-        if missing:
-            doc["passed"] = False
-            doc["failures"] = failures + ["document lacks: " + ", ".join(missing)]
-        try:
-            write_json(json_path, doc)
-        except OSError as e:
-            print(f"straggler.py: error: cannot write {json_path}: {e}", file=sys.stderr)
-            return EXIT_FAILED
-        print(f"\njson: {json_path}" + (" (temporary)" if args.smoke and not args.json else ""))
-        if failures:
-            print(f"straggler.py: {len(failures)} run(s) failed:", file=sys.stderr)
-            for f in failures:
-                print(f"  {f}", file=sys.stderr)
-            return EXIT_FAILED
-        if missing:
-            print("straggler.py: the document lacks: " + ", ".join(missing), file=sys.stderr)
-            return EXIT_FAILED
-        if args.smoke:
-            print("smoke: every run converged; the document has its fields")
-        return EXIT_OK
+        return conclude("straggler.py", json_path, doc, failures, missing, args.smoke,
+                        args.smoke and not args.json,
+                        "smoke: every run converged; the document has its fields")
 
 
 if __name__ == "__main__":
