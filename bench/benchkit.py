@@ -203,6 +203,19 @@ def spread(values):
             "n": len(values)}
 
 
+def ratio(runs, repeats, num, den, key="time_s"):
+    """run[key] of configuration num over that of den, per repeat (when both runs of the repeat
+    succeeded), with median/min/max over the repeats."""
+    per_repeat = []
+    for rep in range(repeats):
+        t = {r["configuration"]: r[key] for r in runs
+             if r["repeat"] == rep and r["error"] is None}
+        per_repeat.append(t[num] / t[den] if num in t and den in t and t[den] > 0 else None)
+    s = spread(per_repeat)
+    return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
+            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
+
+
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None

@@ -98,7 +98,7 @@ import tempfile
 from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, fmt,
                       git_commit, interleaved, launcher_line, load_document, median,
                       ompi_environment, Parser, QuietGate, run_measured, split_launcher, spread,
-                      write_json)
+                      write_json, ratio)
 
 SCHEMA = "asyncsolve.bench.krylov_overlap/1"
 PROG = "krylov_overlap.py"
@@ -335,18 +335,6 @@ def reduction_s(phases):
     return sum(parts) if parts else None
 
 
-def ratio(runs, repeats, num, den):
-    """num/den time per iteration per repeat (both runs of that repeat succeeded)."""
-    per_repeat = []
-    for rep in range(repeats):
-        t = {r["configuration"]: r["time_per_iteration_s"] for r in runs
-             if r["repeat"] == rep and r["error"] is None}
-        per_repeat.append(t[num] / t[den] if num in t and den in t and t[den] > 0 else None)
-    s = spread(per_repeat)
-    return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
-            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
-
-
 def summarise(args, configs, runs):
     out = []
     for c in configs:
@@ -370,7 +358,8 @@ def summarise(args, configs, runs):
             "halo_exchanges_median": median([r["halo_exchanges"] for r in ok]),
             "foreign_cpu_fraction_max": max((r.get("foreign_cpu_fraction") or 0.0 for r in mine),
                                             default=None),
-            "ratio_to_baseline": ratio(runs, args.repeats, c["name"], c["baseline"]),
+            "ratio_to_baseline": ratio(runs, args.repeats, c["name"], c["baseline"],
+                                       "time_per_iteration_s"),
         })
     return out
 

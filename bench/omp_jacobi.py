@@ -64,7 +64,7 @@ import sys
 import tempfile
 
 from benchkit import (EXIT_BAD_ARGS, BadArguments, fmt, git_commit, interleaved, load_document,
-                      Parser, QuietGate, run_measured, spread, conclude)
+                      Parser, QuietGate, run_measured, spread, conclude, ratio)
 
 SCHEMA = "asyncsolve.bench.omp_jacobi/1"
 PROG = "omp_jacobi.py"
@@ -239,18 +239,6 @@ def summarise(configs, runs):
             "sweep_bandwidth_gbs": spread([r["sweep_bandwidth_gbs"] for r in ok]),
         })
     return out
-
-
-def ratio(runs, repeats, num, den):
-    """Time to solution num/den, per repeat (both runs of that repeat succeeded)."""
-    per_repeat = []
-    for rep in range(repeats):
-        t = {r["configuration"]: r["time_s"] for r in runs
-             if r["repeat"] == rep and r["error"] is None}
-        per_repeat.append(t[num] / t[den] if num in t and den in t and t[den] > 0 else None)
-    s = spread(per_repeat)
-    return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
-            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
 
 
 def all_ratios(args):

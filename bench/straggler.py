@@ -69,7 +69,7 @@ import tempfile
 
 from benchkit import (EXIT_BAD_ARGS, BadArguments, QuietGate, allow_root, fmt, launcher_line,
                       load_document, interleaved, ompi_environment, run_measured, split_launcher,
-                      spread, conclude)
+                      spread, conclude, ratio)
 
 SCHEMA = "asyncsolve.bench.straggler/1"
 VARIANTS = ("sync", "async", "racy")
@@ -250,18 +250,6 @@ def summarise(configs, runs):
             "skipped_sends": spread([r["skipped_sends"] for r in ok]),
         })
     return out
-
-
-def ratio(runs, repeats, num, den):
-    """num/den time per repeat (both runs of that repeat succeeded), with median/min/max."""
-    per_repeat = []
-    for rep in range(repeats):
-        t = {r["configuration"]: r["time_s"] for r in runs
-             if r["repeat"] == rep and r["error"] is None}
-        per_repeat.append(t[num] / t[den] if num in t and den in t else None)
-    s = spread(per_repeat)
-    return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
-            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
 
 
 def all_ratios(args, runs):

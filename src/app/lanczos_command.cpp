@@ -2,7 +2,6 @@
 // benchmark, the ground-state energy of the transverse-field Ising model by
 // Lanczos on 2^m ranks, the remote part of the mat-vec over --transport.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -44,22 +43,13 @@ void check_spin_size(const SolveConfig& c, const par::Comm& comm, std::size_t ex
                                        n, ranks, n - m, 1LL << (n - 1)));
   }
   const double block = std::ldexp(1.0, n - m);
-  double bytes = 3.0 * 8.0 * block + static_cast<double>(exchange_bytes);
-  par::Comm node = comm.split_shared();
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, node.get()),
-                 "MPI_Allreduce");
-  node.free();
-  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
-  const double page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  double need[2] = {bytes, -(pages > 0 && page > 0 ? pages * page : 1e300)};
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  const double have = -need[1];
-  if (need[0] > 0.9 * have) {
+  const par::NodeMemory memory =
+      par::node_memory(comm, 3.0 * 8.0 * block + static_cast<double>(exchange_bytes));
+  if (memory.need_bytes > 0.9 * memory.have_bytes) {
     throw core::InputError(fmt::format(
         "--sites {} on {} ranks: 2^{} states need {:.1f} GiB on one node (3 vectors and the "
         "{} buffers), which has {:.1f} GiB of memory; expected fewer sites or more nodes",
-        n, ranks, n, need[0] / 1073741824.0, c.transport, have / 1073741824.0));
+        n, ranks, n, memory.need_bytes / 1073741824.0, c.transport, memory.have_bytes / 1073741824.0));
   }
 }
 

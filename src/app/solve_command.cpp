@@ -1,6 +1,5 @@
 #include <mpi.h>
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -45,27 +44,17 @@ void check_memory(const SolveConfig& config, const grid::Decomposition& decompos
                   int fields) {
   const par::Comm& comm = decomposition.comm();
   const grid::Int3& n = decomposition.local();
-  double bytes = fields * 8.0 * (n[0] + 2.0) * (n[1] + 2.0) * (n[2] + 2.0);
-  par::Comm node = comm.split_shared();
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, node.get()),
-                 "MPI_Allreduce");
-  node.free();
-  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
-  const double page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  // need[0]: the most any node needs; need[1]: the least memory of a node.
-  double need[2] = {bytes, -(pages > 0 && page > 0 ? pages * page : 1e300)};
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  const double have = -need[1];
-  if (need[0] > 0.9 * have) {
+  const par::NodeMemory memory =
+      par::node_memory(comm, fields * 8.0 * (n[0] + 2.0) * (n[1] + 2.0) * (n[2] + 2.0));
+  if (memory.need_bytes > 0.9 * memory.have_bytes) {
     const bool global = config.decomposition.global.has_value();
     const grid::Int3 size = global ? *config.decomposition.global
                                    : config.decomposition.local.value_or(decomposition.local());
     throw core::InputError(fmt::format(
         "--{} {}: the fields need {:.1f} GiB on one node, which has {:.1f} GiB of memory; "
         "expected a grid that fits",
-        global ? "global" : "local", core::format_triple(size), need[0] / 1073741824.0,
-        have / 1073741824.0));
+        global ? "global" : "local", core::format_triple(size), memory.need_bytes / 1073741824.0,
+        memory.have_bytes / 1073741824.0));
   }
 }
 

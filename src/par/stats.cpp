@@ -1,5 +1,7 @@
 #include "asyncsolve/par/stats.hpp"
 
+#include <unistd.h>
+
 #include "asyncsolve/par/check.hpp"
 
 namespace asyncsolve::par {
@@ -26,6 +28,21 @@ std::string broadcast_from_root(const Comm& comm, std::string text) {
   text.resize(static_cast<std::size_t>(length));
   check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
   return text;
+}
+
+NodeMemory node_memory(const Comm& comm, double rank_bytes) {
+  double bytes = rank_bytes;
+  Comm node = comm.split_shared();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, node.get()),
+            "MPI_Allreduce");
+  node.free();
+  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
+  const double page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  // need[0]: the most any node needs; need[1]: minus the least memory of a node.
+  double need[2] = {bytes, -(pages > 0 && page > 0 ? pages * page : 1e300)};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
+            "MPI_Allreduce");
+  return NodeMemory{need[0], -need[1]};
 }
 
 }  // namespace asyncsolve::par

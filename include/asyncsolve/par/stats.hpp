@@ -25,4 +25,15 @@ std::vector<double> gather_to_root(const Comm& comm, double value);
 /// stops every rank together.
 std::string broadcast_from_root(const Comm& comm, std::string text);
 
+/// What the busiest node needs against what the smallest node has, in bytes.
+struct NodeMemory {
+  double need_bytes = 0;  ///< the largest sum of `rank_bytes` over the ranks of one node
+  double have_bytes = 0;  ///< the least physical memory of a node (1e300 if unknown)
+};
+
+/// Collective: sums `rank_bytes` over the ranks that share a node (one
+/// MPI_Comm_split_type), then takes the worst node over `comm`; the same
+/// verdict on every rank.
+NodeMemory node_memory(const Comm& comm, double rank_bytes);
+
 }  // namespace asyncsolve::par
