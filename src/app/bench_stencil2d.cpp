@@ -16,7 +16,7 @@
 // in turn (interleaved, so drift affects all alike): reset to the initial
 // field, -x untimed iterations, a barrier, -i timed iterations. The final
 // field of every repeat is compared with the serial filter computed once on
-// rank 0 (ops::filter2d_serial) before any time is reported; a mismatch
+// rank 0 (kernels::filter2d_serial) before any time is reported; a mismatch
 // stops the benchmark with exit 4, naming the variant and the first wrong
 // point. Times are per rank, then the maximum over ranks (the slowest rank
 // sets the pace); the exchange time is the iteration time minus the time in
@@ -33,7 +33,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "asyncsolve/comm/stencil2d.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/timer.hpp"
@@ -92,14 +92,14 @@ void print_root(const par::Comm& comm, const std::string& text) {
 /// either way.
 std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const par::Comm& comm,
                                std::vector<Record>& records) {
-  comm::Stencil2dSpec spec;
+  kernels::Stencil2dSpec spec;
   spec.local = n;
   spec.radius = config.radius;
   spec.corrupt_corner = config.corrupt_corner;
-  std::vector<std::unique_ptr<comm::Stencil2d>> variants;
+  std::vector<std::unique_ptr<kernels::Stencil2d>> variants;
   const std::size_t first = records.size();
   for (const auto& run : config.runs) {
-    variants.push_back(comm::make_stencil2d(run.transport, run.variant, comm, spec));
+    variants.push_back(kernels::make_stencil2d(run.transport, run.variant, comm, spec));
     Record rec;
     rec.run = run;
     rec.local = n;
@@ -107,22 +107,22 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
     rec.calls = variants.back()->messages_per_iteration();
     records.push_back(std::move(rec));
   }
-  const comm::Stencil2dGrid& grid = variants.front()->grid();
+  const kernels::Stencil2dGrid& grid = variants.front()->grid();
   const long total = config.warmup + config.iterations;
-  const std::vector<double> reference = comm::stencil2d_reference(comm, grid, spec, total);
+  const std::vector<double> reference = kernels::stencil2d_reference(comm, grid, spec, total);
 
   std::optional<Failure> failure;
   for (int repeat = 0; repeat < config.repeats && !failure; ++repeat) {
     for (std::size_t v = 0; v < variants.size() && !failure; ++v) {
-      comm::Stencil2d& s = *variants[v];
+      kernels::Stencil2d& s = *variants[v];
       Record& rec = records[first + v];
       s.reset();
       if (config.warmup > 0) s.run(config.warmup);
       comm.barrier();
-      const comm::Stencil2dTiming t = s.run(config.iterations);
+      const kernels::Stencil2dTiming t = s.run(config.iterations);
       // Validate before the time is kept.
-      const comm::Stencil2dCheck check =
-          comm::stencil2d_compare(comm, grid, spec, s.field(), reference, validation_tol);
+      const kernels::Stencil2dCheck check =
+          kernels::stencil2d_compare(comm, grid, spec, s.field(), reference, validation_tol);
       if (!check.ok) {
         failure = Failure{fmt::format(
             "bench stencil2d: {} failed validation (local {}, radius {}, {} ranks, repeat {}, "
@@ -170,7 +170,7 @@ std::string table(const BenchStencil2dConfig& config, const std::vector<Record>&
 
 nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                                      const std::string& started, const RunEnvironment& env,
-                                     const BenchStencil2dConfig& c, const comm::Stencil2dGrid& g,
+                                     const BenchStencil2dConfig& c, const kernels::Stencil2dGrid& g,
                                      const std::vector<Record>& records) {
   nlohmann::ordered_json doc = document_header("asyncsolve.bench.stencil2d/1", command, started);
   doc["environment"] = environment_json(env);
@@ -199,7 +199,7 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
       {"filter", "(2r+1)^2 weights 1 + (3(k+r) + 7(l+r)) mod 13, normalised to sum 1"},
       {"initial_field", "splitmix64 hash of the global coordinates, in [0, 1)"},
       {"validation",
-       {{"reference", "ops::filter2d_serial on rank 0, the whole periodic domain"},
+       {{"reference", "kernels::filter2d_serial on rank 0, the whole periodic domain"},
         {"every_repeat", true},
         {"relative_tolerance", validation_tol}}},
       {"timing", "per rank per iteration, then the maximum over ranks; exchange = iteration - "
@@ -235,7 +235,7 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
   const RunEnvironment e = describe_environment(world, env);
-  const comm::Stencil2dGrid grid = comm::Stencil2dGrid::create(world.rank(), world.size());
+  const kernels::Stencil2dGrid grid = kernels::Stencil2dGrid::create(world.rank(), world.size());
   print_root(world, fmt::format("asyncsolve {}: bench stencil2d, {} rank{} (grid {}x{}, "
                                 "periodic), radius {}, {} iterations ({} warm-up), {} repeat{}\n",
                                 version, e.ranks, e.ranks == 1 ? "" : "s", grid.px, grid.py,

@@ -12,12 +12,12 @@
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
-#include "asyncsolve/comm/stencil2d.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
-#include "asyncsolve/solvers/hybrid.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/version.hpp"
 #include "spin_options.hpp"
@@ -220,7 +220,7 @@ void validate_omp(const SolveConfig& c, const RawSolve& raw) {
 /// What --hybrid takes (the thread count against the planes of the block is
 /// checked when the solve starts, and MPI_THREAD_MULTIPLE once MPI is up).
 void validate_hybrid(const SolveConfig& c, const RawSolve& raw) {
-  const std::vector<std::string> modes = solvers::hybrid_mode_names();
+  const std::vector<std::string> modes = comm::hybrid_mode_names();
   std::vector<std::string> allowed{"none"};
   allowed.insert(allowed.end(), modes.begin(), modes.end());
   expect_one_of("--hybrid", c.hybrid, allowed);
@@ -734,7 +734,7 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
     throw InputError(fmt::format("--repeats {}: expected an integer >= 1", c.repeats));
   }
 
-  const std::vector<std::string> all_transports = comm::stencil2d_transport_names();
+  const std::vector<std::string> all_transports = kernels::stencil2d_transport_names();
   std::vector<std::string> transports;
   if (c.transport_text == "auto") {
     transports = {"mpi", "rma"};
@@ -762,7 +762,7 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
   }
   std::vector<std::string> all_variants;
   for (const auto& t : {"mpi", "rma"})
-    for (const auto& v : comm::stencil2d_variant_names(t)) all_variants.push_back(v);
+    for (const auto& v : kernels::stencil2d_variant_names(t)) all_variants.push_back(v);
   std::vector<std::string> variants;
   if (c.variant_text == "all") {
     variants = all_variants;
@@ -775,9 +775,9 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
   // over one of them.
   for (const auto& v : c.variant_text == "all" ? std::vector<std::string>{} : variants) {
     bool any = false;
-    for (const auto& t : transports) any = any || comm::is_stencil2d_variant(t, v);
+    for (const auto& t : transports) any = any || kernels::is_stencil2d_variant(t, v);
     if (!any) {
-      const bool two_sided = comm::is_stencil2d_variant("mpi", v);
+      const bool two_sided = kernels::is_stencil2d_variant("mpi", v);
       throw InputError(fmt::format(
           "--variant {} with --transport {}: {} is {}, expected --transport {}", v,
           fmt::join(transports, ","), v, two_sided ? "two-sided" : "one-sided",
@@ -787,7 +787,7 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
   c.runs.clear();
   for (const auto& t : transports)
     for (const auto& v : variants)
-      if (comm::is_stencil2d_variant(t, v)) c.runs.push_back({t, v});
+      if (kernels::is_stencil2d_variant(t, v)) c.runs.push_back({t, v});
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ struct BenchAllreduceConfig {
 /// One run of `bench stencil2d`: a variant over a transport.
 struct Stencil2dRun {
   std::string transport;  ///< mpi, rma or shmem
-  std::string variant;    ///< comm::stencil2d_variant_names(transport)
+  std::string variant;    ///< kernels::stencil2d_variant_names(transport)
   std::string name() const { return transport + "/" + variant; }
 };
 

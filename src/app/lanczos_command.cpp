@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/comm/spin_exchange.hpp"
+#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/core/json_file.hpp"
-#include "asyncsolve/ops/tfim.hpp"
+#include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/stats.hpp"
-#include "asyncsolve/solvers/lanczos.hpp"
+#include "asyncsolve/kernels/lanczos.hpp"
 #include "asyncsolve/version.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
@@ -53,8 +53,8 @@ void check_spin_size(const SolveConfig& c, const par::Comm& comm, std::size_t ex
   }
 }
 
-ops::SpinLattice make_lattice(const SpinConfig& s) {
-  return s.lattice == "chain" ? ops::make_chain(s.sites) : ops::make_square(s.length, s.width);
+kernels::SpinLattice make_lattice(const SpinConfig& s) {
+  return s.lattice == "chain" ? kernels::make_chain(s.sites) : kernels::make_square(s.length, s.width);
 }
 
 nlohmann::ordered_json stats_json(const par::RankStats& s) {
@@ -73,7 +73,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
   const SpinConfig& s = config.spin;
-  comm::SpinExchangeOptions xo;
+  kernels::SpinExchangeOptions xo;
   xo.transport = config.transport;
   xo.buffers = s.buffers;
   xo.chunk = static_cast<std::size_t>(s.chunk);
@@ -84,22 +84,22 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                     : 0;
   const std::size_t block =
       s.sites - m >= 1 ? std::size_t{1} << (s.sites - m) : std::size_t{1};
-  check_spin_size(config, world, comm::spin_exchange_buffer_bytes(xo, m, block));
+  check_spin_size(config, world, kernels::spin_exchange_buffer_bytes(xo, m, block));
 
-  const ops::SpinLattice lattice = make_lattice(s);
-  const ops::TfimHamiltonian hamiltonian(lattice, s.coupling, s.field);
-  auto exchange = comm::make_spin_exchange(xo, world, block);
+  const kernels::SpinLattice lattice = make_lattice(s);
+  const kernels::TfimHamiltonian hamiltonian(lattice, s.coupling, s.field);
+  auto exchange = kernels::make_spin_exchange(xo, world, block);
   const std::string allreduce = config.allreduce == "auto" ? "mpi" : config.allreduce;
   auto reduce = collectives::make_allreduce(allreduce, world);
-  const solvers::SpinOperator op(hamiltonian, *exchange, world);
+  const kernels::SpinOperator op(hamiltonian, *exchange, world);
 
-  solvers::LanczosOptions options;
+  kernels::LanczosOptions options;
   options.tol = config.tol;
   options.max_iters = config.max_iters;
   if (config.monitor && world.is_root()) {
     auto last = std::make_shared<double>(-1e300);
     const double every = config.monitor_every_s;
-    options.monitor = [last, every](const solvers::LanczosPoint& p) {
+    options.monitor = [last, every](const kernels::LanczosPoint& p) {
       if (p.time_s - *last < every && p.iteration != 1) return;
       std::printf("  iteration %6ld  energy %.15g  change %.3e  %8.2f s\n", p.iteration, p.energy,
                   p.change, p.time_s);
@@ -108,7 +108,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
     };
   }
   world.barrier();  // every rank starts the clock together
-  const solvers::LanczosResult result = solvers::lanczos_ground_state(op, *reduce, options);
+  const kernels::LanczosResult result = kernels::lanczos_ground_state(op, *reduce, options);
   exchange->free();
 
   // Summaries over ranks: every rank takes part in every reduction.
@@ -121,7 +121,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
       par::gather_to_root(world, static_cast<double>(result.iterations));
   std::optional<double> exact;
   if (s.lattice == "chain" && s.sites % 2 == 0) {
-    exact = ops::tfim_chain_ground_energy(s.sites, s.coupling, s.field);
+    exact = kernels::tfim_chain_ground_energy(s.sites, s.coupling, s.field);
   }
   const RunEnvironment e = describe_environment(world, env);
 

@@ -14,7 +14,7 @@
 
 #include "asyncsolve/channel.h"
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/comm/channel_tree.hpp"
+#include "asyncsolve/collectives/channel_tree.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
@@ -28,7 +28,7 @@
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
-#include "asyncsolve/solvers/hybrid.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/jacobi_omp.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
@@ -160,7 +160,7 @@ struct Solved {
 /// the stencil driver. Empty without --hybrid.
 struct HybridSetup {
   std::unique_ptr<comm::LinkwiseHaloExchange> links;
-  std::unique_ptr<solvers::HybridStencil> stencil;
+  std::unique_ptr<comm::HybridStencil> stencil;
   int threads = 1;
 };
 
@@ -172,15 +172,15 @@ HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& de
                         comm::Neighbourhood neighbourhood) {
   HybridSetup out;
   if (!is_hybrid(config)) return out;
-  const solvers::HybridMode mode = solvers::parse_hybrid_mode(config.hybrid);
+  const comm::HybridMode mode = comm::parse_hybrid_mode(config.hybrid);
   out.threads = config.threads > 0 ? config.threads : omp_get_max_threads();
   int provided = MPI_THREAD_SINGLE;
   par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
-  if (mode == solvers::HybridMode::multiple && provided < MPI_THREAD_MULTIPLE) {
+  if (mode == comm::HybridMode::multiple && provided < MPI_THREAD_MULTIPLE) {
     throw core::InputError("--hybrid multiple: this MPI library provides no MPI_THREAD_MULTIPLE "
                            "(see asyncsolve info), expected masteronly or funneled");
   }
-  if (mode == solvers::HybridMode::funneled && provided < MPI_THREAD_FUNNELED) {
+  if (mode == comm::HybridMode::funneled && provided < MPI_THREAD_FUNNELED) {
     throw core::InputError("--hybrid funneled: this MPI library provides no "
                            "MPI_THREAD_FUNNELED (see asyncsolve info), expected masteronly");
   }
@@ -194,10 +194,10 @@ HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& de
                                        "z-planes of the smallest block, expected at most {}",
                                        out.threads, config.hybrid, planes, planes));
   }
-  if (mode == solvers::HybridMode::multiple) {
+  if (mode == comm::HybridMode::multiple) {
     out.links = comm::make_linkwise_halo_exchange(decomposition, shape, neighbourhood);
   }
-  out.stencil = std::make_unique<solvers::HybridStencil>(decomposition, mode, out.threads, &halo,
+  out.stencil = std::make_unique<comm::HybridStencil>(decomposition, mode, out.threads, &halo,
                                                          out.links.get());
   return out;
 }
@@ -245,7 +245,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   auto reduction = collectives::make_allreduce(asynchronous ? "mpi" : allreduce, comm);
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
-  if (asynchronous) convergence = comm::make_convergence_allreduce(allreduce, comm, 2, transport);
+  if (asynchronous) convergence = collectives::make_convergence_allreduce(allreduce, comm, 2, transport);
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                         static_cast<std::uint64_t>(config.noise_seed)},

@@ -8,7 +8,7 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
-#include "asyncsolve/ops/tfim.hpp"
+#include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/par/shmem.hpp"
 
 namespace asyncsolve::app {
@@ -60,10 +60,10 @@ void parse_lattice(SpinConfig& s) {
       !core::parse_whole(dims.substr(x + 1), w) || l < 2 || w < 2) {
     throw InputError(fmt::format("--lattice '{}': expected {}", s.lattice, expected));
   }
-  if (static_cast<long long>(l) * w > ops::tfim_max_sites) {
+  if (static_cast<long long>(l) * w > kernels::tfim_max_sites) {
     throw InputError(fmt::format("--lattice '{}': {} sites, expected at most {} (2^n states)",
                                  s.lattice, static_cast<long long>(l) * w,
-                                 ops::tfim_max_sites));
+                                 kernels::tfim_max_sites));
   }
   s.length = l;
   s.width = w;
@@ -119,11 +119,11 @@ void validate_spin(SolveConfig& c, const SpinRaw& raw) {
   if (s.sites < 2) {
     throw InputError(fmt::format("--sites {}: expected an integer >= 2", s.sites));
   }
-  if (s.sites > ops::tfim_max_sites) {
+  if (s.sites > kernels::tfim_max_sites) {
     throw InputError(fmt::format("--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
                                  "most {} sites",
                                  s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0,
-                                 ops::tfim_max_sites));
+                                 kernels::tfim_max_sites));
   }
   if (!std::isfinite(s.coupling)) {
     throw InputError(fmt::format("--coupling {}: expected a finite number", s.coupling));

@@ -87,7 +87,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
                                const grid::Decomposition& decomposition, grid::Field& u,
                                comm::HaloExchange& halo, collectives::Allreduce& reduction,
                                const JacobiOptions& options) {
-  HybridStencil& hybrid = *options.hybrid;
+  comm::HybridStencil& hybrid = *options.hybrid;
   SolveResult result;
   result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
   core::PhaseTimers& timers = result.phases;
@@ -100,14 +100,14 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   // A thread's share of the sweep u_new = (sum of neighbours of u)/6, of the
   // residual of u and of the copy u = u_new. The lambdas hold references to
   // the two fields, whose storage u.swap(u_new) exchanges.
-  const HybridStencil::Kernel sweep = [&](const grid::Box& box) {
+  const comm::HybridStencil::Kernel sweep = [&](const grid::Box& box) {
     ops::jacobi_sweep_box(u, u_new, box);
     return 0.0;
   };
-  const HybridStencil::Kernel residual_part = [&](const grid::Box& slab) {
+  const comm::HybridStencil::Kernel residual_part = [&](const grid::Box& slab) {
     return ops::residual_norm_sq_planes(u, slab.lo[2], slab.hi[2]);
   };
-  const HybridStencil::Kernel copy_part = [&](const grid::Box& slab) {
+  const comm::HybridStencil::Kernel copy_part = [&](const grid::Box& slab) {
     const grid::Int3& n = u.interior();
     for (int k = slab.lo[2]; k < slab.hi[2]; ++k)
       for (int j = 0; j < n[1]; ++j)
@@ -134,7 +134,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
       const double ts = core::now_s();
       double halo_s = 0.0;  // the master's part in the exchange
       if (check || k % options.halo_every == 0) {
-        HybridTimes times;
+        comm::HybridTimes times;
         hybrid.apply(u, sweep, times);
         ++result.halo_exchanges;
         halo_s = times.exchange_start + times.exchange_wait;

@@ -17,6 +17,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/grid/split.hpp"
 
 namespace asyncsolve::solvers {
 
@@ -125,7 +126,7 @@ class Krylov {
         decomposition_(decomposition),
         halo_(halo),
         options_(options),
-        split_(ops::split_for_overlap(decomposition)),
+        split_(grid::split_for_overlap(decomposition)),
         comm_(decomposition.comm()) {
     result_.phases = core::PhaseTimers(krylov_phase_names());
   }
@@ -165,13 +166,13 @@ class Krylov {
     if (step > 0 && !split_.boundary.empty()) {
       bool done = false;
       for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
-        dot += ops::apply(system_.op, in, out, ops::planes(inner, k, k + step));
+        dot += ops::apply(system_.op, in, out, grid::planes(inner, k, k + step));
         if (faults != nullptr) faults->poll();
         if (!done) done = halo_.test();
       }
     } else if (faults != nullptr && step > 0) {
       for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
-        dot += ops::apply(system_.op, in, out, ops::planes(inner, k, k + step));
+        dot += ops::apply(system_.op, in, out, grid::planes(inner, k, k + step));
         faults->poll();
       }
     } else {
@@ -194,7 +195,7 @@ class Krylov {
   /// same points with the same arithmetic (the fused in . out is summed per
   /// thread, then over threads in thread order).
   double hybrid_matvec(Field& in, Field& out) {
-    HybridTimes times;
+    comm::HybridTimes times;
     const ops::StencilOperator& op = system_.op;
     const double dot = options_.hybrid->apply(
         in, [&](const grid::Box& box) { return ops::apply(op, in, out, box); }, times);
@@ -257,7 +258,7 @@ class Krylov {
   const grid::Decomposition& decomposition_;
   comm::HaloExchange& halo_;
   const KrylovOptions& options_;
-  ops::OperatorSplit split_;
+  grid::OverlapSplit split_;
   const par::Comm& comm_;
   std::vector<std::unique_ptr<InnerProduct>> products_;
   SolveResult result_;

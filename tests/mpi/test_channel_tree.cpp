@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "asyncsolve/channel.h"
-#include "asyncsolve/comm/channel_tree.hpp"
+#include "asyncsolve/collectives/channel_tree.hpp"
 
 using namespace asyncsolve;
 
@@ -18,7 +18,7 @@ class ChannelTree : public ::testing::TestWithParam<int> {};
 TEST_P(ChannelTree, SumsMatchMpiAllreduceOverSkewedRounds) {
   const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
   const int rank = world.rank();
-  auto tree = comm::make_channel_tree_allreduce(world, 3, GetParam());
+  auto tree = collectives::make_channel_tree_allreduce(world, 3, GetParam());
   EXPECT_EQ(tree->name(), "tree");
   for (int round = 0; round < 100; ++round) {
     const double mine[3] = {1.0 + rank, 0.1 * (rank + round), rank == 0 ? 1.0 : 0.0};

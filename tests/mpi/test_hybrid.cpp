@@ -16,16 +16,17 @@
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/gather.hpp"
+#include "asyncsolve/grid/split.hpp"
 #include "asyncsolve/ops/stencil.hpp"
-#include "asyncsolve/solvers/hybrid.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "serial_jacobi.hpp"
 
 using namespace asyncsolve;
 using grid::Int3;
-using solvers::HybridMode;
+using comm::HybridMode;
 
 namespace {
 
@@ -50,34 +51,34 @@ bool has_thread_multiple() {
 }
 
 struct Scheme {
-  HybridMode mode;
+  comm::HybridMode mode;
   int threads;
 };
 
 std::vector<Scheme> schemes() {
   std::vector<Scheme> out;
-  for (const HybridMode m : {HybridMode::masteronly, HybridMode::funneled, HybridMode::multiple})
+  for (const comm::HybridMode m : {comm::HybridMode::masteronly, comm::HybridMode::funneled, comm::HybridMode::multiple})
     for (const int t : {1, 2, 3}) out.push_back({m, t});
   return out;
 }
 
 std::string label(const Scheme& s) {
-  return std::string(solvers::hybrid_mode_name(s.mode)) + "/" + std::to_string(s.threads);
+  return std::string(comm::hybrid_mode_name(s.mode)) + "/" + std::to_string(s.threads);
 }
 
 /// The hybrid objects for one scheme (the linkwise exchange only for multiple).
 struct Hybrid {
   std::unique_ptr<comm::LinkwiseHaloExchange> links;
-  std::unique_ptr<solvers::HybridStencil> stencil;
+  std::unique_ptr<comm::HybridStencil> stencil;
 };
 
 Hybrid make_hybrid(const Scheme& s, const grid::Decomposition& d, const grid::Field& shape,
                    comm::HaloExchange& halo, comm::Neighbourhood neighbourhood) {
   Hybrid h;
-  if (s.mode == HybridMode::multiple) {
+  if (s.mode == comm::HybridMode::multiple) {
     h.links = comm::make_linkwise_halo_exchange(d, shape, neighbourhood);
   }
-  h.stencil = std::make_unique<solvers::HybridStencil>(d, s.mode, s.threads, &halo, h.links.get());
+  h.stencil = std::make_unique<comm::HybridStencil>(d, s.mode, s.threads, &halo, h.links.get());
   return h;
 }
 
@@ -131,7 +132,7 @@ void expect_jacobi_matches_serial(const std::string& name, const grid::Decomposi
   options.max_iters = max_iters;
   std::optional<reference::SerialJacobi> ref;
   for (const Scheme& s : schemes()) {
-    if (s.mode == HybridMode::multiple && !has_thread_multiple()) continue;
+    if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
     const JacobiRun run = run_jacobi(*problem, spec, options, &s);
     if (!is_root()) continue;
     if (!ref) ref = reference::serial_jacobi(*problem, run.global, tol, max_iters, check_every);
@@ -176,9 +177,9 @@ TEST(HybridJacobi, CopyLoopAndHaloEveryGiveThePureMpiIterates) {
     options.copy = copy;
     options.halo_every = copy ? 1 : 4;
     const JacobiRun pure = run_jacobi(*problem, spec, options, nullptr);
-    for (const Scheme s : {Scheme{HybridMode::masteronly, 2}, Scheme{HybridMode::funneled, 3},
-                           Scheme{HybridMode::multiple, 2}}) {
-      if (s.mode == HybridMode::multiple && !has_thread_multiple()) continue;
+    for (const Scheme s : {Scheme{comm::HybridMode::masteronly, 2}, Scheme{comm::HybridMode::funneled, 3},
+                           Scheme{comm::HybridMode::multiple, 2}}) {
+      if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
       const JacobiRun run = run_jacobi(*problem, spec, options, &s);
       EXPECT_EQ(run.result.iterations, pure.result.iterations) << label(s);
       EXPECT_EQ(run.result.halo_exchanges, pure.result.halo_exchanges) << label(s);
@@ -215,7 +216,7 @@ TEST_P(HybridMatvec, EqualsThePureMpiMatvec) {
       for (int j = 0; j < n[1]; ++j)
         for (int i = 0; i < n[0]; ++i) p(i, j, k) = value_at({o[0] + i, o[1] + j, o[2] + k});
     auto halo = comm::make_halo_exchange("waitall", d, p, nb);
-    const ops::OperatorSplit split = ops::split_for_overlap(d);
+    const grid::OverlapSplit split = grid::split_for_overlap(d);
     halo->start(p);
     double dot_pure = ops::apply(a, p, q_pure, split.interior);
     halo->finish(p);
@@ -224,7 +225,7 @@ TEST_P(HybridMatvec, EqualsThePureMpiMatvec) {
     MPI_Allreduce(&dot_pure, &pure_global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
     for (const Scheme& s : schemes()) {
-      if (s.mode == HybridMode::multiple && !has_thread_multiple()) continue;
+      if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
       if (s.threads > n[2]) continue;
       // The halo is cleared first: the scheme must fill it again.
       grid::Field p2(n, 1);
@@ -235,7 +236,7 @@ TEST_P(HybridMatvec, EqualsThePureMpiMatvec) {
       grid::Field q(n, 1);
       q.fill(0.0);
       Hybrid h = make_hybrid(s, d, p2, *halo, nb);
-      solvers::HybridTimes times;
+      comm::HybridTimes times;
       double dot = 0.0;
       for (int rep = 0; rep < 2; ++rep) {  // twice: buffers are reused
         dot = h.stencil->apply(
@@ -269,10 +270,10 @@ TEST(HybridStencil, SharesTileTheBox) {
   for (const int parts : {1, 2, 3, 4, 7}) {
     long long total = 0;
     for (int t = 0; t < parts; ++t) {
-      const grid::Box b = solvers::HybridStencil::share(box, parts, t);
+      const grid::Box b = comm::HybridStencil::share(box, parts, t);
       total += std::max(0LL, b.size());
       if (t > 0) {
-        const grid::Box prev = solvers::HybridStencil::share(box, parts, t - 1);
+        const grid::Box prev = comm::HybridStencil::share(box, parts, t - 1);
         const int axis = parts <= 2 ? 2 : 1;  // z while parts <= planes, then y (5 rows > 2)
         EXPECT_EQ(b.lo[axis], prev.hi[axis]) << parts;
       }
@@ -336,7 +337,7 @@ TEST(HybridCg, SameIterationsAndResidualHistoryAsPureMpi) {
   const CgRun pure = run_cg("plume", spec, "cg", nullptr);
   ASSERT_TRUE(pure.result.converged);
   for (const Scheme& s : schemes()) {
-    if (s.mode == HybridMode::multiple && !has_thread_multiple()) continue;
+    if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
     const CgRun run = run_cg("plume", spec, "cg", &s);
     expect_same_history(pure, run, "cg " + label(s));
     EXPECT_EQ(run.result.halo_exchanges, pure.result.halo_exchanges);
@@ -353,8 +354,8 @@ TEST(HybridCg, OtherMethodsAndTheTwentySevenPointProblem) {
                                                                {"laplace27", "pcg-overlap"}};
   for (const auto& [problem, method] : cases) {
     const CgRun pure = run_cg(problem, spec, method, nullptr);
-    for (const Scheme s : {Scheme{HybridMode::funneled, 2}, Scheme{HybridMode::multiple, 3}}) {
-      if (s.mode == HybridMode::multiple && !has_thread_multiple()) continue;
+    for (const Scheme s : {Scheme{comm::HybridMode::funneled, 2}, Scheme{comm::HybridMode::multiple, 3}}) {
+      if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
       const CgRun run = run_cg(problem, spec, method, &s);
       expect_same_history(pure, run, method + " on " + problem + " " + label(s));
     }

@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "asyncsolve/channel.h"
-#include "asyncsolve/comm/channel_tree.hpp"
+#include "asyncsolve/collectives/channel_tree.hpp"
 #include "asyncsolve/grid/gather.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
 
@@ -62,7 +62,7 @@ Outcome run(const SolveSetup& s) {
   if (s.variant == "sync") {
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
-    auto convergence = comm::make_convergence_allreduce(s.allreduce, d.comm(), 2, s.transport);
+    auto convergence = collectives::make_convergence_allreduce(s.allreduce, d.comm(), 2, s.transport);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = s.variant == "racy";

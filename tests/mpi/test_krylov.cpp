@@ -13,6 +13,7 @@
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/gather.hpp"
+#include "asyncsolve/grid/split.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "serial_cg.hpp"
@@ -67,7 +68,7 @@ TEST_P(SplitMatvec, EqualsTheSerialMatvec) {
         for (int i = 0; i < n[0]; ++i) p(i, j, k) = value_at({o[0] + i, o[1] + j, o[2] + k});
     const ops::StencilOperator a{param.stencil, 0.5};
     auto halo = comm::make_halo_exchange(param.halo, d, p, neighbourhood_of(param.stencil));
-    const ops::OperatorSplit split = ops::split_for_overlap(d);
+    const grid::OverlapSplit split = grid::split_for_overlap(d);
 
     // The split tiles the block: every point exactly once.
     grid::Field count(n, 0);
@@ -87,7 +88,7 @@ TEST_P(SplitMatvec, EqualsTheSerialMatvec) {
       dot = 0.0;
       halo->start(p);
       for (int k = split.interior.lo[2]; k < split.interior.hi[2]; ++k) {
-        dot += ops::apply(a, p, q, ops::planes(split.interior, k, k + 1));
+        dot += ops::apply(a, p, q, grid::planes(split.interior, k, k + 1));
         halo->test();
       }
       halo->finish(p);

@@ -20,12 +20,12 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/comm/spin_exchange.hpp"
+#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/ops/tfim.hpp"
+#include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/par/comm.hpp"
-#include "asyncsolve/solvers/lanczos.hpp"
-#include "asyncsolve/solvers/tridiagonal.hpp"
+#include "asyncsolve/kernels/lanczos.hpp"
+#include "asyncsolve/kernels/tridiagonal.hpp"
 
 namespace {
 
@@ -40,8 +40,8 @@ int high_bits() { return std::countr_zero(static_cast<unsigned>(world().size()))
 /// The transport settings every test runs over. Small chunks (7, 16
 /// doubles) split the blocks into several messages, so the round robin
 /// actually turns.
-std::vector<comm::SpinExchangeOptions> transports() {
-  std::vector<comm::SpinExchangeOptions> out;
+std::vector<kernels::SpinExchangeOptions> transports() {
+  std::vector<kernels::SpinExchangeOptions> out;
   out.push_back({"mpi", 2, 7});
   out.push_back({"mpi", 3, 16});
   out.push_back({"mpi", 2, 1 << 15});
@@ -53,7 +53,7 @@ std::vector<comm::SpinExchangeOptions> transports() {
   return out;
 }
 
-std::string describe(const comm::SpinExchangeOptions& o) {
+std::string describe(const kernels::SpinExchangeOptions& o) {
   if (o.transport == "mpi") return fmt::format("mpi K={} chunk={}", o.buffers, o.chunk);
   return o.transport == "rma" ? "rma " + o.rma_sync : o.transport;
 }
@@ -65,11 +65,11 @@ struct Case {
   double field;
 };
 
-ops::SpinLattice lattice_of(const Case& c) {
-  if (c.lattice == "chain") return ops::make_chain(c.sites);
+kernels::SpinLattice lattice_of(const Case& c) {
+  if (c.lattice == "chain") return kernels::make_chain(c.sites);
   const int l = std::stoi(c.lattice.substr(7));
   const int w = std::stoi(c.lattice.substr(c.lattice.find('x') + 1));
-  return ops::make_square(l, w);
+  return kernels::make_square(l, w);
 }
 
 std::string name_of(const Case& c) {
@@ -83,11 +83,11 @@ double exact_ground_energy(const Case& c) {
   if (const auto it = cache.find(key); it != cache.end()) return it->second;
   double e = 0.0;
   if (world().is_root()) {
-    const ops::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
+    const kernels::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
     std::vector<double> a = h.dense();
     const int n = 1 << c.sites;
     std::vector<double> values(static_cast<std::size_t>(n));
-    solvers::symmetric_eigenvalues(a, n, values);
+    kernels::symmetric_eigenvalues(a, n, values);
     e = values.front();
   }
   MPI_Bcast(&e, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -96,34 +96,34 @@ double exact_ground_energy(const Case& c) {
 }
 
 /// Collective: the Lanczos energy of `c` over `transport` on all ranks.
-solvers::LanczosResult run(const Case& c, const comm::SpinExchangeOptions& transport,
+kernels::LanczosResult run(const Case& c, const kernels::SpinExchangeOptions& transport,
                            double tol = 1e-13, long max_iters = 500) {
   const par::Comm comm = world();
-  const ops::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
+  const kernels::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
   const std::size_t block = std::size_t{1} << (c.sites - high_bits());
-  auto exchange = comm::make_spin_exchange(transport, comm, block);
+  auto exchange = kernels::make_spin_exchange(transport, comm, block);
   auto reduce = collectives::make_allreduce("mpi", comm);
-  const solvers::SpinOperator op(h, *exchange, comm);
-  solvers::LanczosOptions options;
+  const kernels::SpinOperator op(h, *exchange, comm);
+  kernels::LanczosOptions options;
   options.tol = tol;
   options.max_iters = max_iters;
-  auto result = solvers::lanczos_ground_state(op, *reduce, options);
+  auto result = kernels::lanczos_ground_state(op, *reduce, options);
   exchange->free();
   return result;
 }
 
 /// A vector entry for global state s, different from the start vector.
-double test_value(std::uint64_t s) { return ops::tfim_start_value(s * 7919 + 12345) + 0.25; }
+double test_value(std::uint64_t s) { return kernels::tfim_start_value(s * 7919 + 12345) + 0.25; }
 
 TEST(TfimHamiltonian, BondsAndDiagonal) {
-  const ops::TfimHamiltonian chain(ops::make_chain(4), 1.5, 0.0);
+  const kernels::TfimHamiltonian chain(kernels::make_chain(4), 1.5, 0.0);
   EXPECT_EQ(chain.bonds(), 4u);
   EXPECT_EQ(chain.diagonal(0b0000), 6.0);   // all aligned: 4 bonds * 1.5
   EXPECT_EQ(chain.diagonal(0b0101), -6.0);  // Neel: every bond antiparallel
   EXPECT_EQ(chain.diagonal(0b0001), 0.0);   // one flipped spin: 2 of 4 bonds broken
-  const ops::TfimHamiltonian two(ops::make_chain(2), 1.0, 0.0);
+  const kernels::TfimHamiltonian two(kernels::make_chain(2), 1.0, 0.0);
   EXPECT_EQ(two.diagonal(0b01), -2.0);  // the pair counted twice
-  const ops::TfimHamiltonian square(ops::make_square(3, 3), 1.0, 0.0);
+  const kernels::TfimHamiltonian square(kernels::make_square(3, 3), 1.0, 0.0);
   EXPECT_EQ(square.bonds(), 18u);
   EXPECT_EQ(square.diagonal(0), 18.0);
   EXPECT_EQ(square.diagonal(1), 10.0);  // one spin: its 4 bonds go from +1 to -1
@@ -135,7 +135,7 @@ TEST(TfimHamiltonian, FreeFermionsMatchDenseDiagonalisation) {
                        Case{"chain", 6, -1.0, 1.0}, Case{"chain", 8, 1.0, 1.0},
                        Case{"chain", 8, 0.5, -2.0}, Case{"chain", 10, 1.0, 1.0}}) {
     const double exact = exact_ground_energy(c);
-    EXPECT_NEAR(ops::tfim_chain_ground_energy(c.sites, c.coupling, c.field), exact,
+    EXPECT_NEAR(kernels::tfim_chain_ground_energy(c.sites, c.coupling, c.field), exact,
                 1e-11 * std::abs(exact))
         << name_of(c);
   }
@@ -144,7 +144,7 @@ TEST(TfimHamiltonian, FreeFermionsMatchDenseDiagonalisation) {
 TEST(SpinOperator, RefusesRankCountsThatAreNotPowersOfTwo) {
   if (power_of_two_ranks()) GTEST_SKIP() << "a power of two";
   for (const auto& t : transports()) {
-    EXPECT_THROW(comm::make_spin_exchange(t, world(), 16), core::InputError) << describe(t);
+    EXPECT_THROW(kernels::make_spin_exchange(t, world(), 16), core::InputError) << describe(t);
   }
 }
 
@@ -154,7 +154,7 @@ TEST(SpinOperator, MatvecMatchesSerialReference) {
   for (const Case& c : {Case{"chain", 9, 0.8, -1.3}, Case{"square:2x3", 6, -1.1, 0.6},
                        Case{"chain", 4, 1.0, 1.0}}) {
     if (c.sites - high_bits() < 1) continue;
-    const ops::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
+    const kernels::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
     const std::size_t states = std::size_t{1} << c.sites;
     std::vector<double> x(states);
     std::vector<double> y_ref(states);
@@ -165,8 +165,8 @@ TEST(SpinOperator, MatvecMatchesSerialReference) {
     const std::size_t block = states >> high_bits();
     const std::size_t first = block * static_cast<std::size_t>(comm.rank());
     for (const auto& t : transports()) {
-      auto exchange = comm::make_spin_exchange(t, comm, block);
-      const solvers::SpinOperator op(h, *exchange, comm);
+      auto exchange = kernels::make_spin_exchange(t, comm, block);
+      const kernels::SpinOperator op(h, *exchange, comm);
       std::vector<double> xl(x.begin() + static_cast<std::ptrdiff_t>(first),
                              x.begin() + static_cast<std::ptrdiff_t>(first + block));
       std::vector<double> y(block);
@@ -219,7 +219,7 @@ TEST(Lanczos, ChainOf12MatchesFreeFermions) {
   // n = 12 against the free-fermion energy (validated by dsyev above; the
   // 4096 x 4096 dsyev itself runs in the 1-rank test only).
   for (const Case& c : {Case{"chain", 12, 1.0, 1.0}, Case{"chain", 12, -0.5, 1.0}}) {
-    const double exact = ops::tfim_chain_ground_energy(c.sites, c.coupling, c.field);
+    const double exact = kernels::tfim_chain_ground_energy(c.sites, c.coupling, c.field);
 #ifndef ASYNCSOLVE_TEST_SHMEM  // once is enough: the shmem build runs the same check
     if (world().size() == 1 && c.coupling == 1.0) {
       EXPECT_NEAR(exact_ground_energy(c), exact, 1e-11 * std::abs(exact));
@@ -268,13 +268,13 @@ TEST(Lanczos, TransportsAgreeOnTwentySites) {
   // other and against the free-fermion energy.
   if (world().size() != 2 && world().size() != 4) GTEST_SKIP() << "2 and 4 ranks only";
   const Case c{"chain", 20, 1.0, 1.0};
-  const double exact = ops::tfim_chain_ground_energy(c.sites, c.coupling, c.field);
+  const double exact = kernels::tfim_chain_ground_energy(c.sites, c.coupling, c.field);
   std::vector<double> energies;
 #ifdef ASYNCSOLVE_TEST_SHMEM
   // mpi and rma are compared in mpi_lanczos; here shmem against mpi.
-  const std::vector<comm::SpinExchangeOptions> ts{{"shmem", 2, 1}, {"mpi", 2, 1 << 15}};
+  const std::vector<kernels::SpinExchangeOptions> ts{{"shmem", 2, 1}, {"mpi", 2, 1 << 15}};
 #else
-  const std::vector<comm::SpinExchangeOptions> ts{{"mpi", 2, 1 << 15}, {"mpi", 3, 1 << 12},
+  const std::vector<kernels::SpinExchangeOptions> ts{{"mpi", 2, 1 << 15}, {"mpi", 3, 1 << 12},
                                                   {"rma", 2, 1, "fence"}, {"rma", 2, 1, "notify"}};
 #endif
   for (const auto& t : ts) {

@@ -19,7 +19,7 @@
 #include "../support/collective_channel_tests.hpp"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
-#include "asyncsolve/comm/channel_tree.hpp"
+#include "asyncsolve/collectives/channel_tree.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/grid/gather.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
@@ -110,7 +110,7 @@ Outcome run_jacobi(const std::string& variant, int transport, int check_every,
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
     // The tree over the same transport as the halos (channels over shmem).
-    auto convergence = comm::make_convergence_allreduce("tree", d.comm(), 2,
+    auto convergence = collectives::make_convergence_allreduce("tree", d.comm(), 2,
                                                         transport >= 0 ? transport : AS_TRANSPORT_MPI);
     solvers::AsyncJacobiOptions options;
     options.base = base;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/grid/split.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/ops/vector.hpp"
 
@@ -68,7 +69,7 @@ TEST(Stencil, FastKernelsMatchTheirTwins) {
       Field pieces(n, 1);
       double d_pieces = 0.0;
       for (int k = 0; k < n[2]; k += 2) {
-        d_pieces += ops::apply(a, p, pieces, ops::planes(p.interior_box(), k, k + 2));
+        d_pieces += ops::apply(a, p, pieces, grid::planes(p.interior_box(), k, k + 2));
       }
       for_interior(p, [&](int i, int j, int k) { ASSERT_EQ(pieces(i, j, k), fast(i, j, k)); });
       EXPECT_NEAR(d_pieces, d_fast, 1e-12 * (1.0 + std::abs(d_fast)));
@@ -78,10 +79,10 @@ TEST(Stencil, FastKernelsMatchTheirTwins) {
 
 TEST(Stencil, PlanesClampToTheBox) {
   const grid::Box box{{1, 2, 3}, {5, 6, 9}};
-  EXPECT_EQ(ops::planes(box, 0, 4).lo[2], 3);
-  EXPECT_EQ(ops::planes(box, 0, 4).hi[2], 4);
-  EXPECT_EQ(ops::planes(box, 8, 20).hi[2], 9);
-  EXPECT_EQ(ops::planes(box, 10, 20).size(), 0);
+  EXPECT_EQ(grid::planes(box, 0, 4).lo[2], 3);
+  EXPECT_EQ(grid::planes(box, 0, 4).hi[2], 4);
+  EXPECT_EQ(grid::planes(box, 8, 20).hi[2], 9);
+  EXPECT_EQ(grid::planes(box, 10, 20).size(), 0);
 }
 
 TEST(Vector, FusedKernelsMatchPlainLoops) {

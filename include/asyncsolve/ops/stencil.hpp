@@ -9,8 +9,6 @@
 /// neighbours; paper 003), both optionally shifted by a multiple of the
 /// identity. Dirichlet points are eliminated: the halo of the input field must
 /// hold zeros on the physical boundary and the neighbours' values elsewhere.
-#include <vector>
-
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 
@@ -40,18 +38,5 @@ double apply(const StencilOperator& a, const grid::Field& p, grid::Field& q,
 /// The same with plain loops (the tests' reference). Sums in a fixed order.
 double apply_ref(const StencilOperator& a, const grid::Field& p, grid::Field& q,
                  const grid::Box& box) noexcept;
-
-/// The interior points of a block whose stencil reaches no other rank's
-/// data, and the rest of the block (the boundary) as disjoint boxes. Only
-/// sides with a neighbouring rank are peeled off: on one rank the interior is
-/// the whole block and the boundary is empty.
-struct OperatorSplit {
-  grid::Box interior;
-  std::vector<grid::Box> boundary;  ///< disjoint, non-empty; with `interior` they tile the block
-};
-OperatorSplit split_for_overlap(const grid::Decomposition& decomposition);
-
-/// The planes [k_begin, k_end) of `box` (k clamped to the box).
-grid::Box planes(const grid::Box& box, int k_begin, int k_end) noexcept;
 
 }  // namespace asyncsolve::ops

@@ -8,7 +8,7 @@
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
-#include "asyncsolve/solvers/hybrid.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -28,7 +28,7 @@ struct JacobiOptions {
   /// sweep and its halo exchange run with OpenMP threads in its scheme
   /// (--hybrid), and so do the residual and the copy loop; `halo` then only
   /// serves ||b|| and the true residual (unless the scheme uses it too).
-  HybridStencil* hybrid = nullptr;
+  comm::HybridStencil* hybrid = nullptr;
 };
 
 /// Phases timed by jacobi_sync, in PhaseTimers index order.

@@ -29,7 +29,7 @@
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
-#include "asyncsolve/solvers/hybrid.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -79,7 +79,7 @@ struct KrylovOptions {
   /// exchanging thread completes it at once). The vector updates stay on the
   /// master thread. Phases: halo_start / halo_wait / matvec_interior /
   /// matvec_boundary are the master's HybridTimes.
-  HybridStencil* hybrid = nullptr;
+  comm::HybridStencil* hybrid = nullptr;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers

@@ -1,0 +1,195 @@
+// The MPI-3 one-sided transport of asynchronous channels (paper 000 §3.2:
+// the SHMEM put / flag scheme, expressed with MPI RMA, passive target).
+//
+// Collectivity. MPI_Win_allocate is collective over a communicator, so the
+// channels cannot each get a window pairwise without an ordering between
+// pairs. Instead, for this transport as_channels_create is collective over
+// `comm`: every rank of comm calls it (each with its own list of rma
+// channels; a rank with none passes one placeholder config whose peer is
+// MPI_PROC_NULL) and the call allocates ONE window over comm holding this
+// rank's landing areas for all the channels of the call. as_channels_destroy
+// is collective likewise: each rank passes exactly the channels (placeholders
+// included) of one create call; it completes every channel's closing
+// protocol, then MPI_Win_unlock_all and MPI_Win_free. Several create calls on
+// one comm give several windows; destroy them in the same order on all ranks.
+//
+// Creation, in order: (1) MPI_Allreduce of the local argument checks, so a
+// bad argument on one rank fails the call on every rank instead of hanging;
+// (2) a point-to-point handshake per channel on tag 2*tag+1 of comm: message
+// size, depth, mode and the byte offset of this end's landing area in its
+// window; (3) MPI_Allreduce of the handshake results (a mismatch fails the
+// call on every rank; no window is allocated); (4) MPI_Win_allocate,
+// MPI_Win_lock_all(MPI_MODE_NOCHECK), local initialisation, MPI_Win_sync,
+// MPI_Barrier: no rank touches a peer's window before the peer initialised it.
+//
+// Window layout: per channel, at an 8-byte aligned byte offset (disp_unit 1),
+//   +0  arrival  int64  number of messages the peer has sent into this area
+//   +8  ack      int64  number of this end's messages the peer has taken
+//   +16 closing  int64  the peer's final number of sent messages, -1 until it closes
+//   +32 data     async: max_in_flight slots of message_size bytes rounded up to 8;
+//                racy: one slot
+// The three counters are the arrival and acknowledgement flags of paper 000
+// §3.2 in monotonic form. They are written only by the peer, with
+// MPI_Accumulate(MPI_REPLACE) followed by MPI_Win_flush, and read by the
+// owner with MPI_Fetch_and_op(MPI_NO_OP) on itself followed by MPI_Win_flush:
+// accumulate operations on the same location and datatype are atomic with
+// respect to each other, so the flags never race (unified or separate model).
+//
+// Sending message k (0-based): wait until k - ack < max_in_flight (flow
+// control; ack counts messages the receiver has taken, delivered or
+// discarded), write the data (async: MPI_Put into slot k % max_in_flight;
+// racy: MPI_Accumulate(MPI_REPLACE) of 8-byte MPI_UINT64_T elements into the
+// one slot, so concurrent updates never tear an element), MPI_Win_flush (the
+// data is complete at the target), then set the peer's arrival to k+1 and
+// flush. The sendbuf may be reused on return.
+//
+// Receiving, async: arrival A > taken means messages taken..A-1 are complete
+// in their slots (each was flushed before its flag). recv() calls
+// MPI_Win_sync (the private copy sees the completed puts), copies slot
+// (A-1) % max_in_flight — the newest — into recvbuf, counts the older ones as
+// discarded, sets taken = A and writes ack = A into the sender's window. The
+// sender reuses a slot only after it is acknowledged, so a slot is never
+// read while a put into it may be in progress.
+//
+// Receiving, racy: on any call, if arrival moved, the slot is read with one
+// MPI_Get_accumulate(MPI_NO_OP) of MPI_UINT64_T elements on itself (atomic per
+// element against the peer's accumulates) into a private buffer, copied into
+// recvbuf with relaxed 8-byte atomic stores, and acknowledged.
+//
+// Closing: each end writes its final sent count into the peer's closing
+// field, then keeps taking (and dropping) arriving messages and acknowledging
+// them until it has taken exactly that many and all of its own messages were
+// acknowledged. Every put was flushed when issued, so once all channels of
+// the window are closed MPI_Win_unlock_all and MPI_Win_free leave nothing
+// outstanding, and no point-to-point message is left (the handshake messages
+// are all received).
+//
+// Progress: with Open MPI's osc/sm and osc/rdma the target takes no part in
+// passive-target operations; osc/ucx (and any component emulating RMA in
+// software) moves them only inside MPI calls at the target, and an
+// operation on oneself need not run the progress engine. So every flag read
+// also calls MPI_Iprobe on a private duplicate of comm, on which no message
+// is ever sent: without it, a sender spinning on can_send() under osc/ucx
+// never saw the acknowledgement its receiver had put.
+//
+// Threads: the channels of one create call share a window; calling them from
+// different threads at once needs MPI_THREAD_MULTIPLE.
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "channel_impl.hpp"
+#include "counted_protocol.hpp"
+
+namespace asyncsolve::channel::detail {
+namespace {
+
+
+
+
+/// The window shared by the channels of one create call on this rank.
+struct RmaWindow {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  MPI_Win win = MPI_WIN_NULL;
+  MPI_Comm quiet = MPI_COMM_NULL;  // a private duplicate of comm, never used for messages
+  int members = 0;  // channels (placeholders included) of the create call
+  int open = 0;     // not yet finished destroying
+
+  /// Reads an int64 flag of this rank's window atomically.
+  long long read(MPI_Aint disp) const {
+    std::int64_t ignored = 0;
+    std::int64_t value = 0;
+    check(MPI_Fetch_and_op(&ignored, &value, MPI_INT64_T, rank, disp, MPI_NO_OP, win),
+          "MPI_Fetch_and_op");
+    check(MPI_Win_flush(rank, win), "MPI_Win_flush");
+    // Runs the progress engine, for components that move remote operations
+    // only inside MPI calls at the target; nothing is ever sent on `quiet`.
+    int flag = 0;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe");
+    return static_cast<long long>(value);
+  }
+
+  /// Sets an int64 flag in `target`'s window atomically and completes it there.
+  void write(int target, MPI_Aint disp, long long v) const {
+    const std::int64_t value = v;
+    check(MPI_Accumulate(&value, 1, MPI_INT64_T, target, disp, 1, MPI_INT64_T, MPI_REPLACE, win),
+          "MPI_Accumulate");
+    check(MPI_Win_flush(target, win), "MPI_Win_flush");
+  }
+
+  /// Writes message data into `target`'s window and completes it there
+  /// (racy: MPI_Accumulate with MPI_REPLACE, element-wise atomic).
+  void put(int target, MPI_Aint disp, const void* src, std::size_t bytes, bool racy) const {
+    const int n = static_cast<int>(bytes);
+    if (racy) {
+      check(MPI_Accumulate(src, n / 8, MPI_UINT64_T, target, disp, n / 8, MPI_UINT64_T,
+                           MPI_REPLACE, win),
+            "MPI_Accumulate");
+    } else {
+      check(MPI_Put(src, n, MPI_BYTE, target, disp, n, MPI_BYTE, win), "MPI_Put");
+    }
+    check(MPI_Win_flush(target, win), "MPI_Win_flush");
+  }
+
+  unsigned char* local(MPI_Aint disp) const {
+    void* base = nullptr;
+    int flag = 0;
+    MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
+    return static_cast<unsigned char*>(base) + disp;
+  }
+
+  /// Makes remote updates of this rank's window visible to local loads.
+  void sync_local() const { check(MPI_Win_sync(win), "MPI_Win_sync"); }
+
+  /// Reads `words` 8-byte words of this rank's window, each atomically.
+  void fetch_racy(MPI_Aint disp, std::uint64_t* out, std::size_t words) const {
+    const int n = static_cast<int>(words);
+    std::uint64_t ignored = 0;
+    check(MPI_Get_accumulate(&ignored, 0, MPI_UINT64_T, out, n, MPI_UINT64_T, rank, disp, n,
+                             MPI_UINT64_T, MPI_NO_OP, win),
+          "MPI_Get_accumulate");
+    check(MPI_Win_flush(rank, win), "MPI_Win_flush");
+  }
+
+  /// Collective over comm: closes and frees the window.
+  void release() {
+    check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
+    check(MPI_Win_free(&win), "MPI_Win_free");
+    check(MPI_Comm_free(&quiet), "MPI_Comm_free");
+  }
+};
+
+
+
+
+}  // namespace
+
+std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
+    std::span<const as_channel_config> configs, int local_status) {
+  const MPI_Comm comm = configs.front().comm;
+  auto window = std::make_shared<RmaWindow>();
+  window->comm = comm;
+  check(MPI_Comm_rank(comm, &window->rank), "MPI_Comm_rank");
+  MPI_Aint bytes = 0;
+  auto made = make_and_handshake(configs, local_status, window, comm, bytes);
+
+  check(MPI_Comm_dup(comm, &window->quiet), "MPI_Comm_dup");
+  void* base = nullptr;
+  check(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &base, &window->win), "MPI_Win_allocate");
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
+  initialise_areas<RmaWindow>(configs, static_cast<unsigned char*>(base),
+                              static_cast<std::size_t>(bytes));
+  // Local stores reach the public copy, and no peer accesses it before.
+  check(MPI_Win_sync(window->win), "MPI_Win_sync");
+  check(MPI_Barrier(comm), "MPI_Barrier");
+  return open_channels(std::move(made));
+}
+
+}  // namespace asyncsolve::channel::detail
