@@ -1,5 +1,7 @@
 #pragma once
 /// C++ wrapper of the asynchronous channels of channel.h.
+#include <cassert>
+#include <exception>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -27,8 +29,11 @@ inline void check_channel(int status, const char* call) {
 }
 
 /// One end of an asynchronous channel (see channel.h for the semantics).
-/// Move-only. destroy() is collective between the two ends: call it at a
-/// point both reach; the destructor destroys an open channel as a fallback.
+/// Move-only. destroy() (or destroy_many()) is collective between the two
+/// ends: call it at a point both reach, before the object goes away. The
+/// destructor never communicates: destroying an open channel is a bug,
+/// asserted in debug builds (except while an exception unwinds the stack,
+/// where communicating could deadlock); its requests are then abandoned.
 class Channel {
  public:
   Channel() = default;
@@ -39,15 +44,15 @@ class Channel {
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
   Channel(Channel&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  Channel& operator=(Channel&& other) {
-    if (this != &other) {
-      destroy();
-      handle_ = std::exchange(other.handle_, nullptr);
-    }
+  /// Only into a closed channel (destroy() it first: that is collective).
+  Channel& operator=(Channel&& other) noexcept {
+    assert(handle_ == nullptr && "asyncsolve::Channel: move-assigned over an open channel");
+    if (this != &other) handle_ = std::exchange(other.handle_, nullptr);
     return *this;
   }
   ~Channel() {
-    if (handle_ != nullptr) as_channel_destroy(&handle_);
+    assert((handle_ == nullptr || std::uncaught_exceptions() > 0) &&
+           "asyncsolve::Channel destroyed while open: call destroy() at a point both ends reach");
   }
 
   /// Creates several channels at once, with no ordering constraint between
