@@ -38,17 +38,18 @@ class MpiAllreduce final : public Allreduce {
 /// keep a NonblockingAllreduce instead.
 class NonblockingAdapter final : public Allreduce {
  public:
-  NonblockingAdapter(std::string_view name, const par::Comm& comm)
-      : name_(name), comm_(par::Comm::view(comm.get())) {}
+  NonblockingAdapter(const AllreduceAlgorithm& algorithm, const par::Comm& comm)
+      : algorithm_(algorithm), name_(algorithm.name()), comm_(par::Comm::view(comm.get())) {}
   std::string_view name() const override { return name_; }
   void reduce(std::span<double> values, ReduceOp op) override {
-    auto reduction = make_nonblocking_allreduce(name_, comm_, values.size(), op);
+    auto reduction = make_nonblocking_allreduce(algorithm_, comm_, values.size(), op);
     reduction->start(values);
     reduction->wait(values);
     reduction->free();
   }
 
  private:
+  AllreduceAlgorithm algorithm_;
   std::string name_;
   par::Comm comm_;
 };
@@ -58,9 +59,13 @@ class NonblockingAdapter final : public Allreduce {
 std::vector<std::string> allreduce_names() { return {"mpi", "impi", "tree", "rd"}; }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view name, const par::Comm& comm) {
-  check_allreduce_name(name);  // InputError for a bad name
-  if (name == "mpi") return std::make_unique<MpiAllreduce>(comm);
-  return std::make_unique<NonblockingAdapter>(name, comm);
+  return make_allreduce(parse_allreduce(name), comm);  // InputError for a bad name
+}
+
+std::unique_ptr<Allreduce> make_allreduce(const AllreduceAlgorithm& algorithm,
+                                          const par::Comm& comm) {
+  if (algorithm.kind == AllreduceAlgorithm::Kind::mpi) return std::make_unique<MpiAllreduce>(comm);
+  return std::make_unique<NonblockingAdapter>(algorithm, comm);
 }
 
 }  // namespace asyncsolve::collectives

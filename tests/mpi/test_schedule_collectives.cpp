@@ -34,7 +34,7 @@
 #include "asyncsolve/collectives/nonblocking_barrier.hpp"
 #include "asyncsolve/collectives/schedule.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "schedule_algorithms.hpp"
+#include "algorithms.hpp"
 
 using namespace asyncsolve;
 using collectives::NonblockingAllreduce;
@@ -324,8 +324,16 @@ TEST(AllreduceNames, BadNamesAreBadInput) {
     EXPECT_THROW(collectives::make_allreduce(bad, world()), core::InputError) << bad;
   }
   for (const char* good : {"mpi", "impi", "tree", "rd", "knomial:2", "knomial:17",
-                           "twolevel:impi", "twolevel:mpi", "twolevel:knomial:4", "twolevel:rd"})
+                           "twolevel:impi", "twolevel:mpi", "twolevel:knomial:4", "twolevel:rd"}) {
     EXPECT_NO_THROW(collectives::check_allreduce_name(good)) << good;
+    // Parsed once into a type, and back to the same name.
+    EXPECT_EQ(collectives::parse_allreduce(good).name(), good);
+  }
+  const collectives::AllreduceAlgorithm two = collectives::parse_allreduce("twolevel:knomial:4");
+  EXPECT_EQ(two.kind, collectives::AllreduceAlgorithm::Kind::twolevel);
+  EXPECT_EQ(two.leader, collectives::AllreduceAlgorithm::Kind::knomial);
+  EXPECT_EQ(two.leader_degree, 4);
+  EXPECT_EQ(two.leader_algorithm(), collectives::parse_allreduce("knomial:4"));
   EXPECT_THROW(collectives::make_two_level_allreduce(world(), 1, "tree", ReduceOp::sum, 0),
                core::InputError);
   EXPECT_EQ(collectives::nonblocking_allreduce_names(),

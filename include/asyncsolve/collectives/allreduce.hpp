@@ -13,6 +13,30 @@ namespace asyncsolve::collectives {
 /// Element-wise reduction operations.
 enum class ReduceOp { sum, min, max };
 
+/// A reduction algorithm, as --allreduce names it (parse_allreduce turns the
+/// name into this; name() turns it back). The algorithms are described in
+/// nonblocking_allreduce.hpp and docs/design.md ("Collectives").
+struct AllreduceAlgorithm {
+  enum class Kind { mpi, impi, tree, rd, knomial, twolevel };
+  Kind kind = Kind::mpi;
+  int degree = 0;              ///< knomial: K >= 2
+  Kind leader = Kind::mpi;     ///< twolevel: the leaders' algorithm (mpi, impi, rd or knomial)
+  int leader_degree = 0;       ///< twolevel with a knomial leader: its K
+  /// The canonical name: "mpi", "knomial:3", "twolevel:knomial:3", ...
+  std::string name() const;
+  /// twolevel: the leaders' algorithm on its own.
+  AllreduceAlgorithm leader_algorithm() const;
+  bool operator==(const AllreduceAlgorithm&) const = default;
+};
+
+/// Local: the algorithm `name` stands for: a plain name (mpi, impi, tree,
+/// rd), `knomial:K` with K a decimal integer >= 2 (a K above the rank count
+/// acts as the rank count: one flat level), or `twolevel:ALG` with ALG one of
+/// rd, knomial:K, mpi, impi. Throws core::InputError with the one-line
+/// message "--allreduce 'x': expected one of mpi, impi, tree, rd, knomial:K
+/// (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, impi)" otherwise.
+AllreduceAlgorithm parse_allreduce(std::string_view name);
+
 /// Reduces vectors of doubles over a communicator. Implementations differ in
 /// algorithm and in whether the reduction can be overlapped with other work.
 class Allreduce {
@@ -45,5 +69,8 @@ std::vector<std::string> allreduce_names();
 /// is the non-blocking algorithm of that name, built, started, waited for and
 /// freed inside each reduce() (collective; a communicator duplicate per call).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view name, const par::Comm& comm);
+/// The same for a parsed algorithm.
+std::unique_ptr<Allreduce> make_allreduce(const AllreduceAlgorithm& algorithm,
+                                          const par::Comm& comm);
 
 }  // namespace asyncsolve::collectives

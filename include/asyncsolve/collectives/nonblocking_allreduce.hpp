@@ -144,6 +144,10 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_vie
                                                                  const par::Comm& comm,
                                                                  std::size_t size,
                                                                  ReduceOp op = ReduceOp::sum);
+/// The same for a parsed algorithm (parse_allreduce).
+std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(
+    const AllreduceAlgorithm& algorithm, const par::Comm& comm, std::size_t size,
+    ReduceOp op = ReduceOp::sum);
 
 /// Collective over `comm`: `twolevel:<leader_algorithm>` with explicit nodes:
 /// ranks passing the same `node_color` (>= 0) form a node; a negative colour

@@ -1,122 +1,19 @@
-#include "schedule_allreduce.hpp"
-
+// `twolevel:ALG` (paper 003 §IV-C): a node-aware allreduce on the schedule
+// engine, ALG among the node leaders.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
-#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
-#include "asyncsolve/collectives/schedule.hpp"
-#include "asyncsolve/core/error.hpp"
+#include "../algorithms.hpp"
+#include "../nonblocking_base.hpp"
 #include "asyncsolve/par/check.hpp"
-#include "nonblocking_base.hpp"
-#include "schedule_algorithms.hpp"
 
 namespace asyncsolve::collectives::detail {
 namespace {
-
-[[noreturn]] void bad_name(std::string_view name) {
-  throw core::InputError(fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
-                                     "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                                     "impi)",
-                                     name));
-}
-
-/// A decimal integer >= 2 and nothing else, or nothing.
-std::optional<int> parse_degree(std::string_view text) {
-  int value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < 2) return std::nullopt;
-  return value;
-}
-
-/// Parses `name` (a part of `whole`); `leader` restricts it to the
-/// algorithms allowed among node leaders.
-AllreduceName parse(std::string_view whole, std::string_view name, bool leader) {
-  AllreduceName out;
-  out.name = std::string(name);
-  if (name == "rd") {
-    out.kind = AllreduceName::Kind::rd;
-  } else if (name == "mpi") {
-    out.kind = AllreduceName::Kind::mpi;
-  } else if (name == "impi") {
-    out.kind = AllreduceName::Kind::impi;
-  } else if (name == "tree" && !leader) {
-    out.kind = AllreduceName::Kind::tree;
-  } else if (name.starts_with("knomial:")) {
-    const auto degree = parse_degree(name.substr(8));
-    if (!degree) bad_name(whole);
-    out.kind = AllreduceName::Kind::knomial;
-    out.degree = *degree;
-  } else if (name.starts_with("twolevel:") && !leader) {
-    out.kind = AllreduceName::Kind::twolevel;
-    out.leader = parse(whole, name.substr(9), true).name;
-  } else {
-    bad_name(whole);
-  }
-  return out;
-}
-
-/// `rd` and `knomial:K`: one schedule, built at construction, run once per
-/// reduction.
-class ScheduleAllreduce final : public NonblockingBase {
- public:
-  ScheduleAllreduce(const AllreduceName& name, const par::Comm& comm, std::size_t size,
-                    ReduceOp op)
-      : NonblockingBase(comm, size, op), name_(name.name), run_(build(name)) {}
-  ScheduleAllreduce(const ScheduleAllreduce&) = delete;
-  ScheduleAllreduce& operator=(const ScheduleAllreduce&) = delete;
-  ~ScheduleAllreduce() override {
-    assert(!active_ && "NonblockingAllreduce destroyed with a reduction active");
-  }
-
-  std::string_view name() const override { return name_; }
-  bool active() const override { return active_; }
-  int outstanding_requests() const override { return run_.outstanding_requests(); }
-
-  void start(std::span<const double> values) override {
-    check_start(values);
-    active_ = true;
-    run_.start(values);
-  }
-  bool test(std::span<double> result) override {
-    check_complete(result);
-    if (!run_.test()) return false;
-    finish(result);
-    return true;
-  }
-  void wait(std::span<double> result) override {
-    check_complete(result);
-    run_.wait();
-    finish(result);
-  }
-
- private:
-  ScheduleExecutor build(const AllreduceName& name) {
-    const int rank = comm_.rank();
-    const int ranks = comm_.size();
-    BuiltSchedule b = name.kind == AllreduceName::Kind::rd
-                          ? recursive_doubling(rank, ranks, size_, op_)
-                          : knomial(rank, ranks, name.degree, size_, op_);
-    return ScheduleExecutor(std::move(b.schedule), comm_.get(), b.input, b.result, size_);
-  }
-  void finish(std::span<double> result) {
-    assert(run_.outstanding_requests() == 0);
-    const auto r = run_.result();
-    std::copy(r.begin(), r.end(), result.begin());
-    active_ = false;
-    ++completed_;
-  }
-
-  std::string name_;
-  ScheduleExecutor run_;
-  bool active_ = false;
-};
 
 /// `twolevel:ALG` (paper 003 §IV-C): binomial reduce to the node leader (node
 /// rank 0), ALG among the leaders, binomial broadcast within the node. Three
@@ -124,10 +21,10 @@ class ScheduleAllreduce final : public NonblockingBase {
 /// the node reduction, and the broadcast by the one that completes ALG.
 class TwoLevelAllreduce final : public NonblockingBase {
  public:
-  TwoLevelAllreduce(const AllreduceName& name, const par::Comm& comm, std::size_t size,
-                    ReduceOp op, int node_color)
+  TwoLevelAllreduce(const AllreduceAlgorithm& algorithm, const par::Comm& comm,
+                    std::size_t size, ReduceOp op, int node_color)
       : NonblockingBase(comm, size, op),
-        name_(name.name),
+        name_(algorithm.name()),
         node_(split_node(node_color)),
         up_(build_up()),
         down_(build_down()),
@@ -140,7 +37,7 @@ class TwoLevelAllreduce final : public NonblockingBase {
                    "MPI_Comm_split");
     par::Comm owned = par::Comm::adopt(leaders);
     if (leader && owned.size() > 1)
-      inner_ = make_nonblocking_allreduce(name.leader, owned, size, op);
+      inner_ = make_nonblocking_allreduce(algorithm.leader_algorithm(), owned, size, op);
     owned.free();  // collective over the leaders; no-op elsewhere
   }
   TwoLevelAllreduce(const TwoLevelAllreduce&) = delete;
@@ -271,42 +168,10 @@ class TwoLevelAllreduce final : public NonblockingBase {
 
 }  // namespace
 
-MPI_Op to_mpi_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
-  }
-  return MPI_SUM;
-}
-
-void check_same_arguments([[maybe_unused]] const par::Comm& comm,
-                          [[maybe_unused]] std::size_t size, [[maybe_unused]] ReduceOp op) {
-#ifndef NDEBUG
-  const auto n = static_cast<long long>(size);
-  const auto o = static_cast<long long>(op);
-  long long v[4] = {n, -n, o, -o};
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  if (v[0] != -v[1] || v[2] != -v[3])
-    throw std::logic_error(fmt::format("NonblockingAllreduce: ranks disagree on the arguments "
-                                       "(size {} to {}, op {} to {})",
-                                       -v[1], v[0], -v[3], v[2]));
-#endif
-}
-
-AllreduceName parse_allreduce_name(std::string_view name) { return parse(name, name, false); }
-
-std::unique_ptr<NonblockingAllreduce> make_schedule_allreduce(const AllreduceName& name,
-                                                              const par::Comm& comm,
-                                                              std::size_t size, ReduceOp op) {
-  return std::make_unique<ScheduleAllreduce>(name, comm, size, op);
-}
-
-std::unique_ptr<NonblockingAllreduce> make_two_level(const AllreduceName& name,
+std::unique_ptr<NonblockingAllreduce> make_two_level(const AllreduceAlgorithm& algorithm,
                                                      const par::Comm& comm, std::size_t size,
                                                      ReduceOp op, int node_color) {
-  return std::make_unique<TwoLevelAllreduce>(name, comm, size, op, node_color);
+  return std::make_unique<TwoLevelAllreduce>(algorithm, comm, size, op, node_color);
 }
 
 }  // namespace asyncsolve::collectives::detail

@@ -1,3 +1,5 @@
+// The dissemination barrier (paper 001 §2.2) on the schedule engine, and the
+// NonblockingBarrier factory.
 #include "asyncsolve/collectives/nonblocking_barrier.hpp"
 
 #include <fmt/format.h>
@@ -9,9 +11,28 @@
 
 #include "asyncsolve/collectives/schedule.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "schedule_algorithms.hpp"
+#include "../algorithms.hpp"
 
 namespace asyncsolve::collectives {
+
+namespace detail {
+
+Schedule dissemination_barrier(int rank, int ranks, int ways) {
+  Schedule s(0);
+  for (long long distance = 1; distance < ranks; distance *= ways + 1) {
+    for (int i = 1; i <= ways; ++i) {
+      const long long d = i * distance;
+      if (d >= ranks) break;  // would only repeat peers already covered
+      s.add_send(0, 0, static_cast<int>((rank + d) % ranks));
+      s.add_recv(0, 0, static_cast<int>((rank - d + ranks) % ranks));
+    }
+    s.end_round();
+  }
+  return s;
+}
+
+}  // namespace detail
+
 namespace {
 
 /// The dissemination barrier's schedule run on an owned duplicate.

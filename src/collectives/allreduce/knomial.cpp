@@ -1,7 +1,10 @@
-#include "schedule_algorithms.hpp"
-
+// `knomial:K`: k-nomial reduce to rank 0, then k-nomial broadcast (paper 003
+// §IV-B), as a schedule for the engine. The reduce and broadcast halves are
+// also the node level of `twolevel` (twolevel.cpp).
 #include <algorithm>
 #include <cassert>
+
+#include "../algorithms.hpp"
 
 namespace asyncsolve::collectives::detail {
 namespace {
@@ -87,62 +90,6 @@ BuiltSchedule knomial(int rank, int ranks, int degree, std::size_t count, Reduce
   append_knomial_reduce(b.schedule, rank, ranks, degree, acc, tmp, count, op);
   append_knomial_bcast(b.schedule, rank, ranks, degree, b.result, count);
   return b;
-}
-
-BuiltSchedule recursive_doubling(int rank, int ranks, std::size_t count, ReduceOp op) {
-  // Buffer: acc | tmp.
-  const std::size_t acc = 0;
-  const std::size_t tmp = count;
-  BuiltSchedule b{Schedule(2 * count), acc, acc};
-  Schedule& s = b.schedule;
-  int pof2 = 1;
-  while (pof2 <= ranks / 2) pof2 *= 2;
-  const int rem = ranks - pof2;
-  if (rank >= pof2) {
-    // An extra rank: hand the values to the partner, receive the result.
-    const int partner = rank - pof2;
-    s.add_send(acc, count, partner);
-    s.add_recv(tmp, count, partner);
-    s.end_round();
-    b.result = tmp;
-    return b;
-  }
-  if (rank < rem) {
-    s.add_recv(tmp, count, rank + pof2);
-    s.add_reduce(acc, tmp, acc, count, op);  // lower rank (this one) first
-    s.end_round();
-  }
-  for (int mask = 1; mask < pof2; mask <<= 1) {
-    const int partner = rank ^ mask;
-    s.add_send(acc, count, partner);
-    s.add_recv(tmp, count, partner);
-    // Both partners compute lower op higher: the same bits on both.
-    if (partner < rank) {
-      s.add_reduce(tmp, acc, acc, count, op);
-    } else {
-      s.add_reduce(acc, tmp, acc, count, op);
-    }
-    s.end_round();
-  }
-  if (rank < rem) {
-    s.add_send(acc, count, rank + pof2);
-    s.end_round();
-  }
-  return b;
-}
-
-Schedule dissemination_barrier(int rank, int ranks, int ways) {
-  Schedule s(0);
-  for (long long distance = 1; distance < ranks; distance *= ways + 1) {
-    for (int i = 1; i <= ways; ++i) {
-      const long long d = i * distance;
-      if (d >= ranks) break;  // would only repeat peers already covered
-      s.add_send(0, 0, static_cast<int>((rank + d) % ranks));
-      s.add_recv(0, 0, static_cast<int>((rank - d + ranks) % ranks));
-    }
-    s.end_round();
-  }
-  return s;
 }
 
 }  // namespace asyncsolve::collectives::detail

@@ -1,0 +1,79 @@
+// The schedule-engine allreduces (`rd`, `knomial:K`) behind the
+// NonblockingAllreduce interface: one schedule built once, run per reduction.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "../algorithms.hpp"
+#include "../nonblocking_base.hpp"
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::collectives::detail {
+namespace {
+
+/// A schedule-engine allreduce (`rd`, `knomial:K`): one schedule, built at
+/// construction, run once per reduction.
+class ScheduleAllreduce final : public NonblockingBase {
+ public:
+  ScheduleAllreduce(std::string name, const par::Comm& comm, std::size_t size, ReduceOp op,
+                    const ScheduleBuilder& build)
+      : NonblockingBase(comm, size, op), name_(std::move(name)), run_(make_run(build)) {}
+  ScheduleAllreduce(const ScheduleAllreduce&) = delete;
+  ScheduleAllreduce& operator=(const ScheduleAllreduce&) = delete;
+  ~ScheduleAllreduce() override {
+    assert(!active_ && "NonblockingAllreduce destroyed with a reduction active");
+  }
+
+  std::string_view name() const override { return name_; }
+  bool active() const override { return active_; }
+  int outstanding_requests() const override { return run_.outstanding_requests(); }
+
+  void start(std::span<const double> values) override {
+    check_start(values);
+    active_ = true;
+    run_.start(values);
+  }
+  bool test(std::span<double> result) override {
+    check_complete(result);
+    if (!run_.test()) return false;
+    finish(result);
+    return true;
+  }
+  void wait(std::span<double> result) override {
+    check_complete(result);
+    run_.wait();
+    finish(result);
+  }
+
+ private:
+  ScheduleExecutor make_run(const ScheduleBuilder& build) {
+    BuiltSchedule b = build(comm_.rank(), comm_.size());
+    return ScheduleExecutor(std::move(b.schedule), comm_.get(), b.input, b.result, size_);
+  }
+  void finish(std::span<double> result) {
+    assert(run_.outstanding_requests() == 0);
+    const auto r = run_.result();
+    std::copy(r.begin(), r.end(), result.begin());
+    active_ = false;
+    ++completed_;
+  }
+
+  std::string name_;
+  ScheduleExecutor run_;
+  bool active_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<NonblockingAllreduce> make_schedule_allreduce(std::string name,
+                                                              const par::Comm& comm,
+                                                              std::size_t size, ReduceOp op,
+                                                              const ScheduleBuilder& build) {
+  return std::make_unique<ScheduleAllreduce>(std::move(name), comm, size, op, build);
+}
+
+}  // namespace asyncsolve::collectives::detail
