@@ -59,17 +59,30 @@ class HaloExchange {
   long tests_ = 0;
 };
 
-/// Names accepted by make_halo_exchange, in order: waitall (Isend/Irecv +
-/// Waitall), alltoallv (MPI_Alltoallv), ialltoallv (MPI_Ialltoallv),
-/// neighbor (MPI_Ineighbor_alltoallv on a graph communicator it owns),
-/// persistent (MPI_Send_init/MPI_Recv_init + MPI_Startall). See docs/design.md.
+/// The halo-exchange strategies (--halo): waitall (Isend/Irecv + Waitall),
+/// alltoallv (MPI_Alltoallv), ialltoallv (MPI_Ialltoallv), neighbor
+/// (MPI_Ineighbor_alltoallv on a graph communicator it owns), persistent
+/// (MPI_Send_init/MPI_Recv_init + MPI_Startall). See docs/design.md.
+enum class HaloStrategy { waitall, alltoallv, ialltoallv, neighbor, persistent };
+
+/// Names accepted by make_halo_exchange, in the order of HaloStrategy.
 std::vector<std::string> halo_exchange_names();
+/// "waitall", "alltoallv", ...
+std::string_view halo_strategy_name(HaloStrategy strategy) noexcept;
+/// The strategy `name` stands for; throws core::InputError ("--halo 'x':
+/// expected one of waitall, ...") otherwise.
+HaloStrategy parse_halo_strategy(std::string_view name);
 
 /// Builds the named strategy for fields shaped like `shape` on `decomposition`
 /// (which must outlive it). Throws InputError for an unknown name. Collective
 /// over the decomposition's communicator (neighbor creates a communicator);
 /// call close() after the last finish() and before the decomposition is freed.
 std::unique_ptr<HaloExchange> make_halo_exchange(std::string_view name,
+                                                 const grid::Decomposition& decomposition,
+                                                 const grid::Field& shape,
+                                                 Neighbourhood neighbourhood);
+/// The same for a parsed strategy.
+std::unique_ptr<HaloExchange> make_halo_exchange(HaloStrategy strategy,
                                                  const grid::Decomposition& decomposition,
                                                  const grid::Field& shape,
                                                  Neighbourhood neighbourhood);
