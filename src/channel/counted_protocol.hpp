@@ -13,7 +13,8 @@
 // store releases it (collectively).
 //
 // A Store provides: int members, open; long long read(MPI_Aint) const (atomic
-// read of an own count, progressing the transport); void write(int peer,
+// read of an own count); void turn_progress() const (runs the transport's
+// progress engine: called when a count read has not moved); void write(int peer,
 // MPI_Aint, long long) const (atomic remote count write, complete at the
 // peer); void put(int peer, MPI_Aint, const void*, std::size_t bytes, bool
 // racy) const (data, complete or ordered before later writes; racy: 8-byte
@@ -98,11 +99,24 @@ class CountedChannel final : public ChannelImpl {
   /// Called once the store exists and is initialised on every rank.
   void open() { w_->open = w_->members; }
 
+  // The acknowledgement count is read only when the slots look full: a flag
+  // read is an MPI (or SHMEM) call, and under load every call that finds
+  // nothing to progress can give the core away (mpi_yield_when_idle).
   bool can_send() override {
     if (null()) return true;
-    progress();
-    refresh_acks();
+    if (sent_ - acked_ >= depth_) refresh_acks();
     return sent_ - acked_ < depth_;
+  }
+
+  bool try_send() override {
+    if (null()) {
+      ++stats_.sent;
+      return true;
+    }
+    if (sent_ - acked_ >= depth_) refresh_acks();
+    if (sent_ - acked_ >= depth_) return false;
+    put_message();
+    return true;
   }
 
   void send() override {
@@ -111,7 +125,7 @@ class CountedChannel final : public ChannelImpl {
       return;
     }
     progress();
-    refresh_acks();
+    if (sent_ - acked_ >= depth_) refresh_acks();
     if (sent_ - acked_ >= depth_) {
       ++stats_.blocked_sends;
       while (sent_ - acked_ >= depth_) {
@@ -119,12 +133,7 @@ class CountedChannel final : public ChannelImpl {
         refresh_acks();
       }
     }
-    // The data, complete at the peer before its arrival flag (flush or fence).
-    const MPI_Aint slot = racy_ ? 0 : static_cast<MPI_Aint>(sent_ % depth_);
-    w_->put(peer_, peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, racy_);
-    ++sent_;
-    ++stats_.sent;
-    w_->write(peer_, peer_offset_ + kArrival, sent_);
+    put_message();
   }
 
   bool can_recv() override {
@@ -167,6 +176,14 @@ class CountedChannel final : public ChannelImpl {
     }
   }
 
+  bool poll_news() override {
+    if (null()) return false;
+    // A flag read (which also turns the progress engine); a racy arrival is
+    // copied into recvbuf at once, as progress() does.
+    progress();
+    return racy_ ? since_last_recv_ > 0 : arrived_ > taken_;
+  }
+
   void start_destroy() override {
     if (null()) return;
     w_->write(peer_, peer_offset_ + kClosing, sent_);
@@ -180,7 +197,10 @@ class CountedChannel final : public ChannelImpl {
       stats_.discarded += arrived_ - taken_;
       take(arrived_);
     }
-    if (peer_total_ < 0) peer_total_ = w_->read(my_offset_ + kClosing);
+    if (peer_total_ < 0) {
+      peer_total_ = w_->read(my_offset_ + kClosing);
+      if (peer_total_ < 0) w_->turn_progress();
+    }
     return peer_total_ >= 0 && taken_ == peer_total_ && acked_ == sent_;
   }
 
@@ -198,14 +218,33 @@ class CountedChannel final : public ChannelImpl {
   int window_group_size() const override { return w_->members; }
 
  private:
+  /// Message sent_ into its slot at the peer, then its arrival flag (a slot must be free).
+  void put_message() {
+    // The data, complete at the peer before its arrival flag (flush or fence).
+    const MPI_Aint slot = racy_ ? 0 : static_cast<MPI_Aint>(sent_ % depth_);
+    w_->put(peer_, peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, racy_);
+    ++sent_;
+    ++stats_.sent;
+    w_->write(peer_, peer_offset_ + kArrival, sent_);
+  }
+
   unsigned char* slot_address(MPI_Aint slot) const {
     return w_->local(my_offset_ + kData + slot * round8(size_));
   }
 
-  void refresh_acks() { acked_ = w_->read(my_offset_ + kAck); }
+  // A flag that has not moved since the last read turns the transport's
+  // progress engine too (remote operations may move only inside it); one
+  // that moved shows the engine is turning.
+  void refresh_acks() {
+    const long long v = w_->read(my_offset_ + kAck);
+    if (v == acked_) w_->turn_progress();
+    acked_ = v;
+  }
 
   void refresh_arrivals() {
-    arrived_ = w_->read(my_offset_ + kArrival);
+    const long long v = w_->read(my_offset_ + kArrival);
+    if (v == arrived_) w_->turn_progress();
+    arrived_ = v;
     stats_.arrived = arrived_;
   }
 

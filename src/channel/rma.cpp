@@ -68,9 +68,13 @@
 // passive-target operations; osc/ucx (and any component emulating RMA in
 // software) moves them only inside MPI calls at the target, and an
 // operation on oneself need not run the progress engine. So every flag read
-// also calls MPI_Iprobe on a private duplicate of comm, on which no message
-// is ever sent: without it, a sender spinning on can_send() under osc/ucx
-// never saw the acknowledgement its receiver had put.
+// that finds the flag where it was also calls MPI_Iprobe on a private
+// duplicate of comm, on which no message is ever sent: without it, a sender
+// spinning on can_send() under osc/ucx never saw the acknowledgement its
+// receiver had put. (Not on every read: with mpi_yield_when_idle every MPI
+// call that progresses nothing gives the core away, which under load costs
+// a time slice per call. Acknowledgements are likewise read only when the
+// slots look full.)
 //
 // Threads: the channels of one create call share a window; calling them from
 // different threads at once needs MPI_THREAD_MULTIPLE.
@@ -109,11 +113,14 @@ struct RmaWindow {
     check(MPI_Fetch_and_op(&ignored, &value, MPI_INT64_T, rank, disp, MPI_NO_OP, win),
           "MPI_Fetch_and_op");
     check(MPI_Win_flush(rank, win), "MPI_Win_flush");
-    // Runs the progress engine, for components that move remote operations
-    // only inside MPI calls at the target; nothing is ever sent on `quiet`.
+    return static_cast<long long>(value);
+  }
+
+  /// Runs the progress engine, for components that move remote operations
+  /// only inside MPI calls at the target; nothing is ever sent on `quiet`.
+  void turn_progress() const {
     int flag = 0;
     check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe");
-    return static_cast<long long>(value);
   }
 
   /// Sets an int64 flag in `target`'s window atomically and completes it there.

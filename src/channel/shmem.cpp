@@ -53,9 +53,10 @@
 //
 // Progress: OSHMEM over UCX moves remote atomics and puts through its
 // progress engine, which runs inside SHMEM and MPI calls. Every flag read
-// therefore also calls MPI_Iprobe on a private duplicate of comm on which no
-// message is ever sent, as the rma transport does: a PE spinning on
-// can_send() keeps the engine turning so its peer's acknowledgement lands.
+// that finds the flag where it was therefore also calls MPI_Iprobe on a
+// private duplicate of comm on which no message is ever sent, as the rma
+// transport does: a PE spinning on can_send() keeps the engine turning so
+// its peer's acknowledgement lands.
 #include <mpi.h>
 
 #include <algorithm>
@@ -103,13 +104,18 @@ struct ShmemBlock {
 
   long* flag(MPI_Aint offset) const { return reinterpret_cast<long*>(base + offset); }
 
-  /// Reads a flag of this PE's block atomically, and turns the progress engine.
+  /// Reads a flag of this PE's block atomically.
   long long read(MPI_Aint offset) const {
-    int probe = 0;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &probe, MPI_STATUS_IGNORE), "MPI_Iprobe");
     const long v = shmem_long_atomic_fetch(flag(offset), pe);
     std::atomic_thread_fence(std::memory_order_acquire);
     return v;
+  }
+
+  /// Turns the progress engine (OSHMEM over UCX shares MPI's); nothing is
+  /// ever sent on `quiet`.
+  void turn_progress() const {
+    int probe = 0;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &probe, MPI_STATUS_IGNORE), "MPI_Iprobe");
   }
 
   /// Sets a flag in `target`'s block atomically.
