@@ -245,7 +245,8 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   auto reduction = collectives::make_allreduce(asynchronous ? "mpi" : allreduce, comm);
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
-  if (asynchronous) convergence = collectives::make_convergence_allreduce(allreduce, comm, 2, transport);
+  if (asynchronous) convergence = collectives::make_convergence_allreduce(
+        allreduce, comm, solvers::async_convergence_values, transport);
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                         static_cast<std::uint64_t>(config.noise_seed)},
