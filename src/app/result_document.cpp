@@ -154,7 +154,8 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                   {"batch_sizes", s.batch_sizes},
                   {"halo_exchanges", s.halo_exchanges},
                   {"halo_tests", stats_json(s.halo_tests)},
-                  {"progress_passes", stats_json(s.progress_passes)}};
+                  {"progress_passes", stats_json(s.progress_passes)},
+                  {"idle_waits", stats_json(s.idle_waits)}};
   doc["history"] = s.history;
   return doc;
 }
@@ -208,6 +209,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (s.final_sync_iterations > 0) {
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }
+    if (s.idle_waits.max > 0) {
+      line("idle", fmt::format("{} waits for news over the threads", std::llround(s.idle_waits.max)));
+    }
   } else if (c.variant != "sync") {
     line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
                                  s.sends_per_iteration, std::llround(s.skipped_sends),
@@ -215,6 +219,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                                      ? fmt::format(", {} final sync iterations",
                                                    s.final_sync_iterations)
                                      : std::string()));
+    if (s.idle_waits.max > 0) {
+      line("idle", fmt::format("waits for news per rank: min {} mean {:.1f} max {}",
+                               std::llround(s.idle_waits.min), s.idle_waits.mean,
+                               std::llround(s.idle_waits.max)));
+    }
   }
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
   std::string phases;

@@ -53,6 +53,7 @@ struct RunSummary {
   par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
   long halo_exchanges = 0;    ///< rank 0's halo exchanges
   par::RankStats progress_passes;  ///< passes of the progress thread's loop per rank
+  par::RankStats idle_waits;  ///< async/racy Jacobi: waits for news per rank (OpenMP: all threads)
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

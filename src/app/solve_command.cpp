@@ -464,6 +464,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.halo_tests = par::rank_stats(comm, static_cast<double>(result.halo_tests));
   s.halo_exchanges = result.halo_exchanges;
   s.progress_passes = par::rank_stats(comm, static_cast<double>(solved.progress_passes));
+  s.idle_waits = par::rank_stats(comm, static_cast<double>(result.idle_waits));
 
   RunProblem p;
   p.name = std::string(problem->name());
