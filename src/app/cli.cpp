@@ -40,6 +40,8 @@ struct RawSolve {
   std::string global;
   std::string local;
   std::string dims;
+  std::string idle;      ///< --idle as given ("" when absent)
+  std::string max_time;  ///< --max-time as given ("" when absent)
   CLI::Option* tol = nullptr;
   CLI::Option* threads = nullptr;
 };
@@ -126,6 +128,14 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
                    "thread, sleeping US microseconds between passes; needs "
                    "MPI_THREAD_MULTIPLE)");
+  solve.add_option("--idle", raw.idle,
+                   "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
+                   "what it has waits for news instead of sweeping stale data) or off")
+      ->default_str("on for async and racy");
+  solve.add_option("--max-time", raw.max_time,
+                   "Wall-clock guard of every solve, in seconds: it stops (exit code 3, reason "
+                   "max_time) once it has run this long")
+      ->default_str("none");
   raw.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
                 ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
   solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
@@ -246,6 +256,35 @@ void validate_hybrid(const SolveConfig& c, const RawSolve& raw) {
          "MPI_Isend/MPI_Irecv on the thread that owns it)");
 }
 
+/// --max-time SECONDS (any method) and --idle on|off (async and racy Jacobi).
+void validate_idle_and_max_time(SolveConfig& c, const RawSolve& raw) {
+  if (!raw.max_time.empty()) {
+    double seconds = 0.0;
+    if (!core::parse_whole(raw.max_time, seconds) || !(seconds > 0.0) || !std::isfinite(seconds)) {
+      throw InputError(
+          fmt::format("--max-time '{}': expected a number of seconds > 0", raw.max_time));
+    }
+    if (c.method == "lanczos") {
+      throw InputError("--max-time with --method lanczos: the Lanczos iteration has no wall-clock "
+                       "guard, expected no --max-time");
+    }
+    c.max_time_s = seconds;
+  }
+  if (raw.idle.empty()) return;
+  expect_one_of("--idle", raw.idle, {"on", "off"});
+  if (c.method != "jacobi") {
+    throw InputError(fmt::format("--idle {} with --method {}: idling applies to asynchronous "
+                                 "Jacobi, expected no --idle",
+                                 raw.idle, c.method));
+  }
+  if (c.variant == "sync") {
+    throw InputError(fmt::format("--idle {} with --variant sync: idling applies to the async and "
+                                 "racy variants, expected no --idle (or --variant async or racy)",
+                                 raw.idle));
+  }
+  c.idle = raw.idle == "on";
+}
+
 void validate(SolveConfig& c, const RawSolve& raw) {
   if (!raw.global.empty()) c.decomposition.global = core::parse_triple(raw.global, "--global");
   if (!raw.local.empty()) c.decomposition.local = core::parse_triple(raw.local, "--local");
@@ -254,6 +293,9 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     throw InputError("--global and --local both given: expected one of them");
   }
   if (c.method == "lanczos" || c.problem == "tfim") {
+    if (!raw.idle.empty() || !raw.max_time.empty()) {
+      validate_idle_and_max_time(c, raw);  // refuses them with lanczos
+    }
     validate_spin(c, SpinRaw{!raw.global.empty() || !raw.local.empty() || !raw.dims.empty(),
                              raw.tol != nullptr && raw.tol->count() > 0,
                              raw.threads != nullptr && raw.threads->count() > 0});
@@ -287,6 +329,7 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     }
   }
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
+  validate_idle_and_max_time(c, raw);
   expect_one_of("--transport", c.transport, {"mpi", "rma", "shmem", "omp"});
   validate_hybrid(c, raw);
   if (c.transport == "omp") {

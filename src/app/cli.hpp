@@ -49,6 +49,12 @@ struct SolveConfig {
   std::string json_path;  ///< empty: no result document
   int max_in_flight = 100;
   int final_sync = 0;
+  /// --idle on|off: async/racy Jacobi (mpi, rma, shmem, omp) wait for news
+  /// instead of sweeping stale data. On unless --idle off.
+  bool idle = true;
+  /// --max-time SECONDS: wall-clock guard of every solve (Jacobi and Krylov);
+  /// 0 when not given (no guard).
+  double max_time_s = 0.0;
   /// --transport omp, or --hybrid: OpenMP threads (per rank with --hybrid);
   /// 0 when --threads is not given (then omp_get_max_threads(), i.e.
   /// OMP_NUM_THREADS, at solve time).

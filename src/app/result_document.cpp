@@ -113,6 +113,11 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"progress", c.progress},
                    {"tol", c.tol},
                    {"max_iters", c.max_iters},
+                   {"max_time", c.max_time_s > 0.0 ? nlohmann::json(c.max_time_s)
+                                                   : nlohmann::json(nullptr)},
+                   {"idle", c.method == "jacobi" && c.variant != "sync"
+                                ? nlohmann::json(c.idle ? "on" : "off")
+                                : nlohmann::json(nullptr)},
                    {"check_every", c.check_every},
                    {"halo_every", c.halo_every},
                    {"copy", c.copy},

@@ -255,6 +255,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   solvers::JacobiOptions options;
   options.tol = config.tol;
   options.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
   options.check_every = config.check_every;
   options.halo_every = config.halo_every;
   options.copy = config.copy;
@@ -277,6 +278,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
     async.final_sync = config.final_sync;
     async.progress_planes = config.progress_planes;
     async.transport = transport;
+    async.idle = config.idle;
     out.result = solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence,
                                        async);
   } else {
@@ -340,6 +342,7 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
   solvers::OmpJacobiOptions options;
   options.base.tol = config.tol;
   options.base.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.base.max_time_s = config.max_time_s;
   options.base.check_every = config.check_every;
   options.base.copy = config.copy;
   if (config.monitor) options.base.monitor = make_monitor(config);
@@ -348,6 +351,7 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
                                                 : solvers::OmpVariant::racy;
   options.threads = threads;
   options.final_sync = config.final_sync;
+  options.idle = config.idle;
   Solved out;
   out.result = solvers::jacobi_omp(problem, decomposition, u, options);
   out.halo = "none";
