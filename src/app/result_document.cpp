@@ -215,7 +215,8 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }
     if (s.idle_waits.max > 0) {
-      line("idle", fmt::format("{} waits for news over the threads", std::llround(s.idle_waits.max)));
+      line("idle",
+           fmt::format("{} waits for news over the threads", std::llround(s.idle_waits.max)));
     }
   } else if (c.variant != "sync") {
     line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",

@@ -179,7 +179,9 @@ class Mailboxes {
         drift_(std::make_unique<std::atomic<double>[]>(2 * static_cast<std::size_t>(threads))) {}
   double* bottom(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_; }
   double* top(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_; }
-  std::atomic<double>& bottom_drift(int t) noexcept { return drift_[2 * static_cast<std::size_t>(t)]; }
+  std::atomic<double>& bottom_drift(int t) noexcept {
+    return drift_[2 * static_cast<std::size_t>(t)];
+  }
   std::atomic<double>& top_drift(int t) noexcept {
     return drift_[2 * static_cast<std::size_t>(t) + 1];
   }
@@ -412,7 +414,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
           } else {
             {
               const auto scope = timers.time(omp_sweep_phase);
-              ops::jacobi_sweep_planes(*cur, *next, k0, k1);  // u^{k+1} = (sum of neighbours of u^k)/6
+              // u^{k+1} = (sum of neighbours of u^k)/6
+              ops::jacobi_sweep_planes(*cur, *next, k0, k1);
             }
             // Nobody reads u^{k+1} before all of it is written, and nobody
             // overwrites u^k (the next u_new) while another thread reads it.
@@ -661,7 +664,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             // estimate's and the true residual refutes it with time and
             // sweeps left.
             const auto why = static_cast<OmpStop>(stop.load());
-            const bool refuted = why == OmpStop::tolerance && !(std::sqrt(verify_sq) / b_norm < base.tol);
+            const bool refuted =
+                why == OmpStop::tolerance && !(std::sqrt(verify_sq) / b_norm < base.tol);
             if (!refuted) {
               verdict = why;
             } else if (over_time()) {

@@ -63,8 +63,8 @@ Outcome run(const SolveSetup& s) {
   if (s.variant == "sync") {
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
-    auto convergence = collectives::make_convergence_allreduce(s.allreduce, d.comm(),
-                                                             solvers::async_convergence_values, s.transport);
+    auto convergence = collectives::make_convergence_allreduce(
+        s.allreduce, d.comm(), solvers::async_convergence_values, s.transport);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = s.variant == "racy";

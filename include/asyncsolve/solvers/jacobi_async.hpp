@@ -9,7 +9,8 @@ namespace asyncsolve::solvers {
 
 /// Settings of asynchronous Jacobi beyond those of JacobiOptions.
 struct AsyncJacobiOptions {
-  JacobiOptions base;       ///< tol, max_iters, max_time_s, check_every, halo_every, monitor, faults
+  /// tol, max_iters, max_time_s, check_every, halo_every, monitor, faults
+  JacobiOptions base;
   bool racy = false;        ///< racy channels (one landing buffer, element-wise freshest data)
   int max_in_flight = 100;  ///< R: unacknowledged halo messages per neighbour and direction
   int final_sync = 0;       ///< up to this many synchronous iterations after the asynchronous stop

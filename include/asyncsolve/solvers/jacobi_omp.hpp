@@ -35,7 +35,9 @@ enum OmpJacobiPhase : std::size_t {
   omp_copy_phase,      ///< sync --copy: u = u_new on the slab; async/racy: publishing the boundary planes
   omp_residual_phase,  ///< the slab's residual and its reduction or running-sum update
   omp_barrier_phase,   ///< sync: waiting at the barrier after the sweep; async/racy: at a stop
-  omp_idle_phase,      ///< async/racy: waiting for a neighbour's news (idle), or for the others at max_iters
+  /// async/racy: waiting for a neighbour's news (idle), or (idle off) for the
+  /// others at max_iters
+  omp_idle_phase,
 };
 
 /// First z-plane of thread `t` of `threads` on a grid of `planes` planes: the

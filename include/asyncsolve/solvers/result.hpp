@@ -23,7 +23,8 @@ struct HistoryPoint {
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
   bool converged = false;
-  std::string reason;          ///< "tolerance", "max_iters", "max_time", "final_sync" or "breakdown"
+  /// "tolerance", "max_iters", "max_time", "final_sync" or "breakdown"
+  std::string reason;
   std::string detail;          ///< what broke down, and at which iteration (empty otherwise)
   long iterations = 0;         ///< iterations (sweeps) this rank performed
   double time_s = 0;           ///< wall time of the solve on this rank
