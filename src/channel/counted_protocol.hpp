@@ -199,7 +199,7 @@ class CountedChannel final : public ChannelImpl {
     }
     if (peer_total_ < 0) {
       peer_total_ = w_->read(my_offset_ + kClosing);
-      if (peer_total_ < 0) w_->turn_progress();
+      if (peer_total_ < 0) stalled_read();
     }
     return peer_total_ >= 0 && taken_ == peer_total_ && acked_ == sent_;
   }
@@ -232,18 +232,29 @@ class CountedChannel final : public ChannelImpl {
     return w_->local(my_offset_ + kData + slot * round8(size_));
   }
 
-  // A flag that has not moved since the last read turns the transport's
-  // progress engine too (remote operations may move only inside it); one
-  // that moved shows the engine is turning.
+  // A flag that has not moved since the last read may be waiting for the
+  // transport's progress engine (remote operations may move only inside it):
+  // every stalled_reads_per_turn-th such read turns it. Not every one: with
+  // mpi_yield_when_idle each MPI call that progresses nothing gives the core
+  // away, which on a loaded machine costs a time slice, and a rank that
+  // reads an unchanged arrival count once per iteration would pay it every
+  // iteration. A caller that spins on a flag still turns the engine within
+  // a few reads.
+  static constexpr int stalled_reads_per_turn = 8;
+
+  void stalled_read() {
+    if (++stalled_reads_ % stalled_reads_per_turn == 0) w_->turn_progress();
+  }
+
   void refresh_acks() {
     const long long v = w_->read(my_offset_ + kAck);
-    if (v == acked_) w_->turn_progress();
+    if (v == acked_) stalled_read();
     acked_ = v;
   }
 
   void refresh_arrivals() {
     const long long v = w_->read(my_offset_ + kArrival);
-    if (v == arrived_) w_->turn_progress();
+    if (v == arrived_) stalled_read();
     arrived_ = v;
     stats_.arrived = arrived_;
   }
@@ -285,6 +296,7 @@ class CountedChannel final : public ChannelImpl {
   long long taken_ = 0;    // of them, delivered or discarded
   long long peer_total_ = -1;
   long long since_last_recv_ = 0;
+  long long stalled_reads_ = 0;  // flag reads that found the flag where it was
 
   MPI_Request control_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   long long mine_[4] = {};

@@ -105,7 +105,10 @@ class MpiChannel final : public ChannelImpl {
   }
 
   bool try_send() override {
-    progress_sends();
+    // Sends are tested only when the slots are all taken: every MPI call
+    // that progresses nothing can give the core away (mpi_yield_when_idle),
+    // which on a loaded machine costs a time slice.
+    if (in_flight_ == depth_) progress_sends();
     if (in_flight_ == depth_) return false;
     post_send();
     return true;
@@ -134,7 +137,6 @@ class MpiChannel final : public ChannelImpl {
 
   int recv() override {
     ++stats_.recv_calls;
-    progress_sends();
     progress_receives();
     if (racy_) {
       const int n = static_cast<int>(since_last_recv_);

@@ -67,14 +67,15 @@
 // Progress: with Open MPI's osc/sm and osc/rdma the target takes no part in
 // passive-target operations; osc/ucx (and any component emulating RMA in
 // software) moves them only inside MPI calls at the target, and an
-// operation on oneself need not run the progress engine. So every flag read
-// that finds the flag where it was also calls MPI_Iprobe on a private
-// duplicate of comm, on which no message is ever sent: without it, a sender
-// spinning on can_send() under osc/ucx never saw the acknowledgement its
-// receiver had put. (Not on every read: with mpi_yield_when_idle every MPI
-// call that progresses nothing gives the core away, which under load costs
-// a time slice per call. Acknowledgements are likewise read only when the
-// slots look full.)
+// operation on oneself need not run the progress engine. So every eighth
+// flag read that finds the flag where it was also calls MPI_Iprobe on a
+// private duplicate of comm, on which no message is ever sent: without it, a
+// sender spinning on can_send() under osc/ucx never saw the acknowledgement
+// its receiver had put. (Not on every read: with mpi_yield_when_idle every
+// MPI call that progresses nothing gives the core away, which under load
+// costs a time slice per call, and a rank reads an unchanged arrival count
+// in every iteration its neighbour sent nothing. Acknowledgements are
+// likewise read only when the slots look full.)
 //
 // Threads: the channels of one create call share a window; calling them from
 // different threads at once needs MPI_THREAD_MULTIPLE.

@@ -52,8 +52,8 @@
 // over all PEs: every PE destroys its create calls in the same order).
 //
 // Progress: OSHMEM over UCX moves remote atomics and puts through its
-// progress engine, which runs inside SHMEM and MPI calls. Every flag read
-// that finds the flag where it was therefore also calls MPI_Iprobe on a
+// progress engine, which runs inside SHMEM and MPI calls. Every eighth flag
+// read that finds the flag where it was therefore also calls MPI_Iprobe on a
 // private duplicate of comm on which no message is ever sent, as the rma
 // transport does: a PE spinning on can_send() keeps the engine turning so
 // its peer's acknowledgement lands.
