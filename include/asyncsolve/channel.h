@@ -25,11 +25,11 @@
  *   AS_TRANSPORT_MPI  two-sided (MPI_Issend / MPI_Irecv); creation and
  *                     destruction involve only the two ends of each channel.
  *   AS_TRANSPORT_RMA  MPI-3 one-sided, passive target: MPI_Win_allocate,
- *                     MPI_Win_lock_all, MPI_Put (async) or MPI_Accumulate
- *                     with MPI_REPLACE (racy) plus MPI_Win_flush, and
- *                     arrival / acknowledgement flags in the window. A message
- *                     is acknowledged when the receiver has taken it
- *                     (delivered or discarded), freeing its slot.
+ *                     MPI_Win_lock_all, MPI_Put into R slots (async and racy)
+ *                     plus MPI_Win_flush, and arrival / acknowledgement flags
+ *                     in the window (MPI_Fetch_and_op). A message is
+ *                     acknowledged when the receiver has taken it (delivered
+ *                     or discarded), freeing its slot.
  *                     Creation and destruction are COLLECTIVE OVER `comm`:
  *                     every rank of comm calls as_channels_create once with
  *                     all its rma channels on comm (a rank with none passes

@@ -12,7 +12,14 @@
 // that many and all its own messages are acknowledged; the last channel of a
 // store releases it (collectively).
 //
-// A Store provides: int members, open; long long read(MPI_Aint) const (atomic
+// Racy mode lands in one slot when the Store's racy_in_one_slot is true (its
+// racy put writes 8-byte elements whole while the owner may read them);
+// otherwise in R slots used as async uses them (a slot is rewritten only once
+// taken, so a plain put never meets a read), the newest copied into recvbuf
+// element by element.
+//
+// A Store provides: static constexpr bool racy_in_one_slot; int members, open;
+// long long read(MPI_Aint) const (atomic
 // read of an own count); void turn_progress() const (runs the transport's
 // progress engine: called when a count read has not moved); void write(int peer,
 // MPI_Aint, long long) const (atomic remote count write, complete at the
@@ -56,6 +63,7 @@ class CountedChannel final : public ChannelImpl {
         size_(c.message_size),
         depth_(c.max_in_flight),
         racy_(c.mode == AS_MODE_RACY),
+        one_slot_(racy_ && Store::racy_in_one_slot),
         sendbuf_(c.sendbuf),
         recvbuf_(c.recvbuf),
         my_offset_(offset) {
@@ -65,7 +73,8 @@ class CountedChannel final : public ChannelImpl {
   /// Bytes of window this end needs (0 for a placeholder).
   static MPI_Aint footprint(const as_channel_config& c) {
     if (c.peer == MPI_PROC_NULL) return 0;
-    return kData + round8(c.message_size) * (c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
+    const bool one_slot = c.mode == AS_MODE_RACY && Store::racy_in_one_slot;
+    return kData + round8(c.message_size) * (one_slot ? 1 : c.max_in_flight);
   }
 
   bool null() const { return peer_ == MPI_PROC_NULL; }
@@ -221,8 +230,8 @@ class CountedChannel final : public ChannelImpl {
   /// Message sent_ into its slot at the peer, then its arrival flag (a slot must be free).
   void put_message() {
     // The data, complete at the peer before its arrival flag (flush or fence).
-    const MPI_Aint slot = racy_ ? 0 : static_cast<MPI_Aint>(sent_ % depth_);
-    w_->put(peer_, peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, racy_);
+    const MPI_Aint slot = one_slot_ ? 0 : static_cast<MPI_Aint>(sent_ % depth_);
+    w_->put(peer_, peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, one_slot_);
     ++sent_;
     ++stats_.sent;
     w_->write(peer_, peer_offset_ + kArrival, sent_);
@@ -265,12 +274,19 @@ class CountedChannel final : public ChannelImpl {
     w_->write(peer_, peer_offset_ + kAck, taken_);
   }
 
-  /// Racy: if messages arrived, copies the landing slot element-atomically
-  /// into recvbuf and acknowledges them.
+  /// Racy: if messages arrived, copies the landing slot (one slot: read
+  /// element-atomically; R slots: the newest, whole, as async takes it) into
+  /// recvbuf element-atomically and acknowledges them.
   void land_racy() {
     refresh_arrivals();
     if (arrived_ == taken_) return;
-    w_->fetch_racy(my_offset_ + kData, staging_.data(), size_ / 8);
+    if (one_slot_) {
+      w_->fetch_racy(my_offset_ + kData, staging_.data(), size_ / 8);
+    } else {
+      w_->sync_local();
+      const MPI_Aint slot = static_cast<MPI_Aint>((arrived_ - 1) % depth_);
+      std::memcpy(staging_.data(), slot_address(slot), size_);
+    }
     atomic_copy(recvbuf_, staging_.data(), size_);
     stats_.delivered += arrived_ - taken_;
     since_last_recv_ += arrived_ - taken_;
@@ -284,6 +300,7 @@ class CountedChannel final : public ChannelImpl {
   std::size_t size_;
   int depth_;
   bool racy_;
+  bool one_slot_;  // racy in one landing slot written element-atomically (else R slots)
   void* sendbuf_;
   void* recvbuf_;
   MPI_Aint my_offset_;

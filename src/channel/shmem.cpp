@@ -96,6 +96,10 @@ static_assert(sizeof(long) == 8, "the flags are 8-byte longs");
 
 /// The symmetric block shared by the channels of one create call on this PE.
 struct ShmemBlock {
+  /// Racy channels land in one slot, written with plain puts (paper 000's
+  /// scheme: aligned 8-byte words arrive whole).
+  static constexpr bool racy_in_one_slot = true;
+
   unsigned char* base = nullptr;  // symmetric: the same address names every PE's block
   int pe = 0;
   MPI_Comm quiet = MPI_COMM_NULL;  // a private duplicate of comm, never used for messages
