@@ -179,26 +179,30 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   };
   // Tests the round in flight; true when it completed and stops the solve
   // (the same decision on every rank: the sums are the same).
+  // The history keeps one point per iteration of this rank (an idle rank
+  // completes many rounds without sweeping) and the last one.
+  long recorded_k = -1;
   const auto round_stops = [&]() {
     if (!convergence.active() || !convergence.test(sum)) return false;
     estimate = std::sqrt(sum[residual_sq_value]) / b_norm;
-    const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
-    result.history.push_back(point);
-    if (base.monitor) base.monitor(point);
+    bool stop = true;
     if (estimate < base.tol) {
       result.converged = true;
       result.reason = "tolerance";
-      return true;
-    }
-    if (sum[over_time_value] > 0.0) {
+    } else if (sum[over_time_value] > 0.0) {
       result.reason = "max_time";
-      return true;
-    }
-    if (sum[at_max_iters_value] > ranks - 0.5) {  // every rank made max_iters sweeps
+    } else if (sum[at_max_iters_value] > ranks - 0.5) {  // every rank made max_iters sweeps
       result.reason = "max_iters";
-      return true;
+    } else {
+      stop = false;
     }
-    return false;
+    if (k != recorded_k || stop) {
+      recorded_k = k;
+      const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
+      result.history.push_back(point);
+      if (base.monitor) base.monitor(point);
+    }
+    return stop;
   };
   // Waits for news (idle on), keeping sends and the reduction going; true
   // when a round stops the solve meanwhile.
