@@ -15,9 +15,9 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/grid/split.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/check.hpp"
-#include "asyncsolve/grid/split.hpp"
 
 namespace asyncsolve::solvers {
 
@@ -120,8 +120,8 @@ class InnerProduct {
 /// the timers, the reductions and the history.
 class Krylov {
  public:
-  Krylov(KrylovSystem& system, const grid::Decomposition& decomposition,
-         comm::HaloExchange& halo, const KrylovOptions& options)
+  Krylov(KrylovSystem& system, const grid::Decomposition& decomposition, comm::HaloExchange& halo,
+         const KrylovOptions& options)
       : system_(system),
         decomposition_(decomposition),
         halo_(halo),
@@ -143,8 +143,8 @@ class Krylov {
   const KrylovOptions& options() const { return options_; }
 
   InnerProduct& add_inner_product(std::size_t size, KrylovPhase start, KrylovPhase wait) {
-    products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size, start,
-                                                       wait, options_.progress));
+    products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size, start, wait,
+                                                       options_.progress));
     return *products_.back();
   }
 
@@ -240,6 +240,14 @@ class Krylov {
     return p.residual < options_.tol;
   }
 
+  /// Collective: true on every rank if any rank has run options.max_time_s.
+  bool out_of_time() const {
+    int over = elapsed() >= options_.max_time_s ? 1 : 0;
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm_.get()),
+                   "MPI_Allreduce");
+    return over != 0;
+  }
+
   void set_b_norm(double bb) { b_norm_ = bb > 0.0 ? std::sqrt(bb) : 1.0; }
   void start_clock() { t_start_ = core::now_s(); }
   double elapsed() const { return core::now_s() - t_start_; }
@@ -273,8 +281,12 @@ double global_sum(const par::Comm& comm, double local) {
   return local;
 }
 
+/// Iterations between two checks of KrylovOptions::max_time_s.
+constexpr long max_time_check_every = 16;
+
 /// Ends the loop of every method: true (and the outcome set) when the
-/// residual is small enough or the iterations are used up.
+/// residual is small enough, the iterations are used up, or (collectively,
+/// every max_time_check_every iterations) the time is.
 bool should_stop(Krylov& k, bool small, long iteration) {
   if (small) {
     k.result().converged = true;
@@ -283,6 +295,11 @@ bool should_stop(Krylov& k, bool small, long iteration) {
   }
   if (iteration >= k.options().max_iters) {
     k.result().reason = "max_iters";
+    return true;
+  }
+  if (std::isfinite(k.options().max_time_s) && iteration % max_time_check_every == 0 &&
+      k.out_of_time()) {
+    k.result().reason = "max_time";
     return true;
   }
   return false;
@@ -535,9 +552,10 @@ int krylov_fields(std::string_view method) {
 }
 
 std::vector<std::string> krylov_phase_names() {
-  return {"matvec_interior", "halo_start",  "halo_wait",  "matvec_boundary", "sdotp_start",
-          "sdotp_wait",      "gamma_start", "gamma_wait", "iprod_start",     "iprod_wait",
-          "dots_start",      "dots_wait",   "precond",    "axpy",            "vector_scale"};
+  return {"matvec_interior", "halo_start", "halo_wait",   "matvec_boundary",
+          "sdotp_start",     "sdotp_wait", "gamma_start", "gamma_wait",
+          "iprod_start",     "iprod_wait", "dots_start",  "dots_wait",
+          "precond",         "axpy",       "vector_scale"};
 }
 
 KrylovSystem make_krylov_system(const grid::Problem& problem,
@@ -571,10 +589,11 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
                          comm::HaloExchange& halo, const KrylovOptions& options) {
   const auto methods = krylov_method_names();
   if (std::find(methods.begin(), methods.end(), options.method) == methods.end()) {
-    throw core::InputError(fmt::format("--method '{}': expected one of {}", options.method,
-                                       fmt::join(methods, ", ")));
+    throw core::InputError(
+        fmt::format("--method '{}': expected one of {}", options.method, fmt::join(methods, ", ")));
   }
-  const bool preconditioned = options.method != "cg" && (options.method != "pipecg" || options.jacobi);
+  const bool preconditioned =
+      options.method != "cg" && (options.method != "pipecg" || options.jacobi);
   if (preconditioned && !(system.op.diagonal() > 0.0)) {
     throw core::InputError(fmt::format(
         "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "

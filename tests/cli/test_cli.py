@@ -127,7 +127,8 @@ class BadInput(unittest.TestCase):
             self.check(["solve", "--max-time", value], f"--max-time '{value}'")
         self.check(["solve", "--variant", "async", "--idle", "maybe"], "--idle 'maybe'")
         self.check(["solve", "--idle", "on"], "--idle on with --variant sync")
-        self.check(["solve", "--transport", "omp", "--idle", "off"], "--idle off with --variant sync")
+        self.check(["solve", "--transport", "omp", "--idle", "off"],
+                   "--idle off with --variant sync")
         self.check(["solve", "--method", "cg", "--idle", "off"], "--idle off with --method cg")
 
     def test_unknown_choices(self):
@@ -377,7 +378,8 @@ class Solve(unittest.TestCase):
     def test_max_time_ends_every_method_with_exit_3(self):
         unreachable = ["--tol", "1e-300", "--max-iters", "1000000000", "--max-time", "0.5"]
         for extra in (["--variant", "sync"], ["--variant", "async"], ["--variant", "racy"],
-                      ["--transport", "omp", "--variant", "async", "--threads", "2"]):
+                      ["--transport", "omp", "--variant", "async", "--threads", "2"],
+                      ["--method", "cg"], ["--method", "pipecg"]):
             ranks = 1 if "omp" in extra else 2
             doc, out = self.solve(["--local", "8,8,8"] + unreachable + extra, ranks,
                                   expect_code=3)

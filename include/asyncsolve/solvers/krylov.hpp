@@ -18,18 +18,19 @@
 /// tol, r being the recursively updated residual; the true residual
 /// ||b - A x|| / ||b|| is measured after the solve.
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -55,10 +56,14 @@ KrylovSystem make_krylov_system(const grid::Problem& problem,
 /// Settings of the Krylov solvers.
 struct KrylovOptions {
   std::string method = "cg";
-  double tol = 1e-6;         ///< stop when ||r||_2 / ||b||_2 < tol
-  long max_iters = 10000;    ///< stop after this many iterations
-  int test_every = 4;        ///< interior planes between halo tests (0: never test)
-  bool jacobi = false;       ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
+  double tol = 1e-6;       ///< stop when ||r||_2 / ||b||_2 < tol
+  long max_iters = 10000;  ///< stop after this many iterations
+  /// Wall-clock guard (--max-time): stop, reason "max_time", once the solve
+  /// has run this long on any rank; checked every 16 iterations with one
+  /// MPI_Allreduce of one value (none when infinite, the default).
+  double max_time_s = std::numeric_limits<double>::infinity();
+  int test_every = 4;   ///< interior planes between halo tests (0: never test)
+  bool jacobi = false;  ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
   /// Inner-product reductions: a collectives::make_nonblocking_allreduce name
   /// ("mpi", "impi" or "tree").
   std::string allreduce = "mpi";
