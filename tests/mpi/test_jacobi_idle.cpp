@@ -20,8 +20,8 @@ namespace {
 struct Outcome {
   solvers::SolveResult result;
   long max_iterations_awake = 0;  // over the ranks that did not sleep
-  long idle_waits_awake = 0;      // the fewest idle waits of a rank that did not sleep
-  double idle_s_awake = 0;        // the least idle time of a rank that did not sleep
+  long idle_waits_awake = 0;      // the fewest idle waits of a face neighbour of the sleeper
+  double idle_s_awake = 0;        // the least idle time of a face neighbour of the sleeper
 };
 
 Outcome solve_with_a_sleeper(bool racy, int transport, double pause_s) {
@@ -69,8 +69,11 @@ Outcome solve_with_a_sleeper(bool racy, int transport, double pause_s) {
         ph.seconds(solvers::async_idle_phase));
   }
   long most = awake ? out.result.iterations : 0;
-  long fewest_waits = awake ? out.result.idle_waits : 1L << 40;
-  double least_idle = awake ? out.result.phases.seconds(solvers::async_idle_phase) : 1e300;
+  bool next_to_sleeper = false;  // its halos from the sleeper go stale during the sleep
+  for (const grid::Face f : grid::all_faces) next_to_sleeper |= d.neighbour(f) == sleeper;
+  long fewest_waits = next_to_sleeper ? out.result.idle_waits : 1L << 40;
+  double least_idle =
+      next_to_sleeper ? out.result.phases.seconds(solvers::async_idle_phase) : 1e300;
   MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG, MPI_MAX, d.comm().get());
   MPI_Allreduce(MPI_IN_PLACE, &fewest_waits, 1, MPI_LONG, MPI_MIN, d.comm().get());
   MPI_Allreduce(MPI_IN_PLACE, &least_idle, 1, MPI_DOUBLE, MPI_MIN, d.comm().get());
@@ -112,18 +115,20 @@ TEST(AsyncJacobiIdle, TheOthersWaitWhileOneRankSleeps) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-      std::printf("%s: awake ranks: at most %ld sweeps, at least %ld idle waits and %.2f s idle\n",
-                  what.c_str(), o.max_iterations_awake, o.idle_waits_awake, o.idle_s_awake);
+      std::printf(
+          "%s: awake ranks: at most %ld sweeps, its neighbours at least %ld idle waits, %.2f s "
+          "idle\n",
+          what.c_str(), o.max_iterations_awake, o.idle_waits_awake, o.idle_s_awake);
     }
     EXPECT_TRUE(o.result.converged) << what << ": " << o.result.reason;
     EXPECT_EQ(o.result.reason, "tolerance") << what;
     EXPECT_LT(o.result.true_residual, 10 * 1e-5) << what;
-    // Every rank that stayed awake waited for news at least once, and for
-    // part of the sleep (the neighbours of the sleeper for most of it).
-    if (transport != AS_TRANSPORT_RMA) {
-      EXPECT_GE(o.idle_waits_awake, 1) << what;
-      EXPECT_GT(o.idle_s_awake, 0.0) << what;
-    }
+    // Every face neighbour of the sleeper (its halos from the sleeper stale)
+    // waited for news at least once during the solve. (Ranks further away
+    // keep getting news from their own neighbours; on a loaded machine they
+    // may not converge their blocks within the sleep.)
+    EXPECT_GE(o.idle_waits_awake, 1) << what;
+    EXPECT_GT(o.idle_s_awake, 0.0) << what;
     // Sweeping stale halos for 2 s would take a rank of this grid far past
     // 10^5 sweeps (the default max_iters); waiting, a few hundred to a few
     // thousand sweeps converge it against the halos it has.
