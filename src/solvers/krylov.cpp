@@ -131,7 +131,7 @@ class Krylov {
     result_.phases = core::PhaseTimers(krylov_phase_names());
   }
 
-  Field make_field() const {
+  [[nodiscard]] Field make_field() const {
     Field f(system_.x.interior(), system_.x.halo());
     f.fill(0.0);
     return f;
@@ -139,8 +139,8 @@ class Krylov {
 
   core::PhaseTimers& timers() { return result_.phases; }
   SolveResult& result() { return result_; }
-  const ops::StencilOperator& op() const { return system_.op; }
-  const KrylovOptions& options() const { return options_; }
+  [[nodiscard]] const ops::StencilOperator& op() const { return system_.op; }
+  [[nodiscard]] const KrylovOptions& options() const { return options_; }
 
   InnerProduct& add_inner_product(std::size_t size, KrylovPhase start, KrylovPhase wait) {
     products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size, start, wait,
@@ -241,7 +241,7 @@ class Krylov {
   }
 
   /// Collective: true on every rank if any rank has run options.max_time_s.
-  bool out_of_time() const {
+  [[nodiscard]] bool out_of_time() const {
     int over = elapsed() >= options_.max_time_s ? 1 : 0;
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm_.get()),
                    "MPI_Allreduce");
@@ -250,7 +250,7 @@ class Krylov {
 
   void set_b_norm(double bb) { b_norm_ = bb > 0.0 ? std::sqrt(bb) : 1.0; }
   void start_clock() { t_start_ = core::now_s(); }
-  double elapsed() const { return core::now_s() - t_start_; }
+  [[nodiscard]] double elapsed() const { return core::now_s() - t_start_; }
 
   void drain_and_free() {
     for (auto& p : products_) p->drain();
@@ -259,7 +259,7 @@ class Krylov {
   }
 
   Field& x() { return system_.x; }
-  const Field& b() const { return system_.b; }
+  [[nodiscard]] const Field& b() const { return system_.b; }
 
  private:
   KrylovSystem& system_;
