@@ -79,9 +79,9 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
@@ -103,7 +103,7 @@ using asyncsolve::par::Comm;
 using Json = nlohmann::ordered_json;
 
 constexpr const char* schema = "asyncsolve.bench.beff/1";
-constexpr std::size_t min_message_bytes = 8;        // one 64-bit word
+constexpr std::size_t min_message_bytes = 8;         // one 64-bit word
 constexpr std::size_t max_message_bytes = 8u << 20;  // 8 MiB: b_eff's (and paper 002's) Lmax
 constexpr int max_iterations = 1000000;
 
@@ -112,9 +112,12 @@ enum class Mode { pure, hybrid };
 
 const char* name(Pattern p) {
   switch (p) {
-    case Pattern::ring: return "ring";
-    case Pattern::random: return "random";
-    case Pattern::cyclic3d: return "3d-cyclic";
+    case Pattern::ring:
+      return "ring";
+    case Pattern::random:
+      return "random";
+    case Pattern::cyclic3d:
+      return "3d-cyclic";
   }
   return "?";
 }
@@ -156,12 +159,12 @@ std::vector<Pattern> parse_patterns(const std::string& text) {
     } else if (item == "3d-cyclic") {
       p = Pattern::cyclic3d;
     } else {
-      throw InputError(fmt::format("--patterns '{}': unknown pattern '{}', expected {}", text,
-                                   item, expected));
+      throw InputError(
+          fmt::format("--patterns '{}': unknown pattern '{}', expected {}", text, item, expected));
     }
     if (std::find(out.begin(), out.end(), p) != out.end()) {
-      throw InputError(fmt::format("--patterns '{}': '{}' given twice, expected {}", text, item,
-                                   expected));
+      throw InputError(
+          fmt::format("--patterns '{}': '{}' given twice, expected {}", text, item, expected));
     }
     out.push_back(p);
     if (end == std::string::npos) return out;
@@ -172,11 +175,12 @@ std::vector<Pattern> parse_patterns(const std::string& text) {
 Parsed parse_command_line(int argc, char** argv) {
   Parsed out;
   Config& c = out.config;
-  CLI::App app{"beff: b_eff-style bandwidth (ring, random, 3d-cyclic), pure MPI against hybrid "
-               "masteronly (paper 002 §6)",
-               "beff"};
-  app.set_version_flag("--version", fmt::format("beff (asyncsolve {}, git {})",
-                                                asyncsolve::version, asyncsolve::git_commit));
+  CLI::App app{
+      "beff: b_eff-style bandwidth (ring, random, 3d-cyclic), pure MPI against hybrid "
+      "masteronly (paper 002 §6)",
+      "beff"};
+  app.set_version_flag("--version", fmt::format("beff (asyncsolve {}, git {})", asyncsolve::version,
+                                                asyncsolve::git_commit));
   app.option_defaults()->always_capture_default();
   app.add_option("-m,--message-size", c.message_sizes,
                  "Message sizes L in bytes, MIN:MAX (or MAX), powers of two from 8 to 8388608");
@@ -190,8 +194,7 @@ Parsed parse_command_line(int argc, char** argv) {
       ->default_str("the ranks of one shared-memory node");
   app.add_option("--patterns", c.patterns_text, "Patterns: ring, random, 3d-cyclic");
   app.add_option("--seed", c.seed, "Seed of the random rings (the same on every rank)");
-  app.add_option("--json", c.json_path, "Write the result document to this file")
-      ->default_str("");
+  app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
   // Hidden: lets the tests see that a wrong word stops the run with exit 4.
   app.add_flag("--corrupt-for-testing", c.corrupt,
                "Spoil one received word on rank 0 before the first check")
@@ -262,9 +265,9 @@ double log_average(const std::vector<double>& v) {
 /// collectively, at the end of run()).
 struct Layout {
   Mode mode = Mode::pure;
-  Comm comm;     ///< the communicating ranks (a view of the world for pure, the
-                 ///< leaders for hybrid); null on a hybrid non-leader
-  Comm node;     ///< hybrid: the ranks of this rank's node
+  Comm comm;                    ///< the communicating ranks (a view of the world for pure, the
+                                ///< leaders for hybrid); null on a hybrid non-leader
+  Comm node;                    ///< hybrid: the ranks of this rank's node
   int factor = 1;               ///< message size / L: 1, or T
   int communicating_ranks = 1;  ///< size of comm (the same on every rank)
   std::vector<int> dims;        ///< 3d-cyclic: the grid of the communicating ranks
@@ -413,14 +416,13 @@ void step(const Layout& layout, const Neighbours& nb, std::size_t bytes, Buffers
 
 /// Collective over the world: seconds for `iterations` steps, the maximum
 /// over ranks, after a barrier that starts every rank together.
-double time_steps(const Comm& world, const Layout& layout, const Neighbours& nb,
-                  std::size_t bytes, Buffers* b, int iterations) {
+double time_steps(const Comm& world, const Layout& layout, const Neighbours& nb, std::size_t bytes,
+                  Buffers* b, int iterations) {
   world.barrier();
   const double t0 = asyncsolve::core::now_s();
   for (int i = 0; i < iterations; ++i) step(layout, nb, bytes, b);
   double t = asyncsolve::core::now_s() - t0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world.get()),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world.get()), "MPI_Allreduce");
   return t;
 }
 
@@ -455,9 +457,9 @@ struct Record {
                                   ///< dimension of extent 1): a copy inside MPI
   int communicating_ranks = 0;
   int iterations = 0;
-  std::vector<double> time_s;     ///< per iteration, max over ranks, per repeat
-  std::vector<double> bw_rank;    ///< MB/s per communicating rank (per node in hybrid mode)
-  std::vector<double> bw_total;   ///< MB/s accumulated over the communicating ranks
+  std::vector<double> time_s;    ///< per iteration, max over ranks, per repeat
+  std::vector<double> bw_rank;   ///< MB/s per communicating rank (per node in hybrid mode)
+  std::vector<double> bw_total;  ///< MB/s accumulated over the communicating ranks
 
   double bytes_per_iteration() const {
     return static_cast<double>(messages) * static_cast<double>(message_bytes);
@@ -472,8 +474,8 @@ struct Record {
 
 struct PatternResult {
   Pattern pattern{};
-  std::vector<Record> pure;    ///< per size
-  std::vector<Record> hybrid;  ///< per size
+  std::vector<Record> pure;                ///< per size
+  std::vector<Record> hybrid;              ///< per size
   std::vector<std::vector<double>> ratio;  ///< per size: T_hybrid/T_pure per repeat
   std::vector<std::vector<int>> dims;      ///< 3d-cyclic: the grid of each mode
 };
@@ -569,9 +571,9 @@ PatternResult measure(const Comm& world, const Config& c, Pattern pattern,
         if (c.corrupt && b != nullptr && world.is_root()) b->recv[0][0] ^= 1;
         validate(world, *s.layout, nb, r.message_bytes, b, rep, pattern, messages_checked);
         if (rep == 0) {
-          r.iterations = c.iterations > 0 ? c.iterations
-                                          : calibrate(world, *s.layout, nb, r.message_bytes, b,
-                                                      c.min_time_s);
+          r.iterations = c.iterations > 0
+                             ? c.iterations
+                             : calibrate(world, *s.layout, nb, r.message_bytes, b, c.min_time_s);
         }
         const double t = time_steps(world, *s.layout, nb, r.message_bytes, b, r.iterations);
         r.add(t / r.iterations);
@@ -663,18 +665,19 @@ std::string pattern_table(const PatternResult& p) {
   }
   for (const Record* r : {&p.pure.front(), &p.hybrid.front()}) {
     if (r->self_messages > 0) {
-      out += fmt::format("  ({}: {} of the {} messages per iteration go to the sending rank "
-                         "itself{})\n",
-                         name(r->mode), r->self_messages, r->messages,
-                         p.pattern == Pattern::cyclic3d
-                             ? ", across the grid's dimensions of extent 1"
-                             : ", the only one in its ring");
+      out += fmt::format(
+          "  ({}: {} of the {} messages per iteration go to the sending rank "
+          "itself{})\n",
+          name(r->mode), r->self_messages, r->messages,
+          p.pattern == Pattern::cyclic3d ? ", across the grid's dimensions of extent 1"
+                                         : ", the only one in its ring");
     }
   }
-  out += fmt::format("{:>9} | {:>7} {:>10} {:>10} {:>10} | {:>9} {:>7} {:>10} {:>10} {:>10} | "
-                     "{:>6} {:>13}\n",
-                     "L bytes", "iters", "pure us", "b/rank", "b_acc", "L*T bytes", "iters",
-                     "hybrid us", "b/node", "b_acc", "Th/Tp", "(min - max)");
+  out += fmt::format(
+      "{:>9} | {:>7} {:>10} {:>10} {:>10} | {:>9} {:>7} {:>10} {:>10} {:>10} | "
+      "{:>6} {:>13}\n",
+      "L bytes", "iters", "pure us", "b/rank", "b_acc", "L*T bytes", "iters", "hybrid us", "b/node",
+      "b_acc", "Th/Tp", "(min - max)");
   for (std::size_t i = 0; i < p.pure.size(); ++i) {
     const Record& a = p.pure[i];
     const Record& h = p.hybrid[i];
@@ -688,8 +691,7 @@ std::string pattern_table(const PatternResult& p) {
   return out;
 }
 
-std::string summary_table(const ModeSummary& pure, const ModeSummary& hybrid,
-                          std::size_t lmax) {
+std::string summary_table(const ModeSummary& pure, const ModeSummary& hybrid, std::size_t lmax) {
   const auto cell = [](std::optional<double> v, const char* spec) {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
   };
@@ -719,9 +721,10 @@ std::string summary_table(const ModeSummary& pure, const ModeSummary& hybrid,
   row("b_pure/b_hybrid", quotient(pure.b_eff, hybrid.b_eff),
       quotient(pure.b_eff_at_lmax, hybrid.b_eff_at_lmax), quotient(pure.cyclic3d, hybrid.cyclic3d),
       quotient(pure.cyclic3d_at_lmax, hybrid.cyclic3d_at_lmax), "{:.2f}");
-  out += "(both modes move the same total data, s_pure/s_hybrid = 1, so T_hybrid/T_pure = "
-         "b_pure/b_hybrid;\n b_eff = geometric mean of ring and random, each the arithmetic mean "
-         "over the sizes)\n";
+  out +=
+      "(both modes move the same total data, s_pure/s_hybrid = 1, so T_hybrid/T_pure = "
+      "b_pure/b_hybrid;\n b_eff = geometric mean of ring and random, each the arithmetic mean "
+      "over the sizes)\n";
   return out;
 }
 
@@ -793,8 +796,7 @@ Nodes resolve_nodes(const Config& c, const Comm& world, Layout& pure, Layout& hy
   Comm shared = world.split_shared();
   int counts[2] = {shared.is_root() ? 1 : 0, 0};
   int sizes[2] = {shared.size(), -shared.size()};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, counts, 1, MPI_INT, MPI_SUM, world.get()),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, counts, 1, MPI_INT, MPI_SUM, world.get()), "MPI_Allreduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, world.get()), "MPI_Allreduce");
   Nodes nodes;
   nodes.shared_memory_nodes = counts[0];
@@ -803,26 +805,29 @@ Nodes resolve_nodes(const Config& c, const Comm& world, Layout& pure, Layout& hy
     nodes.source = "--node-size";
     if (P % c.node_size != 0) {
       shared.free();
-      throw InputError(fmt::format("--node-size {}: {} ranks are not a multiple of it, expected "
-                                   "a divisor of the rank count",
-                                   c.node_size, P));
+      throw InputError(
+          fmt::format("--node-size {}: {} ranks are not a multiple of it, expected "
+                      "a divisor of the rank count",
+                      c.node_size, P));
     }
   } else {
     nodes.source = "MPI_COMM_TYPE_SHARED";
     if (sizes[0] != -sizes[1]) {
       shared.free();
-      throw InputError(fmt::format("the shared-memory nodes hold {} to {} ranks: expected equal "
-                                   "nodes, or give --node-size",
-                                   -sizes[1], sizes[0]));
+      throw InputError(
+          fmt::format("the shared-memory nodes hold {} to {} ranks: expected equal "
+                      "nodes, or give --node-size",
+                      -sizes[1], sizes[0]));
     }
     nodes.size = sizes[0];
   }
   if (c.sizes_bytes.back() * static_cast<std::size_t>(nodes.size) >
       static_cast<std::size_t>(INT_MAX)) {
     shared.free();
-    throw InputError(fmt::format("--node-size {}: hybrid messages of {} * {} bytes exceed {}, "
-                                 "expected a smaller -m MAX or node size",
-                                 nodes.size, c.sizes_bytes.back(), nodes.size, INT_MAX));
+    throw InputError(
+        fmt::format("--node-size {}: hybrid messages of {} * {} bytes exceed {}, "
+                    "expected a smaller -m MAX or node size",
+                    nodes.size, c.sizes_bytes.back(), nodes.size, INT_MAX));
   }
 
   pure.mode = Mode::pure;
@@ -870,19 +875,20 @@ int run(const Config& c, const Comm& world, const std::vector<std::string>& args
   if (root) {
     std::printf("beff: asyncsolve %s (git %s), %d rank%s on %d shared-memory node%s (%s)\n",
                 asyncsolve::version, asyncsolve::git_commit, P, P == 1 ? "" : "s",
-                nodes.shared_memory_nodes, nodes.shared_memory_nodes == 1 ? "" : "s",
-                host.c_str());
-    std::printf("pure: %d communicating ranks, messages of L bytes; hybrid masteronly: %d "
-                "leader%s (nodes of T = %d ranks, from %s), messages of L*T bytes, the other "
-                "ranks wait at a node barrier\n",
-                P, hybrid.communicating_ranks, hybrid.communicating_ranks == 1 ? "" : "s",
-                nodes.size, nodes.source.c_str());
+                nodes.shared_memory_nodes, nodes.shared_memory_nodes == 1 ? "" : "s", host.c_str());
+    std::printf(
+        "pure: %d communicating ranks, messages of L bytes; hybrid masteronly: %d "
+        "leader%s (nodes of T = %d ranks, from %s), messages of L*T bytes, the other "
+        "ranks wait at a node barrier\n",
+        P, hybrid.communicating_ranks, hybrid.communicating_ranks == 1 ? "" : "s", nodes.size,
+        nodes.source.c_str());
     if (emulated) {
-      std::printf("Note: %d emulated nodes on %d shared-memory node%s: their \"inter-node\" "
-                  "messages are shared-memory transfers, so this measures the MPI protocol, not "
-                  "a network\n",
-                  hybrid.communicating_ranks, nodes.shared_memory_nodes,
-                  nodes.shared_memory_nodes == 1 ? "" : "s");
+      std::printf(
+          "Note: %d emulated nodes on %d shared-memory node%s: their \"inter-node\" "
+          "messages are shared-memory transfers, so this measures the MPI protocol, not "
+          "a network\n",
+          hybrid.communicating_ranks, nodes.shared_memory_nodes,
+          nodes.shared_memory_nodes == 1 ? "" : "s");
     }
     if (hybrid.communicating_ranks == 1) {
       std::printf("Note: one node: the hybrid leader sends its messages to itself\n");
@@ -892,8 +898,8 @@ int run(const Config& c, const Comm& world, const std::vector<std::string>& args
             ? fmt::format("{} iterations per measurement", c.iterations)
             : fmt::format("iterations calibrated to {} s per measurement", c.min_time_s);
     std::printf("Sizes %zu to %zu bytes, %d repeat%s (pure and hybrid interleaved), %s\n",
-                c.sizes_bytes.front(), c.sizes_bytes.back(), c.repeats,
-                c.repeats == 1 ? "" : "s", iterations.c_str());
+                c.sizes_bytes.front(), c.sizes_bytes.back(), c.repeats, c.repeats == 1 ? "" : "s",
+                iterations.c_str());
     std::fflush(stdout);
   }
 
@@ -946,17 +952,16 @@ int run(const Config& c, const Comm& world, const std::vector<std::string>& args
       doc["git"] = asyncsolve::git_commit;
       doc["started"] = started;
       doc["command"] = args;
-      doc["environment"] = {
-          {"mpi_library", asyncsolve::par::mpi_library_version()},
-          {"mpi_version", asyncsolve::par::mpi_standard_version()},
-          {"ranks", P},
-          {"hostname", host},
-          {"cores", std::max(1U, std::thread::hardware_concurrency())},
-          {"shared_memory_nodes", nodes.shared_memory_nodes},
-          {"node_size", nodes.size},
-          {"node_size_source", nodes.source},
-          {"nodes", hybrid.communicating_ranks},
-          {"nodes_emulated", emulated}};
+      doc["environment"] = {{"mpi_library", asyncsolve::par::mpi_library_version()},
+                            {"mpi_version", asyncsolve::par::mpi_standard_version()},
+                            {"ranks", P},
+                            {"hostname", host},
+                            {"cores", std::max(1U, std::thread::hardware_concurrency())},
+                            {"shared_memory_nodes", nodes.shared_memory_nodes},
+                            {"node_size", nodes.size},
+                            {"node_size_source", nodes.source},
+                            {"nodes", hybrid.communicating_ranks},
+                            {"nodes_emulated", emulated}};
       doc["parameters"] = {{"message_sizes", c.message_sizes},
                            {"sizes_bytes", c.sizes_bytes},
                            {"iterations", c.iterations},
@@ -968,35 +973,42 @@ int run(const Config& c, const Comm& world, const std::vector<std::string>& args
                            {"cyclic3d_dims", grids}};
       doc["definitions"] = {
           {"pure", "every rank communicates; messages of L = bytes"},
-          {"hybrid", "masteronly emulated with ranks: the first rank of each node of node_size "
-                     "ranks communicates along the same pattern among the leaders with messages "
-                     "of L * node_size bytes; the node's other ranks wait at a node barrier "
-                     "(MPI_Barrier on the node, part of every timed iteration)"},
+          {"hybrid",
+           "masteronly emulated with ranks: the first rank of each node of node_size "
+           "ranks communicates along the same pattern among the leaders with messages "
+           "of L * node_size bytes; the node's other ranks wait at a node barrier "
+           "(MPI_Barrier on the node, part of every timed iteration)"},
           {"ring", "send to successor and predecessor, receive from both (Irecv, Isend, Waitall)"},
           {"random", "ring through a random permutation of the ranks (seed, new per repeat)"},
           {"3d-cyclic", "periodic MPI_Dims_create 3D grid, all 6 neighbours"},
           {"self_messages_per_iteration",
            "messages a communicating rank sends to itself: both ring directions in a ring of "
            "one, both directions of every 3D grid dimension of extent 1 (copies inside MPI)"},
-          {"time", "seconds per iteration: the maximum over all ranks of the timed loop, "
-                   "divided by the iterations"},
-          {"bandwidth", "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "
-                        "iteration / time per iteration (per node in hybrid mode); accumulated: "
-                        "summed over the communicating ranks"},
-          {"t_hybrid_over_t_pure", "per repeat, the hybrid time over the pure time of that "
-                                   "repeat; both move the same total data (s_pure/s_hybrid = 1), "
-                                   "so it equals b_pure/b_hybrid"},
-          {"b_eff", "per mode: the geometric mean (logavg) of the ring and the random pattern, "
-                    "each the arithmetic mean over the sizes of the accumulated bandwidth "
-                    "(median over repeats); 3d-cyclic reported beside it; at_lmax: the largest "
-                    "size alone"},
-          {"one_machine", "with nodes emulated on one shared-memory machine, every message is "
-                          "a shared-memory transfer: this measures the MPI protocol (sizes, "
-                          "one sender instead of node_size), not a network"}};
+          {"time",
+           "seconds per iteration: the maximum over all ranks of the timed loop, "
+           "divided by the iterations"},
+          {"bandwidth",
+           "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "
+           "iteration / time per iteration (per node in hybrid mode); accumulated: "
+           "summed over the communicating ranks"},
+          {"t_hybrid_over_t_pure",
+           "per repeat, the hybrid time over the pure time of that "
+           "repeat; both move the same total data (s_pure/s_hybrid = 1), "
+           "so it equals b_pure/b_hybrid"},
+          {"b_eff",
+           "per mode: the geometric mean (logavg) of the ring and the random pattern, "
+           "each the arithmetic mean over the sizes of the accumulated bandwidth "
+           "(median over repeats); 3d-cyclic reported beside it; at_lmax: the largest "
+           "size alone"},
+          {"one_machine",
+           "with nodes emulated on one shared-memory machine, every message is "
+           "a shared-memory transfer: this measures the MPI protocol (sizes, "
+           "one sender instead of node_size), not a network"}};
       doc["validation"] = {{"passed", true},
                            {"messages_checked", messages_checked},
-                           {"what", "one untimed iteration per pattern, mode, size and repeat; "
-                                    "every word received checked against its sender's pattern"}};
+                           {"what",
+                            "one untimed iteration per pattern, mode, size and repeat; "
+                            "every word received checked against its sender's pattern"}};
       doc["measurements"] = measurements;
       doc["ratios"] = ratios;
       doc["summary"] = {

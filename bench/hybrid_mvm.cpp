@@ -79,8 +79,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
@@ -120,9 +120,10 @@ struct Parsed {
 /// "MIN:MAX" (powers of two from MIN up to MAX), or "K1,K2,..." (as given).
 std::vector<int> parse_nk(const std::string& text) {
   const auto fail = [&] {
-    return InputError(fmt::format("--nk '{}': expected MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to "
-                                  "MAX) or a list K1,K2,... of planes per rank, each in [1, {}]",
-                                  text, max_nk));
+    return InputError(
+        fmt::format("--nk '{}': expected MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to "
+                    "MAX) or a list K1,K2,... of planes per rank, each in [1, {}]",
+                    text, max_nk));
   };
   std::vector<int> out;
   const std::size_t colon = text.find(':');
@@ -130,8 +131,8 @@ std::vector<int> parse_nk(const std::string& text) {
     int lo = 0;
     int hi = 0;
     if (!asyncsolve::core::parse_whole(std::string_view(text).substr(0, colon), lo) ||
-        !asyncsolve::core::parse_whole(std::string_view(text).substr(colon + 1), hi) || lo < 1 || hi < lo ||
-        hi > max_nk) {
+        !asyncsolve::core::parse_whole(std::string_view(text).substr(colon + 1), hi) || lo < 1 ||
+        hi < lo || hi > max_nk) {
       throw fail();
     }
     for (long k = lo; k <= hi; k *= 2) out.push_back(static_cast<int>(k));
@@ -153,9 +154,10 @@ std::vector<int> parse_nk(const std::string& text) {
 Parsed parse_command_line(int argc, char** argv) {
   Parsed out;
   Config& c = out.config;
-  CLI::App app{"hybrid_mvm: paper 002 §7.2.2's MVM under masteronly, funneled and multiple "
-               "hybrid MPI+OpenMP schemes",
-               "hybrid_mvm"};
+  CLI::App app{
+      "hybrid_mvm: paper 002 §7.2.2's MVM under masteronly, funneled and multiple "
+      "hybrid MPI+OpenMP schemes",
+      "hybrid_mvm"};
   app.set_version_flag("--version", fmt::format("hybrid_mvm (asyncsolve {}, git {})",
                                                 asyncsolve::version, asyncsolve::git_commit));
   app.option_defaults()->always_capture_default();
@@ -170,10 +172,10 @@ Parsed parse_command_line(int argc, char** argv) {
   app.add_option("--mvms", c.mvms, "MVMs per sample; 0 calibrates them to --min-time");
   app.add_option("--min-time", c.min_time_s,
                  "Seconds a sample of each scheme runs when --mvms is 0");
-  app.add_option("--json", c.json_path, "Write the result document to this file")
-      ->default_str("");
-  app.footer("Run under mpirun. Exit codes: 0 success, 2 bad input, 4 validation failed or "
-             "runtime failure.");
+  app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
+  app.footer(
+      "Run under mpirun. Exit codes: 0 success, 2 bad input, 4 validation failed or "
+      "runtime failure.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -330,8 +332,7 @@ void exchange_link(const Block& b, const Ring& ring, int link) {
   if (link == 0) {
     check(MPI_Irecv(b.halo_above(), count, MPI_DOUBLE, ring.above, Ring::down, ring.comm, &req[0]),
           "MPI_Irecv");
-    check(MPI_Isend(b.first_plane(), count, MPI_DOUBLE, ring.below, Ring::down, ring.comm,
-                    &req[1]),
+    check(MPI_Isend(b.first_plane(), count, MPI_DOUBLE, ring.below, Ring::down, ring.comm, &req[1]),
           "MPI_Isend");
   } else {
     check(MPI_Irecv(b.halo_below(), count, MPI_DOUBLE, ring.below, Ring::up, ring.comm, &req[0]),
@@ -543,8 +544,12 @@ std::string validate(const Block& b, const Ring& ring, bool with_multiple,
   if (!(errors[0] <= 1e-12)) {
     failure += fmt::format(" masteronly differs from the reference MVM by {:.3e};", errors[0]);
   }
-  if (errors[1] != 0) failure += fmt::format(" funneled differs from masteronly on some rank at up to {:.0f} points;", errors[1]);
-  if (errors[2] != 0) failure += fmt::format(" multiple differs from masteronly on some rank at up to {:.0f} points;", errors[2]);
+  if (errors[1] != 0)
+    failure += fmt::format(" funneled differs from masteronly on some rank at up to {:.0f} points;",
+                           errors[1]);
+  if (errors[2] != 0)
+    failure += fmt::format(" multiple differs from masteronly on some rank at up to {:.0f} points;",
+                           errors[2]);
   return failure;
 }
 
@@ -563,8 +568,8 @@ long calibrate(Scheme s, const Block& b, const Ring& ring, double min_time_s) {
     const Sample sample = time_scheme(s, b, ring, mvms);
     const double elapsed = sample.total_s * static_cast<double>(mvms);
     if (elapsed >= min_time_s / 4 || mvms >= 1000000) {
-      return std::clamp(
-          static_cast<long>(std::ceil(min_time_s / std::max(sample.total_s, 1e-9))), 1L, 1000000L);
+      return std::clamp(static_cast<long>(std::ceil(min_time_s / std::max(sample.total_s, 1e-9))),
+                        1L, 1000000L);
     }
     mvms *= 4;
   }
@@ -580,10 +585,10 @@ int run(const Config& c, const std::vector<std::string>& args,
   const int threads = c.threads > 0 ? c.threads : omp_get_max_threads();
   for (const int nk : c.nk) {
     if (static_cast<long>(nk) * c.nij < threads) {
-      throw InputError(fmt::format("--threads {} with --nk {} and --nij {}: more threads than "
-                                   "the {} rows of the smallest slab, expected at most {}",
-                                   threads, nk, c.nij, static_cast<long>(nk) * c.nij,
-                                   static_cast<long>(nk) * c.nij));
+      throw InputError(fmt::format(
+          "--threads {} with --nk {} and --nij {}: more threads than "
+          "the {} rows of the smallest slab, expected at most {}",
+          threads, nk, c.nij, static_cast<long>(nk) * c.nij, static_cast<long>(nk) * c.nij));
     }
   }
   if (!c.json_path.empty()) {
@@ -627,14 +632,16 @@ int run(const Config& c, const std::vector<std::string>& args,
 
   const std::string started = asyncsolve::core::iso8601_now();
   if (root) {
-    std::printf("hybrid_mvm: periodic 7-point MVM, %d x %d x (n_k^loc x %d ranks), %d thread%s "
-                "per rank (1 reserved in funneled), multiple %s\n",
-                c.nij, c.nij, ranks, threads, threads == 1 ? "" : "s",
-                with_multiple ? "on" : "off (no MPI_THREAD_MULTIPLE)");
+    std::printf(
+        "hybrid_mvm: periodic 7-point MVM, %d x %d x (n_k^loc x %d ranks), %d thread%s "
+        "per rank (1 reserved in funneled), multiple %s\n",
+        c.nij, c.nij, ranks, threads, threads == 1 ? "" : "s",
+        with_multiple ? "on" : "off (no MPI_THREAD_MULTIPLE)");
     if (oversubscribed) {
-      std::printf("WARNING: %d ranks x %d threads on %u cores of this node: oversubscribed, the "
-                  "times measure the scheduler\n",
-                  node_ranks, threads, cores);
+      std::printf(
+          "WARNING: %d ranks x %d threads on %u cores of this node: oversubscribed, the "
+          "times measure the scheduler\n",
+          node_ranks, threads, cores);
     }
     std::printf("%8s %8s %12s %12s %12s %12s %12s %8s %8s\n", "nk_loc", "mvms_mo", "master_s",
                 "comm_s", "compute_s", "funneled_s", "multiple_s", "eps_fun", "eps_mul");
@@ -659,8 +666,7 @@ int run(const Config& c, const std::vector<std::string>& args,
     // MVMs per sample, per scheme: a slow scheme must not take a fast one's count.
     long mvms[3] = {0, 0, 0};
     for (const Scheme s : schemes) {
-      mvms[static_cast<std::size_t>(s)] =
-          c.mvms > 0 ? c.mvms : calibrate(s, b, ring, c.min_time_s);
+      mvms[static_cast<std::size_t>(s)] = c.mvms > 0 ? c.mvms : calibrate(s, b, ring, c.min_time_s);
     }
     std::vector<std::vector<double>> total(3);
     std::vector<double> comm_s;
@@ -684,16 +690,17 @@ int run(const Config& c, const std::vector<std::string>& args,
     };
     const double mo = median(total[0]);
     const double fu = median(total[1]);
-    nlohmann::ordered_json rec = {{"nk_local", nk},
-                          {"masteronly_s", mo},
-                          {"funneled_s", fu},
-                          {"multiple_s", stat(total[2], "median")},
-                          {"masteronly_comm_s", median(comm_s)},
-                          {"masteronly_compute_s", median(compute_s)},
-                          {"epsilon_funneled", mo / fu},
-                          {"epsilon_multiple",
-                           with_multiple ? nlohmann::ordered_json(mo / median(total[2])) : nullptr},
-                          {"repeats", c.repeats}};
+    nlohmann::ordered_json rec = {
+        {"nk_local", nk},
+        {"masteronly_s", mo},
+        {"funneled_s", fu},
+        {"multiple_s", stat(total[2], "median")},
+        {"masteronly_comm_s", median(comm_s)},
+        {"masteronly_compute_s", median(compute_s)},
+        {"epsilon_funneled", mo / fu},
+        {"epsilon_multiple",
+         with_multiple ? nlohmann::ordered_json(mo / median(total[2])) : nullptr},
+        {"repeats", c.repeats}};
     for (std::size_t s = 0; s < 3; ++s) {
       const std::string name = scheme_names[s];
       rec[name + "_mvms_per_sample"] = mvms[s] > 0 ? nlohmann::ordered_json(mvms[s]) : nullptr;
@@ -747,8 +754,9 @@ int run(const Config& c, const std::vector<std::string>& args,
         {"oversubscribed", oversubscribed},
         {"repeats", c.repeats},
         {"min_time_s", c.min_time_s},
-        {"time", "seconds per MVM: the maximum over ranks within a sample, the median (min, max) "
-                 "over repeats"},
+        {"time",
+         "seconds per MVM: the maximum over ranks within a sample, the median (min, max) "
+         "over repeats"},
         {"validation", validations}};
     asyncsolve::core::write_file_atomic(c.json_path, doc.dump(2) + "\n");
     std::printf("Wrote %s\n", c.json_path.c_str());
@@ -785,8 +793,8 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "hybrid_mvm: error: %s\n", e.what());
     code = core::to_int(ExitCode::bad_input);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "hybrid_mvm: rank %d: error: out of memory (try a smaller --nij or --nk)\n",
-                 rank);
+    std::fprintf(stderr,
+                 "hybrid_mvm: rank %d: error: out of memory (try a smaller --nij or --nk)\n", rank);
     asyncsolve::par::Environment::abort(core::to_int(ExitCode::runtime_failure));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hybrid_mvm: rank %d: error: %s\n", rank, e.what());

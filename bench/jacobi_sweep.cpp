@@ -63,8 +63,8 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
@@ -87,8 +87,8 @@ namespace ops = asyncsolve::ops;
 constexpr const char* schema = "asyncsolve.bench.jacobi_sweep/1";
 constexpr double ratio_target = 0.80;
 constexpr double fused_ratio_target = 0.85;  // issue 13: the residual for free
-constexpr double triad_scalar = 3.0;  // STREAM's scalar
-constexpr double triad_b = 2.0;       // b, c and hence a = 5 are exact in binary
+constexpr double triad_scalar = 3.0;         // STREAM's scalar
+constexpr double triad_b = 2.0;              // b, c and hence a = 5 are exact in binary
 constexpr double triad_c = 1.0;
 // The library is compiled with the same flags (asyncsolve_flags), so this
 // tells which kernels it chose: AVX-512 ones, or portable loops.
@@ -136,10 +136,10 @@ Parsed parse_command_line(int argc, char** argv) {
                  "Seconds each kernel runs per repeat when --iterations is 0");
   app.add_flag("--no-residual", no_residual, "Leave out the residual kernel");
   app.add_flag("--ref", c.ref, "Also time jacobi_sweep_ref, the plain reference sweep");
-  app.add_option("--json", c.json_path, "Write the result document to this file")
-      ->default_str("");
-  app.footer("Bytes counted: triad 24/element, sweep 16/point, residual 8/point, fused 16/point.\n"
-             "Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.");
+  app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
+  app.footer(
+      "Bytes counted: triad 24/element, sweep 16/point, residual 8/point, fused 16/point.\n"
+      "Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.");
 
   try {
     app.parse(argc, argv);
@@ -176,8 +176,7 @@ Parsed parse_command_line(int argc, char** argv) {
         fmt::format("--iterations {}: expected an integer in [0, 1000000]", c.iterations));
   }
   if (!std::isfinite(c.min_time_s) || c.min_time_s <= 0.0 || c.min_time_s > 60.0) {
-    throw InputError(
-        fmt::format("--min-time {}: expected seconds in (0, 60]", c.min_time_s));
+    throw InputError(fmt::format("--min-time {}: expected seconds in (0, 60]", c.min_time_s));
   }
   return out;
 }
@@ -382,9 +381,9 @@ int run(const Config& c, const std::vector<std::string>& args) {
   // for two fields, more than a 32 MiB last-level cache, where the library
   // switches to another kernel (streaming stores); two of them have rows
   // about as short as a vector plus its alignment peel.
-  const std::vector<Int3> check_grids{{1, 1, 1},     {2, 3, 2},      {3, 2, 5},     {7, 5, 3},
-                                      {8, 4, 4},     {9, 3, 2},      {17, 6, 5},    {31, 7, 3},
-                                      {64, 5, 4},    {67, 9, 8},     {203, 5, 4},   {333, 101, 67},
+  const std::vector<Int3> check_grids{{1, 1, 1},      {2, 3, 2},      {3, 2, 5},     {7, 5, 3},
+                                      {8, 4, 4},      {9, 3, 2},      {17, 6, 5},    {31, 7, 3},
+                                      {64, 5, 4},     {67, 9, 8},     {203, 5, 4},   {333, 101, 67},
                                       {1001, 67, 35}, {5, 1201, 601}, {13, 701, 401}};
   bool valid = true;
   nlohmann::json validation;
@@ -427,10 +426,11 @@ int run(const Config& c, const std::vector<std::string>& args) {
     valid = bad == 0;
   }
   if (valid) {
-    std::printf("Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
-                "3.6M points; residual_norm_sq within points*eps of the reference; "
-                "jacobi_sweep_residual bit-identical to the sweep and residual_norm_sq\n",
-                check_grids.size());
+    std::printf(
+        "Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
+        "3.6M points; residual_norm_sq within points*eps of the reference; "
+        "jacobi_sweep_residual bit-identical to the sweep and residual_norm_sq\n",
+        check_grids.size());
   }
 
   // -- the benchmark's data
@@ -513,11 +513,11 @@ int run(const Config& c, const std::vector<std::string>& args) {
 
   std::printf("Triad: 3 arrays of %lld doubles (%.1f MiB each), 24 bytes counted per element\n",
               c.triad_n, mib(8.0 * static_cast<double>(c.triad_n)));
-  std::printf("Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
-              "(residual: 8); kernels built %s AVX-512\n",
-              asyncsolve::core::format_triple(n).c_str(),
-              mib(static_cast<double>(u.storage().size_bytes())),
-              built_with_avx512f ? "with" : "without");
+  std::printf(
+      "Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
+      "(residual: 8); kernels built %s AVX-512\n",
+      asyncsolve::core::format_triple(n).c_str(),
+      mib(static_cast<double>(u.storage().size_bytes())), built_with_avx512f ? "with" : "without");
 
   // -- warm up and calibrate: one call each untimed, one timed
   for (Kernel& k : kernels) {
@@ -575,7 +575,7 @@ int run(const Config& c, const std::vector<std::string>& args) {
     const double hi = *std::max_element(per_repeat.begin(), per_repeat.end());
     ratios[k.name + "/triad"] = {
         {"per_repeat", per_repeat}, {"median", med}, {"min", lo}, {"max", hi}};
-    const double target = k.name == "sweep" ? ratio_target
+    const double target = k.name == "sweep"   ? ratio_target
                           : k.name == "fused" ? fused_ratio_target
                                               : 0.0;
     std::printf("Ratio %s/triad: median %.3f (min %.3f, max %.3f over %d repeats)%s\n",

@@ -5,19 +5,19 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
-#include "asyncsolve/kernels/stencil2d.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/par/shmem.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/version.hpp"
 #include "spin_options.hpp"
@@ -61,12 +61,14 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "transverse-field Ising model; --method lanczos)");
   solve.add_option("--offset", c.offset,
                    "Added to plume's boundary values and initial guess (paper 000 §6.1)");
-  solve.add_option("--global", raw.global,
-                   "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
+  solve
+      .add_option("--global", raw.global,
+                  "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
       ->default_str("");
-  solve.add_option("--local", raw.local,
-                   "Interior points per rank NX,NY,NZ (weak scaling); the default when "
-                   "--global is not given")
+  solve
+      .add_option("--local", raw.local,
+                  "Interior points per rank NX,NY,NZ (weak scaling); the default when "
+                  "--global is not given")
       ->default_str("50,50,50");
   solve.add_option("--dims", raw.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
       ->default_str("auto");
@@ -80,10 +82,11 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
                    "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
                    "rank, paper 000 §3.3)");
-  raw.threads = solve.add_option("--threads", c.threads,
-                                 "--transport omp: OpenMP threads, each owning a slab of z-planes "
-                                 "(with --local, the grid grows in z with the threads); with "
-                                 "--hybrid: OpenMP threads per MPI rank")
+  raw.threads = solve
+                    .add_option("--threads", c.threads,
+                                "--transport omp: OpenMP threads, each owning a slab of z-planes "
+                                "(with --local, the grid grows in z with the threads); with "
+                                "--hybrid: OpenMP threads per MPI rank")
                     ->default_str("OMP_NUM_THREADS, or omp_get_max_threads()");
   solve.add_option("--hybrid", c.hybrid,
                    "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
@@ -110,13 +113,15 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
                    "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
                    "to completion at each check, async and racy take any but mpi");
-  solve.add_option("--max-in-flight", c.max_in_flight,
-                   "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
+  solve.add_option(
+      "--max-in-flight", c.max_in_flight,
+      "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
   solve.add_option("--final-sync", c.final_sync,
                    "Async/racy: up to K synchronous iterations after the asynchronous stop, until "
                    "the true residual is below --tol");
-  solve.add_option("--slow-rank", c.slow_rank,
-                   "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
+  solve.add_option(
+      "--slow-rank", c.slow_rank,
+      "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
   solve.add_option("--slow-factor", c.slow_factor, "Slow-down of --slow-rank, >= 1");
   solve.add_option("--noise-us", c.noise_us,
                    "Noise injection: every rank is interrupted for this many microseconds ...");
@@ -128,13 +133,15 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
                    "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
                    "thread, sleeping US microseconds between passes; needs "
                    "MPI_THREAD_MULTIPLE)");
-  solve.add_option("--idle", raw.idle,
-                   "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
-                   "what it has waits for news instead of sweeping stale data) or off")
+  solve
+      .add_option("--idle", raw.idle,
+                  "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
+                  "what it has waits for news instead of sweeping stale data) or off")
       ->default_str("on for async and racy");
-  solve.add_option("--max-time", raw.max_time,
-                   "Wall-clock guard of every solve, in seconds: it stops (exit code 3, reason "
-                   "max_time) once it has run this long")
+  solve
+      .add_option("--max-time", raw.max_time,
+                  "Wall-clock guard of every solve, in seconds: it stops (exit code 3, reason "
+                  "max_time) once it has run this long")
       ->default_str("none");
   raw.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
                 ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
@@ -173,8 +180,7 @@ void validate_krylov(SolveConfig& c) {
   const auto refuse = [&](bool given, std::string_view option, std::string_view expected) {
     if (given) {
       throw InputError(fmt::format("{} with --method {}: {} applies to jacobi only, expected {}",
-                                   option, c.method, option.substr(0, option.find(' ')),
-                                   expected));
+                                   option, c.method, option.substr(0, option.find(' ')), expected));
     }
   };
   refuse(c.variant != "sync", fmt::format("--variant {}", c.variant), "sync (the default)");
@@ -182,10 +188,11 @@ void validate_krylov(SolveConfig& c) {
   refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
   refuse(c.copy, "--copy", "no --copy");
   if (c.progress != "none" && !parse_progress_thread(c)) {
-    throw InputError(fmt::format("--progress '{}' with --method {}: expected none or thread or "
-                                 "thread:US with US >= 0 (Krylov methods poll through "
-                                 "--test-every)",
-                                 c.progress, c.method));
+    throw InputError(
+        fmt::format("--progress '{}' with --method {}: expected none or thread or "
+                    "thread:US with US >= 0 (Krylov methods poll through "
+                    "--test-every)",
+                    c.progress, c.method));
   }
   if (c.test_every < 0) {
     throw InputError(fmt::format("--test-every {}: expected an integer >= 0", c.test_every));
@@ -197,7 +204,8 @@ void validate_krylov(SolveConfig& c) {
   if (c.method == "pipecg") {
     expect_one_of("--pc", c.pc, {"auto", "none", "jacobi"});
   } else if (c.method == "cg") {
-    expect_one_of("--pc", c.pc, {"auto", "none"}, " (cg is unpreconditioned; pcg1, pcg2 and "
+    expect_one_of("--pc", c.pc, {"auto", "none"},
+                  " (cg is unpreconditioned; pcg1, pcg2 and "
                   "pcg-overlap use jacobi)");
   } else {
     expect_one_of("--pc", c.pc, {"auto", "jacobi"},
@@ -265,22 +273,25 @@ void validate_idle_and_max_time(SolveConfig& c, const RawSolve& raw) {
           fmt::format("--max-time '{}': expected a number of seconds > 0", raw.max_time));
     }
     if (c.method == "lanczos") {
-      throw InputError("--max-time with --method lanczos: the Lanczos iteration has no wall-clock "
-                       "guard, expected no --max-time");
+      throw InputError(
+          "--max-time with --method lanczos: the Lanczos iteration has no wall-clock "
+          "guard, expected no --max-time");
     }
     c.max_time_s = seconds;
   }
   if (raw.idle.empty()) return;
   expect_one_of("--idle", raw.idle, {"on", "off"});
   if (c.method != "jacobi") {
-    throw InputError(fmt::format("--idle {} with --method {}: idling applies to asynchronous "
-                                 "Jacobi, expected no --idle",
-                                 raw.idle, c.method));
+    throw InputError(
+        fmt::format("--idle {} with --method {}: idling applies to asynchronous "
+                    "Jacobi, expected no --idle",
+                    raw.idle, c.method));
   }
   if (c.variant == "sync") {
-    throw InputError(fmt::format("--idle {} with --variant sync: idling applies to the async and "
-                                 "racy variants, expected no --idle (or --variant async or racy)",
-                                 raw.idle));
+    throw InputError(
+        fmt::format("--idle {} with --variant sync: idling applies to the async and "
+                    "racy variants, expected no --idle (or --variant async or racy)",
+                    raw.idle));
   }
   c.idle = raw.idle == "on";
 }
@@ -302,30 +313,35 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     return;
   }
   expect_one_of("--problem", c.problem, grid::problem_names());
-  if (!std::isfinite(c.offset)) throw InputError(fmt::format("--offset {}: expected a finite number", c.offset));
+  if (!std::isfinite(c.offset))
+    throw InputError(fmt::format("--offset {}: expected a finite number", c.offset));
   if (c.offset != 0.0 && c.problem != "plume") {
-    throw InputError(fmt::format("--offset {}: only the plume problem takes an offset, expected 0 "
-                                 "with --problem {}",
-                                 c.offset, c.problem));
+    throw InputError(
+        fmt::format("--offset {}: only the plume problem takes an offset, expected 0 "
+                    "with --problem {}",
+                    c.offset, c.problem));
   }
   expect_one_of("--method", c.method, method_names());
   if (raw.tol != nullptr && raw.tol->count() == 0) c.tol = is_krylov(c) ? 1e-6 : 1e-4;
   if (is_krylov(c)) validate_krylov(c);
   if (!is_krylov(c) && c.problem == "laplace27") {
-    throw InputError(fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
-                                 "solved by the Krylov methods, expected one of {}",
-                                 c.method, fmt::join(solvers::krylov_method_names(), ", ")));
+    throw InputError(
+        fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
+                    "solved by the Krylov methods, expected one of {}",
+                    c.method, fmt::join(solvers::krylov_method_names(), ", ")));
   }
   if (!is_krylov(c)) {
     if (c.pc != "auto") {
-      throw InputError(fmt::format("--pc {} with --method jacobi: expected auto (Jacobi takes no "
-                                   "preconditioner)",
-                                   c.pc));
+      throw InputError(
+          fmt::format("--pc {} with --method jacobi: expected auto (Jacobi takes no "
+                      "preconditioner)",
+                      c.pc));
     }
     if (c.shift != 0.0) {
-      throw InputError(fmt::format("--shift {} with --method jacobi: expected 0 (the shift applies "
-                                   "to the Krylov methods)",
-                                   c.shift));
+      throw InputError(
+          fmt::format("--shift {} with --method jacobi: expected 0 (the shift applies "
+                      "to the Krylov methods)",
+                      c.shift));
     }
   }
   expect_one_of("--variant", c.variant, {"sync", "async", "racy"});
@@ -335,9 +351,10 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   if (c.transport == "omp") {
     validate_omp(c, raw);
   } else if (raw.threads != nullptr && raw.threads->count() > 0 && !is_hybrid(c)) {
-    throw InputError(fmt::format("--threads {} with --transport {}: threads apply to "
-                                 "--transport omp or --hybrid, expected no --threads",
-                                 c.threads, c.transport));
+    throw InputError(
+        fmt::format("--threads {} with --transport {}: threads apply to "
+                    "--transport omp or --hybrid, expected no --threads",
+                    c.threads, c.transport));
   }
   if (c.transport == "shmem" && !par::shmem_available()) {
     throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM");
@@ -358,13 +375,14 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
   }
   if (c.copy && c.variant != "sync") {
-    throw InputError(fmt::format("--copy with --variant {}: the copy loop exists only in the sync "
-                                 "variant, expected no --copy",
-                                 c.variant));
+    throw InputError(
+        fmt::format("--copy with --variant {}: the copy loop exists only in the sync "
+                    "variant, expected no --copy",
+                    c.variant));
   }
   if (c.max_in_flight < 1 || c.max_in_flight > 512) {
-    throw InputError(fmt::format("--max-in-flight {}: expected an integer from 1 to 512",
-                                 c.max_in_flight));
+    throw InputError(
+        fmt::format("--max-in-flight {}: expected an integer from 1 to 512", c.max_in_flight));
   }
   if (c.final_sync < 0) {
     throw InputError(fmt::format("--final-sync {}: expected an integer >= 0", c.final_sync));
@@ -376,33 +394,38 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     throw InputError(fmt::format("--slow-factor {}: expected a number >= 1", c.slow_factor));
   }
   if (!(c.noise_us >= 0.0) || !std::isfinite(c.noise_us)) {
-    throw InputError(fmt::format("--noise-us {}: expected a number of microseconds >= 0", c.noise_us));
+    throw InputError(
+        fmt::format("--noise-us {}: expected a number of microseconds >= 0", c.noise_us));
   }
   if (!(c.noise_hz >= 0.0) || !std::isfinite(c.noise_hz)) {
     throw InputError(fmt::format("--noise-hz {}: expected a frequency >= 0", c.noise_hz));
   }
   if (c.noise_us * 1e-6 * c.noise_hz >= 1.0) {
-    throw InputError(fmt::format("--noise-us {} at --noise-hz {}: interrupts take all the time; "
-                                 "expected noise_us * 1e-6 * noise_hz < 1",
-                                 c.noise_us, c.noise_hz));
+    throw InputError(
+        fmt::format("--noise-us {} at --noise-hz {}: interrupts take all the time; "
+                    "expected noise_us * 1e-6 * noise_hz < 1",
+                    c.noise_us, c.noise_hz));
   }
   if (c.progress != "none" && !is_krylov(c) && c.progress.starts_with("thread")) {
     if (!parse_progress_thread(c)) {
-      throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
-                                   "thread or thread:US with US >= 0",
-                                   c.progress));
+      throw InputError(
+          fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                      "thread or thread:US with US >= 0",
+                      c.progress));
     }
     if (c.variant == "sync" || (c.transport != "mpi" && c.transport != "rma")) {
-      throw InputError(fmt::format("--progress {} with --variant {} --transport {}: a progress "
-                                   "thread serves async and racy Jacobi over mpi or rma, expected "
-                                   "none or poll:K",
-                                   c.progress, c.variant, c.transport));
+      throw InputError(
+          fmt::format("--progress {} with --variant {} --transport {}: a progress "
+                      "thread serves async and racy Jacobi over mpi or rma, expected "
+                      "none or poll:K",
+                      c.progress, c.variant, c.transport));
     }
   } else if (c.progress != "none" && !is_krylov(c)) {
     const auto fail = [&] {
-      return InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
-                                    "thread[:US]",
-                                    c.progress));
+      return InputError(
+          fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                      "thread[:US]",
+                      c.progress));
     };
     if (!c.progress.starts_with("poll:")) throw fail();
     const std::string k = c.progress.substr(5);
@@ -410,9 +433,10 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     const auto [ptr, ec] = std::from_chars(k.data(), k.data() + k.size(), value);
     if (k.empty() || ec != std::errc{} || ptr != k.data() + k.size() || value < 1) throw fail();
     if (c.variant == "sync") {
-      throw InputError(fmt::format("--progress {} with the sync variant: its exchanges block, "
-                                   "expected none (poll:K applies to async and racy)",
-                                   c.progress));
+      throw InputError(
+          fmt::format("--progress {} with the sync variant: its exchanges block, "
+                      "expected none (poll:K applies to async and racy)",
+                      c.progress));
     }
     c.progress_planes = value;
   }
@@ -429,8 +453,8 @@ void validate(SolveConfig& c, const RawSolve& raw) {
     throw InputError(fmt::format("--halo-every {}: expected an integer >= 1", c.halo_every));
   }
   if (!(c.monitor_every_s >= 0.0) || !std::isfinite(c.monitor_every_s)) {
-    throw InputError(fmt::format("--monitor-every {}: expected a number of seconds >= 0",
-                                 c.monitor_every_s));
+    throw InputError(
+        fmt::format("--monitor-every {}: expected a number of seconds >= 0", c.monitor_every_s));
   }
 }
 
@@ -442,8 +466,8 @@ struct RawBench {
   std::string noise = "50:20,200:1000";
 };
 
-constexpr std::size_t bench_min_bytes = 8;              // one double
-constexpr std::size_t bench_max_bytes = 8u << 20;       // 8 MiB: 2^20 doubles
+constexpr std::size_t bench_min_bytes = 8;         // one double
+constexpr std::size_t bench_max_bytes = 8u << 20;  // 8 MiB: 2^20 doubles
 
 void add_bench_allreduce_options(CLI::App& bench, BenchAllreduceConfig& c, RawBench& raw) {
   bench.option_defaults()->always_capture_default();
@@ -490,8 +514,8 @@ std::vector<std::string> split_list(std::string_view option, const std::string& 
     }
     for (const auto& seen : items) {
       if (seen == item) {
-        throw InputError(fmt::format("{} '{}': '{}' listed twice, expected {}", option, text,
-                                     item, expected));
+        throw InputError(
+            fmt::format("{} '{}': '{}' listed twice, expected {}", option, text, item, expected));
       }
     }
     items.push_back(std::move(item));
@@ -512,8 +536,8 @@ std::vector<NoiseSetting> parse_noise(const std::string& text) {
         !core::parse_whole(std::string_view(item).substr(colon + 1), n.hz) || !(n.us > 0.0) ||
         !(n.hz > 0.0) || !std::isfinite(n.us) || !std::isfinite(n.hz) ||
         n.us * 1e-6 * n.hz >= 1.0) {
-      throw InputError(fmt::format("--noise '{}': bad setting '{}', expected {}", text, item,
-                                   expected));
+      throw InputError(
+          fmt::format("--noise '{}': bad setting '{}', expected {}", text, item, expected));
     }
     out.push_back(n);
   }
@@ -547,9 +571,10 @@ void validate_bench_allreduce(BenchAllreduceConfig& c, const RawBench& raw) {
     int k = 0;
     if (!c.progress.starts_with("poll:") ||
         !core::parse_whole(std::string_view(c.progress).substr(5), k) || k < 1) {
-      throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
-                                   "thread",
-                                   c.progress));
+      throw InputError(
+          fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                      "thread",
+                      c.progress));
     }
     c.progress_pieces = k;
   }
@@ -571,36 +596,44 @@ bool given(const CLI::Option* option) { return option != nullptr && option->coun
 
 void add_model_hybrid_options(CLI::App& model, ModelHybridConfig& c, RawModel& raw) {
   model.option_defaults()->always_capture_default();
-  raw.threads = model.add_option("--threads", c.threads,
-                                 "n: threads per SMP node, >= 2 (with --fit: overrides the "
-                                 "file's threads)")
+  raw.threads = model
+                    .add_option("--threads", c.threads,
+                                "n: threads per SMP node, >= 2 (with --fit: overrides the "
+                                "file's threads)")
                     ->default_str("required; with --fit the file's");
-  raw.reserved = model.add_option("--reserved", c.reserved,
-                                  "m: threads reserved for communication, 1 <= m < n (with "
-                                  "--fit: overrides the file's reserved)")
+  raw.reserved = model
+                     .add_option("--reserved", c.reserved,
+                                 "m: threads reserved for communication, 1 <= m < n (with "
+                                 "--fit: overrides the file's reserved)")
                      ->default_str("1; with --fit the file's");
-  raw.f_comm = model.add_option("--f-comm", c.f_comm,
-                                "f_comm: fraction of T_masteronly spent communicating (master "
-                                "thread), in [0, 1]")
+  raw.f_comm = model
+                   .add_option("--f-comm", c.f_comm,
+                               "f_comm: fraction of T_masteronly spent communicating (master "
+                               "thread), in [0, 1]")
                    ->default_str("required without --fit");
-  raw.f_comp_non = model.add_option("--f-comp-non", c.f_comp_non,
-                                    "f_comp,non: fraction of T_masteronly in computation that "
-                                    "cannot overlap communication, in [0, 1]")
+  raw.f_comp_non = model
+                       .add_option("--f-comp-non", c.f_comp_non,
+                                   "f_comp,non: fraction of T_masteronly in computation that "
+                                   "cannot overlap communication, in [0, 1]")
                        ->default_str("required without --fit");
-  raw.f_comp_overlap = model.add_option("--f-comp-overlap", raw.f_comp_overlap_value,
-                                        "f_comp,overlap: optional; if given, the three fractions "
-                                        "must sum to 1 (eq. 1)")
+  raw.f_comp_overlap = model
+                           .add_option("--f-comp-overlap", raw.f_comp_overlap_value,
+                                       "f_comp,overlap: optional; if given, the three fractions "
+                                       "must sum to 1 (eq. 1)")
                            ->default_str("1 - f_comm - f_comp,non");
-  model.add_option("--fit", c.fit_path,
-                   "Fit eq. 14 to a measured MVM sweep (schema asyncsolve.bench.hybrid_mvm/1) "
-                   "and print measured next to predicted epsilon")
+  model
+      .add_option("--fit", c.fit_path,
+                  "Fit eq. 14 to a measured MVM sweep (schema asyncsolve.bench.hybrid_mvm/1) "
+                  "and print measured next to predicted epsilon")
       ->default_str("");
-  model.add_option("--non-ratio", c.non_ratio_text,
-                   "With --fit: hold x_MVM,non / x_MVM,overlap at this value (a number or A/B; "
-                   "the paper's 1/6) and fit only x_comm / x_MVM,overlap")
+  model
+      .add_option("--non-ratio", c.non_ratio_text,
+                  "With --fit: hold x_MVM,non / x_MVM,overlap at this value (a number or A/B; "
+                  "the paper's 1/6) and fit only x_comm / x_MVM,overlap")
       ->default_str("fitted");
-  model.add_option("--json", c.json_path,
-                   "Write the document (schema asyncsolve.model.hybrid/1) to this file")
+  model
+      .add_option("--json", c.json_path,
+                  "Write the document (schema asyncsolve.model.hybrid/1) to this file")
       ->default_str("");
 }
 
@@ -625,79 +658,89 @@ std::optional<double> parse_ratio(const std::string& text) {
 
 void check_fraction_option(std::string_view option, double value) {
   if (!(value >= 0.0 && value <= 1.0)) {
-    throw InputError(fmt::format("{} {}: expected a fraction of T_masteronly in [0, 1]", option,
-                                 value));
+    throw InputError(
+        fmt::format("{} {}: expected a fraction of T_masteronly in [0, 1]", option, value));
   }
 }
 
 void validate_model_hybrid(ModelHybridConfig& c, const RawModel& raw) {
   if (given(raw.threads) && c.threads < 2) {
-    throw InputError(fmt::format("--threads {}: expected an integer >= 2 (threads per SMP node: "
-                                 "one communicating, at least one computing)",
-                                 c.threads));
+    throw InputError(
+        fmt::format("--threads {}: expected an integer >= 2 (threads per SMP node: "
+                    "one communicating, at least one computing)",
+                    c.threads));
   }
   if (given(raw.reserved) && c.reserved < 1) {
-    throw InputError(fmt::format("--reserved {}: expected an integer >= 1 (threads reserved for "
-                                 "communication)",
-                                 c.reserved));
+    throw InputError(
+        fmt::format("--reserved {}: expected an integer >= 1 (threads reserved for "
+                    "communication)",
+                    c.reserved));
   }
   if (c.is_fit()) {
     for (const CLI::Option* o : {raw.f_comm, raw.f_comp_non, raw.f_comp_overlap}) {
       if (given(o)) {
-        throw InputError(fmt::format("{} with --fit: the fit finds the fractions from the "
-                                     "measured times, expected either --fit FILE or the fractions",
-                                     o->get_name()));
+        throw InputError(
+            fmt::format("{} with --fit: the fit finds the fractions from the "
+                        "measured times, expected either --fit FILE or the fractions",
+                        o->get_name()));
       }
     }
     if (!c.non_ratio_text.empty()) {
       c.non_ratio = parse_ratio(c.non_ratio_text);
       if (!c.non_ratio) {
-        throw InputError(fmt::format("--non-ratio '{}': expected a number >= 0 or A/B (the "
-                                     "paper's 1/6)",
-                                     c.non_ratio_text));
+        throw InputError(
+            fmt::format("--non-ratio '{}': expected a number >= 0 or A/B (the "
+                        "paper's 1/6)",
+                        c.non_ratio_text));
       }
     }
     if (given(raw.threads) && given(raw.reserved) && c.reserved >= c.threads) {
-      throw InputError(fmt::format("--reserved {} with --threads {}: expected 1 <= reserved < "
-                                   "threads",
-                                   c.reserved, c.threads));
+      throw InputError(
+          fmt::format("--reserved {} with --threads {}: expected 1 <= reserved < "
+                      "threads",
+                      c.reserved, c.threads));
     }
     return;
   }
   if (!c.non_ratio_text.empty()) {
-    throw InputError(fmt::format("--non-ratio {} without --fit: expected --fit FILE with it",
-                                 c.non_ratio_text));
+    throw InputError(
+        fmt::format("--non-ratio {} without --fit: expected --fit FILE with it", c.non_ratio_text));
   }
   if (!given(raw.threads)) {
-    throw InputError("--threads: missing, expected the threads per SMP node (n >= 2), or "
-                     "--fit FILE");
+    throw InputError(
+        "--threads: missing, expected the threads per SMP node (n >= 2), or "
+        "--fit FILE");
   }
   if (!given(raw.f_comm) || !given(raw.f_comp_non)) {
-    throw InputError(fmt::format("{}: missing, expected --f-comm F and --f-comp-non F "
-                                 "(fractions of T_masteronly), or --fit FILE",
-                                 given(raw.f_comm) ? "--f-comp-non" : "--f-comm"));
+    throw InputError(
+        fmt::format("{}: missing, expected --f-comm F and --f-comp-non F "
+                    "(fractions of T_masteronly), or --fit FILE",
+                    given(raw.f_comm) ? "--f-comp-non" : "--f-comm"));
   }
   if (!given(raw.reserved)) c.reserved = 1;
   if (c.reserved >= c.threads) {
-    throw InputError(fmt::format("--reserved {} with --threads {}: expected 1 <= reserved < "
-                                 "threads",
-                                 c.reserved, c.threads));
+    throw InputError(
+        fmt::format("--reserved {} with --threads {}: expected 1 <= reserved < "
+                    "threads",
+                    c.reserved, c.threads));
   }
   check_fraction_option("--f-comm", c.f_comm);
   check_fraction_option("--f-comp-non", c.f_comp_non);
   if (c.f_comm + c.f_comp_non > 1.0 + 1e-12) {
-    throw InputError(fmt::format("--f-comm {} + --f-comp-non {} = {:.6g}: expected a sum <= 1 "
-                                 "(f_comp,overlap = 1 - f_comm - f_comp,non, eq. 1)",
-                                 c.f_comm, c.f_comp_non, c.f_comm + c.f_comp_non));
+    throw InputError(
+        fmt::format("--f-comm {} + --f-comp-non {} = {:.6g}: expected a sum <= 1 "
+                    "(f_comp,overlap = 1 - f_comm - f_comp,non, eq. 1)",
+                    c.f_comm, c.f_comp_non, c.f_comm + c.f_comp_non));
   }
   if (given(raw.f_comp_overlap)) {
     const double o = raw.f_comp_overlap_value;
     check_fraction_option("--f-comp-overlap", o);
     const double sum = c.f_comm + c.f_comp_non + o;
     if (std::abs(sum - 1.0) > 1e-9) {
-      throw InputError(fmt::format("--f-comm {} + --f-comp-non {} + --f-comp-overlap {} = {:.6g}: "
-                                   "expected the three fractions to sum to 1 (eq. 1)",
-                                   c.f_comm, c.f_comp_non, o, sum));
+      throw InputError(
+          fmt::format("--f-comm {} + --f-comp-non {} + --f-comp-overlap {} = {:.6g}: "
+                      "expected the three fractions to sum to 1 (eq. 1)",
+                      c.f_comm, c.f_comp_non, o, sum));
     }
     c.f_comp_overlap = o;
   }
@@ -727,8 +770,9 @@ void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dConfig& c, RawSt
   bench.add_option("--variant", c.variant_text,
                    "all, or a comma-separated list: trivial, sendrecv, halo (mpi); put, get, "
                    "get0, get1 (rma and shmem); each runs over every chosen transport that has it");
-  bench.add_flag("--test-corrupt-corner", c.corrupt_corner,
-                 "Test hook: corrupt one halo corner so that validation fails (exit 4)")
+  bench
+      .add_flag("--test-corrupt-corner", c.corrupt_corner,
+                "Test hook: corrupt one halo corner so that validation fails (exit 4)")
       ->group("");
   bench.add_option("--json", c.json_path, "Write the result document to this file")
       ->default_str("");
@@ -764,9 +808,10 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
   }
   for (const int n : c.local_sizes) {
     if (c.radius >= n) {
-      throw InputError(fmt::format("--radius {} with --local {}: expected 1 <= radius < the "
-                                   "local size (the halo comes from the neighbour's block)",
-                                   c.radius, n));
+      throw InputError(
+          fmt::format("--radius {} with --local {}: expected 1 <= radius < the "
+                      "local size (the halo comes from the neighbour's block)",
+                      c.radius, n));
     }
   }
   if (c.iterations < 1) {
@@ -794,13 +839,15 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
   for (const auto& t : transports) {
     if (t != "shmem") continue;
     if (!par::shmem_available()) {
-      throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
-                       "mpi or rma");
+      throw InputError(
+          "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
+          "mpi or rma");
     }
     if (!started_by_launcher()) {
-      throw InputError("--transport shmem: not started by a launcher, expected to run under "
-                       "oshrun, e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d "
-                       "--transport shmem'");
+      throw InputError(
+          "--transport shmem: not started by a launcher, expected to run under "
+          "oshrun, e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d "
+          "--transport shmem'");
     }
   }
   std::vector<std::string> all_variants;
@@ -810,8 +857,7 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
   if (c.variant_text == "all") {
     variants = all_variants;
   } else {
-    variants = split_list("--variant", c.variant_text,
-                          "all or a comma-separated list of variants");
+    variants = split_list("--variant", c.variant_text, "all or a comma-separated list of variants");
     for (const auto& v : variants) expect_one_of("--variant", v, all_variants, " (or all)");
   }
   // "all": every variant of the chosen transports; a list: each must exist
@@ -821,10 +867,10 @@ void validate_bench_stencil2d(BenchStencil2dConfig& c, const RawStencil2d& raw) 
     for (const auto& t : transports) any = any || kernels::is_stencil2d_variant(t, v);
     if (!any) {
       const bool two_sided = kernels::is_stencil2d_variant("mpi", v);
-      throw InputError(fmt::format(
-          "--variant {} with --transport {}: {} is {}, expected --transport {}", v,
-          fmt::join(transports, ","), v, two_sided ? "two-sided" : "one-sided",
-          two_sided ? "mpi" : "rma or shmem"));
+      throw InputError(
+          fmt::format("--variant {} with --transport {}: {} is {}, expected --transport {}", v,
+                      fmt::join(transports, ","), v, two_sided ? "two-sided" : "one-sided",
+                      two_sided ? "mpi" : "rma or shmem"));
     }
   }
   c.runs.clear();
@@ -857,7 +903,8 @@ bool is_hybrid(const SolveConfig& config) { return config.hybrid != "none"; }
 
 std::string resolved_pc(const SolveConfig& config) {
   if (config.pc != "auto") return config.pc;
-  if (config.method == "jacobi" || config.method == "cg" || config.method == "pipecg") return "none";
+  if (config.method == "jacobi" || config.method == "cg" || config.method == "pipecg")
+    return "none";
   return "jacobi";
 }
 
@@ -875,15 +922,16 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
   app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
   app.require_subcommand(1, 1);
-  app.footer("Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
-             "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
+  app.footer(
+      "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
+      "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
 
   Command cmd;
   RawSolve raw;
   CLI::App* solve = app.add_subcommand("solve", "Solve a model problem in parallel");
   add_solve_options(*solve, cmd.solve, raw);
-  CLI::App* info = app.add_subcommand(
-      "info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
+  CLI::App* info =
+      app.add_subcommand("info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
   CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
   bench->require_subcommand(1, 1);
   RawBench raw_bench;
@@ -933,26 +981,27 @@ Command parse_command_line(const std::vector<std::string>& args) {
                         : model_hybrid->parsed()    ? "model hybrid"
                         : model->parsed()           ? "model"
                                                     : "info";
-    throw InputError(fmt::format("unexpected argument{} '{}': expected the options listed by "
-                                 "'asyncsolve {} --help'",
-                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
+    throw InputError(
+        fmt::format("unexpected argument{} '{}': expected the options listed by "
+                    "'asyncsolve {} --help'",
+                    extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
       } else if (args[1] == "bench") {
-        message = args.size() <= 2 || args[2].starts_with("-")
-                      ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
-                      : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
-                                    args[2]);
+        message =
+            args.size() <= 2 || args[2].starts_with("-")
+                ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
+                : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d", args[2]);
       } else if (args[1] == "model") {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("model: no model given: expected hybrid")
                       : fmt::format("unknown model '{}': expected hybrid", args[2]);
       } else if (!args[1].starts_with("-")) {
-        message = fmt::format("unknown command '{}': expected one of solve, bench, model, info",
-                              args[1]);
+        message =
+            fmt::format("unknown command '{}': expected one of solve, bench, model, info", args[1]);
       }
     }
     throw InputError(message);

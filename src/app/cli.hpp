@@ -1,8 +1,8 @@
 #pragma once
 // The command line: options of every subcommand, parsed and validated into
 // plain config structs. Pure: no MPI, no output.
-#include <optional>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,15 +13,15 @@ namespace asyncsolve::app {
 
 /// What --method lanczos --problem tfim takes (paper 004's SPIN benchmark).
 struct SpinConfig {
-  int sites = 16;                ///< n: 2^n states (chain; square: L W)
+  int sites = 16;  ///< n: 2^n states (chain; square: L W)
   bool sites_given = false;
-  double coupling = 1.0;         ///< J of J sum_<ij> Z_i Z_j
-  double field = 1.0;            ///< Gamma of Gamma sum_i X_i
-  std::string lattice = "chain"; ///< chain or square:LxW
-  int length = 0;                ///< square: L (0 for the chain)
-  int width = 0;                 ///< square: W
-  int buffers = 2;               ///< --transport mpi: K round-robin receive buffers
-  long chunk = 32768;            ///< --transport mpi: doubles per message
+  double coupling = 1.0;           ///< J of J sum_<ij> Z_i Z_j
+  double field = 1.0;              ///< Gamma of Gamma sum_i X_i
+  std::string lattice = "chain";   ///< chain or square:LxW
+  int length = 0;                  ///< square: L (0 for the chain)
+  int width = 0;                   ///< square: W
+  int buffers = 2;                 ///< --transport mpi: K round-robin receive buffers
+  long chunk = 32768;              ///< --transport mpi: doubles per message
   std::string rma_sync = "fence";  ///< --transport rma: fence or notify
 };
 
@@ -37,7 +37,7 @@ struct SolveConfig {
   std::string halo = "waitall";
   std::string allreduce = "auto";  ///< resolved: mpi for sync, tree for async/racy
   std::string progress = "none";
-  int progress_planes = 0;  ///< K of --progress poll:K (0 for none)
+  int progress_planes = 0;      ///< K of --progress poll:K (0 for none)
   int progress_thread_us = -1;  ///< --progress thread[:US]: the thread's sleep; -1 for no thread
   double tol = 1e-4;  ///< resolved: 1e-4 for jacobi, 1e-6 for the Krylov methods unless given
   long max_iters = 100000;
@@ -108,10 +108,10 @@ struct BenchAllreduceConfig {
   long warmup = 100;                     ///< -x: untimed operations before them
   int repeats = 3;                       ///< measurements of every figure (min/median/max)
   std::vector<std::string> modes{"latency", "overlap"};  ///< of latency, overlap, noise
-  std::string progress = "none";         ///< overlap mode: none, poll:K or thread
-  int progress_pieces = 1;               ///< K of poll:K (1: the compute is not cut)
-  bool progress_thread = false;          ///< --progress thread (needs MPI_THREAD_MULTIPLE)
-  grid::Int3 noise_global{64, 64, 64};   ///< the ones problem of the noise mode
+  std::string progress = "none";                         ///< overlap mode: none, poll:K or thread
+  int progress_pieces = 1;              ///< K of poll:K (1: the compute is not cut)
+  bool progress_thread = false;         ///< --progress thread (needs MPI_THREAD_MULTIPLE)
+  grid::Int3 noise_global{64, 64, 64};  ///< the ones problem of the noise mode
   std::vector<NoiseSetting> noise{{50.0, 20.0}, {200.0, 1000.0}};
   std::string noise_allreduce = "impi";  ///< pcg-overlap's reduction (pcg2 uses mpi)
   std::string json_path;                 ///< empty: no result document
@@ -130,11 +130,11 @@ struct Stencil2dRun {
 /// validated: sizes, radius against every size, variant x transport pairs,
 /// and whether OpenSHMEM can be used.
 struct BenchStencil2dConfig {
-  std::vector<int> local_sizes{256};  ///< --local: n of the n x n block per rank, one run each
-  int radius = 1;                     ///< --radius: halo width r, 1 <= r < every local size
-  long iterations = 100;              ///< -i: timed iterations per measurement
-  long warmup = 5;                    ///< -x: untimed iterations before them
-  int repeats = 5;                    ///< measurements per figure (min/median/max)
+  std::vector<int> local_sizes{256};    ///< --local: n of the n x n block per rank, one run each
+  int radius = 1;                       ///< --radius: halo width r, 1 <= r < every local size
+  long iterations = 100;                ///< -i: timed iterations per measurement
+  long warmup = 5;                      ///< -x: untimed iterations before them
+  int repeats = 5;                      ///< measurements per figure (min/median/max)
   std::string transport_text = "auto";  ///< --transport as given
   std::string variant_text = "all";     ///< --variant as given
   std::vector<Stencil2dRun> runs;       ///< resolved, in order

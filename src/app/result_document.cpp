@@ -22,7 +22,9 @@ nlohmann::ordered_json stats_json(const par::RankStats& s) {
   return {{"max", s.max}, {"mean", s.mean}, {"min", s.min}};
 }
 
-nlohmann::json triple_json(const grid::Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
+nlohmann::json triple_json(const grid::Int3& v) {
+  return nlohmann::json::array({v[0], v[1], v[2]});
+}
 
 nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -82,9 +84,9 @@ nlohmann::ordered_json environment_json(const RunEnvironment& env) {
 }
 
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
-                                            const std::string& started,
-                                            const RunEnvironment& env, const RunProblem& problem,
-                                            const SolveConfig& c, const RunSummary& s) {
+                                            const std::string& started, const RunEnvironment& env,
+                                            const RunProblem& problem, const SolveConfig& c,
+                                            const RunSummary& s) {
   nlohmann::ordered_json doc = document_header("asyncsolve.result/1", command, started);
   doc["environment"] = environment_json(env);
   nlohmann::ordered_json prob = {{"name", problem.name},
@@ -96,37 +98,36 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                                  {"offset", c.offset}};
   for (const auto& [key, value] : problem.parameters.items()) prob[key] = value;
   doc["problem"] = prob;
-  doc["method"] = {{"name", c.method},
-                   {"variant", c.variant},
-                   {"transport", c.transport},
-                   {"halo", s.halo},
-                   {"allreduce", s.allreduce},
-                   {"max_in_flight", c.max_in_flight},
-                   {"final_sync", c.final_sync},
-                   {"threads", env.threads},
-                   {"hybrid", c.hybrid},
-                   {"slow_rank", c.slow_rank},
-                   {"slow_factor", c.slow_factor},
-                   {"noise_us", c.noise_us},
-                   {"noise_hz", c.noise_hz},
-                   {"noise_seed", c.noise_seed},
-                   {"progress", c.progress},
-                   {"tol", c.tol},
-                   {"max_iters", c.max_iters},
-                   {"max_time", c.max_time_s > 0.0 ? nlohmann::json(c.max_time_s)
-                                                   : nlohmann::json(nullptr)},
-                   {"idle", c.method == "jacobi" && c.variant != "sync"
-                                ? nlohmann::json(c.idle ? "on" : "off")
-                                : nlohmann::json(nullptr)},
-                   {"check_every", c.check_every},
-                   {"halo_every", c.halo_every},
-                   {"copy", c.copy},
-                   {"monitor", c.monitor},
-                   {"monitor_every", c.monitor_every_s},
-                   {"decomposition_input", c.decomposition.global ? "global" : "local"},
-                   {"test_every", c.test_every},
-                   {"pc", resolved_pc(c)},
-                   {"shift", c.shift}};
+  doc["method"] = {
+      {"name", c.method},
+      {"variant", c.variant},
+      {"transport", c.transport},
+      {"halo", s.halo},
+      {"allreduce", s.allreduce},
+      {"max_in_flight", c.max_in_flight},
+      {"final_sync", c.final_sync},
+      {"threads", env.threads},
+      {"hybrid", c.hybrid},
+      {"slow_rank", c.slow_rank},
+      {"slow_factor", c.slow_factor},
+      {"noise_us", c.noise_us},
+      {"noise_hz", c.noise_hz},
+      {"noise_seed", c.noise_seed},
+      {"progress", c.progress},
+      {"tol", c.tol},
+      {"max_iters", c.max_iters},
+      {"max_time", c.max_time_s > 0.0 ? nlohmann::json(c.max_time_s) : nlohmann::json(nullptr)},
+      {"idle", c.method == "jacobi" && c.variant != "sync" ? nlohmann::json(c.idle ? "on" : "off")
+                                                           : nlohmann::json(nullptr)},
+      {"check_every", c.check_every},
+      {"halo_every", c.halo_every},
+      {"copy", c.copy},
+      {"monitor", c.monitor},
+      {"monitor_every", c.monitor_every_s},
+      {"decomposition_input", c.decomposition.global ? "global" : "local"},
+      {"test_every", c.test_every},
+      {"pc", resolved_pc(c)},
+      {"shift", c.shift}};
   std::vector<long long> per_rank;
   for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
   nlohmann::ordered_json iterations = {{"min", std::llround(s.iterations.min)},
@@ -136,21 +137,21 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   // OpenMP Jacobi: min/mean/max are over the threads, per_rank holds the one
   // rank's count (its busiest thread) and per_thread every thread's.
   if (!s.iterations_per_thread.empty()) iterations["per_thread"] = s.iterations_per_thread;
-  doc["result"] = {{"converged", s.converged},
-                   {"reason", s.reason},
-                   {"iterations", iterations},
-                   {"time_s", s.time_s.max},
-                   {"time_s_ranks", stats_json(s.time_s)},
-                   {"time_per_iteration_s",
-                    s.iterations.max > 0 ? s.time_s.max / s.iterations.max : 0.0},
-                   {"detail", s.detail},
-                   {"residual_estimate", s.residual_estimate},
-                   {"true_residual", s.true_residual},
-                   {"error_inf", optional_number(s.error_inf)},
-                   {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs},
-                   {"final_sync_iterations", s.final_sync_iterations},
-                   {"unconfirmed_stops", s.unconfirmed_stops},
-                   {"injected_s", stats_json(s.injected_s)}};
+  doc["result"] = {
+      {"converged", s.converged},
+      {"reason", s.reason},
+      {"iterations", iterations},
+      {"time_s", s.time_s.max},
+      {"time_s_ranks", stats_json(s.time_s)},
+      {"time_per_iteration_s", s.iterations.max > 0 ? s.time_s.max / s.iterations.max : 0.0},
+      {"detail", s.detail},
+      {"residual_estimate", s.residual_estimate},
+      {"true_residual", s.true_residual},
+      {"error_inf", optional_number(s.error_inf)},
+      {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs},
+      {"final_sync_iterations", s.final_sync_iterations},
+      {"unconfirmed_stops", s.unconfirmed_stops},
+      {"injected_s", stats_json(s.injected_s)}};
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
   doc["phases"] = phases;
@@ -171,17 +172,16 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  const std::string what =
-      is_krylov(c) ? fmt::format("{} (pc {})", c.method, resolved_pc(c))
-                   : fmt::format("{} {} over {}", c.method, c.variant, c.transport);
+  const std::string what = is_krylov(c)
+                               ? fmt::format("{} (pc {})", c.method, resolved_pc(c))
+                               : fmt::format("{} {} over {}", c.method, c.variant, c.transport);
   if (c.transport == "omp") {
     out += fmt::format("asyncsolve {}: {}, 1 rank, {} thread{} (z-slabs), {} reduction\n", version,
                        what, env.threads, env.threads == 1 ? "" : "s", s.allreduce);
   } else {
-    const std::string hybrid =
-        is_hybrid(c) ? fmt::format(" x {} thread{} ({})", env.threads, env.threads == 1 ? "" : "s",
-                                   c.hybrid)
-                     : std::string();
+    const std::string hybrid = is_hybrid(c) ? fmt::format(" x {} thread{} ({})", env.threads,
+                                                          env.threads == 1 ? "" : "s", c.hybrid)
+                                            : std::string();
     out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}){}, {} reduction\n",
                        version, what, env.ranks, env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1],
                        p.dims[2], hybrid, s.allreduce);
@@ -190,18 +190,17 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (p.local_min != p.local_max) {
     local = fmt::format("{}x{}x{} to {}", p.local_min[0], p.local_min[1], p.local_min[2], local);
   }
-  line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
-                              p.global[1], p.global[2], local,
-                              c.transport == "omp" ? "thread" : "rank",
+  line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0], p.global[1],
+                              p.global[2], local, c.transport == "omp" ? "thread" : "rank",
                               c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
   const std::string iters =
       s.iterations.min == s.iterations.max
           ? fmt::format("{} iterations", static_cast<long>(s.iterations.max))
           : fmt::format("iterations min {} mean {:.1f} max {}", static_cast<long>(s.iterations.min),
                         s.iterations.mean, static_cast<long>(s.iterations.max));
-  line("result", fmt::format("{} ({}) after {} in {:.3f} s",
-                             s.converged ? "converged" : "NOT converged", s.reason, iters,
-                             s.time_s.max));
+  line("result",
+       fmt::format("{} ({}) after {} in {:.3f} s", s.converged ? "converged" : "NOT converged",
+                   s.reason, iters, s.time_s.max));
   if (!s.detail.empty()) line("breakdown", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
@@ -219,12 +218,12 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
            fmt::format("{} waits for news over the threads", std::llround(s.idle_waits.max)));
     }
   } else if (c.variant != "sync") {
-    line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
-                                 s.sends_per_iteration, std::llround(s.skipped_sends),
-                                 s.final_sync_iterations > 0
-                                     ? fmt::format(", {} final sync iterations",
-                                                   s.final_sync_iterations)
-                                     : std::string()));
+    line("messages",
+         fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
+                     s.sends_per_iteration, std::llround(s.skipped_sends),
+                     s.final_sync_iterations > 0
+                         ? fmt::format(", {} final sync iterations", s.final_sync_iterations)
+                         : std::string()));
     if (s.idle_waits.max > 0) {
       line("idle", fmt::format("waits for news per rank: min {} mean {:.1f} max {}",
                                std::llround(s.idle_waits.min), s.idle_waits.mean,
@@ -237,14 +236,14 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (stats.max == 0.0) continue;
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
-  line("phases", fmt::format("{} s (max over {})", phases,
-                             c.transport == "omp" ? "threads" : "ranks"));
+  line("phases",
+       fmt::format("{} s (max over {})", phases, c.transport == "omp" ? "threads" : "ranks"));
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));
   } else {
-    line("sweep", fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)",
-                              s.sweep_bandwidth_gbs));
+    line("sweep",
+         fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)", s.sweep_bandwidth_gbs));
   }
   return out;
 }

@@ -47,9 +47,9 @@ struct RunSummary {
   long final_sync_iterations = 0;
   long unconfirmed_stops = 0;  ///< OpenMP async/racy: stops the true residual refuted
   par::RankStats injected_s;
-  std::string allreduce;  ///< the algorithm "auto" resolved to
-  std::string halo;       ///< the halo exchange used (waitall, or channel for sync over rma)
-  std::string detail;     ///< what broke down (Krylov), empty otherwise
+  std::string allreduce;      ///< the algorithm "auto" resolved to
+  std::string halo;           ///< the halo exchange used (waitall, or channel for sync over rma)
+  std::string detail;         ///< what broke down (Krylov), empty otherwise
   par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
   long halo_exchanges = 0;    ///< rank 0's halo exchanges
   par::RankStats progress_passes;  ///< passes of the progress thread's loop per rank
@@ -60,7 +60,7 @@ struct RunSummary {
 struct RunProblem {
   std::string name;
   grid::Int3 global{};
-  grid::Int3 local{};      ///< rank 0's block
+  grid::Int3 local{};  ///< rank 0's block
   grid::Int3 local_min{};
   grid::Int3 local_max{};
   grid::Int3 dims{};
@@ -77,7 +77,6 @@ RunEnvironment describe_environment(const par::Comm& comm, const par::Environmen
 /// An empty path is accepted (no document).
 void check_json_path(const std::string& path, const par::Comm& comm);
 
-
 /// What every document of the asyncsolve command starts with: schema,
 /// version, git commit, start time and the command line.
 nlohmann::ordered_json document_header(std::string_view schema,
@@ -89,9 +88,9 @@ nlohmann::ordered_json environment_json(const RunEnvironment& env);
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
-                                            const std::string& started,
-                                            const RunEnvironment& env, const RunProblem& problem,
-                                            const SolveConfig& config, const RunSummary& summary);
+                                            const std::string& started, const RunEnvironment& env,
+                                            const RunProblem& problem, const SolveConfig& config,
+                                            const RunSummary& summary);
 
 /// The short human summary rank 0 prints.
 std::string format_summary(const RunEnvironment& env, const RunProblem& problem,

@@ -16,9 +16,10 @@ namespace asyncsolve::app {
 using core::InputError;
 
 void add_spin_options(CLI::App& solve, SolveConfig& c) {
-  solve.add_option("--sites", c.spin.sites,
-                   "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
-                   "--lattice square:LxW it must equal L*W)")
+  solve
+      .add_option("--sites", c.spin.sites,
+                  "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
+                  "--lattice square:LxW it must equal L*W)")
       ->default_str("16; L*W for square:LxW")
       ->each([&c](const std::string&) { c.spin.sites_given = true; });
   solve.add_option("--coupling", c.spin.coupling,
@@ -73,12 +74,12 @@ void parse_lattice(SpinConfig& s) {
 
 void validate_spin(SolveConfig& c, const SpinRaw& raw) {
   if (c.method != "lanczos") {
-    throw InputError(fmt::format("--method {} with --problem tfim: expected --method lanczos",
-                                 c.method));
+    throw InputError(
+        fmt::format("--method {} with --problem tfim: expected --method lanczos", c.method));
   }
   if (c.problem != "tfim") {
-    throw InputError(fmt::format("--problem {} with --method lanczos: expected --problem tfim",
-                                 c.problem));
+    throw InputError(
+        fmt::format("--problem {} with --method lanczos: expected --problem tfim", c.problem));
   }
   const auto refuse = [&](bool given, const std::string& what, std::string_view expected) {
     if (given) {
@@ -97,22 +98,25 @@ void validate_spin(SolveConfig& c, const SpinRaw& raw) {
   refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank), "-1");
   refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz), "0");
   if (c.transport != "mpi" && c.transport != "rma" && c.transport != "shmem") {
-    throw InputError(fmt::format("--transport '{}' with --method lanczos: expected one of mpi, "
-                                 "rma, shmem",
-                                 c.transport));
+    throw InputError(
+        fmt::format("--transport '{}' with --method lanczos: expected one of mpi, "
+                    "rma, shmem",
+                    c.transport));
   }
   if (c.transport == "shmem" && !par::shmem_available()) {
-    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi "
-                     "or rma");
+    throw InputError(
+        "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi "
+        "or rma");
   }
   SpinConfig& s = c.spin;
   parse_lattice(s);
   if (s.lattice != "chain") {
     const int lw = s.length * s.width;
     if (s.sites_given && s.sites != lw) {
-      throw InputError(fmt::format("--sites {} with --lattice {}: expected {} (L*W) or no "
-                                   "--sites",
-                                   s.sites, s.lattice, lw));
+      throw InputError(
+          fmt::format("--sites {} with --lattice {}: expected {} (L*W) or no "
+                      "--sites",
+                      s.sites, s.lattice, lw));
     }
     s.sites = lw;
   }
@@ -120,10 +124,10 @@ void validate_spin(SolveConfig& c, const SpinRaw& raw) {
     throw InputError(fmt::format("--sites {}: expected an integer >= 2", s.sites));
   }
   if (s.sites > kernels::tfim_max_sites) {
-    throw InputError(fmt::format("--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
-                                 "most {} sites",
-                                 s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0,
-                                 kernels::tfim_max_sites));
+    throw InputError(fmt::format(
+        "--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
+        "most {} sites",
+        s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0, kernels::tfim_max_sites));
   }
   if (!std::isfinite(s.coupling)) {
     throw InputError(fmt::format("--coupling {}: expected a finite number", s.coupling));
@@ -132,13 +136,14 @@ void validate_spin(SolveConfig& c, const SpinRaw& raw) {
     throw InputError(fmt::format("--field {}: expected a finite number", s.field));
   }
   if (s.buffers < 2) {
-    throw InputError(fmt::format("--buffers {}: expected an integer >= 2 (round-robin receive "
-                                 "buffers; 2 is double buffering)",
-                                 s.buffers));
+    throw InputError(
+        fmt::format("--buffers {}: expected an integer >= 2 (round-robin receive "
+                    "buffers; 2 is double buffering)",
+                    s.buffers));
   }
   if (s.chunk < 1) {
-    throw InputError(fmt::format("--chunk {}: expected an integer >= 1 (doubles per message)",
-                                 s.chunk));
+    throw InputError(
+        fmt::format("--chunk {}: expected an integer >= 1 (doubles per message)", s.chunk));
   }
   if (s.rma_sync != "fence" && s.rma_sync != "notify") {
     throw InputError(fmt::format("--rma-sync '{}': expected fence or notify", s.rma_sync));
@@ -148,13 +153,13 @@ void validate_spin(SolveConfig& c, const SpinRaw& raw) {
     throw InputError(fmt::format("--tol {}: expected a positive number", c.tol));
   }
   if (c.max_iters < 1) {
-    throw InputError(fmt::format("--max-iters {}: expected an integer >= 1 with --method lanczos",
-                                 c.max_iters));
+    throw InputError(
+        fmt::format("--max-iters {}: expected an integer >= 1 with --method lanczos", c.max_iters));
   }
   if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
   if (!(c.monitor_every_s >= 0.0) || !std::isfinite(c.monitor_every_s)) {
-    throw InputError(fmt::format("--monitor-every {}: expected a number of seconds >= 0",
-                                 c.monitor_every_s));
+    throw InputError(
+        fmt::format("--monitor-every {}: expected a number of seconds >= 0", c.monitor_every_s));
   }
 }
 

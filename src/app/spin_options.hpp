@@ -13,7 +13,7 @@ void add_spin_options(CLI::App& solve, SolveConfig& config);
 
 /// Which of the other solve options the command line gave.
 struct SpinRaw {
-  bool grid_given = false;     ///< --global, --local or --dims
+  bool grid_given = false;  ///< --global, --local or --dims
   bool tol_given = false;
   bool threads_given = false;
 };

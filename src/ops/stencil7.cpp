@@ -197,76 +197,80 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
   const __m512d six = _mm512_set1_pd(6.0);
   __m512d acc[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(),
                     _mm512_setzero_pd()};
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* c = u.origin() + u.index(0, j, k);
-    const double* s = c - sy;
-    const double* n = c + sy;
-    const double* b = c - sz;
-    const double* t = c + sz;
-    double* out = nullptr;
-    if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
-    // Points lo .. lo + count - 1 (count <= 8) as one masked vector, their
-    // squared residuals into acc[0].
-    const auto masked = [&](int lo, int count) {
-      const auto m = static_cast<__mmask8>((1U << count) - 1U);
-      __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(m, c + lo - 1),
-                                  _mm512_maskz_loadu_pd(m, c + lo + 1));
-      sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, s + lo));
-      sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, n + lo));
-      sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, b + lo));
-      sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, t + lo));
-      if constexpr (S != Store::none) _mm512_mask_storeu_pd(out + lo, m, _mm512_mul_pd(sum, w));
-      if constexpr (Residual) {
-        const __m512d r = _mm512_fnmadd_pd(six, _mm512_maskz_loadu_pd(m, c + lo), sum);
-        acc[0] = _mm512_fmadd_pd(r, r, acc[0]);
-      }
-    };
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* c = u.origin() + u.index(0, j, k);
+        const double* s = c - sy;
+        const double* n = c + sy;
+        const double* b = c - sz;
+        const double* t = c + sz;
+        double* out = nullptr;
+        if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
+        // Points lo .. lo + count - 1 (count <= 8) as one masked vector, their
+        // squared residuals into acc[0].
+        const auto masked = [&](int lo, int count) {
+          const auto m = static_cast<__mmask8>((1U << count) - 1U);
+          __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(m, c + lo - 1),
+                                      _mm512_maskz_loadu_pd(m, c + lo + 1));
+          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, s + lo));
+          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, n + lo));
+          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, b + lo));
+          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, t + lo));
+          if constexpr (S != Store::none) _mm512_mask_storeu_pd(out + lo, m, _mm512_mul_pd(sum, w));
+          if constexpr (Residual) {
+            const __m512d r = _mm512_fnmadd_pd(six, _mm512_maskz_loadu_pd(m, c + lo), sum);
+            acc[0] = _mm512_fmadd_pd(r, r, acc[0]);
+          }
+        };
 
-    int i = peel_count(c, nx);
-    if (i > 0) masked(0, i);
-    if (i + 8 <= nx) {
-      // Lane 7 of `west_of` is c[i - 1]; `centre` is c[i .. i + 7].
-      __m512d west_of = _mm512_set1_pd(c[i - 1]);
-      __m512d centre = _mm512_loadu_pd(c + i);
-      // Points at .. at + 7 (c + at 64-byte aligned); squared residuals into `into`.
-      const auto vector = [&](int at, __m512d& into) {
-        prefetch_ahead(t + at, ahead);
-        // c[at + 8 .. at + 15]: only lane 0 (at most c[nx], in the halo) is
-        // used; the rest lies in the next row or the halo, inside the field.
-        const __m512d east_of = _mm512_loadu_pd(c + at + 8);
-        __m512d sum = _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
-                                    shift_in(centre, east_of, std::integral_constant<int, 1>{}));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + at));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + at));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + at));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + at));
-        if constexpr (S == Store::stream) _mm512_stream_pd(out + at, _mm512_mul_pd(sum, w));
-        if constexpr (S == Store::normal) _mm512_storeu_pd(out + at, _mm512_mul_pd(sum, w));
-        if constexpr (Residual) {
-          const __m512d r = _mm512_fnmadd_pd(six, centre, sum);  // sum - 6 c
-          into = _mm512_fmadd_pd(r, r, into);
+        int i = peel_count(c, nx);
+        if (i > 0) masked(0, i);
+        if (i + 8 <= nx) {
+          // Lane 7 of `west_of` is c[i - 1]; `centre` is c[i .. i + 7].
+          __m512d west_of = _mm512_set1_pd(c[i - 1]);
+          __m512d centre = _mm512_loadu_pd(c + i);
+          // Points at .. at + 7 (c + at 64-byte aligned); squared residuals into `into`.
+          const auto vector = [&](int at, __m512d& into) {
+            prefetch_ahead(t + at, ahead);
+            // c[at + 8 .. at + 15]: only lane 0 (at most c[nx], in the halo) is
+            // used; the rest lies in the next row or the halo, inside the field.
+            const __m512d east_of = _mm512_loadu_pd(c + at + 8);
+            __m512d sum =
+                _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
+                              shift_in(centre, east_of, std::integral_constant<int, 1>{}));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + at));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + at));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + at));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + at));
+            if constexpr (S == Store::stream) _mm512_stream_pd(out + at, _mm512_mul_pd(sum, w));
+            if constexpr (S == Store::normal) _mm512_storeu_pd(out + at, _mm512_mul_pd(sum, w));
+            if constexpr (Residual) {
+              const __m512d r = _mm512_fnmadd_pd(six, centre, sum);  // sum - 6 c
+              into = _mm512_fmadd_pd(r, r, into);
+            }
+            west_of = centre;
+            centre = east_of;
+          };
+          for (; i + 32 <= nx; i += 32) {
+            vector(i, acc[0]);
+            vector(i + 8, acc[1]);
+            vector(i + 16, acc[2]);
+            vector(i + 24, acc[3]);
+          }
+          for (; i + 8 <= nx; i += 8) vector(i, acc[0]);
         }
-        west_of = centre;
-        centre = east_of;
-      };
-      for (; i + 32 <= nx; i += 32) {
-        vector(i, acc[0]);
-        vector(i + 8, acc[1]);
-        vector(i + 16, acc[2]);
-        vector(i + 24, acc[3]);
-      }
-      for (; i + 8 <= nx; i += 8) vector(i, acc[0]);
-    }
-    if (i < nx) masked(i, nx - i);
-  }, k_begin, k_end);
+        if (i < nx) masked(i, nx - i);
+      },
+      k_begin, k_end);
   if constexpr (S == Store::stream) _mm_sfence();
   if constexpr (!Residual) {
     return 0.0;
   } else {
     // Lane by lane (_mm512_reduce_add_pd trips the same false g++ 12 warning).
     alignas(64) double lanes[8];
-    _mm512_store_pd(lanes, _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]),
-                                         _mm512_add_pd(acc[2], acc[3])));
+    _mm512_store_pd(lanes,
+                    _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]), _mm512_add_pd(acc[2], acc[3])));
     double total = 0.0;
     for (const double lane : lanes) total += lane;
     return total;
@@ -293,60 +297,64 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
   const __m256d six = _mm256_set1_pd(6.0);
   __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
                     _mm256_setzero_pd()};
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* c = u.origin() + u.index(0, j, k);
-    const double* s = c - sy;
-    const double* n = c + sy;
-    const double* b = c - sz;
-    const double* t = c + sz;
-    double* out = nullptr;
-    if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
-    // Points lo .. lo + count - 1 (count <= 4) as one masked vector.
-    const auto masked = [&](int lo, int count) {
-      const auto m = static_cast<__mmask8>((1U << count) - 1U);
-      __m256d sum = _mm256_add_pd(_mm256_maskz_loadu_pd(m, c + lo - 1),
-                                  _mm256_maskz_loadu_pd(m, c + lo + 1));
-      sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, s + lo));
-      sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, n + lo));
-      sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, b + lo));
-      sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, t + lo));
-      if constexpr (S != Store::none) _mm256_mask_storeu_pd(out + lo, m, _mm256_mul_pd(sum, w));
-      if constexpr (Residual) {
-        const __m256d r = _mm256_fnmadd_pd(six, _mm256_maskz_loadu_pd(m, c + lo), sum);
-        acc[0] = _mm256_fmadd_pd(r, r, acc[0]);
-      }
-    };
-    // Points at .. at + 3; squared residuals into `into`.
-    const auto vector = [&](int at, __m256d& into) {
-      __m256d sum = _mm256_add_pd(_mm256_loadu_pd(c + at - 1), _mm256_loadu_pd(c + at + 1));
-      sum = _mm256_add_pd(sum, _mm256_loadu_pd(s + at));
-      sum = _mm256_add_pd(sum, _mm256_loadu_pd(n + at));
-      sum = _mm256_add_pd(sum, _mm256_loadu_pd(b + at));
-      sum = _mm256_add_pd(sum, _mm256_loadu_pd(t + at));
-      if constexpr (S != Store::none) _mm256_storeu_pd(out + at, _mm256_mul_pd(sum, w));
-      if constexpr (Residual) {
-        const __m256d r = _mm256_fnmadd_pd(six, _mm256_loadu_pd(c + at), sum);  // sum - 6 c
-        into = _mm256_fmadd_pd(r, r, into);
-      }
-    };
-    const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(c) % 32;
-    int i = misalign == 0 ? 0 : std::min(nx, static_cast<int>((32 - misalign) / sizeof(double)));
-    if (i > 0) masked(0, i);
-    for (; i + 16 <= nx; i += 16) {
-      vector(i, acc[0]);
-      vector(i + 4, acc[1]);
-      vector(i + 8, acc[2]);
-      vector(i + 12, acc[3]);
-    }
-    for (; i + 4 <= nx; i += 4) vector(i, acc[0]);
-    if (i < nx) masked(i, nx - i);
-  }, k_begin, k_end);
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* c = u.origin() + u.index(0, j, k);
+        const double* s = c - sy;
+        const double* n = c + sy;
+        const double* b = c - sz;
+        const double* t = c + sz;
+        double* out = nullptr;
+        if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
+        // Points lo .. lo + count - 1 (count <= 4) as one masked vector.
+        const auto masked = [&](int lo, int count) {
+          const auto m = static_cast<__mmask8>((1U << count) - 1U);
+          __m256d sum = _mm256_add_pd(_mm256_maskz_loadu_pd(m, c + lo - 1),
+                                      _mm256_maskz_loadu_pd(m, c + lo + 1));
+          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, s + lo));
+          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, n + lo));
+          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, b + lo));
+          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, t + lo));
+          if constexpr (S != Store::none) _mm256_mask_storeu_pd(out + lo, m, _mm256_mul_pd(sum, w));
+          if constexpr (Residual) {
+            const __m256d r = _mm256_fnmadd_pd(six, _mm256_maskz_loadu_pd(m, c + lo), sum);
+            acc[0] = _mm256_fmadd_pd(r, r, acc[0]);
+          }
+        };
+        // Points at .. at + 3; squared residuals into `into`.
+        const auto vector = [&](int at, __m256d& into) {
+          __m256d sum = _mm256_add_pd(_mm256_loadu_pd(c + at - 1), _mm256_loadu_pd(c + at + 1));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(s + at));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(n + at));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(b + at));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(t + at));
+          if constexpr (S != Store::none) _mm256_storeu_pd(out + at, _mm256_mul_pd(sum, w));
+          if constexpr (Residual) {
+            const __m256d r = _mm256_fnmadd_pd(six, _mm256_loadu_pd(c + at), sum);  // sum - 6 c
+            into = _mm256_fmadd_pd(r, r, into);
+          }
+        };
+        const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(c) % 32;
+        int i =
+            misalign == 0 ? 0 : std::min(nx, static_cast<int>((32 - misalign) / sizeof(double)));
+        if (i > 0) masked(0, i);
+        for (; i + 16 <= nx; i += 16) {
+          vector(i, acc[0]);
+          vector(i + 4, acc[1]);
+          vector(i + 8, acc[2]);
+          vector(i + 12, acc[3]);
+        }
+        for (; i + 4 <= nx; i += 4) vector(i, acc[0]);
+        if (i < nx) masked(i, nx - i);
+      },
+      k_begin, k_end);
   if constexpr (!Residual) {
     return 0.0;
   } else {
     alignas(32) double lanes[4];
-    _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]),
-                                         _mm256_add_pd(acc[2], acc[3])));
+    _mm256_store_pd(lanes,
+                    _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3])));
     double total = 0.0;
     for (const double lane : lanes) total += lane;
     return total;
@@ -358,8 +366,7 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
 bool can_stream(const Field& u, const Field& u_new) noexcept {
   const auto a = reinterpret_cast<std::uintptr_t>(u.origin());
   const auto b = reinterpret_cast<std::uintptr_t>(u_new.origin());
-  return u.stride_y() == u_new.stride_y() && u.stride_z() == u_new.stride_z() &&
-         a % 64 == b % 64;
+  return u.stride_y() == u_new.stride_y() && u.stride_z() == u_new.stride_z() && a % 64 == b % 64;
 }
 
 #endif  // ASYNCSOLVE_STENCIL7_AVX512
@@ -371,18 +378,21 @@ void jacobi_sweep_portable(const Field& u, Field& u_new, int k_begin, int k_end)
   const int nx = u.interior()[0];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* __restrict c = u.origin() + u.index(0, j, k);
-    const double* __restrict s = c - sy;
-    const double* __restrict n = c + sy;
-    const double* __restrict b = c - sz;
-    const double* __restrict t = c + sz;
-    double* __restrict out = u_new.origin() + u_new.index(0, j, k);
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* __restrict c = u.origin() + u.index(0, j, k);
+        const double* __restrict s = c - sy;
+        const double* __restrict n = c + sy;
+        const double* __restrict b = c - sz;
+        const double* __restrict t = c + sz;
+        double* __restrict out = u_new.origin() + u_new.index(0, j, k);
 #pragma omp simd
-    for (int i = 0; i < nx; ++i) {
-      out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
-    }
-  }, k_begin, k_end);
+        for (int i = 0; i < nx; ++i) {
+          out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
+        }
+      },
+      k_begin, k_end);
 }
 
 /// Four doubles as one value (GCC's and Clang's vector extension): the
@@ -409,52 +419,55 @@ template <bool Sweep>
   const std::ptrdiff_t sz = u.stride_z();
   Double4 acc[4] = {};
   double rest = 0.0;
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* c = u.origin() + u.index(0, j, k);
-    const double* s = c - sy;
-    const double* n = c + sy;
-    const double* b = c - sz;
-    const double* t = c + sz;
-    double* out = nullptr;
-    if constexpr (Sweep) out = u_new->origin() + u_new->index(0, j, k);
-    const auto vector = [&](int at, Double4& into) {
-      Double4 west;
-      Double4 east;
-      Double4 south;
-      Double4 north;
-      Double4 bottom;
-      Double4 top;
-      Double4 centre;
-      load4(west, c + at - 1);
-      load4(east, c + at + 1);
-      load4(south, s + at);
-      load4(north, n + at);
-      load4(bottom, b + at);
-      load4(top, t + at);
-      load4(centre, c + at);
-      const Double4 sum = west + east + south + north + bottom + top;
-      if constexpr (Sweep) {
-        const Double4 next = sum * sixth;
-        std::memcpy(out + at, &next, sizeof next);
-      }
-      const Double4 r = sum - 6.0 * centre;
-      into += r * r;
-    };
-    int i = 0;
-    for (; i + 16 <= nx; i += 16) {
-      vector(i, acc[0]);
-      vector(i + 4, acc[1]);
-      vector(i + 8, acc[2]);
-      vector(i + 12, acc[3]);
-    }
-    for (; i + 4 <= nx; i += 4) vector(i, acc[0]);
-    for (; i < nx; ++i) {
-      const double sum = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i];
-      if constexpr (Sweep) out[i] = sum * sixth;
-      const double r = sum - 6.0 * c[i];
-      rest += r * r;
-    }
-  }, k_begin, k_end);
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* c = u.origin() + u.index(0, j, k);
+        const double* s = c - sy;
+        const double* n = c + sy;
+        const double* b = c - sz;
+        const double* t = c + sz;
+        double* out = nullptr;
+        if constexpr (Sweep) out = u_new->origin() + u_new->index(0, j, k);
+        const auto vector = [&](int at, Double4& into) {
+          Double4 west;
+          Double4 east;
+          Double4 south;
+          Double4 north;
+          Double4 bottom;
+          Double4 top;
+          Double4 centre;
+          load4(west, c + at - 1);
+          load4(east, c + at + 1);
+          load4(south, s + at);
+          load4(north, n + at);
+          load4(bottom, b + at);
+          load4(top, t + at);
+          load4(centre, c + at);
+          const Double4 sum = west + east + south + north + bottom + top;
+          if constexpr (Sweep) {
+            const Double4 next = sum * sixth;
+            std::memcpy(out + at, &next, sizeof next);
+          }
+          const Double4 r = sum - 6.0 * centre;
+          into += r * r;
+        };
+        int i = 0;
+        for (; i + 16 <= nx; i += 16) {
+          vector(i, acc[0]);
+          vector(i + 4, acc[1]);
+          vector(i + 8, acc[2]);
+          vector(i + 12, acc[3]);
+        }
+        for (; i + 4 <= nx; i += 4) vector(i, acc[0]);
+        for (; i < nx; ++i) {
+          const double sum = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i];
+          if constexpr (Sweep) out[i] = sum * sixth;
+          const double r = sum - 6.0 * c[i];
+          rest += r * r;
+        }
+      },
+      k_begin, k_end);
   const Double4 all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   return all[0] + all[1] + all[2] + all[3] + rest;
 }
@@ -522,8 +535,7 @@ double jacobi_sweep_residual(const Field& u, Field& u_new) noexcept {
   return jacobi_sweep_residual_planes(u, u_new, 0, u.interior()[2]);
 }
 
-double jacobi_sweep_residual_planes(const Field& u, Field& u_new, int k_begin,
-                                    int k_end) noexcept {
+double jacobi_sweep_residual_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return 0.0;
 #if ASYNCSOLVE_STENCIL7_AVX512
   // The kernel (and hence the summation order) is chosen by the size of two

@@ -79,8 +79,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   const double points = static_cast<double>(core::product(u.interior()));
   const double ranks = static_cast<double>(decomposition.comm().size());
   // Below this part of ||b - A u||^2, a rank with nothing new idles.
-  const double idle_r2 =
-      std::pow(async_idle_fraction * base.tol * b_norm, 2) / ranks;
+  const double idle_r2 = std::pow(async_idle_fraction * base.tol * b_norm, 2) / ranks;
   const bool timed = std::isfinite(base.max_time_s);
 
   // One channel per neighbour. Both ends of a face have the same face size
@@ -253,9 +252,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
       // (the bound the idle decision uses). Other sweeps keep the bound: a
       // sweep with fixed halos does not increase it.
       const bool round_next =
-          !convergence.active() &&
-          ((k + 1) % base.check_every == 0 || k + 1 == base.max_iters ||
-           (timed && core::now_s() - t0 >= base.max_time_s));
+          !convergence.active() && ((k + 1) % base.check_every == 0 || k + 1 == base.max_iters ||
+                                    (timed && core::now_s() - t0 >= base.max_time_s));
       const bool fused = k == 0 || round_next || (options.idle && k % idle_refresh == 0);
       const auto sweep = [&](int z0, int z1) {
         // u^{k+1} = (sum of neighbours of u^k) / 6 on planes [z0, z1), and
@@ -289,9 +287,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     }
     {
       const auto scope = timers.time(async_reduce_phase);
-      if (!convergence.active() &&
-          (k % base.check_every == 0 || k == base.max_iters ||
-           (timed && core::now_s() - t0 >= base.max_time_s))) {
+      if (!convergence.active() && (k % base.check_every == 0 || k == base.max_iters ||
+                                    (timed && core::now_s() - t0 >= base.max_time_s))) {
         start_round();
       }
       if (round_stops()) break;
@@ -315,8 +312,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   // The true residual of this rank's last iterate together with the others'.
   sync_halo.exchange(u);
   result.true_residual = std::sqrt(reduction.sum(ops::residual_norm_sq(u))) / b_norm;
-  if (options.final_sync > 0 && !(result.true_residual < base.tol) &&
-      result.reason != "max_time") {
+  if (options.final_sync > 0 && !(result.true_residual < base.tol) && result.reason != "max_time") {
     JacobiOptions sync = base;
     sync.max_iters = options.final_sync;
     sync.check_every = 1;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -177,8 +177,12 @@ class Mailboxes {
       : plane_(static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny)),
         data_(2 * static_cast<std::size_t>(threads) * plane_, 0.0),
         drift_(std::make_unique<std::atomic<double>[]>(2 * static_cast<std::size_t>(threads))) {}
-  double* bottom(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_; }
-  double* top(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_; }
+  double* bottom(int t) noexcept {
+    return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_;
+  }
+  double* top(int t) noexcept {
+    return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_;
+  }
   std::atomic<double>& bottom_drift(int t) noexcept {
     return drift_[2 * static_cast<std::size_t>(t)];
   }
@@ -227,7 +231,8 @@ class LockGuard {
 /// either side of the boundary between threads b and b + 1.
 class BoundaryLocks {
  public:
-  explicit BoundaryLocks(int boundaries) : locks_(static_cast<std::size_t>(std::max(0, boundaries))) {
+  explicit BoundaryLocks(int boundaries)
+      : locks_(static_cast<std::size_t>(std::max(0, boundaries))) {
     for (auto& l : locks_) omp_init_lock(&l);
   }
   ~BoundaryLocks() {
@@ -327,18 +332,18 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   Mailboxes boxes(options.variant == OmpVariant::sync ? 0 : threads, u.interior()[0],
                   u.interior()[1]);
   // Shared state of the parallel region.
-  double reduced_sq = 0.0;                  // sync: the OpenMP reduction's target
-  bool sync_over_time = false;              // sync: set in a single before each check
-  OmpStop sync_stop = OmpStop::none;        // sync: why the threads stopped (thread 0 writes)
-  std::atomic<double> running_sq{0.0};      // async/racy: the running global residual^2
-  std::atomic<int> stop{0};                 // async/racy: an OmpStop, set once per round
-  std::atomic<int> at_max{0};               // async/racy: threads that made max_iters sweeps
+  double reduced_sq = 0.0;              // sync: the OpenMP reduction's target
+  bool sync_over_time = false;          // sync: set in a single before each check
+  OmpStop sync_stop = OmpStop::none;    // sync: why the threads stopped (thread 0 writes)
+  std::atomic<double> running_sq{0.0};  // async/racy: the running global residual^2
+  std::atomic<int> stop{0};             // async/racy: an OmpStop, set once per round
+  std::atomic<int> at_max{0};           // async/racy: threads that made max_iters sweeps
   double stop_estimate = std::numeric_limits<double>::infinity();  // by the thread that set `stop`
   double sync_residual = std::numeric_limits<double>::infinity();  // sync: written by thread 0
   std::atomic<bool> wrong_team{false};
-  double verify_sq = 0.0;                   // async/racy: true residual^2 at a stop (under barriers)
-  OmpStop verdict = OmpStop::none;          // async/racy: a round's outcome (in a single)
-  long restarts = 0;                        // async/racy: stops the true residual did not confirm
+  double verify_sq = 0.0;           // async/racy: true residual^2 at a stop (under barriers)
+  OmpStop verdict = OmpStop::none;  // async/racy: a round's outcome (in a single)
+  long restarts = 0;                // async/racy: stops the true residual did not confirm
 
   const bool racy = options.variant == OmpVariant::racy;
   const double t0 = core::now_s();
@@ -402,8 +407,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             }
             // Every thread read the same values: all decide alike, and the
             // iterate kept is u^k (in cur); the u^{k+1} just made is dropped.
-            const OmpStop why = residual < base.tol ? OmpStop::tolerance
-                                : sync_over_time    ? OmpStop::max_time
+            const OmpStop why = residual < base.tol   ? OmpStop::tolerance
+                                : sync_over_time      ? OmpStop::max_time
                                 : k >= base.max_iters ? OmpStop::max_iters
                                                       : OmpStop::none;
             if (why != OmpStop::none) {
@@ -713,7 +718,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   result.iterations = most;
 
   const auto reason = [](OmpStop why) {
-    return why == OmpStop::tolerance ? "tolerance"
+    return why == OmpStop::tolerance  ? "tolerance"
            : why == OmpStop::max_time ? "max_time"
                                       : "max_iters";
   };

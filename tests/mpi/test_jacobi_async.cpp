@@ -141,16 +141,18 @@ TEST_P(AsyncJacobi, ConvergesNearTheSynchronousSolution) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, AsyncJacobi,
-    ::testing::Combine(::testing::Values("async", "racy"), ::testing::Values("tree", "impi"),
-                       ::testing::Values("plume", "ones"),
-                       ::testing::Values(AS_TRANSPORT_MPI, AS_TRANSPORT_RMA)),
-    [](const ::testing::TestParamInfo<Params>& param_info) {
-      return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
-             std::get<2>(param_info.param) +
-             (std::get<3>(param_info.param) == AS_TRANSPORT_RMA ? "_rma" : "_mpi");
-    });
+INSTANTIATE_TEST_SUITE_P(All, AsyncJacobi,
+                         ::testing::Combine(::testing::Values("async", "racy"),
+                                            ::testing::Values("tree", "impi"),
+                                            ::testing::Values("plume", "ones"),
+                                            ::testing::Values(AS_TRANSPORT_MPI, AS_TRANSPORT_RMA)),
+                         [](const ::testing::TestParamInfo<Params>& param_info) {
+                           return std::get<0>(param_info.param) + "_" +
+                                  std::get<1>(param_info.param) + "_" +
+                                  std::get<2>(param_info.param) +
+                                  (std::get<3>(param_info.param) == AS_TRANSPORT_RMA ? "_rma"
+                                                                                     : "_mpi");
+                         });
 
 TEST(AsyncJacobiFinalSync, ReachesTheToleranceForReal) {
   for (const char* variant : {"async", "racy"}) {

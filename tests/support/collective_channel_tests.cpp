@@ -379,14 +379,15 @@ TEST_P(CollectiveChannelModes, TrySendAndWaitForNews) {
     }
   } else {
     EXPECT_EQ(Channel::wait_any(chs, 0.001), -1);  // a placeholder gets no news
-    EXPECT_TRUE(chs[0].try_send());  // and sends nowhere
+    EXPECT_TRUE(chs[0].try_send());                // and sends nowhere
   }
   Channel::destroy_many(chs);
   expect_no_stray_message(p.comm);
   MPI_Comm_free(&p.comm);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, CollectiveChannelModes, ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
+INSTANTIATE_TEST_SUITE_P(Modes, CollectiveChannelModes,
+                         ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
                          [](const auto& param_info) {
                            return std::string(param_info.param == AS_MODE_ASYNC ? "async" : "racy");
                          });

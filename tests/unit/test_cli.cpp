@@ -41,12 +41,13 @@ TEST(Cli, DefaultsMatchThePaper) {
 }
 
 TEST(Cli, ParsesEveryOption) {
-  const Command c = parse({"solve", "--problem", "ones", "--global", "10,20,30", "--dims",
-                           "1,2,2", "--tol", "1e-8", "--max-iters", "50", "--check-every", "7",
-                           "--halo-every", "3", "--copy", "--monitor", "--monitor-every", "0.5",
-                           "--json", "out.json", "--method", "jacobi", "--variant", "sync",
-                           "--transport", "mpi", "--halo", "waitall", "--allreduce", "mpi",
-                           "--progress", "none"});
+  const Command c =
+      parse({"solve", "--problem",    "ones",     "--global",    "10,20,30",  "--dims",
+             "1,2,2", "--tol",        "1e-8",     "--max-iters", "50",        "--check-every",
+             "7",     "--halo-every", "3",        "--copy",      "--monitor", "--monitor-every",
+             "0.5",   "--json",       "out.json", "--method",    "jacobi",    "--variant",
+             "sync",  "--transport",  "mpi",      "--halo",      "waitall",   "--allreduce",
+             "mpi",   "--progress",   "none"});
   ASSERT_EQ(c.kind, Command::Kind::solve);
   EXPECT_EQ(c.solve.problem, "ones");
   EXPECT_EQ(*c.solve.decomposition.global, (asyncsolve::core::Int3{10, 20, 30}));
@@ -88,12 +89,13 @@ TEST(Cli, AsynchronousOptions) {
               name);
   }
   EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 100);
-  EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress_planes, 8);
+  EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress_planes,
+            8);
 }
 
 TEST(Cli, IdleAndMaxTime) {
   const Command d = parse({"solve", "--variant", "async"});
-  EXPECT_TRUE(d.solve.idle);  // on by default for async and racy
+  EXPECT_TRUE(d.solve.idle);           // on by default for async and racy
   EXPECT_EQ(d.solve.max_time_s, 0.0);  // no guard unless asked
   const Command c = parse({"solve", "--variant", "racy", "--idle", "off", "--max-time", "2.5"});
   EXPECT_FALSE(c.solve.idle);
@@ -143,9 +145,27 @@ TEST(Cli, BenchAllreduceDefaultsAndOptions) {
   EXPECT_EQ(b.noise[1].hz, 1000.0);
   EXPECT_EQ(b.noise_allreduce, "impi");
 
-  Command c = parse({"bench", "allreduce", "--algorithms", "tree,rd", "-m", "64:256", "-i", "5",
-                     "-x", "0", "--repeats", "1", "--modes", "noise,latency", "--progress",
-                     "poll:4", "--noise", "10:5", "--noise-global", "8,9,10", "--json",
+  Command c = parse({"bench",
+                     "allreduce",
+                     "--algorithms",
+                     "tree,rd",
+                     "-m",
+                     "64:256",
+                     "-i",
+                     "5",
+                     "-x",
+                     "0",
+                     "--repeats",
+                     "1",
+                     "--modes",
+                     "noise,latency",
+                     "--progress",
+                     "poll:4",
+                     "--noise",
+                     "10:5",
+                     "--noise-global",
+                     "8,9,10",
+                     "--json",
                      "b.json"});
   const auto& o = c.bench_allreduce;
   // Names are checked at run time, by the factory.
@@ -236,8 +256,8 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
 }
 
 TEST(Cli, ModelHybridTakesTheFractions) {
-  const Command c = parse({"model", "hybrid", "--threads", "8", "--f-comm", "0.43",
-                           "--f-comp-non", "0.2"});
+  const Command c =
+      parse({"model", "hybrid", "--threads", "8", "--f-comm", "0.43", "--f-comp-non", "0.2"});
   ASSERT_EQ(c.kind, Command::Kind::model_hybrid);
   EXPECT_EQ(c.model_hybrid.threads, 8);
   EXPECT_EQ(c.model_hybrid.reserved, 1);  // funneled by default
@@ -256,28 +276,28 @@ TEST(Cli, ModelHybridRejectsBadInput) {
   EXPECT_NE(error_of({"model", "hybrid", "--f-comm", "0.1", "--f-comp-non", "0.1"})
                 .find("--threads: missing"),
             std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "1", "--f-comm", "0.1", "--f-comp-non",
-                      "0.1"})
-                .find("--threads 1: expected"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({"model", "hybrid", "--threads", "1", "--f-comm", "0.1", "--f-comp-non", "0.1"})
+          .find("--threads 1: expected"),
+      std::string::npos);
   EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--reserved", "4", "--f-comm", "0.1",
                       "--f-comp-non", "0.1"})
                 .find("--reserved 4 with --threads 4"),
             std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "-0.1", "--f-comp-non",
-                      "0.1"})
-                .find("--f-comm -0.1: expected a fraction"),
-            std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.6", "--f-comp-non",
-                      "0.5"})
-                .find("= 1.1: expected a sum <= 1"),
-            std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non",
-                      "0.2", "--f-comp-overlap", "0.3"})
+  EXPECT_NE(
+      error_of({"model", "hybrid", "--threads", "4", "--f-comm", "-0.1", "--f-comp-non", "0.1"})
+          .find("--f-comm -0.1: expected a fraction"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.6", "--f-comp-non", "0.5"})
+          .find("= 1.1: expected a sum <= 1"),
+      std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non", "0.2",
+                      "--f-comp-overlap", "0.3"})
                 .find("expected the three fractions to sum to 1"),
             std::string::npos);
-  EXPECT_EQ(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non",
-                      "0.2", "--f-comp-overlap", "0.4"}),
+  EXPECT_EQ(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non", "0.2",
+                      "--f-comp-overlap", "0.4"}),
             "(no error)");
   EXPECT_NE(error_of({"model", "hybrid", "--fit", "x.json", "--f-comm", "0.1"})
                 .find("--f-comm with --fit"),
@@ -302,12 +322,12 @@ TEST(Cli, HybridSchemes) {
             std::string::npos);
   EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--variant", "racy"}).find("--variant racy"),
             std::string::npos);
-  EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--transport", "shmem"})
-                .find("--transport shmem"),
-            std::string::npos);
-  EXPECT_NE(error_of({"solve", "--hybrid", "multiple", "--halo", "persistent"})
-                .find("--halo persistent"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({"solve", "--hybrid", "funneled", "--transport", "shmem"}).find("--transport shmem"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of({"solve", "--hybrid", "multiple", "--halo", "persistent"}).find("--halo persistent"),
+      std::string::npos);
   EXPECT_NE(error_of({"solve", "--threads", "2"}).find("--threads 2 with --transport mpi"),
             std::string::npos);
 }

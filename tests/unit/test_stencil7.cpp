@@ -43,8 +43,8 @@ TEST(Stencil7, HandCheckedSinglePoint) {
 }
 
 TEST(Stencil7, FastSweepMatchesReferenceBitForBit) {
-  for (const Int3 n : {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{33, 17, 9}, Int3{64, 8, 8},
-                       Int3{13, 1, 21}}) {
+  for (const Int3 n :
+       {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{33, 17, 9}, Int3{64, 8, 8}, Int3{13, 1, 21}}) {
     Field u(n, 1);
     randomise(u, 42);
     Field fast(n, 1);
@@ -119,7 +119,8 @@ TEST(Stencil7, SweepInPiecesEqualsTheWholeSweep) {
   Field pieces(n, 1);
   ops::jacobi_sweep(u, whole);
   for (int k = 0; k < n[2]; k += 3) ops::jacobi_sweep_planes(u, pieces, k, std::min(k + 3, n[2]));
-  for (std::size_t i = 0; i < whole.storage_size(); ++i) ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
+  for (std::size_t i = 0; i < whole.storage_size(); ++i)
+    ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
   ops::jacobi_sweep_planes(u, pieces, 5, 5);  // empty range: no-op
 }
 
@@ -140,9 +141,9 @@ TEST(Stencil7, FusedSweepResidualIsTheSweepAndThePlainResidualBitForBit) {
   // Odd sizes put rows at every alignment (the peel), short rows have no
   // vector at all, and the last grid is larger than common last-level caches
   // (the streaming-store path).
-  for (const Int3 n : {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{8, 4, 4}, Int3{9, 3, 2},
-                       Int3{33, 17, 9}, Int3{64, 8, 8}, Int3{13, 1, 21}, Int3{100, 3, 2},
-                       Int3{203, 5, 4}, Int3{33, 501, 501}}) {
+  for (const Int3 n :
+       {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{8, 4, 4}, Int3{9, 3, 2}, Int3{33, 17, 9}, Int3{64, 8, 8},
+        Int3{13, 1, 21}, Int3{100, 3, 2}, Int3{203, 5, 4}, Int3{33, 501, 501}}) {
     Field u(n, 1);
     randomise(u, 5);
     Field fused(n, 1);

@@ -5,11 +5,11 @@
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -23,9 +23,9 @@ struct JacobiOptions {
   /// residual check (sync: every check_every iterations), so every rank
   /// stops at the same iteration.
   double max_time_s = std::numeric_limits<double>::infinity();
-  int check_every = 100;    ///< compute the global residual every K iterations
-  int halo_every = 1;       ///< swap halos every N iterations (paper 000 §6.3)
-  bool copy = false;        ///< copy u_new into u (paper's loop) instead of swapping
+  int check_every = 100;  ///< compute the global residual every K iterations
+  int halo_every = 1;     ///< swap halos every N iterations (paper 000 §6.3)
+  bool copy = false;      ///< copy u_new into u (paper's loop) instead of swapping
   /// Called on every rank after each residual check (the app prints on rank 0).
   std::function<void(const HistoryPoint&)> monitor;
   /// Straggler and noise injection after each sweep (not owned; may be null).
@@ -38,7 +38,13 @@ struct JacobiOptions {
 };
 
 /// Phases timed by jacobi_sync, in PhaseTimers index order.
-enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_phase, reduce_phase };
+enum JacobiPhase : std::size_t {
+  halo_phase,
+  sweep_phase,
+  copy_phase,
+  residual_phase,
+  reduce_phase
+};
 
 /// Collective over the decomposition's communicator: synchronous Jacobi.
 ///
@@ -65,8 +71,8 @@ enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_p
 /// HybridTimes::exchange_start + exchange_wait, sweep = interior + boundary
 /// (see HybridTimes); `residual` stays 0 (no separate pass).
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
-                        grid::Field& u, comm::HaloExchange& halo,
-                        collectives::Allreduce& reduction, const JacobiOptions& options);
+                        grid::Field& u, comm::HaloExchange& halo, collectives::Allreduce& reduction,
+                        const JacobiOptions& options);
 
 /// Collective: ||b||_2, where b holds the boundary contributions (the 7-point
 /// residual of a field shaped like `shape` that is zero except for the
