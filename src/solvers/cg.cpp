@@ -42,7 +42,8 @@ void run_cg(KrylovContext& k) {
     // alpha = gamma / delta
     const double alpha = gamma / delta;
     // x += alpha p; r -= alpha q; the local r^T r in the same pass
-    const double rr_local = k.timed(axpy_phase, [&] { return ops::cg_update(alpha, p, q, k.x(), r); });
+    const double rr_local =
+        k.timed(axpy_phase, [&] { return ops::cg_update(alpha, p, q, k.x(), r); });
     gamma_old = gamma;
     // gamma = r^T r
     gamma = gamma_product.reduce(rr_local);

@@ -4,6 +4,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 
 #include <array>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -21,24 +22,32 @@ constexpr std::array all_methods{KrylovMethod::cg, KrylovMethod::pcg1, KrylovMet
 
 detail::KrylovLoop loop_of(KrylovMethod method) {
   switch (method) {
-    case KrylovMethod::cg: return detail::run_cg;
-    case KrylovMethod::pcg1: return detail::run_pcg1;
-    case KrylovMethod::pcg2: return detail::run_pcg2;
-    case KrylovMethod::pcg_overlap: return detail::run_pcg_overlap;
-    case KrylovMethod::pipecg: return detail::run_pipecg;
+    case KrylovMethod::cg:
+      return detail::run_cg;
+    case KrylovMethod::pcg1:
+      return detail::run_pcg1;
+    case KrylovMethod::pcg2:
+      return detail::run_pcg2;
+    case KrylovMethod::pcg_overlap:
+      return detail::run_pcg_overlap;
+    case KrylovMethod::pipecg:
+      return detail::run_pipecg;
   }
-  throw core::InputError(fmt::format("Krylov method {}: no such method", static_cast<int>(method)));
+  throw std::invalid_argument(fmt::format("{} is not a KrylovMethod", static_cast<int>(method)));
 }
 
 /// True when `method` applies the Jacobi preconditioner (pcg1, pcg2 and
 /// pcg-overlap always, pipecg when asked).
 bool is_preconditioned(KrylovMethod method, bool jacobi) {
   switch (method) {
-    case KrylovMethod::cg: return false;
-    case KrylovMethod::pipecg: return jacobi;
+    case KrylovMethod::cg:
+      return false;
+    case KrylovMethod::pipecg:
+      return jacobi;
     case KrylovMethod::pcg1:
     case KrylovMethod::pcg2:
-    case KrylovMethod::pcg_overlap: return true;
+    case KrylovMethod::pcg_overlap:
+      return true;
   }
   return true;
 }
@@ -47,11 +56,16 @@ bool is_preconditioned(KrylovMethod method, bool jacobi) {
 
 std::string_view krylov_method_name(KrylovMethod method) {
   switch (method) {
-    case KrylovMethod::cg: return "cg";
-    case KrylovMethod::pcg1: return "pcg1";
-    case KrylovMethod::pcg2: return "pcg2";
-    case KrylovMethod::pcg_overlap: return "pcg-overlap";
-    case KrylovMethod::pipecg: return "pipecg";
+    case KrylovMethod::cg:
+      return "cg";
+    case KrylovMethod::pcg1:
+      return "pcg1";
+    case KrylovMethod::pcg2:
+      return "pcg2";
+    case KrylovMethod::pcg_overlap:
+      return "pcg-overlap";
+    case KrylovMethod::pipecg:
+      return "pipecg";
   }
   return "unknown";
 }
@@ -71,18 +85,22 @@ std::vector<std::string> krylov_method_names() {
 int krylov_fields(KrylovMethod method) {
   switch (method) {
     case KrylovMethod::cg:
-    case KrylovMethod::pcg1: return 5;
+    case KrylovMethod::pcg1:
+      return 5;
     case KrylovMethod::pcg2:
-    case KrylovMethod::pcg_overlap: return 8;
-    case KrylovMethod::pipecg: return 11;
+    case KrylovMethod::pcg_overlap:
+      return 8;
+    case KrylovMethod::pipecg:
+      return 11;
   }
   return 11;
 }
 
 std::vector<std::string> krylov_phase_names() {
-  return {"matvec_interior", "halo_start",  "halo_wait",  "matvec_boundary", "sdotp_start",
-          "sdotp_wait",      "gamma_start", "gamma_wait", "iprod_start",     "iprod_wait",
-          "dots_start",      "dots_wait",   "precond",    "axpy",            "vector_scale"};
+  return {"matvec_interior", "halo_start", "halo_wait",   "matvec_boundary",
+          "sdotp_start",     "sdotp_wait", "gamma_start", "gamma_wait",
+          "iprod_start",     "iprod_wait", "dots_start",  "dots_wait",
+          "precond",         "axpy",       "vector_scale"};
 }
 
 KrylovSystem make_krylov_system(const grid::Problem& problem,

@@ -118,9 +118,8 @@ Field KrylovContext::make_field() const {
 
 InnerProduct& KrylovContext::add_inner_product(std::size_t size, KrylovPhase start,
                                                KrylovPhase wait) {
-  products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size,
-                                                     result_.phases, start, wait,
-                                                     options_.progress));
+  products_.push_back(std::make_unique<InnerProduct>(
+      options_.allreduce, comm_, size, result_.phases, start, wait, options_.progress));
   return *products_.back();
 }
 
@@ -234,8 +233,8 @@ void KrylovContext::measure_true_residual() {
   result_.halo_tests = halo_.tests();
   if (options_.faults != nullptr) result_.injected_s = options_.faults->injected_s();
   result_.messages_sent = result_.halo_exchanges * halo_.messages_per_exchange();
-  result_.bytes_sent = static_cast<double>(result_.halo_exchanges) *
-                       static_cast<double>(halo_.bytes_per_exchange());
+  result_.bytes_sent =
+      static_cast<double>(result_.halo_exchanges) * static_cast<double>(halo_.bytes_per_exchange());
 }
 
 // ---- Pcg2State --------------------------------------------------------------

@@ -41,7 +41,8 @@ void run_pcg2(KrylovContext& k) {
     // iprod = r^T r
     v.iprod = v.iprod_product.reduce(v.rr_local);
     // t = L^-1 r; the local t^T t in the same pass
-    const double gamma_local = k.timed(precond_phase, [&] { return ops::scale_dot(v.linv, v.r, v.t); });
+    const double gamma_local =
+        k.timed(precond_phase, [&] { return ops::scale_dot(v.linv, v.r, v.t); });
     v.gamma_old = v.gamma;
     // gamma = t^T t
     v.gamma = v.gamma_product.reduce(gamma_local);

@@ -49,7 +49,8 @@ void run_pcg_overlap(KrylovContext& k) {
     v.rr_local = k.timed(axpy_phase, [&] { return ops::axpy_dot(v.alpha, v.s, v.r); });
     v.iprod_product.start(v.rr_local);
     // t = L^-1 r, behind iprod; the local t^T t in the same pass
-    const double gamma_local = k.timed(precond_phase, [&] { return ops::scale_dot(v.linv, v.r, v.t); });
+    const double gamma_local =
+        k.timed(precond_phase, [&] { return ops::scale_dot(v.linv, v.r, v.t); });
     v.gamma_old = v.gamma;
     // start gamma = t^T t; wait for iprod (the next stop test needs it)
     v.gamma_product.start(gamma_local);
