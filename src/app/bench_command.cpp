@@ -429,7 +429,7 @@ double noise_solve(const grid::Problem& problem, const grid::Decomposition& deco
   auto halo = comm::make_halo_exchange("waitall", decomposition, system.x,
                                        comm::Neighbourhood::faces);
   solvers::KrylovOptions options;
-  options.method = method;
+  options.method = solvers::parse_krylov_method(method).value();  // pcg2 or pcg-overlap
   options.tol = noise_tol;
   options.max_iters = noise_max_iters;
   options.test_every = noise_test_every;

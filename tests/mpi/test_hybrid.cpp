@@ -299,7 +299,7 @@ CgRun run_cg(const std::string& problem_name, const grid::DecompositionSpec& spe
                                      : comm::Neighbourhood::full;
   auto halo = comm::make_halo_exchange("waitall", d, system.x, nb);
   solvers::KrylovOptions options;
-  options.method = method;
+  options.method = solvers::parse_krylov_method(method).value();
   options.tol = 1e-8;
   options.allreduce = method == "cg" ? "mpi" : "impi";
   Hybrid hybrid;
