@@ -9,10 +9,10 @@ from collections import defaultdict
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from .results import Y_QUANTITIES, Group, Spread, groups, varying_keys  # noqa: E402
+from .results import Y_QUANTITIES, Group, Spread, groups, varying_keys
 
 REGIME_STYLE = {"shm": dict(linestyle="-", marker="o"), "tcp": dict(linestyle="--", marker="s")}
 REGIME_NAME = {"shm": "shm (shared memory)", "tcp": "tcp (loopback)"}
@@ -81,7 +81,7 @@ def _regime_panels(gs: list[Group], width: float = 6.2, height: float = 4.2):
     regimes = list(dict.fromkeys(g.regime for g in gs))
     fig, axes = plt.subplots(1, len(regimes), figsize=(width * len(regimes), height),
                              squeeze=False, sharey=True)
-    return fig, dict(zip(regimes, axes.flat))
+    return fig, dict(zip(regimes, axes.flat, strict=True))
 
 
 def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | None:
@@ -116,7 +116,8 @@ def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | 
         pts.sort(key=lambda p: p[0] if numeric else cats.index(str(p[0])))
         xs = [p[0] if numeric else cats.index(str(p[0])) for p in pts]
         med = [p[1].median for p in pts]
-        err = [[m - p[1].lo for m, p in zip(med, pts)], [p[1].hi - m for m, p in zip(med, pts)]]
+        err = [[m - p[1].lo for m, p in zip(med, pts, strict=True)],
+               [p[1].hi - m for m, p in zip(med, pts, strict=True)]]
         ax.errorbar(xs, med, yerr=err, capsize=3, label=name, color=colours[name],
                     **_style(regime))
     for regime, ax in panels.items():
@@ -196,7 +197,7 @@ def histogram(gs: list[Group], title: str | None = None) -> Figure | None:
     cols = min(3, len(chosen))
     rows = math.ceil(len(chosen) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.0 * rows), squeeze=False)
-    for ax, g in zip(axes.flat, chosen):
+    for ax, g in zip(axes.flat, chosen, strict=False):  # the grid's last row may have spares
         values = [v for r in g.ok for v in r.doc["result"]["iterations"].get("per_rank", [])]
         ax.hist(values, bins=min(12, max(3, len(values))), color="#4477aa", edgecolor="white",
                 label=f"{len(values)} ranks×repeats")
@@ -219,7 +220,7 @@ def convergence(gs: list[Group], title: str | None = None) -> Figure | None:
         return None
     keys = varying_keys(gs)
     fig, axes = plt.subplots(len(chosen), 2, figsize=(10, 2.9 * len(chosen)), squeeze=False)
-    for row, g in zip(axes, chosen):
+    for row, g in zip(axes, chosen, strict=True):
         rec = g.first_ok()
         by_rank: dict[int, list] = defaultdict(list)
         for h in rec.doc["history"]:
@@ -234,7 +235,7 @@ def convergence(gs: list[Group], title: str | None = None) -> Figure | None:
         ylabels = ("global residual estimate", "rank's local residual" if local else
                    "global residual estimate")
         for ax, xl, yl in zip(row, ("iteration (of that rank)", "time since start (s)"),
-                              ylabels):
+                              ylabels, strict=True):
             ax.set_yscale("log")
             ax.set_xlabel(xl)
             ax.set_ylabel(yl)
@@ -273,7 +274,7 @@ def phases(gs: list[Group], title: str | None = None) -> Figure | None:
     for i, name in enumerate(names):
         widths = [p.get(name, 0.0) for _, p in rows]
         ax.barh(range(len(rows)), widths, left=left, label=name, color=cmap(i % 20))
-        left = [a + b for a, b in zip(left, widths)]
+        left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
@@ -457,7 +458,7 @@ def beff(gs: list[Group], title: str | None = None) -> Figure | None:
     if not chosen:
         return None
     fig, axes = plt.subplots(1, len(chosen), figsize=(6 * len(chosen), 4), squeeze=False)
-    for ax, g in zip(axes.flat, chosen):
+    for ax, g in zip(axes.flat, chosen, strict=True):
         doc = g.first_ok().doc
         pats = list(dict.fromkeys(m["pattern"] for m in doc.get("measurements", [])))
         cmap = plt.get_cmap("tab10")

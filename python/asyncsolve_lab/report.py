@@ -260,9 +260,9 @@ def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
     out = [f"# asyncsolve-lab report: {meta['suite']}", ""]
     if meta["description"]:
         out += [meta["description"], ""]
-    out += [f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
-            f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
-            f"asyncsolve-lab {__version__}.", ""]
+    out += [(f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
+             f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
+             f"asyncsolve-lab {__version__}."), ""]
     for s in sections:
         out += [f"## {s.title}", "", f"Experiment `{s.name}`: {s.counts}.", ""]
         if s.notes:
