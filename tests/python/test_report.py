@@ -11,7 +11,7 @@ import pytest
 
 from asyncsolve_lab import SchemaError
 from asyncsolve_lab.report import write_report
-from asyncsolve_lab.results import groups, load_results
+from asyncsolve_lab.results import groups, load_results, time_s
 from conftest import ROOT
 
 
@@ -74,7 +74,7 @@ def test_aggregation_over_repeats(tiny_results):
     assert len(gs) == 8
     assert all(len(g.records) == 2 for g in gs)
     for g in gs:
-        s = g.spread(lambda d: d["result"]["time_s"])
+        s = g.spread(time_s)
         assert s.n == 2
         assert s.lo <= s.median <= s.hi
 
@@ -157,4 +157,4 @@ def test_runs_of_an_experiment_the_suite_no_longer_lists_are_reported(tiny_resul
     suite["experiments"] = [e for e in suite["experiments"] if e["name"] != "krylov"]
     (copy / "suite.json").write_text(json.dumps(suite))
     res = load_results(copy)
-    assert [e["name"] for e in res.experiments()] == ["jacobi", "broken", "krylov"]
+    assert [e.name for e in res.experiments()] == ["jacobi", "broken", "krylov"]
