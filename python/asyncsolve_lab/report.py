@@ -56,6 +56,10 @@ def _it(v) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
 
+def _int(v: int | None) -> str:
+    return "–" if v is None else str(v)
+
+
 def solve_table(gs: list[Group], title: str) -> Table:
     """Paper 000 Tables 1-3 layout: per configuration the iterations min/mean/max
     and the time, medians over repeats (time: min–max in brackets)."""
@@ -124,7 +128,7 @@ def mvm_table(gs: list[Group], title: str) -> Table | None:
             continue
         threads = rs.mvm_threads(r.doc)
         for rec in rs.mvm_records(r.doc):
-            t.rows.append([g.regime, str(g.ranks), str(threads), str(rec.nk_local),
+            t.rows.append([g.regime, str(g.ranks), _int(threads), str(rec.nk_local),
                            _fmt(rec.masteronly_s), _fmt(rec.funneled_s), _fmt(rec.multiple_s),
                            _fmt(rec.epsilon_funneled), _fmt(rec.epsilon_multiple)])
     return t if t.rows else None
@@ -139,7 +143,7 @@ def beff_table(gs: list[Group], title: str) -> Table | None:
         if not r:
             continue
         s = rs.beff_summary(r.doc)
-        t.rows.append([g.regime, str(g.ranks), str(s.node_size), _fmt(s.pure_mbs),
+        t.rows.append([g.regime, str(g.ranks), _int(s.node_size), _fmt(s.pure_mbs),
                        _fmt(s.hybrid_mbs), _fmt(s.pure_over_hybrid),
                        _fmt(s.cyclic3d_pure_over_hybrid)])
     t.note = "b_eff: geometric mean of the ring and random patterns (paper 002 §6)."
@@ -154,7 +158,7 @@ def model_table(gs: list[Group], title: str) -> Table | None:
             r = g.first_ok()
             q = rs.model_quantities(r.doc) if r else None
             if q:
-                t.rows.append([str(q.threads), str(q.reserved), _fmt(q.f_comp_non),
+                t.rows.append([_int(q.threads), _int(q.reserved), _fmt(q.f_comp_non),
                                _fmt(q.f_comm), _fmt(q.epsilon), q.limited_by or "–",
                                _fmt(q.epsilon_max), _fmt(q.f_comm_best)])
         t.note = "ε = T_masteronly / T_funneled of eq. 3: above 1 the reserved thread pays."
