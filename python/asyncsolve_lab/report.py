@@ -56,7 +56,7 @@ def _it(v) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
 
-def _int(v: int | None) -> str:
+def _int_cell(v: int | None) -> str:
     return "–" if v is None else str(v)
 
 
@@ -128,7 +128,7 @@ def mvm_table(gs: list[Group], title: str) -> Table | None:
             continue
         threads = rs.mvm_threads(r.doc)
         for rec in rs.mvm_records(r.doc):
-            t.rows.append([g.regime, str(g.ranks), _int(threads), str(rec.nk_local),
+            t.rows.append([g.regime, str(g.ranks), _int_cell(threads), str(rec.nk_local),
                            _fmt(rec.masteronly_s), _fmt(rec.funneled_s), _fmt(rec.multiple_s),
                            _fmt(rec.epsilon_funneled), _fmt(rec.epsilon_multiple)])
     return t if t.rows else None
@@ -143,7 +143,7 @@ def beff_table(gs: list[Group], title: str) -> Table | None:
         if not r:
             continue
         s = rs.beff_summary(r.doc)
-        t.rows.append([g.regime, str(g.ranks), _int(s.node_size), _fmt(s.pure_mbs),
+        t.rows.append([g.regime, str(g.ranks), _int_cell(s.node_size), _fmt(s.pure_mbs),
                        _fmt(s.hybrid_mbs), _fmt(s.pure_over_hybrid),
                        _fmt(s.cyclic3d_pure_over_hybrid)])
     t.note = "b_eff: geometric mean of the ring and random patterns (paper 002 §6)."
@@ -158,7 +158,7 @@ def model_table(gs: list[Group], title: str) -> Table | None:
             r = g.first_ok()
             q = rs.model_quantities(r.doc) if r else None
             if q:
-                t.rows.append([_int(q.threads), _int(q.reserved), _fmt(q.f_comp_non),
+                t.rows.append([_int_cell(q.threads), _int_cell(q.reserved), _fmt(q.f_comp_non),
                                _fmt(q.f_comm), _fmt(q.epsilon), q.limited_by or "–",
                                _fmt(q.epsilon_max), _fmt(q.f_comm_best)])
         t.note = "ε = T_masteronly / T_funneled of eq. 3: above 1 the reserved thread pays."
