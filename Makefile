@@ -4,6 +4,7 @@
 #   make test           install what is missing, build, run every test (ctest, with the
 #                       lab's pytest suite in the venv)
 #   make venv           the Python venv (.venv) with asyncsolve-lab and pinned dependencies
+#   make lint-python    ruff (ruff.toml) over python/, bench/ and tests/, from the venv
 #   make test-sanitize  the same tests built with -fsanitize=address,undefined
 #   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
@@ -40,7 +41,8 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-tsan-omp build venv test test-sanitize test-tsan test-tsan-omp demo bench peers install clean
+.PHONY: all deps deps-tsan-omp build venv lint-python test test-sanitize test-tsan test-tsan-omp demo \
+        bench peers install clean
 
 all: build
 
@@ -82,6 +84,13 @@ $(VENV)/.lab-installed: python/pyproject.toml python/requirements.lock | deps
 	$(VENV)/bin/pip install -q -r python/requirements.lock
 	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e ./python
 	touch $@
+
+# Every Python file of the repository: the lab, the benchmark drivers and the
+# tests, with the rules of ruff.toml and the ruff pinned in the lock file.
+# (ruff format is not adopted: see ruff.toml.)
+PY_LINT_PATHS := python bench tests
+lint-python: venv
+	$(VENV)/bin/ruff check $(PY_LINT_PATHS)
 
 test: build venv
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -12,10 +12,10 @@ PURPOSE
 import argparse
 import json
 import os
-import sys
 import shlex
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -213,7 +213,7 @@ def ratio(runs, repeats, num, den, key="time_s"):
         per_repeat.append(t[num] / t[den] if num in t and den in t and t[den] > 0 else None)
     s = spread(per_repeat)
     return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
-            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
+            **(s or {"median": None, "min": None, "max": None, "n": 0})}
 
 
 def median(values):

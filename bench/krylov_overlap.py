@@ -95,10 +95,27 @@ import socket
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, fmt,
-                      git_commit, interleaved, launcher_line, load_document, median,
-                      ompi_environment, Parser, QuietGate, run_measured, split_launcher, spread,
-                      write_json, ratio)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    EXIT_FAILED,
+    EXIT_OK,
+    BadArguments,
+    Parser,
+    QuietGate,
+    allow_root,
+    fmt,
+    git_commit,
+    interleaved,
+    launcher_line,
+    load_document,
+    median,
+    ompi_environment,
+    ratio,
+    run_measured,
+    split_launcher,
+    spread,
+    write_json,
+)
 
 SCHEMA = "asyncsolve.bench.krylov_overlap/1"
 PROG = "krylov_overlap.py"
@@ -434,7 +451,7 @@ def print_table(args, doc):
         its = (c["iterations"] or {}).get("median")
         ph = c["phases_max_s_median"]
 
-        def per_it_us(seconds):
+        def per_it_us(seconds, its=its):
             return None if seconds is None or not its else seconds / its * 1e6
 
         exchanges = c["halo_exchanges_median"]
@@ -529,7 +546,7 @@ def main(argv):
         json_path = args.json or (os.path.join(scratch, "krylov_overlap.json") if args.smoke
                                   else os.path.join("results", "bench", "krylov_overlap.json"))
         runs = []
-        started = datetime.datetime.now(datetime.timezone.utc)
+        started = datetime.datetime.now(datetime.UTC)
         total = args.repeats * len(configs)
         width = max(len(c["name"]) for c in configs)
         for rep, config in interleaved(configs, args.repeats):
@@ -556,7 +573,7 @@ def main(argv):
         doc = {
             "schema": SCHEMA,
             "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
+            "elapsed_s": (datetime.datetime.now(datetime.UTC) - started).total_seconds(),
             "hostname": socket.gethostname(),
             "cores": os.cpu_count(),
             "git_commit": git_commit(),

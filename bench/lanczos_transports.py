@@ -45,9 +45,24 @@ import subprocess
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, git_commit,
-                      interleaved, launcher_line, load_document, ompi_environment, Parser,
-                      QuietGate, run_measured, split_launcher, spread, write_json)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    EXIT_FAILED,
+    EXIT_OK,
+    BadArguments,
+    Parser,
+    QuietGate,
+    allow_root,
+    git_commit,
+    interleaved,
+    launcher_line,
+    load_document,
+    ompi_environment,
+    run_measured,
+    split_launcher,
+    spread,
+    write_json,
+)
 
 SCHEMA = "asyncsolve.bench.lanczos_transports/1"
 PROG = "lanczos_transports.py"
@@ -77,7 +92,8 @@ def parse(argv):
     try:
         a.rank_list = [int(r) for r in a.ranks.split(",")]
     except ValueError:
-        raise BadArguments(f"--ranks '{a.ranks}': expected a comma-separated list of integers")
+        raise BadArguments(f"--ranks '{a.ranks}': expected a comma-separated list "
+                           "of integers") from None
     a.transport_list = [t for t in a.transports.split(",") if t]
     for t in a.transport_list:
         ok = t in TRANSPORTS
@@ -195,9 +211,9 @@ def main(argv):
            "runs": runs, "summary": summary}
     if a.json:
         write_json(a.json, doc)
-    if a.smoke:
-        if not runs or any(set(s["phases_per_iteration_s"]) != set(PHASES) for s in summary) \
-                or any(r["iterations"] != a.iters for r in runs):
+    if a.smoke and (not runs
+                    or any(set(s["phases_per_iteration_s"]) != set(PHASES) for s in summary)
+                    or any(r["iterations"] != a.iters for r in runs)):
             print(f"{PROG}: smoke: the document lacks runs or fields", file=sys.stderr)
             return EXIT_FAILED
     return EXIT_FAILED if failed else EXIT_OK

@@ -63,8 +63,20 @@ import socket
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, BadArguments, fmt, git_commit, interleaved, load_document,
-                      Parser, QuietGate, run_measured, spread, conclude, ratio)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    BadArguments,
+    Parser,
+    QuietGate,
+    conclude,
+    fmt,
+    git_commit,
+    interleaved,
+    load_document,
+    ratio,
+    run_measured,
+    spread,
+)
 
 SCHEMA = "asyncsolve.bench.omp_jacobi/1"
 PROG = "omp_jacobi.py"
@@ -104,7 +116,8 @@ def parse_args(argv):
                    help="tiny end-to-end check: 1 repeat, threads 1,2, 12,12,6, tol 1e-4")
     args = p.parse_args(argv)
     if args.smoke:
-        args.repeats, args.threads, args.local, args.tol, args.quiet = 1, "1,2", "12,12,6", 1e-4, 0.0
+        args.repeats, args.threads, args.local = 1, "1,2", "12,12,6"
+        args.tol, args.quiet = 1e-4, 0.0
     validate(args)
     return args
 
@@ -336,7 +349,7 @@ def main(argv):
         json_path = args.json or (os.path.join(scratch, "omp_jacobi.json") if args.smoke
                                   else os.path.join("results", "bench", "omp_jacobi.json"))
         runs = []
-        started = datetime.datetime.now(datetime.timezone.utc)
+        started = datetime.datetime.now(datetime.UTC)
         total = args.repeats * len(configs)
         for rep, config in interleaved(configs, args.repeats):
             record = run_once(args, env, gate, config, rep, runs_dir)
@@ -357,7 +370,7 @@ def main(argv):
         doc = {
             "schema": SCHEMA,
             "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
+            "elapsed_s": (datetime.datetime.now(datetime.UTC) - started).total_seconds(),
             "host": {"hostname": socket.gethostname(), "cores": os.cpu_count()},
             "git_commit": git_commit(),
             "asyncsolve": {"binary": os.path.abspath(args.binary),

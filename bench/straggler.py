@@ -67,9 +67,22 @@ import socket
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, BadArguments, QuietGate, allow_root, fmt, launcher_line,
-                      load_document, interleaved, ompi_environment, run_measured, split_launcher,
-                      spread, conclude, ratio)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    BadArguments,
+    QuietGate,
+    allow_root,
+    conclude,
+    fmt,
+    interleaved,
+    launcher_line,
+    load_document,
+    ompi_environment,
+    ratio,
+    run_measured,
+    split_launcher,
+    spread,
+)
 
 SCHEMA = "asyncsolve.bench.straggler/1"
 VARIANTS = ("sync", "async", "racy")
@@ -356,7 +369,7 @@ def main(argv):
         json_path = args.json or (os.path.join(scratch, "straggler.json") if args.smoke
                                   else os.path.join("results", "bench", "straggler.json"))
         runs = []
-        started = datetime.datetime.now(datetime.timezone.utc)
+        started = datetime.datetime.now(datetime.UTC)
         total = args.repeats * len(configs)
         for rep, config in interleaved(configs, args.repeats):
             record = run_once(args, launcher, gate, config, rep, runs_dir)
@@ -374,7 +387,7 @@ def main(argv):
         doc = {
             "schema": SCHEMA,
             "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
+            "elapsed_s": (datetime.datetime.now(datetime.UTC) - started).total_seconds(),
             "host": {"hostname": socket.gethostname(), "cores": os.cpu_count()},
             "asyncsolve": {"binary": os.path.abspath(args.binary),
                            "version": first.get("version"), "git": first.get("git")},

@@ -322,8 +322,8 @@ def peer_numbers(stdout):
     """The numbers compared, from a peer driver's JSON line (the last line of stdout
     that parses as a JSON object)."""
     doc = None
-    for line in reversed(stdout.strip().splitlines()):
-        line = line.strip()
+    for raw in reversed(stdout.strip().splitlines()):
+        line = raw.strip()
         if line.startswith("{"):
             try:
                 doc = json.loads(line)
@@ -445,7 +445,7 @@ def print_table(doc):
     for c in doc["configurations"]:
         s = c["comparison"]
 
-        def cell(side):
+        def cell(side, s=s):
             t = s[side]["time_per_iteration_s"]
             if not t:
                 return "-"
@@ -488,7 +488,7 @@ def main(argv=None):
     except BadArguments as e:
         print(f"run_peers.py: {e}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    started = datetime.datetime.now(datetime.timezone.utc).astimezone()
+    started = datetime.datetime.now(datetime.UTC).astimezone()
     peers = sorted({CONFIGURATIONS[c][2] for c in args.config_list})
     try:
         ensure_packages()
@@ -531,7 +531,7 @@ def main(argv=None):
     doc = {
         "schema": SCHEMA,
         "started": started.isoformat(timespec="seconds"),
-        "finished": datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(
+        "finished": datetime.datetime.now(datetime.UTC).astimezone().isoformat(
             timespec="seconds"),
         "hostname": socket.gethostname(), "cores": os.cpu_count(),
         "git": git_commit(), "command": [sys.argv[0]] + (sys.argv[1:] if argv is None else argv),
