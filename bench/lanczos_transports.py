@@ -46,8 +46,8 @@ import sys
 import tempfile
 
 from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, git_commit,
-                      interleaved, launcher_line, load_document, ompi_environment, Parser,
-                      QuietGate, run_measured, split_launcher, spread, write_json)
+                      interleaved, launcher_line, ompi_environment, Parser, QuietGate,
+                      run_with_document, split_launcher, spread, write_json)
 
 SCHEMA = "asyncsolve.bench.lanczos_transports/1"
 PROG = "lanczos_transports.py"
@@ -133,12 +133,11 @@ def main(argv):
         path = os.path.join(d, "r.json")
         for rep, (p, t) in interleaved(configs, a.repeats):
             cmd, env = command(a, mpiexec, oshrun, p, t, path)
-            record = run_measured(cmd, a.timeout, gate, env)
+            record = {}
             # --tol 1e-300: every run stops after --iters with exit code 3.
-            if record["exit_code"] == 3:
-                record["error"] = None
-            doc = load_document(path, record) if record["error"] is None else None
-            if doc is not None and doc["result"]["reason"] != "max_iters":
+            doc = run_with_document(record, cmd, path, a.timeout, gate, env, accept=(0, 3))
+            if (record["error"] is None and doc is not None
+                    and doc["result"]["reason"] != "max_iters"):
                 record["error"] = f"stopped by {doc['result']['reason']}, expected max_iters"
             if record["error"] is not None or doc is None:
                 print(f"{PROG}: run failed: {record['error']}: {record['command']}",

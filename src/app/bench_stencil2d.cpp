@@ -127,25 +127,6 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
   return failure;
 }
 
-std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
-  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n",
-                                "local", "variant", "iteration us med [min, max]",
-                                "exchange", "filter", "halo MB/s", "calls");
-  for (const auto& r : records) {
-    const double mn = core::minimum(r.iteration_us);
-    const double mx = core::maximum(r.iteration_us);
-    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n",
-                       r.local, r.run.name(),
-                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
-                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
-                       r.calls);
-  }
-  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
-                     "timed); times: slowest rank, per iteration\n",
-                     config.iterations, config.warmup + config.iterations);
-  return out;
-}
-
 nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                                      const std::string& started, const RunEnvironment& env,
                                      const BenchStencil2dConfig& c, const kernels::Stencil2dGrid& g,
@@ -203,6 +184,25 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   }
   doc["results"] = results;
   return doc;
+}
+
+std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
+  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n",
+                                "local", "variant", "iteration us med [min, max]",
+                                "exchange", "filter", "halo MB/s", "calls");
+  for (const auto& r : records) {
+    const double mn = core::minimum(r.iteration_us);
+    const double mx = core::maximum(r.iteration_us);
+    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n",
+                       r.local, r.run.name(),
+                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
+                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
+                       r.calls);
+  }
+  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
+                     "timed); times: slowest rank, per iteration\n",
+                     config.iterations, config.warmup + config.iterations);
+  return out;
 }
 
 }  // namespace
