@@ -88,8 +88,9 @@ int driver_main(int argc, char** argv, const Driver& driver,
     say(e.what());
     code = core::to_int(core::ExitCode::runtime_failure);
   } catch (const std::bad_alloc&) {
-    code = fail_locally(driver, world, fmt::format("out of memory{}{}", driver.memory_hint.empty() ? "" : " ",
-                                                    driver.memory_hint));
+    const std::string_view hint = driver.memory_hint;
+    code = fail_locally(driver, world,
+                        fmt::format("out of memory{}{}", hint.empty() ? "" : " ", hint));
   } catch (const std::exception& e) {
     code = fail_locally(driver, world, e.what());
   }

@@ -347,9 +347,10 @@ void fill_x(Slab& slab) {
   for (const grid::Face face : {grid::Face::z_lo, grid::Face::z_hi}) {
     if (d.is_physical_boundary(face)) continue;
     const grid::Box b = x.recv_box(face);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int k = b.lo[2]; k < b.hi[2]; ++k)
       for (int j = b.lo[1]; j < b.hi[1]; ++j)
-        for (int i = b.lo[0]; i < b.hi[0]; ++i) x(i, j, k) = std::numeric_limits<double>::quiet_NaN();
+        for (int i = b.lo[0]; i < b.hi[0]; ++i) x(i, j, k) = nan;
   }
 }
 

@@ -659,11 +659,11 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
   }
 
   const RunEnvironment e = describe_environment(world, env);
-  par::print_on_root(world, fmt::format("{}\n  {} iterations ({} warm-up), {} repeat{}, sizes {} to {} "
-                                "bytes\n",
-                                par::provenance_line("bench allreduce", e), config.iterations,
-                                config.warmup, config.repeats, config.repeats == 1 ? "" : "s",
-                                config.sizes_bytes.front(), config.sizes_bytes.back()));
+  par::print_on_root(
+      world, fmt::format("{}\n  {} iterations ({} warm-up), {} repeat{}, sizes {} to {} bytes\n",
+                         par::provenance_line("bench allreduce", e), config.iterations,
+                         config.warmup, config.repeats, config.repeats == 1 ? "" : "s",
+                         config.sizes_bytes.front(), config.sizes_bytes.back()));
   std::vector<LatencyRecord> latency;
   std::vector<OverlapRecord> overlap;
   std::vector<NoiseRecord> noise;

@@ -228,9 +228,9 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
   }
   par::print_on_root(world, table(config, records));
 
-  const bool written =
-      par::write_document(world, config.json_path, "asyncsolve", "  json       {}",
-                          [&] { return make_document(command, started, e, config, grid, records); });
+  const bool written = par::write_document(
+      world, config.json_path, "asyncsolve", "  json       {}",
+      [&] { return make_document(command, started, e, config, grid, records); });
   return written ? core::ExitCode::success : core::ExitCode::runtime_failure;
 }
 
