@@ -100,13 +100,13 @@ namespace {
 
 using asyncsolve::core::ExitCode;
 using asyncsolve::core::InputError;
-using asyncsolve::core::RuntimeFailure;
-using asyncsolve::par::check_mpi;
-using asyncsolve::par::Comm;
 using asyncsolve::core::maximum;
 using asyncsolve::core::median;
 using asyncsolve::core::minimum;
+using asyncsolve::core::RuntimeFailure;
 using asyncsolve::core::series_json;
+using asyncsolve::par::check_mpi;
+using asyncsolve::par::Comm;
 using Json = nlohmann::ordered_json;
 
 constexpr const char* schema = "asyncsolve.bench.beff/1";
@@ -869,89 +869,96 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   }
 
   const bool written = asyncsolve::par::write_document(world, c.json_path, "beff", "Wrote {}", [&] {
-      Json measurements = Json::array();
-      Json ratios = Json::array();
-      for (const PatternResult& p : results) {
-        for (std::size_t i = 0; i < p.pure.size(); ++i) {
-          measurements.push_back(record_json(p.pure[i]));
-          measurements.push_back(record_json(p.hybrid[i]));
-          const double tp = median(p.pure[i].time_s);
-          const double th = median(p.hybrid[i].time_s);
-          ratios.push_back({{"pattern", name(p.pattern)},
-                            {"bytes", p.pure[i].bytes},
-                            {"hybrid_message_bytes", p.hybrid[i].message_bytes},
-                            {"t_hybrid_over_t_pure", series_json(p.ratio[i])},
-                            {"median_t_hybrid_over_median_t_pure", th / tp}});
-        }
+    Json measurements = Json::array();
+    Json ratios = Json::array();
+    for (const PatternResult& p : results) {
+      for (std::size_t i = 0; i < p.pure.size(); ++i) {
+        measurements.push_back(record_json(p.pure[i]));
+        measurements.push_back(record_json(p.hybrid[i]));
+        const double tp = median(p.pure[i].time_s);
+        const double th = median(p.hybrid[i].time_s);
+        ratios.push_back({{"pattern", name(p.pattern)},
+                          {"bytes", p.pure[i].bytes},
+                          {"hybrid_message_bytes", p.hybrid[i].message_bytes},
+                          {"t_hybrid_over_t_pure", series_json(p.ratio[i])},
+                          {"median_t_hybrid_over_median_t_pure", th / tp}});
       }
-      Json grids = Json::object();
-      if (!pure.dims.empty()) grids["pure"] = pure.dims;
-      if (!hybrid.dims.empty()) grids["hybrid"] = hybrid.dims;
-      std::vector<std::string> pattern_names;
-      for (Pattern p : c.patterns) pattern_names.emplace_back(name(p));
-      Json doc = asyncsolve::core::document_header(schema, driver.args, started);
-      Json env = asyncsolve::par::environment_json(environment);
-      env["shared_memory_nodes"] = nodes.shared_memory_nodes;
-      env["node_size"] = nodes.size;
-      env["node_size_source"] = nodes.source;
-      env["nodes"] = hybrid.communicating_ranks;
-      env["nodes_emulated"] = emulated;
-      doc["environment"] = env;
-      doc["parameters"] = {{"message_sizes", c.message_sizes},
-                           {"sizes_bytes", c.sizes_bytes},
-                           {"iterations", c.iterations},
-                           {"min_time_s", c.min_time_s},
-                           {"repeats", c.repeats},
-                           {"node_size", nodes.size},
-                           {"patterns", pattern_names},
-                           {"seed", c.seed},
-                           {"cyclic3d_dims", grids}};
-      doc["definitions"] = {
-          {"pure", "every rank communicates; messages of L = bytes"},
-          {"hybrid", "masteronly emulated with ranks: the first rank of each node of node_size "
-                     "ranks communicates along the same pattern among the leaders with messages "
-                     "of L * node_size bytes; the node's other ranks wait at a node barrier "
-                     "(MPI_Barrier on the node, part of every timed iteration)"},
-          {"ring", "send to successor and predecessor, receive from both (Irecv, Isend, Waitall)"},
-          {"random", "ring through a random permutation of the ranks (seed, new per repeat)"},
-          {"3d-cyclic", "periodic MPI_Dims_create 3D grid, all 6 neighbours"},
-          {"self_messages_per_iteration",
-           "messages a communicating rank sends to itself: both ring directions in a ring of "
-           "one, both directions of every 3D grid dimension of extent 1 (copies inside MPI)"},
-          {"time", "seconds per iteration: the maximum over all ranks of the timed loop, "
-                   "divided by the iterations"},
-          {"bandwidth", "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "
-                        "iteration / time per iteration (per node in hybrid mode); accumulated: "
-                        "summed over the communicating ranks"},
-          {"t_hybrid_over_t_pure", "per repeat, the hybrid time over the pure time of that "
-                                   "repeat; both move the same total data (s_pure/s_hybrid = 1), "
-                                   "so it equals b_pure/b_hybrid"},
-          {"b_eff", "per mode: the geometric mean (logavg) of the ring and the random pattern, "
-                    "each the arithmetic mean over the sizes of the accumulated bandwidth "
-                    "(median over repeats); 3d-cyclic reported beside it; at_lmax: the largest "
-                    "size alone"},
-          {"one_machine", "with nodes emulated on one shared-memory machine, every message is "
-                          "a shared-memory transfer: this measures the MPI protocol (sizes, "
-                          "one sender instead of node_size), not a network"}};
-      doc["validation"] = {{"passed", true},
-                           {"messages_checked", messages_checked},
-                           {"what", "one untimed iteration per pattern, mode, size and repeat; "
-                                    "every word received checked against its sender's pattern"}};
-      doc["measurements"] = measurements;
-      doc["ratios"] = ratios;
-      doc["summary"] = {
-          {"lmax_bytes", c.sizes_bytes.back()},
-          {"pure", summary_json(pure_summary)},
-          {"hybrid", summary_json(hybrid_summary)},
-          {"b_pure_over_b_hybrid",
-           {{"b_eff", optional_json(quotient(pure_summary.b_eff, hybrid_summary.b_eff))},
-            {"b_eff_at_lmax",
-             optional_json(quotient(pure_summary.b_eff_at_lmax, hybrid_summary.b_eff_at_lmax))},
-            {"cyclic3d", optional_json(quotient(pure_summary.cyclic3d, hybrid_summary.cyclic3d))},
-            {"cyclic3d_at_lmax", optional_json(quotient(pure_summary.cyclic3d_at_lmax,
-                                                        hybrid_summary.cyclic3d_at_lmax))}}},
-          {"s_pure_over_s_hybrid", 1}};
-      return doc;
+    }
+    Json grids = Json::object();
+    if (!pure.dims.empty()) grids["pure"] = pure.dims;
+    if (!hybrid.dims.empty()) grids["hybrid"] = hybrid.dims;
+    std::vector<std::string> pattern_names;
+    for (Pattern p : c.patterns) pattern_names.emplace_back(name(p));
+    Json doc = asyncsolve::core::document_header(schema, driver.args, started);
+    Json env = asyncsolve::par::environment_json(environment);
+    env["shared_memory_nodes"] = nodes.shared_memory_nodes;
+    env["node_size"] = nodes.size;
+    env["node_size_source"] = nodes.source;
+    env["nodes"] = hybrid.communicating_ranks;
+    env["nodes_emulated"] = emulated;
+    doc["environment"] = env;
+    doc["parameters"] = {{"message_sizes", c.message_sizes},
+                         {"sizes_bytes", c.sizes_bytes},
+                         {"iterations", c.iterations},
+                         {"min_time_s", c.min_time_s},
+                         {"repeats", c.repeats},
+                         {"node_size", nodes.size},
+                         {"patterns", pattern_names},
+                         {"seed", c.seed},
+                         {"cyclic3d_dims", grids}};
+    doc["definitions"] = {
+        {"pure", "every rank communicates; messages of L = bytes"},
+        {"hybrid",
+         "masteronly emulated with ranks: the first rank of each node of node_size "
+         "ranks communicates along the same pattern among the leaders with messages "
+         "of L * node_size bytes; the node's other ranks wait at a node barrier "
+         "(MPI_Barrier on the node, part of every timed iteration)"},
+        {"ring", "send to successor and predecessor, receive from both (Irecv, Isend, Waitall)"},
+        {"random", "ring through a random permutation of the ranks (seed, new per repeat)"},
+        {"3d-cyclic", "periodic MPI_Dims_create 3D grid, all 6 neighbours"},
+        {"self_messages_per_iteration",
+         "messages a communicating rank sends to itself: both ring directions in a ring of "
+         "one, both directions of every 3D grid dimension of extent 1 (copies inside MPI)"},
+        {"time",
+         "seconds per iteration: the maximum over all ranks of the timed loop, "
+         "divided by the iterations"},
+        {"bandwidth",
+         "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "
+         "iteration / time per iteration (per node in hybrid mode); accumulated: "
+         "summed over the communicating ranks"},
+        {"t_hybrid_over_t_pure",
+         "per repeat, the hybrid time over the pure time of that "
+         "repeat; both move the same total data (s_pure/s_hybrid = 1), "
+         "so it equals b_pure/b_hybrid"},
+        {"b_eff",
+         "per mode: the geometric mean (logavg) of the ring and the random pattern, "
+         "each the arithmetic mean over the sizes of the accumulated bandwidth "
+         "(median over repeats); 3d-cyclic reported beside it; at_lmax: the largest "
+         "size alone"},
+        {"one_machine",
+         "with nodes emulated on one shared-memory machine, every message is "
+         "a shared-memory transfer: this measures the MPI protocol (sizes, "
+         "one sender instead of node_size), not a network"}};
+    doc["validation"] = {{"passed", true},
+                         {"messages_checked", messages_checked},
+                         {"what",
+                          "one untimed iteration per pattern, mode, size and repeat; "
+                          "every word received checked against its sender's pattern"}};
+    doc["measurements"] = measurements;
+    doc["ratios"] = ratios;
+    doc["summary"] = {
+        {"lmax_bytes", c.sizes_bytes.back()},
+        {"pure", summary_json(pure_summary)},
+        {"hybrid", summary_json(hybrid_summary)},
+        {"b_pure_over_b_hybrid",
+         {{"b_eff", optional_json(quotient(pure_summary.b_eff, hybrid_summary.b_eff))},
+          {"b_eff_at_lmax",
+           optional_json(quotient(pure_summary.b_eff_at_lmax, hybrid_summary.b_eff_at_lmax))},
+          {"cyclic3d", optional_json(quotient(pure_summary.cyclic3d, hybrid_summary.cyclic3d))},
+          {"cyclic3d_at_lmax", optional_json(quotient(pure_summary.cyclic3d_at_lmax,
+                                                      hybrid_summary.cyclic3d_at_lmax))}}},
+        {"s_pure_over_s_hybrid", 1}};
+    return doc;
   });
   hybrid.free();
   pure.free();

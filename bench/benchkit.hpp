@@ -29,9 +29,9 @@ std::optional<std::string> parse_options(CLI::App& app, int argc, char** argv);
 
 /// How a driver starts and what it says when it fails.
 struct Driver {
-  std::string_view program;         ///< the name its messages start with, e.g. "beff"
-  par::ThreadLevel thread_level;    ///< asked of MPI_Init_thread
-  std::string_view memory_hint;     ///< after "out of memory", e.g. "(try a smaller --grid)"
+  std::string_view program;       ///< the name its messages start with, e.g. "beff"
+  par::ThreadLevel thread_level;  ///< asked of MPI_Init_thread
+  std::string_view memory_hint;   ///< after "out of memory", e.g. "(try a smaller --grid)"
 };
 
 /// What a driver's run gets: the world (errors returned, not fatal), the

@@ -74,11 +74,11 @@
 namespace {
 
 using asyncsolve::core::ExitCode;
+using asyncsolve::core::InputError;
+using asyncsolve::core::Int3;
 using asyncsolve::core::maximum;
 using asyncsolve::core::median;
 using asyncsolve::core::minimum;
-using asyncsolve::core::InputError;
-using asyncsolve::core::Int3;
 using asyncsolve::grid::Field;
 namespace ops = asyncsolve::ops;
 using Json = nlohmann::ordered_json;
@@ -334,8 +334,8 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   const std::string l3 = caches.contains("L3") ? caches["L3"].get<std::string>() : "?";
 
   std::printf("%s\nCPU: %s, L3 %s\n",
-              asyncsolve::par::provenance_line("jacobi_sweep", environment).c_str(),
-              model.c_str(), l3.c_str());
+              asyncsolve::par::provenance_line("jacobi_sweep", environment).c_str(), model.c_str(),
+              l3.c_str());
 
   // -- validate the kernels before timing anything
   // Odd sizes put rows at every alignment. The last four take 36 to 77 MiB
@@ -522,33 +522,33 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   for (const Kernel& k : kernels) kernels_json[k.name] = kernel_json(k);
   const double sweep_ratio = ratios["sweep/triad"]["median"].get<double>();
   validation["passed"] = true;
-  const bool written = asyncsolve::par::write_document(driver.world, c.json_path, "jacobi_sweep",
-                                                       "Wrote {}", [&] {
-    Json doc = asyncsolve::core::document_header(schema, driver.args, started);
-    doc["environment"] = asyncsolve::par::environment_json(environment);
-    doc["host"] = {{"hostname", environment.hostname},
-                   {"cpu_model", model},
-                   {"logical_cpus", std::thread::hardware_concurrency()},
-                   {"caches", caches}};
-    doc["config"] = {{"grid", c.grid},
-                     {"triad_n", c.triad_n},
-                     {"repeats", c.repeats},
-                     {"iterations", c.iterations},
-                     {"min_time_s", c.min_time_s},
-                     {"residual", c.residual},
-                     {"ref", c.ref}};
-    doc["build"] = {{"avx512f", built_with_avx512f}};
-    doc["grid"] = c.grid;
-    doc["field_bytes_with_halo"] = u.storage().size_bytes();
-    doc["triad_bytes_per_array"] = 8 * c.triad_n;
-    doc["validation"] = validation;
-    doc["kernels"] = kernels_json;
-    doc["ratios"] = ratios;
-    doc["target"] = {
-        {"ratio", "sweep/triad"}, {"min", ratio_target}, {"met", sweep_ratio >= ratio_target}};
-    doc["residual_checksum"] = residual_sink;
-    return doc;
-  });
+  const bool written =
+      asyncsolve::par::write_document(driver.world, c.json_path, "jacobi_sweep", "Wrote {}", [&] {
+        Json doc = asyncsolve::core::document_header(schema, driver.args, started);
+        doc["environment"] = asyncsolve::par::environment_json(environment);
+        doc["host"] = {{"hostname", environment.hostname},
+                       {"cpu_model", model},
+                       {"logical_cpus", std::thread::hardware_concurrency()},
+                       {"caches", caches}};
+        doc["config"] = {{"grid", c.grid},
+                         {"triad_n", c.triad_n},
+                         {"repeats", c.repeats},
+                         {"iterations", c.iterations},
+                         {"min_time_s", c.min_time_s},
+                         {"residual", c.residual},
+                         {"ref", c.ref}};
+        doc["build"] = {{"avx512f", built_with_avx512f}};
+        doc["grid"] = c.grid;
+        doc["field_bytes_with_halo"] = u.storage().size_bytes();
+        doc["triad_bytes_per_array"] = 8 * c.triad_n;
+        doc["validation"] = validation;
+        doc["kernels"] = kernels_json;
+        doc["ratios"] = ratios;
+        doc["target"] = {
+            {"ratio", "sweep/triad"}, {"min", ratio_target}, {"met", sweep_ratio >= ratio_target}};
+        doc["residual_checksum"] = residual_sink;
+        return doc;
+      });
   return asyncsolve::core::to_int(written ? ExitCode::success : ExitCode::runtime_failure);
 }
 
@@ -558,8 +558,7 @@ int main(int argc, char** argv) {
   Config config;
   return asyncsolve::bench::driver_main(
       argc, argv,
-      {"jacobi_sweep", asyncsolve::par::ThreadLevel::single,
-       "(try a smaller --grid or --triad-n)"},
+      {"jacobi_sweep", asyncsolve::par::ThreadLevel::single, "(try a smaller --grid or --triad-n)"},
       [&] { return parse_command_line(argc, argv, config); },
       [&](const asyncsolve::bench::DriverRun& driver) { return run(config, driver); });
 }

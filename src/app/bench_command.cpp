@@ -680,11 +680,9 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
     }
   }
 
-  const bool written = par::write_document(world, config.json_path, "asyncsolve", "  json       {}",
-                                           [&] {
-                                             return make_document(command, started, e, config,
-                                                                  latency, overlap, noise);
-                                           });
+  const bool written = par::write_document(
+      world, config.json_path, "asyncsolve", "  json       {}",
+      [&] { return make_document(command, started, e, config, latency, overlap, noise); });
   if (decomposition) decomposition->free();
   return written ? core::ExitCode::success : core::ExitCode::runtime_failure;
 }

@@ -100,8 +100,8 @@ HybridStencil::HybridStencil(const grid::Decomposition& decomposition, HybridMod
   const grid::Int3& n = decomposition.local();
   if (mode == HybridMode::none) throw std::invalid_argument("HybridStencil: mode none");
   if (threads < 1) {
-    throw std::invalid_argument(fmt::format("HybridStencil: {} threads, expected at least 1",
-                                            threads));
+    throw std::invalid_argument(
+        fmt::format("HybridStencil: {} threads, expected at least 1", threads));
   }
   if (mode == HybridMode::multiple ? links == nullptr : halo == nullptr) {
     throw std::invalid_argument("HybridStencil: no halo exchange for the mode");

@@ -20,8 +20,7 @@ double maximum(std::span<const double> values) noexcept {
   return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
 }
 
-std::vector<double> ratios(std::span<const double> numerator,
-                           std::span<const double> denominator) {
+std::vector<double> ratios(std::span<const double> numerator, std::span<const double> denominator) {
   const std::size_t n = std::min(numerator.size(), denominator.size());
   std::vector<double> out(n, 0.0);
   for (std::size_t r = 0; r < n; ++r) {

@@ -28,15 +28,14 @@ double min_over_ranks(const Comm& comm, double value) {
 }
 
 void max_over_ranks(const Comm& comm, std::span<double> values) {
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
-                          MPI_DOUBLE, MPI_MAX, comm.get()),
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                          MPI_MAX, comm.get()),
             "MPI_Allreduce");
 }
 
 bool any_rank(const Comm& comm, bool flag) {
   int value = flag ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, comm.get()),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
   return value != 0;
 }
 

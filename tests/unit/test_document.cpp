@@ -9,8 +9,8 @@
 
 TEST(Document, HeaderHoldsSchemaProvenanceAndCommandInOrder) {
   const std::vector<std::string> command{"hybrid_mvm", "--nk", "2:8"};
-  const auto doc = asyncsolve::core::document_header("asyncsolve.test/1", command,
-                                                     "2026-01-02T03:04:05Z");
+  const auto doc =
+      asyncsolve::core::document_header("asyncsolve.test/1", command, "2026-01-02T03:04:05Z");
   std::vector<std::string> keys;
   for (auto it = doc.begin(); it != doc.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "version", "git", "started", "command"}));

@@ -23,8 +23,7 @@ double maximum(std::span<const double> values) noexcept;
 /// numerator[r] / denominator[r] for every repeat r both have (0 where the
 /// denominator is not positive): a ratio taken repeat by repeat, so that
 /// drift between repeats cancels.
-std::vector<double> ratios(std::span<const double> numerator,
-                           std::span<const double> denominator);
+std::vector<double> ratios(std::span<const double> numerator, std::span<const double> denominator);
 
 /// One figure measured over repeats as the result documents hold it:
 /// {"<repeats_key>": [every repeat], "min", "median", "max"}.

@@ -23,7 +23,7 @@ struct RunEnvironment {
   int threads = 1;  ///< OpenMP threads per rank (1 unless the program uses more; it sets it)
   std::string thread_level_requested;
   std::string thread_level;
-  bool shmem = false;  ///< OpenSHMEM started
+  bool shmem = false;    ///< OpenSHMEM started
   std::string hostname;  ///< rank 0's, where the description is made on rank 0
   int cores = 1;         ///< hardware threads of this rank's node
 };
