@@ -531,12 +531,15 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
 
   const std::string started = core::iso8601_now();
   if (root) {
+    const std::string funneled = threads == 1 ? std::string("funneled is masteronly (1 thread)")
+                                              : fmt::format("1 of {} threads reserved in "
+                                                            "funneled",
+                                                            threads);
     std::printf("%s\n7-point MVM through comm::HybridStencil, %d x %d x (n_k^loc x %d ranks), "
-                "process grid 1x1x%d (not periodic: end ranks exchange one plane), 1 of %d "
-                "thread%s reserved in funneled, multiple %s\n",
+                "process grid 1x1x%d (not periodic: end ranks exchange one plane), %s, "
+                "multiple %s\n",
                 par::provenance_line("hybrid_mvm", environment).c_str(), c.nij, c.nij, ranks,
-                ranks, threads, threads == 1 ? "" : "s",
-                with_multiple ? "on" : "off (no MPI_THREAD_MULTIPLE)");
+                ranks, funneled.c_str(), with_multiple ? "on" : "off (no MPI_THREAD_MULTIPLE)");
     if (oversubscribed) {
       std::printf("WARNING: %d ranks x %d threads on %d cores of this node: oversubscribed, the "
                   "times measure the scheduler\n",
