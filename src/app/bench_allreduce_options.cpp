@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/core/triple.hpp"
@@ -30,8 +30,8 @@ std::vector<NoiseSetting> parse_noise(const std::string& text) {
         !core::parse_whole(std::string_view(item).substr(colon + 1), n.hz) || !(n.us > 0.0) ||
         !(n.hz > 0.0) || !std::isfinite(n.us) || !std::isfinite(n.hz) ||
         n.us * 1e-6 * n.hz >= 1.0) {
-      throw InputError(fmt::format("--noise '{}': bad setting '{}', expected {}", text, item,
-                                   expected));
+      throw InputError(
+          fmt::format("--noise '{}': bad setting '{}', expected {}", text, item, expected));
     }
     out.push_back(n);
   }
@@ -77,8 +77,9 @@ void add_bench_allreduce_options(CLI::App& bench, BenchAllreduceArgs& a) {
 
 BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& a) {
   BenchAllreduceConfig c = a.values;
-  const std::vector<std::string> algorithms = split_list(
-      "--algorithms", a.algorithms, "a comma-separated list of reduction names, e.g. mpi,impi,tree");
+  const std::vector<std::string> algorithms =
+      split_list("--algorithms", a.algorithms,
+                 "a comma-separated list of reduction names, e.g. mpi,impi,tree");
   c.sizes_bytes = core::parse_message_sizes(c.message_sizes, min_bytes, max_bytes);
   expect_repetitions(c.iterations, c.warmup, c.repeats);
   const std::string modes_expected = "a comma-separated list of latency, overlap, noise";
@@ -86,15 +87,15 @@ BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& a) {
   for (const auto& m : split_list("--modes", a.modes, modes_expected)) {
     const std::optional<AllreduceMode> mode = parse<AllreduceMode>(m);
     if (!mode) {
-      throw InputError(fmt::format("--modes '{}': unknown mode '{}', expected {}", a.modes, m,
-                                   modes_expected));
+      throw InputError(
+          fmt::format("--modes '{}': unknown mode '{}', expected {}", a.modes, m, modes_expected));
     }
     c.modes.push_back(*mode);
   }
   const std::optional<Progress> progress = parse_progress(a.progress);
   if (!progress || (progress->mode == Progress::Mode::thread && progress->sleep_us)) {
-    throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or thread",
-                                 a.progress));
+    throw InputError(
+        fmt::format("--progress '{}': expected none, poll:K with K >= 1, or thread", a.progress));
   }
   c.progress = *progress;
   c.noise_global = core::parse_triple(a.noise_global, "--noise-global");

@@ -30,9 +30,8 @@ struct NoiseSetting {
 /// also built once, collectively, before the first measurement).
 struct BenchAllreduceConfig {
   using Algorithm = collectives::AllreduceAlgorithm;
-  std::vector<Algorithm> algorithms{{Algorithm::Kind::mpi},
-                                    {Algorithm::Kind::impi},
-                                    {Algorithm::Kind::tree}};
+  std::vector<Algorithm> algorithms{
+      {Algorithm::Kind::mpi}, {Algorithm::Kind::impi}, {Algorithm::Kind::tree}};
   std::vector<std::size_t> sizes_bytes;  ///< powers of two from -m MIN to MAX (8, 16, ..., 8192)
   std::string message_sizes = "8:8192";  ///< -m as given (recorded in the document)
   long iterations = 1000;                ///< -i: timed operations per measurement
@@ -42,10 +41,10 @@ struct BenchAllreduceConfig {
   /// Overlap mode: none, poll:K (the compute cut into K pieces) or thread
   /// (needs MPI_THREAD_MULTIPLE).
   Progress progress;
-  grid::Int3 noise_global{64, 64, 64};   ///< the ones problem of the noise mode
+  grid::Int3 noise_global{64, 64, 64};  ///< the ones problem of the noise mode
   std::vector<NoiseSetting> noise{{50.0, 20.0}, {200.0, 1000.0}};
   Algorithm noise_allreduce{Algorithm::Kind::impi};  ///< pcg-overlap's reduction (pcg2 uses mpi)
-  std::string json_path;                 ///< empty: no result document
+  std::string json_path;                             ///< empty: no result document
 
   bool has_mode(AllreduceMode mode) const;
 };

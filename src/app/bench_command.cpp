@@ -509,7 +509,9 @@ std::string latency_table(const BenchAllreduceConfig& c, const std::vector<Laten
 std::optional<double> control_overlap_pct(const std::vector<OverlapRecord>& rs) {
   std::optional<double> worst;
   for (const auto& r : rs)
-    if (r.algorithm.kind == AllreduceAlgorithm::Kind::mpi) worst = std::max(worst.value_or(0.0), median(r.overlap_pct));
+    if (r.algorithm.kind == AllreduceAlgorithm::Kind::mpi) {
+      worst = std::max(worst.value_or(0.0), median(r.overlap_pct));
+    }
   return worst;
 }
 constexpr double control_limit_pct = 10.0;

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/kernels/stencil2d.hpp"
@@ -44,8 +44,8 @@ std::vector<int> parse_local_sizes(const std::string& text) {
   for (const auto& item : split_list("--local", text, expected)) {
     int n = 0;
     if (!core::parse_whole(item, n) || n < 2 || n > 65536) {
-      throw InputError(fmt::format("--local '{}': bad size '{}', expected {} (at most 65536)",
-                                   text, item, expected));
+      throw InputError(fmt::format("--local '{}': bad size '{}', expected {} (at most 65536)", text,
+                                   item, expected));
     }
     sizes.push_back(n);
   }
@@ -71,13 +71,15 @@ std::vector<Transport> parse_transports(const std::string& text) {
     return transports;
   }
   if (!par::shmem_available()) {
-    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
-                     "mpi or rma");
+    throw InputError(
+        "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
+        "mpi or rma");
   }
   if (!started_by_launcher()) {
-    throw InputError("--transport shmem: not started by a launcher, expected to run under "
-                     "oshrun, e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d "
-                     "--transport shmem'");
+    throw InputError(
+        "--transport shmem: not started by a launcher, expected to run under "
+        "oshrun, e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d "
+        "--transport shmem'");
   }
   return transports;
 }
@@ -99,11 +101,11 @@ std::vector<Variant> parse_variants(const std::string& text,
       continue;
     }
     const bool two_sided = exists(Transport::mpi, v);
-    throw InputError(fmt::format("--variant {} with --transport {}: {} is {}, expected "
-                                 "--transport {}",
-                                 name(v), fmt::join(transport_names, ","), name(v),
-                                 two_sided ? "two-sided" : "one-sided",
-                                 two_sided ? "mpi" : "rma or shmem"));
+    throw InputError(
+        fmt::format("--variant {} with --transport {}: {} is {}, expected "
+                    "--transport {}",
+                    name(v), fmt::join(transport_names, ","), name(v),
+                    two_sided ? "two-sided" : "one-sided", two_sided ? "mpi" : "rma or shmem"));
   }
   return variants;
 }
@@ -137,8 +139,9 @@ void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dArgs& a) {
   bench.add_option("--variant", c.variant_text,
                    "all, or a comma-separated list: trivial, sendrecv, halo (mpi); put, get, "
                    "get0, get1 (rma and shmem); each runs over every chosen transport that has it");
-  bench.add_flag("--test-corrupt-corner", c.corrupt_corner,
-                 "Test hook: corrupt one halo corner so that validation fails (exit 4)")
+  bench
+      .add_flag("--test-corrupt-corner", c.corrupt_corner,
+                "Test hook: corrupt one halo corner so that validation fails (exit 4)")
       ->group("");
   add_json_option(bench, c.json_path);
 }
@@ -149,9 +152,10 @@ BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& a) {
   expect_at_least("--radius", c.radius, 1);
   for (const int n : c.local_sizes) {
     if (c.radius >= n) {
-      throw InputError(fmt::format("--radius {} with --local {}: expected 1 <= radius < the "
-                                   "local size (the halo comes from the neighbour's block)",
-                                   c.radius, n));
+      throw InputError(
+          fmt::format("--radius {} with --local {}: expected 1 <= radius < the "
+                      "local size (the halo comes from the neighbour's block)",
+                      c.radius, n));
     }
   }
   expect_repetitions(c.iterations, c.warmup, c.repeats);

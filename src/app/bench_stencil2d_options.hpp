@@ -37,11 +37,11 @@ struct Stencil2dRun {
 /// validated: sizes, radius against every size, variant x transport pairs,
 /// and whether OpenSHMEM can be used.
 struct BenchStencil2dConfig {
-  std::vector<int> local_sizes{256};  ///< --local: n of the n x n block per rank, one run each
-  int radius = 1;                     ///< --radius: halo width r, 1 <= r < every local size
-  long iterations = 100;              ///< -i: timed iterations per measurement
-  long warmup = 5;                    ///< -x: untimed iterations before them
-  int repeats = 5;                    ///< measurements per figure (min/median/max)
+  std::vector<int> local_sizes{256};    ///< --local: n of the n x n block per rank, one run each
+  int radius = 1;                       ///< --radius: halo width r, 1 <= r < every local size
+  long iterations = 100;                ///< -i: timed iterations per measurement
+  long warmup = 5;                      ///< -x: untimed iterations before them
+  int repeats = 5;                      ///< measurements per figure (min/median/max)
   std::string transport_text = "auto";  ///< --transport as given (recorded in the document)
   std::string variant_text = "all";     ///< --variant as given (recorded in the document)
   std::vector<Stencil2dRun> runs;       ///< resolved, in order

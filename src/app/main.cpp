@@ -45,9 +45,9 @@ int main(int argc, char** argv) {
   // --hybrid masteronly calls MPI only outside parallel regions (paper 002's
   // THREAD_MASTERONLY, which MPI has no name for): the standard's nearest
   // level that allows other threads to exist is funneled too.
-  const bool funneled =
-      solve && (command.solve.transport == app::Transport::omp ||
-                command.solve.hybrid == Hybrid::funneled || command.solve.hybrid == Hybrid::masteronly);
+  const bool funneled = solve && (command.solve.transport == app::Transport::omp ||
+                                  command.solve.hybrid == Hybrid::funneled ||
+                                  command.solve.hybrid == Hybrid::masteronly);
   const par::ThreadLevel level = multiple   ? par::ThreadLevel::multiple
                                  : funneled ? par::ThreadLevel::funneled
                                             : par::ThreadLevel::single;

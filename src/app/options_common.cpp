@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include <CLI/CLI.hpp>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/parse.hpp"
 

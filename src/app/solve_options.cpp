@@ -3,9 +3,9 @@
 #include <cmath>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/triple.hpp"
 #include "asyncsolve/grid/problem.hpp"
@@ -24,8 +24,8 @@ struct Lookup {
   std::optional<Transport> transport;
   std::optional<comm::HaloStrategy> halo;
   std::optional<Progress> progress;
-  bool progress_none = false;  ///< --progress none
-  bool pc_auto = false;        ///< --pc auto
+  bool progress_none = false;   ///< --progress none
+  bool pc_auto = false;         ///< --pc auto
   bool allreduce_auto = false;  ///< --allreduce auto
   bool threads_given = false;
 };
@@ -57,10 +57,11 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   jacobi_only(c.copy, "--copy", "no --copy");
   if (!l.progress_none) {
     if (!l.progress || l.progress->mode == Progress::Mode::poll) {
-      throw InputError(fmt::format("--progress '{}' with --method {}: expected none or thread or "
-                                   "thread:US with US >= 0 (Krylov methods poll through "
-                                   "--test-every)",
-                                   a.progress, a.method));
+      throw InputError(
+          fmt::format("--progress '{}' with --method {}: expected none or thread or "
+                      "thread:US with US >= 0 (Krylov methods poll through "
+                      "--test-every)",
+                      a.progress, a.method));
     }
     c.progress = *l.progress;
   }
@@ -169,17 +170,47 @@ void validate_jacobi_progress(const SolveArgs& a, const Lookup& l, SolveConfig& 
   if (l.progress->mode == Progress::Mode::thread) {
     if (c.variant == Variant::sync ||
         (c.transport != Transport::mpi && c.transport != Transport::rma)) {
-      throw InputError(fmt::format("--progress {} with --variant {} --transport {}: a progress "
-                                   "thread serves async and racy Jacobi over mpi or rma, expected "
-                                   "none or poll:K",
-                                   a.progress, a.variant, a.transport));
+      throw InputError(
+          fmt::format("--progress {} with --variant {} --transport {}: a progress "
+                      "thread serves async and racy Jacobi over mpi or rma, expected "
+                      "none or poll:K",
+                      a.progress, a.variant, a.transport));
     }
   } else if (c.variant == Variant::sync) {
-    throw InputError(fmt::format("--progress {} with the sync variant: its exchanges block, "
-                                 "expected none (poll:K applies to async and racy)",
-                                 a.progress));
+    throw InputError(
+        fmt::format("--progress {} with the sync variant: its exchanges block, "
+                    "expected none (poll:K applies to async and racy)",
+                    a.progress));
   }
   c.progress = *l.progress;
+}
+
+/// Fault and noise injection: --slow-rank, --slow-factor, --noise-us, --noise-hz.
+void validate_faults(const SolveConfig& c) {
+  expect(c.slow_rank >= -1, "--slow-rank", c.slow_rank, "a rank, or -1 for none");
+  expect(c.slow_factor >= 1.0 && std::isfinite(c.slow_factor), "--slow-factor", c.slow_factor,
+         "a number >= 1");
+  expect(c.noise_us >= 0.0 && std::isfinite(c.noise_us), "--noise-us", c.noise_us,
+         "a number of microseconds >= 0");
+  expect(c.noise_hz >= 0.0 && std::isfinite(c.noise_hz), "--noise-hz", c.noise_hz,
+         "a frequency >= 0");
+  if (c.noise_us * 1e-6 * c.noise_hz >= 1.0) {
+    throw InputError(
+        fmt::format("--noise-us {} at --noise-hz {}: interrupts take all the time; "
+                    "expected noise_us * 1e-6 * noise_hz < 1",
+                    c.noise_us, c.noise_hz));
+  }
+}
+
+/// When to stop and report: --tol, --max-iters, --check-every, --halo-every,
+/// --monitor-every.
+void validate_stop(const SolveConfig& c) {
+  expect(c.tol > 0.0 && std::isfinite(c.tol), "--tol", c.tol, "a positive number");
+  expect_at_least("--max-iters", c.max_iters, 0);
+  expect_at_least("--check-every", c.check_every, 1);
+  expect_at_least("--halo-every", c.halo_every, 1);
+  expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
+         c.monitor_every_s, "a number of seconds >= 0");
 }
 
 }  // namespace
@@ -207,12 +238,14 @@ void add_solve_options(CLI::App& solve, SolveArgs& a) {
                    "transverse-field Ising model; --method lanczos)");
   solve.add_option("--offset", c.offset,
                    "Added to plume's boundary values and initial guess (paper 000 §6.1)");
-  solve.add_option("--global", a.global,
-                   "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
+  solve
+      .add_option("--global", a.global,
+                  "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
       ->default_str("");
-  solve.add_option("--local", a.local,
-                   "Interior points per rank NX,NY,NZ (weak scaling); the default when "
-                   "--global is not given")
+  solve
+      .add_option("--local", a.local,
+                  "Interior points per rank NX,NY,NZ (weak scaling); the default when "
+                  "--global is not given")
       ->default_str("50,50,50");
   solve.add_option("--dims", a.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
       ->default_str("auto");
@@ -226,10 +259,11 @@ void add_solve_options(CLI::App& solve, SolveArgs& a) {
                    "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
                    "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
                    "rank, paper 000 §3.3)");
-  a.threads = solve.add_option("--threads", c.threads,
-                               "--transport omp: OpenMP threads, each owning a slab of z-planes "
-                               "(with --local, the grid grows in z with the threads); with "
-                               "--hybrid: OpenMP threads per MPI rank")
+  a.threads = solve
+                  .add_option("--threads", c.threads,
+                              "--transport omp: OpenMP threads, each owning a slab of z-planes "
+                              "(with --local, the grid grows in z with the threads); with "
+                              "--hybrid: OpenMP threads per MPI rank")
                   ->default_str("OMP_NUM_THREADS, or omp_get_max_threads()");
   solve.add_option("--hybrid", a.hybrid,
                    "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
@@ -256,13 +290,15 @@ void add_solve_options(CLI::App& solve, SolveArgs& a) {
                    "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
                    "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
                    "to completion at each check, async and racy take any but mpi");
-  solve.add_option("--max-in-flight", c.max_in_flight,
-                   "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
+  solve.add_option(
+      "--max-in-flight", c.max_in_flight,
+      "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
   solve.add_option("--final-sync", c.final_sync,
                    "Async/racy: up to K synchronous iterations after the asynchronous stop, until "
                    "the true residual is below --tol");
-  solve.add_option("--slow-rank", c.slow_rank,
-                   "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
+  solve.add_option(
+      "--slow-rank", c.slow_rank,
+      "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
   solve.add_option("--slow-factor", c.slow_factor, "Slow-down of --slow-rank, >= 1");
   solve.add_option("--noise-us", c.noise_us,
                    "Noise injection: every rank is interrupted for this many microseconds ...");
@@ -305,9 +341,10 @@ SolveConfig validate_solve(const SolveArgs& a) {
   c.problem = *parse<Problem>(a.problem);
   expect_finite("--offset", c.offset);
   if (c.offset != 0.0 && c.problem != Problem::plume) {
-    throw InputError(fmt::format("--offset {}: only the plume problem takes an offset, expected 0 "
-                                 "with --problem {}",
-                                 c.offset, a.problem));
+    throw InputError(
+        fmt::format("--offset {}: only the plume problem takes an offset, expected 0 "
+                    "with --problem {}",
+                    c.offset, a.problem));
   }
   c.method = parse_one_of<Method>("--method", a.method);
   const Lookup l = look_up(a);
@@ -319,9 +356,10 @@ SolveConfig validate_solve(const SolveArgs& a) {
       std::vector<std::string> krylov;
       for (const Method m : values<Method>())
         if (is_krylov(m)) krylov.emplace_back(name(m));
-      throw InputError(fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
-                                   "solved by the Krylov methods, expected one of {}",
-                                   a.method, fmt::join(krylov, ", ")));
+      throw InputError(
+          fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
+                      "solved by the Krylov methods, expected one of {}",
+                      a.method, fmt::join(krylov, ", ")));
     }
     refuse(!l.pc_auto, "--pc " + a.pc, "--method jacobi",
            "expected auto (Jacobi takes no preconditioner)");
@@ -335,9 +373,10 @@ SolveConfig validate_solve(const SolveArgs& a) {
   if (c.transport == Transport::omp) {
     validate_omp(a, l, c);
   } else if (l.threads_given && !is_hybrid(c)) {
-    throw InputError(fmt::format("--threads {} with --transport {}: threads apply to "
-                                 "--transport omp or --hybrid, expected no --threads",
-                                 c.threads, a.transport));
+    throw InputError(
+        fmt::format("--threads {} with --transport {}: threads apply to "
+                    "--transport omp or --hybrid, expected no --threads",
+                    c.threads, a.transport));
   }
   if (c.transport == Transport::shmem && !par::shmem_available()) {
     throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM");
@@ -345,32 +384,17 @@ SolveConfig validate_solve(const SolveArgs& a) {
   c.halo = comm::parse_halo_strategy(a.halo);
   validate_allreduce(a, l, c);
   if (c.copy && c.variant != Variant::sync) {
-    throw InputError(fmt::format("--copy with --variant {}: the copy loop exists only in the sync "
-                                 "variant, expected no --copy",
-                                 a.variant));
+    throw InputError(
+        fmt::format("--copy with --variant {}: the copy loop exists only in the sync "
+                    "variant, expected no --copy",
+                    a.variant));
   }
   expect(c.max_in_flight >= 1 && c.max_in_flight <= 512, "--max-in-flight", c.max_in_flight,
          "an integer from 1 to 512");
   expect_at_least("--final-sync", c.final_sync, 0);
-  expect(c.slow_rank >= -1, "--slow-rank", c.slow_rank, "a rank, or -1 for none");
-  expect(c.slow_factor >= 1.0 && std::isfinite(c.slow_factor), "--slow-factor", c.slow_factor,
-         "a number >= 1");
-  expect(c.noise_us >= 0.0 && std::isfinite(c.noise_us), "--noise-us", c.noise_us,
-         "a number of microseconds >= 0");
-  expect(c.noise_hz >= 0.0 && std::isfinite(c.noise_hz), "--noise-hz", c.noise_hz,
-         "a frequency >= 0");
-  if (c.noise_us * 1e-6 * c.noise_hz >= 1.0) {
-    throw InputError(fmt::format("--noise-us {} at --noise-hz {}: interrupts take all the time; "
-                                 "expected noise_us * 1e-6 * noise_hz < 1",
-                                 c.noise_us, c.noise_hz));
-  }
+  validate_faults(c);
   if (!is_krylov(c)) validate_jacobi_progress(a, l, c);
-  expect(c.tol > 0.0 && std::isfinite(c.tol), "--tol", c.tol, "a positive number");
-  expect_at_least("--max-iters", c.max_iters, 0);
-  expect_at_least("--check-every", c.check_every, 1);
-  expect_at_least("--halo-every", c.halo_every, 1);
-  expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
-         c.monitor_every_s, "a number of seconds >= 0");
+  validate_stop(c);
   return c;
 }
 

@@ -24,8 +24,8 @@ struct EnumNames<Problem> {
 enum class Method { jacobi, cg, pcg1, pcg2, pcg_overlap, pipecg, lanczos };
 template <>
 struct EnumNames<Method> {
-  static constexpr std::array<std::string_view, 7> names{
-      "jacobi", "cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "lanczos"};
+  static constexpr std::array<std::string_view, 7> names{"jacobi",      "cg",     "pcg1",   "pcg2",
+                                                         "pcg-overlap", "pipecg", "lanczos"};
 };
 
 /// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).

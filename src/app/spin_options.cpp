@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/kernels/tfim.hpp"
@@ -17,9 +17,10 @@ using core::InputError;
 
 void add_spin_options(CLI::App& solve, SpinArgs& a) {
   SpinConfig& s = a.values;
-  a.sites = solve.add_option("--sites", s.sites,
-                             "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
-                             "--lattice square:LxW it must equal L*W)")
+  a.sites = solve
+                .add_option("--sites", s.sites,
+                            "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
+                            "--lattice square:LxW it must equal L*W)")
                 ->default_str("16; L*W for square:LxW");
   solve.add_option("--coupling", s.coupling,
                    "--problem tfim: J of H = J sum_<ij> Z_i Z_j + Gamma sum_i X_i (Pauli "
@@ -64,8 +65,8 @@ void parse_lattice(const std::string& text, SpinConfig& s) {
     throw InputError(fmt::format("--lattice '{}': expected {}", text, expected));
   }
   if (static_cast<long long>(l) * w > kernels::tfim_max_sites) {
-    throw InputError(fmt::format("--lattice '{}': {} sites, expected at most {} (2^n states)",
-                                 text, static_cast<long long>(l) * w, kernels::tfim_max_sites));
+    throw InputError(fmt::format("--lattice '{}': {} sites, expected at most {} (2^n states)", text,
+                                 static_cast<long long>(l) * w, kernels::tfim_max_sites));
   }
   s.lattice = Lattice::square;
   s.length = l;
@@ -76,12 +77,12 @@ void parse_lattice(const std::string& text, SpinConfig& s) {
 
 void validate_spin(const SolveArgs& a, SolveConfig& c) {
   if (parse<Method>(a.method) != Method::lanczos) {
-    throw InputError(fmt::format("--method {} with --problem tfim: expected --method lanczos",
-                                 a.method));
+    throw InputError(
+        fmt::format("--method {} with --problem tfim: expected --method lanczos", a.method));
   }
   if (parse<Problem>(a.problem) != Problem::tfim) {
-    throw InputError(fmt::format("--problem {} with --method lanczos: expected --problem tfim",
-                                 a.problem));
+    throw InputError(
+        fmt::format("--problem {} with --method lanczos: expected --problem tfim", a.problem));
   }
   c.method = Method::lanczos;
   c.problem = Problem::tfim;
@@ -93,9 +94,9 @@ void validate_spin(const SolveArgs& a, SolveConfig& c) {
   lanczos_refuse(given(a.threads), fmt::format("--threads {}", c.threads), "no --threads");
   lanczos_refuse(parse<Variant>(a.variant) != Variant::sync, "--variant " + a.variant,
                  "sync (the default)");
-  lanczos_refuse(try_parse([&] { return comm::parse_hybrid_mode(a.hybrid); }) !=
-                     comm::HybridMode::none,
-                 "--hybrid " + a.hybrid, "none (the default)");
+  lanczos_refuse(
+      try_parse([&] { return comm::parse_hybrid_mode(a.hybrid); }) != comm::HybridMode::none,
+      "--hybrid " + a.hybrid, "none (the default)");
   const std::optional<Progress> progress = parse_progress(a.progress);
   lanczos_refuse(!progress || progress->mode != Progress::Mode::none, "--progress " + a.progress,
                  "none (the default)");
@@ -107,14 +108,16 @@ void validate_spin(const SolveArgs& a, SolveConfig& c) {
   lanczos_refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz), "0");
   const std::optional<Transport> transport = parse<Transport>(a.transport);
   if (!transport || *transport == Transport::omp) {
-    throw InputError(fmt::format("--transport '{}' with --method lanczos: expected one of mpi, "
-                                 "rma, shmem",
-                                 a.transport));
+    throw InputError(
+        fmt::format("--transport '{}' with --method lanczos: expected one of mpi, "
+                    "rma, shmem",
+                    a.transport));
   }
   c.transport = *transport;
   if (c.transport == Transport::shmem && !par::shmem_available()) {
-    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi "
-                     "or rma");
+    throw InputError(
+        "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi "
+        "or rma");
   }
   SpinConfig& s = c.spin;
   s = a.spin.values;
@@ -122,18 +125,19 @@ void validate_spin(const SolveArgs& a, SolveConfig& c) {
   if (s.lattice == Lattice::square) {
     const int lw = s.length * s.width;
     if (given(a.spin.sites) && s.sites != lw) {
-      throw InputError(fmt::format("--sites {} with --lattice {}: expected {} (L*W) or no "
-                                   "--sites",
-                                   s.sites, a.spin.lattice, lw));
+      throw InputError(
+          fmt::format("--sites {} with --lattice {}: expected {} (L*W) or no "
+                      "--sites",
+                      s.sites, a.spin.lattice, lw));
     }
     s.sites = lw;
   }
   expect_at_least("--sites", s.sites, 2);
   if (s.sites > kernels::tfim_max_sites) {
-    throw InputError(fmt::format("--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
-                                 "most {} sites",
-                                 s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0,
-                                 kernels::tfim_max_sites));
+    throw InputError(fmt::format(
+        "--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
+        "most {} sites",
+        s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0, kernels::tfim_max_sites));
   }
   expect_finite("--coupling", s.coupling);
   expect_finite("--field", s.field);

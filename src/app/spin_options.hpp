@@ -28,22 +28,22 @@ struct EnumNames<RmaSync> {
 
 /// What --method lanczos --problem tfim takes (paper 004's SPIN benchmark).
 struct SpinConfig {
-  int sites = 16;                   ///< n: 2^n states (square: L W)
-  double coupling = 1.0;            ///< J of J sum_<ij> Z_i Z_j
-  double field = 1.0;               ///< Gamma of Gamma sum_i X_i
+  int sites = 16;         ///< n: 2^n states (square: L W)
+  double coupling = 1.0;  ///< J of J sum_<ij> Z_i Z_j
+  double field = 1.0;     ///< Gamma of Gamma sum_i X_i
   Lattice lattice = Lattice::chain;
-  int length = 0;                   ///< square: L (0 for the chain)
-  int width = 0;                    ///< square: W (0 for the chain)
-  int buffers = 2;                  ///< --transport mpi: K round-robin receive buffers
-  long chunk = 32768;               ///< --transport mpi: doubles per message
+  int length = 0;                     ///< square: L (0 for the chain)
+  int width = 0;                      ///< square: W (0 for the chain)
+  int buffers = 2;                    ///< --transport mpi: K round-robin receive buffers
+  long chunk = 32768;                 ///< --transport mpi: doubles per message
   RmaSync rma_sync = RmaSync::fence;  ///< --transport rma
 };
 
 /// The lanczos options as the command line gave them (CLI11 writes into
 /// this; it must stay in place until validated).
 struct SpinArgs {
-  SpinConfig values;               ///< the numbers; lattice and rma_sync are set by validation
-  std::string lattice = "chain";   ///< chain or square:LxW
+  SpinConfig values;              ///< the numbers; lattice and rma_sync are set by validation
+  std::string lattice = "chain";  ///< chain or square:LxW
   std::string rma_sync = "fence";
   CLI::Option* sites = nullptr;
 };
