@@ -29,13 +29,13 @@
 #include <vector>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -72,10 +72,10 @@ KrylovSystem make_krylov_system(const grid::Problem& problem,
 /// Settings of the Krylov solvers.
 struct KrylovOptions {
   KrylovMethod method = KrylovMethod::cg;
-  double tol = 1e-6;         ///< stop when ||r||_2 / ||b||_2 < tol
-  long max_iters = 10000;    ///< stop after this many iterations
-  int test_every = 4;        ///< interior planes between halo tests (0: never test)
-  bool jacobi = false;       ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
+  double tol = 1e-6;       ///< stop when ||r||_2 / ||b||_2 < tol
+  long max_iters = 10000;  ///< stop after this many iterations
+  int test_every = 4;      ///< interior planes between halo tests (0: never test)
+  bool jacobi = false;     ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
   /// Inner-product reductions: a collectives::make_nonblocking_allreduce name
   /// ("mpi", "impi" or "tree").
   std::string allreduce = "mpi";
