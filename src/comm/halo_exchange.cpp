@@ -24,6 +24,7 @@ constexpr std::array kStrategies{HaloStrategy::waitall, HaloStrategy::alltoallv,
 
 std::vector<std::string> halo_exchange_names() {
   std::vector<std::string> names;
+  names.reserve(kStrategies.size());
   for (const HaloStrategy s : kStrategies) names.emplace_back(halo_strategy_name(s));
   return names;
 }

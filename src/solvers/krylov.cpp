@@ -78,6 +78,7 @@ std::optional<KrylovMethod> parse_krylov_method(std::string_view name) {
 
 std::vector<std::string> krylov_method_names() {
   std::vector<std::string> names;
+  names.reserve(all_methods.size());
   for (const KrylovMethod method : all_methods) names.emplace_back(krylov_method_name(method));
   return names;
 }
