@@ -51,7 +51,7 @@ program channel_ring_f
   integer(c_int) :: ready, batch, free_slot, max_batch, max_batch_all
   integer(c_int), parameter :: transport_names(2) = [AS_TRANSPORT_MPI, AS_TRANSPORT_RMA]
   real(c_double), allocatable :: u(:), u_new(:)
-  type(halo), target :: out(2), in(2)
+  type(halo), target, asynchronous :: out(2), in(2)  ! the channels read and write them
   type(as_channel) :: channel(2)
   type(as_channel_config) :: config(2)
   type(as_channel_stats) :: stats

@@ -14,8 +14,8 @@ program test_channel_misuse
 
   type(MPI_Comm) :: comm
   integer :: rank, size, partner, failures, total
-  real(c_double), target :: send8(4), recv8(4)
-  integer(c_int64_t), target :: send_odd(2), recv_odd(2)
+  real(c_double), target, asynchronous :: send8(4), recv8(4)
+  integer(c_int64_t), target, asynchronous :: send_odd(2), recv_odd(2)
 
   call MPI_Init()
   call MPI_Comm_dup(MPI_COMM_WORLD, comm)

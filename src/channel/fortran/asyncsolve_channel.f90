@@ -14,8 +14,12 @@
 !>   default-initialised one is the null channel. Pass it as it is: create and
 !>   destroy update it (as_channel** in C), the other calls read it.
 !> * sendbuf and recvbuf are C addresses: c_loc(buffer) of a variable with
-!>   the TARGET attribute that outlives the channel (racy mode: 8-byte
-!>   aligned, and a size that is a multiple of 8).
+!>   the TARGET and ASYNCHRONOUS attributes that outlives the channel (racy
+!>   mode: 8-byte aligned, and a size that is a multiple of 8). ASYNCHRONOUS
+!>   is not optional: the channel writes recvbuf inside calls that do not
+!>   name it (recv; racy: any call), and without the attribute an optimising
+!>   compiler may keep the buffer's old value (gfortran 12 -O3 does), as for
+!>   the buffers of non-blocking MPI calls.
 !> * as_strerror returns a Fortran string; as_strerror_c is the raw binding.
 !>
 !> Nothing here is thread-safe for one channel. create and destroy are
