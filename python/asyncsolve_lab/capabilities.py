@@ -26,6 +26,16 @@ class Program:
     options: dict[str, str] = field(default_factory=dict)  # option -> its help text
 
 
+#: Programs beside the asyncsolve binary, and what building them takes.
+SIBLING_NEEDS = {"asyncsolve-stencil2d-caf": "it needs gfortran and OpenCoarrays: make deps "
+                 "installs gfortran and libcoarrays-openmpi-dev, then reconfigure the build"}
+
+
+def is_sibling(program: str) -> bool:
+    """A program beside the asyncsolve binary (asyncsolve-NAME), run on its own."""
+    return program.startswith("asyncsolve-")
+
+
 def find_binary(binary: str | None) -> Path:
     """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH."""
     import os
@@ -68,6 +78,8 @@ class Capabilities:
     def argv(self, program: str) -> list[str]:
         if program.startswith("bench/"):
             return [str(self.bench_dir / program.split("/", 1)[1])]
+        if is_sibling(program):
+            return [str(self.binary.parent / program)]
         return [str(self.binary), *program.split()]
 
     def program(self, program: str) -> Program:
@@ -77,12 +89,16 @@ class Capabilities:
         if program.startswith("bench/") and not Path(argv[0]).is_file():
             raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
                              "(build the benchmarks: ASYNCSOLVE_BUILD_BENCH=ON, make build)")
+        if is_sibling(program) and not Path(argv[0]).is_file():
+            raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
+                             f"({SIBLING_NEEDS.get(program, 'not built')})")
         try:
             proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
         usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.M)
-        if not program.startswith("bench/") and (usage is None or usage.group(2) != program):
+        standalone = program.startswith("bench/") or is_sibling(program)
+        if not standalone and (usage is None or usage.group(2) != program):
             # CLI11 prints the parent's help for an unknown subcommand
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
                              f"yet?): `{' '.join(argv)} --help` does not describe it")

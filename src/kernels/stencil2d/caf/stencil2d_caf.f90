@@ -47,7 +47,7 @@ program stencil2d_caf
   ! Options: parsed on every image (same argv, same verdict); image 1 speaks.
   status = caf_setup(int(command_argument_count() + 1, c_int), command_words(), &
                      int(images, c_int), merge(1_c_int, 0_c_int, root), config)
-  if (status == 1) stop
+  if (status == 1) call stop_all(0)  ! --help
   if (status /= 0) call stop_all(2)
   status = 0
   if (root) status = caf_check_json()
