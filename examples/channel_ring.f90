@@ -286,7 +286,7 @@ program channel_ring_f
       failed = 1
       verdict = "FAILED (bad messages, blocked sends or wrong solution)"
     end if
-    write (output_unit, '(a,i0,a,a,a,a,a,i0,a,i0,a,i0,a,i0,a,i0,a,f0.2,a,i0,a,i0,a,i0,a,es8.1,a,a)') &
+    write (output_unit, '(a,i0,4a,5(a,i0),a,f0.2,3(a,i0),a,es8.1,2a)') &
       "channel_ring_f: ranks ", size, " transport ", trim(merge("rma", "mpi", rma)), &
       " mode ", trim(merge("racy ", "async", racy)), " max_in_flight ", max_in_flight, &
       " iterations ", iterations, " sent ", totals(1), " skipped ", totals(2), &

@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
@@ -50,8 +50,7 @@ namespace {
 constexpr const char* program_name = "asyncsolve-stencil2d-caf";
 constexpr int max_sizes = 64;
 constexpr int caf_variants = 5;
-constexpr std::string_view variant_names[caf_variants] = {"trivial", "put", "get", "get0",
-                                                           "get1"};
+constexpr std::string_view variant_names[caf_variants] = {"trivial", "put", "get", "get0", "get1"};
 constexpr double validation_tol = 1e-12;
 
 }  // namespace
@@ -61,17 +60,17 @@ extern "C" {
 /// The validated options, as the Fortran side reads them (bind(C) type
 /// caf_config in stencil2d_caf_support.f90: same members, same order).
 struct asyncsolve_caf_config {
-  int local_count;          ///< how many local sizes
-  int local[max_sizes];     ///< n of each n x n block
-  int radius;               ///< r
-  int repeats;              ///< measurements of every variant
-  long long iterations;     ///< timed iterations per measurement
-  long long warmup;         ///< untimed iterations before them
-  int variant_count;        ///< how many variants run
-  int variants[caf_variants];   ///< 1 trivial, 2 put, 3 get, 4 get0, 5 get1, in order
-  int px, py;               ///< the image grid
-  int corrupt_corner;       ///< the test hook
-  double validation_tol;    ///< relative tolerance of the validation
+  int local_count;             ///< how many local sizes
+  int local[max_sizes];        ///< n of each n x n block
+  int radius;                  ///< r
+  int repeats;                 ///< measurements of every variant
+  long long iterations;        ///< timed iterations per measurement
+  long long warmup;            ///< untimed iterations before them
+  int variant_count;           ///< how many variants run
+  int variants[caf_variants];  ///< 1 trivial, 2 put, 3 get, 4 get0, 5 get1, in order
+  int px, py;                  ///< the image grid
+  int corrupt_corner;          ///< the test hook
+  double validation_tol;       ///< relative tolerance of the validation
 };
 
 }  // extern "C"
@@ -154,9 +153,8 @@ void validate(State& s, int images) {
   const std::string sizes_expected = "a comma-separated list of block sizes >= 2, e.g. 64,128,256";
   const auto sizes = split_list("--local", s.local_text, sizes_expected);
   if (sizes.size() > static_cast<std::size_t>(max_sizes)) {
-    throw asyncsolve::core::InputError(
-        fmt::format("--local '{}': {} sizes, expected at most {}", s.local_text, sizes.size(),
-                    max_sizes));
+    throw asyncsolve::core::InputError(fmt::format("--local '{}': {} sizes, expected at most {}",
+                                                   s.local_text, sizes.size(), max_sizes));
   }
   c.local_count = 0;
   for (const auto& item : sizes) {
@@ -202,8 +200,8 @@ void validate(State& s, int images) {
   for (const auto& v : variants) {
     const auto* found = std::find(std::begin(variant_names), std::end(variant_names), v);
     if (found == std::end(variant_names)) {
-      throw asyncsolve::core::InputError(fmt::format(
-          "--variant '{}': expected one of trivial, put, get, get0, get1 (or all)", v));
+      throw asyncsolve::core::InputError(
+          fmt::format("--variant '{}': expected one of trivial, put, get, get0, get1 (or all)", v));
     }
     c.variants[c.variant_count++] = static_cast<int>(found - std::begin(variant_names)) + 1;
   }
@@ -222,10 +220,10 @@ void validate(State& s, int images) {
     int py = 0;
     if (x == std::string::npos ||
         !asyncsolve::core::parse_whole(std::string_view(s.grid_text).substr(0, x), px) ||
-        !asyncsolve::core::parse_whole(std::string_view(s.grid_text).substr(x + 1), py) ||
-        px < 1 || py < 1) {
-      throw asyncsolve::core::InputError(fmt::format(
-          "--grid '{}': expected PXxPY, two positive integers, e.g. 2x2", s.grid_text));
+        !asyncsolve::core::parse_whole(std::string_view(s.grid_text).substr(x + 1), py) || px < 1 ||
+        py < 1) {
+      throw asyncsolve::core::InputError(
+          fmt::format("--grid '{}': expected PXxPY, two positive integers, e.g. 2x2", s.grid_text));
     }
     if (static_cast<long long>(px) * py != images) {
       throw asyncsolve::core::InputError(fmt::format(
@@ -263,9 +261,7 @@ nlohmann::ordered_json series_json(const std::vector<double>& v) {
           {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())}};
 }
 
-std::string run_name(int variant) {
-  return fmt::format("caf/{}", variant_names[variant - 1]);
-}
+std::string run_name(int variant) { return fmt::format("caf/{}", variant_names[variant - 1]); }
 
 std::string table(const State& s) {
   std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}  {:>5}\n",
@@ -274,15 +270,15 @@ std::string table(const State& s) {
   for (const auto& r : s.records) {
     const auto mn = *std::min_element(r.iteration_us.begin(), r.iteration_us.end());
     const auto mx = *std::max_element(r.iteration_us.begin(), r.iteration_us.end());
-    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}  {:>5}\n",
-                       r.local, run_name(r.variant),
-                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
-                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
-                       r.calls, r.syncs);
+    out += fmt::format(
+        "  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}  {:>5}\n", r.local,
+        run_name(r.variant), fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
+        median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs), r.calls, r.syncs);
   }
-  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
-                     "timed); times: slowest image, per iteration\n",
-                     s.config.iterations, s.config.warmup + s.config.iterations);
+  out += fmt::format(
+      "  every repeat validated against the serial filter ({} of {} iterations "
+      "timed); times: slowest image, per iteration\n",
+      s.config.iterations, s.config.warmup + s.config.iterations);
   return out;
 }
 
@@ -292,11 +288,16 @@ std::string thread_level_name() {
   MPI_Initialized(&initialized);
   if (initialized == 0 || MPI_Query_thread(&provided) != MPI_SUCCESS) return "unknown";
   switch (provided) {
-    case MPI_THREAD_SINGLE: return "single";
-    case MPI_THREAD_FUNNELED: return "funneled";
-    case MPI_THREAD_SERIALIZED: return "serialized";
-    case MPI_THREAD_MULTIPLE: return "multiple";
-    default: return "unknown";
+    case MPI_THREAD_SINGLE:
+      return "single";
+    case MPI_THREAD_FUNNELED:
+      return "funneled";
+    case MPI_THREAD_SERIALIZED:
+      return "serialized";
+    case MPI_THREAD_MULTIPLE:
+      return "multiple";
+    default:
+      return "unknown";
   }
 }
 
@@ -321,8 +322,8 @@ nlohmann::ordered_json make_document(const State& s, int images) {
       {"hostname", asyncsolve::par::processor_name()},
       {"cores", static_cast<int>(std::max(1U, std::thread::hardware_concurrency()))},
       {"images", images},
-      {"coarray_runtime", fmt::format("OpenCoarrays {} (libcaf_mpi over Open MPI)",
-                                      ASYNCSOLVE_CAF_VERSION)},
+      {"coarray_runtime",
+       fmt::format("OpenCoarrays {} (libcaf_mpi over Open MPI)", ASYNCSOLVE_CAF_VERSION)},
       {"mpi_osc", osc != nullptr ? osc : ""}};
   std::vector<int> sizes(c.local, c.local + c.local_count);
   std::vector<std::string> variants;
@@ -349,31 +350,32 @@ nlohmann::ordered_json make_document(const State& s, int images) {
        {{"reference", "kernels::filter2d_serial on image 1, the whole periodic domain"},
         {"every_repeat", true},
         {"relative_tolerance", c.validation_tol}}},
-      {"timing", "per image per iteration, then the maximum over images; exchange = iteration "
-                 "- filter; bandwidth = halo bytes per image / exchange time"},
+      {"timing",
+       "per image per iteration, then the maximum over images; exchange = iteration "
+       "- filter; bandwidth = halo bytes per image / exchange time"},
       {"synchronisation",
        "trivial: two sync all per iteration; put, get, get0, get1: two pairwise handshakes "
        "(sync images with the x neighbours, then with the y neighbours)"}};
   doc["grid"] = {{"dims", {c.px, c.py}}, {"periodic", true}};
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const auto& r : s.records) {
-    results.push_back({{"name", run_name(r.variant)},
-                       {"model", "caf"},
-                       {"transport", "caf"},
-                       {"variant", std::string(variant_names[r.variant - 1])},
-                       {"local", r.local},
-                       {"global", {static_cast<long>(c.px) * r.local,
-                                   static_cast<long>(c.py) * r.local}},
-                       {"radius", c.radius},
-                       {"ranks", images},
-                       {"halo_bytes_per_rank", r.halo_bytes},
-                       {"calls_per_iteration", r.calls},
-                       {"syncs_per_iteration", r.syncs},
-                       {"validated", true},
-                       {"iteration_us", series_json(r.iteration_us)},
-                       {"exchange_us", series_json(r.exchange_us)},
-                       {"filter_us", series_json(r.filter_us)},
-                       {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
+    results.push_back(
+        {{"name", run_name(r.variant)},
+         {"model", "caf"},
+         {"transport", "caf"},
+         {"variant", std::string(variant_names[r.variant - 1])},
+         {"local", r.local},
+         {"global", {static_cast<long>(c.px) * r.local, static_cast<long>(c.py) * r.local}},
+         {"radius", c.radius},
+         {"ranks", images},
+         {"halo_bytes_per_rank", r.halo_bytes},
+         {"calls_per_iteration", r.calls},
+         {"syncs_per_iteration", r.syncs},
+         {"validated", true},
+         {"iteration_us", series_json(r.iteration_us)},
+         {"exchange_us", series_json(r.exchange_us)},
+         {"filter_us", series_json(r.filter_us)},
+         {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
   }
   doc["results"] = results;
   return doc;
@@ -424,10 +426,11 @@ int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
   c.validation_tol = validation_tol;
   bool corrupt = false;
 
-  CLI::App app{"Paper 004's Stencil2D in Coarray Fortran: the slides' variants trivial, put, get, "
-               "get0 and get1 on an n x n block per image of a periodic domain, validated "
-               "against the serial filter before any time is reported",
-               program_name};
+  CLI::App app{
+      "Paper 004's Stencil2D in Coarray Fortran: the slides' variants trivial, put, get, "
+      "get0 and get1 on an n x n block per image of a periodic domain, validated "
+      "against the serial filter before any time is reported",
+      program_name};
   app.option_defaults()->always_capture_default();
   app.add_option("--local", s.local_text,
                  "Block size n per image (n x n points; weak scaling: the domain grows with the "
@@ -447,8 +450,7 @@ int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
   app.add_flag("--test-corrupt-corner", corrupt,
                "Test hook: corrupt one halo corner so that validation fails (exit 4)")
       ->group("");
-  app.add_option("--json", s.json_path, "Write the result document to this file")
-      ->default_str("");
+  app.add_option("--json", s.json_path, "Write the result document to this file")->default_str("");
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   try {
@@ -489,11 +491,11 @@ int asyncsolve_caf_check_json() {
 /// Prints the first line of the run on stdout. Local: image 1 calls it.
 void asyncsolve_caf_banner(int images) {
   const asyncsolve_caf_config& c = state().config;
-  std::printf("%s %s: bench stencil2d in Coarray Fortran (OpenCoarrays %s), %d image%s (grid "
-              "%dx%d, periodic), radius %d, %lld iterations (%lld warm-up), %d repeat%s\n",
-              program_name, asyncsolve::version, ASYNCSOLVE_CAF_VERSION, images,
-              images == 1 ? "" : "s", c.px, c.py, c.radius, c.iterations, c.warmup, c.repeats,
-              c.repeats == 1 ? "" : "s");
+  std::printf(
+      "%s %s: bench stencil2d in Coarray Fortran (OpenCoarrays %s), %d image%s (grid "
+      "%dx%d, periodic), radius %d, %lld iterations (%lld warm-up), %d repeat%s\n",
+      program_name, asyncsolve::version, ASYNCSOLVE_CAF_VERSION, images, images == 1 ? "" : "s",
+      c.px, c.py, c.radius, c.iterations, c.warmup, c.repeats, c.repeats == 1 ? "" : "s");
   std::fflush(stdout);
 }
 
@@ -508,7 +510,8 @@ void asyncsolve_caf_weights(int radius, double* w) {
   const asyncsolve::kernels::Filter2d filter(radius);
   const int side = 2 * radius + 1;
   for (int l = -radius; l <= radius; ++l)
-    for (int k = -radius; k <= radius; ++k) w[(l + radius) * side + (k + radius)] = filter.weight(k, l);
+    for (int k = -radius; k <= radius; ++k)
+      w[(l + radius) * side + (k + radius)] = filter.weight(k, l);
 }
 
 /// The serial reference, kernels::filter2d_serial, of the periodic size_x x
@@ -550,9 +553,9 @@ void asyncsolve_caf_record(int variant, int local, long long halo_bytes, long lo
 
 /// One line on stderr: a variant failed validation (exit 4 follows).
 void asyncsolve_caf_validation_failed(int variant, int local, int images, int repeat,
-                                      long long total, long long gx, long long gy,
-                                      long long size_x, long long size_y, double got,
-                                      double expected, long long wrong) {
+                                      long long total, long long gx, long long gy, long long size_x,
+                                      long long size_y, double got, double expected,
+                                      long long wrong) {
   print_error(fmt::format(
       "bench stencil2d: {} failed validation (local {}, radius {}, {} images, repeat {}, after "
       "{} iterations): first wrong point (x, y) = ({}, {}) of the {}x{} domain, got {:.17g}, "
