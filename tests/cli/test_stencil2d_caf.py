@@ -144,6 +144,24 @@ class Runs(unittest.TestCase):
         self.check_document(doc, 4, VARIANTS, [4], 1, 1)
 
 
+    def test_tcp_btl_and_one_image_run_on_pt2pt(self):
+        # Debian's configured one-sided components cannot start OpenCoarrays
+        # without the shared-memory BTL or on one process: the program picks
+        # pt2pt itself (unless OMPI_MCA_osc is set) and records it.
+        env = dict(os.environ, OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo")
+        env.pop("OMPI_MCA_osc", None)
+        for images, environment in ((2, env), (1, None)):
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "s2d.json")
+                cmd = MPIEXEC + ["-n", str(images), BINARY, "--local", "6", "-i", "2", "-x", "0",
+                                 "--repeats", "1", "--variant", "get", "--json", path]
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
+                                   env=environment)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(path) as f:
+                    self.assertEqual(json.load(f)["environment"]["mpi_osc"], "pt2pt")
+
+
 class ValidationCatchesAWrongCorner(unittest.TestCase):
     def test_every_variant(self):
         for v in VARIANTS:

@@ -105,15 +105,26 @@ State& state() {
 }
 
 /// Open MPI 4.1 as configured by Debian 12 (osc = ^ucx,pt2pt in
-/// openmpi-mca-params.conf) picks osc/sm for a job of one process, whose
-/// MPI_Win_create fails while OpenCoarrays initialises ("MPI_ERR_WIN: invalid
-/// window", exit 53) before the program's first statement. A one-image run
-/// therefore uses osc/pt2pt, unless the user chose an osc component. Set
-/// before main, i.e. before the coarray runtime calls MPI_Init.
-[[maybe_unused]] const bool osc_steered = [] {
+/// openmpi-mca-params.conf) leaves osc/rdma, which needs the shared-memory
+/// BTL (vader) between the processes, and osc/sm, whose MPI_Win_create fails.
+/// Where rdma cannot serve — a job of one process, or BTLs without vader
+/// (the lab's tcp regime: btl self,tcp) — OpenCoarrays' start-up then dies in
+/// MPI_Win_create ("MPI_ERR_WIN: invalid window", exit 53) before the
+/// program's first statement. Such runs use osc/pt2pt (one-sided over the
+/// point-to-point messages of the chosen BTLs), unless the user chose an osc
+/// component; the document records it (environment.mpi_osc). Set before
+/// main, i.e. before the coarray runtime calls MPI_Init.
+bool rdma_osc_usable() {
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
-  const bool one_process = size == nullptr || std::string_view(size) == "1";
-  if (one_process && std::getenv("OMPI_MCA_osc") == nullptr) {
+  if (size == nullptr || std::string_view(size) == "1") return false;
+  const char* btl = std::getenv("OMPI_MCA_btl");
+  if (btl == nullptr || btl[0] == '^') return true;  // the default BTLs, vader among them
+  const std::string_view list(btl);
+  return list.find("vader") != std::string_view::npos || list.find("sm") != std::string_view::npos;
+}
+
+[[maybe_unused]] const bool osc_steered = [] {
+  if (std::getenv("OMPI_MCA_osc") == nullptr && !rdma_osc_usable()) {
     setenv("OMPI_MCA_osc", "pt2pt", 0);
   }
   return true;
@@ -324,7 +335,7 @@ nlohmann::ordered_json make_document(const State& s, int images) {
       {"images", images},
       {"coarray_runtime",
        fmt::format("OpenCoarrays {} (libcaf_mpi over Open MPI)", ASYNCSOLVE_CAF_VERSION)},
-      {"mpi_osc", osc != nullptr ? osc : ""}};
+      {"mpi_osc", osc != nullptr ? osc : "default"}};
   std::vector<int> sizes(c.local, c.local + c.local_count);
   std::vector<std::string> variants;
   std::vector<std::string> runs;
