@@ -85,26 +85,42 @@ class Capabilities:
     def program(self, program: str) -> Program:
         if program in self._cache:
             return self._cache[program]
+        if is_sibling(program):
+            return self._sibling(program)
         argv = self.argv(program)
         if program.startswith("bench/") and not Path(argv[0]).is_file():
             raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
                              "(build the benchmarks: ASYNCSOLVE_BUILD_BENCH=ON, make build)")
-        if is_sibling(program) and not Path(argv[0]).is_file():
-            raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
-                             f"({SIBLING_NEEDS.get(program, 'not built')})")
         try:
             proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
-        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.MULTILINE)
-        standalone = program.startswith("bench/") or is_sibling(program)
-        if not standalone and (usage is None or usage.group(2) != program):
+        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.M)
+        if not program.startswith("bench/") and (usage is None or usage.group(2) != program):
             # CLI11 prints the parent's help for an unknown subcommand
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
                              f"yet?): `{' '.join(argv)} --help` does not describe it")
         if proc.returncode != 0:
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
                              f"yet?): {' '.join(argv)} --help exited {proc.returncode}: "
+                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+        found = Program(argv=argv, options=parse_help(proc.stdout))
+        self._cache[program] = found
+        return found
+
+    def _sibling(self, program: str) -> Program:
+        """A program beside the asyncsolve binary (asyncsolve-NAME): it must
+        exist and answer --help, whose options are its capabilities."""
+        argv = self.argv(program)
+        if not Path(argv[0]).is_file():
+            raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
+                             f"({SIBLING_NEEDS.get(program, 'not built')})")
+        try:
+            proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
+        if proc.returncode != 0:
+            raise SuiteError(f"{' '.join(argv)} --help exited {proc.returncode}: "
                              f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
         found = Program(argv=argv, options=parse_help(proc.stdout))
         self._cache[program] = found
