@@ -504,8 +504,8 @@ def stencil2d_models(records, title: str | None = None) -> Figure | None:
     fig, axes = plt.subplots(len(rows), len(cols), figsize=(max(6.0, 0.55 * len(cats) + 1.5)
                                                              * len(cols), 3.6 * len(rows)),
                              squeeze=False, sharey=True)
-    for (regime, radius), row in zip(rows, axes):
-        for local, ax in zip(cols, row):
+    for (regime, radius), row in zip(rows, axes, strict=True):
+        for local, ax in zip(cols, row, strict=True):
             for j, n in enumerate(ranks):
                 shade = 0.45 + 0.55 * (j + 1) / len(ranks)
                 for i, (model, variant) in enumerate(cats):

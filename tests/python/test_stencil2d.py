@@ -5,6 +5,7 @@ model; the CAF program launched by cafrun; the shipped sawyer2013 suite."""
 from pathlib import Path
 
 import pytest
+
 from asyncsolve_lab import runner
 from asyncsolve_lab.capabilities import Capabilities, check_suite
 from asyncsolve_lab.report import write_report
@@ -83,11 +84,12 @@ def test_points_of_both_programs(stencil_results, caps):
 
 
 def test_report_tables_and_the_model_by_model_section(stencil_results, caps, tmp_path):
-    md, page, _, sections = write_report(stencil_results, tmp_path / "out")
+    md, _, _, sections = write_report(stencil_results, tmp_path / "out")
     by = {s.name: s for s in sections}
     table = by["cxx"].tables[0]
     assert table.columns[:2] == ["model", "variant"]
-    assert len(table.rows) == 7 and len(table.columns) == 2 + 4  # 2 radii x 2 sizes
+    assert len(table.rows) == 7
+    assert len(table.columns) == 2 + 4  # 2 radii x 2 sizes
     assert [name.split("-")[-1] for _, name, _ in by["cxx"].figures] == ["stencil2d.png"]
     if not caf_built(caps):
         assert "stencil2d-models" not in by  # one program, no comparison section
@@ -98,7 +100,8 @@ def test_report_tables_and_the_model_by_model_section(stencil_results, caps, tmp
                                                          "MPI-3 RMA"}
     assert len(models.tables[0].rows) == 5 + 7
     (caption, name, b64), = models.figures
-    assert "model by model" in caption and b64
+    assert "model by model" in caption
+    assert b64
     assert (tmp_path / "out" / "plots" / name).stat().st_size > 5000
     assert "## Stencil2D model by model (paper 004)" in md.read_text()
 
@@ -114,7 +117,8 @@ def test_cafrun_passes_the_regime_through_the_environment():
 
     launch = runner.build_launch(run, Caps(), Path("/tmp/x.json"))
     assert launch.argv[:4] == ["cafrun", "-np", "64", "/build/asyncsolve-stencil2d-caf"]
-    assert "--mca" not in launch.argv and "--oversubscribe" not in launch.argv
+    assert "--mca" not in launch.argv
+    assert "--oversubscribe" not in launch.argv
     assert launch.env["OMPI_MCA_btl"] == "self,tcp"
     assert launch.env["OMPI_MCA_btl_tcp_if_include"] == "lo"
     assert launch.env["OMPI_MCA_rmaps_base_oversubscribe"] == "1"
@@ -126,7 +130,7 @@ def test_a_missing_sibling_program_is_named(tmp_path):
     fake.chmod(0o755)
     suite = parse_suite(STENCIL_SUITE.replace('program = "bench stencil2d"',
                                               'program = "asyncsolve-stencil2d-caf"'))
-    with pytest.raises(SuiteError, match="no asyncsolve-stencil2d-caf.*OpenCoarrays"):
+    with pytest.raises(SuiteError, match=r"no asyncsolve-stencil2d-caf .*OpenCoarrays"):
         check_suite(suite, Capabilities(fake))
 
 
