@@ -463,6 +463,7 @@ int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
       ->group("");
   app.add_option("--json", s.json_path, "Write the result document to this file")->default_str("");
   std::vector<char*> argv;
+  argv.reserve(words.size());
   for (auto& w : words) argv.push_back(w.data());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
