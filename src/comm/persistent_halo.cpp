@@ -9,8 +9,7 @@ namespace asyncsolve::comm {
 
 PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                                Neighbourhood neighbourhood)
-    : links_(buffered_halo_links(decomposition, shape, neighbourhood)),
-      bytes_(send_bytes(links_)) {
+    : links_(buffered_halo_links(decomposition, shape, neighbourhood)), bytes_(send_bytes(links_)) {
   // links_ never changes after this: the requests hold its buffers' addresses.
   const MPI_Comm comm = decomposition.comm().get();
   requests_.assign(2 * links_.size(), MPI_REQUEST_NULL);

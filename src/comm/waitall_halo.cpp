@@ -2,7 +2,6 @@
 
 #include <cassert>
 
-
 namespace asyncsolve::comm {
 
 WaitallHalo::WaitallHalo(const grid::Decomposition& decomposition, const grid::Field& shape,

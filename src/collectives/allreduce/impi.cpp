@@ -38,7 +38,6 @@ class ImpiAllreduce final : public NonblockingBase {
                    "MPI_Iallreduce");
   }
 
-
  private:
   bool advance(bool blocking) override {
     if (blocking) {
