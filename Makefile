@@ -128,7 +128,7 @@ lint-format: deps-lint
 # per layer include tree that shows it (build/layers/<layer>/asyncsolve/).
 lint-tidy: deps-lint build
 	run-clang-tidy-14 -p $(BUILD) -j $(JOBS) -quiet \
-	  '^$(CURDIR)/src/' > $(BUILD)/clang-tidy.log 2>&1 || \
+	  '^$(CURDIR)/src/.*\.(c|cpp)$$' > $(BUILD)/clang-tidy.log 2>&1 || \
 	  { sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/clang-tidy.log | grep -E 'warning:|error:' | sort -u || \
 	      tail -n 20 $(BUILD)/clang-tidy.log; \
 	    echo "lint-tidy: findings above (full log: $(BUILD)/clang-tidy.log)"; exit 1; }
