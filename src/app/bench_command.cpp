@@ -444,7 +444,7 @@ std::vector<NoiseRecord> run_noise(const BenchAllreduceConfig& config,
   }
   for (int repeat = 0; repeat < config.repeats; ++repeat) {
     // Seeds differ between repeats so that the noise phases are sampled.
-    const auto seed = static_cast<std::uint64_t>(repeat + 1);
+    const auto seed = static_cast<std::uint64_t>(repeat) + 1;
     for (auto& rec : records) {
       rec.time_s.push_back(
           noise_solve(*problem, decomposition, rec.method, rec.allreduce, rec.setting, seed, rec));

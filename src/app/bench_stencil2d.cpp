@@ -111,7 +111,7 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
             check.expected, check.wrong_points, check.wrong_points == 1 ? "" : "s")};
         break;
       }
-      const double it = static_cast<double>(config.iterations);
+      const auto it = static_cast<double>(config.iterations);
       const double total_s = max_over_ranks(comm, t.total_s) / it;
       const double exchange_s = max_over_ranks(comm, t.exchange_s()) / it;
       const double filter_s = max_over_ranks(comm, t.filter_s) / it;

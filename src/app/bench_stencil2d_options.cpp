@@ -94,6 +94,7 @@ std::vector<Variant> parse_variants(const std::string& text,
     variants.push_back(parse_one_of<Variant>("--variant", v, " (or all)"));
   }
   std::vector<std::string_view> transport_names;
+  transport_names.reserve(transports.size());
   for (const Transport t : transports) transport_names.push_back(name(t));
   for (const Variant v : variants) {
     if (std::any_of(transports.begin(), transports.end(),

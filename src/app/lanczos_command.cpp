@@ -206,6 +206,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                          {"monitor", config.monitor},
                          {"monitor_every", config.monitor_every_s}};
         std::vector<long long> iters;
+        iters.reserve(per_rank.size());
         for (const double it : per_rank) iters.push_back(std::llround(it));
         doc["result"] = {
             {"converged", result.converged},

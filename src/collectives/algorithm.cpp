@@ -1,11 +1,13 @@
 // AllreduceAlgorithm: the --allreduce names, parsed once into a type.
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <optional>
 #include <string>
 
 #include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 
 namespace asyncsolve::collectives {
@@ -58,22 +60,9 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
 }
 
 std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
-  using Kind = AllreduceAlgorithm::Kind;
-  switch (kind) {
-    case Kind::mpi:
-      return "mpi";
-    case Kind::impi:
-      return "impi";
-    case Kind::tree:
-      return "tree";
-    case Kind::rd:
-      return "rd";
-    case Kind::knomial:
-      return "knomial";
-    case Kind::twolevel:
-      return "twolevel";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 6> names{"mpi", "impi",    "tree",
+                                                         "rd",  "knomial", "twolevel"};
+  return core::enum_name(names, kind);
 }
 
 }  // namespace

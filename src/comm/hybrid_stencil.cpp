@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/split.hpp"
@@ -55,29 +57,19 @@ Box split_along(const Box& box, int axis, int parts, int t) noexcept {
   return b;
 }
 
+/// In the order of HybridMode.
+constexpr std::array<std::string_view, 4> kModeNames{"none", "masteronly", "funneled", "multiple"};
+
 }  // namespace
 
 std::string_view hybrid_mode_name(HybridMode mode) noexcept {
-  switch (mode) {
-    case HybridMode::masteronly:
-      return "masteronly";
-    case HybridMode::funneled:
-      return "funneled";
-    case HybridMode::multiple:
-      return "multiple";
-    case HybridMode::none:
-      break;
-  }
-  return "none";
+  return core::enum_name(kModeNames, mode, "none");
 }
 
-std::vector<std::string> hybrid_mode_names() { return {"masteronly", "funneled", "multiple"}; }
+std::vector<std::string> hybrid_mode_names() { return {kModeNames.begin() + 1, kModeNames.end()}; }
 
 HybridMode parse_hybrid_mode(std::string_view name) {
-  if (name == "none") return HybridMode::none;
-  if (name == "masteronly") return HybridMode::masteronly;
-  if (name == "funneled") return HybridMode::funneled;
-  if (name == "multiple") return HybridMode::multiple;
+  if (const auto mode = core::enum_parse<HybridMode>(kModeNames, name)) return *mode;
   throw core::InputError(
       fmt::format("--hybrid '{}': expected one of {}", name, fmt::join(hybrid_mode_names(), ", ")));
 }

@@ -357,6 +357,7 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
   if (recs.empty()) throw InputError("the sweep has no records: expected at least 2");
 
   std::vector<double> eps_measured;
+  eps_measured.reserve(recs.size());
   for (const auto& r : recs) eps_measured.push_back(r.masteronly_s / r.funneled_s);
   // Sum of squared ε errors of a candidate (eq. 14 against the measurements).
   const auto eps_error = [&](const MvmCosts& x) {
@@ -399,7 +400,7 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
       // min Σ w (c + a K − T)², w = 1/T²: the 2 × 2 normal equations.
       double sw = 0, swk = 0, swkk = 0, swt = 0, swkt = 0;
       for (const auto& r : recs) {
-        const double k = static_cast<double>(r.nk_local);
+        const auto k = static_cast<double>(r.nk_local);
         const double t = r.masteronly_s;
         const double w = 1.0 / (t * t);
         sw += w;
@@ -464,7 +465,7 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
   double sum = 0.0;
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const auto& rec = recs[i];
-    const double k = static_cast<double>(rec.nk_local);
+    const auto k = static_cast<double>(rec.nk_local);
     MvmFit::Row row;
     row.nk_local = rec.nk_local;
     row.epsilon_measured = eps_measured[i];

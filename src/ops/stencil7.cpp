@@ -49,7 +49,7 @@ std::size_t cache_bytes(int level, std::size_t fallback) noexcept {
       if (!(size_file >> value)) continue;
       size_file >> unit;
       if (unit == 'K') value *= 1024;
-      if (unit == 'M') value *= 1024 * 1024;
+      if (unit == 'M') value *= std::size_t{1024} * 1024;
       if (value > best) best = value;
     }
   } catch (...) {
@@ -120,6 +120,7 @@ std::uintptr_t prefetch_distance(std::ptrdiff_t stride_y) noexcept {
 /// Prefetches the line `bytes` past `p`. The address is formed as an integer,
 /// so looking past the end of the field forms no out-of-bounds pointer.
 inline void prefetch_ahead(const double* p, std::uintptr_t bytes) noexcept {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): an integer on purpose, as said above
   _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
                _MM_HINT_T0);
 }

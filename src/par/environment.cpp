@@ -2,10 +2,12 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/par/check.hpp"
 
 namespace asyncsolve::par {
@@ -35,17 +37,9 @@ ThreadLevel from_mpi(int level) {
 }  // namespace
 
 std::string_view to_string(ThreadLevel level) noexcept {
-  switch (level) {
-    case ThreadLevel::single:
-      return "single";
-    case ThreadLevel::funneled:
-      return "funneled";
-    case ThreadLevel::serialized:
-      return "serialized";
-    case ThreadLevel::multiple:
-      return "multiple";
-  }
-  return "unknown";
+  static constexpr std::array<std::string_view, 4> names{"single", "funneled", "serialized",
+                                                         "multiple"};
+  return core::enum_name(names, level, "unknown");
 }
 
 Environment::Environment(int& argc, char**& argv, ThreadLevel requested) : requested_(requested) {

@@ -95,7 +95,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   grid::Field u_new(u.interior(), u.halo());
   std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
 
   // A thread's share of the sweep u_new = (sum of neighbours of u)/6, of the
   // residual of u and of the copy u = u_new. The lambdas hold references to
@@ -193,7 +193,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
   grid::Field u_new(u.interior(), u.halo());
   std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
 
   const double t0 = core::now_s();
   double residual = std::numeric_limits<double>::infinity();

@@ -43,7 +43,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   result.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce"});
   core::PhaseTimers& timers = result.phases;
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
 
   // One channel per neighbour. Both ends of a face have the same face size
   // (blocks of one process row share their extents), so the configs match.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "krylov_context.hpp"
 
@@ -55,19 +56,9 @@ bool is_preconditioned(KrylovMethod method, bool jacobi) {
 }  // namespace
 
 std::string_view krylov_method_name(KrylovMethod method) {
-  switch (method) {
-    case KrylovMethod::cg:
-      return "cg";
-    case KrylovMethod::pcg1:
-      return "pcg1";
-    case KrylovMethod::pcg2:
-      return "pcg2";
-    case KrylovMethod::pcg_overlap:
-      return "pcg-overlap";
-    case KrylovMethod::pipecg:
-      return "pipecg";
-  }
-  return "unknown";
+  static constexpr std::array<std::string_view, 5> names{"cg", "pcg1", "pcg2", "pcg-overlap",
+                                                         "pipecg"};
+  return core::enum_name(names, method, "unknown");
 }
 
 std::optional<KrylovMethod> parse_krylov_method(std::string_view name) {
@@ -78,6 +69,7 @@ std::optional<KrylovMethod> parse_krylov_method(std::string_view name) {
 
 std::vector<std::string> krylov_method_names() {
   std::vector<std::string> names;
+  names.reserve(all_methods.size());
   for (const KrylovMethod method : all_methods) names.emplace_back(krylov_method_name(method));
   return names;
 }
