@@ -81,12 +81,15 @@ def sim_help_launcher(suite) -> list[str] | None:
     to read the simulation build's --help."""
     if not suite.simulated:
         return None
+    import atexit
+    import shutil
     import tempfile
 
     from .simulation import launch_prefix, write_hostfile
     platform = next(iter(suite.platforms.values()))
-    hostfile = write_hostfile(platform, Path(tempfile.mkdtemp(prefix="asyncsolve-lab-")))
-    return launch_prefix(platform, 1, hostfile)
+    folder = Path(tempfile.mkdtemp(prefix="asyncsolve-lab-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return launch_prefix(platform, 1, write_hostfile(platform, folder))
 
 
 def _report(results: Path, out, console, quiet: bool) -> int:

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema
-from . import simulation
+from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
 from .capabilities import Capabilities, check_suite
 from .suite import DOC_REF, RunSpec, Suite
 

@@ -63,8 +63,8 @@ def known_platforms(dirs: list[Path]) -> list[str]:
 def _radical_numbers(radical: str) -> list[int]:
     """SimGrid's radical: comma- or semicolon-separated numbers and ranges A-B."""
     out: list[int] = []
-    for part in re.split(r"[,;]", radical):
-        part = part.strip()
+    for raw in re.split(r"[,;]", radical):
+        part = raw.strip()
         if not part:
             continue
         lo, _, hi = part.partition("-")

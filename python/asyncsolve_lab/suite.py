@@ -17,8 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import LabError
-from . import simulation
+from . import LabError, simulation
 
 #: What `program` may be: an asyncsolve subcommand ("solve", "bench allreduce",
 #: "model hybrid", ...) or an executable of the build's bench/ folder
