@@ -6,7 +6,8 @@ hosts the platform declares (plain <host> elements and the nodes of each
 <cluster>), writes a host file with one host per line beside the results, and
 launches
 
-    smpirun -np N -platform PLATFORM.xml -hostfile HOSTS -no-privatize BINARY ...
+    smpirun -np N -platform PLATFORM.xml -hostfile HOSTS -no-privatize \
+            --cfg=smpi/display-timing:yes --log=...thres:warning BINARY ...
 
 so rank i runs on the platform's i-th host. The binary must be the
 simulation build (make sim: build-sim/asyncsolve). Everything a suite
@@ -143,4 +144,5 @@ def write_hostfile(platform: Platform, folder: Path) -> Path:
 def launch_prefix(platform: Platform, ranks: int, hostfile: Path) -> list[str]:
     """smpirun's part of the command line, before the binary."""
     return ["smpirun", "-np", str(ranks), "-platform", str(platform.path), "-hostfile",
-            str(hostfile), "-no-privatize", "--cfg=smpi/display-timing:no"]
+            str(hostfile), "-no-privatize", "--cfg=smpi/display-timing:yes",
+            "--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning"]

@@ -12,15 +12,14 @@ void refuse_unsimulated(const SolveConfig& config) {
   constexpr std::string_view why_threads =
       "the simulation build (SimGrid SMPI) runs no threads, expected";
   if (config.transport == Transport::omp || config.transport == Transport::shmem) {
-    throw core::InputError(
-        fmt::format("--transport {}: the simulation build (SimGrid SMPI) has no {}, expected "
-                    "mpi or rma",
-                    name(config.transport),
-                    config.transport == Transport::omp ? "threads" : "OpenSHMEM"));
+    throw core::InputError(fmt::format(
+        "--transport {}: the simulation build (SimGrid SMPI) has no {}, expected "
+        "mpi or rma",
+        name(config.transport), config.transport == Transport::omp ? "threads" : "OpenSHMEM"));
   }
   if (config.hybrid != comm::HybridMode::none) {
-    throw core::InputError(fmt::format("--hybrid {}: {} none",
-                                       comm::hybrid_mode_name(config.hybrid), why_threads));
+    throw core::InputError(
+        fmt::format("--hybrid {}: {} none", comm::hybrid_mode_name(config.hybrid), why_threads));
   }
   if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(
