@@ -88,7 +88,9 @@ class Capabilities:
             raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
                              "(build the benchmarks: ASYNCSOLVE_BUILD_BENCH=ON, make build)")
         try:
-            proc = subprocess.run([*self.launcher, *argv, "--help"], capture_output=True,
+            # under smpirun, SimGrid answers --help itself: ask CLI11's -h
+            flag = "-h" if self.launcher else "--help"
+            proc = subprocess.run([*self.launcher, *argv, flag], capture_output=True,
                                   text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None

@@ -241,7 +241,7 @@ def _make_run(exp: Experiment, c: dict, repeat: int) -> RunSpec:
                        sort_keys=True)
     digest = hashlib.sha1(ident.encode()).hexdigest()[:8]
     kv = "-".join(f"{_slug(k)}={_slug(v)}" for k, v in config.items())[:80]
-    run_id = f"{exp.name}-{c['regime']}-np{c['ranks']}" + (f"-{kv}" if kv else "") + \
+    run_id = f"{exp.name}-{_slug(c['regime'])}-np{c['ranks']}" + (f"-{kv}" if kv else "") + \
         f"-r{repeat}-{digest}"
     return RunSpec(run_id=run_id, experiment=exp.name, program=exp.program, ranks=c["ranks"],
                    regime=c["regime"], repeat=repeat, config=config, options=options,
