@@ -82,6 +82,9 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
     argv: list[str] = []
     if run.platform is not None:  # sim:PLATFORM: smpirun, one rank per simulated host
         argv = simulation.launch_prefix(run.platform, run.ranks, hostfile_path(run, doc_path))
+    elif run.launcher == "cafrun":
+        argv, cafrun_env = _cafrun_launch(run, over)
+        env.update(cafrun_env)
     elif run.launcher != "none":
         argv = [run.launcher, "-np", str(run.ranks)]
         if over:
@@ -109,6 +112,16 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
 def hostfile_path(run: RunSpec, doc_path: Path) -> Path:
     """The host file of a sim run's platform: RESULTS/hosts/PLATFORM.hosts."""
     return doc_path.parent.parent / "hosts" / f"{run.platform.path.stem}.hosts"
+
+
+def _cafrun_launch(run: RunSpec, oversubscribed: bool) -> tuple[list[str], dict[str, str]]:
+    """OpenCoarrays' cafrun: it passes only `-np N PROGRAM ARGS` on to mpiexec,
+    so the regime's MCA parameters and oversubscription go through the
+    environment (OMPI_MCA_*), which Open MPI reads the same way."""
+    env = {f"OMPI_MCA_{key}": value for key, value in REGIME_MCA[run.regime]}
+    if oversubscribed:
+        env.update(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+    return ["cafrun", "-np", str(run.ranks)], env
 
 
 class RunFolder:
