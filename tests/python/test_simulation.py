@@ -104,3 +104,10 @@ def test_a_platform_with_clusters_and_hosts(tmp_path):
     (tmp_path / "bad.xml").write_text("<platform version='4.1'></platform>")
     with pytest.raises(ValueError, match="no host"):
         simulation.find_platform(f"sim:{tmp_path / 'bad.xml'}", [])
+
+
+@pytest.mark.parametrize("launcher", ["oshrun", "cafrun"])
+def test_launchers_other_than_mpi_are_refused(launcher):
+    msg = error_of(SIM.replace('program = "solve"', f'program = "solve"\nlauncher = "{launcher}"'))
+    assert f"launcher {launcher}" in msg
+    assert "MPI only" in msg
