@@ -12,6 +12,8 @@
 #   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
 #   make peers          CG/PCG beside PETSc and hypre (installs petsc-dev, libhypre-dev)
+#   make sim            the simulation build (installs libsimgrid-dev; smpicxx, build-sim/)
+#   make test-sim       its tests: simulated runs under smpirun, deterministic replay
 #   make install PREFIX=/usr/local
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -20,6 +22,7 @@ BUILD      ?= build
 SAN_BUILD  ?= build-sanitize
 TSAN_BUILD ?= build-tsan
 TSAN_OMP_BUILD ?= build-tsan-omp
+SIM_BUILD  ?= build-sim
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 VENV       ?= .venv
@@ -41,6 +44,9 @@ DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi
 # synchronisation.
 TSAN_OMP_PACKAGES := clang-14 libomp-14-dev
 
+# Only for the simulation build: SimGrid's SMPI (smpicxx, smpirun).
+SIM_PACKAGES := libsimgrid-dev
+
 # Only for lint: Debian 12's clang-format and clang-tidy (LLVM 14), and LLVM's
 # omp.h, without which clang-tidy cannot parse the OpenMP sources (GCC's omp.h
 # is not on clang's include path).
@@ -54,7 +60,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-tsan-omp deps-lint build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
+.PHONY: all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
         bench peers install clean
 
 all: build
@@ -74,6 +80,18 @@ deps:
 deps-lint:
 	@missing=""; \
 	for p in $(LINT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "asyncsolve: installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
+	fi
+
+deps-sim:
+	@missing=""; \
+	for p in $(SIM_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -218,8 +236,21 @@ bench: build
 peers: build
 	python3 bench/peers/run_peers.py --asyncsolve $(BUILD)/asyncsolve --json results/peers/peers.json
 
+# The simulation build (sim/README.md): the library and the command compiled
+# with SimGrid's smpicxx, run by smpirun on the platforms of sim/, with every
+# time simulated. Its tests are simulated runs of 4 to 16 ranks.
+$(SIM_BUILD)/build.ninja: | deps deps-sim
+	cmake -S . -B $(SIM_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DASYNCSOLVE_SIM=ON \
+	      -DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx $(CMAKE_FLAGS)
+
+sim: deps deps-sim $(SIM_BUILD)/build.ninja
+	cmake --build $(SIM_BUILD) -j $(JOBS)
+
+test-sim: sim
+	ctest --test-dir $(SIM_BUILD) --output-on-failure -j $(JOBS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) build-peers $(VENV)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) $(SIM_BUILD) build-peers $(VENV)

@@ -36,16 +36,24 @@ def is_sibling(program: str) -> bool:
     return program.startswith("asyncsolve-")
 
 
-def find_binary(binary: str | None) -> Path:
-    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH."""
+def find_binary(binary: str | None, simulated: bool = False) -> Path:
+    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH;
+    for a suite of sim regimes --binary, $ASYNCSOLVE_SIM_BINARY or build-sim/asyncsolve."""
     import os
-    candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_BINARY"),
-                                          "build/asyncsolve", shutil.which("asyncsolve")]
+    if simulated:
+        candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_SIM_BINARY"),
+                                              "build-sim/asyncsolve"]
+    else:
+        candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_BINARY"),
+                                              "build/asyncsolve", shutil.which("asyncsolve")]
     for c in candidates:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return Path(c).resolve()
     if binary:
         raise SuiteError(f"--binary {binary}: no such executable")
+    if simulated:
+        raise SuiteError("cannot find the simulation build of asyncsolve: build it (make sim), "
+                         "or give --binary or ASYNCSOLVE_SIM_BINARY")
     raise SuiteError("cannot find asyncsolve: build it (make build), or give --binary "
                      "or ASYNCSOLVE_BINARY")
 
@@ -68,11 +76,13 @@ def parse_help(text: str) -> dict[str, str]:
 
 
 class Capabilities:
-    """Probes programs lazily (each --help once)."""
+    """Probes programs lazily (each --help once). `launcher`: what runs the
+    binary for --help (smpirun for the simulation build)."""
 
-    def __init__(self, binary: Path):
+    def __init__(self, binary: Path, launcher: list[str] | None = None):
         self.binary = binary
         self.bench_dir = binary.parent / "bench"
+        self.launcher = launcher or []
         self._cache: dict[str, Program] = {}
 
     def argv(self, program: str) -> list[str]:
@@ -92,7 +102,10 @@ class Capabilities:
             raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
                              "(build the benchmarks: ASYNCSOLVE_BUILD_BENCH=ON, make build)")
         try:
-            proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+            # under smpirun, SimGrid answers --help itself: ask CLI11's -h
+            flag = "-h" if self.launcher else "--help"
+            proc = subprocess.run([*self.launcher, *argv, flag], capture_output=True,
+                                  text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
         usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.MULTILINE)

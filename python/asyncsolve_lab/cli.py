@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             from .runner import run_suite
             from .suite import load_suite
             suite = load_suite(args.suite)
-            caps = Capabilities(find_binary(args.binary))
+            caps = Capabilities(find_binary(args.binary, suite.simulated),
+                                sim_help_launcher(suite))
             results = Path(args.results or suite.results or f"results/{suite.name}")
             if args.check:
                 check_suite(suite, caps)
@@ -73,6 +74,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("asyncsolve-lab: interrupted")
         return 130
+
+
+def sim_help_launcher(suite) -> list[str] | None:
+    """For a suite of sim regimes: smpirun on one host of its first platform,
+    to read the simulation build's --help."""
+    if not suite.simulated:
+        return None
+    import atexit
+    import shutil
+    import tempfile
+
+    from .simulation import launch_prefix, write_hostfile
+    platform = next(iter(suite.platforms.values()))
+    folder = Path(tempfile.mkdtemp(prefix="asyncsolve-lab-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return launch_prefix(platform, 1, write_hostfile(platform, folder))
 
 
 def _report(results: Path, out, console, quiet: bool) -> int:

@@ -18,6 +18,9 @@ from .results import Y_QUANTITIES, Group, Spread, groups, phase_medians, varying
 
 REGIME_STYLE = {"shm": dict(linestyle="-", marker="o"), "tcp": dict(linestyle="--", marker="s")}
 REGIME_NAME = {"shm": "shm (shared memory)", "tcp": "tcp (loopback)"}
+#: Styles of sim:PLATFORM regimes, chosen by the platform's name.
+SIM_STYLES = [dict(linestyle="-", marker="D"), dict(linestyle="--", marker="v"),
+              dict(linestyle="-.", marker="P"), dict(linestyle=":", marker="X")]
 MAX_PANELS = 6
 
 plt.rcParams.update({"figure.dpi": 100, "axes.grid": True, "grid.alpha": 0.3,
@@ -26,7 +29,16 @@ plt.rcParams.update({"figure.dpi": 100, "axes.grid": True, "grid.alpha": 0.3,
 
 
 def _style(regime: str) -> dict:
+    if regime.startswith("sim:"):  # the same platform gets the same style in every plot
+        return SIM_STYLES[sum(regime.encode()) % len(SIM_STYLES)]
     return REGIME_STYLE.get(regime, dict(linestyle=":", marker="^"))
+
+
+def regime_name(regime: str) -> str:
+    """A regime as plots title it: sim:PLATFORM says it is simulated."""
+    if regime.startswith("sim:"):
+        return f"{regime} (SimGrid, simulated time)"
+    return REGIME_NAME.get(regime, regime)
 
 
 def _numeric(values) -> bool:
@@ -135,7 +147,7 @@ def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | 
         if y == "true_residual":
             ax.set_yscale("log")
         ax.set_xlabel(_xlabel(x))
-        ax.set_title(REGIME_NAME.get(regime, regime), fontsize=10)
+        ax.set_title(regime_name(regime), fontsize=10)
         ax.legend(loc="best", fontsize=7)
     next(iter(panels.values())).set_ylabel(ylabel)
     fig.suptitle(title or f"{ylabel.split(' (')[0].capitalize()} vs {_xlabel(x).split(' (')[0]}"
@@ -178,7 +190,7 @@ def bars(gs: list[Group], x: str, y: str, series: str | None = None,
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats)
         ax.set_xlabel(_xlabel(x))
-        ax.set_title(REGIME_NAME.get(regime, regime) + note, fontsize=10)
+        ax.set_title(regime_name(regime) + note, fontsize=10)
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(color=colours[n], label=n) for n in names], loc="best",
                   fontsize=7)
@@ -331,11 +343,11 @@ def allreduce(gs: list[Group], title: str | None = None) -> Figure | None:
         a1.set_xscale("log", base=2)
         _log_y_labelled(a1)
         a1.set_ylabel("latency (µs, median)")
-        a1.set_title(f"Allreduce latency (start + wait), {REGIME_NAME.get(regime, regime)}",
+        a1.set_title(f"Allreduce latency (start + wait), {regime_name(regime)}",
                      fontsize=10)
         a2.set_xscale("log", base=2)
         a2.set_ylabel("overlap (% of the reduction hidden)")
-        a2.set_title(f"Overlap with computation (IMB-NBC), {REGIME_NAME.get(regime, regime)}",
+        a2.set_title(f"Overlap with computation (IMB-NBC), {regime_name(regime)}",
                      fontsize=10)
         a2.set_ylim(-5, 105)
         for ax in (a1, a2):

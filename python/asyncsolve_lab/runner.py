@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema
+from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
 from .capabilities import Capabilities, check_suite
 from .suite import DOC_REF, RunSpec, Suite
 
@@ -75,12 +75,14 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
     """The command line and environment of one run."""
     options = run.options if options is None else options
     n_cores = cores()
-    over = run.ranks * _threads(options) > n_cores
+    over = run.ranks * _threads(options) > n_cores and run.platform is None
     env: dict[str, str] = {}
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and run.platform is None:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     argv: list[str] = []
-    if run.launcher == "cafrun":
+    if run.platform is not None:  # sim:PLATFORM: smpirun, one rank per simulated host
+        argv = simulation.launch_prefix(run.platform, run.ranks, hostfile_path(run, doc_path))
+    elif run.launcher == "cafrun":
         argv, cafrun_env = _cafrun_launch(run, over)
         env.update(cafrun_env)
     elif run.launcher != "none":
@@ -105,6 +107,11 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
             argv += [f"--{key}", str(value)]
     argv += ["--json", str(doc_path)]
     return Launch(argv=argv, env=env, oversubscribed=over)
+
+
+def hostfile_path(run: RunSpec, doc_path: Path) -> Path:
+    """The host file of a sim run's platform: RESULTS/hosts/PLATFORM.hosts."""
+    return doc_path.parent.parent / "hosts" / f"{run.platform.path.stem}.hosts"
 
 
 def _cafrun_launch(run: RunSpec, oversubscribed: bool) -> tuple[list[str], dict[str, str]]:
@@ -202,6 +209,9 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
                 return record
             options[key] = str(found)
     launch = build_launch(run, caps, doc_path, options)
+    if run.platform is not None:
+        simulation.write_hostfile(run.platform, hostfile_path(run, doc_path).parent)
+        record.update(platform=str(run.platform.path), platform_hosts=len(run.platform.hosts))
     record.update(command=launch.argv, env=launch.env, oversubscribed=launch.oversubscribed,
                   inherited_env={k: v for k, v in sorted(os.environ.items())
                                  if k.startswith(INHERITED_PREFIXES) and k not in launch.env})

@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import LabError
+from . import LabError, simulation
 
 #: What `program` may be: an asyncsolve subcommand ("solve", "bench allreduce",
 #: "model hybrid", ...), an executable of the build's bench/ folder
@@ -27,7 +27,7 @@ from . import LabError
 #: against the binary before anything runs (capabilities.py).
 PROGRAM = re.compile(r"^(solve|(bench|model) [a-z0-9_-]+|bench/[A-Za-z0-9_-]+"
                      r"|asyncsolve-[a-z0-9-]+)$")
-REGIMES = ("shm", "tcp")
+REGIMES = ("shm", "tcp")  # and sim:PLATFORM (simulation.py)
 #: cafrun: OpenCoarrays' launcher of Coarray Fortran programs (runner.py).
 LAUNCHERS = ("mpirun", "oshrun", "cafrun", "none")
 PLOT_KINDS = ("histogram", "convergence", "rate", "time", "line", "bars", "phases", "allreduce",
@@ -167,6 +167,7 @@ class RunSpec:
     timeout_s: float
     env: dict[str, str]
     order: int = 0  # the configuration's place in the suite (repeats share it)
+    platform: simulation.Platform | None = None  # regime sim:PLATFORM
 
     @property
     def label(self) -> str:
@@ -187,6 +188,12 @@ class Suite:
     results: str | None
     experiments: list[Experiment]
     locator: KeyLocator
+    platforms: dict[str, simulation.Platform] = field(default_factory=dict)  # sim regimes
+
+    @property
+    def simulated(self) -> bool:
+        """True when the suite runs in simulation (its regimes are sim:PLATFORM)."""
+        return bool(self.platforms)
 
     def where(self, path: tuple) -> str:
         line = self.locator.line_of(path)
@@ -222,6 +229,7 @@ class Suite:
                 if repeat < exp.repeats:
                     runs.append(_make_run(exp, c, repeat))
                     runs[-1].order = order
+                    runs[-1].platform = self.platforms.get(c["regime"])
         return runs
 
 
@@ -237,7 +245,7 @@ def _make_run(exp: Experiment, c: dict, repeat: int) -> RunSpec:
                        sort_keys=True)
     digest = hashlib.sha1(ident.encode()).hexdigest()[:8]
     kv = "-".join(f"{_slug(k)}={_slug(v)}" for k, v in config.items())[:80]
-    run_id = f"{exp.name}-{c['regime']}-np{c['ranks']}" + (f"-{kv}" if kv else "") + \
+    run_id = f"{exp.name}-{_slug(c['regime'])}-np{c['ranks']}" + (f"-{kv}" if kv else "") + \
         f"-r{repeat}-{digest}"
     return RunSpec(run_id=run_id, experiment=exp.name, program=exp.program, ranks=c["ranks"],
                    regime=c["regime"], repeat=repeat, config=config, options=options,
@@ -342,8 +350,8 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
     timeout = float(ck.positive(head.get("timeout_s", 600), ("suite", "timeout_s"),
                                 "timeout_s", float))
     repeats = ck.positive(head.get("repeats", 1), ("suite", "repeats"), "repeats")
-    regimes = ck.str_list(head.get("regimes", ["shm"]), ("suite", "regimes"), "regimes",
-                          REGIMES)
+    platforms: dict[str, simulation.Platform] = {}
+    regimes = _regimes(ck, head.get("regimes", ["shm"]), ("suite", "regimes"), platforms)
     results = head.get("results")
     if results is not None:
         ck.scalar(results, ("suite", "results"), "results", (str,))
@@ -353,7 +361,7 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
     experiments = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_exps):
-        exp = _parse_experiment(ck, raw, i, timeout, repeats, regimes)
+        exp = _parse_experiment(ck, raw, i, timeout, repeats, regimes, platforms)
         if exp.name in seen:
             raise ck.fail(("experiment", i, "name"), f"experiment name {exp.name!r} is used twice "
                           f"(first in experiment #{seen[exp.name] + 1})")
@@ -368,13 +376,64 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
                     table = "options" if key in exp.options else "matrix"
                     raise ck.fail(("experiment", exp.index, table, key),
                                   f"{v} must name an earlier experiment of this suite")
+    _check_simulated(ck, experiments, platforms)
     return Suite(path=path, text=text, name=name, description=head.get("description", ""),
                  timeout_s=timeout, repeats=repeats, regimes=regimes, results=results,
-                 experiments=experiments, locator=locator)
+                 experiments=experiments, locator=locator, platforms=platforms)
+
+
+def _regimes(ck: _Checker, value, keypath: tuple,
+             platforms: dict[str, simulation.Platform]) -> list[str]:
+    """shm, tcp or sim:PLATFORM (the platform file must exist and be readable)."""
+    regimes = ck.str_list(value, keypath, "regimes")
+    for r in regimes:
+        if simulation.is_sim(r):
+            if r not in platforms:
+                try:
+                    platforms[r] = simulation.find_platform(r, simulation.search_dirs(ck.path))
+                except ValueError as err:
+                    raise ck.fail(keypath, str(err)) from None
+        elif r not in REGIMES:
+            raise ck.fail(keypath, f"'regimes' is {r!r}; expected one of "
+                          f"{', '.join(REGIMES)} or sim:PLATFORM")
+    return regimes
+
+
+def _check_simulated(ck: _Checker, experiments: list[Experiment],
+                     platforms: dict[str, simulation.Platform]) -> None:
+    """Sim regimes: not mixed with shm/tcp (one binary runs a suite), no more
+    ranks than the platform has hosts, nothing the simulation build lacks."""
+    used = [(e, r) for e in experiments for r in e.regimes]
+    sim = [(e, r) for e, r in used if simulation.is_sim(r)]
+    if not sim:
+        return
+    real = [(e, r) for e, r in used if not simulation.is_sim(r)]
+    if real:
+        e, r = real[0]
+        raise ck.fail(("experiment", e.index, "regimes"), f"experiment '{e.name}' runs in "
+                      f"regime {r} but the suite also runs {sim[0][1]}: the simulation build "
+                      "runs sim regimes only; put them in a suite of their own")
+    for e, r in sim:
+        kp = ("experiment", e.index)
+        hosts = len(platforms[r].hosts)
+        if max(e.ranks) > hosts:
+            raise ck.fail(kp + ("ranks",), f"experiment '{e.name}': {max(e.ranks)} ranks on "
+                          f"{r}, whose platform {platforms[r].path} has {hosts} hosts")
+        if e.launcher in ("oshrun", "cafrun"):
+            raise ck.fail(kp + ("launcher",), f"experiment '{e.name}': launcher {e.launcher} "
+                          f"in regime {r}: the simulation runs MPI only (smpirun)")
+        for table, items in (("options", {k: [v] for k, v in e.options.items()}),
+                             ("matrix", e.matrix)):
+            for key, values in items.items():
+                for v in values:
+                    why = simulation.refusal(key, v)
+                    if why:
+                        raise ck.fail(kp + (table, key), f"experiment '{e.name}' in regime "
+                                      f"{r}: {why}")
 
 
 def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
-                      regimes: list[str]) -> Experiment:
+                      regimes: list[str], platforms: dict[str, simulation.Platform]) -> Experiment:
     kp = ("experiment", i)
     if not isinstance(raw, dict):
         raise ck.fail(kp, "each experiment must be a table ([[experiment]])")
@@ -401,7 +460,7 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                       "ranks must be 1")
     exp = Experiment(
         name=name, index=i, program=program, launcher=launcher, ranks=ranks,
-        regimes=ck.str_list(raw.get("regimes", regimes), kp + ("regimes",), "regimes", REGIMES),
+        regimes=_regimes(ck, raw.get("regimes", regimes), kp + ("regimes",), platforms),
         repeats=ck.positive(raw.get("repeats", repeats), kp + ("repeats",), "repeats"),
         timeout_s=float(ck.positive(raw.get("timeout_s", timeout), kp + ("timeout_s",),
                                     "timeout_s", float)),

@@ -6,6 +6,7 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/version.hpp"
+#include "simulation_options.hpp"
 
 namespace asyncsolve::app {
 
@@ -101,6 +102,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   }
   if (solve->parsed()) {
     cmd.solve = validate_solve(solve_args);
+    refuse_unsimulated(cmd.solve);
     cmd.kind = Command::Kind::solve;
   } else if (info->parsed()) {
     cmd.kind = Command::Kind::info;

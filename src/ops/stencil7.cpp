@@ -10,6 +10,8 @@
 #include <string>
 #include <type_traits>
 
+#include "asyncsolve/core/cost.hpp"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -27,6 +29,14 @@ using grid::Field;
 namespace {
 
 constexpr double sixth = 1.0 / 6.0;
+
+/// Reports `streams` passes over planes [k_begin, k_end) of `u`'s interior
+/// (8 B per point each) to the cost meter (the simulation build's compute
+/// model; the Jacobi sweep is 2 streams, 16 B per point).
+void charge_planes(const Field& u, int k_begin, int k_end, int streams) noexcept {
+  const auto& n = u.interior();
+  core::charge_bytes(8.0 * streams * n[0] * n[1] * (k_end - k_begin));
+}
 
 /// Bytes of the largest data cache at `level` (2 or 3) that this process
 /// sees: Linux's sysfs first (right inside virtual machines, where sysconf
@@ -318,6 +328,7 @@ void jacobi_sweep(const Field& u, Field& u_new) noexcept {
 
 void jacobi_sweep_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return;
+  charge_planes(u, k_begin, k_end, 2);
 #if defined(__AVX512F__)
   // Fields that stay in cache gain nothing from streaming stores (they would
   // push u_new out to memory); the compiler's loops are as fast there.
@@ -336,6 +347,7 @@ void jacobi_sweep_box(const Field& u, Field& u_new, const grid::Box& box) noexce
     jacobi_sweep_planes(u, u_new, box.lo[2], box.hi[2]);
     return;
   }
+  core::charge_bytes(16.0 * static_cast<double>(box.size()));
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
   const int len = box.hi[0] - box.lo[0];
@@ -370,6 +382,7 @@ double residual_norm_sq(const Field& u) noexcept {
 
 double residual_norm_sq_planes(const Field& u, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return 0.0;
+  charge_planes(u, k_begin, k_end, 1);
 #if defined(__AVX512F__)
   return residual_norm_sq_avx512(u, k_begin, k_end);
 #else
@@ -392,6 +405,7 @@ double residual_norm_sq_ref(const Field& u) noexcept {
 
 void copy_interior(const Field& src, Field& dst) noexcept {
   const auto& n = src.interior();
+  charge_planes(src, 0, n[2], 2);
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
       std::memcpy(dst.origin() + dst.index(0, j, k), src.origin() + src.index(0, j, k),

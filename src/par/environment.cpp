@@ -9,6 +9,7 @@
 
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::par {
 namespace {
@@ -46,6 +47,7 @@ Environment::Environment(int& argc, char**& argv, ThreadLevel requested) : reque
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Init_thread(&argc, &argv, to_mpi(requested), &provided), "MPI_Init_thread");
   provided_ = from_mpi(provided);
+  install_simulation_hooks();
 }
 
 Environment::~Environment() {
