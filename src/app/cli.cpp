@@ -5,11 +5,34 @@
 #include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
 
 using core::InputError;
+
+namespace {
+
+/// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
+/// most 1 argument(s) expected ...") as one line naming the option and the
+/// form its value takes.
+std::string argument_mismatch(const std::string& what,
+                              const std::vector<const OptionTable*>& tables) {
+  const std::string name = what.substr(0, what.find(':'));
+  const OptionRow* row = nullptr;
+  for (const OptionTable* t : tables)
+    if (row == nullptr) row = t->find(name);
+  const std::string form = row != nullptr && !row->value.empty() ? row->value : "a value";
+  if (what.find("missing") != std::string::npos) {
+    return fmt::format("{}: missing value, expected {} {}", core::printable(name),
+                       core::printable(name), form);
+  }
+  return fmt::format("{}: given more than once or with more than one value, expected one {} {}",
+                     core::printable(name), core::printable(name), form);
+}
+
+}  // namespace
 
 Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
@@ -19,10 +42,17 @@ Command parse_command_line(const std::vector<std::string>& args) {
       "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
       "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
 
+  bool options_table = false;
+  app.add_flag("--options-table", options_table,
+               "Print every subcommand's options (range, default, where each applies) as the "
+               "README's Markdown table")
+      ->group("");
+
   Command cmd;
   SolveArgs solve_args;
   CLI::App* solve = app.add_subcommand("solve", "Solve a model problem in parallel");
-  add_solve_options(*solve, solve_args);
+  OptionTable solve_table(*solve, "solve");
+  add_solve_options(solve_table, solve_args);
   CLI::App* info =
       app.add_subcommand("info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
   CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
@@ -31,13 +61,15 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* bench_allreduce = bench->add_subcommand(
       "allreduce",
       "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
-  add_bench_allreduce_options(*bench_allreduce, bench_allreduce_args);
+  OptionTable bench_allreduce_table(*bench_allreduce, "bench allreduce");
+  add_bench_allreduce_options(bench_allreduce_table, bench_allreduce_args);
   BenchStencil2dArgs bench_stencil2d_args;
   CLI::App* bench_stencil2d = bench->add_subcommand(
       "stencil2d",
       "Paper 004's Stencil2D: 8-neighbour halo exchange and (2r+1)^2 filter on a 2-D periodic "
       "process grid, two-sided and one-sided (RMA, OpenSHMEM) variants, validated");
-  add_bench_stencil2d_options(*bench_stencil2d, bench_stencil2d_args);
+  OptionTable bench_stencil2d_table(*bench_stencil2d, "bench stencil2d");
+  add_bench_stencil2d_options(bench_stencil2d_table, bench_stencil2d_args);
   CLI::App* model = app.add_subcommand("model", "Performance models of the papers");
   model->require_subcommand(1, 1);
   ModelHybridArgs model_hybrid_args;
@@ -45,11 +77,21 @@ Command parse_command_line(const std::vector<std::string>& args) {
       "hybrid",
       "Paper 002 §7.2: masteronly vs funneled hybrid MPI+OpenMP with reserved communication "
       "threads (eqs. 1-9), or the fit of eq. 14 to a measured MVM sweep (--fit)");
-  add_model_hybrid_options(*model_hybrid, model_hybrid_args);
+  OptionTable model_hybrid_table(*model_hybrid, "model hybrid");
+  add_model_hybrid_options(model_hybrid_table, model_hybrid_args);
+  const std::vector<const OptionTable*> tables{&solve_table, &bench_allreduce_table,
+                                               &bench_stencil2d_table, &model_hybrid_table};
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
   try {
     app.parse(reversed);
+    if (options_table) {
+      cmd.kind = Command::Kind::help;
+      cmd.text = markdown_header();
+      for (const OptionTable* t : tables) cmd.text += t->markdown();
+      cmd.text.pop_back();  // main adds the last newline
+      return cmd;
+    }
   } catch (const CLI::CallForHelp&) {
     cmd.kind = Command::Kind::help;
     cmd.text = app.help();
@@ -74,44 +116,48 @@ Command parse_command_line(const std::vector<std::string>& args) {
                         : model_hybrid->parsed()    ? "model hybrid"
                         : model->parsed()           ? "model"
                                                     : "info";
-    throw InputError(
-        fmt::format("unexpected argument{} '{}': expected the options listed by "
-                    "'asyncsolve {} --help'",
-                    extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
+    throw InputError(fmt::format(
+        "unexpected argument{} '{}': expected the options listed by "
+        "'asyncsolve {} --help'",
+        extras.size() == 1 ? "" : "s", core::printable(fmt::format("{}", fmt::join(extras, " "))),
+        which));
+  } catch (const CLI::ArgumentMismatch& e) {
+    throw InputError(argument_mismatch(e.what(), tables));
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
+    std::string message = core::printable(e.what());
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
       } else if (args[1] == "bench") {
-        message =
-            args.size() <= 2 || args[2].starts_with("-")
-                ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
-                : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d", args[2]);
+        message = args.size() <= 2 || args[2].starts_with("-")
+                      ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
+                      : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
+                                    core::printable(args[2]));
       } else if (args[1] == "model") {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("model: no model given: expected hybrid")
-                      : fmt::format("unknown model '{}': expected hybrid", args[2]);
+                      : fmt::format("unknown model '{}': expected hybrid",
+                                    core::printable(args[2]));
       } else if (!args[1].starts_with("-")) {
-        message =
-            fmt::format("unknown command '{}': expected one of solve, bench, model, info", args[1]);
+        message = fmt::format("unknown command '{}': expected one of solve, bench, model, info",
+                              core::printable(args[1]));
       }
     }
     throw InputError(message);
   }
   if (solve->parsed()) {
-    cmd.solve = validate_solve(solve_args);
+    cmd.solve = validate_solve(solve_args, solve_table);
     cmd.kind = Command::Kind::solve;
   } else if (info->parsed()) {
     cmd.kind = Command::Kind::info;
   } else if (bench_allreduce->parsed()) {
-    cmd.bench_allreduce = validate_bench_allreduce(bench_allreduce_args);
+    cmd.bench_allreduce = validate_bench_allreduce(bench_allreduce_args, bench_allreduce_table);
     cmd.kind = Command::Kind::bench_allreduce;
   } else if (bench_stencil2d->parsed()) {
-    cmd.bench_stencil2d = validate_bench_stencil2d(bench_stencil2d_args);
+    cmd.bench_stencil2d = validate_bench_stencil2d(bench_stencil2d_args, bench_stencil2d_table);
     cmd.kind = Command::Kind::bench_stencil2d;
   } else if (model_hybrid->parsed()) {
-    cmd.model_hybrid = validate_model_hybrid(model_hybrid_args);
+    cmd.model_hybrid = validate_model_hybrid(model_hybrid_args, model_hybrid_table);
     cmd.kind = Command::Kind::model_hybrid;
   }
   return cmd;

@@ -27,6 +27,16 @@ class RuntimeFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A runtime failure decided identically on every rank (from reduced or
+/// replicated values, e.g. LAPACK on the same tridiagonal matrix
+/// everywhere): every rank throws it alike, so all can stop together
+/// without MPI_Abort; rank 0 reports it once, and the exit code is
+/// runtime_failure.
+class CollectiveFailure : public RuntimeFailure {
+ public:
+  using RuntimeFailure::RuntimeFailure;
+};
+
 /// Integer value of an exit code, for `return` from main.
 constexpr int to_int(ExitCode code) noexcept { return static_cast<int>(code); }
 
