@@ -61,7 +61,8 @@ void add_bench_allreduce_options(OptionTable& t, BenchAllreduceArgs& a) {
          {.help = "Message sizes MIN:MAX in bytes (or MAX): powers of two, 8 <= MIN <= MAX <= "
                   "8388608; doubles = bytes / 8",
           .sample = "64:256",
-          .value = "MIN:MAX"});
+          .value = "MIN:MAX",
+          .limits = "powers of two, 8 to 8388608"});
   t.number("-i,--iterations", c.iterations, {1, 1e8}, {.help = "Timed operations per measurement"});
   t.number("-x,--warmup", c.warmup, {0, 1e8}, {.help = "Untimed warm-up operations before them"});
   t.number("--repeats", c.repeats, {1, 1000},
@@ -76,18 +77,21 @@ void add_bench_allreduce_options(OptionTable& t, BenchAllreduceArgs& a) {
                   "pieces with a test between them) or thread (a progress thread; "
                   "MPI_THREAD_MULTIPLE)",
           .sample = "poll:4",
-          .value = "MODE"});
+          .value = "MODE",
+          .limits = "poll:K: K 1 to 1e6"});
   t.text("--noise-global", a.noise_global,
          {.help = fmt::format("Noise mode: global grid NX,NY,NZ of the ones problem (each 1 to "
                               "{})",
                               noise_global_max),
           .sample = "8,8,8",
-          .value = "X,Y,Z"});
+          .value = "X,Y,Z",
+          .limits = fmt::format("each 1 to {}", noise_global_max)});
   t.text("--noise", a.noise,
          {.help = "Noise mode: comma-separated US:HZ settings (interrupts of US microseconds, "
                   "HZ per second; each 0 < US, HZ <= 1e6)",
           .sample = "10:10",
-          .value = "US:HZ,..."});
+          .value = "US:HZ,...",
+          .limits = "0 < US, HZ <= 1e6, US HZ < 1e6"});
   t.text("--noise-allreduce", a.noise_allreduce,
          {.help = "Noise mode: pcg-overlap's reduction (pcg2 uses mpi)",
           .sample = "tree",

@@ -130,7 +130,8 @@ void add_bench_stencil2d_options(OptionTable& t, BenchStencil2dArgs& a) {
                               "64,128,256 (each 2 to {})",
                               stencil2d_local_max),
           .sample = "8,12",
-          .value = "N[,N...]"});
+          .value = "N[,N...]",
+          .limits = fmt::format("each 2 to {}", stencil2d_local_max)});
   t.number("--radius", c.radius, {1, stencil2d_radius_max},
            {.help = "Halo width r (stencil (2r+1) x (2r+1)), r < n"});
   t.number("-i,--iterations", c.iterations, {1, 1e7}, {.help = "Timed iterations per measurement"});

@@ -1,5 +1,8 @@
 #include "cli.hpp"
 
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
@@ -32,66 +35,112 @@ std::string argument_mismatch(const std::string& what,
                      core::printable(name), core::printable(name), form);
 }
 
+/// The command line's declarations: the CLI11 application, its subcommands,
+/// what CLI11 writes into, and the option tables. Declared once per parse.
+struct Declarations {
+  CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
+  CLI::App* solve = nullptr;
+  CLI::App* info = nullptr;
+  CLI::App* bench = nullptr;
+  CLI::App* bench_allreduce = nullptr;
+  CLI::App* bench_stencil2d = nullptr;
+  CLI::App* model = nullptr;
+  CLI::App* model_hybrid = nullptr;
+  SolveArgs solve_args;
+  BenchAllreduceArgs bench_allreduce_args;
+  BenchStencil2dArgs bench_stencil2d_args;
+  ModelHybridArgs model_hybrid_args;
+  std::optional<OptionTable> solve_table;
+  std::optional<OptionTable> bench_allreduce_table;
+  std::optional<OptionTable> bench_stencil2d_table;
+  std::optional<OptionTable> model_hybrid_table;
+
+  Declarations() {
+    app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
+    app.require_subcommand(1, 1);
+    app.footer(
+        "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
+        "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
+    solve = app.add_subcommand("solve", "Solve a model problem in parallel");
+    solve_table.emplace(*solve, "solve");
+    add_solve_options(*solve_table, solve_args);
+    info = app.add_subcommand("info",
+                              "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
+    bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
+    bench->require_subcommand(1, 1);
+    bench_allreduce = bench->add_subcommand(
+        "allreduce",
+        "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
+    bench_allreduce_table.emplace(*bench_allreduce, "bench allreduce");
+    add_bench_allreduce_options(*bench_allreduce_table, bench_allreduce_args);
+    bench_stencil2d = bench->add_subcommand(
+        "stencil2d",
+        "Paper 004's Stencil2D: 8-neighbour halo exchange and (2r+1)^2 filter on a 2-D periodic "
+        "process grid, two-sided and one-sided (RMA, OpenSHMEM) variants, validated");
+    bench_stencil2d_table.emplace(*bench_stencil2d, "bench stencil2d");
+    add_bench_stencil2d_options(*bench_stencil2d_table, bench_stencil2d_args);
+    model = app.add_subcommand("model", "Performance models of the papers");
+    model->require_subcommand(1, 1);
+    model_hybrid = model->add_subcommand(
+        "hybrid",
+        "Paper 002 §7.2: masteronly vs funneled hybrid MPI+OpenMP with reserved communication "
+        "threads (eqs. 1-9), or the fit of eq. 14 to a measured MVM sweep (--fit)");
+    model_hybrid_table.emplace(*model_hybrid, "model hybrid");
+    add_model_hybrid_options(*model_hybrid_table, model_hybrid_args);
+  }
+  Declarations(const Declarations&) = delete;
+  Declarations& operator=(const Declarations&) = delete;
+
+  std::vector<const OptionTable*> tables() const {
+    return {&*solve_table, &*bench_allreduce_table, &*bench_stencil2d_table,
+            &*model_hybrid_table};
+  }
+};
+
 }  // namespace
 
+std::vector<std::pair<std::string, OptionRow>> option_rows() {
+  const Declarations d;
+  std::vector<std::pair<std::string, OptionRow>> out;
+  for (const OptionTable* t : d.tables()) {
+    for (OptionRow row : t->rows()) {
+      row.option = nullptr;
+      out.emplace_back(t->command(), std::move(row));
+    }
+  }
+  return out;
+}
+
+std::string options_markdown() {
+  const Declarations d;
+  std::string out = markdown_header();
+  for (const OptionTable* t : d.tables()) out += t->markdown();
+  return out;
+}
+
 Command parse_command_line(const std::vector<std::string>& args) {
-  CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
-  app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
-  app.require_subcommand(1, 1);
-  app.footer(
-      "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
-      "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
-
-  bool options_table = false;
-  app.add_flag("--options-table", options_table,
-               "Print every subcommand's options (range, default, where each applies) as the "
-               "README's Markdown table")
-      ->group("");
-
   Command cmd;
-  SolveArgs solve_args;
-  CLI::App* solve = app.add_subcommand("solve", "Solve a model problem in parallel");
-  OptionTable solve_table(*solve, "solve");
-  add_solve_options(solve_table, solve_args);
-  CLI::App* info =
-      app.add_subcommand("info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
-  CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
-  bench->require_subcommand(1, 1);
-  BenchAllreduceArgs bench_allreduce_args;
-  CLI::App* bench_allreduce = bench->add_subcommand(
-      "allreduce",
-      "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
-  OptionTable bench_allreduce_table(*bench_allreduce, "bench allreduce");
-  add_bench_allreduce_options(bench_allreduce_table, bench_allreduce_args);
-  BenchStencil2dArgs bench_stencil2d_args;
-  CLI::App* bench_stencil2d = bench->add_subcommand(
-      "stencil2d",
-      "Paper 004's Stencil2D: 8-neighbour halo exchange and (2r+1)^2 filter on a 2-D periodic "
-      "process grid, two-sided and one-sided (RMA, OpenSHMEM) variants, validated");
-  OptionTable bench_stencil2d_table(*bench_stencil2d, "bench stencil2d");
-  add_bench_stencil2d_options(bench_stencil2d_table, bench_stencil2d_args);
-  CLI::App* model = app.add_subcommand("model", "Performance models of the papers");
-  model->require_subcommand(1, 1);
-  ModelHybridArgs model_hybrid_args;
-  CLI::App* model_hybrid = model->add_subcommand(
-      "hybrid",
-      "Paper 002 §7.2: masteronly vs funneled hybrid MPI+OpenMP with reserved communication "
-      "threads (eqs. 1-9), or the fit of eq. 14 to a measured MVM sweep (--fit)");
-  OptionTable model_hybrid_table(*model_hybrid, "model hybrid");
-  add_model_hybrid_options(model_hybrid_table, model_hybrid_args);
-  const std::vector<const OptionTable*> tables{&solve_table, &bench_allreduce_table,
-                                               &bench_stencil2d_table, &model_hybrid_table};
+  if (args.size() == 2 && args[1] == "--options-table") {
+    // The README's table (hidden: for the README and its test).
+    cmd.kind = Command::Kind::help;
+    cmd.text = options_markdown();
+    cmd.text.pop_back();  // main adds the last newline
+    return cmd;
+  }
+  Declarations d;
+  CLI::App& app = d.app;
+  CLI::App* const solve = d.solve;
+  CLI::App* const info = d.info;
+  CLI::App* const bench = d.bench;
+  CLI::App* const bench_allreduce = d.bench_allreduce;
+  CLI::App* const bench_stencil2d = d.bench_stencil2d;
+  CLI::App* const model = d.model;
+  CLI::App* const model_hybrid = d.model_hybrid;
+  const std::vector<const OptionTable*> tables = d.tables();
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
   try {
     app.parse(reversed);
-    if (options_table) {
-      cmd.kind = Command::Kind::help;
-      cmd.text = markdown_header();
-      for (const OptionTable* t : tables) cmd.text += t->markdown();
-      cmd.text.pop_back();  // main adds the last newline
-      return cmd;
-    }
   } catch (const CLI::CallForHelp&) {
     cmd.kind = Command::Kind::help;
     cmd.text = app.help();
@@ -146,18 +195,20 @@ Command parse_command_line(const std::vector<std::string>& args) {
     throw InputError(message);
   }
   if (solve->parsed()) {
-    cmd.solve = validate_solve(solve_args, solve_table);
+    cmd.solve = validate_solve(d.solve_args, *d.solve_table);
     cmd.kind = Command::Kind::solve;
   } else if (info->parsed()) {
     cmd.kind = Command::Kind::info;
   } else if (bench_allreduce->parsed()) {
-    cmd.bench_allreduce = validate_bench_allreduce(bench_allreduce_args, bench_allreduce_table);
+    cmd.bench_allreduce =
+        validate_bench_allreduce(d.bench_allreduce_args, *d.bench_allreduce_table);
     cmd.kind = Command::Kind::bench_allreduce;
   } else if (bench_stencil2d->parsed()) {
-    cmd.bench_stencil2d = validate_bench_stencil2d(bench_stencil2d_args, bench_stencil2d_table);
+    cmd.bench_stencil2d =
+        validate_bench_stencil2d(d.bench_stencil2d_args, *d.bench_stencil2d_table);
     cmd.kind = Command::Kind::bench_stencil2d;
   } else if (model_hybrid->parsed()) {
-    cmd.model_hybrid = validate_model_hybrid(model_hybrid_args, model_hybrid_table);
+    cmd.model_hybrid = validate_model_hybrid(d.model_hybrid_args, *d.model_hybrid_table);
     cmd.kind = Command::Kind::model_hybrid;
   }
   return cmd;

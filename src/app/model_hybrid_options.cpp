@@ -115,14 +115,16 @@ void add_model_hybrid_options(OptionTable& t, ModelHybridArgs& a) {
                               "asyncsolve.bench.hybrid_mvm/1, a regular file of at most {} "
                               "bytes) and print measured next to predicted epsilon",
                               model::mvm_sweep_max_bytes),
-          .sample = "sweep.json"});
+          .sample = "sweep.json",
+          .limits = fmt::format("a regular file, at most {} bytes", model::mvm_sweep_max_bytes)});
   t.text("--non-ratio", a.non_ratio,
          {.help = "With --fit: hold x_MVM,non / x_MVM,overlap at this value (a number from 0 "
                   "to 1e6 or A/B; the paper's 1/6) and fit only x_comm / x_MVM,overlap",
           .applies = fitting,
           .shown_default = "fitted",
           .sample = "1/6",
-          .value = "R"});
+          .value = "R",
+          .limits = "0 to 1e6"});
   t.path("--json", c.json_path,
          {.help = "Write the document (schema asyncsolve.model.hybrid/1) to this file"});
 }

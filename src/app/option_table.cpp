@@ -149,6 +149,7 @@ OptionRow& OptionTable::add_row(const std::string& names, OptionSpec spec) {
   row.applies = std::move(spec.applies);
   row.sample = std::move(spec.sample);
   row.help = std::move(spec.help);
+  row.limits = std::move(spec.limits);
   row.noun = std::move(spec.noun);
   row.note = std::move(spec.note);
   row.hidden = spec.hidden;
@@ -192,6 +193,7 @@ CLI::Option* OptionTable::declare(OptionRow& row, CLI::Option* option) {
   // --help: the help text, then the range and where the option applies.
   std::vector<std::string> notes;
   if (row.range) notes.push_back(range_text(*row.range));
+  if (!row.limits.empty()) notes.push_back(row.limits);
   if (!row.applies.everywhere()) notes.push_back("applies to " + row.applies.text());
   std::string description = row.help;
   if (!notes.empty()) description += fmt::format(" [{}]", fmt::join(notes, "; "));
@@ -311,7 +313,7 @@ std::string OptionTable::markdown() const {
     const std::string option =
         row.value.empty() ? shown_names(row.names)
                           : fmt::format("{} {}", shown_names(row.names), row.value);
-    std::string range = "-";
+    std::string range = row.limits.empty() ? "-" : cell(row.limits);
     if (row.range) {
       range = fmt::format("{}{}", row.integer ? "integer " : "", range_text(*row.range));
     }

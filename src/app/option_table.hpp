@@ -85,6 +85,7 @@ struct OptionRow {
   Applies applies;
   std::string sample;  ///< a valid value other than the default (tests, fuzzing)
   std::string help;
+  std::string limits;   ///< text options: their range in words ("each 1 to 1e9")
   std::string noun;     ///< what a number is called in messages ("a fraction of T"); empty: plain
   std::string note;     ///< appended to a number's message: " (why the limit)"
   bool hidden = false;  ///< a test hook: not in --help or the README
@@ -98,6 +99,7 @@ struct OptionSpec {
   std::string shown_default = {};  ///< --help and README default (else the target's value)
   std::string sample = {};         ///< a valid non-default value
   std::string value = {};          ///< the value's form for text options ("X,Y,Z")
+  std::string limits = {};         ///< text options: their range in words ("each 1 to 1e9")
   std::string noun = {};           ///< numbers: "a fraction of T_masteronly" in messages
   std::string note = {};           ///< numbers: " (at most 34 sites)" after the message
   bool hidden = false;

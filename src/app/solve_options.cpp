@@ -290,7 +290,8 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
       applies_when({when("--method", grid_methods()), when("--transport", mpi_transports)});
   const Applies async_jacobi =
       applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
-  const Applies lanczos = applies_when({when("--method", {"lanczos"})});
+  const Applies lanczos =
+      applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
   t.choice("--problem", a.problem, names<Problem>(),
            {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
                     "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
@@ -303,20 +304,23 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
           .applies = grid_method,
           .shown_default = "",
           .sample = "12,10,8",
-          .value = "X,Y,Z"});
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9"});
   t.text("--local", a.local,
          {.help = "Interior points per rank NX,NY,NZ (weak scaling); the default when "
                   "--global is not given",
           .applies = grid_method,
           .shown_default = "50,50,50",
           .sample = "6,5,4",
-          .value = "X,Y,Z"});
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9"});
   t.text("--dims", a.dims,
          {.help = "Process grid PX,PY,PZ (default: MPI_Dims_create)",
           .applies = grid_method,
           .shown_default = "auto",
           .sample = "1,1,1",
-          .value = "X,Y,Z"});
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9, product = ranks"});
   t.choice("--method", a.method, names<Method>(),
            {.help = "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
                     "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
@@ -380,7 +384,8 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                   "to completion at each check, async and racy take any but mpi",
           .applies = applies_when({when("--transport", mpi_transports)}),
           .sample = "impi",
-          .value = "NAME"});
+          .value = "NAME",
+          .limits = "knomial:K: K 2 to 1024"});
   t.number("--max-in-flight", c.max_in_flight, {1, 512},
            {.help = "Async/racy: unacknowledged halo messages per neighbour and direction (R)",
             .applies = applies_when({when("--method", {"jacobi"}),
@@ -413,9 +418,11 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                   "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
                   "thread, sleeping US microseconds between passes; needs "
                   "MPI_THREAD_MULTIPLE)",
-          .applies = grid_method,
-          .sample = "thread",
-          .value = "MODE"});
+          .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", asynchronous)},
+                              {when("--method", krylov_names())}}},
+          .sample = "poll:4",
+          .value = "MODE",
+          .limits = "K 1 to 1e6, US 0 to 1e6"});
   a.tol = t.number("--tol", c.tol, {1e-300, 1},
                    {.help = "Stop when ||b - Au||_2 / ||b||_2 < tol (the true residual must "
                             "meet it for a solve to count as converged; lanczos: the relative "

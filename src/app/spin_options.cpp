@@ -39,7 +39,8 @@ void add_spin_options(OptionTable& t, SpinArgs& a, const Applies& lanczos) {
          {.help = "--problem tfim: chain (periodic) or square:LxW (periodic L x W, L, W >= 2)",
           .applies = lanczos,
           .sample = "square:2x3",
-          .value = "chain|square:LxW"});
+          .value = "chain|square:LxW",
+          .limits = "L, W >= 2, L*W <= 34"});
   t.number("--buffers", s.buffers, {2, 64},
            {.help = "--method lanczos --transport mpi: K round-robin receive buffers of the "
                     "remote mat-vec (2: double buffering)",

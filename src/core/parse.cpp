@@ -7,7 +7,7 @@
 namespace asyncsolve::core {
 
 std::string format_number(double value) {
-  if (value == std::trunc(value) && std::abs(value) <= 1e7) {
+  if (value == std::trunc(value) && std::abs(value) < 1e6) {
     return fmt::format("{}", static_cast<long long>(value));
   }
   // The shorter of the shortest fixed text that reads back and the shortest

@@ -41,8 +41,8 @@ std::optional<T> parse_integer(std::string_view text) {
   return value;
 }
 
-/// A number as messages, --help and the README print it: integers up to
-/// 10^7 in full, anything else in the shortest form that reads back exactly,
+/// A number as messages, --help and the README print it: integers below
+/// 10^6 in full, anything else in the shortest form that reads back exactly,
 /// exponents without '+' or leading zeros ("1e-300", "0.5", "1e12").
 std::string format_number(double value);
 
