@@ -77,8 +77,7 @@ bool holds(const Condition& condition, const Context& context) {
   const std::vector<std::string>* values = context.find(condition.dimension);
   if (values == nullptr) return true;
   return std::any_of(values->begin(), values->end(), [&](const std::string& v) {
-    return std::find(condition.values.begin(), condition.values.end(), v) !=
-           condition.values.end();
+    return std::find(condition.values.begin(), condition.values.end(), v) != condition.values.end();
   });
 }
 
@@ -93,11 +92,10 @@ bool holds(const Applies& applies, const Context& context) {
 }
 
 std::string quote_value(std::string_view text) {
-  const bool plain =
-      !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               std::string_view("._,:/+-=").find(c) != std::string_view::npos;
-      });
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("._,:/+-=").find(c) != std::string_view::npos;
+  });
   return plain ? std::string(text) : fmt::format("'{}'", core::printable(text));
 }
 
@@ -166,12 +164,13 @@ OptionRow& OptionTable::add_number_row(const std::string& names, double initial,
   OptionRow& row = add_row(names, std::move(s));
   row.range = range;
   row.integer = integer;
-  if (has_default) row.unchanged = integer ? fmt::format("{}", static_cast<long long>(initial))
-                                           : fmt::format("{}", initial);
+  if (has_default)
+    row.unchanged =
+        integer ? fmt::format("{}", static_cast<long long>(initial)) : fmt::format("{}", initial);
   if (row.sample.empty()) {
     // The end of the range farther from the default.
-    const double far = std::abs(range.max - initial) >= std::abs(initial - range.min) ? range.max
-                                                                                      : range.min;
+    const double far =
+        std::abs(range.max - initial) >= std::abs(initial - range.min) ? range.max : range.min;
     row.sample = integer ? fmt::format("{}", static_cast<long long>(far)) : fmt::format("{}", far);
   }
   return row;
@@ -183,8 +182,7 @@ CLI::Option* OptionTable::bind(const std::string& names, int& target, const std:
 CLI::Option* OptionTable::bind(const std::string& names, long& target, const std::string& help) {
   return app_.add_option(names, target, help);
 }
-CLI::Option* OptionTable::bind(const std::string& names, double& target,
-                               const std::string& help) {
+CLI::Option* OptionTable::bind(const std::string& names, double& target, const std::string& help) {
   return app_.add_option(names, target, help);
 }
 
@@ -204,7 +202,7 @@ CLI::Option* OptionTable::declare(OptionRow& row, CLI::Option* option) {
     // Strict parse and range check of every value given, before CLI11
     // converts the (canonical) text. The row lives as long as the table.
     const std::size_t index = rows_.size() - 1;
-    option->check(CLI::Validator(
+    option->transform(CLI::Validator(
         [this, index](std::string& text) {
           text = check_number(rows_[index], text);
           return std::string();
@@ -293,8 +291,9 @@ void OptionTable::refuse_inapplicable(const Context& context) const {
       }
     }
     const std::string given =
-        row.value.empty() ? row.name
-                          : fmt::format("{} {}", row.name, quote_value(row.option->results().back()));
+        row.value.empty()
+            ? row.name
+            : fmt::format("{} {}", row.name, quote_value(row.option->results().back()));
     throw InputError(fmt::format("{} with {}: {} applies to {}, expected no {}{}", given, with,
                                  row.name, row.applies.text(), row.name,
                                  row.unchanged ? fmt::format(" (or {})", *row.unchanged) : ""));
@@ -310,9 +309,9 @@ std::string OptionTable::markdown() const {
   std::string out;
   for (const OptionRow& row : rows_) {
     if (row.hidden) continue;
-    const std::string option =
-        row.value.empty() ? shown_names(row.names)
-                          : fmt::format("{} {}", shown_names(row.names), row.value);
+    const std::string option = row.value.empty()
+                                   ? shown_names(row.names)
+                                   : fmt::format("{} {}", shown_names(row.names), row.value);
     std::string range = row.limits.empty() ? "-" : cell(row.limits);
     if (row.range) {
       range = fmt::format("{}{}", row.integer ? "integer " : "", range_text(*row.range));
