@@ -217,7 +217,16 @@ CLI::Option* OptionTable::text(const std::string& names, std::string& target, Op
   if (spec.shown_default.empty()) spec.shown_default = target;
   OptionRow& row = add_row(names, std::move(spec));
   row.unchanged = target;
-  return declare(row, app_.add_option(names, target, row.help));
+  CLI::Option* option = declare(row, app_.add_option(names, target, row.help));
+  // An empty value is never the default given on purpose: "--dims ''" is
+  // refused like "--json ''", not taken as "not given".
+  option->check(CLI::Validator(
+      [name = row.name, form = row.value](const std::string& text) {
+        if (text.empty()) throw InputError(fmt::format("{} '': expected {} {}", name, name, form));
+        return std::string();
+      },
+      "", ""));
+  return option;
 }
 
 CLI::Option* OptionTable::choice(const std::string& names, std::string& target,

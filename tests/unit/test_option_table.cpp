@@ -114,6 +114,8 @@ TEST(OptionTable, StrictNumbersQuoteWhatWasTypedAndTheLimits) {
       {{"solve", "--variant", "async", "--progress", "thread:99999999"}, "thread"},
       {{"model", "hybrid", "--fit", ""}, "--fit '': expected a file path"},
       {{"solve", "--json", ""}, "--json '': expected a file path"},
+      {{"solve", "--dims", ""}, "--dims '': expected --dims"},
+      {{"model", "hybrid", "--fit", "x.json", "--non-ratio", ""}, "--non-ratio '': expected"},
   };
   for (const Case& c : cases) {
     const std::string message = error_of(c.args);
