@@ -106,6 +106,8 @@ def hand_cases(tmp: str) -> list[Case]:
     bad("bench stencil2d --local 1", "--local")
     bad("bench stencil2d --local 70000", "--local")
     bad("bench stencil2d --radius 100", "--radius 100")
+    bad("bench stencil2d --local 65536", "expected a smaller --local")
+    bad("solve --local 100000,100000,1000", "--local")
     bad("bench stencil2d --radius 0", "--radius")
     bad("bench stencil2d --transport carrier-pigeon", "--transport")
     bad("bench stencil2d --variant nope", "--variant")
