@@ -227,7 +227,7 @@ def hand_cases(tmp: str) -> list[Case]:
     c.append(Case(s("solve --local 6,6,6 --tol 1e-4 : solve --local 6,6,6 --tol 1e-5"), 2,
                   "differ", tool="mpmd"))
     c.append(Case(s("solve --local 6,6,6 : bench stencil2d"), 2, "differ", tool="mpmd"))
-    c.append(Case(s("solve --local 6,6,6 : solve --local 6,6,6 --json {t}/x.json".format(t=t)),
+    c.append(Case(s(f"solve --local 6,6,6 : solve --local 6,6,6 --json {t}/x.json"),
                   2, "differ", tool="mpmd"))
     # Bad input on several ranks: one line, from rank 0.
     c.append(Case(s("solve --tol abc"), 2, "--tol abc", ranks=3))
@@ -298,10 +298,9 @@ def table_cases(binary: str) -> list[Case]:
         else:
             above = repr(hi_v * 10 + 1)
             below = repr(lo_v / 10) if lo_v > 0 else repr(lo_v * 10 - 1)
-        for v in [above, below, "x" + lo, "0x10", "", "1e400", " 1"]:
-            if integer is None and v == "0x10" and lo_v <= 16 <= hi_v:
-                v = "0x10x"
-            cases.append(Case(base + [name, v], 2, shown))
+        hexa = "0x10x" if integer is None and lo_v <= 16 <= hi_v else "0x10"
+        cases.extend(Case([*base, name, v], 2, shown)
+                     for v in [above, below, "x" + lo, hexa, "", "1e400", " 1"])
     return cases
 
 
@@ -436,7 +435,7 @@ def main() -> int:
         with ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(lambda c: run_case(c, binary, mpiexec, tmp), cases))
         failed = 0
-        for case, problem in zip(cases, results):
+        for case, problem in zip(cases, results, strict=True):
             if problem:
                 failed += 1
                 print(f"FAIL [{case.tool}] {shlex.join(case.args)[:200]}: {problem}")
