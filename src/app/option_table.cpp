@@ -52,8 +52,10 @@ std::string cell(std::string_view text) {
 std::string Applies::text() const {
   if (everywhere()) return "everywhere";
   std::vector<std::string> parts;
+  parts.reserve(any.size());
   for (const auto& all : any) {
     std::vector<std::string> conditions;
+    conditions.reserve(all.size());
     for (const Condition& c : all) {
       conditions.push_back(fmt::format("{} {}", c.dimension, alternatives(c.values)));
     }
