@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from . import __version__, plots
+from . import LabError, __version__, plots
 from . import results as rs
 from .results import Group, Results, Spread, groups, load_results, phase_medians, varying_keys
 
@@ -351,9 +351,13 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
     res = load_results(results)
     out = Path(out) if out else res.root / "report"
     plot_dir = out / "plots"
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    for old in plot_dir.glob("*.png"):
-        old.unlink()
+    try:
+        plot_dir.mkdir(parents=True, exist_ok=True)
+        for old in plot_dir.glob("*.png"):
+            old.unlink()
+    except OSError as err:
+        raise LabError(f"--out {out}: cannot make the report folder there: "
+                       f"{err.strerror or err}") from None
     sections = build_sections(res, plot_dir)
     sections += stencil2d_comparison(res, plot_dir)
     n_ok = sum(r.ok for r in res.records)
@@ -362,14 +366,21 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
             "environment": _environment(res),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     md_path = out / "report.md"
-    md_path.write_text(_markdown(res, sections, meta), encoding="utf-8")
+    _write_text(md_path, _markdown(res, sections, meta))
     env = Environment(loader=PackageLoader("asyncsolve_lab", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("report.html").render(meta=meta, sections=sections, root=res.root,
                                                   version=__version__)
     html_path = out / "report.html"
-    html_path.write_text(page, encoding="utf-8")
+    _write_text(html_path, page)
     return md_path, html_path, res, sections
+
+
+def _write_text(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise LabError(f"{path}: cannot write: {err.strerror or err}") from None
 
 
 def summary_tables(sections: list[Section]) -> list[Table]:

@@ -150,16 +150,55 @@ class Results:
         return [r for r in self.records if r.experiment == experiment]
 
 
+#: The largest document or sidecar the lab reads (a long history is a few MiB).
+MAX_DOCUMENT_BYTES = 256 << 20
+
+
 def _read_json(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise LabError(f"{path}: cannot read: {err.strerror}") from None
+        data = json.loads(read_limited(path, MAX_DOCUMENT_BYTES).decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise LabError(f"{path}: not UTF-8 text (byte {err.start}): not a JSON document") from None
     except json.JSONDecodeError as err:
         raise LabError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
+    except RecursionError:
+        raise LabError(f"{path}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise LabError(f"{path}: not a JSON object")
     return data
+
+
+def read_limited(path: Path, max_bytes: int) -> bytes:
+    """The bytes of `path`, a regular file of at most `max_bytes` (a device,
+    FIFO or directory is refused without reading it); LabError otherwise."""
+    import os
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise LabError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise LabError(f"{path}: is {kind}, expected a file")
+        if st.st_size > max_bytes:
+            raise LabError(f"{path}: is {st.st_size} bytes, more than the {max_bytes} read")
+        os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise LabError(f"{path}: more than the {max_bytes} bytes read")
+        return b"".join(chunks)
+    except OSError as err:
+        raise LabError(f"{path}: cannot read: {err.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 def load_results(root: str | Path) -> Results:

@@ -44,10 +44,43 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def check_ranks(suite: Suite, max_ranks: int) -> None:
+    """SuiteError (with the suite's line) for an experiment with more ranks
+    than `max_ranks` (--max-ranks, default 4 x the cores): a typo such as
+    ranks = [1000] must not start a thousand processes. Simulated regimes
+    (sim:PLATFORM) are bounded by their platform's hosts instead (suite.py)."""
+    for exp in suite.experiments:
+        if all(simulation.is_sim(r) for r in exp.regimes):
+            continue
+        for r in exp.ranks:
+            if r > max_ranks:
+                raise suite.error(("experiment", exp.index, "ranks"),
+                                  f"experiment '{exp.name}': ranks = {r} is more than --max-ranks "
+                                  f"{max_ranks} (default: 4 x the {cores()} cores of this "
+                                  "machine); expected fewer ranks, or a larger --max-ranks")
+
+
+def check_results_folder(root: Path, what: str, create: bool = True) -> None:
+    """LabError unless `root` is a folder or (`create`) can be made one."""
+    root = Path(root)
+    for p in [root, *root.parents]:
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                raise LabError(f"{what} {root}: {p} is not a folder, expected a folder for the "
+                               "results")
+            break
+    if not create:
+        return
+    try:
+        (root / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise LabError(f"{what} {root}: cannot make the folder: {err.strerror or err}") from None
+
+
 def write_json_atomic(path: Path, data: dict) -> None:
-    """Write to a temporary name in the same folder, then rename."""
+    """Write to a short temporary name in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".lab-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)

@@ -60,6 +60,10 @@ def _split_key(text: str) -> list[str]:
     return [p.strip("\"'") for p in parts]
 
 
+#: Lines longer than this are not scanned for keys (their errors get no line).
+MAX_LOCATED_LINE = 4096
+
+
 class KeyLocator:
     """Maps key paths such as ("experiment", 1, "matrix", "variant") to 1-based lines."""
 
@@ -69,6 +73,8 @@ class KeyLocator:
         current: tuple = ()
         in_multiline = False
         for number, line in enumerate(text.splitlines(), start=1):
+            if len(line) > MAX_LOCATED_LINE:
+                continue  # only for line numbers: a huge line is not worth a slow match
             stripped = line.strip()
             if in_multiline:  # inside a multi-line string: skip until it closes
                 if '"""' in stripped or "'''" in stripped:
@@ -286,10 +292,12 @@ class _Checker:
             raise self.fail(keypath, f"'{name}' must be {want}, not {_type_name(value)}")
         return value
 
-    def positive(self, value, keypath, name, kind=int):
+    def positive(self, value, keypath, name, kind=int, most=None):
         self.scalar(value, keypath, name, (kind,))
-        if value <= 0:
+        if not value > 0:  # NaN too
             raise self.fail(keypath, f"'{name}' must be positive, not {value}")
+        if most is not None and not value <= most:  # inf too
+            raise self.fail(keypath, f"'{name}' is {value}; expected at most {most:g}")
         return value
 
     def choice(self, value, keypath, name, choices):
@@ -318,13 +326,29 @@ EXPERIMENT_KEYS = {"name", "title", "notes", "program", "ranks", "regimes", "rep
 PLOT_KEYS = {"kind", "x", "y", "title", "series"}
 
 
+#: The largest suite file read (suites are a few KiB).
+MAX_SUITE_BYTES = 1 << 20
+#: The most repeats of an experiment, and the most runs a suite expands to.
+MAX_REPEATS = 1000
+MAX_RUNS = 100000
+#: The longest timeout of a run: a week.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
 def load_suite(path: str | Path) -> Suite:
-    """Read and validate a suite file; raises SuiteError naming the file and line."""
+    """Read and validate a suite file; raises SuiteError naming the file and line.
+    Only a regular UTF-8 file of at most MAX_SUITE_BYTES is read."""
+    from .results import read_limited
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SuiteError(f"{path}: cannot read the suite: {err.strerror}") from None
+        raw = read_limited(path, MAX_SUITE_BYTES)
+    except LabError as err:
+        raise SuiteError(f"cannot read the suite: {err}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SuiteError(f"{path}: not UTF-8 text (byte {err.start}): expected a TOML suite "
+                         "file") from None
     return parse_suite(text, path)
 
 
@@ -336,6 +360,8 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
         loc = f"{path}:{m.group(1)}:{m.group(2)}" if m else str(path)
         raise SuiteError(f"{loc}: not valid TOML: {msg}") from None
+    except RecursionError:
+        raise SuiteError(f"{path}: not a suite: arrays or tables nested too deeply") from None
     locator = KeyLocator(text)
     ck = _Checker(path, locator)
     ck.keys(data, {"suite": 1, "experiment": 1}, (), "the suite file", required=("suite",))
@@ -348,8 +374,9 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         raise ck.fail(("suite", "name"), f"suite name {name!r} may hold only letters, digits, "
                       "'_', '.' and '-' (it names the results folder)")
     timeout = float(ck.positive(head.get("timeout_s", 600), ("suite", "timeout_s"),
-                                "timeout_s", float))
-    repeats = ck.positive(head.get("repeats", 1), ("suite", "repeats"), "repeats")
+                                "timeout_s", float, MAX_TIMEOUT_S))
+    repeats = ck.positive(head.get("repeats", 1), ("suite", "repeats"), "repeats", int,
+                          MAX_REPEATS)
     platforms: dict[str, simulation.Platform] = {}
     regimes = _regimes(ck, head.get("regimes", ["shm"]), ("suite", "regimes"), platforms)
     results = head.get("results")
@@ -360,8 +387,14 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         raise ck.fail(("experiment",), "a suite needs at least one [[experiment]] table")
     experiments = []
     seen: dict[str, int] = {}
+    total_runs = 0
     for i, raw in enumerate(raw_exps):
         exp = _parse_experiment(ck, raw, i, timeout, repeats, regimes, platforms)
+        total_runs += _run_count(exp)
+        if total_runs > MAX_RUNS:
+            raise ck.fail(("experiment", i), f"the suite expands to more than {MAX_RUNS} runs "
+                          f"(experiment {exp.name!r}: ranks x regimes x matrix x repeats); "
+                          "expected a smaller matrix")
         if exp.name in seen:
             raise ck.fail(("experiment", i, "name"), f"experiment name {exp.name!r} is used twice "
                           f"(first in experiment #{seen[exp.name] + 1})")
@@ -432,6 +465,16 @@ def _check_simulated(ck: _Checker, experiments: list[Experiment],
                                       f"{r}: {why}")
 
 
+def _run_count(exp: Experiment) -> int:
+    """How many runs `exp` expands to at most (before exclusions)."""
+    n = len(exp.ranks) * len(exp.regimes) * exp.repeats
+    for values in exp.matrix.values():
+        n *= len(values)
+        if n > MAX_RUNS:
+            return n
+    return n
+
+
 def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                       regimes: list[str], platforms: dict[str, simulation.Platform]) -> Experiment:
     kp = ("experiment", i)
@@ -461,9 +504,10 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     exp = Experiment(
         name=name, index=i, program=program, launcher=launcher, ranks=ranks,
         regimes=_regimes(ck, raw.get("regimes", regimes), kp + ("regimes",), platforms),
-        repeats=ck.positive(raw.get("repeats", repeats), kp + ("repeats",), "repeats"),
+        repeats=ck.positive(raw.get("repeats", repeats), kp + ("repeats",), "repeats", int,
+                            MAX_REPEATS),
         timeout_s=float(ck.positive(raw.get("timeout_s", timeout), kp + ("timeout_s",),
-                                    "timeout_s", float)),
+                                    "timeout_s", float, MAX_TIMEOUT_S)),
         title=ck.scalar(raw.get("title", ""), kp + ("title",), "title", (str,)),
         notes=ck.scalar(raw.get("notes", ""), kp + ("notes",), "notes", (str,)))
     env = raw.get("env", {})

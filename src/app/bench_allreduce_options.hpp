@@ -7,6 +7,7 @@
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
+#include "option_table.hpp"
 #include "options_common.hpp"
 
 namespace asyncsolve::app {
@@ -61,11 +62,16 @@ struct BenchAllreduceArgs {
   std::string noise_allreduce = "impi";
 };
 
-/// Declares every option of `bench allreduce`, writing into `args`.
-void add_bench_allreduce_options(CLI::App& bench, BenchAllreduceArgs& args);
+/// The largest extent of --noise-global.
+inline constexpr int noise_global_max = 256;
+
+/// Declares every option of `bench allreduce` in `table`, writing into `args`.
+void add_bench_allreduce_options(OptionTable& table, BenchAllreduceArgs& args);
 
 /// After the parse: the validated config. Throws core::InputError with one
-/// line naming the bad value and what was expected.
-BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& args);
+/// line naming the bad value and what was expected, including an option
+/// given for a mode that is not run (table.refuse_inapplicable).
+BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& args,
+                                              const OptionTable& table);
 
 }  // namespace asyncsolve::app

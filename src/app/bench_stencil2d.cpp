@@ -65,6 +65,25 @@ struct Failure {
   std::string message;
 };
 
+/// Collective: refuses, as bad input (the same verdict on every rank), a
+/// block size whose variants and serial reference would not fit in the
+/// memory of a node: one clear line instead of an allocation failure on
+/// some ranks. Each variant keeps about three (n + 2r)^2 arrays; rank 0
+/// computes the reference over the whole domain (three P n^2 arrays).
+void check_memory(const BenchStencil2dConfig& config, int n, const par::Comm& comm) {
+  const double side = n + 2.0 * config.radius;
+  const double block = static_cast<double>(n) * n;
+  double bytes = 8.0 * (3.0 * static_cast<double>(config.runs.size()) * side * side + block);
+  if (comm.is_root()) bytes += 8.0 * 3.0 * comm.size() * block;
+  const par::NodeMemory memory = par::node_memory(comm, bytes);
+  if (memory.need_bytes > 0.9 * memory.have_bytes) {
+    throw core::InputError(
+        fmt::format("--local {}: the blocks and the reference need {:.1f} GiB on one node, which "
+                    "has {:.1f} GiB of memory; expected a smaller --local",
+                    n, memory.need_bytes / 1073741824.0, memory.have_bytes / 1073741824.0));
+  }
+}
+
 /// Collective: all repeats of all runs at local size `n`. Returns a failure
 /// (the same on every rank) if a validation failed; the variants are freed
 /// either way.
@@ -216,6 +235,7 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
   check_json_path(config.json_path, world);
   const RunEnvironment e = describe_environment(world, env);
   const kernels::Stencil2dGrid grid = kernels::Stencil2dGrid::create(world.rank(), world.size());
+  for (const int n : config.local_sizes) check_memory(config, n, world);
   par::print_on_root(world, fmt::format("{}\n  grid {}x{} (periodic), radius {}, {} iterations "
                                         "({} warm-up), {} repeat{}\n",
                                         par::provenance_line("bench stencil2d", e), grid.px,

@@ -39,13 +39,14 @@ bool exists(Transport transport, Variant variant) {
 }
 
 std::vector<int> parse_local_sizes(const std::string& text) {
-  const std::string expected = "a comma-separated list of block sizes >= 2, e.g. 64,128,256";
+  const std::string expected = fmt::format(
+      "a comma-separated list of block sizes from 2 to {}, e.g. 64,128,256", stencil2d_local_max);
   std::vector<int> sizes;
   for (const auto& item : split_list("--local", text, expected)) {
     int n = 0;
-    if (!core::parse_whole(item, n) || n < 2 || n > 65536) {
-      throw InputError(fmt::format("--local '{}': bad size '{}', expected {} (at most 65536)", text,
-                                   item, expected));
+    if (!core::parse_whole(item, n) || n < 2 || n > stencil2d_local_max) {
+      throw InputError(fmt::format("--local '{}': bad size '{}', expected {}",
+                                   core::printable(text), core::printable(item), expected));
     }
     sizes.push_back(n);
   }
@@ -122,32 +123,42 @@ bool BenchStencil2dConfig::uses_shmem() const {
                      [](const Stencil2dRun& r) { return r.transport == Transport::shmem; });
 }
 
-void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dArgs& a) {
+void add_bench_stencil2d_options(OptionTable& t, BenchStencil2dArgs& a) {
   BenchStencil2dConfig& c = a.values;
-  bench.option_defaults()->always_capture_default();
-  bench.add_option("--local", a.local,
-                   "Block size n per rank (n x n points; weak scaling: the domain grows with "
-                   "the ranks), or a comma-separated sweep, e.g. 64,128,256");
-  bench.add_option("--radius", c.radius, "Halo width r (stencil (2r+1) x (2r+1)), 1 <= r < n");
-  bench.add_option("-i,--iterations", c.iterations, "Timed iterations per measurement");
-  bench.add_option("-x,--warmup", c.warmup, "Untimed iterations before them");
-  bench.add_option("--repeats", c.repeats,
-                   "Measurements of every variant, interleaved; min/median/max are reported");
-  bench.add_option("--transport", c.transport_text,
-                   "auto (mpi and rma, and shmem when built with OpenSHMEM and run under "
-                   "oshrun with OMPI_MCA_osc=ucx) or a comma-separated list of mpi (two-sided), "
-                   "rma (MPI-3 one-sided), shmem (OpenSHMEM; run under oshrun)");
-  bench.add_option("--variant", c.variant_text,
-                   "all, or a comma-separated list: trivial, sendrecv, halo (mpi); put, get, "
-                   "get0, get1 (rma and shmem); each runs over every chosen transport that has it");
-  bench
-      .add_flag("--test-corrupt-corner", c.corrupt_corner,
-                "Test hook: corrupt one halo corner so that validation fails (exit 4)")
-      ->group("");
-  add_json_option(bench, c.json_path);
+  t.text("--local", a.local,
+         {.help = fmt::format("Block size n per rank (n x n points; weak scaling: the domain "
+                              "grows with the ranks), or a comma-separated sweep, e.g. "
+                              "64,128,256 (each 2 to {})",
+                              stencil2d_local_max),
+          .sample = "8,12",
+          .value = "N[,N...]",
+          .limits = fmt::format("each 2 to {}", stencil2d_local_max)});
+  t.number("--radius", c.radius, {1, stencil2d_radius_max},
+           {.help = "Halo width r (stencil (2r+1) x (2r+1)), r < n"});
+  t.number("-i,--iterations", c.iterations, {1, 1e7}, {.help = "Timed iterations per measurement"});
+  t.number("-x,--warmup", c.warmup, {0, 1e7}, {.help = "Untimed iterations before them"});
+  t.number("--repeats", c.repeats, {1, 1000},
+           {.help = "Measurements of every variant, interleaved; min/median/max are reported"});
+  t.text("--transport", c.transport_text,
+         {.help = "auto (mpi and rma, and shmem when built with OpenSHMEM and run under "
+                  "oshrun with OMPI_MCA_osc=ucx) or a comma-separated list of mpi (two-sided), "
+                  "rma (MPI-3 one-sided), shmem (OpenSHMEM; run under oshrun)",
+          .sample = "rma",
+          .value = "LIST"});
+  t.text("--variant", c.variant_text,
+         {.help = "all, or a comma-separated list: trivial, sendrecv, halo (mpi); put, get, "
+                  "get0, get1 (rma and shmem); each runs over every chosen transport that has "
+                  "it",
+          .sample = "get1",
+          .value = "LIST"});
+  t.flag("--test-corrupt-corner", c.corrupt_corner,
+         {.help = "Test hook: corrupt one halo corner so that validation fails (exit 4)",
+          .hidden = true});
+  t.path("--json", c.json_path, {.help = "Write the result document to this file"});
 }
 
-BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& a) {
+BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& a,
+                                              const OptionTable& table) {
   BenchStencil2dConfig c = a.values;
   c.local_sizes = parse_local_sizes(a.local);
   expect_at_least("--radius", c.radius, 1);
@@ -166,6 +177,7 @@ BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& a) {
   for (const Transport t : transports)
     for (const Variant v : variants)
       if (exists(t, v)) c.runs.push_back({t, v});
+  table.refuse_inapplicable(Context{});
   return c;
 }
 

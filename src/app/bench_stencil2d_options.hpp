@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "option_table.hpp"
 #include "options_common.hpp"
 
 namespace asyncsolve::app {
@@ -59,11 +60,17 @@ struct BenchStencil2dArgs {
   std::string local = "256";
 };
 
-/// Declares every option of `bench stencil2d`, writing into `args`.
-void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dArgs& args);
+/// The largest block size and halo width of `bench stencil2d` (whether a
+/// block fits in memory is checked when the benchmark starts).
+inline constexpr int stencil2d_local_max = 65536;
+inline constexpr int stencil2d_radius_max = 64;
+
+/// Declares every option of `bench stencil2d` in `table`, writing into `args`.
+void add_bench_stencil2d_options(OptionTable& table, BenchStencil2dArgs& args);
 
 /// After the parse: the validated config. Throws core::InputError with one
 /// line naming the bad value and what was expected.
-BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& args);
+BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& args,
+                                              const OptionTable& table);
 
 }  // namespace asyncsolve::app

@@ -1,10 +1,14 @@
 #include "cli.hpp"
 
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/version.hpp"
 #include "simulation_options.hpp"
 
@@ -12,41 +16,128 @@ namespace asyncsolve::app {
 
 using core::InputError;
 
-Command parse_command_line(const std::vector<std::string>& args) {
-  CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
-  app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
-  app.require_subcommand(1, 1);
-  app.footer(
-      "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
-      "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
+namespace {
 
-  Command cmd;
+/// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
+/// most 1 argument(s) expected ...") as one line naming the option and the
+/// form its value takes.
+std::string argument_mismatch(const std::string& what,
+                              const std::vector<const OptionTable*>& tables) {
+  const std::string name = what.substr(0, what.find(':'));
+  const OptionRow* row = nullptr;
+  for (const OptionTable* t : tables)
+    if (row == nullptr) row = t->find(name);
+  const std::string form = row != nullptr && !row->value.empty() ? row->value : "a value";
+  if (what.find("missing") != std::string::npos) {
+    return fmt::format("{}: missing value, expected {} {}", core::printable(name),
+                       core::printable(name), form);
+  }
+  return fmt::format("{}: given more than once or with more than one value, expected one {} {}",
+                     core::printable(name), core::printable(name), form);
+}
+
+/// The command line's declarations: the CLI11 application, its subcommands,
+/// what CLI11 writes into, and the option tables. Declared once per parse.
+struct Declarations {
+  CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
+  CLI::App* solve = nullptr;
+  CLI::App* info = nullptr;
+  CLI::App* bench = nullptr;
+  CLI::App* bench_allreduce = nullptr;
+  CLI::App* bench_stencil2d = nullptr;
+  CLI::App* model = nullptr;
+  CLI::App* model_hybrid = nullptr;
   SolveArgs solve_args;
-  CLI::App* solve = app.add_subcommand("solve", "Solve a model problem in parallel");
-  add_solve_options(*solve, solve_args);
-  CLI::App* info =
-      app.add_subcommand("info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
-  CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
-  bench->require_subcommand(1, 1);
   BenchAllreduceArgs bench_allreduce_args;
-  CLI::App* bench_allreduce = bench->add_subcommand(
-      "allreduce",
-      "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
-  add_bench_allreduce_options(*bench_allreduce, bench_allreduce_args);
   BenchStencil2dArgs bench_stencil2d_args;
-  CLI::App* bench_stencil2d = bench->add_subcommand(
-      "stencil2d",
-      "Paper 004's Stencil2D: 8-neighbour halo exchange and (2r+1)^2 filter on a 2-D periodic "
-      "process grid, two-sided and one-sided (RMA, OpenSHMEM) variants, validated");
-  add_bench_stencil2d_options(*bench_stencil2d, bench_stencil2d_args);
-  CLI::App* model = app.add_subcommand("model", "Performance models of the papers");
-  model->require_subcommand(1, 1);
   ModelHybridArgs model_hybrid_args;
-  CLI::App* model_hybrid = model->add_subcommand(
-      "hybrid",
-      "Paper 002 §7.2: masteronly vs funneled hybrid MPI+OpenMP with reserved communication "
-      "threads (eqs. 1-9), or the fit of eq. 14 to a measured MVM sweep (--fit)");
-  add_model_hybrid_options(*model_hybrid, model_hybrid_args);
+  std::optional<OptionTable> solve_table;
+  std::optional<OptionTable> bench_allreduce_table;
+  std::optional<OptionTable> bench_stencil2d_table;
+  std::optional<OptionTable> model_hybrid_table;
+
+  Declarations() {
+    app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
+    app.require_subcommand(1, 1);
+    app.footer(
+        "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
+        "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
+    solve = app.add_subcommand("solve", "Solve a model problem in parallel");
+    solve_table.emplace(*solve, "solve");
+    add_solve_options(*solve_table, solve_args);
+    info = app.add_subcommand("info",
+                              "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
+    bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
+    bench->require_subcommand(1, 1);
+    bench_allreduce = bench->add_subcommand(
+        "allreduce",
+        "Latency, overlap (IMB-NBC) and noise sensitivity of the reductions (OSU conventions)");
+    bench_allreduce_table.emplace(*bench_allreduce, "bench allreduce");
+    add_bench_allreduce_options(*bench_allreduce_table, bench_allreduce_args);
+    bench_stencil2d = bench->add_subcommand(
+        "stencil2d",
+        "Paper 004's Stencil2D: 8-neighbour halo exchange and (2r+1)^2 filter on a 2-D periodic "
+        "process grid, two-sided and one-sided (RMA, OpenSHMEM) variants, validated");
+    bench_stencil2d_table.emplace(*bench_stencil2d, "bench stencil2d");
+    add_bench_stencil2d_options(*bench_stencil2d_table, bench_stencil2d_args);
+    model = app.add_subcommand("model", "Performance models of the papers");
+    model->require_subcommand(1, 1);
+    model_hybrid = model->add_subcommand(
+        "hybrid",
+        "Paper 002 §7.2: masteronly vs funneled hybrid MPI+OpenMP with reserved communication "
+        "threads (eqs. 1-9), or the fit of eq. 14 to a measured MVM sweep (--fit)");
+    model_hybrid_table.emplace(*model_hybrid, "model hybrid");
+    add_model_hybrid_options(*model_hybrid_table, model_hybrid_args);
+  }
+  Declarations(const Declarations&) = delete;
+  Declarations& operator=(const Declarations&) = delete;
+
+  std::vector<const OptionTable*> tables() const {
+    return {&*solve_table, &*bench_allreduce_table, &*bench_stencil2d_table,
+            &*model_hybrid_table};
+  }
+};
+
+}  // namespace
+
+std::vector<std::pair<std::string, OptionRow>> option_rows() {
+  const Declarations d;
+  std::vector<std::pair<std::string, OptionRow>> out;
+  for (const OptionTable* t : d.tables()) {
+    for (OptionRow row : t->rows()) {
+      row.option = nullptr;
+      out.emplace_back(t->command(), std::move(row));
+    }
+  }
+  return out;
+}
+
+std::string options_markdown() {
+  const Declarations d;
+  std::string out = markdown_header();
+  for (const OptionTable* t : d.tables()) out += t->markdown();
+  return out;
+}
+
+Command parse_command_line(const std::vector<std::string>& args) {
+  Command cmd;
+  if (args.size() == 2 && args[1] == "--options-table") {
+    // The README's table (hidden: for the README and its test).
+    cmd.kind = Command::Kind::help;
+    cmd.text = options_markdown();
+    cmd.text.pop_back();  // main adds the last newline
+    return cmd;
+  }
+  Declarations d;
+  CLI::App& app = d.app;
+  CLI::App* const solve = d.solve;
+  CLI::App* const info = d.info;
+  CLI::App* const bench = d.bench;
+  CLI::App* const bench_allreduce = d.bench_allreduce;
+  CLI::App* const bench_stencil2d = d.bench_stencil2d;
+  CLI::App* const model = d.model;
+  CLI::App* const model_hybrid = d.model_hybrid;
+  const std::vector<const OptionTable*> tables = d.tables();
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
   try {
@@ -75,45 +166,51 @@ Command parse_command_line(const std::vector<std::string>& args) {
                         : model_hybrid->parsed()    ? "model hybrid"
                         : model->parsed()           ? "model"
                                                     : "info";
-    throw InputError(
-        fmt::format("unexpected argument{} '{}': expected the options listed by "
-                    "'asyncsolve {} --help'",
-                    extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
+    throw InputError(fmt::format(
+        "unexpected argument{} '{}': expected the options listed by "
+        "'asyncsolve {} --help'",
+        extras.size() == 1 ? "" : "s", core::printable(fmt::format("{}", fmt::join(extras, " "))),
+        which));
+  } catch (const CLI::ArgumentMismatch& e) {
+    throw InputError(argument_mismatch(e.what(), tables));
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
+    std::string message = core::printable(e.what());
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
       } else if (args[1] == "bench") {
-        message =
-            args.size() <= 2 || args[2].starts_with("-")
-                ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
-                : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d", args[2]);
+        message = args.size() <= 2 || args[2].starts_with("-")
+                      ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
+                      : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
+                                    core::printable(args[2]));
       } else if (args[1] == "model") {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("model: no model given: expected hybrid")
-                      : fmt::format("unknown model '{}': expected hybrid", args[2]);
+                      : fmt::format("unknown model '{}': expected hybrid",
+                                    core::printable(args[2]));
       } else if (!args[1].starts_with("-")) {
-        message =
-            fmt::format("unknown command '{}': expected one of solve, bench, model, info", args[1]);
+        message = fmt::format("unknown command '{}': expected one of solve, bench, model, info",
+                              core::printable(args[1]));
       }
     }
     throw InputError(message);
   }
   if (solve->parsed()) {
-    cmd.solve = validate_solve(solve_args);
+    cmd.solve = validate_solve(d.solve_args, *d.solve_table);
     refuse_unsimulated(cmd.solve);
     cmd.kind = Command::Kind::solve;
   } else if (info->parsed()) {
     cmd.kind = Command::Kind::info;
   } else if (bench_allreduce->parsed()) {
-    cmd.bench_allreduce = validate_bench_allreduce(bench_allreduce_args);
+    cmd.bench_allreduce =
+        validate_bench_allreduce(d.bench_allreduce_args, *d.bench_allreduce_table);
     cmd.kind = Command::Kind::bench_allreduce;
   } else if (bench_stencil2d->parsed()) {
-    cmd.bench_stencil2d = validate_bench_stencil2d(bench_stencil2d_args);
+    cmd.bench_stencil2d =
+        validate_bench_stencil2d(d.bench_stencil2d_args, *d.bench_stencil2d_table);
     cmd.kind = Command::Kind::bench_stencil2d;
   } else if (model_hybrid->parsed()) {
-    cmd.model_hybrid = validate_model_hybrid(model_hybrid_args);
+    cmd.model_hybrid = validate_model_hybrid(d.model_hybrid_args, *d.model_hybrid_table);
     cmd.kind = Command::Kind::model_hybrid;
   }
   return cmd;

@@ -4,6 +4,7 @@
 // model_hybrid_options), parsed and validated into typed configs. Pure: no
 // MPI, no output.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_allreduce_options.hpp"
@@ -30,6 +31,16 @@ struct Command {
 
 /// Parses and validates `args` (args[0] is the program name). Throws
 /// core::InputError with one line naming the bad value and what was expected.
+/// `asyncsolve --options-table` gives options_markdown() as help text.
 Command parse_command_line(const std::vector<std::string>& args);
+
+/// Every option of every subcommand, as its table declares it (the
+/// subcommand, "solve" or "bench allreduce", and the row; rows carry no
+/// CLI11 option). For tests and the fuzzers' dictionaries.
+std::vector<std::pair<std::string, OptionRow>> option_rows();
+
+/// The README's table of every option (range, default, where it applies),
+/// in Markdown, header included.
+std::string options_markdown();
 
 }  // namespace asyncsolve::app

@@ -153,6 +153,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
     line("result", fmt::format("{} ({}) after {} iterations in {:.3f} s",
                                result.converged ? "converged" : "NOT converged", result.reason,
                                result.iterations, time.max));
+    if (!result.detail.empty()) line("breakdown", result.detail);
     std::string energy = fmt::format("E0 = {:.15g}, per site {:.15g}", result.energy, per_site);
     if (exact) {
       energy += fmt::format("; free fermions {:.15g} (relative difference {:.1e})", *exact,
@@ -211,6 +212,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
         doc["result"] = {
             {"converged", result.converged},
             {"reason", result.reason},
+            {"detail", result.detail},
             {"iterations",
              {{"min", result.iterations},
               {"mean", static_cast<double>(result.iterations)},

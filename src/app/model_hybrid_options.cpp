@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/model/hybrid.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -28,7 +29,7 @@ std::optional<double> parse_ratio(const std::string& text) {
     }
     value = a / b;
   }
-  if (!(value >= 0.0) || !std::isfinite(value)) return std::nullopt;
+  if (!(value >= 0.0) || !(value <= 1e6)) return std::nullopt;
   return value;
 }
 
@@ -59,9 +60,9 @@ void validate_fit(const ModelHybridArgs& a, ModelHybridConfig& c) {
     c.non_ratio = parse_ratio(a.non_ratio);
     if (!c.non_ratio) {
       throw InputError(
-          fmt::format("--non-ratio '{}': expected a number >= 0 or A/B (the "
+          fmt::format("--non-ratio '{}': expected a number from 0 to 1e6 or A/B (the "
                       "paper's 1/6)",
-                      a.non_ratio));
+                      core::printable(a.non_ratio)));
     }
   }
   if (given(a.threads) && given(a.reserved)) expect_reserved_below_threads(c);
@@ -69,46 +70,66 @@ void validate_fit(const ModelHybridArgs& a, ModelHybridConfig& c) {
 
 }  // namespace
 
-void add_model_hybrid_options(CLI::App& model, ModelHybridArgs& a) {
+void add_model_hybrid_options(OptionTable& t, ModelHybridArgs& a) {
   ModelHybridConfig& c = a.values;
-  model.option_defaults()->always_capture_default();
+  const Applies quantities = applies_when({Condition{"--fit", {"none"}}});
+  const Applies fitting = applies_when({Condition{"--fit", {"FILE"}}});
   // Each shown with what leaving it out means.
-  const auto declare = [&model](const std::string& flag, auto& value, const std::string& help,
-                                const std::string& absent) {
-    return model.add_option(flag, value, help)->default_str(absent);
-  };
-  a.threads = declare("--threads", c.threads,
-                      "n: threads per SMP node, >= 2 (with --fit: overrides the file's threads)",
-                      "required; with --fit the file's");
-  a.reserved = declare("--reserved", c.reserved,
-                       "m: threads reserved for communication, 1 <= m < n (with --fit: "
-                       "overrides the file's reserved)",
-                       "1; with --fit the file's");
-  a.f_comm = declare("--f-comm", c.f_comm,
-                     "f_comm: fraction of T_masteronly spent communicating (master thread), in "
-                     "[0, 1]",
-                     "required without --fit");
-  a.f_comp_non = declare("--f-comp-non", c.f_comp_non,
-                         "f_comp,non: fraction of T_masteronly in computation that cannot "
-                         "overlap communication, in [0, 1]",
-                         "required without --fit");
-  a.f_comp_overlap_option = declare("--f-comp-overlap", a.f_comp_overlap,
-                                    "f_comp,overlap: optional; if given, the three fractions "
-                                    "must sum to 1 (eq. 1)",
-                                    "1 - f_comm - f_comp,non");
-  declare("--fit", c.fit_path,
-          "Fit eq. 14 to a measured MVM sweep (schema asyncsolve.bench.hybrid_mvm/1) and print "
-          "measured next to predicted epsilon",
-          "");
-  declare("--non-ratio", a.non_ratio,
-          "With --fit: hold x_MVM,non / x_MVM,overlap at this value (a number or A/B; the "
-          "paper's 1/6) and fit only x_comm / x_MVM,overlap",
-          "fitted");
-  add_json_option(model, c.json_path,
-                  "Write the document (schema asyncsolve.model.hybrid/1) to this file");
+  a.threads = t.number("--threads", c.threads, {2, 4096},
+                       {.help = "n: threads per SMP node (with --fit: overrides the file's "
+                                "threads)",
+                        .shown_default = "required; with --fit the file's",
+                        .sample = "8",
+                        .note = " (threads per SMP node: one communicating, at least one "
+                                "computing)"});
+  a.reserved = t.number("--reserved", c.reserved, {1, 4095},
+                        {.help = "m: threads reserved for communication, m < n (with --fit: "
+                                 "overrides the file's reserved)",
+                         .shown_default = "1; with --fit the file's",
+                         .sample = "2",
+                         .note = " (threads reserved for communication)"});
+  a.f_comm = t.number("--f-comm", c.f_comm, {0, 1},
+                      {.help = "f_comm: fraction of T_masteronly spent communicating (master "
+                               "thread)",
+                       .applies = quantities,
+                       .shown_default = "required without --fit",
+                       .sample = "0.4",
+                       .noun = "a fraction of T_masteronly"});
+  a.f_comp_non = t.number("--f-comp-non", c.f_comp_non, {0, 1},
+                          {.help = "f_comp,non: fraction of T_masteronly in computation that "
+                                   "cannot overlap communication",
+                           .applies = quantities,
+                           .shown_default = "required without --fit",
+                           .sample = "0.2",
+                           .noun = "a fraction of T_masteronly"});
+  a.f_comp_overlap_option =
+      t.number("--f-comp-overlap", a.f_comp_overlap, {0, 1},
+               {.help = "f_comp,overlap: optional; if given, the three fractions must sum to 1 "
+                        "(eq. 1)",
+                .applies = quantities,
+                .shown_default = "1 - f_comm - f_comp,non",
+                .sample = "0.4",
+                .noun = "a fraction of T_masteronly"});
+  t.path("--fit", c.fit_path,
+         {.help = fmt::format("Fit eq. 14 to a measured MVM sweep (schema "
+                              "asyncsolve.bench.hybrid_mvm/1, a regular file of at most {} "
+                              "bytes) and print measured next to predicted epsilon",
+                              model::mvm_sweep_max_bytes),
+          .sample = "sweep.json",
+          .limits = fmt::format("a regular file, at most {} bytes", model::mvm_sweep_max_bytes)});
+  t.text("--non-ratio", a.non_ratio,
+         {.help = "With --fit: hold x_MVM,non / x_MVM,overlap at this value (a number from 0 "
+                  "to 1e6 or A/B; the paper's 1/6) and fit only x_comm / x_MVM,overlap",
+          .applies = fitting,
+          .shown_default = "fitted",
+          .sample = "1/6",
+          .value = "R",
+          .limits = "0 to 1e6"});
+  t.path("--json", c.json_path,
+         {.help = "Write the document (schema asyncsolve.model.hybrid/1) to this file"});
 }
 
-ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& a) {
+ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& a, const OptionTable& table) {
   ModelHybridConfig c = a.values;
   if (given(a.threads)) {
     expect_at_least("--threads", c.threads, 2,
@@ -117,13 +138,16 @@ ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& a) {
   if (given(a.reserved)) {
     expect_at_least("--reserved", c.reserved, 1, " (threads reserved for communication)");
   }
+  const Context context{{{"--fit", {c.is_fit() ? "FILE" : "none"}}}};
   if (c.is_fit()) {
     validate_fit(a, c);
+    table.refuse_inapplicable(context);
     return c;
   }
   if (!a.non_ratio.empty()) {
     throw InputError(
-        fmt::format("--non-ratio {} without --fit: expected --fit FILE with it", a.non_ratio));
+        fmt::format("--non-ratio {} without --fit: expected --fit FILE with it",
+                    quote_value(a.non_ratio)));
   }
   if (!given(a.threads)) {
     throw InputError(
@@ -158,6 +182,7 @@ ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& a) {
     }
     c.f_comp_overlap = o;
   }
+  table.refuse_inapplicable(context);
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "option_table.hpp"
 #include "options_common.hpp"
 
 namespace asyncsolve::app {
@@ -38,11 +39,11 @@ struct ModelHybridArgs {
   CLI::Option* f_comp_overlap_option = nullptr;
 };
 
-/// Declares every option of `model hybrid`, writing into `args`.
-void add_model_hybrid_options(CLI::App& model, ModelHybridArgs& args);
+/// Declares every option of `model hybrid` in `table`, writing into `args`.
+void add_model_hybrid_options(OptionTable& table, ModelHybridArgs& args);
 
 /// After the parse: the validated config. Throws core::InputError with one
 /// line naming the bad value and what was expected.
-ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& args);
+ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& args, const OptionTable& table);
 
 }  // namespace asyncsolve::app

@@ -104,7 +104,10 @@ std::optional<Progress> parse_progress(std::string_view text) {
   if (text == "none") return p;
   if (text.starts_with(poll)) {
     p.mode = Progress::Mode::poll;
-    if (!core::parse_whole(text.substr(poll.size()), p.every) || p.every < 1) return std::nullopt;
+    if (!core::parse_whole(text.substr(poll.size()), p.every) || p.every < 1 ||
+        p.every > progress_max) {
+      return std::nullopt;
+    }
     return p;
   }
   if (!text.starts_with(thread)) return std::nullopt;
@@ -112,7 +115,8 @@ std::optional<Progress> parse_progress(std::string_view text) {
   text.remove_prefix(thread.size());
   if (text.empty()) return p;
   int us = -1;
-  if (!text.starts_with(':') || !core::parse_whole(text.substr(1), us) || us < 0) {
+  if (!text.starts_with(':') || !core::parse_whole(text.substr(1), us) || us < 0 ||
+      us > progress_max) {
     return std::nullopt;
   }
   p.sleep_us = us;

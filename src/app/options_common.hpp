@@ -146,8 +146,12 @@ struct Progress {
   bool operator==(const Progress&) const = default;
 };
 
-/// The progress `text` spells (none, poll:K with K >= 1, thread, thread:US
-/// with US >= 0), or nullopt. Which of them a command takes is its own check.
+/// The largest K of poll:K and US of thread:US (a second between passes).
+inline constexpr int progress_max = 1000000;
+
+/// The progress `text` spells (none, poll:K with 1 <= K <= progress_max,
+/// thread, thread:US with 0 <= US <= progress_max), or nullopt. Which of
+/// them a command takes is its own check.
 std::optional<Progress> parse_progress(std::string_view text);
 
 }  // namespace asyncsolve::app

@@ -138,7 +138,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   line("result",
        fmt::format("{} ({}) after {} in {:.3f} s", s.converged ? "converged" : "NOT converged",
                    s.reason, iters, s.time_s.max));
-  if (!s.detail.empty()) line("breakdown", s.detail);
+  if (!s.detail.empty()) line(s.reason == "breakdown" ? "breakdown" : "why", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
   if (c.variant != Variant::sync && omp) {

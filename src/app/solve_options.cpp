@@ -215,6 +215,14 @@ void validate_stop(const SolveConfig& c) {
 
 }  // namespace
 
+Context solve_context(const SolveConfig& c) {
+  return Context{{{"--problem", {std::string(name(c.problem))}},
+                  {"--method", {std::string(name(c.method))}},
+                  {"--variant", {std::string(name(c.variant))}},
+                  {"--transport", {std::string(name(c.transport))}},
+                  {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}}}};
+}
+
 solvers::KrylovMethod krylov_method(Method method) {
   switch (method) {
     case Method::cg:
@@ -246,103 +254,200 @@ std::string reduction_name(const SolveConfig& config) {
   return config.variant == Variant::sync ? "omp" : "running-sum";
 }
 
-void add_solve_options(CLI::App& solve, SolveArgs& a) {
-  SolveConfig& c = a.values;
-  solve.option_defaults()->always_capture_default();
-  solve.add_option("--problem", a.problem,
-                   "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
-                   "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
-                   "transverse-field Ising model; --method lanczos)");
-  solve.add_option("--offset", c.offset,
-                   "Added to plume's boundary values and initial guess (paper 000 §6.1)");
-  solve
-      .add_option("--global", a.global,
-                  "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
-      ->default_str("");
-  solve
-      .add_option("--local", a.local,
-                  "Interior points per rank NX,NY,NZ (weak scaling); the default when "
-                  "--global is not given")
-      ->default_str("50,50,50");
-  solve.add_option("--dims", a.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
-      ->default_str("auto");
-  solve.add_option("--method", a.method,
-                   "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
-                   "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
-                   "(pipelined CG) or lanczos (ground state of --problem tfim)");
-  solve.add_option("--variant", a.variant,
-                   "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
-  solve.add_option("--transport", a.transport,
-                   "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
-                   "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
-                   "rank, paper 000 §3.3)");
-  a.threads = solve
-                  .add_option("--threads", c.threads,
-                              "--transport omp: OpenMP threads, each owning a slab of z-planes "
-                              "(with --local, the grid grows in z with the threads); with "
-                              "--hybrid: OpenMP threads per MPI rank")
-                  ->default_str("OMP_NUM_THREADS, or omp_get_max_threads()");
-  solve.add_option("--hybrid", a.hybrid,
-                   "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
-                   "mat-vec, --threads per rank: none (pure MPI), masteronly (the master "
-                   "exchanges halos outside parallel regions), funneled (thread 0 exchanges "
-                   "while the others compute the interior; MPI_THREAD_FUNNELED) or multiple "
-                   "(every thread exchanges some of the halo messages; MPI_THREAD_MULTIPLE)");
-  solve.add_option("--halo", a.halo,
-                   "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
-                   "ialltoallv, neighbor, persistent");
-  solve.add_option("--test-every", c.test_every,
-                   "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
-                   "mat-vec (0: never; paper 001 §3.4)");
-  solve.add_option("--pc", a.pc,
-                   "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
-                   "none for pipecg), none or jacobi (pipecg)");
-  solve.add_option("--shift", c.shift,
-                   "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
-                   "indefinite and CG breaks down");
-  solve.add_option("--allreduce", a.allreduce,
-                   "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
-                   "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
-                   "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
-                   "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
-                   "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
-                   "to completion at each check, async and racy take any but mpi");
-  solve.add_option(
-      "--max-in-flight", c.max_in_flight,
-      "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
-  solve.add_option("--final-sync", c.final_sync,
-                   "Async/racy: up to K synchronous iterations after the asynchronous stop, until "
-                   "the true residual is below --tol");
-  solve.add_option(
-      "--slow-rank", c.slow_rank,
-      "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
-  solve.add_option("--slow-factor", c.slow_factor, "Slow-down of --slow-rank, >= 1");
-  solve.add_option("--noise-us", c.noise_us,
-                   "Noise injection: every rank is interrupted for this many microseconds ...");
-  solve.add_option("--noise-hz", c.noise_hz, "... this many times per second (0: no noise)");
-  solve.add_option("--noise-seed", c.noise_seed, "Seed of each rank's noise phase");
-  solve.add_option("--progress", a.progress,
-                   "Communication progress: none (only in the solver's own MPI calls), poll:K "
-                   "(Jacobi async/racy: also every K planes of the sweep) or thread[:US] "
-                   "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
-                   "thread, sleeping US microseconds between passes; needs "
-                   "MPI_THREAD_MULTIPLE)");
-  a.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
-              ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
-  solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
-  solve.add_option("--check-every", c.check_every,
-                   "Compute the global residual every K iterations");
-  solve.add_option("--halo-every", c.halo_every,
-                   "Swap halos only every N iterations (paper 000 §6.3)");
-  solve.add_flag("--copy", c.copy, "Copy u_new into u each iteration instead of swapping pointers");
-  solve.add_flag("--monitor", c.monitor, "Print iteration, residual and rate from rank 0");
-  solve.add_option("--monitor-every", c.monitor_every_s,
-                   "Seconds between --monitor lines (each residual check at most)");
-  add_json_option(solve, c.json_path);
-  add_spin_options(solve, a.spin);
+namespace {
+
+/// The conditions of the solve table.
+Condition when(std::string dimension, std::vector<std::string> values) {
+  return Condition{std::move(dimension), std::move(values)};
 }
 
-SolveConfig validate_solve(const SolveArgs& a) {
+/// The Krylov methods' names.
+std::vector<std::string> krylov_names() {
+  std::vector<std::string> out;
+  for (const Method m : values<Method>())
+    if (is_krylov(m)) out.emplace_back(name(m));
+  return out;
+}
+
+/// The methods that solve a grid problem (all but lanczos).
+std::vector<std::string> grid_methods() {
+  std::vector<std::string> out{std::string(name(Method::jacobi))};
+  for (const auto& m : krylov_names()) out.push_back(m);
+  return out;
+}
+
+const std::vector<std::string> mpi_transports{"mpi", "rma", "shmem"};
+const std::vector<std::string> asynchronous{"async", "racy"};
+
+}  // namespace
+
+void add_solve_options(OptionTable& t, SolveArgs& a) {
+  SolveConfig& c = a.values;
+  const Applies jacobi = applies_when({when("--method", {"jacobi"})});
+  const Applies krylov = applies_when({when("--method", krylov_names())});
+  const Applies grid_method = applies_when({when("--method", grid_methods())});
+  const Applies jacobi_or_krylov_over_mpi =
+      applies_when({when("--method", grid_methods()), when("--transport", mpi_transports)});
+  const Applies async_jacobi =
+      applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
+  const Applies lanczos =
+      applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
+  t.choice("--problem", a.problem, names<Problem>(),
+           {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
+                    "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
+                    "transverse-field Ising model; --method lanczos)"});
+  t.number("--offset", c.offset, {-1e12, 1e12},
+           {.help = "Added to plume's boundary values and initial guess (paper 000 §6.1)",
+            .applies = applies_when({when("--problem", {"plume"})})});
+  t.text("--global", a.global,
+         {.help = "Global interior grid NX,NY,NZ, split so local sizes differ by at most one",
+          .applies = grid_method,
+          .shown_default = "",
+          .sample = "12,10,8",
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9"});
+  t.text("--local", a.local,
+         {.help = "Interior points per rank NX,NY,NZ (weak scaling); the default when "
+                  "--global is not given",
+          .applies = grid_method,
+          .shown_default = "50,50,50",
+          .sample = "6,5,4",
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9"});
+  t.text("--dims", a.dims,
+         {.help = "Process grid PX,PY,PZ (default: MPI_Dims_create)",
+          .applies = grid_method,
+          .shown_default = "auto",
+          .sample = "1,1,1",
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9, product = ranks"});
+  t.choice("--method", a.method, names<Method>(),
+           {.help = "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
+                    "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
+                    "(pipelined CG) or lanczos (ground state of --problem tfim)"});
+  t.choice("--variant", a.variant, names<Variant>(),
+           {.help = "Jacobi variant: sync, async (newest whole halo message), racy (freshest "
+                    "data)",
+            .applies = jacobi});
+  t.choice(
+      "--transport", a.transport, names<Transport>(),
+      {.help = "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
+               "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
+               "rank, paper 000 §3.3)",
+       .applies = applies_when({when("--method", {"jacobi", "lanczos"})})});
+  std::vector<std::string> hybrid_modes{"none"};
+  for (const auto& mode : comm::hybrid_mode_names()) hybrid_modes.push_back(mode);
+  a.threads = t.number(
+      "--threads", c.threads, {1, 1024},
+      {.help = "--transport omp: OpenMP threads, each owning a slab of z-planes (with --local, "
+               "the grid grows in z with the threads); with --hybrid: OpenMP threads per MPI "
+               "rank",
+       .applies = Applies{{{when("--transport", {"omp"})},
+                           {when("--hybrid", {hybrid_modes.begin() + 1, hybrid_modes.end()})}}},
+       .shown_default = "OMP_NUM_THREADS, or omp_get_max_threads()",
+       .sample = "2"});
+  t.choice("--hybrid", a.hybrid, hybrid_modes,
+           {.help = "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
+                    "mat-vec, --threads per rank: none (pure MPI), masteronly (the master "
+                    "exchanges halos outside parallel regions), funneled (thread 0 exchanges "
+                    "while the others compute the interior; MPI_THREAD_FUNNELED) or multiple "
+                    "(every thread exchanges some of the halo messages; MPI_THREAD_MULTIPLE)",
+            .applies = grid_method});
+  // Sync Jacobi over rma or shmem exchanges halos through channels; async
+  // and racy use --halo for the true residual and the final sync iterations.
+  t.choice("--halo", a.halo, comm::halo_exchange_names(),
+           {.help = "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
+                    "ialltoallv, neighbor, persistent",
+            .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", {"sync"}),
+                                 when("--transport", {"mpi"})},
+                                {when("--method", {"jacobi"}), when("--variant", asynchronous),
+                                 when("--transport", mpi_transports)},
+                                {when("--method", krylov_names())}}}});
+  t.number("--test-every", c.test_every, {0, 1e6},
+           {.help = "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
+                    "mat-vec (0: never; paper 001 §3.4)",
+            .applies = krylov});
+  t.choice("--pc", a.pc, {"auto", "none", "jacobi"},
+           {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
+                    "none for pipecg), none or jacobi (pipecg)",
+            .applies = krylov});
+  t.number("--shift", c.shift, {-1e12, 1e12},
+           {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
+                    "indefinite and CG breaks down",
+            .applies = krylov});
+  t.text("--allreduce", a.allreduce,
+         {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
+                  "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
+                  "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
+                  "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
+                  "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
+                  "to completion at each check, async and racy take any but mpi",
+          .applies = applies_when({when("--transport", mpi_transports)}),
+          .sample = "impi",
+          .value = "NAME",
+          .limits = "knomial:K: K 2 to 1024"});
+  t.number("--max-in-flight", c.max_in_flight, {1, 512},
+           {.help = "Async/racy: unacknowledged halo messages per neighbour and direction (R)",
+            .applies = applies_when({when("--method", {"jacobi"}),
+                                     when("--variant", asynchronous),
+                                     when("--transport", mpi_transports)})});
+  t.number("--final-sync", c.final_sync, {0, 1e9},
+           {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
+                    "until the true residual is below --tol",
+            .applies = async_jacobi});
+  t.number("--slow-rank", c.slow_rank, {-1, 1e6},
+           {.help = "Fault injection: this rank's sweeps take --slow-factor times longer (-1: "
+                    "none)",
+            .applies = jacobi_or_krylov_over_mpi,
+            .sample = "0"});
+  t.number("--slow-factor", c.slow_factor, {1, 100},
+           {.help = "Slow-down of --slow-rank", .applies = jacobi_or_krylov_over_mpi});
+  t.number("--noise-us", c.noise_us, {0, 1e6},
+           {.help = "Noise injection: every rank is interrupted for this many microseconds ...",
+            .applies = jacobi_or_krylov_over_mpi,
+            .sample = "10"});
+  t.number("--noise-hz", c.noise_hz, {0, 1e6},
+           {.help = "... this many times per second (0: no noise)",
+            .applies = jacobi_or_krylov_over_mpi,
+            .sample = "10"});
+  t.number("--noise-seed", c.noise_seed, {0, 1e15},
+           {.help = "Seed of each rank's noise phase", .applies = jacobi_or_krylov_over_mpi});
+  t.text("--progress", a.progress,
+         {.help = "Communication progress: none (only in the solver's own MPI calls), poll:K "
+                  "(Jacobi async/racy: also every K planes of the sweep) or thread[:US] "
+                  "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
+                  "thread, sleeping US microseconds between passes; needs "
+                  "MPI_THREAD_MULTIPLE)",
+          .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", asynchronous)},
+                              {when("--method", krylov_names())}}},
+          .sample = "poll:4",
+          .value = "MODE",
+          .limits = "K 1 to 1e6, US 0 to 1e6"});
+  a.tol = t.number("--tol", c.tol, {1e-300, 1},
+                   {.help = "Stop when ||b - Au||_2 / ||b||_2 < tol (the true residual must "
+                            "meet it for a solve to count as converged; lanczos: the relative "
+                            "change of the energy)",
+                    .shown_default = "1e-4 for jacobi, 1e-6 for the Krylov methods, 1e-10 "
+                                     "for lanczos",
+                    .sample = "1e-8"});
+  t.number("--max-iters", c.max_iters, {0, 1e9}, {.help = "Stop after this many iterations"});
+  t.number("--check-every", c.check_every, {1, 1e9},
+           {.help = "Compute the global residual every K iterations", .applies = jacobi});
+  t.number("--halo-every", c.halo_every, {1, 1e6},
+           {.help = "Swap halos only every N iterations (paper 000 §6.3)",
+            .applies = applies_when(
+                {when("--method", {"jacobi"}), when("--transport", mpi_transports)})});
+  t.flag("--copy", c.copy,
+         {.help = "Copy u_new into u each iteration instead of swapping pointers",
+          .applies = applies_when({when("--method", {"jacobi"}), when("--variant", {"sync"})})});
+  t.flag("--monitor", c.monitor, {.help = "Print iteration, residual and rate from rank 0"});
+  t.number("--monitor-every", c.monitor_every_s, {0, 86400},
+           {.help = "Seconds between --monitor lines (each residual check at most)"});
+  t.path("--json", c.json_path, {.help = "Write the result document to this file"});
+  add_spin_options(t, a.spin, lanczos);
+}
+
+SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   SolveConfig c = a.values;
   if (!a.global.empty()) c.decomposition.global = core::parse_triple(a.global, "--global");
   if (!a.local.empty()) c.decomposition.local = core::parse_triple(a.local, "--local");
@@ -352,9 +457,11 @@ SolveConfig validate_solve(const SolveArgs& a) {
   }
   if (parse<Method>(a.method) == Method::lanczos || parse<Problem>(a.problem) == Problem::tfim) {
     validate_spin(a, c);
+    table.refuse_inapplicable(solve_context(c));
     return c;
   }
-  expect_one_of("--problem", a.problem, grid::problem_names());
+  expect_one_of("--problem", a.problem, names<Problem>(),
+                " (tfim goes with --method lanczos)");
   c.problem = *parse<Problem>(a.problem);
   expect_finite("--offset", c.offset);
   if (c.offset != 0.0 && c.problem != Problem::plume) {
@@ -412,6 +519,7 @@ SolveConfig validate_solve(const SolveArgs& a) {
   validate_faults(c);
   if (!is_krylov(c)) validate_jacobi_progress(a, l, c);
   validate_stop(c);
+  table.refuse_inapplicable(solve_context(c));
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "option_table.hpp"
 #include "options_common.hpp"
 #include "spin_options.hpp"
 
@@ -140,12 +141,17 @@ struct SolveArgs {
   SpinArgs spin;
 };
 
-/// Declares every option of `solve` (with its help text and default),
-/// writing into `args`.
-void add_solve_options(CLI::App& solve, SolveArgs& args);
+/// Declares every option of `solve` in `table` (help text, default, range,
+/// where it applies), writing into `args`.
+void add_solve_options(OptionTable& table, SolveArgs& args);
 
 /// After the parse: the validated, resolved config. Throws core::InputError
-/// with one line naming the bad value and what was expected.
-SolveConfig validate_solve(const SolveArgs& args);
+/// with one line naming the bad value and what was expected, including an
+/// option given where it does nothing (table.refuse_inapplicable).
+SolveConfig validate_solve(const SolveArgs& args, const OptionTable& table);
+
+/// The configuration the solve table's options are judged against:
+/// --problem, --method, --variant, --transport and --hybrid as resolved.
+Context solve_context(const SolveConfig& config);
 
 }  // namespace asyncsolve::app

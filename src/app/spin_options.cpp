@@ -15,29 +15,47 @@ namespace asyncsolve::app {
 
 using core::InputError;
 
-void add_spin_options(CLI::App& solve, SpinArgs& a) {
+void add_spin_options(OptionTable& t, SpinArgs& a, const Applies& lanczos) {
   SpinConfig& s = a.values;
-  a.sites = solve
-                .add_option("--sites", s.sites,
-                            "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
-                            "--lattice square:LxW it must equal L*W)")
-                ->default_str("16; L*W for square:LxW");
-  solve.add_option("--coupling", s.coupling,
-                   "--problem tfim: J of H = J sum_<ij> Z_i Z_j + Gamma sum_i X_i (Pauli "
-                   "matrices; J > 0 antiferromagnetic)");
-  solve.add_option("--field", s.field, "--problem tfim: Gamma, the transverse field");
-  solve.add_option("--lattice", a.lattice,
-                   "--problem tfim: chain (periodic) or square:LxW (periodic L x W, L, W >= 2)");
-  solve.add_option("--buffers", s.buffers,
-                   "--method lanczos --transport mpi: K >= 2 round-robin receive buffers of the "
-                   "remote mat-vec (2: double buffering)");
-  solve.add_option("--chunk", s.chunk,
-                   "--method lanczos --transport mpi: doubles per message of the remote "
-                   "mat-vec (>= 1; capped at the block of 2^(n-m))");
-  solve.add_option("--rma-sync", a.rma_sync,
-                   "--method lanczos --transport rma: fence (MPI_Put between two "
-                   "MPI_Win_fence) or notify (passive target: put, flush, flag and "
-                   "acknowledgement)");
+  const auto over = [&](std::string transport) {
+    Applies out = lanczos;
+    out.any.front().push_back(Condition{"--transport", {std::move(transport)}});
+    return out;
+  };
+  a.sites = t.number("--sites", s.sites, {2, kernels::tfim_max_sites},
+                     {.help = "--problem tfim: n lattice sites, 2^n states (with --lattice "
+                              "square:LxW it must equal L*W)",
+                      .applies = lanczos,
+                      .shown_default = "16; L*W for square:LxW",
+                      .note = fmt::format(" (2^n states: at most {} sites)",
+                                          kernels::tfim_max_sites)});
+  t.number("--coupling", s.coupling, {-1e6, 1e6},
+           {.help = "--problem tfim: J of H = J sum_<ij> Z_i Z_j + Gamma sum_i X_i (Pauli "
+                    "matrices; J > 0 antiferromagnetic)",
+            .applies = lanczos});
+  t.number("--field", s.field, {-1e6, 1e6},
+           {.help = "--problem tfim: Gamma, the transverse field", .applies = lanczos});
+  t.text("--lattice", a.lattice,
+         {.help = "--problem tfim: chain (periodic) or square:LxW (periodic L x W, L, W >= 2)",
+          .applies = lanczos,
+          .sample = "square:2x3",
+          .value = "chain|square:LxW",
+          .limits = "L, W >= 2, L*W <= 34"});
+  t.number("--buffers", s.buffers, {2, 64},
+           {.help = "--method lanczos --transport mpi: K round-robin receive buffers of the "
+                    "remote mat-vec (2: double buffering)",
+            .applies = over("mpi"),
+            .note = " (round-robin receive buffers; 2 is double buffering)"});
+  t.number("--chunk", s.chunk, {1, 1 << 30},
+           {.help = "--method lanczos --transport mpi: doubles per message of the remote "
+                    "mat-vec (capped at the block of 2^(n-m))",
+            .applies = over("mpi"),
+            .note = " (doubles per message)"});
+  t.choice("--rma-sync", a.rma_sync, names<RmaSync>(),
+           {.help = "--method lanczos --transport rma: fence (MPI_Put between two "
+                    "MPI_Win_fence) or notify (passive target: put, flush, flag and "
+                    "acknowledgement)",
+            .applies = over("rma")});
 }
 
 namespace {

@@ -4,6 +4,7 @@
 // here. Pure: no MPI.
 #include <string>
 
+#include "option_table.hpp"
 #include "options_common.hpp"
 
 namespace asyncsolve::app {
@@ -49,8 +50,9 @@ struct SpinArgs {
 };
 
 /// Adds --sites, --coupling, --field, --lattice, --buffers, --chunk and
-/// --rma-sync to `solve`, writing into `args`.
-void add_spin_options(CLI::App& solve, SpinArgs& args);
+/// --rma-sync to the solve table, writing into `args`; `lanczos` says where
+/// they apply (--method lanczos).
+void add_spin_options(OptionTable& table, SpinArgs& args, const Applies& lanczos);
 
 /// Validates a solve of --method lanczos or --problem tfim into `config`
 /// (whose grid and numbers `args` has set): the two go together, the grid

@@ -9,24 +9,31 @@
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::collectives {
 namespace {
+
+/// The largest k of knomial:k (a k-nomial tree of more children than any
+/// machine has ranks per level is a flat tree).
+constexpr int max_degree = 1024;
 
 [[noreturn]] void bad_name(std::string_view name) {
   throw core::InputError(
       fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
                   "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                  "impi)",
-                  name));
+                  "impi); K at most {}",
+                  core::printable(name), max_degree));
 }
 
-/// A decimal integer >= 2 and nothing else, or nothing.
+/// A decimal integer from 2 to max_degree and nothing else, or nothing.
 std::optional<int> parse_degree(std::string_view text) {
   int value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < 2) return std::nullopt;
+  if (text.empty() || ec != std::errc() || ptr != end || value < 2 || value > max_degree) {
+    return std::nullopt;
+  }
   return value;
 }
 

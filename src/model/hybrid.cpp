@@ -4,15 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::model {
 namespace {
@@ -305,18 +305,28 @@ MvmSweep read_mvm_sweep(const nlohmann::json& doc, std::string_view source) {
 }
 
 MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(path, ec);
-    throw InputError(fmt::format("{}: {}, expected a JSON file with schema \"{}\"", path.string(),
-                                 exists ? "cannot be read" : "no such file", mvm_sweep_schema));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc;
+  std::string text;
   try {
-    doc = nlohmann::json::parse(text.str());
+    text = core::read_input_file(path, mvm_sweep_max_bytes);
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("{}, expected a JSON file with schema \"{}\"", e.what(), mvm_sweep_schema));
+  }
+  nlohmann::json doc;
+  // A document nested deeper than any sweep is refused while it is read
+  // (millions of '[' would otherwise become millions of nested arrays).
+  struct TooDeep {};
+  const auto limit_depth = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > mvm_sweep_max_depth) throw TooDeep{};
+    return true;
+  };
+  try {
+    doc = nlohmann::json::parse(text, limit_depth);
+  } catch (const TooDeep&) {
+    throw InputError(fmt::format("{}: JSON nested deeper than {} levels, expected a JSON file "
+                                 "with schema \"{}\"",
+                                 core::printable(path.string()), mvm_sweep_max_depth,
+                                 mvm_sweep_schema));
   } catch (const nlohmann::json::parse_error& e) {
     // e.what() reads "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string what = e.what();
@@ -325,7 +335,7 @@ MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
     throw InputError(
         fmt::format("{}: not JSON ({}), expected a JSON file with schema "
                     "\"{}\"",
-                    path.string(), what, mvm_sweep_schema));
+                    core::printable(path.string()), what, mvm_sweep_schema));
   }
   return read_mvm_sweep(doc, path.string());
 }

@@ -10,6 +10,7 @@
 #include "asyncsolve/channel.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 namespace asyncsolve::solvers {
 namespace {
@@ -127,7 +128,10 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
         const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
         result.history.push_back(point);
         if (base.monitor) base.monitor(point);
-        if (estimate < base.tol) {
+        if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
+          set_breakdown(result, estimate, k);
+          stop = true;
+        } else if (estimate < base.tol) {
           result.converged = true;
           result.reason = "tolerance";
           stop = true;
@@ -196,8 +200,9 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
 
   // The true residual of this rank's last iterate together with the others'.
   sync_halo.exchange(u);
-  result.true_residual = std::sqrt(reduction.sum(ops::residual_norm_sq(u))) / b_norm;
-  if (options.final_sync > 0 && !(result.true_residual < base.tol)) {
+  result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
+  if (options.final_sync > 0 && result.reason != "breakdown" &&
+      !(result.true_residual < base.tol)) {
     JacobiOptions sync = base;
     sync.max_iters = options.final_sync;
     sync.check_every = 1;
@@ -211,6 +216,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     result.time_s += tail.time_s;
     result.sweep_bytes += tail.sweep_bytes;
   }
+  confirm_convergence(result, base.tol);
   result.error_inf = error_inf(problem, decomposition, u, reduction);
   return result;
 }

@@ -15,6 +15,7 @@
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 // OpenMP Jacobi (paper 000 §3.3). All threads work on one pair of fields
 // covering the whole grid; thread t owns the z-planes [k0, k1) of both.
@@ -220,7 +221,7 @@ double local_rhs_norm(const grid::Problem& problem, const grid::Decomposition& d
                       const Field& shape) {
   Field boundary_only(shape.interior(), shape.halo());
   grid::apply_boundary(problem, decomposition, boundary_only);
-  const double norm = std::sqrt(ops::residual_norm_sq(boundary_only));
+  const double norm = jacobi_residual_norm(boundary_only, nullptr);  // scaled: no under/overflow
   return norm > 0.0 ? norm : 1.0;
 }
 
@@ -274,6 +275,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   double reduced_sq = 0.0;              // sync: the OpenMP reduction's target
   std::atomic<double> running_sq{0.0};  // async/racy: the running global residual^2
   std::atomic<bool> stop{false};        // async/racy: the convergence (or stop) flag
+  std::atomic<bool> broke_down{false};  // async/racy: an estimate was not finite
   bool stop_converged = false;          // written only by the thread that set `stop`
   double stop_estimate = std::numeric_limits<double>::infinity();  // likewise
   double sync_residual = std::numeric_limits<double>::infinity();  // sync: written by thread 0
@@ -324,8 +326,9 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
               sync_residual = residual;
               if (base.monitor) base.monitor(point);
             }
-            // Every thread read the same reduced_sq: all decide alike.
-            if (residual < base.tol) {
+            // Every thread read the same reduced_sq: all decide alike (a
+            // residual that is not finite stops at once: a breakdown).
+            if (residual < base.tol || breaks_down(residual)) {
               me.iterations = k;
               break;
             }
@@ -451,6 +454,11 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
               // while a neighbour was descheduled may have converged against
               // that neighbour's old planes, so the true residual at the stop
               // can be larger; the check below confirms or refutes it.
+              if (breaks_down(estimate)) {  // stops everyone at once
+                broke_down.store(true);
+                stop.store(true, std::memory_order_release);
+                break;
+              }
               if (estimate < base.tol) {
                 if (!stop.exchange(true)) {
                   stop_converged = true;
@@ -499,7 +507,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
           verify_sq += fresh;
 #pragma omp barrier
           const bool verified = !stop_converged || std::sqrt(verify_sq) / b_norm < base.tol;
-          if (verified || k >= base.max_iters) break;
+          if (verified || k >= base.max_iters || broke_down.load()) break;
             // Everyone has read verify_sq and stop_converged: restart the round.
             // The mailboxes hold every thread's planes of u already.
 #pragma omp barrier
@@ -545,17 +553,19 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.residual_estimate = sync_residual;
     result.converged = sync_residual < base.tol;
     result.reason = result.converged ? "tolerance" : "max_iters";
+    if (breaks_down(sync_residual)) set_breakdown(result, sync_residual, most);
   } else {
     result.residual_estimate = stop_estimate;
     result.converged = stop_converged && std::sqrt(verify_sq) / b_norm < base.tol;
     result.reason = result.converged ? "tolerance" : "max_iters";
     result.unconfirmed_stops = restarts;
+    if (broke_down.load()) set_breakdown(result, stop_estimate, most);
   }
 
   // The true residual of the returned iterate, measured by this thread alone.
-  result.true_residual = std::sqrt(ops::residual_norm_sq(u)) / b_norm;
+  result.true_residual = jacobi_residual_norm(u, nullptr) / b_norm;
   if (options.variant != OmpVariant::sync && options.final_sync > 0 &&
-      !(result.true_residual < base.tol)) {
+      result.reason != "breakdown" && !(result.true_residual < base.tol)) {
     OmpJacobiOptions tail_options = options;
     tail_options.variant = OmpVariant::sync;
     tail_options.final_sync = 0;
@@ -572,6 +582,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.time_s += tail.time_s;
     result.sweep_bytes += tail.sweep_bytes;
   }
+  confirm_convergence(result, base.tol);
   auto reduction = collectives::make_allreduce("mpi", decomposition.comm());
   result.error_inf = error_inf(problem, decomposition, u, *reduction);
   return result;

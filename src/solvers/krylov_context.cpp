@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/ops/vector.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 namespace asyncsolve::solvers::detail {
 
@@ -93,8 +94,9 @@ KrylovContext::KrylovContext(KrylovSystem& system, const grid::Decomposition& de
 }
 
 SolveResult KrylovContext::run(KrylovLoop loop) {
-  const double bb = setup_sum_->sum(ops::dot(system_.b, system_.b));  // ||b||^2: setup, not timed
-  b_norm_ = bb > 0.0 ? std::sqrt(bb) : 1.0;
+  // ||b||, scaled (no under/overflow): setup, not timed
+  const double b_norm = field_norm(system_.b, setup_sum_.get());
+  b_norm_ = b_norm > 0.0 ? b_norm : 1.0;
   comm_.barrier();
   t_start_ = core::now_s();
   try {
@@ -107,6 +109,7 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
   result_.time_s = core::now_s() - t_start_;
   drain_and_free();
   measure_true_residual();
+  confirm_convergence(result_, options_.tol);
   return std::move(result_);
 }
 
@@ -203,6 +206,7 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   if (options_.monitor) options_.monitor(p);
   result_.iterations = iteration;
   result_.residual_estimate = p.residual;
+  check_finite("the residual", p.residual, iteration);
   if (p.residual < options_.tol) {
     result_.converged = true;
     result_.reason = "tolerance";
@@ -228,8 +232,8 @@ void KrylovContext::measure_true_residual() {
   Field r(system_.x.interior(), system_.x.halo());
   halo_.exchange(system_.x);
   ops::apply(system_.op, system_.x, ax, system_.x.interior_box());
-  const double rr = setup_sum_->sum(ops::residual(system_.b, ax, r));
-  result_.true_residual = std::sqrt(rr) / b_norm_;
+  ops::residual(system_.b, ax, r);  // r = b - A x
+  result_.true_residual = field_norm(r, setup_sum_.get()) / b_norm_;
   result_.halo_tests = halo_.tests();
   if (options_.faults != nullptr) result_.injected_s = options_.faults->injected_s();
   result_.messages_sent = result_.halo_exchanges * halo_.messages_per_exchange();
