@@ -70,6 +70,9 @@
 #ifndef ASYNCSOLVE_CHANNEL_H
 #define ASYNCSOLVE_CHANNEL_H
 
+/* A C header: typedef and <stddef.h>, not C++'s using and <cstddef>. */
+/* NOLINTBEGIN(modernize-use-using,modernize-deprecated-headers) */
+
 #include <mpi.h>
 #include <stddef.h>
 
@@ -210,4 +213,5 @@ const char* as_strerror(int status);
 }
 #endif
 
+/* NOLINTEND(modernize-use-using,modernize-deprecated-headers) */
 #endif /* ASYNCSOLVE_CHANNEL_H */

@@ -26,16 +26,34 @@ class Program:
     options: dict[str, str] = field(default_factory=dict)  # option -> its help text
 
 
-def find_binary(binary: str | None) -> Path:
-    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH."""
+#: Programs beside the asyncsolve binary, and what building them takes.
+SIBLING_NEEDS = {"asyncsolve-stencil2d-caf": "it needs gfortran and OpenCoarrays: make deps "
+                 "installs gfortran and libcoarrays-openmpi-dev, then reconfigure the build"}
+
+
+def is_sibling(program: str) -> bool:
+    """A program beside the asyncsolve binary (asyncsolve-NAME), run on its own."""
+    return program.startswith("asyncsolve-")
+
+
+def find_binary(binary: str | None, simulated: bool = False) -> Path:
+    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH;
+    for a suite of sim regimes --binary, $ASYNCSOLVE_SIM_BINARY or build-sim/asyncsolve."""
     import os
-    candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_BINARY"),
-                                          "build/asyncsolve", shutil.which("asyncsolve")]
+    if simulated:
+        candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_SIM_BINARY"),
+                                              "build-sim/asyncsolve"]
+    else:
+        candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_BINARY"),
+                                              "build/asyncsolve", shutil.which("asyncsolve")]
     for c in candidates:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return Path(c).resolve()
     if binary:
         raise SuiteError(f"--binary {binary}: no such executable")
+    if simulated:
+        raise SuiteError("cannot find the simulation build of asyncsolve: build it (make sim), "
+                         "or give --binary or ASYNCSOLVE_SIM_BINARY")
     raise SuiteError("cannot find asyncsolve: build it (make build), or give --binary "
                      "or ASYNCSOLVE_BINARY")
 
@@ -58,30 +76,39 @@ def parse_help(text: str) -> dict[str, str]:
 
 
 class Capabilities:
-    """Probes programs lazily (each --help once)."""
+    """Probes programs lazily (each --help once). `launcher`: what runs the
+    binary for --help (smpirun for the simulation build)."""
 
-    def __init__(self, binary: Path):
+    def __init__(self, binary: Path, launcher: list[str] | None = None):
         self.binary = binary
         self.bench_dir = binary.parent / "bench"
+        self.launcher = launcher or []
         self._cache: dict[str, Program] = {}
 
     def argv(self, program: str) -> list[str]:
         if program.startswith("bench/"):
             return [str(self.bench_dir / program.split("/", 1)[1])]
+        if is_sibling(program):
+            return [str(self.binary.parent / program)]
         return [str(self.binary), *program.split()]
 
     def program(self, program: str) -> Program:
         if program in self._cache:
             return self._cache[program]
+        if is_sibling(program):
+            return self._sibling(program)
         argv = self.argv(program)
         if program.startswith("bench/") and not Path(argv[0]).is_file():
             raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
                              "(build the benchmarks: ASYNCSOLVE_BUILD_BENCH=ON, make build)")
         try:
-            proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+            # under smpirun, SimGrid answers --help itself: ask CLI11's -h
+            flag = "-h" if self.launcher else "--help"
+            proc = subprocess.run([*self.launcher, *argv, flag], capture_output=True,
+                                  text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
-        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.M)
+        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.MULTILINE)
         if not program.startswith("bench/") and (usage is None or usage.group(2) != program):
             # CLI11 prints the parent's help for an unknown subcommand
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
@@ -89,6 +116,24 @@ class Capabilities:
         if proc.returncode != 0:
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
                              f"yet?): {' '.join(argv)} --help exited {proc.returncode}: "
+                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+        found = Program(argv=argv, options=parse_help(proc.stdout))
+        self._cache[program] = found
+        return found
+
+    def _sibling(self, program: str) -> Program:
+        """A program beside the asyncsolve binary (asyncsolve-NAME): it must
+        exist and answer --help, whose options are its capabilities."""
+        argv = self.argv(program)
+        if not Path(argv[0]).is_file():
+            raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
+                             f"({SIBLING_NEEDS.get(program, 'not built')})")
+        try:
+            proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
+        if proc.returncode != 0:
+            raise SuiteError(f"{' '.join(argv)} --help exited {proc.returncode}: "
                              f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
         found = Program(argv=argv, options=parse_help(proc.stdout))
         self._cache[program] = found

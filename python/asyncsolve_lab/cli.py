@@ -2,21 +2,57 @@
 their results (asyncsolve-lab report RESULTS).
 
 Exit codes: 0 success; 1 (run --strict) some run failed; 2 bad input (suite
-file, results folder, schema); 130 interrupted (rerun to resume).
+file, results folder, schema, arguments: one line on stderr); 130, 143, 129
+interrupted by SIGINT, SIGTERM or SIGHUP (the runs' process groups are ended;
+rerun to resume).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
 from . import LabError, __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (exit 2), like every other user error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: handled like Ctrl-C (runs stopped, partial documents
+    removed, the suite resumable); the exit code is 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, _frame):
+    # Later signals must not interrupt the clean-up the first one starts.
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="asyncsolve-lab", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="asyncsolve-lab", description=__doc__.split("\n\n")[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"asyncsolve-lab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a suite (resumes: finished runs are skipped)")
@@ -32,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="validate the suite against the binary and exit")
     r.add_argument("--strict", action="store_true", help="exit 1 if any run failed")
     r.add_argument("--report", action="store_true", help="write the report afterwards")
+    r.add_argument("--max-ranks", type=_positive_int, default=None,
+                   help="refuse experiments with more ranks than this (default: 4 x the cores "
+                   "of this machine)")
     rep = sub.add_parser("report", help="write report.md and report.html from a results folder")
     rep.add_argument("results", help="results folder (with runs/*.lab.json)")
     rep.add_argument("--out", help="output folder (default: RESULTS/report)")
@@ -40,6 +79,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _on_signal)
+    try:
+        return _main(argv)
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+
+
+def _main(argv: list[str] | None) -> int:
     from rich.console import Console
     console = Console(highlight=False)
     if not console.is_terminal:  # a log or a pipe: room for the tables
@@ -49,11 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             from .capabilities import Capabilities, check_suite, find_binary
-            from .runner import run_suite
+            from .runner import check_ranks, check_results_folder, cores, run_suite
             from .suite import load_suite
             suite = load_suite(args.suite)
-            caps = Capabilities(find_binary(args.binary))
+            max_ranks = args.max_ranks or 4 * cores()
+            check_ranks(suite, max_ranks)
             results = Path(args.results or suite.results or f"results/{suite.name}")
+            check_results_folder(results, "--results" if args.results else "the results folder",
+                                 create=not (args.check or args.dry_run))
+            caps = Capabilities(find_binary(args.binary, suite.simulated),
+                                sim_help_launcher(suite))
             if args.check:
                 check_suite(suite, caps)
                 n = len(suite.runs())
@@ -68,16 +123,43 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if args.strict and counts["failed"] else 0
         return _report(Path(args.results), args.out, console, quiet=args.quiet)
     except LabError as e:
-        err.print(f"asyncsolve-lab: {e}", markup=False, soft_wrap=True)
+        err.print(f"asyncsolve-lab: {_one_line(str(e))}", markup=False, soft_wrap=True)
         return e.exit_code
-    except KeyboardInterrupt:
-        err.print("asyncsolve-lab: interrupted")
-        return 130
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        err.print(f"asyncsolve-lab: interrupted ({signal.Signals(signum).name}); run the same "
+                  "command again to resume", markup=False, soft_wrap=True)
+        return 128 + int(signum)
+    except OSError as e:  # a path of the user's that the checks above did not foresee
+        where = f"{e.filename}: " if e.filename else ""
+        err.print(f"asyncsolve-lab: {_one_line(where + (e.strerror or str(e)))}", markup=False,
+                  soft_wrap=True)
+        return 2
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def sim_help_launcher(suite) -> list[str] | None:
+    """For a suite of sim regimes: smpirun on one host of its first platform,
+    to read the simulation build's --help."""
+    if not suite.simulated:
+        return None
+    import atexit
+    import shutil
+    import tempfile
+
+    from .simulation import launch_prefix, write_hostfile
+    platform = next(iter(suite.platforms.values()))
+    folder = Path(tempfile.mkdtemp(prefix="asyncsolve-lab-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return launch_prefix(platform, 1, write_hostfile(platform, folder))
 
 
 def _report(results: Path, out, console, quiet: bool) -> int:
     from .report import print_tables, summary_tables, write_report
-    md, page, res, sections = write_report(results, out)
+    md, page, _, sections = write_report(results, out)
     if not quiet:
         print_tables(summary_tables(sections), console)
     console.print(f"report: {page}", soft_wrap=True)

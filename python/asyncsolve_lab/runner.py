@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema
+from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
 from .capabilities import Capabilities, check_suite
 from .suite import DOC_REF, RunSpec, Suite
 
@@ -44,10 +44,43 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def check_ranks(suite: Suite, max_ranks: int) -> None:
+    """SuiteError (with the suite's line) for an experiment with more ranks
+    than `max_ranks` (--max-ranks, default 4 x the cores): a typo such as
+    ranks = [1000] must not start a thousand processes. Simulated regimes
+    (sim:PLATFORM) are bounded by their platform's hosts instead (suite.py)."""
+    for exp in suite.experiments:
+        if all(simulation.is_sim(r) for r in exp.regimes):
+            continue
+        for r in exp.ranks:
+            if r > max_ranks:
+                raise suite.error(("experiment", exp.index, "ranks"),
+                                  f"experiment '{exp.name}': ranks = {r} is more than --max-ranks "
+                                  f"{max_ranks} (default: 4 x the {cores()} cores of this "
+                                  "machine); expected fewer ranks, or a larger --max-ranks")
+
+
+def check_results_folder(root: Path, what: str, create: bool = True) -> None:
+    """LabError unless `root` is a folder or (`create`) can be made one."""
+    root = Path(root)
+    for p in [root, *root.parents]:
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                raise LabError(f"{what} {root}: {p} is not a folder, expected a folder for the "
+                               "results")
+            break
+    if not create:
+        return
+    try:
+        (root / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise LabError(f"{what} {root}: cannot make the folder: {err.strerror or err}") from None
+
+
 def write_json_atomic(path: Path, data: dict) -> None:
-    """Write to a temporary name in the same folder, then rename."""
+    """Write to a short temporary name in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".lab-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)
@@ -75,12 +108,17 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
     """The command line and environment of one run."""
     options = run.options if options is None else options
     n_cores = cores()
-    over = run.ranks * _threads(options) > n_cores
+    over = run.ranks * _threads(options) > n_cores and run.platform is None
     env: dict[str, str] = {}
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and run.platform is None:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     argv: list[str] = []
-    if run.launcher != "none":
+    if run.platform is not None:  # sim:PLATFORM: smpirun, one rank per simulated host
+        argv = simulation.launch_prefix(run.platform, run.ranks, hostfile_path(run, doc_path))
+    elif run.launcher == "cafrun":
+        argv, cafrun_env = _cafrun_launch(run, over)
+        env.update(cafrun_env)
+    elif run.launcher != "none":
         argv = [run.launcher, "-np", str(run.ranks)]
         if over:
             argv.append("--oversubscribe")
@@ -102,6 +140,21 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
             argv += [f"--{key}", str(value)]
     argv += ["--json", str(doc_path)]
     return Launch(argv=argv, env=env, oversubscribed=over)
+
+
+def hostfile_path(run: RunSpec, doc_path: Path) -> Path:
+    """The host file of a sim run's platform: RESULTS/hosts/PLATFORM.hosts."""
+    return doc_path.parent.parent / "hosts" / f"{run.platform.path.stem}.hosts"
+
+
+def _cafrun_launch(run: RunSpec, oversubscribed: bool) -> tuple[list[str], dict[str, str]]:
+    """OpenCoarrays' cafrun: it passes only `-np N PROGRAM ARGS` on to mpiexec,
+    so the regime's MCA parameters and oversubscription go through the
+    environment (OMPI_MCA_*), which Open MPI reads the same way."""
+    env = {f"OMPI_MCA_{key}": value for key, value in REGIME_MCA[run.regime]}
+    if oversubscribed:
+        env.update(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+    return ["cafrun", "-np", str(run.ranks)], env
 
 
 class RunFolder:
@@ -189,6 +242,9 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
                 return record
             options[key] = str(found)
     launch = build_launch(run, caps, doc_path, options)
+    if run.platform is not None:
+        simulation.write_hostfile(run.platform, hostfile_path(run, doc_path).parent)
+        record.update(platform=str(run.platform.path), platform_hosts=len(run.platform.hosts))
     record.update(command=launch.argv, env=launch.env, oversubscribed=launch.oversubscribed,
                   inherited_env={k: v for k, v in sorted(os.environ.items())
                                  if k.startswith(INHERITED_PREFIXES) and k not in launch.env})
@@ -249,7 +305,7 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
 
 
 def _fmt_s(seconds: float) -> str:
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 

@@ -2,9 +2,10 @@
 
 A suite is a [suite] table and any number of [[experiment]] tables; each
 experiment is a matrix ranks x regimes x (the product of its [matrix] lists)
-x repeats of one program (asyncsolve solve, bench allreduce, model hybrid,
-or the bench/ executables hybrid_mvm and beff). See README.md, "The
-experiment lab".
+x repeats of one program (asyncsolve solve, bench allreduce, bench
+stencil2d, model hybrid, the bench/ executables hybrid_mvm and beff, or a
+program installed beside asyncsolve such as asyncsolve-stencil2d-caf). See
+README.md, "The experiment lab".
 """
 
 from __future__ import annotations
@@ -17,17 +18,20 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import LabError
+from . import LabError, simulation
 
 #: What `program` may be: an asyncsolve subcommand ("solve", "bench allreduce",
-#: "model hybrid", ...) or an executable of the build's bench/ folder
-#: ("bench/hybrid_mvm", "bench/beff"). Whether the build has it is checked
+#: "model hybrid", ...), an executable of the build's bench/ folder
+#: ("bench/hybrid_mvm", "bench/beff"), or a program beside the asyncsolve
+#: binary ("asyncsolve-stencil2d-caf"). Whether the build has it is checked
 #: against the binary before anything runs (capabilities.py).
-PROGRAM = re.compile(r"^(solve|(bench|model) [a-z0-9_-]+|bench/[A-Za-z0-9_-]+)$")
-REGIMES = ("shm", "tcp")
-LAUNCHERS = ("mpirun", "oshrun", "none")
+PROGRAM = re.compile(r"^(solve|(bench|model) [a-z0-9_-]+|bench/[A-Za-z0-9_-]+"
+                     r"|asyncsolve-[a-z0-9-]+)$")
+REGIMES = ("shm", "tcp")  # and sim:PLATFORM (simulation.py)
+#: cafrun: OpenCoarrays' launcher of Coarray Fortran programs (runner.py).
+LAUNCHERS = ("mpirun", "oshrun", "cafrun", "none")
 PLOT_KINDS = ("histogram", "convergence", "rate", "time", "line", "bars", "phases", "allreduce",
-              "noise", "model", "beff", "mvm")
+              "noise", "model", "beff", "mvm", "stencil2d")
 #: y quantities of line plots (kind "line", "rate", "time").
 LINE_Y = ("time", "rate", "iterations", "time_per_iteration", "true_residual", "speedup")
 #: A value in options/matrix of the form {doc:EXPERIMENT} is replaced by the
@@ -56,6 +60,10 @@ def _split_key(text: str) -> list[str]:
     return [p.strip("\"'") for p in parts]
 
 
+#: Lines longer than this are not scanned for keys (their errors get no line).
+MAX_LOCATED_LINE = 4096
+
+
 class KeyLocator:
     """Maps key paths such as ("experiment", 1, "matrix", "variant") to 1-based lines."""
 
@@ -65,6 +73,8 @@ class KeyLocator:
         current: tuple = ()
         in_multiline = False
         for number, line in enumerate(text.splitlines(), start=1):
+            if len(line) > MAX_LOCATED_LINE:
+                continue  # only for line numbers: a huge line is not worth a slow match
             stripped = line.strip()
             if in_multiline:  # inside a multi-line string: skip until it closes
                 if '"""' in stripped or "'''" in stripped:
@@ -163,6 +173,7 @@ class RunSpec:
     timeout_s: float
     env: dict[str, str]
     order: int = 0  # the configuration's place in the suite (repeats share it)
+    platform: simulation.Platform | None = None  # regime sim:PLATFORM
 
     @property
     def label(self) -> str:
@@ -183,6 +194,12 @@ class Suite:
     results: str | None
     experiments: list[Experiment]
     locator: KeyLocator
+    platforms: dict[str, simulation.Platform] = field(default_factory=dict)  # sim regimes
+
+    @property
+    def simulated(self) -> bool:
+        """True when the suite runs in simulation (its regimes are sim:PLATFORM)."""
+        return bool(self.platforms)
 
     def where(self, path: tuple) -> str:
         line = self.locator.line_of(path)
@@ -206,7 +223,7 @@ class Suite:
             for regime in exp.regimes:
                 for ranks in exp.ranks:
                     for values in itertools.product(*(exp.matrix[k] for k in keys)):
-                        config = dict(zip(keys, values))
+                        config = dict(zip(keys, values, strict=True))
                         where = {"ranks": ranks, "regime": regime, **config}
                         if any(all(where.get(k) == v for k, v in ex.items()) for ex in exp.exclude):
                             continue
@@ -218,6 +235,7 @@ class Suite:
                 if repeat < exp.repeats:
                     runs.append(_make_run(exp, c, repeat))
                     runs[-1].order = order
+                    runs[-1].platform = self.platforms.get(c["regime"])
         return runs
 
 
@@ -233,7 +251,7 @@ def _make_run(exp: Experiment, c: dict, repeat: int) -> RunSpec:
                        sort_keys=True)
     digest = hashlib.sha1(ident.encode()).hexdigest()[:8]
     kv = "-".join(f"{_slug(k)}={_slug(v)}" for k, v in config.items())[:80]
-    run_id = f"{exp.name}-{c['regime']}-np{c['ranks']}" + (f"-{kv}" if kv else "") + \
+    run_id = f"{exp.name}-{_slug(c['regime'])}-np{c['ranks']}" + (f"-{kv}" if kv else "") + \
         f"-r{repeat}-{digest}"
     return RunSpec(run_id=run_id, experiment=exp.name, program=exp.program, ranks=c["ranks"],
                    regime=c["regime"], repeat=repeat, config=config, options=options,
@@ -274,10 +292,12 @@ class _Checker:
             raise self.fail(keypath, f"'{name}' must be {want}, not {_type_name(value)}")
         return value
 
-    def positive(self, value, keypath, name, kind=int):
+    def positive(self, value, keypath, name, kind=int, most=None):
         self.scalar(value, keypath, name, (kind,))
-        if value <= 0:
+        if not value > 0:  # NaN too
             raise self.fail(keypath, f"'{name}' must be positive, not {value}")
+        if most is not None and not value <= most:  # inf too
+            raise self.fail(keypath, f"'{name}' is {value}; expected at most {most:g}")
         return value
 
     def choice(self, value, keypath, name, choices):
@@ -306,13 +326,29 @@ EXPERIMENT_KEYS = {"name", "title", "notes", "program", "ranks", "regimes", "rep
 PLOT_KEYS = {"kind", "x", "y", "title", "series"}
 
 
+#: The largest suite file read (suites are a few KiB).
+MAX_SUITE_BYTES = 1 << 20
+#: The most repeats of an experiment, and the most runs a suite expands to.
+MAX_REPEATS = 1000
+MAX_RUNS = 100000
+#: The longest timeout of a run: a week.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
 def load_suite(path: str | Path) -> Suite:
-    """Read and validate a suite file; raises SuiteError naming the file and line."""
+    """Read and validate a suite file; raises SuiteError naming the file and line.
+    Only a regular UTF-8 file of at most MAX_SUITE_BYTES is read."""
+    from .results import read_limited
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SuiteError(f"{path}: cannot read the suite: {err.strerror}") from None
+        raw = read_limited(path, MAX_SUITE_BYTES)
+    except LabError as err:
+        raise SuiteError(f"cannot read the suite: {err}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SuiteError(f"{path}: not UTF-8 text (byte {err.start}): expected a TOML suite "
+                         "file") from None
     return parse_suite(text, path)
 
 
@@ -324,6 +360,8 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
         loc = f"{path}:{m.group(1)}:{m.group(2)}" if m else str(path)
         raise SuiteError(f"{loc}: not valid TOML: {msg}") from None
+    except RecursionError:
+        raise SuiteError(f"{path}: not a suite: arrays or tables nested too deeply") from None
     locator = KeyLocator(text)
     ck = _Checker(path, locator)
     ck.keys(data, {"suite": 1, "experiment": 1}, (), "the suite file", required=("suite",))
@@ -336,10 +374,11 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         raise ck.fail(("suite", "name"), f"suite name {name!r} may hold only letters, digits, "
                       "'_', '.' and '-' (it names the results folder)")
     timeout = float(ck.positive(head.get("timeout_s", 600), ("suite", "timeout_s"),
-                                "timeout_s", float))
-    repeats = ck.positive(head.get("repeats", 1), ("suite", "repeats"), "repeats")
-    regimes = ck.str_list(head.get("regimes", ["shm"]), ("suite", "regimes"), "regimes",
-                          REGIMES)
+                                "timeout_s", float, MAX_TIMEOUT_S))
+    repeats = ck.positive(head.get("repeats", 1), ("suite", "repeats"), "repeats", int,
+                          MAX_REPEATS)
+    platforms: dict[str, simulation.Platform] = {}
+    regimes = _regimes(ck, head.get("regimes", ["shm"]), ("suite", "regimes"), platforms)
     results = head.get("results")
     if results is not None:
         ck.scalar(results, ("suite", "results"), "results", (str,))
@@ -348,8 +387,14 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         raise ck.fail(("experiment",), "a suite needs at least one [[experiment]] table")
     experiments = []
     seen: dict[str, int] = {}
+    total_runs = 0
     for i, raw in enumerate(raw_exps):
-        exp = _parse_experiment(ck, raw, i, timeout, repeats, regimes)
+        exp = _parse_experiment(ck, raw, i, timeout, repeats, regimes, platforms)
+        total_runs += _run_count(exp)
+        if total_runs > MAX_RUNS:
+            raise ck.fail(("experiment", i), f"the suite expands to more than {MAX_RUNS} runs "
+                          f"(experiment {exp.name!r}: ranks x regimes x matrix x repeats); "
+                          "expected a smaller matrix")
         if exp.name in seen:
             raise ck.fail(("experiment", i, "name"), f"experiment name {exp.name!r} is used twice "
                           f"(first in experiment #{seen[exp.name] + 1})")
@@ -364,13 +409,74 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
                     table = "options" if key in exp.options else "matrix"
                     raise ck.fail(("experiment", exp.index, table, key),
                                   f"{v} must name an earlier experiment of this suite")
+    _check_simulated(ck, experiments, platforms)
     return Suite(path=path, text=text, name=name, description=head.get("description", ""),
                  timeout_s=timeout, repeats=repeats, regimes=regimes, results=results,
-                 experiments=experiments, locator=locator)
+                 experiments=experiments, locator=locator, platforms=platforms)
+
+
+def _regimes(ck: _Checker, value, keypath: tuple,
+             platforms: dict[str, simulation.Platform]) -> list[str]:
+    """shm, tcp or sim:PLATFORM (the platform file must exist and be readable)."""
+    regimes = ck.str_list(value, keypath, "regimes")
+    for r in regimes:
+        if simulation.is_sim(r):
+            if r not in platforms:
+                try:
+                    platforms[r] = simulation.find_platform(r, simulation.search_dirs(ck.path))
+                except ValueError as err:
+                    raise ck.fail(keypath, str(err)) from None
+        elif r not in REGIMES:
+            raise ck.fail(keypath, f"'regimes' is {r!r}; expected one of "
+                          f"{', '.join(REGIMES)} or sim:PLATFORM")
+    return regimes
+
+
+def _check_simulated(ck: _Checker, experiments: list[Experiment],
+                     platforms: dict[str, simulation.Platform]) -> None:
+    """Sim regimes: not mixed with shm/tcp (one binary runs a suite), no more
+    ranks than the platform has hosts, nothing the simulation build lacks."""
+    used = [(e, r) for e in experiments for r in e.regimes]
+    sim = [(e, r) for e, r in used if simulation.is_sim(r)]
+    if not sim:
+        return
+    real = [(e, r) for e, r in used if not simulation.is_sim(r)]
+    if real:
+        e, r = real[0]
+        raise ck.fail(("experiment", e.index, "regimes"), f"experiment '{e.name}' runs in "
+                      f"regime {r} but the suite also runs {sim[0][1]}: the simulation build "
+                      "runs sim regimes only; put them in a suite of their own")
+    for e, r in sim:
+        kp = ("experiment", e.index)
+        hosts = len(platforms[r].hosts)
+        if max(e.ranks) > hosts:
+            raise ck.fail(kp + ("ranks",), f"experiment '{e.name}': {max(e.ranks)} ranks on "
+                          f"{r}, whose platform {platforms[r].path} has {hosts} hosts")
+        if e.launcher in ("oshrun", "cafrun"):
+            raise ck.fail(kp + ("launcher",), f"experiment '{e.name}': launcher {e.launcher} "
+                          f"in regime {r}: the simulation runs MPI only (smpirun)")
+        for table, items in (("options", {k: [v] for k, v in e.options.items()}),
+                             ("matrix", e.matrix)):
+            for key, values in items.items():
+                for v in values:
+                    why = simulation.refusal(key, v)
+                    if why:
+                        raise ck.fail(kp + (table, key), f"experiment '{e.name}' in regime "
+                                      f"{r}: {why}")
+
+
+def _run_count(exp: Experiment) -> int:
+    """How many runs `exp` expands to at most (before exclusions)."""
+    n = len(exp.ranks) * len(exp.regimes) * exp.repeats
+    for values in exp.matrix.values():
+        n *= len(values)
+        if n > MAX_RUNS:
+            return n
+    return n
 
 
 def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
-                      regimes: list[str]) -> Experiment:
+                      regimes: list[str], platforms: dict[str, simulation.Platform]) -> Experiment:
     kp = ("experiment", i)
     if not isinstance(raw, dict):
         raise ck.fail(kp, "each experiment must be a table ([[experiment]])")
@@ -383,7 +489,8 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     program = ck.scalar(raw["program"], kp + ("program",), "program", (str,))
     if not PROGRAM.match(program):
         raise ck.fail(kp + ("program",), f"program {program!r}: expected 'solve', 'bench NAME', "
-                      "'model NAME' (asyncsolve subcommands) or 'bench/NAME' (a bench executable)")
+                      "'model NAME' (asyncsolve subcommands), 'bench/NAME' (a bench executable) "
+                      "or 'asyncsolve-NAME' (a program beside asyncsolve)")
     launcher = ck.choice(raw.get("launcher", "none" if program == "model hybrid" else "mpirun"),
                          kp + ("launcher",), "launcher", LAUNCHERS)
     ranks_raw = raw.get("ranks", [1])
@@ -396,10 +503,11 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                       "ranks must be 1")
     exp = Experiment(
         name=name, index=i, program=program, launcher=launcher, ranks=ranks,
-        regimes=ck.str_list(raw.get("regimes", regimes), kp + ("regimes",), "regimes", REGIMES),
-        repeats=ck.positive(raw.get("repeats", repeats), kp + ("repeats",), "repeats"),
+        regimes=_regimes(ck, raw.get("regimes", regimes), kp + ("regimes",), platforms),
+        repeats=ck.positive(raw.get("repeats", repeats), kp + ("repeats",), "repeats", int,
+                            MAX_REPEATS),
         timeout_s=float(ck.positive(raw.get("timeout_s", timeout), kp + ("timeout_s",),
-                                    "timeout_s", float)),
+                                    "timeout_s", float, MAX_TIMEOUT_S)),
         title=ck.scalar(raw.get("title", ""), kp + ("title",), "title", (str,)),
         notes=ck.scalar(raw.get("notes", ""), kp + ("notes",), "notes", (str,)))
     env = raw.get("env", {})
@@ -428,7 +536,7 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                 exp.matrix[k] = [ck.scalar(x, where, f"matrix.{k}") for x in v]
     dup = set(exp.options) & set(exp.matrix)
     if dup:
-        k = sorted(dup)[0]
+        k = min(dup)
         raise ck.fail(kp + ("matrix", k), f"option '{k}' is both in options and in matrix")
     excl = raw.get("exclude", [])
     if not isinstance(excl, list):
@@ -445,10 +553,9 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     plots = raw.get("plots", [])
     if not isinstance(plots, list):
         raise ck.fail(kp + ("plots",), "'plots' must be an array of plot kinds or tables")
-    for j, p in enumerate(plots):
+    for j, entry in enumerate(plots):
         pkp = kp + ("plots", j)
-        if isinstance(p, str):
-            p = {"kind": p}
+        p = {"kind": entry} if isinstance(entry, str) else entry
         if not isinstance(p, dict):
             raise ck.fail(pkp, f"a plot must be a kind ({', '.join(PLOT_KINDS)}) or a table")
         ck.keys(p, dict.fromkeys(PLOT_KEYS), pkp, "a plot", required=("kind",))

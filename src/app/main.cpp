@@ -1,6 +1,7 @@
 // The `asyncsolve` command: parse, start MPI, run a subcommand, stop together.
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -9,12 +10,34 @@
 #include <string_view>
 #include <vector>
 
+#include "agreement.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/par/shmem.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+
+namespace {
+
+/// A message as one line of stderr (user text in it may hold newlines).
+std::string one_line(const char* message) {
+  return asyncsolve::core::printable(message, 4000);
+}
+
+/// What to try after running out of memory, by command.
+const char* memory_hint(const asyncsolve::app::Command& command) {
+  using Kind = asyncsolve::app::Command::Kind;
+  if (command.kind == Kind::solve) {
+    return asyncsolve::app::is_lanczos(command.solve) ? " (try fewer --sites or more ranks)"
+                                                      : " (try a smaller --local or --global)";
+  }
+  if (command.kind == Kind::bench_stencil2d) return " (try a smaller --local)";
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace asyncsolve;
@@ -29,23 +52,29 @@ int main(int argc, char** argv) {
   } catch (const core::InputError& e) {
     parse_error = e.what();
   }
+  // What this rank is about to do, as one number: ranks that failed to parse
+  // agree with each other (each reports its own error, rank 0's is printed).
+  const std::uint64_t config_hash =
+      parse_error ? app::fnv1a("error") : app::fnv1a(app::canonical(command));
 
+  using Hybrid = comm::HybridMode;
+  constexpr auto progress_thread = app::Progress::Mode::thread;
   const bool solve = command.kind == app::Command::Kind::solve;
   // info reports the most MPI can give; a progress thread needs it, and so
   // does --hybrid multiple (every thread makes its own MPI calls).
   const bool multiple = command.kind == app::Command::Kind::info ||
-                        (solve && command.solve.progress_thread_us >= 0) ||
-                        (solve && command.solve.hybrid == "multiple") ||
+                        (solve && command.solve.progress.mode == progress_thread) ||
+                        (solve && command.solve.hybrid == Hybrid::multiple) ||
                         (command.kind == app::Command::Kind::bench_allreduce &&
-                         command.bench_allreduce.progress_thread);
+                         command.bench_allreduce.progress.mode == progress_thread);
   // OpenMP Jacobi runs threads that never call MPI: funneled. --hybrid
   // funneled calls MPI from thread 0 inside parallel regions: funneled.
   // --hybrid masteronly calls MPI only outside parallel regions (paper 002's
   // THREAD_MASTERONLY, which MPI has no name for): the standard's nearest
   // level that allows other threads to exist is funneled too.
-  const bool funneled =
-      solve && (command.solve.transport == "omp" || command.solve.hybrid == "funneled" ||
-                command.solve.hybrid == "masteronly");
+  const bool funneled = solve && (command.solve.transport == app::Transport::omp ||
+                                  command.solve.hybrid == Hybrid::funneled ||
+                                  command.solve.hybrid == Hybrid::masteronly);
   const par::ThreadLevel level = multiple   ? par::ThreadLevel::multiple
                                  : funneled ? par::ThreadLevel::funneled
                                             : par::ThreadLevel::single;
@@ -54,11 +83,16 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
   const bool root = world.is_root();
+  // Before anything collective: every rank must run the same configuration,
+  // or the first collective they do not share would wait for ever.
+  if (!app::ranks_agree(world, config_hash) && !parse_error) {
+    parse_error = app::disagreement_message();
+  }
   // OpenSHMEM starts after MPI, on every rank, only for --transport shmem
   // (argv, hence the decision, is the same everywhere).
   std::optional<par::Shmem> shmem;
   const bool wants_shmem =
-      (command.kind == app::Command::Kind::solve && command.solve.transport == "shmem") ||
+      (solve && command.solve.transport == app::Transport::shmem) ||
       (command.kind == app::Command::Kind::bench_stencil2d && command.bench_stencil2d.uses_shmem());
   if (!parse_error && wants_shmem && par::shmem_available()) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
@@ -106,17 +140,21 @@ int main(int argc, char** argv) {
     }
   } catch (const core::InputError& e) {
     // Bad input is found identically on every rank: all stop here together.
-    if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", e.what());
+    if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", one_line(e.what()).c_str());
     code = core::ExitCode::bad_input;
+  } catch (const core::CollectiveFailure& e) {
+    // A runtime failure every rank met alike: all stop here together too.
+    if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", one_line(e.what()).c_str());
+    code = core::ExitCode::runtime_failure;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "asyncsolve: rank %d: error: out of memory (try a smaller --local or --global)\n",
-                 world.rank());
+    std::fprintf(stderr, "asyncsolve: rank %d: error: out of memory%s\n", world.rank(),
+                 memory_hint(command));
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   } catch (const std::exception& e) {
     // A rank-local failure: the others may be blocked in communication, so
     // the only way to stop everyone is to abort.
-    std::fprintf(stderr, "asyncsolve: rank %d: error: %s\n", world.rank(), e.what());
+    std::fprintf(stderr, "asyncsolve: rank %d: error: %s\n", world.rank(),
+                 one_line(e.what()).c_str());
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   }
   std::fflush(stdout);

@@ -58,7 +58,7 @@ std::string seconds(const std::optional<double>& v, int width) {
   return v ? fmt::format("{:>{}.4e}", *v, width) : fmt::format("{:>{}}", "-", width);
 }
 
-struct Output {
+struct Output {  // NOLINT(bugprone-exception-escape): moves a string and a json, both noexcept
   std::string text;
   nlohmann::ordered_json doc;
 };

@@ -1,18 +1,9 @@
 #include "result_document.hpp"
 
-#include <mpi.h>
-
-#include <algorithm>
 #include <cmath>
-#include <thread>
-#include <utility>
 
 #include <fmt/format.h>
 
-#include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/json_file.hpp"
-#include "asyncsolve/par/check.hpp"
-#include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -32,57 +23,6 @@ nlohmann::json optional_number(const std::optional<double>& v) {
 
 }  // namespace
 
-RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env) {
-  RunEnvironment e;
-  e.mpi_library = par::mpi_library_version();
-  e.mpi_version = par::mpi_standard_version();
-  e.ranks = comm.size();
-  e.threads = 1;
-  e.thread_level_requested = std::string(par::to_string(env.requested()));
-  e.thread_level = std::string(par::to_string(env.provided()));
-  e.shmem = par::shmem_initialized();
-  e.hostname = par::processor_name();
-  e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  return e;
-}
-
-void check_json_path(const std::string& path, const par::Comm& comm) {
-  if (path.empty()) return;
-  std::string error;
-  if (comm.is_root()) {
-    try {
-      core::check_writable(path, "--json");
-    } catch (const core::InputError& e) {
-      error = e.what();
-    }
-  }
-  error = par::broadcast_from_root(comm, std::move(error));
-  if (!error.empty()) throw core::InputError(error);
-}
-nlohmann::ordered_json document_header(std::string_view schema,
-                                       const std::vector<std::string>& command,
-                                       const std::string& started) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = schema;
-  doc["version"] = version;
-  doc["git"] = git_commit;
-  doc["started"] = started;
-  doc["command"] = command;
-  return doc;
-}
-
-nlohmann::ordered_json environment_json(const RunEnvironment& env) {
-  return {{"mpi_library", env.mpi_library},
-          {"mpi_version", env.mpi_version},
-          {"ranks", env.ranks},
-          {"threads", env.threads},
-          {"thread_level_requested", env.thread_level_requested},
-          {"thread_level", env.thread_level},
-          {"shmem", env.shmem},
-          {"hostname", env.hostname},
-          {"cores", env.cores}};
-}
-
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
                                             const std::string& started, const RunEnvironment& env,
                                             const RunProblem& problem, const SolveConfig& c,
@@ -99,26 +39,27 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   for (const auto& [key, value] : problem.parameters.items()) prob[key] = value;
   doc["problem"] = prob;
   doc["method"] = {
-      {"name", c.method},
-      {"variant", c.variant},
-      {"transport", c.transport},
+      {"name", name(c.method)},
+      {"variant", name(c.variant)},
+      {"transport", name(c.transport)},
       {"halo", s.halo},
       {"allreduce", s.allreduce},
       {"max_in_flight", c.max_in_flight},
       {"final_sync", c.final_sync},
       {"threads", env.threads},
-      {"hybrid", c.hybrid},
+      {"hybrid", comm::hybrid_mode_name(c.hybrid)},
       {"slow_rank", c.slow_rank},
       {"slow_factor", c.slow_factor},
       {"noise_us", c.noise_us},
       {"noise_hz", c.noise_hz},
       {"noise_seed", c.noise_seed},
-      {"progress", c.progress},
+      {"progress", c.progress.name()},
       {"tol", c.tol},
       {"max_iters", c.max_iters},
       {"max_time", c.max_time_s > 0.0 ? nlohmann::json(c.max_time_s) : nlohmann::json(nullptr)},
-      {"idle", c.method == "jacobi" && c.variant != "sync" ? nlohmann::json(c.idle ? "on" : "off")
-                                                           : nlohmann::json(nullptr)},
+      {"idle", c.method == Method::jacobi && c.variant != Variant::sync
+                   ? nlohmann::json(c.idle ? "on" : "off")
+                   : nlohmann::json(nullptr)},
       {"check_every", c.check_every},
       {"halo_every", c.halo_every},
       {"copy", c.copy},
@@ -126,7 +67,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"monitor_every", c.monitor_every_s},
       {"decomposition_input", c.decomposition.global ? "global" : "local"},
       {"test_every", c.test_every},
-      {"pc", resolved_pc(c)},
+      {"pc", name(c.pc)},
       {"shift", c.shift}};
   std::vector<long long> per_rank;
   for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
@@ -172,16 +113,18 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  const std::string what = is_krylov(c)
-                               ? fmt::format("{} (pc {})", c.method, resolved_pc(c))
-                               : fmt::format("{} {} over {}", c.method, c.variant, c.transport);
-  if (c.transport == "omp") {
+  const std::string what = is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc))
+                                        : fmt::format("{} {} over {}", name(c.method),
+                                                      name(c.variant), name(c.transport));
+  const bool omp = c.transport == Transport::omp;
+  if (omp) {
     out += fmt::format("asyncsolve {}: {}, 1 rank, {} thread{} (z-slabs), {} reduction\n", version,
                        what, env.threads, env.threads == 1 ? "" : "s", s.allreduce);
   } else {
-    const std::string hybrid = is_hybrid(c) ? fmt::format(" x {} thread{} ({})", env.threads,
-                                                          env.threads == 1 ? "" : "s", c.hybrid)
-                                            : std::string();
+    const std::string hybrid =
+        is_hybrid(c) ? fmt::format(" x {} thread{} ({})", env.threads, env.threads == 1 ? "" : "s",
+                                   comm::hybrid_mode_name(c.hybrid))
+                     : std::string();
     out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}){}, {} reduction\n",
                        version, what, env.ranks, env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1],
                        p.dims[2], hybrid, s.allreduce);
@@ -191,7 +134,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     local = fmt::format("{}x{}x{} to {}", p.local_min[0], p.local_min[1], p.local_min[2], local);
   }
   line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0], p.global[1],
-                              p.global[2], local, c.transport == "omp" ? "thread" : "rank",
+                              p.global[2], local, omp ? "thread" : "rank",
                               c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
   const std::string iters =
       s.iterations.min == s.iterations.max
@@ -201,10 +144,10 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   line("result",
        fmt::format("{} ({}) after {} in {:.3f} s", s.converged ? "converged" : "NOT converged",
                    s.reason, iters, s.time_s.max));
-  if (!s.detail.empty()) line("breakdown", s.detail);
+  if (!s.detail.empty()) line(s.reason == "breakdown" ? "breakdown" : "why", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
-  if (c.variant != "sync" && c.transport == "omp") {
+  if (c.variant != Variant::sync && omp) {
     if (s.unconfirmed_stops > 0) {
       line("checks", fmt::format("{} estimate{} below the tolerance refuted by the true residual "
                                  "(the asynchronous phase went on)",
@@ -217,7 +160,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
       line("idle",
            fmt::format("{} waits for news over the threads", std::llround(s.idle_waits.max)));
     }
-  } else if (c.variant != "sync") {
+  } else if (c.variant != Variant::sync) {
     line("messages",
          fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
                      s.sends_per_iteration, std::llround(s.skipped_sends),
@@ -236,8 +179,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (stats.max == 0.0) continue;
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
-  line("phases",
-       fmt::format("{} s (max over {})", phases, c.transport == "omp" ? "threads" : "ranks"));
+  line("phases", fmt::format("{} s (max over {})", phases, omp ? "threads" : "ranks"));
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));

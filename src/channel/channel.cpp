@@ -109,6 +109,7 @@ int create_collective(int count, as_channel** channels, const as_channel_config*
                      ? asyncsolve::channel::detail::create_shmem_channels(all, local)
                      : asyncsolve::channel::detail::create_rma_channels(all, local);
     for (int i = 0; i < count; ++i) {
+      // NOLINTNEXTLINE(bugprone-unhandled-exception-at-new): guarded() returns AS_ERR_NOMEM
       channels[i] = new as_channel{std::move(impls[static_cast<std::size_t>(i)])};
     }
   });
@@ -165,7 +166,9 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
   for (int i = 0; i < count; ++i) {
     if (const int status = validate(&configs[i]); status != AS_SUCCESS) return status;
   }
-  std::vector<as_channel*> made(static_cast<std::size_t>(count), nullptr);
+  std::vector<as_channel*> made;  // allocated under guarded(): no exception reaches C
+  const auto size = static_cast<std::size_t>(count);
+  if (const int s = guarded([&] { made.assign(size, nullptr); }); s != AS_SUCCESS) return s;
   int first_error = AS_SUCCESS;
   for (int i = 0; i < count; ++i) {
     const int status = guarded([&] {

@@ -148,7 +148,7 @@ class MpiChannel final : public ChannelImpl {
     const std::size_t newest = (next_recv_ + completed_ - 1) % n;
     std::memcpy(recvbuf_, landing_[newest].data(), size_);
     ++stats_.delivered;
-    stats_.discarded += completed_ - 1;
+    stats_.discarded += static_cast<long long>(completed_) - 1;
     const int batch = static_cast<int>(completed_);
     for (std::size_t k = 0; k < completed_; ++k) post_receive((next_recv_ + k) % n);
     next_recv_ = (next_recv_ + completed_) % n;
@@ -283,7 +283,7 @@ class MpiChannel final : public ChannelImpl {
     }
     progress_receives();
     const std::size_t n = landing_.size();
-    stats_.discarded += completed_;
+    stats_.discarded += static_cast<long long>(completed_);
     for (std::size_t k = 0; k < completed_; ++k) post_receive((next_recv_ + k) % n);
     next_recv_ = (next_recv_ + completed_) % n;
     completed_ = 0;

@@ -174,7 +174,7 @@ std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(
   auto made = make_and_handshake(configs, local_status, block, comm, bytes);
 
   // shmem_malloc needs the same size on every PE.
-  unsigned long long local_bytes = static_cast<unsigned long long>(bytes);
+  auto local_bytes = static_cast<unsigned long long>(bytes);
   unsigned long long max_bytes = 0;
   check(MPI_Allreduce(&local_bytes, &max_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
         "MPI_Allreduce");

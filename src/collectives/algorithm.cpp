@@ -1,30 +1,39 @@
 // AllreduceAlgorithm: the --allreduce names, parsed once into a type.
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <optional>
 #include <string>
 
 #include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::collectives {
 namespace {
+
+/// The largest k of knomial:k (a k-nomial tree of more children than any
+/// machine has ranks per level is a flat tree).
+constexpr int max_degree = 1024;
 
 [[noreturn]] void bad_name(std::string_view name) {
   throw core::InputError(
       fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
                   "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                  "impi)",
-                  name));
+                  "impi); K at most {}",
+                  core::printable(name), max_degree));
 }
 
-/// A decimal integer >= 2 and nothing else, or nothing.
+/// A decimal integer from 2 to max_degree and nothing else, or nothing.
 std::optional<int> parse_degree(std::string_view text) {
   int value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < 2) return std::nullopt;
+  if (text.empty() || ec != std::errc() || ptr != end || value < 2 || value > max_degree) {
+    return std::nullopt;
+  }
   return value;
 }
 
@@ -58,22 +67,9 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
 }
 
 std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
-  using Kind = AllreduceAlgorithm::Kind;
-  switch (kind) {
-    case Kind::mpi:
-      return "mpi";
-    case Kind::impi:
-      return "impi";
-    case Kind::tree:
-      return "tree";
-    case Kind::rd:
-      return "rd";
-    case Kind::knomial:
-      return "knomial";
-    case Kind::twolevel:
-      return "twolevel";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 6> names{"mpi", "impi",    "tree",
+                                                         "rd",  "knomial", "twolevel"};
+  return core::enum_name(names, kind);
 }
 
 }  // namespace

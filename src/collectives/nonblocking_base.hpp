@@ -2,6 +2,8 @@
 /// Bookkeeping shared by the NonblockingAllreduce implementations (internal).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <span>
 #include <stdexcept>
@@ -27,12 +29,26 @@ MPI_Op to_mpi_op(ReduceOp op);
 /// of (size, -size, op, -op) with MPI_MAX). Release builds: does nothing.
 void check_same_arguments(const par::Comm& comm, std::size_t size, ReduceOp op);
 
-/// The owned duplicate, the size and operation, the round counter and the
-/// precondition checks every implementation makes.
+/// The owned duplicate, the size and operation, the round counter, the
+/// precondition checks, and test()/wait() over one progress step: what every
+/// implementation shares. Not copyable (it owns requests and buffers in flight).
 class NonblockingBase : public NonblockingAllreduce {
  public:
   NonblockingBase(const par::Comm& comm, std::size_t size, ReduceOp op)
       : comm_(comm.dup()), size_(size), op_(op) {}
+  NonblockingBase(const NonblockingBase&) = delete;
+  NonblockingBase& operator=(const NonblockingBase&) = delete;
+  bool test(std::span<double> result) final {
+    check_complete(result);
+    if (!advance(false)) return false;
+    finish(result);
+    return true;
+  }
+  void wait(std::span<double> result) final {
+    check_complete(result);
+    advance(true);
+    finish(result);
+  }
   std::size_t size() const override { return size_; }
   ReduceOp op() const override { return op_; }
   long completed() const override { return completed_; }
@@ -46,6 +62,12 @@ class NonblockingBase : public NonblockingAllreduce {
  protected:
   /// Collective part of free() beyond the duplicate (other communicators).
   virtual void free_resources() {}
+  /// Moves the active reduction on as far as its completed requests allow
+  /// (blocking: until it completes). True once it has completed: no request
+  /// left, !active(), and its result in reduced().
+  virtual bool advance(bool blocking) = 0;
+  /// The result of the reduction advance() completed (size() doubles).
+  virtual std::span<const double> reduced() const = 0;
   void check_start(std::span<const double> values) const {
     if (active()) throw std::logic_error("NonblockingAllreduce::start with a reduction active");
     if (comm_.get() == MPI_COMM_NULL)
@@ -64,6 +86,13 @@ class NonblockingBase : public NonblockingAllreduce {
   long completed_ = 0;
 
  private:
+  /// Writes the completed round's result to `result` and counts the round.
+  void finish(std::span<double> result) {
+    assert(!active() && outstanding_requests() == 0);
+    const std::span<const double> r = reduced();
+    std::copy(r.begin(), r.end(), result.begin());
+    ++completed_;
+  }
   void check_size(std::size_t n) const {
     if (n != size_)
       throw std::logic_error(

@@ -24,8 +24,6 @@ class AlltoallvHalo final : public HaloExchange {
  public:
   AlltoallvHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                 Neighbourhood neighbourhood, bool nonblocking);
-  AlltoallvHalo(const AlltoallvHalo&) = delete;
-  AlltoallvHalo& operator=(const AlltoallvHalo&) = delete;
   ~AlltoallvHalo() override;
   std::string_view name() const override { return nonblocking_ ? "ialltoallv" : "alltoallv"; }
   void start(grid::Field& field) override;

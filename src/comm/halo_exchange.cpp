@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "alltoallv_halo.hpp"
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "neighbor_halo.hpp"
 #include "persistent_halo.hpp"
@@ -16,37 +17,22 @@ namespace asyncsolve::comm {
 
 namespace {
 
-constexpr std::array kStrategies{HaloStrategy::waitall, HaloStrategy::alltoallv,
-                                 HaloStrategy::ialltoallv, HaloStrategy::neighbor,
-                                 HaloStrategy::persistent};
+/// In the order of HaloStrategy.
+constexpr std::array<std::string_view, 5> kStrategyNames{"waitall", "alltoallv", "ialltoallv",
+                                                         "neighbor", "persistent"};
 
 }  // namespace
 
 std::vector<std::string> halo_exchange_names() {
-  std::vector<std::string> names;
-  for (const HaloStrategy s : kStrategies) names.emplace_back(halo_strategy_name(s));
-  return names;
+  return {kStrategyNames.begin(), kStrategyNames.end()};
 }
 
 std::string_view halo_strategy_name(HaloStrategy strategy) noexcept {
-  switch (strategy) {
-    case HaloStrategy::waitall:
-      return "waitall";
-    case HaloStrategy::alltoallv:
-      return "alltoallv";
-    case HaloStrategy::ialltoallv:
-      return "ialltoallv";
-    case HaloStrategy::neighbor:
-      return "neighbor";
-    case HaloStrategy::persistent:
-      return "persistent";
-  }
-  return "?";
+  return core::enum_name(kStrategyNames, strategy);
 }
 
 HaloStrategy parse_halo_strategy(std::string_view name) {
-  for (const HaloStrategy s : kStrategies)
-    if (halo_strategy_name(s) == name) return s;
+  if (const auto strategy = core::enum_parse<HaloStrategy>(kStrategyNames, name)) return *strategy;
   throw core::InputError(
       fmt::format("--halo '{}': expected one of {}", name, fmt::join(halo_exchange_names(), ", ")));
 }

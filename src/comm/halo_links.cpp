@@ -7,6 +7,7 @@
 #include <string>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/check.hpp"
 
 namespace asyncsolve::comm {
 namespace {
@@ -57,6 +58,46 @@ void require_in_flight(bool in_flight, std::string_view strategy) {
 std::size_t send_bytes(const std::vector<HaloLink>& links) noexcept {
   std::size_t bytes = 0;
   for (const HaloLink& l : links) bytes += static_cast<std::size_t>(l.send_count) * sizeof(double);
+  return bytes;
+}
+
+BufferedLink::BufferedLink(const HaloLink& l)
+    : link(l),
+      send_buffer(static_cast<std::size_t>(l.send_count)),
+      recv_buffer(static_cast<std::size_t>(l.recv_count)) {}
+
+void BufferedLink::pack(const grid::Field& field) {
+  grid::pack(field, link.send_box, send_buffer.data());
+}
+
+void BufferedLink::unpack(grid::Field& field) const {
+  grid::unpack(field, link.recv_box, recv_buffer.data());
+}
+
+void BufferedLink::post_receive(MPI_Comm comm, MPI_Request* request) {
+  par::check_mpi(MPI_Irecv(recv_buffer.data(), link.recv_count, MPI_DOUBLE, link.rank,
+                           link.recv_tag, comm, request),
+                 "MPI_Irecv");
+}
+
+void BufferedLink::post_send(const grid::Field& field, MPI_Comm comm, MPI_Request* request) {
+  pack(field);
+  par::check_mpi(MPI_Isend(send_buffer.data(), link.send_count, MPI_DOUBLE, link.rank,
+                           link.send_tag, comm, request),
+                 "MPI_Isend");
+}
+
+std::vector<BufferedLink> buffered_halo_links(const grid::Decomposition& decomposition,
+                                              const grid::Field& shape,
+                                              Neighbourhood neighbourhood) {
+  const std::vector<HaloLink> links = halo_links(decomposition, shape, neighbourhood);
+  return std::vector<BufferedLink>(links.begin(), links.end());
+}
+
+std::size_t send_bytes(const std::vector<BufferedLink>& links) noexcept {
+  std::size_t bytes = 0;
+  for (const BufferedLink& l : links)
+    bytes += static_cast<std::size_t>(l.link.send_count) * sizeof(double);
   return bytes;
 }
 

@@ -5,6 +5,8 @@
 // the halo slab filled from the neighbour in direction d. Point-to-point
 // strategies send one message per link; collective strategies pack the links
 // of one neighbour rank into one block of a single buffer (PackedHalo).
+#include <mpi.h>
+
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -43,6 +45,33 @@ void require_in_flight(bool in_flight, std::string_view strategy);
 
 /// Sum of send_count over `links`, in bytes.
 std::size_t send_bytes(const std::vector<HaloLink>& links) noexcept;
+
+/// One link with a send and a receive buffer of its own: what the
+/// point-to-point strategies (waitall, persistent, linkwise) send from and
+/// receive into, one message per link. The buffers are sized once; moving a
+/// BufferedLink keeps their addresses, which MPI may hold.
+struct BufferedLink {
+  explicit BufferedLink(const HaloLink& l);
+  /// Copies the send slab of `field` into send_buffer.
+  void pack(const grid::Field& field);
+  /// Copies recv_buffer into the halo slab of `field`.
+  void unpack(grid::Field& field) const;
+  /// MPI_Irecv of recv_buffer from the neighbour (tag recv_tag) on `comm`.
+  void post_receive(MPI_Comm comm, MPI_Request* request);
+  /// pack(), then MPI_Isend of send_buffer to the neighbour (tag send_tag) on `comm`.
+  void post_send(const grid::Field& field, MPI_Comm comm, MPI_Request* request);
+
+  HaloLink link;
+  std::vector<double> send_buffer;  ///< link.send_count values
+  std::vector<double> recv_buffer;  ///< link.recv_count values
+};
+
+/// halo_links(), each with its buffers.
+std::vector<BufferedLink> buffered_halo_links(const grid::Decomposition& decomposition,
+                                              const grid::Field& shape,
+                                              Neighbourhood neighbourhood);
+/// send_bytes() of the links.
+std::size_t send_bytes(const std::vector<BufferedLink>& links) noexcept;
 
 /// The layout of the collective strategies: one send buffer and one receive
 /// buffer holding, per distinct neighbour rank ("peer"), one contiguous block

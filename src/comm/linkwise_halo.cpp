@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
-#include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/request.hpp"
 #include "halo_links.hpp"
 
@@ -17,10 +16,10 @@ class LinkwiseHalo final : public LinkwiseHaloExchange {
   LinkwiseHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                Neighbourhood neighbourhood)
       : comm_(decomposition.comm().get()) {
-    for (const HaloLink& l : halo_links(decomposition, shape, neighbourhood)) {
-      links_.push_back(std::make_unique<Link>(l));
-      bytes_ += static_cast<std::size_t>(l.send_count) * sizeof(double);
-    }
+    const std::vector<HaloLink> links = halo_links(decomposition, shape, neighbourhood);
+    links_.reserve(links.size());
+    for (const HaloLink& l : links) links_.push_back(std::make_unique<Link>(l));
+    bytes_ = send_bytes(links);
   }
   ~LinkwiseHalo() override {
     for ([[maybe_unused]] const auto& l : links_) {
@@ -34,29 +33,17 @@ class LinkwiseHalo final : public LinkwiseHaloExchange {
 
   void exchange_link(grid::Field& field, int i) override {
     Link& l = *links_.at(static_cast<std::size_t>(i));
-    par::check_mpi(MPI_Irecv(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE, l.link.rank,
-                             l.link.recv_tag, comm_, l.requests.add()),
-                   "MPI_Irecv");
-    grid::pack(field, l.link.send_box, l.send_buffer.data());
-    par::check_mpi(MPI_Isend(l.send_buffer.data(), l.link.send_count, MPI_DOUBLE, l.link.rank,
-                             l.link.send_tag, comm_, l.requests.add()),
-                   "MPI_Isend");
+    l.post_receive(comm_, l.requests.add());
+    l.post_send(field, comm_, l.requests.add());
     l.requests.wait_all();
-    grid::unpack(field, l.link.recv_box, l.recv_buffer.data());
+    l.unpack(field);
   }
 
  private:
   /// One link with its own buffers and requests; held by pointer so that
   /// links used by different threads do not share a cache line of state.
-  struct Link {
-    explicit Link(const HaloLink& l)
-        : link(l),
-          send_buffer(static_cast<std::size_t>(l.send_count)),
-          recv_buffer(static_cast<std::size_t>(l.recv_count)),
-          requests(2) {}
-    HaloLink link;
-    std::vector<double> send_buffer;
-    std::vector<double> recv_buffer;
+  struct Link : BufferedLink {
+    explicit Link(const HaloLink& l) : BufferedLink(l), requests(2) {}
     par::RequestSet requests;
   };
   MPI_Comm comm_;

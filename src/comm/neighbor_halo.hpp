@@ -29,8 +29,6 @@ class NeighborHalo final : public HaloExchange {
  public:
   NeighborHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                Neighbourhood neighbourhood);
-  NeighborHalo(const NeighborHalo&) = delete;
-  NeighborHalo& operator=(const NeighborHalo&) = delete;
   ~NeighborHalo() override;
   std::string_view name() const override { return "neighbor"; }
   void start(grid::Field& field) override;

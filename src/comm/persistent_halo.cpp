@@ -8,18 +8,14 @@
 namespace asyncsolve::comm {
 
 PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
-                               Neighbourhood neighbourhood) {
+                               Neighbourhood neighbourhood)
+    : links_(buffered_halo_links(decomposition, shape, neighbourhood)), bytes_(send_bytes(links_)) {
+  // links_ never changes after this: the requests hold its buffers' addresses.
   const MPI_Comm comm = decomposition.comm().get();
-  for (const HaloLink& l : halo_links(decomposition, shape, neighbourhood)) {
-    // The buffers never move after this: the requests hold their addresses.
-    links_.push_back({l, std::vector<double>(static_cast<std::size_t>(l.send_count)),
-                      std::vector<double>(static_cast<std::size_t>(l.recv_count))});
-    bytes_ += static_cast<std::size_t>(l.send_count) * sizeof(double);
-  }
   requests_.assign(2 * links_.size(), MPI_REQUEST_NULL);
   try {
     for (std::size_t i = 0; i < links_.size(); ++i) {
-      Link& l = links_[i];
+      BufferedLink& l = links_[i];
       par::check_mpi(MPI_Recv_init(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE, l.link.rank,
                                    l.link.recv_tag, comm, &requests_[i]),
                      "MPI_Recv_init");
@@ -53,7 +49,7 @@ void PersistentHalo::free_requests() noexcept {
 void PersistentHalo::start(grid::Field& field) {
   require_idle(in_flight_, name());
   if (closed_) throw std::logic_error("persistent halo: start() after close()");
-  for (Link& l : links_) grid::pack(field, l.link.send_box, l.send_buffer.data());
+  for (BufferedLink& l : links_) l.pack(field);
   // Receives first (array order), then sends. (Open MPI rejects
   // MPI_Startall with no requests, as on a single rank.)
   if (!requests_.empty())
@@ -80,7 +76,7 @@ void PersistentHalo::finish(grid::Field& field) {
         MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
         "MPI_Waitall");
   in_flight_ = false;
-  for (const Link& l : links_) grid::unpack(field, l.link.recv_box, l.recv_buffer.data());
+  for (const BufferedLink& l : links_) l.unpack(field);
 }
 
 void PersistentHalo::close() {

@@ -24,8 +24,6 @@ class PersistentHalo final : public HaloExchange {
  public:
   PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                  Neighbourhood neighbourhood);
-  PersistentHalo(const PersistentHalo&) = delete;
-  PersistentHalo& operator=(const PersistentHalo&) = delete;
   ~PersistentHalo() override;
   std::string_view name() const override { return "persistent"; }
   void start(grid::Field& field) override;
@@ -38,14 +36,9 @@ class PersistentHalo final : public HaloExchange {
   bool do_test() override;
 
  private:
-  struct Link {
-    HaloLink link;
-    std::vector<double> send_buffer;
-    std::vector<double> recv_buffer;
-  };
   void free_requests() noexcept;
 
-  std::vector<Link> links_;
+  std::vector<BufferedLink> links_;
   std::vector<MPI_Request> requests_;  ///< receives, then sends; inactive between exchanges
   std::size_t bytes_ = 0;
   bool in_flight_ = false;  ///< between start() and finish()

@@ -23,13 +23,8 @@ class WaitallHalo final : public HaloExchange {
   bool do_test() override { return requests_.test_all(); }
 
  private:
-  struct Link {
-    HaloLink link;
-    std::vector<double> send_buffer;
-    std::vector<double> recv_buffer;
-  };
   MPI_Comm comm_;
-  std::vector<Link> links_;
+  std::vector<BufferedLink> links_;
   par::RequestSet requests_;
   std::size_t bytes_ = 0;
   bool in_flight_ = false;  ///< between start() and finish()

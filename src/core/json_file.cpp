@@ -1,66 +1,189 @@
 #include "asyncsolve/core/json_file.hpp"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::core {
 namespace {
 
-std::filesystem::path temporary_for(const std::filesystem::path& path) {
-  auto tmp = path;
-  tmp += fmt::format(".tmp.{}", static_cast<long>(::getpid()));
-  return tmp;
+/// The directory `path` lives in ("." for a bare name).
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  const std::filesystem::path dir = path.parent_path();
+  return dir.empty() ? std::filesystem::path(".") : dir;
+}
+
+/// A short temporary name beside `path`: "DIR/.asyncsolve-XXXXXX" for mkstemp.
+std::string temporary_template(const std::filesystem::path& path) {
+  return (directory_of(path) / ".asyncsolve-XXXXXX").string();
+}
+
+/// What lstat says `path` is, for a message; empty for a regular file.
+std::string_view what_it_is(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (!S_ISREG(mode)) return "not a regular file";
+  return {};
+}
+
+/// The mode a new file gets: 0666 less the process's umask.
+mode_t new_file_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return static_cast<mode_t>(0666 & ~mask);
 }
 
 }  // namespace
 
 void check_writable(const std::filesystem::path& path, std::string_view option) {
-  std::error_code ec;
-  if (path.empty()) throw InputError(fmt::format("{} '': expected a file path", option));
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(
-        fmt::format("{} '{}': is a directory, expected a file path", option, path.string()));
+  const std::string shown = printable(path.string());
+  const auto refuse = [&](std::string_view why, std::string_view expected) {
+    throw InputError(fmt::format("{} '{}': {}, expected {}", option, shown, why, expected));
+  };
+  if (path.empty()) refuse("an empty name", "a file path");
+  const std::filesystem::path name = path.filename();
+  if (name.empty() || name == "." || name == "..") refuse("names a directory", "a file path");
+  const std::filesystem::path dir = directory_of(path);
+  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::size_t limit = name_max > 0 ? static_cast<std::size_t>(name_max) : NAME_MAX;
+  if (name.string().size() > limit) {
+    refuse(fmt::format("the file name is {} bytes long", name.string().size()),
+           fmt::format("a name of at most {} bytes", limit));
   }
-  const auto probe = temporary_for(path);
-  std::FILE* f = std::fopen(probe.c_str(), "wb");
-  if (f == nullptr) {
-    throw InputError(fmt::format("{} '{}': cannot write there ({}), expected a writable path",
-                                 option, path.string(), std::strerror(errno)));
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    const std::string_view kind = what_it_is(st.st_mode);
+    if (!kind.empty()) {
+      refuse(fmt::format("is {}", kind),
+             S_ISDIR(st.st_mode) ? "a file path" : "a regular file or a new file name");
+    }
+    // Root may write anything: judge by the mode bits as well as by access().
+    if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0) {
+      refuse("is read-only", "a writable file or a new file name");
+    }
+  } else if (errno != ENOENT) {
+    refuse(fmt::format("cannot be examined ({})", std::strerror(errno)), "a writable path");
   }
-  std::fclose(f);
-  std::filesystem::remove(probe, ec);
+  struct stat dir_st {};
+  if (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)) {
+    refuse(fmt::format("its directory '{}' does not exist", printable(dir.string())),
+           "a path in an existing directory");
+  }
+  std::string probe = temporary_template(path);
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    refuse(fmt::format("cannot write there ({})", std::strerror(errno)), "a writable path");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
-  const auto tmp = temporary_for(path);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    throw RuntimeFailure(fmt::format("cannot create '{}': {}", tmp.string(), std::strerror(errno)));
+  struct stat st {};
+  mode_t mode = 0;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      throw RuntimeFailure(fmt::format("'{}' is {} now: not replaced", printable(path.string()),
+                                       what_it_is(st.st_mode)));
+    }
+    mode = st.st_mode & 07777;
+  } else {
+    mode = new_file_mode();
   }
-  const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  std::error_code ec;
-  if (!(written && flushed && closed)) {
-    const int err = errno;
-    std::filesystem::remove(tmp, ec);
-    throw RuntimeFailure(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+  std::string tmp = temporary_template(path);
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    throw RuntimeFailure(fmt::format("cannot create a temporary file beside '{}': {}",
+                                     printable(path.string()), std::strerror(errno)));
   }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
+  const auto fail = [&](int err, std::string_view what) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
     throw RuntimeFailure(
-        fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(), ec.message()));
+        fmt::format("cannot {} '{}': {}", what, printable(path.string()), std::strerror(err)));
+  };
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(n < 0 ? errno : ENOSPC, "write");
+    done += static_cast<std::size_t>(n);
   }
+  if (::fchmod(fd, mode) != 0) fail(errno, "set the mode of");
+  if (::fsync(fd) != 0) fail(errno, "write");
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw RuntimeFailure(
+        fmt::format("cannot write '{}': {}", printable(path.string()), std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw RuntimeFailure(
+        fmt::format("cannot rename the temporary file to '{}': {}", printable(path.string()),
+                    std::strerror(err)));
+  }
+}
+
+std::string read_input_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  const std::string shown = printable(path.string());
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError(fmt::format("{}: {}", shown,
+                                 err == ENOENT ? std::string("no such file")
+                                               : fmt::format("cannot be read ({})",
+                                                             std::strerror(err))));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    throw InputError(fmt::format("{}: is {}", shown, dir ? "a directory" : what_it_is(st.st_mode)));
+  }
+  const auto too_large = [&](double bytes) {
+    ::close(fd);
+    return InputError(fmt::format("{}: is {} bytes, more than the {} read from such a file",
+                                  shown, format_number(bytes),
+                                  format_number(static_cast<double>(max_bytes))));
+  };
+  if (static_cast<std::size_t>(st.st_size) > max_bytes) {
+    throw too_large(static_cast<double>(st.st_size));
+  }
+  // Back to blocking reads of a regular file; reading stops past max_bytes
+  // (a file that grows while it is read is refused too).
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string content;
+  char chunk[65536];
+  while (content.size() <= max_bytes) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(fmt::format("{}: cannot be read ({})", shown, std::strerror(err)));
+    }
+    if (n == 0) break;
+    content.append(chunk, static_cast<std::size_t>(n));
+  }
+  if (content.size() > max_bytes) throw too_large(static_cast<double>(content.size()));
+  ::close(fd);
+  return content;
 }
 
 }  // namespace asyncsolve::core

@@ -6,13 +6,36 @@
 
 namespace asyncsolve::core {
 
+std::string format_number(double value) {
+  if (value == std::trunc(value) && std::abs(value) < 1e6) {
+    return fmt::format("{}", static_cast<long long>(value));
+  }
+  // The shorter of the shortest fixed text that reads back and the shortest
+  // scientific one, with the exponent written "1e6", "1e-300".
+  std::string best = fmt::format("{}", value);
+  for (int digits = 0; digits <= 17; ++digits) {
+    std::string text = fmt::format("{:.{}e}", value, digits);
+    double back = 0.0;
+    if (!parse_whole(std::string_view(text), back) || back != value) continue;
+    const std::size_t e = text.find('e');
+    std::string exponent = text.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    exponent.erase(0, 1);
+    while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
+    text = text.substr(0, e) + "e" + (negative ? "-" : "") + exponent;
+    if (text.size() < best.size() || best.find('e') != std::string::npos) best = text;
+    break;
+  }
+  return best;
+}
+
 std::vector<std::size_t> parse_message_sizes(std::string_view text, std::size_t min_bytes,
                                              std::size_t max_bytes) {
   const auto fail = [&] {
     return InputError(
         fmt::format("-m '{}': expected MIN:MAX (or MAX) message sizes in bytes, "
                     "powers of two with {} <= MIN <= MAX <= {}",
-                    text, min_bytes, max_bytes));
+                    printable(text), min_bytes, max_bytes));
   };
   const std::size_t colon = text.find(':');
   std::size_t lo = min_bytes;
@@ -29,6 +52,27 @@ std::vector<std::size_t> parse_message_sizes(std::string_view text, std::size_t 
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = lo; bytes <= hi; bytes *= 2) sizes.push_back(bytes);
   return sizes;
+}
+
+std::string printable(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  for (const char ch : text) {
+    if (out.size() >= max_chars) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += ch;  // printable ASCII, and UTF-8 sequences as they are
+    }
+  }
+  return out;
 }
 
 }  // namespace asyncsolve::core

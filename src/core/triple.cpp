@@ -1,29 +1,32 @@
 #include "asyncsolve/core/triple.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::core {
 
-Int3 parse_triple(std::string_view text, std::string_view option, int min_value) {
-  auto fail = [&]() -> InputError {
-    return InputError(fmt::format("{} '{}': expected three integers >= {} written X,Y,Z", option,
-                                  text, min_value));
+Int3 parse_triple(std::string_view text, std::string_view option, int min_value, int max_value) {
+  auto fail = [&](std::string_view why) -> InputError {
+    return InputError(fmt::format("{} '{}': {}expected three integers from {} to {} written X,Y,Z",
+                                  option, printable(text), why, min_value, max_value));
   };
   Int3 out{};
   std::size_t pos = 0;
   for (int d = 0; d < 3; ++d) {
     const std::size_t end = (d < 2) ? text.find(',', pos) : text.size();
-    if (end == std::string_view::npos) throw fail();
+    if (end == std::string_view::npos) throw fail("");
     const std::string_view part = text.substr(pos, end - pos);
-    if (part.empty()) throw fail();
-    int value = 0;
-    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (ec != std::errc{} || ptr != part.data() + part.size() || value < min_value) throw fail();
-    out[d] = value;
+    const std::optional<long long> value = parse_integer<long long>(part);
+    const bool digits = !part.empty() && part.find_first_not_of("-0123456789") == part.npos;
+    if (!value && !digits) {
+      throw fail(part.empty() ? "" : fmt::format("'{}' is not an integer, ", printable(part)));
+    }
+    if (!value || *value < min_value || *value > max_value) {
+      throw fail(fmt::format("{} is out of range, ", printable(part)));
+    }
+    out[d] = static_cast<int>(*value);
     pos = end + 1;
   }
   return out;

@@ -86,7 +86,8 @@ Decomposition Decomposition::create(const par::Comm& comm, const DecompositionSp
     const Range r = block_range(d.global_[a], d.dims_[a], d.coords_[a]);
     d.offset_[a] = r.begin;
     d.local_[a] = r.count;
-    par::check_mpi(MPI_Cart_shift(cart, a, 1, &d.neighbours_[2 * a], &d.neighbours_[2 * a + 1]),
+    const auto down = 2 * static_cast<std::size_t>(a);  // neighbours in -a, then +a
+    par::check_mpi(MPI_Cart_shift(cart, a, 1, &d.neighbours_[down], &d.neighbours_[down + 1]),
                    "MPI_Cart_shift");
   }
   for (int dz = -1; dz <= 1; ++dz)

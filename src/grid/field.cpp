@@ -11,9 +11,9 @@ namespace asyncsolve::grid {
 void Field::FreeAligned::operator()(double* p) const noexcept { std::free(p); }
 
 Field::Field(const Int3& interior, int halo) : n_(interior), halo_(halo) {
-  const std::size_t ex = static_cast<std::size_t>(n_[0] + 2 * halo);
-  const std::size_t ey = static_cast<std::size_t>(n_[1] + 2 * halo);
-  const std::size_t ez = static_cast<std::size_t>(n_[2] + 2 * halo);
+  const auto ex = static_cast<std::size_t>(n_[0]) + 2 * static_cast<std::size_t>(halo);
+  const auto ey = static_cast<std::size_t>(n_[1]) + 2 * static_cast<std::size_t>(halo);
+  const auto ez = static_cast<std::size_t>(n_[2]) + 2 * static_cast<std::size_t>(halo);
   sy_ = static_cast<std::ptrdiff_t>(ex);
   sz_ = static_cast<std::ptrdiff_t>(ex * ey);
   size_ = ex * ey * ez;
@@ -88,7 +88,7 @@ Box Field::recv_box(const Int3& dir) const noexcept {
 void copy_face_halos(const Field& src, Field& dst) noexcept {
   for (const Face face : all_faces) {
     const Box box = src.recv_box(face);
-    const std::size_t nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
+    const auto nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
     for (int k = box.lo[2]; k < box.hi[2]; ++k)
       for (int j = box.lo[1]; j < box.hi[1]; ++j)
         std::memcpy(dst.origin() + dst.index(box.lo[0], j, k),
@@ -97,7 +97,7 @@ void copy_face_halos(const Field& src, Field& dst) noexcept {
 }
 
 std::size_t pack(const Field& field, const Box& box, double* out) noexcept {
-  const std::size_t nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
+  const auto nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
   std::size_t n = 0;
   for (int k = box.lo[2]; k < box.hi[2]; ++k)
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
@@ -108,7 +108,7 @@ std::size_t pack(const Field& field, const Box& box, double* out) noexcept {
 }
 
 std::size_t unpack(Field& field, const Box& box, const double* in) noexcept {
-  const std::size_t nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
+  const auto nx = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
   std::size_t n = 0;
   for (int k = box.lo[2]; k < box.hi[2]; ++k)
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {

@@ -43,7 +43,7 @@ std::vector<double> gather_to_root(const Decomposition& decomposition, const Fie
   std::vector<double> out(static_cast<std::size_t>(core::product(g)));
   for (int r = 0; r < ranks; ++r) {
     const int* b = &blocks[6 * static_cast<std::size_t>(r)];
-    std::size_t n = static_cast<std::size_t>(displs[r]);
+    auto n = static_cast<std::size_t>(displs[r]);
     for (int k = 0; k < b[5]; ++k)
       for (int j = 0; j < b[4]; ++j)
         for (int i = 0; i < b[3]; ++i) {

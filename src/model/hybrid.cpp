@@ -4,15 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::model {
 namespace {
@@ -305,18 +305,28 @@ MvmSweep read_mvm_sweep(const nlohmann::json& doc, std::string_view source) {
 }
 
 MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(path, ec);
-    throw InputError(fmt::format("{}: {}, expected a JSON file with schema \"{}\"", path.string(),
-                                 exists ? "cannot be read" : "no such file", mvm_sweep_schema));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc;
+  std::string text;
   try {
-    doc = nlohmann::json::parse(text.str());
+    text = core::read_input_file(path, mvm_sweep_max_bytes);
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("{}, expected a JSON file with schema \"{}\"", e.what(), mvm_sweep_schema));
+  }
+  nlohmann::json doc;
+  // A document nested deeper than any sweep is refused while it is read
+  // (millions of '[' would otherwise become millions of nested arrays).
+  struct TooDeep {};
+  const auto limit_depth = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > mvm_sweep_max_depth) throw TooDeep{};
+    return true;
+  };
+  try {
+    doc = nlohmann::json::parse(text, limit_depth);
+  } catch (const TooDeep&) {
+    throw InputError(fmt::format("{}: JSON nested deeper than {} levels, expected a JSON file "
+                                 "with schema \"{}\"",
+                                 core::printable(path.string()), mvm_sweep_max_depth,
+                                 mvm_sweep_schema));
   } catch (const nlohmann::json::parse_error& e) {
     // e.what() reads "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string what = e.what();
@@ -325,7 +335,7 @@ MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
     throw InputError(
         fmt::format("{}: not JSON ({}), expected a JSON file with schema "
                     "\"{}\"",
-                    path.string(), what, mvm_sweep_schema));
+                    core::printable(path.string()), what, mvm_sweep_schema));
   }
   return read_mvm_sweep(doc, path.string());
 }
@@ -357,6 +367,7 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
   if (recs.empty()) throw InputError("the sweep has no records: expected at least 2");
 
   std::vector<double> eps_measured;
+  eps_measured.reserve(recs.size());
   for (const auto& r : recs) eps_measured.push_back(r.masteronly_s / r.funneled_s);
   // Sum of squared ε errors of a candidate (eq. 14 against the measurements).
   const auto eps_error = [&](const MvmCosts& x) {
@@ -399,7 +410,7 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
       // min Σ w (c + a K − T)², w = 1/T²: the 2 × 2 normal equations.
       double sw = 0, swk = 0, swkk = 0, swt = 0, swkt = 0;
       for (const auto& r : recs) {
-        const double k = static_cast<double>(r.nk_local);
+        const auto k = static_cast<double>(r.nk_local);
         const double t = r.masteronly_s;
         const double w = 1.0 / (t * t);
         sw += w;
@@ -464,7 +475,7 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
   double sum = 0.0;
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const auto& rec = recs[i];
-    const double k = static_cast<double>(rec.nk_local);
+    const auto k = static_cast<double>(rec.nk_local);
     MvmFit::Row row;
     row.nk_local = rec.nk_local;
     row.epsilon_measured = eps_measured[i];

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "asyncsolve/core/cost.hpp"
+
 // The fast kernels are plain loops written so that the compiler vectorises
 // them (`omp simd`, enabled by -fopenmp-simd without an OpenMP runtime):
 // unit stride in x, the rows of the neighbouring planes reached through
@@ -79,6 +81,8 @@ double apply27(double diagonal, const Field& p, Field& q, const Box& box) noexce
 
 double apply(const StencilOperator& a, const Field& p, Field& q, const Box& box) noexcept {
   if (box.size() <= 0) return 0.0;
+  // Two streams (p read, q written): 16 B per point, the cost meter's unit.
+  core::charge_bytes(16.0 * static_cast<double>(box.size()));
   return a.stencil == Stencil::seven_point ? apply7(a.diagonal(), p, q, box)
                                            : apply27(a.diagonal(), p, q, box);
 }

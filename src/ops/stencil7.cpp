@@ -10,6 +10,8 @@
 #include <string>
 #include <type_traits>
 
+#include "asyncsolve/core/cost.hpp"
+
 // The AVX-512 kernels use AVX-512F and, for fields in the cache, 256-bit
 // vectors with AVX-512VL's masks.
 #if defined(__AVX512F__) && defined(__AVX512VL__)
@@ -33,6 +35,14 @@ namespace {
 
 constexpr double sixth = 1.0 / 6.0;
 
+/// Reports `streams` passes over planes [k_begin, k_end) of `u`'s interior
+/// (8 B per point each) to the cost meter (the simulation build's compute
+/// model; the Jacobi sweep is 2 streams, 16 B per point).
+void charge_planes(const Field& u, int k_begin, int k_end, int streams) noexcept {
+  const auto& n = u.interior();
+  core::charge_bytes(8.0 * streams * n[0] * n[1] * (k_end - k_begin));
+}
+
 /// Bytes of the largest data cache at `level` (2 or 3) that this process
 /// sees: Linux's sysfs first (right inside virtual machines, where sysconf
 /// may report the whole host's L3), then sysconf, then `fallback`.
@@ -54,7 +64,7 @@ std::size_t cache_bytes(int level, std::size_t fallback) noexcept {
       if (!(size_file >> value)) continue;
       size_file >> unit;
       if (unit == 'K') value *= 1024;
-      if (unit == 'M') value *= 1024 * 1024;
+      if (unit == 'M') value *= std::size_t{1024} * 1024;
       if (value > best) best = value;
     }
   } catch (...) {
@@ -125,6 +135,7 @@ std::uintptr_t prefetch_distance(std::ptrdiff_t stride_y) noexcept {
 /// Prefetches the line `bytes` past `p`. The address is formed as an integer,
 /// so looking past the end of the field forms no out-of-bounds pointer.
 inline void prefetch_ahead(const double* p, std::uintptr_t bytes) noexcept {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): an integer on purpose, as said above
   _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
                _MM_HINT_T0);
 }
@@ -487,6 +498,7 @@ void jacobi_sweep(const Field& u, Field& u_new) noexcept {
 
 void jacobi_sweep_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return;
+  charge_planes(u, k_begin, k_end, 2);
 #if ASYNCSOLVE_STENCIL7_AVX512
   // Fields that stay in cache gain nothing from streaming stores (they would
   // push u_new out to memory); the compiler's loops are as fast there.
@@ -506,6 +518,7 @@ void jacobi_sweep_box(const Field& u, Field& u_new, const grid::Box& box) noexce
     jacobi_sweep_planes(u, u_new, box.lo[2], box.hi[2]);
     return;
   }
+  core::charge_bytes(16.0 * static_cast<double>(box.size()));
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
   const int len = box.hi[0] - box.lo[0];
@@ -537,6 +550,7 @@ double jacobi_sweep_residual(const Field& u, Field& u_new) noexcept {
 
 double jacobi_sweep_residual_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return 0.0;
+  charge_planes(u, k_begin, k_end, 2);  // one pass: u read, u_new written
 #if ASYNCSOLVE_STENCIL7_AVX512
   // The kernel (and hence the summation order) is chosen by the size of two
   // fields of u's shape, as residual_norm_sq_planes chooses it.
@@ -556,6 +570,7 @@ double jacobi_sweep_residual_box(const Field& u, Field& u_new, const grid::Box& 
   if (box.lo[0] == 0 && box.lo[1] == 0 && box.hi[0] == n[0] && box.hi[1] == n[1]) {
     return jacobi_sweep_residual_planes(u, u_new, box.lo[2], box.hi[2]);
   }
+  core::charge_bytes(16.0 * static_cast<double>(box.size()));
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
   const int len = box.hi[0] - box.lo[0];
@@ -599,6 +614,7 @@ double residual_norm_sq(const Field& u) noexcept {
 
 double residual_norm_sq_planes(const Field& u, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return 0.0;
+  charge_planes(u, k_begin, k_end, 1);
 #if ASYNCSOLVE_STENCIL7_AVX512
   // As jacobi_sweep_residual_planes would for u and a field of its shape.
   if (!out_of_cache(2 * u.storage().size_bytes())) {
@@ -624,6 +640,7 @@ double residual_norm_sq_ref(const Field& u) noexcept {
 
 void copy_interior(const Field& src, Field& dst) noexcept {
   const auto& n = src.interior();
+  charge_planes(src, 0, n[2], 2);
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
       std::memcpy(dst.origin() + dst.index(0, j, k), src.origin() + src.index(0, j, k),

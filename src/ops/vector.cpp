@@ -4,9 +4,12 @@
 #include <cstddef>
 #include <cstring>
 
+#include "asyncsolve/core/cost.hpp"
+
 // Loops over the rows of the interior (x contiguous), vectorised by the
 // compiler through `omp simd` (-fopenmp-simd). Every kernel streams each of
-// its vectors once.
+// its vectors once, and reports that traffic (streams x 8 B per point) to
+// the cost meter (the simulation build's compute model).
 
 namespace asyncsolve::ops {
 namespace {
@@ -17,6 +20,12 @@ inline void for_rows(const Field& f, Body&& body) {
   const auto& n = f.interior();
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j) body(f.index(0, j, k), n[0]);
+}
+
+/// Reports `streams` vectors shaped like `f` read or written once.
+void charge_streams(const Field& f, int streams) noexcept {
+  const auto& n = f.interior();
+  core::charge_bytes(8.0 * streams * n[0] * n[1] * n[2]);
 }
 
 [[maybe_unused]] bool same_shape(const Field& a, const Field& b) {
@@ -34,6 +43,7 @@ double dot(const Field& a, const Field& b) noexcept {
 #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < nx; ++i) sum += pa[i] * pb[i];
   });
+  charge_streams(a, 2);
   return sum;
 }
 
@@ -42,6 +52,7 @@ void copy(const Field& x, Field& y) noexcept {
   for_rows(x, [&](std::ptrdiff_t o, int nx) {
     std::memcpy(y.origin() + o, x.origin() + o, static_cast<std::size_t>(nx) * sizeof(double));
   });
+  charge_streams(x, 2);
 }
 
 void axpy(double alpha, const Field& x, Field& y) noexcept {
@@ -52,6 +63,7 @@ void axpy(double alpha, const Field& x, Field& y) noexcept {
 #pragma omp simd
     for (int i = 0; i < nx; ++i) py[i] += alpha * px[i];
   });
+  charge_streams(x, 3);
 }
 
 void xpby(const Field& x, double beta, Field& y) noexcept {
@@ -62,6 +74,7 @@ void xpby(const Field& x, double beta, Field& y) noexcept {
 #pragma omp simd
     for (int i = 0; i < nx; ++i) py[i] = px[i] + beta * py[i];
   });
+  charge_streams(x, 3);
 }
 
 void waxpby(const Field& x, double beta, const Field& y, Field& z) noexcept {
@@ -73,6 +86,7 @@ void waxpby(const Field& x, double beta, const Field& y, Field& z) noexcept {
 #pragma omp simd
     for (int i = 0; i < nx; ++i) pz[i] = px[i] + beta * py[i];
   });
+  charge_streams(x, 3);
 }
 
 double scale_dot(double c, const Field& x, Field& y) noexcept {
@@ -88,6 +102,7 @@ double scale_dot(double c, const Field& x, Field& y) noexcept {
       sum += v * v;
     }
   });
+  charge_streams(x, 2);
   return sum;
 }
 
@@ -99,6 +114,7 @@ void scale(double c, const Field& x, Field& y) noexcept {
 #pragma omp simd
     for (int i = 0; i < nx; ++i) py[i] = c * px[i];
   });
+  charge_streams(x, 2);
 }
 
 void diag_scale(const Field& x, double d, Field& y) noexcept {
@@ -109,6 +125,7 @@ void diag_scale(const Field& x, double d, Field& y) noexcept {
 #pragma omp simd
     for (int i = 0; i < nx; ++i) py[i] = px[i] / d;
   });
+  charge_streams(x, 2);
 }
 
 double diag_scale_dot(const Field& x, double d, Field& y) noexcept {
@@ -124,6 +141,7 @@ double diag_scale_dot(const Field& x, double d, Field& y) noexcept {
       sum += px[i] * v;
     }
   });
+  charge_streams(x, 2);
   return sum;
 }
 
@@ -141,6 +159,7 @@ double residual(const Field& b, const Field& ax, Field& r) noexcept {
       sum += v * v;
     }
   });
+  charge_streams(b, 3);
   return sum;
 }
 
@@ -160,6 +179,7 @@ double cg_update(double alpha, const Field& p, const Field& q, Field& x, Field& 
       sum += v * v;
     }
   });
+  charge_streams(p, 6);
   return sum;
 }
 
@@ -176,6 +196,7 @@ double axpy_dot(double alpha, const Field& s, Field& r) noexcept {
       sum += v * v;
     }
   });
+  charge_streams(s, 3);
   return sum;
 }
 
@@ -218,6 +239,7 @@ std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
       rr += ri * ri;
     }
   });
+  charge_streams(*v.x, 19);
   return {ru, wu, rr};
 }
 
@@ -238,6 +260,7 @@ std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept {
       rr += r[i] * r[i];
     }
   });
+  charge_streams(*v.x, 4);
   return {ru, wu, rr};
 }
 

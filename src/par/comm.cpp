@@ -10,6 +10,8 @@ Comm::Comm(Comm&& other) noexcept
     : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
       owned_(std::exchange(other.owned_, false)) {}
 
+// Not noexcept: freeing an owned target is collective and may throw (comm.hpp).
+// NOLINTNEXTLINE(performance-noexcept-move-constructor,bugprone-exception-escape)
 Comm& Comm::operator=(Comm&& other) {
   if (this != &other) {
     // Assigning over an owned communicator frees it: collective, like free().

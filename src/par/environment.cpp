@@ -2,11 +2,14 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::par {
 namespace {
@@ -35,23 +38,16 @@ ThreadLevel from_mpi(int level) {
 }  // namespace
 
 std::string_view to_string(ThreadLevel level) noexcept {
-  switch (level) {
-    case ThreadLevel::single:
-      return "single";
-    case ThreadLevel::funneled:
-      return "funneled";
-    case ThreadLevel::serialized:
-      return "serialized";
-    case ThreadLevel::multiple:
-      return "multiple";
-  }
-  return "unknown";
+  static constexpr std::array<std::string_view, 4> names{"single", "funneled", "serialized",
+                                                         "multiple"};
+  return core::enum_name(names, level, "unknown");
 }
 
 Environment::Environment(int& argc, char**& argv, ThreadLevel requested) : requested_(requested) {
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Init_thread(&argc, &argv, to_mpi(requested), &provided), "MPI_Init_thread");
   provided_ = from_mpi(provided);
+  install_simulation_hooks();
 }
 
 Environment::~Environment() {

@@ -5,17 +5,9 @@
 #include <thread>
 
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::par {
-namespace {
-
-void spin_for(double seconds) noexcept {
-  const double end = core::now_s() + seconds;
-  while (core::now_s() < end) {
-  }
-}
-
-}  // namespace
 
 FaultInjector::FaultInjector(const FaultOptions& options, int rank) {
   slow_ = options.slow_rank == rank && options.slow_factor > 1.0;
@@ -40,7 +32,7 @@ void FaultInjector::after_sweep(double seconds) noexcept {
   }
   if (!slow_) return;
   const double extra = (factor_ - 1.0) * seconds;
-  spin_for(extra);
+  occupy_for(extra);
   injected_s_ += extra;
 }
 
@@ -48,7 +40,7 @@ void FaultInjector::poll() noexcept {
   if (!noise_) return;
   const double now = core::now_s();
   if (now < next_s_) return;
-  spin_for(noise_s_);
+  occupy_for(noise_s_);
   injected_s_ += noise_s_;
   // Skip interruptions missed while the rank was busy elsewhere: at most one per call.
   while (next_s_ <= now) next_s_ += period_s_;

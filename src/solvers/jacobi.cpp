@@ -8,13 +8,14 @@
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 namespace asyncsolve::solvers {
 double rhs_norm(const grid::Problem& problem, const grid::Decomposition& decomposition,
                 const grid::Field& shape, collectives::Allreduce& reduction) {
   grid::Field boundary_only(shape.interior(), shape.halo());
   grid::apply_boundary(problem, decomposition, boundary_only);
-  const double norm = std::sqrt(reduction.sum(ops::residual_norm_sq(boundary_only)));
+  const double norm = jacobi_residual_norm(boundary_only, &reduction);  // scaled: no under/overflow
   return norm > 0.0 ? norm : 1.0;
 }
 
@@ -23,7 +24,7 @@ double relative_residual(const grid::Problem& problem, const grid::Decomposition
                          collectives::Allreduce& reduction) {
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
   halo.exchange(u);
-  return std::sqrt(reduction.sum(ops::residual_norm_sq(u))) / b_norm;
+  return jacobi_residual_norm(u, &reduction) / b_norm;
 }
 
 std::optional<double> error_inf(const grid::Problem& problem,
@@ -67,6 +68,11 @@ bool check_residual(long k, double local, double t0, double b_norm,
   const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
   result.history.push_back(point);
   if (options.monitor) options.monitor(point);
+  if (breaks_down(residual)) {  // the same reduced value on every rank: all stop
+    set_breakdown(result, residual, k);
+    result.iterations = k;
+    return true;
+  }
   if (residual < options.tol) {
     result.converged = true;
     result.reason = "tolerance";
@@ -108,7 +114,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   grid::Field u_new(u.interior(), u.halo());
   std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
 
   // A thread's share of the sweep u_new = (sum of neighbours of u)/6, of the
   // residual of u and of the copy u = u_new. The lambdas hold references to
@@ -185,7 +191,8 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   finish_counts(t0, residual, points, halo, options, result);
 
   halo.exchange(u);
-  result.true_residual = std::sqrt(reduction.sum(hybrid.compute(residual_part))) / b_norm;
+  result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
+  confirm_convergence(result, options.tol);
   result.error_inf = error_inf(problem, decomposition, u, reduction);
   return result;
 }
@@ -207,7 +214,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
   grid::Field u_new(u.interior(), u.halo());
   std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
 
   const double t0 = core::now_s();
   double residual = std::numeric_limits<double>::infinity();
@@ -263,7 +270,8 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
 
   // The true residual of the returned iterate, measured synchronously.
   halo.exchange(u);
-  result.true_residual = std::sqrt(reduction.sum(ops::residual_norm_sq(u))) / b_norm;
+  result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
+  confirm_convergence(result, options.tol);
   result.error_inf = error_inf(problem, decomposition, u, reduction);
   return result;
 }

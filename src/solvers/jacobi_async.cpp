@@ -12,6 +12,7 @@
 #include "asyncsolve/channel.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 namespace asyncsolve::solvers {
 namespace {
@@ -185,7 +186,9 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     if (!convergence.active() || !convergence.test(sum)) return false;
     estimate = std::sqrt(sum[residual_sq_value]) / b_norm;
     bool stop = true;
-    if (estimate < base.tol) {
+    if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
+      set_breakdown(result, estimate, k);
+    } else if (estimate < base.tol) {
       result.converged = true;
       result.reason = "tolerance";
     } else if (sum[over_time_value] > 0.0) {
@@ -311,8 +314,9 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
 
   // The true residual of this rank's last iterate together with the others'.
   sync_halo.exchange(u);
-  result.true_residual = std::sqrt(reduction.sum(ops::residual_norm_sq(u))) / b_norm;
-  if (options.final_sync > 0 && !(result.true_residual < base.tol) && result.reason != "max_time") {
+  result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
+  if (options.final_sync > 0 && result.reason != "breakdown" && result.reason != "max_time" &&
+      !(result.true_residual < base.tol)) {
     JacobiOptions sync = base;
     sync.max_iters = options.final_sync;
     sync.check_every = 1;
@@ -327,6 +331,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     result.time_s += tail.time_s;
     result.sweep_bytes += tail.sweep_bytes;
   }
+  confirm_convergence(result, base.tol);
   result.error_inf = error_inf(problem, decomposition, u, reduction);
   return result;
 }

@@ -20,6 +20,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 // OpenMP Jacobi (paper 000 §3.3). All threads work on one pair of fields
 // covering the whole grid; thread t owns the z-planes [k0, k1) of both.
@@ -252,7 +253,7 @@ double local_rhs_norm(const grid::Problem& problem, const grid::Decomposition& d
                       const Field& shape) {
   Field boundary_only(shape.interior(), shape.halo());
   grid::apply_boundary(problem, decomposition, boundary_only);
-  const double norm = std::sqrt(ops::residual_norm_sq(boundary_only));
+  const double norm = jacobi_residual_norm(boundary_only, nullptr);  // scaled: no under/overflow
   return norm > 0.0 ? norm : 1.0;
 }
 
@@ -271,7 +272,7 @@ struct ThreadRecord {
 
 /// Why the threads stop (async/racy: the first reason set wins; sync: the
 /// check's verdict).
-enum class OmpStop : int { none, tolerance, max_iters, max_time };
+enum class OmpStop : int { none, tolerance, max_iters, max_time, breakdown };
 
 /// Sleeps of a waiting thread: a few polls back to back, then sleeps doubling
 /// from 2 us to 200 us (as as_channels_wait_any), so that a thread with
@@ -407,7 +408,9 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             }
             // Every thread read the same values: all decide alike, and the
             // iterate kept is u^k (in cur); the u^{k+1} just made is dropped.
-            const OmpStop why = residual < base.tol   ? OmpStop::tolerance
+            // A residual that is not finite stops at once: a breakdown.
+            const OmpStop why = breaks_down(residual) ? OmpStop::breakdown
+                                : residual < base.tol ? OmpStop::tolerance
                                 : sync_over_time      ? OmpStop::max_time
                                 : k >= base.max_iters ? OmpStop::max_iters
                                                       : OmpStop::none;
@@ -564,7 +567,11 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
               delta != 0.0 ? running_sq.fetch_add(delta) + delta : running_sq.load();
           // Rounding in the running sum can leave it slightly below zero.
           estimate = std::sqrt(std::max(global_sq, 0.0) / b_norm_sq);
-          if (estimate < base.tol && set_stop(OmpStop::tolerance)) stop_estimate = estimate;
+          if (breaks_down(estimate)) {  // stops everyone at once
+            if (set_stop(OmpStop::breakdown)) stop_estimate = estimate;
+          } else if (estimate < base.tol && set_stop(OmpStop::tolerance)) {
+            stop_estimate = estimate;
+          }
         };
         // Rounds: an asynchronous phase until a thread stops it (estimate
         // below tol, every thread at max_iters, or out of time); then every
@@ -718,9 +725,10 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   result.iterations = most;
 
   const auto reason = [](OmpStop why) {
-    return why == OmpStop::tolerance  ? "tolerance"
-           : why == OmpStop::max_time ? "max_time"
-                                      : "max_iters";
+    return why == OmpStop::tolerance   ? "tolerance"
+           : why == OmpStop::max_time  ? "max_time"
+           : why == OmpStop::breakdown ? "breakdown"
+                                       : "max_iters";
   };
   if (options.variant == OmpVariant::sync) {
     // The last iterate u^iterations is in u_new after an odd number of sweeps.
@@ -728,17 +736,20 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.residual_estimate = sync_residual;
     result.converged = sync_stop == OmpStop::tolerance;
     result.reason = reason(sync_stop);
+    if (sync_stop == OmpStop::breakdown) set_breakdown(result, sync_residual, most);
   } else {
     result.residual_estimate = stop_estimate;
     result.converged = verdict == OmpStop::tolerance;
     result.reason = reason(verdict);
     result.unconfirmed_stops = restarts;
+    if (verdict == OmpStop::breakdown) set_breakdown(result, stop_estimate, most);
   }
 
   // The true residual of the returned iterate, measured by this thread alone.
-  result.true_residual = std::sqrt(ops::residual_norm_sq(u)) / b_norm;
+  result.true_residual = jacobi_residual_norm(u, nullptr) / b_norm;
   if (options.variant != OmpVariant::sync && options.final_sync > 0 &&
-      !(result.true_residual < base.tol) && result.reason != "max_time") {
+      result.reason != "breakdown" && result.reason != "max_time" &&
+      !(result.true_residual < base.tol)) {
     OmpJacobiOptions tail_options = options;
     tail_options.variant = OmpVariant::sync;
     tail_options.final_sync = 0;
@@ -756,6 +767,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.time_s += tail.time_s;
     result.sweep_bytes += tail.sweep_bytes;
   }
+  confirm_convergence(result, base.tol);
   auto reduction = collectives::make_allreduce("mpi", decomposition.comm());
   result.error_inf = error_inf(problem, decomposition, u, *reduction);
   return result;

@@ -9,6 +9,7 @@
 #include "asyncsolve/grid/split.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/ops/vector.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 using namespace asyncsolve;
 using grid::Field;
@@ -169,4 +170,43 @@ TEST(Vector, PipelinedUpdateMatchesItsDefinition) {
   EXPECT_NEAR(dots[0], ru, 1e-12);
   EXPECT_NEAR(dots[1], wu, 1e-12);
   EXPECT_NEAR(dots[2], rr, 1e-12);
+}
+
+// Issue 19: norms neither underflow to 0 nor overflow to infinity, a
+// residual that is not finite is a breakdown, and "converged" needs the true
+// residual below the tolerance.
+TEST(ScaledNorm, NeitherUnderflowsNorOverflows) {
+  for (const double scale : {1e-300, 1e-160, 1.0, 1e160, 1e300}) {
+    Field x(Int3{3, 2, 2}, 1);
+    for (double& v : x.storage()) v = 0.0;
+    x(0, 0, 0) = 3.0 * scale;
+    x(2, 1, 1) = 4.0 * scale;
+    const double norm = solvers::field_norm(x, nullptr);
+    EXPECT_TRUE(std::isfinite(norm)) << scale;
+    EXPECT_NEAR(norm / scale, 5.0, 1e-12) << scale;
+  }
+  Field z(Int3{2, 2, 2}, 1);
+  for (double& v : z.storage()) v = 0.0;
+  EXPECT_EQ(solvers::field_norm(z, nullptr), 0.0);
+  z(1, 1, 1) = std::nan("");
+  EXPECT_FALSE(std::isfinite(solvers::field_norm(z, nullptr)));
+}
+
+TEST(ScaledNorm, NonFiniteResidualsBreakDownAndConvergenceNeedsTheTrueResidual) {
+  EXPECT_TRUE(solvers::breaks_down(std::nan("")));
+  EXPECT_TRUE(solvers::breaks_down(HUGE_VAL));
+  EXPECT_FALSE(solvers::breaks_down(1e300));
+  solvers::SolveResult r;
+  r.converged = true;
+  r.reason = "tolerance";
+  r.true_residual = 2.5e-15;
+  solvers::confirm_convergence(r, 1e-300);
+  EXPECT_FALSE(r.converged);
+  EXPECT_NE(r.reason, "tolerance");
+  solvers::SolveResult ok;
+  ok.converged = true;
+  ok.reason = "tolerance";
+  ok.true_residual = 1e-9;
+  solvers::confirm_convergence(ok, 1e-6);
+  EXPECT_TRUE(ok.converged);
 }

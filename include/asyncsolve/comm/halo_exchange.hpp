@@ -21,6 +21,10 @@ enum class Neighbourhood { faces, full };
 /// followed by finish() on the same field before the next start().
 class HaloExchange {
  public:
+  HaloExchange() = default;
+  /// Not copyable: a strategy's requests and buffers belong to its exchanges.
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
   virtual ~HaloExchange() = default;
   /// Strategy name as given to --halo.
   virtual std::string_view name() const = 0;

@@ -15,16 +15,34 @@ enum class ExitCode : int {
 
 /// Bad user input. Thrown identically on every rank (all ranks see the same
 /// argv), so every rank can stop together; the message names the value and
-/// what was expected, without a trailing newline.
+/// what was expected, without a trailing newline. Control characters in the
+/// message (a newline or an escape sequence the user typed) are written as
+/// \n, \t or \xHH, so the message is always one line.
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  /// Holds `message` as one line (control characters escaped).
+  explicit InputError(const std::string& message);
+  /// Holds `message` as one line (control characters escaped).
+  explicit InputError(const char* message) : InputError(std::string(message)) {}
 };
+
+/// `text` with control characters written as \n, \t or \xHH: one line.
+std::string one_line(const std::string& text);
 
 /// A failure at run time that is not the user's input (I/O, communication).
 class RuntimeFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// A runtime failure decided identically on every rank (from reduced or
+/// replicated values, e.g. LAPACK on the same tridiagonal matrix
+/// everywhere): every rank throws it alike, so all can stop together
+/// without MPI_Abort; rank 0 reports it once, and the exit code is
+/// runtime_failure.
+class CollectiveFailure : public RuntimeFailure {
+ public:
+  using RuntimeFailure::RuntimeFailure;
 };
 
 /// Integer value of an exit code, for `return` from main.

@@ -1,20 +1,28 @@
 #pragma once
-/// Phase timers: wall-clock seconds accumulated per named phase of a solver.
-#include <chrono>
+/// The process clock, and phase timers: seconds accumulated per named phase
+/// of a solver, read from that clock.
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace asyncsolve::core {
 
-/// Monotonic wall-clock time in seconds since an arbitrary origin.
 /// The current UTC time as ISO 8601, e.g. "2026-11-22T04:33:32Z" (the
 /// `started` field of every result document).
 std::string iso8601_now();
 
-inline double now_s() noexcept {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+/// A clock: monotonic seconds since an arbitrary origin.
+using ClockFunction = double (*)() noexcept;
+
+/// The process clock every asyncsolve timer reads (phase timers, time_s,
+/// --max-time, fault injection): seconds since an arbitrary origin. The
+/// steady wall clock unless set_clock replaced it; the simulation build
+/// replaces it with SMPI's simulated time (par/simulation.hpp).
+double now_s() noexcept;
+
+/// Replaces the process clock; nullptr restores the steady wall clock. Set
+/// once at start-up, before anything is timed (par::Environment does).
+void set_clock(ClockFunction clock) noexcept;
 
 /// Seconds accumulated per phase on this rank. Phases are fixed at
 /// construction and addressed by index (solvers define an enum for them).

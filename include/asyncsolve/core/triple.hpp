@@ -9,9 +9,14 @@ namespace asyncsolve::core {
 /// A size or index in three dimensions, x first (x varies fastest in memory).
 using Int3 = std::array<int, 3>;
 
-/// Parses "X,Y,Z" into three integers that are each >= `min_value`.
-/// Throws InputError naming `option`, the text and what was expected.
-Int3 parse_triple(std::string_view text, std::string_view option, int min_value = 1);
+/// The largest component parse_triple takes unless told otherwise.
+inline constexpr int triple_max = 1000000000;
+
+/// Parses "X,Y,Z" into three decimal integers, each from `min_value` to
+/// `max_value`. Throws InputError naming `option`, the text (as typed) and
+/// the limits.
+Int3 parse_triple(std::string_view text, std::string_view option, int min_value = 1,
+                  int max_value = triple_max);
 
 /// Formats a triple as "X,Y,Z" (the inverse of parse_triple).
 std::string format_triple(const Int3& v);

@@ -99,7 +99,8 @@ struct LanczosOptions {
 /// times this rank's).
 struct LanczosResult {
   bool converged = false;
-  std::string reason;  ///< tolerance, invariant_subspace or max_iters
+  std::string reason;  ///< tolerance, invariant_subspace, max_iters or breakdown
+  std::string detail;  ///< what broke down, and at which iteration (empty otherwise)
   long iterations = 0;
   double energy = 0;
   double change = 0;
@@ -112,7 +113,10 @@ struct LanczosResult {
 };
 
 /// Collective over the operator's communicator: the lowest eigenvalue of H.
-/// Allocates three vectors of op.block() doubles.
+/// Allocates three vectors of op.block() doubles. An alpha or beta that is
+/// not finite ends it with reason "breakdown"; a LAPACK failure on the
+/// tridiagonal matrix (the same on every rank) throws core::CollectiveFailure
+/// on every rank alike.
 LanczosResult lanczos_ground_state(const SpinOperator& op, collectives::Allreduce& reduce,
                                    const LanczosOptions& options);
 

@@ -14,6 +14,7 @@
 ///
 /// Everything here is pure (no MPI, no output); bad arguments throw
 /// core::InputError naming the value and what was expected.
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -138,8 +139,16 @@ inline constexpr std::string_view mvm_sweep_schema = "asyncsolve.bench.hybrid_mv
 /// distinct n_k^loc. multiple_s and the masteronly split may be null or absent.
 MvmSweep read_mvm_sweep(const nlohmann::json& doc, std::string_view source);
 
+/// The largest sweep file load_mvm_sweep reads (a sweep of thousands of
+/// records is a few hundred KiB), and the deepest nesting of its JSON.
+inline constexpr std::size_t mvm_sweep_max_bytes = 4u << 20;
+inline constexpr int mvm_sweep_max_depth = 32;
+
 /// Reads and parses the file at `path`, then read_mvm_sweep. Throws
-/// core::InputError for a missing or unreadable file or invalid JSON.
+/// core::InputError for a missing or unreadable file, one that is not a
+/// regular file (a directory, a device such as /dev/zero, a FIFO: refused
+/// without reading), one larger than mvm_sweep_max_bytes, invalid JSON, or
+/// JSON nested deeper than mvm_sweep_max_depth.
 MvmSweep load_mvm_sweep(const std::filesystem::path& path);
 
 /// How the masteronly model T = c + a·n_k^loc was obtained.

@@ -19,7 +19,8 @@ class Comm {
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
   Comm(Comm&& other) noexcept;
-  /// Frees an owned target first (collective, like free()).
+  /// Frees an owned target first (collective, like free()), so it may throw.
+  // NOLINTNEXTLINE(performance-noexcept-move-constructor,bugprone-exception-escape)
   Comm& operator=(Comm&& other);
   ~Comm();
 

@@ -19,8 +19,6 @@ class ImpiAllreduce final : public NonblockingBase {
  public:
   ImpiAllreduce(const par::Comm& comm, std::size_t size, ReduceOp op)
       : NonblockingBase(comm, size, op), send_(size), recv_(size) {}
-  ImpiAllreduce(const ImpiAllreduce&) = delete;
-  ImpiAllreduce& operator=(const ImpiAllreduce&) = delete;
   ~ImpiAllreduce() override {
     assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
     // A collective request cannot be cancelled: complete it (this waits for
@@ -40,26 +38,17 @@ class ImpiAllreduce final : public NonblockingBase {
                    "MPI_Iallreduce");
   }
 
-  bool test(std::span<double> result) override {
-    check_complete(result);
+ private:
+  bool advance(bool blocking) override {
+    if (blocking) {
+      par::check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+      return true;
+    }
     int done = 0;
     par::check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done == 0) return false;
-    finish(result);
-    return true;
+    return done != 0;
   }
-
-  void wait(std::span<double> result) override {
-    check_complete(result);
-    par::check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-    finish(result);
-  }
-
- private:
-  void finish(std::span<double> result) {
-    std::copy(recv_.begin(), recv_.end(), result.begin());
-    ++completed_;
-  }
+  std::span<const double> reduced() const override { return recv_; }
 
   std::vector<double> send_;
   std::vector<double> recv_;

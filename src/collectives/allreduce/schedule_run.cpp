@@ -22,8 +22,6 @@ class ScheduleAllreduce final : public NonblockingBase {
   ScheduleAllreduce(std::string name, const par::Comm& comm, std::size_t size, ReduceOp op,
                     const ScheduleBuilder& build)
       : NonblockingBase(comm, size, op), name_(std::move(name)), run_(make_run(build)) {}
-  ScheduleAllreduce(const ScheduleAllreduce&) = delete;
-  ScheduleAllreduce& operator=(const ScheduleAllreduce&) = delete;
   ~ScheduleAllreduce() override {
     assert(!active_ && "NonblockingAllreduce destroyed with a reduction active");
   }
@@ -37,30 +35,22 @@ class ScheduleAllreduce final : public NonblockingBase {
     active_ = true;
     run_.start(values);
   }
-  bool test(std::span<double> result) override {
-    check_complete(result);
-    if (!run_.test()) return false;
-    finish(result);
-    return true;
-  }
-  void wait(std::span<double> result) override {
-    check_complete(result);
-    run_.wait();
-    finish(result);
-  }
 
  private:
   ScheduleExecutor make_run(const ScheduleBuilder& build) {
     BuiltSchedule b = build(comm_.rank(), comm_.size());
     return ScheduleExecutor(std::move(b.schedule), comm_.get(), b.input, b.result, size_);
   }
-  void finish(std::span<double> result) {
-    assert(run_.outstanding_requests() == 0);
-    const auto r = run_.result();
-    std::copy(r.begin(), r.end(), result.begin());
+  bool advance(bool blocking) override {
+    if (blocking) {
+      run_.wait();
+    } else if (!run_.test()) {
+      return false;
+    }
     active_ = false;
-    ++completed_;
+    return true;
   }
+  std::span<const double> reduced() const override { return run_.result(); }
 
   std::string name_;
   ScheduleExecutor run_;

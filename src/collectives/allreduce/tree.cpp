@@ -36,8 +36,6 @@ class TreeAllreduce final : public NonblockingBase {
     }
     requests_.fill(MPI_REQUEST_NULL);
   }
-  TreeAllreduce(const TreeAllreduce&) = delete;
-  TreeAllreduce& operator=(const TreeAllreduce&) = delete;
   ~TreeAllreduce() override {
     assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
     if (!active() || mpi_finalized()) return;
@@ -74,19 +72,6 @@ class TreeAllreduce final : public NonblockingBase {
     phase_ = Phase::gathering;
   }
 
-  bool test(std::span<double> result) override {
-    check_complete(result);
-    if (!advance(false)) return false;
-    finish(result);
-    return true;
-  }
-
-  void wait(std::span<double> result) override {
-    check_complete(result);
-    advance(true);
-    finish(result);
-  }
-
  private:
   enum class Phase {
     idle,            // no round active, no request outstanding
@@ -105,7 +90,7 @@ class TreeAllreduce final : public NonblockingBase {
 
   /// Moves through the phases as far as the completed requests allow
   /// (blocking: until the round is complete). True when the round is complete.
-  bool advance(bool blocking) {
+  bool advance(bool blocking) override {
     while (true) {
       switch (phase_) {
         case Phase::gathering:
@@ -165,11 +150,7 @@ class TreeAllreduce final : public NonblockingBase {
     }
   }
 
-  void finish(std::span<double> result) {
-    assert(outstanding_requests() == 0);
-    std::copy(total_.begin(), total_.end(), result.begin());
-    ++completed_;
-  }
+  std::span<const double> reduced() const override { return total_; }
 
   int parent_ = MPI_PROC_NULL;
   std::array<int, 2> children_{MPI_PROC_NULL, MPI_PROC_NULL};

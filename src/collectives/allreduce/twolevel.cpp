@@ -40,8 +40,6 @@ class TwoLevelAllreduce final : public NonblockingBase {
       inner_ = make_nonblocking_allreduce(algorithm.leader_algorithm(), owned, size, op);
     owned.free();  // collective over the leaders; no-op elsewhere
   }
-  TwoLevelAllreduce(const TwoLevelAllreduce&) = delete;
-  TwoLevelAllreduce& operator=(const TwoLevelAllreduce&) = delete;
   ~TwoLevelAllreduce() override {
     assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
     // Release builds: each part completes or cancels its own requests.
@@ -62,17 +60,6 @@ class TwoLevelAllreduce final : public NonblockingBase {
     check_start(values);
     phase_ = Phase::up;
     up_.start(values);
-  }
-  bool test(std::span<double> result) override {
-    check_complete(result);
-    if (!advance(false)) return false;
-    finish(result);
-    return true;
-  }
-  void wait(std::span<double> result) override {
-    check_complete(result);
-    advance(true);
-    finish(result);
   }
 
  protected:
@@ -114,7 +101,7 @@ class TwoLevelAllreduce final : public NonblockingBase {
     return run.test();
   }
 
-  bool advance(bool blocking) {
+  bool advance(bool blocking) override {
     const bool leader = node_.rank() == 0;
     while (true) {
       switch (phase_) {
@@ -150,12 +137,7 @@ class TwoLevelAllreduce final : public NonblockingBase {
     }
   }
 
-  void finish(std::span<double> result) {
-    assert(outstanding_requests() == 0);
-    const auto r = down_.result();
-    std::copy(r.begin(), r.end(), result.begin());
-    ++completed_;
-  }
+  std::span<const double> reduced() const override { return down_.result(); }
 
   std::string name_;
   par::Comm node_;

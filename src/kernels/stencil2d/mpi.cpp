@@ -134,7 +134,7 @@ class Stencil2dMpi final : public Stencil2dBlock {
  private:
   // All 8 receives and sends posted at once, one Waitall.
   void exchange_trivial() {
-    std::array<MPI_Request, 2 * stencil2d_directions> requests{};
+    std::array<MPI_Request, 2 * std::size_t{stencil2d_directions}> requests{};
     for (int d = 0; d < stencil2d_directions; ++d) {
       check_mpi(
           MPI_Irecv(v_, 1, recv_[d], grid_.neighbour[d], dir2d_opposite(d), comm_, &requests[d]),

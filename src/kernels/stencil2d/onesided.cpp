@@ -40,6 +40,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "stencil2d_impl.hpp"
 
@@ -60,17 +61,8 @@ class Stencil2dOneSided final : public Stencil2dBlock {
 
   std::string transport() const override { return space_->transport(); }
   std::string variant() const override {
-    switch (variant_) {
-      case OneSidedVariant::put:
-        return "put";
-      case OneSidedVariant::get:
-        return "get";
-      case OneSidedVariant::get0:
-        return "get0";
-      case OneSidedVariant::get1:
-        return "get1";
-    }
-    return "?";
+    static constexpr std::array<std::string_view, 4> names{"put", "get", "get0", "get1"};
+    return std::string(core::enum_name(names, variant_));
   }
   long messages_per_iteration() const override {
     if (variant_ == OneSidedVariant::put || variant_ == OneSidedVariant::get) return 8;

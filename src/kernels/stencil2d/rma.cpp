@@ -41,7 +41,7 @@ class RmaSpace final : public OneSidedSpace {
     check_mpi(MPI_Comm_dup(comm.get(), &quiet_), "MPI_Comm_dup");
     check_mpi(MPI_Comm_set_errhandler(quiet_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     flags_disp_ = static_cast<MPI_Aint>(layout_.doubles()) * 8;
-    const MPI_Aint bytes = flags_disp_ + flag_slots * 8;
+    const MPI_Aint bytes = flags_disp_ + MPI_Aint{flag_slots} * 8;
     void* base = nullptr;
     check_mpi(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm.get(), &base, &win_),
               "MPI_Win_allocate");
@@ -92,17 +92,18 @@ class RmaSpace final : public OneSidedSpace {
   void signal(int target, int slot, long long value) override {
     const std::int64_t v = value;
     check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush");  // the data first
-    check_mpi(MPI_Accumulate(&v, 1, MPI_INT64_T, target, flags_disp_ + slot * 8, 1, MPI_INT64_T,
-                             MPI_REPLACE, win_),
-              "MPI_Accumulate");
+    check_mpi(
+        MPI_Accumulate(&v, 1, MPI_INT64_T, target, flags_disp_ + static_cast<MPI_Aint>(slot) * 8, 1,
+                       MPI_INT64_T, MPI_REPLACE, win_),
+        "MPI_Accumulate");
     check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush");
   }
 
   long long read_flag(int slot) override {
     std::int64_t ignored = 0;
     std::int64_t value = 0;
-    check_mpi(MPI_Fetch_and_op(&ignored, &value, MPI_INT64_T, rank_, flags_disp_ + slot * 8,
-                               MPI_NO_OP, win_),
+    check_mpi(MPI_Fetch_and_op(&ignored, &value, MPI_INT64_T, rank_,
+                               flags_disp_ + static_cast<MPI_Aint>(slot) * 8, MPI_NO_OP, win_),
               "MPI_Fetch_and_op");
     check_mpi(MPI_Win_flush(rank_, win_), "MPI_Win_flush");
     int flag = 0;

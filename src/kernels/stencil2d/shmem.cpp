@@ -50,13 +50,14 @@ class ShmemSpace final : public OneSidedSpace {
  public:
   ShmemSpace(const par::Comm& comm, const Stencil2dLayout& layout) : layout_(layout) {
     pe_ = comm.rank();
-    const std::size_t bytes = static_cast<std::size_t>(layout_.doubles()) * 8 + flag_slots * 8;
+    const std::size_t bytes =
+        static_cast<std::size_t>(layout_.doubles()) * 8 + std::size_t{flag_slots} * 8;
     void* base = shmem_malloc(bytes);  // collective over all PEs
     int failed = base == nullptr ? 1 : 0;
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm.get()),
               "MPI_Allreduce");
-    if (failed != 0) {
-      shmem_free(base);  // collective; null is allowed
+    if (failed != 0 || base == nullptr) {  // failed is at least this PE's 1 when base is null
+      shmem_free(base);                    // collective; null is allowed
       throw core::RuntimeFailure("stencil2d: shmem_malloc failed on some PE");
     }
     v_ = static_cast<double*>(base);

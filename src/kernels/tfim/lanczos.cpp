@@ -4,9 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/kernels/tridiagonal.hpp"
 
 namespace asyncsolve::kernels {
@@ -117,6 +119,16 @@ LanczosResult lanczos_ground_state(const SpinOperator& op, collectives::Allreduc
       const auto timer = r.phases.time(Phase::reduce);
       b2 = reduce_sum.sum(b2);
     }
+    if (!std::isfinite(a) || !std::isfinite(b2)) {
+      // Reduced values, the same on every rank: all stop here.
+      r.iterations = j;
+      r.reason = "breakdown";
+      r.detail = std::isfinite(a) ? "beta^2 = " + std::to_string(b2) + " at iteration " +
+                                        std::to_string(j)
+                                  : "alpha = " + std::to_string(a) + " at iteration " +
+                                        std::to_string(j);
+      break;
+    }
     const double b_next = std::sqrt(std::max(b2, 0.0));
     alpha.push_back(a);
     if (j > 1) beta_off.push_back(beta);
@@ -125,7 +137,13 @@ LanczosResult lanczos_ground_state(const SpinOperator& op, collectives::Allreduc
     LowestEigenpair theta;
     {
       const auto timer = r.phases.time(Phase::tridiagonal);
-      theta = lowest_eigenpair(alpha, beta_off);
+      try {
+        theta = lowest_eigenpair(alpha, beta_off);
+      } catch (const std::runtime_error& e) {
+        // Every rank holds the same alpha and beta: every rank fails alike.
+        throw core::CollectiveFailure(std::string(e.what()) + " on the " + std::to_string(j) +
+                                      " x " + std::to_string(j) + " tridiagonal matrix");
+      }
     }
     LanczosPoint p;
     p.iteration = j;
@@ -165,7 +183,7 @@ LanczosResult lanczos_ground_state(const SpinOperator& op, collectives::Allreduc
       std::swap(v, w);
     }
   }
-  if (!r.converged) r.reason = "max_iters";
+  if (!r.converged && r.reason.empty()) r.reason = "max_iters";
   r.time_s = core::now_s() - t_begin;
   return r;
 }

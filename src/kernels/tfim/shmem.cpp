@@ -71,8 +71,8 @@ class ShmemSpinExchange final : public SpinExchange {
     int failed = base == nullptr ? 1 : 0;
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm.get()),
                    "MPI_Allreduce");
-    if (failed != 0) {
-      shmem_free(base);  // collective; null is allowed
+    if (failed != 0 || base == nullptr) {  // failed is at least this PE's 1 when base is null
+      shmem_free(base);                    // collective; null is allowed
       throw core::InputError(fmt::format(
           "--transport shmem: shmem_malloc of {:.1f} MiB failed on some PE, expected a symmetric "
           "heap that large (set SHMEM_SYMMETRIC_SIZE, e.g. {}M)",

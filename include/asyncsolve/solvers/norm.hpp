@@ -1,0 +1,49 @@
+#pragma once
+/// Numerics that cannot lie, shared by every solver: norms that neither
+/// underflow to 0 nor overflow to infinity (for ||b|| and the true
+/// residual), the breakdown rule (a residual that is not finite stops the
+/// solve at once, reason "breakdown"), and the convergence rule (a solve is
+/// converged only when its true residual met the tolerance).
+#include <functional>
+#include <string>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/solvers/result.hpp"
+
+namespace asyncsolve::solvers {
+
+/// The Euclidean norm of values spread over ranks without overflow or
+/// underflow: M = the largest |x| over the ranks, 2^e the power of two near
+/// it, then 2^e sqrt(sum over the ranks of (x 2^-e)^2). `local_max_abs` is
+/// this rank's largest |x| and `local_sum_sq_scaled(e)` its sum of
+/// (x 2^-e)^2. Collective over `reduction` (two reductions, the same on
+/// every rank); a null `reduction` takes this rank's values alone. A NaN or
+/// infinite value gives a non-finite norm.
+double scaled_norm(collectives::Allreduce* reduction, double local_max_abs,
+                   const std::function<double(int exponent)>& local_sum_sq_scaled);
+
+/// ||x||_2 over the interiors of every rank's `x`, scaled. Collective (see
+/// scaled_norm; null: this rank's field alone).
+double field_norm(const grid::Field& x, collectives::Allreduce* reduction);
+
+/// ||b - A u||_2 of Jacobi's 7-point problem (b in the boundary halos, the
+/// halos of `u` current), scaled. Collective (see scaled_norm).
+double jacobi_residual_norm(const grid::Field& u, collectives::Allreduce* reduction);
+
+/// True when a residual or a reduced sum of squares is NaN or infinite: the
+/// iteration cannot go on and must stop at once with reason "breakdown".
+bool breaks_down(double residual) noexcept;
+
+/// Marks `result` as broken down at `iteration` because its residual is
+/// `residual` (not finite): converged false, reason "breakdown", a detail.
+void set_breakdown(SolveResult& result, double residual, long iteration);
+
+/// The convergence rule, after a solve has measured its true residual:
+/// converged only when true_residual < tol. A solve whose stop test was met
+/// but whose true residual was not becomes not converged with reason
+/// "unconfirmed" (and a detail); a true residual that is not finite makes
+/// the reason "breakdown".
+void confirm_convergence(SolveResult& result, double tol);
+
+}  // namespace asyncsolve::solvers

@@ -1,0 +1,60 @@
+#include "asyncsolve/solvers/norm.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/ops/norm.hpp"
+
+namespace asyncsolve::solvers {
+
+double scaled_norm(collectives::Allreduce* reduction, double local_max_abs,
+                   const std::function<double(int exponent)>& local_sum_sq_scaled) {
+  // The same M on every rank, so every rank takes the same branches below.
+  const double m = reduction != nullptr ? reduction->max(local_max_abs) : local_max_abs;
+  if (!std::isfinite(m)) return m;  // NaN or infinity somewhere: no norm to speak of
+  // (every rank still takes part in the second reduction)
+  int e = 0;
+  if (m > 0.0) std::frexp(m, &e);  // m = f 2^e, 0.5 <= f < 1: each (x 2^-e)^2 < 1
+  const double local = m > 0.0 ? local_sum_sq_scaled(e) : 0.0;
+  const double sum = reduction != nullptr ? reduction->sum(local) : local;
+  return std::ldexp(std::sqrt(sum), e);
+}
+
+double field_norm(const grid::Field& x, collectives::Allreduce* reduction) {
+  return scaled_norm(reduction, ops::max_abs(x),
+                     [&](int e) { return ops::sum_sq_scaled(x, e); });
+}
+
+double jacobi_residual_norm(const grid::Field& u, collectives::Allreduce* reduction) {
+  const int nz = u.interior()[2];
+  return scaled_norm(reduction, ops::jacobi_residual_max_abs(u, 0, nz),
+                     [&](int e) { return ops::jacobi_residual_sum_sq_scaled(u, e, 0, nz); });
+}
+
+bool breaks_down(double residual) noexcept { return !std::isfinite(residual); }
+
+void set_breakdown(SolveResult& result, double residual, long iteration) {
+  result.converged = false;
+  result.reason = "breakdown";
+  result.detail = fmt::format("residual = {} at iteration {}", residual, iteration);
+}
+
+void confirm_convergence(SolveResult& result, double tol) {
+  if (breaks_down(result.true_residual)) {
+    result.converged = false;
+    if (result.reason != "breakdown") {
+      result.reason = "breakdown";
+      result.detail = fmt::format("true residual = {} after the solve", result.true_residual);
+    }
+    return;
+  }
+  if (!result.converged || result.true_residual < tol) return;
+  result.converged = false;
+  result.reason = "unconfirmed";
+  result.detail = fmt::format(
+      "the residual estimate {:.3e} met the tolerance {:.1e}, the true residual {:.3e} did not",
+      result.residual_estimate, tol, result.true_residual);
+}
+
+}  // namespace asyncsolve::solvers

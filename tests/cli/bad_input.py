@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""The bad-input suite (issue 19): what a hostile new user types into
+`asyncsolve` and `asyncsolve-lab`, each case with the exit code it must give
+and a fragment of the one line it must print on stderr.
+
+Every case must end within its timeout (no hang), print no traceback and
+no MPI_ABORT banner, give exactly its expected exit code, and, for bad
+input (exit 2), print exactly one line on stderr holding the fragment and
+nothing on stdout. Files named as outputs must be left as they were.
+
+Hand-written cases cover each class of the issue; more are generated from
+the option tables (`asyncsolve --options-table`): every number option just
+beyond each end of its range, not a number, in hexadecimal and empty.
+Cases run in parallel (--jobs), as singletons (no launcher) unless a case
+needs more ranks; mpiexec's own notices (between lines of dashes) are not
+counted as the program's lines.
+
+    tests/cli/bad_input.py --binary build/asyncsolve --mpiexec "mpiexec --oversubscribe"
+"""
+
+import argparse
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Case:
+    args: list[str]
+    rc: int
+    fragment: str = ""
+    tool: str = "asyncsolve"  # or "lab", or "mpmd" (args: the two halves, split at ":")
+    ranks: int = 1
+    timeout: float = 60.0
+    untouched: list[str] = field(default_factory=list)  # paths that must not change
+
+
+def s(text: str) -> list[str]:
+    return shlex.split(text)
+
+
+SMALL = "--local 6,6,6 --max-iters 50"
+
+
+def hand_cases(tmp: str) -> list[Case]:
+    t = tmp
+    c: list[Case] = []
+
+    def bad(text, fragment, **kw):
+        c.append(Case(s(text.format(t=t)), 2, fragment, **kw))
+
+    # Numbers: strict parser, quoted text, real limits.
+    for v in ["0x10", "1e3", "+16", "16abc", "abc", "''", "-1", "1e10", "99999999999999999999"]:
+        bad(f"solve --max-iters {v}", "--max-iters")
+    for v in ["1e-400", "1e-6x", "abc", "nan", "inf", "-inf", "0", "-1e-6", "2", "''", "0x1p-3"]:
+        bad(f"solve --tol {v}", "--tol")
+    bad("solve --tol 1e-400", "1e-400")
+    bad("solve --slow-factor 1e300 --slow-rank 0", "--slow-factor 1e300")
+    bad("solve --slow-factor 0.5 --slow-rank 0", "--slow-factor")
+    bad("solve --offset 1e308", "--offset 1e308")
+    bad("solve --offset nan", "--offset")
+    bad("solve --noise-us 1e300 --noise-hz 1", "--noise-us")
+    bad("solve --noise-hz 1e300 --noise-us 1", "--noise-hz")
+    bad("solve --shift 1e308 --method cg", "--shift")
+    bad("solve --method lanczos --problem tfim --coupling 1e308", "--coupling 1e308")
+    bad("solve --method lanczos --problem tfim --field -1e308", "--field")
+    bad("solve --method lanczos --problem tfim --sites 35", "--sites")
+    bad("solve --method lanczos --problem tfim --sites 1", "--sites")
+    bad("solve --method lanczos --problem tfim --lattice square:6x6", "--lattice")
+    bad("solve --method lanczos --problem tfim --lattice square:1x2", "--lattice")
+    bad("solve --method lanczos --problem tfim --lattice hex", "--lattice")
+    bad("solve --monitor --monitor-every 1e300", "--monitor-every")
+    bad("solve --check-every 0", "--check-every")
+    bad("solve --halo-every 0", "--halo-every")
+    bad("solve --variant async --max-in-flight 0", "--max-in-flight")
+    bad("solve --variant async --max-in-flight 100000", "--max-in-flight")
+    bad("solve --tol 0.1 --tol 0.2", "more than once")
+    # Sizes and lists.
+    bad("solve --local", "--local")
+    bad("solve --local 99999999999999999999,10,10", "out of range")
+    bad("solve --local 0,10,10", "--local")
+    bad("solve --local 10,10", "--local")
+    bad("solve --local 10,10,10,10", "--local")
+    bad("solve --local 10,,10", "--local")
+    bad("solve --local -1,10,10", "--local")
+    bad("solve --local 1e3,10,10", "--local")
+    bad("solve --local 0x10,10,10", "--local")
+    bad("solve --local 10,10,10 --global 20,20,20", "--global")
+    bad("solve --global 100000,100000,100000", "--global")
+    bad("solve --dims 0,1,1", "--dims")
+    bad("solve --dims ''", "--dims ''")
+    bad("solve --global ''", "--global ''")
+    bad("solve --local ''", "--local ''")
+    bad("bench allreduce --algorithms ''", "--algorithms")
+    bad("solve --dims 2,2,2", "--dims")
+    bad("bench stencil2d --local 1", "--local")
+    bad("bench stencil2d --local 70000", "--local")
+    bad("bench stencil2d --radius 100", "--radius 100")
+    bad("bench stencil2d --local 65536", "expected a smaller --local")
+    bad("solve --local 100000,100000,1000", "--local")
+    bad("bench stencil2d --radius 0", "--radius")
+    bad("bench stencil2d --transport carrier-pigeon", "--transport")
+    bad("bench stencil2d --variant nope", "--variant")
+    bad("bench stencil2d --global 64", "--global")
+    bad("bench allreduce -m 7:64", "-m '7:64'")
+    bad("bench allreduce -m 8:1e9", "powers of two")
+    bad("bench allreduce -m 64:8", "MIN <= MAX")
+    bad("bench allreduce --message-size :", "-m")
+    bad("bench allreduce -i 0", "-i 0: expected an integer from 1")
+    bad("bench allreduce --iterations 1e9", "-i 1e9")
+    bad("bench allreduce --repeats 100000", "--repeats")
+    bad("bench allreduce --algorithms nope", "--algorithms")
+    bad("bench allreduce --algorithms knomial:1", "knomial")
+    bad("bench allreduce --algorithms knomial:99999999", "knomial")
+    bad("bench allreduce --algorithms mpi,mpi", "twice")
+    bad("bench allreduce --algorithms ,", "--algorithms")
+    bad("bench allreduce --modes nope", "--modes")
+    bad("bench allreduce --noise 1e300:1", "--noise")
+    bad("bench allreduce --noise-global 0,1,1", "--noise-global")
+    bad("bench allreduce --progress poll:0", "--progress")
+    # Choices.
+    bad("solve --problem nope", "tfim")
+    bad("solve --method nope", "--method")
+    bad("solve --variant nope", "--variant")
+    bad("solve --transport nope", "--transport")
+    bad("solve --halo nope", "--halo")
+    bad("solve --allreduce nope", "--allreduce")
+    bad("solve --allreduce knomial:99999999", "K at most")
+    bad("solve --allreduce twolevel:nope", "--allreduce")
+    bad("solve --variant async --progress thread:99999999", "thread")
+    bad("solve --variant async --progress poll:0", "--progress")
+    bad("solve --hybrid nope", "--hybrid")
+    bad("solve --problem tfim", "tfim")
+    bad("solve --method lanczos", "lanczos")
+    bad("solve --variant async --allreduce mpi", "--allreduce")
+    bad("solve --transport omp", "", ranks=2)
+    # Options that do nothing where they are given.
+    bad("solve --method cg --final-sync 3", "--final-sync")
+    bad("solve --method cg --check-every 7", "--check-every")
+    bad("solve --variant sync --max-in-flight 7", "--max-in-flight")
+    bad("solve --method cg --copy", "--copy")
+    bad("solve --method cg --halo-every 3", "--halo-every")
+    bad("solve --method cg --variant async", "--variant")
+    bad("solve --problem ones --offset 1", "--offset")
+    bad("solve --pc jacobi", "--pc")
+    bad("solve --shift 1", "--shift")
+    bad("solve --test-every 8", "--test-every")
+    bad("solve --threads 2", "--threads")
+    bad("solve --coupling 2", "--coupling")
+    bad("solve --sites 10", "--sites")
+    bad("solve --variant racy --copy", "--copy")
+    bad("solve --progress poll:4", "--progress")
+    bad("solve --transport omp --slow-rank 0", "--slow-rank")
+    bad("solve --transport omp --noise-hz 3", "--noise-hz")
+    bad("solve --method lanczos --problem tfim --local 8,8,8", "--local")
+    bad("solve --method lanczos --problem tfim --rma-sync notify", "--rma-sync")
+    bad("model hybrid --fit x.json --f-comm 0.1", "--f-comm")
+    bad("model hybrid --threads 4 --f-comm 0.3 --f-comp-non 0.1 --non-ratio 1/6", "--non-ratio")
+    # Unknown words and malformed command lines.
+    bad("", "no command")
+    bad("frobnicate", "unknown command")
+    bad("bench", "bench")
+    bad("bench nope", "nope")
+    bad("model", "model")
+    bad("model nope", "nope")
+    bad("solve --bogus 1", "--bogus")
+    bad("solve extra", "extra")
+    bad("solve -x", "-x")
+    bad("solve --local=", "--local")
+    bad("solve ---local 10,10,10", "local")
+    c.append(Case(["solve", "--tol", "1\n2"], 2, "--tol"))
+    c.append(Case(["solve", "--problem", "\x1b[2J"], 2, "--problem"))
+    c.append(Case(["solve", "--method", "é"], 2, "--method"))
+    c.append(Case(["solve", "--local", "x" * 100000], 2, "--local"))
+    # model hybrid.
+    bad("model hybrid", "--threads")
+    bad("model hybrid --threads 1 --f-comm 0.3 --f-comp-non 0.1", "--threads")
+    bad("model hybrid --threads 99999 --f-comm 0.3 --f-comp-non 0.1", "--threads")
+    bad("model hybrid --threads 4 --f-comm 1.5 --f-comp-non 0.1", "--f-comm")
+    bad("model hybrid --threads 4 --f-comm 0.3 --f-comp-non -0.1", "--f-comp-non")
+    bad("model hybrid --threads 4 --f-comm 0.3 --f-comp-non 0.1 --f-comp-overlap 0.4", "sum")
+    bad("model hybrid --threads 4 --reserved 4 --f-comm 0.3 --f-comp-non 0.1", "--reserved")
+    # Input files: --fit.
+    bad("model hybrid --fit /dev/zero", "is a device", timeout=20)
+    bad("model hybrid --fit /dev/null", "--fit")
+    bad("model hybrid --fit {t}", "is a directory")
+    bad("model hybrid --fit {t}/missing.json", "--fit")
+    bad("model hybrid --fit {t}/big.json", "bytes")
+    bad("model hybrid --fit {t}/binary.json", "--fit")
+    bad("model hybrid --fit {t}/empty.json", "--fit")
+    bad("model hybrid --fit {t}/notjson.json", "--fit")
+    bad("model hybrid --fit ''", "--fit")
+    # Output files: --json refuses what is not ours to replace.
+    for option_cmd in ["solve " + SMALL, "bench stencil2d --local 16 -i 2 -x 0 --repeats 1",
+                       "model hybrid --threads 4 --f-comm 0.3 --f-comp-non 0.1"]:
+        bad(option_cmd + " --json ''", "--json")
+        bad(option_cmd + " --json /dev/null", "is a device", untouched=["/dev/null"])
+        bad(option_cmd + " --json {t}/link.json", "--json", untouched=[f"{t}/link.json"])
+        bad(option_cmd + " --json {t}/readonly.json", "--json",
+            untouched=[f"{t}/readonly.json"])
+        bad(option_cmd + " --json {t}", "--json")
+        bad(option_cmd + " --json {t}/no/such/dir/x.json", "--json")
+    bad("solve " + SMALL + " --json /dev/full", "--json", untouched=["/dev/full"])
+    bad("solve " + SMALL + " --json {t}/" + "n" * 300, "--json")
+    # Runs that must end (not hang, not lie).
+    c.append(Case(s("solve --local 6,6,6 --offset 1e12 --max-iters 200"), 0, "", timeout=60))
+    c.append(Case(s("solve --method cg --local 6,6,6 --tol 1e-300 --max-iters 200"), 3, ""))
+    c.append(Case(s("solve --local 6,6,6 --max-iters 0"), 3, ""))
+    c.append(Case(s("solve --local 6,6,6 --slow-rank 0 --slow-factor 100 --max-iters 3 "
+                    "--check-every 1"), 3, ""))
+    c.append(Case(s("solve --method lanczos --problem tfim --sites 8 --coupling 1e6"), 0, ""))
+    c.append(Case(s("solve --local 6,6,6 --json " + "m" * 250), 0, "",
+                  untouched=[]))  # a legal long name: written next to itself
+    c.append(Case(s("solve --local 6,6,6 --method cg --shift -100 --max-iters 200"), 3, ""))
+    # Ranks that do not agree: refused before anything collective.
+    c.append(Case(s("solve --local 10,10,10 : solve --local 0,10,10"), 2, "", tool="mpmd"))
+    c.append(Case(s("solve --local 6,6,6 --tol 1e-4 : solve --local 6,6,6 --tol 1e-5"), 2,
+                  "differ", tool="mpmd"))
+    c.append(Case(s("solve --local 6,6,6 : bench stencil2d"), 2, "differ", tool="mpmd"))
+    c.append(Case(s(f"solve --local 6,6,6 : solve --local 6,6,6 --json {t}/x.json"),
+                  2, "differ", tool="mpmd"))
+    # Bad input on several ranks: one line, from rank 0.
+    c.append(Case(s("solve --tol abc"), 2, "--tol abc", ranks=3))
+    c.append(Case(s("solve --dims 2,2,2"), 2, "--dims", ranks=3))
+    c.append(Case(s("model hybrid --fit /dev/zero"), 2, "is a device", ranks=2))
+    # The lab.
+    lab = [
+        ("run", "required"),
+        ("frobnicate", "invalid choice"),
+        ("run {t}/binary.toml", "not UTF-8"),
+        ("run /dev/zero", "not a regular file"),
+        ("run /", "is a directory"),
+        ("run {t}/missing.toml", "No such file"),
+        ("run {t}/empty.toml", "suite"),
+        ("run {t}/notoml.toml", "not valid TOML"),
+        ("run {t}/nested.toml", "nested"),
+        ("run {t}/ranks1000.toml", "--max-ranks"),
+        ("run {t}/ranks0.toml", "ranks"),
+        ("run {t}/repeats.toml", "repeats"),
+        ("run {t}/timeout.toml", "timeout"),
+        ("run {t}/noname.toml", "name"),
+        ("run {t}/badprogram.toml", "program"),
+        ("run {t}/small.toml --results {t}/afile", "is not a folder"),
+        ("run {t}/small.toml --results /dev/null/x", "is not a folder"),
+        ("run {t}/small.toml --max-ranks 0", "not positive"),
+        ("run {t}/small.toml --max-ranks abc", "--max-ranks"),
+        ("report {t}/missing", "no such results folder"),
+        ("report {t}/afile", "results folder"),
+        ("report {t}/nonutf8", "not UTF-8"),
+        ("report {t}/res --out {t}/afile", "--out"),
+        ("run --bogus", "required"),
+    ]
+    for text, fragment in lab:
+        c.append(Case(s(text.format(t=t)), 2, fragment, tool="lab", timeout=60))
+    return c
+
+
+TABLE_ROW = re.compile(r"^\| ([a-z ]+) \| `(-\w, )?(--[a-z0-9-]+) ([^`]*)` \| (integer )?"
+                       r"(-?[0-9.e+-]+) to (-?[0-9.e+-]+) \| [^|]* \| (.*) \|$")
+
+
+def table_cases(binary: str) -> list[Case]:
+    """Numbers from the option table: beyond each end, garbage, hex, empty."""
+    text = subprocess.run([binary, "--options-table"], capture_output=True, text=True,
+                          timeout=60).stdout
+    cases = []
+    for line in text.splitlines():
+        m = TABLE_ROW.match(line)
+        if not m:
+            continue
+        command, short, name, _, integer, lo, hi, where = m.groups()
+        shown = short[:2] if short else name  # messages name an option by its first name
+        context = []
+        if where != "everywhere":
+            for cond in where.split(" or ")[0].split(", "):
+                dim, _, vals = cond.partition(" ")
+                if dim == "--fit":
+                    continue
+                context += [dim, vals.split("|")[0]]
+        base = command.split() + context
+        if command == "model hybrid" and name not in ("--f-comm", "--f-comp-non"):
+            base += ["--f-comm", "0.3", "--f-comp-non", "0.1"]
+        if command == "model hybrid" and name != "--threads":
+            base += ["--threads", "4"]
+        lo_v, hi_v = float(lo), float(hi)
+        if integer:
+            above, below = str(int(hi_v) + 1), str(int(lo_v) - 1)
+        else:
+            above = repr(hi_v * 10 + 1)
+            below = repr(lo_v / 10) if lo_v > 0 else repr(lo_v * 10 - 1)
+        hexa = "0x10x" if integer is None and lo_v <= 16 <= hi_v else "0x10"
+        cases.extend(Case([*base, name, v], 2, shown)
+                     for v in [above, below, "x" + lo, hexa, "", "1e400", " 1"])
+    return cases
+
+
+def prepare(tmp: str) -> None:
+    t = Path(tmp)
+    (t / "big.json").write_bytes(b" " * (5 << 20))
+    (t / "binary.json").write_bytes(bytes(range(256)))
+    (t / "empty.json").write_bytes(b"")
+    (t / "notjson.json").write_text("{ nope")
+    (t / "target.json").write_text("keep")
+    os.symlink(t / "target.json", t / "link.json")
+    (t / "readonly.json").write_text("keep")
+    os.chmod(t / "readonly.json", 0o444)
+    (t / "afile").write_text("x")
+    (t / "binary.toml").write_bytes(bytes(range(256)) * 4)
+    (t / "empty.toml").write_text("")
+    (t / "notoml.toml").write_text("[suite\nname=")
+    (t / "nested.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    suite = ('[suite]\nname = "s"\n{head}[[experiment]]\nname = "e"\nprogram = "{prog}"\n'
+             'ranks = [{ranks}]\n[experiment.options]\nlocal = "6,6,6"\n')
+    (t / "small.toml").write_text(suite.format(head="", prog="solve", ranks=1))
+    (t / "ranks1000.toml").write_text(suite.format(head="", prog="solve", ranks=1000))
+    (t / "ranks0.toml").write_text(suite.format(head="", prog="solve", ranks=0))
+    (t / "repeats.toml").write_text(suite.format(head="repeats = 100000000\n", prog="solve",
+                                                 ranks=1))
+    (t / "timeout.toml").write_text(suite.format(head="timeout_s = 1e308\n", prog="solve",
+                                                 ranks=1))
+    (t / "noname.toml").write_text("[suite]\n")
+    (t / "badprogram.toml").write_text(suite.format(head="", prog="rm -rf", ranks=1))
+    runs = t / "nonutf8" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "x.lab.json").write_text(
+        '{"schema": "asyncsolve.lab.run/1", "run_id": "x", "experiment": "e", '
+        '"program": "solve", "status": "ok", "document": "x.json", "ranks": 1, '
+        '"regime": "shm", "repeat": 0, "config": {}, "options": {}, "rc": 0}')
+    (runs / "x.json").write_bytes(b"\xff\xfe{\x00")
+    runs = t / "res" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "x.lab.json").write_text((t / "nonutf8" / "runs" / "x.lab.json").read_text())
+    (runs / "x.json").write_text('{"schema": "asyncsolve.result/1"}')
+
+
+def snapshot(path: str):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    data = b""
+    if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            data = b"?"
+    return (stat.S_IFMT(st.st_mode), st.st_mode & 0o7777, st.st_mtime_ns, data)
+
+
+def strip_launcher(err: str) -> str:
+    """stderr without mpiexec's own notices (blocks between lines of dashes)."""
+    out, inside = [], False
+    for line in err.splitlines():
+        if re.fullmatch(r"-{20,}", line.strip()):
+            inside = not inside
+            continue
+        if not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | None:
+    """None when the case behaved; else what went wrong."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ASYNCSOLVE_BINARY": binary}
+    if case.tool == "lab":
+        cmd = [sys.executable, "-m", "asyncsolve_lab", *case.args]
+    elif case.tool == "mpmd":
+        cut = case.args.index(":")
+        cmd = [*mpiexec, "-n", "1", binary, *case.args[:cut], ":", "-n", "1", binary,
+               *case.args[cut + 1:]]
+    elif case.ranks > 1:
+        cmd = [*mpiexec, "-n", str(case.ranks), binary, *case.args]
+    else:
+        cmd = [binary, *case.args]  # a singleton: no launcher, no launcher's banner
+    before = {p: snapshot(p) for p in case.untouched}
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env,
+                           timeout=case.timeout, cwd=tmp)
+    except subprocess.TimeoutExpired:
+        return f"hang: no exit within {case.timeout} s"
+    problems = []
+    if p.returncode != case.rc:
+        problems.append(f"exit {p.returncode}, expected {case.rc}")
+    if "Traceback" in p.stderr:
+        problems.append("a traceback")
+    if "MPI_ABORT" in p.stderr:
+        problems.append("an MPI_ABORT banner")
+    lines = [x for x in strip_launcher(p.stderr).splitlines() if x.strip()]
+    if case.rc == 2:
+        if len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, expected 1")
+        elif case.fragment not in lines[0]:
+            problems.append(f"stderr lacks {case.fragment!r}")
+        if case.tool != "lab" and p.stdout.strip():
+            problems.append("output on stdout")
+    elif case.fragment and case.fragment not in p.stderr + p.stdout:
+        problems.append(f"output lacks {case.fragment!r}")
+    for path, snap in before.items():
+        if snapshot(path) != snap:
+            problems.append(f"{path} was changed")
+    if not problems:
+        return None
+    return "; ".join(problems) + f"\n    stderr: {p.stderr.strip()[:400]!r}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--mpiexec", default="mpiexec --oversubscribe")
+    ap.add_argument("--jobs", type=int, default=max(2, min(8, os.cpu_count() or 2)))
+    ap.add_argument("--filter", default="", help="run only cases whose command holds this")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.binary)
+    mpiexec = shlex.split(args.mpiexec.replace(";", " "))  # a CMake list from ctest
+    with tempfile.TemporaryDirectory(prefix="bad-input-") as tmp:
+        prepare(tmp)
+        cases = hand_cases(tmp) + table_cases(binary)
+        cases = [c for c in cases if args.filter in " ".join(c.args)]
+        if args.list:
+            for c in cases:
+                print(c.rc, c.tool, shlex.join(c.args))
+            return 0
+        start = time.monotonic()
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda c: run_case(c, binary, mpiexec, tmp), cases))
+        failed = 0
+        for case, problem in zip(cases, results, strict=True):
+            if problem:
+                failed += 1
+                print(f"FAIL [{case.tool}] {shlex.join(case.args)[:200]}: {problem}")
+        hand = len(hand_cases(tmp))
+        print(f"bad_input: {len(cases) - failed}/{len(cases)} cases behaved "
+              f"({hand} written by hand, {len(cases) - hand} from the option tables) "
+              f"in {time.monotonic() - start:.0f} s")
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

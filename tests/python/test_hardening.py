@@ -1,0 +1,213 @@
+"""What a hostile user types into asyncsolve-lab: every mistake is exit 2 with
+one line on stderr (no traceback), SIGTERM and SIGHUP stop the runs like
+Ctrl-C does (process groups ended, nothing half-written, the suite resumable),
+and rank counts, repeats, timeouts and matrix sizes are bounded."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from asyncsolve_lab.runner import check_ranks
+from asyncsolve_lab.suite import SuiteError, parse_suite
+from conftest import ROOT, TINY_SUITE
+
+SMALL_SUITE = """
+[suite]
+name = "small"
+[[experiment]]
+name = "quick"
+program = "solve"
+ranks = [1]
+[experiment.options]
+local = "6,6,6"
+"""
+
+
+def lab(args, timeout=60, cwd=None):
+    """Runs `python -m asyncsolve_lab ARGS`; returns (rc, stdout, stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    p = subprocess.run([sys.executable, "-m", "asyncsolve_lab", *args], env=env, cwd=cwd,
+                       capture_output=True, text=True, errors="replace", timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def assert_one_line_error(rc, out, err, fragment):
+    assert rc == 2, (rc, out, err)
+    lines = [s for s in err.splitlines() if s.strip()]
+    assert len(lines) == 1, lines
+    assert "Traceback" not in err
+    assert fragment in lines[0], lines[0]
+
+
+def results_with_document(tmp_path: Path, content: bytes) -> Path:
+    """A results folder with one sidecar whose document holds `content`."""
+    runs = tmp_path / "res" / "runs"
+    runs.mkdir(parents=True)
+    side = {"schema": "asyncsolve.lab.run/1", "run_id": "x", "experiment": "e",
+            "program": "solve", "status": "ok", "document": "x.json", "ranks": 1,
+            "regime": "shm", "repeat": 0, "config": {}, "options": {}, "rc": 0}
+    (runs / "x.lab.json").write_text(json.dumps(side))
+    (runs / "x.json").write_bytes(content)
+    return tmp_path / "res"
+
+
+def test_a_binary_suite_file_is_one_line(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_bytes(bytes(range(256)) * 4)
+    assert_one_line_error(*lab(["run", str(suite)]), "not UTF-8")
+
+
+@pytest.mark.parametrize(("path", "fragment"), [("/dev/zero", "not a regular file"),
+                                           ("/", "is a directory"),
+                                           ("/no/such/suite.toml", "No such file")])
+def test_a_suite_path_that_is_not_a_file_is_one_line(path, fragment):
+    assert_one_line_error(*lab(["run", path], timeout=20), fragment)
+
+
+def test_results_naming_a_file_or_a_path_through_one(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text(SMALL_SUITE)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert_one_line_error(*lab(["run", str(suite), "--results", str(afile)]), "is not a folder")
+    assert_one_line_error(*lab(["run", str(suite), "--results", "/dev/null/x"]),
+                          "is not a folder")
+
+
+def test_report_of_a_document_that_is_not_utf8(tmp_path):
+    res = results_with_document(tmp_path, b"\xff\xfe{\x00")
+    assert_one_line_error(*lab(["report", str(res)]), "not UTF-8")
+
+
+def test_report_out_naming_a_file(tmp_path):
+    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert_one_line_error(*lab(["report", str(res), "--out", str(afile)]), "--out")
+
+
+def test_argument_errors_are_one_line():
+    assert_one_line_error(*lab(["run"]), "the following arguments are required")
+    assert_one_line_error(*lab(["frobnicate"]), "invalid choice")
+    assert_one_line_error(*lab(["run", "x.toml", "--max-ranks", "0"]), "not positive")
+
+
+def test_ranks_beyond_max_ranks_are_refused(tmp_path, binary):
+    text = SMALL_SUITE.replace("ranks = [1]", "ranks = [1000]")
+    suite = parse_suite(text, Path("s.toml"))
+    with pytest.raises(SuiteError) as err:
+        check_ranks(suite, 8)
+    assert str(err.value).startswith("s.toml:7: ")
+    assert "--max-ranks 8" in str(err.value)
+    check_ranks(parse_suite(SMALL_SUITE), 1)  # within the limit: fine
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    rc, out, err_text = lab(["run", str(path), "--results", str(tmp_path / "r"), "--dry-run"])
+    assert_one_line_error(rc, out, err_text, "ranks = 1000 is more than --max-ranks")
+    rc, out, _ = lab(["run", str(path), "--results", str(tmp_path / "r"), "--dry-run",
+                      "--max-ranks", "1000", "--binary", str(binary)])
+    assert rc == 0, out  # raised on purpose: allowed
+    assert "-np 1000" in out
+
+
+BIG_MATRIX = "\n".join(f"k{i} = [{', '.join(str(j) for j in range(20))}]" for i in range(6))
+
+
+@pytest.mark.parametrize(("old", "new", "fragment"), [
+    ('name = "small"', 'name = "small"\ntimeout_s = inf', "timeout_s"),
+    ('name = "small"', 'name = "small"\ntimeout_s = nan', "timeout_s"),
+    ('name = "small"', 'name = "small"\ntimeout_s = 1e9', "timeout_s"),
+    ('name = "small"', 'name = "small"\nrepeats = 1000000000', "repeats"),
+    ('local = "6,6,6"', 'local = "6,6,6"\n[experiment.matrix]\n' + BIG_MATRIX,
+     "more than 100000 runs"),
+])
+def test_suite_sizes_and_timeouts_are_bounded(old, new, fragment):
+    assert old in SMALL_SUITE
+    with pytest.raises(SuiteError) as err:
+        parse_suite(SMALL_SUITE.replace(old, new), Path("s.toml"))
+    assert fragment in str(err.value)
+
+
+def test_deeply_nested_toml_is_one_line(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text("a = " + "[" * 100000 + "]" * 100000 + "\n")
+    assert_one_line_error(*lab(["run", str(suite)]), "s.toml")
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(f"{pid}: {cmd}")
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_the_runs_and_the_suite_resumes(tmp_path, binary, signum):
+    """The signal to the lab alone (a `kill PID`): its runs' process groups
+    must end with it, no document may be left without a sidecar, and a rerun
+    resumes."""
+    suite = tmp_path / "s.toml"
+    suite.write_text("""
+[suite]
+name = "term"
+[[experiment]]
+name = "quick"
+program = "solve"
+ranks = [1]
+[experiment.options]
+local = "8,8,8"
+[[experiment]]
+name = "long"
+program = "solve"
+ranks = [2]
+[experiment.options]
+local = "40,40,40"
+tol = 1e-30
+max-iters = 100000000
+""")
+    results = tmp_path / "r"
+    cmd = [sys.executable, "-m", "asyncsolve_lab", "run", str(suite), "--results", str(results),
+           "--binary", str(binary)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _processes_mentioning(str(results / "runs" / "long")):
+        time.sleep(0.1)
+    time.sleep(1.0)  # the long run is under way
+    assert _processes_mentioning(str(results / "runs" / "long")), "the long run did not start"
+    os.kill(proc.pid, signum)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signum, (out, err)
+    assert "Traceback" not in err
+    assert "run the same command again to resume" in out + err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _processes_mentioning(str(results)):
+        time.sleep(0.2)
+    assert not _processes_mentioning(str(results)), "processes of the run outlived the lab"
+    names = sorted(p.name for p in (results / "runs").iterdir())
+    assert len(names) == 2, names
+    assert all(n.startswith("quick-") for n in names), names
+    suite.write_text(suite.read_text().replace('[suite]\nname = "term"',
+                                               '[suite]\nname = "term"\ntimeout_s = 1'))
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "1 already finished" in done.stdout
+
+
+def test_tiny_suite_still_parses():
+    assert len(parse_suite(TINY_SUITE).runs()) == 21
