@@ -8,7 +8,6 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
-#include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/par/shmem.hpp"
 
@@ -36,20 +35,6 @@ bool osc_is_ucx() {
 /// True if `variant` exists over `transport` (kernels::is_stencil2d_variant).
 bool exists(Transport transport, Variant variant) {
   return kernels::is_stencil2d_variant(name(transport), name(variant));
-}
-
-std::vector<int> parse_local_sizes(const std::string& text) {
-  const std::string expected = "a comma-separated list of block sizes >= 2, e.g. 64,128,256";
-  std::vector<int> sizes;
-  for (const auto& item : split_list("--local", text, expected)) {
-    int n = 0;
-    if (!core::parse_whole(item, n) || n < 2 || n > 65536) {
-      throw InputError(fmt::format("--local '{}': bad size '{}', expected {} (at most 65536)", text,
-                                   item, expected));
-    }
-    sizes.push_back(n);
-  }
-  return sizes;
 }
 
 /// --transport: auto (mpi, rma, and shmem where it can run) or a list; a
@@ -124,14 +109,7 @@ bool BenchStencil2dConfig::uses_shmem() const {
 void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dArgs& a) {
   BenchStencil2dConfig& c = a.values;
   bench.option_defaults()->always_capture_default();
-  bench.add_option("--local", a.local,
-                   "Block size n per rank (n x n points; weak scaling: the domain grows with "
-                   "the ranks), or a comma-separated sweep, e.g. 64,128,256");
-  bench.add_option("--radius", c.radius, "Halo width r (stencil (2r+1) x (2r+1)), 1 <= r < n");
-  bench.add_option("-i,--iterations", c.iterations, "Timed iterations per measurement");
-  bench.add_option("-x,--warmup", c.warmup, "Untimed iterations before them");
-  bench.add_option("--repeats", c.repeats,
-                   "Measurements of every variant, interleaved; min/median/max are reported");
+  kernels::add_stencil2d_bench_options(bench, a.common, "rank");
   bench.add_option("--transport", c.transport_text,
                    "auto (mpi and rma, and shmem when built with OpenSHMEM and run under "
                    "oshrun with OMPI_MCA_osc=ucx) or a comma-separated list of mpi (two-sided), "
@@ -148,17 +126,11 @@ void add_bench_stencil2d_options(CLI::App& bench, BenchStencil2dArgs& a) {
 
 BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& a) {
   BenchStencil2dConfig c = a.values;
-  c.local_sizes = parse_local_sizes(a.local);
-  expect_at_least("--radius", c.radius, 1);
-  for (const int n : c.local_sizes) {
-    if (c.radius >= n) {
-      throw InputError(
-          fmt::format("--radius {} with --local {}: expected 1 <= radius < the "
-                      "local size (the halo comes from the neighbour's block)",
-                      c.radius, n));
-    }
-  }
-  expect_repetitions(c.iterations, c.warmup, c.repeats);
+  c.local_sizes = kernels::validate_stencil2d_bench_args(a.common);
+  c.radius = a.common.radius;
+  c.iterations = a.common.iterations;
+  c.warmup = a.common.warmup;
+  c.repeats = a.common.repeats;
   const std::vector<Transport> transports = parse_transports(c.transport_text);
   const std::vector<Variant> variants = parse_variants(c.variant_text, transports);
   c.runs.clear();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "asyncsolve/kernels/stencil2d_bench.hpp"
 #include "options_common.hpp"
 
 namespace asyncsolve::app {
@@ -55,8 +56,8 @@ struct BenchStencil2dConfig {
 /// The `bench stencil2d` options as the command line gave them (CLI11
 /// writes into it; it stays in place until validated).
 struct BenchStencil2dArgs {
-  BenchStencil2dConfig values;  ///< the numbers, the texts of --transport and --variant, --json
-  std::string local = "256";
+  kernels::Stencil2dBenchArgs common;  ///< --local, --radius, -i, -x, --repeats
+  BenchStencil2dConfig values;  ///< the texts of --transport and --variant, --json, the test hook
 };
 
 /// Declares every option of `bench stencil2d`, writing into `args`.

@@ -8,14 +8,10 @@
 namespace asyncsolve::comm {
 
 PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
-                               Neighbourhood neighbourhood) {
+                               Neighbourhood neighbourhood)
+    : LinkedHalo(decomposition, shape, neighbourhood) {
   const MPI_Comm comm = decomposition.comm().get();
-  for (const HaloLink& l : halo_links(decomposition, shape, neighbourhood)) {
-    // The buffers never move after this: the requests hold their addresses.
-    links_.push_back({l, std::vector<double>(static_cast<std::size_t>(l.send_count)),
-                      std::vector<double>(static_cast<std::size_t>(l.recv_count))});
-    bytes_ += static_cast<std::size_t>(l.send_count) * sizeof(double);
-  }
+  // The buffers never move after construction: the requests hold their addresses.
   requests_.assign(2 * links_.size(), MPI_REQUEST_NULL);
   try {
     for (std::size_t i = 0; i < links_.size(); ++i) {
@@ -80,7 +76,7 @@ void PersistentHalo::finish(grid::Field& field) {
         MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
         "MPI_Waitall");
   in_flight_ = false;
-  for (const Link& l : links_) grid::unpack(field, l.link.recv_box, l.recv_buffer.data());
+  unpack_all(field);
 }
 
 void PersistentHalo::close() {

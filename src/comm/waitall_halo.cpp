@@ -8,13 +8,7 @@ namespace asyncsolve::comm {
 
 WaitallHalo::WaitallHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                          Neighbourhood neighbourhood)
-    : comm_(decomposition.comm().get()) {
-  for (const HaloLink& l : halo_links(decomposition, shape, neighbourhood)) {
-    links_.push_back({l, std::vector<double>(static_cast<std::size_t>(l.send_count)),
-                      std::vector<double>(static_cast<std::size_t>(l.recv_count))});
-    bytes_ += static_cast<std::size_t>(l.send_count) * sizeof(double);
-  }
-}
+    : LinkedHalo(decomposition, shape, neighbourhood), comm_(decomposition.comm().get()) {}
 
 WaitallHalo::~WaitallHalo() {
   // A started exchange must be finished before destruction; tell debug builds.
@@ -42,7 +36,7 @@ void WaitallHalo::finish(grid::Field& field) {
   require_in_flight(in_flight_, name());
   requests_.wait_all();
   in_flight_ = false;
-  for (const Link& l : links_) grid::unpack(field, l.link.recv_box, l.recv_buffer.data());
+  unpack_all(field);
 }
 
 }  // namespace asyncsolve::comm
