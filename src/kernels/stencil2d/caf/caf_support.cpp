@@ -295,7 +295,7 @@ void _gfortran_caf_finalize();
 int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
                          asyncsolve_caf_config* config) {
   State& s = state();
-  s = State{};
+  s = State();
   s.started = asyncsolve::core::iso8601_now();
   std::vector<std::string> words;
   const char* p = args;
