@@ -57,7 +57,7 @@ class MemorySource final : public LineSource {
 
 class StreamSource final : public LineSource {
  public:
-  explicit StreamSource(std::FILE* in) : in_(in), buffer_(kChunk) {}
+  explicit StreamSource(std::FILE* in) : in_(in), buffer_(new char[kChunk]) {}
   bool next(std::string_view& line) override {
     carry_.clear();
     for (;;) {
@@ -66,7 +66,7 @@ class StreamSource final : public LineSource {
         line = carry_;  // the last line, without a line end
         return finish(line);
       }
-      const char* start = buffer_.data() + pos_;
+      const char* start = buffer_.get() + pos_;
       const void* nl = std::memchr(start, '\n', end_ - pos_);
       if (nl == nullptr) {
         carry_.append(start, end_ - pos_);
@@ -91,9 +91,9 @@ class StreamSource final : public LineSource {
   /// Reads the next chunk; false at the end of the input.
   bool fill() {
     if (eof_) return false;
-    end_ = std::fread(buffer_.data(), 1, buffer_.size(), in_);
+    end_ = std::fread(buffer_.get(), 1, kChunk, in_);
     pos_ = 0;
-    if (end_ < buffer_.size()) {
+    if (end_ < kChunk) {
       if (std::ferror(in_) != 0)
         throw core::InputError(fmt::format("cannot read ({})", std::strerror(errno)));
       eof_ = true;
@@ -106,7 +106,7 @@ class StreamSource final : public LineSource {
     return true;
   }
   std::FILE* in_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;
   std::string carry_;
   std::size_t pos_ = 0;
   std::size_t end_ = 0;
@@ -347,9 +347,11 @@ class Parser {
   void read_entries(MatrixMarketInfo& info) {
     const bool coordinate = info.format == MmFormat::coordinate;
     const std::size_t want = !coordinate ? 1 : info.field == MmField::pattern ? 2 : 3;
-    rows_.reserve(static_cast<std::size_t>(info.entries));
-    cols_.reserve(static_cast<std::size_t>(info.entries));
-    vals_.reserve(static_cast<std::size_t>(info.entries));
+    // Reserve up to 1 Mi entries: a header may promise more than the file holds.
+    const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(info.entries, 1 << 20));
+    rows_.reserve(reserve);
+    cols_.reserve(reserve);
+    vals_.reserve(reserve);
     // Array position: column j, row i (column by column; a symmetric array
     // holds rows j..n-1 of column j, a skew-symmetric one rows j+1..n-1).
     std::int64_t ai = info.symmetry == MmSymmetry::skew_symmetric ? 1 : 0;
