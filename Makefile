@@ -4,6 +4,10 @@
 #   make test           install what is missing, build, run every test (ctest, with the
 #                       lab's pytest suite in the venv)
 #   make venv           the Python venv (.venv) with asyncsolve-lab and pinned dependencies
+#   make lint           lint-format, lint-tidy and lint-python (what CI runs)
+#   make lint-format    clang-format (.clang-format) check of every C and C++ file
+#   make lint-tidy      clang-tidy (.clang-tidy) on the library's sources (src/)
+#   make lint-python    ruff (ruff.toml) over python/, bench/ and tests/, from the venv
 #   make test-sanitize  the same tests built with -fsanitize=address,undefined
 #   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
@@ -32,6 +36,9 @@ DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi
 # synchronisation.
 TSAN_OMP_PACKAGES := clang-14 libomp-14-dev
 
+# Only for lint: Debian 12's clang-format and clang-tidy (LLVM 14).
+LINT_PACKAGES := clang-format-14 clang-tidy-14
+
 # Open MPI as root, oversubscribed on small machines (see README).
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
@@ -40,13 +47,26 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-tsan-omp build venv test test-sanitize test-tsan test-tsan-omp demo bench peers install clean
+.PHONY: all deps deps-tsan-omp deps-lint build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
+        bench peers install clean
 
 all: build
 
 deps:
 	@missing=""; \
 	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "asyncsolve: installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
+	fi
+
+deps-lint:
+	@missing=""; \
+	for p in $(LINT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -82,6 +102,28 @@ $(VENV)/.lab-installed: python/pyproject.toml python/requirements.lock | deps
 	$(VENV)/bin/pip install -q -r python/requirements.lock
 	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e ./python
 	touch $@
+
+# Every Python file of the repository: the lab, the benchmark drivers and the
+# tests, with the rules of ruff.toml and the ruff pinned in the lock file.
+# (ruff format is not adopted: see ruff.toml.)
+PY_LINT_PATHS := python bench tests
+lint-python: venv
+	$(VENV)/bin/ruff check $(PY_LINT_PATHS)
+
+# Every C and C++ file git tracks, formatted as .clang-format says.
+lint-format: deps-lint
+	git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' | xargs -0 clang-format-14 --dry-run --Werror
+
+# clang-tidy with the repository's .clang-tidy on every translation unit of
+# the library (src/), any finding an error. Needs the compile commands of the
+# Release build.
+lint-tidy: deps-lint build
+	run-clang-tidy-14 -p $(BUILD) -j $(JOBS) -quiet -warnings-as-errors='*' \
+	  '^$(CURDIR)/src/' > $(BUILD)/clang-tidy.log 2>&1 || \
+	  { grep -E 'warning:|error:' $(BUILD)/clang-tidy.log | sort -u; \
+	    echo "lint-tidy: findings above (full log: $(BUILD)/clang-tidy.log)"; exit 1; }
+
+lint: lint-format lint-tidy lint-python
 
 test: build venv
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

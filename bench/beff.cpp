@@ -75,7 +75,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -84,20 +83,27 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/core/statistics.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
-#include "asyncsolve/version.hpp"
+#include "asyncsolve/par/stats.hpp"
+#include "benchkit.hpp"
 
 namespace {
 
 using asyncsolve::core::ExitCode;
 using asyncsolve::core::InputError;
+using asyncsolve::core::maximum;
+using asyncsolve::core::median;
+using asyncsolve::core::minimum;
 using asyncsolve::core::RuntimeFailure;
+using asyncsolve::core::series_json;
 using asyncsolve::par::check_mpi;
 using asyncsolve::par::Comm;
 using Json = nlohmann::ordered_json;
@@ -136,11 +142,6 @@ struct Config {
   bool corrupt = false;  ///< testing: spoil one received word before the first check
 };
 
-struct Parsed {
-  Config config;
-  std::optional<std::string> text;  // --help or --version: print it and stop
-};
-
 std::vector<Pattern> parse_patterns(const std::string& text) {
   const std::string expected = "a comma-separated list of ring, random and 3d-cyclic";
   std::vector<Pattern> out;
@@ -169,15 +170,12 @@ std::vector<Pattern> parse_patterns(const std::string& text) {
   }
 }
 
-Parsed parse_command_line(int argc, char** argv) {
-  Parsed out;
-  Config& c = out.config;
+/// Fills `c` from the command line; returns the text of --help or --version.
+std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) {
   CLI::App app{"beff: b_eff-style bandwidth (ring, random, 3d-cyclic), pure MPI against hybrid "
                "masteronly (paper 002 §6)",
                "beff"};
-  app.set_version_flag("--version", fmt::format("beff (asyncsolve {}, git {})",
-                                                asyncsolve::version, asyncsolve::git_commit));
-  app.option_defaults()->always_capture_default();
+  asyncsolve::bench::add_common_options(app, "beff");
   app.add_option("-m,--message-size", c.message_sizes,
                  "Message sizes L in bytes, MIN:MAX (or MAX), powers of two from 8 to 8388608");
   app.add_option("-i,--iterations", c.iterations,
@@ -202,17 +200,7 @@ Parsed parse_command_line(int argc, char** argv) {
       "On one machine every message is a shared-memory transfer: this measures the protocol,\n"
       "not a network. Exit codes: 0 success, 2 bad input, 4 validation failed or runtime "
       "failure.");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out.text = app.help();
-    return out;
-  } catch (const CLI::CallForVersion& v) {
-    out.text = v.what();
-    return out;
-  } catch (const CLI::ParseError& e) {
-    throw InputError(fmt::format("{} (see --help)", e.what()));
-  }
+  if (auto text = asyncsolve::bench::parse_options(app, argc, argv)) return text;
 
   c.sizes_bytes =
       asyncsolve::core::parse_message_sizes(c.message_sizes, min_message_bytes, max_message_bytes);
@@ -230,23 +218,10 @@ Parsed parse_command_line(int argc, char** argv) {
   if (app.count("--node-size") > 0 && c.node_size < 1) {
     throw InputError(fmt::format("--node-size {}: expected an integer >= 1", c.node_size));
   }
-  return out;
+  return std::nullopt;
 }
 
 // ---- statistics -------------------------------------------------------------
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
-double maximum(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
-
-/// {"repeats": [...], "min", "median", "max"}: one figure over the repeats.
-Json series_json(const std::vector<double>& v) {
-  return {{"repeats", v}, {"min", minimum(v)}, {"median", median(v)}, {"max", maximum(v)}};
-}
 
 /// The geometric mean of positive values ("logavg" in b_eff).
 double log_average(const std::vector<double>& v) {
@@ -418,10 +393,7 @@ double time_steps(const Comm& world, const Layout& layout, const Neighbours& nb,
   world.barrier();
   const double t0 = asyncsolve::core::now_s();
   for (int i = 0; i < iterations; ++i) step(layout, nb, bytes, b);
-  double t = asyncsolve::core::now_s() - t0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world.get()),
-            "MPI_Allreduce");
-  return t;
+  return asyncsolve::par::max_over_ranks(world, asyncsolve::core::now_s() - t0);
 }
 
 /// Collective over the world: iterations that make one measurement last
@@ -577,14 +549,9 @@ PatternResult measure(const Comm& world, const Config& c, Pattern pattern,
         r.add(t / r.iterations);
       }
     }
-    std::vector<double> ratio;
-    if (records.size() == 2) {
-      for (int rep = 0; rep < c.repeats; ++rep) {
-        ratio.push_back(records[1].time_s[static_cast<std::size_t>(rep)] /
-                        records[0].time_s[static_cast<std::size_t>(rep)]);
-      }
-    }
-    out.ratio.push_back(std::move(ratio));
+    out.ratio.push_back(records.size() == 2
+                            ? asyncsolve::core::ratios(records[1].time_s, records[0].time_s)
+                            : std::vector<double>{});
     out.pure.push_back(std::move(records[0]));
     out.hybrid.push_back(std::move(records[1]));
   }
@@ -761,24 +728,6 @@ Json summary_json(const ModeSummary& s) {
 
 // ---- the benchmark --------------------------------------------------------------
 
-/// Collective: checks on rank 0 that --json can be written, before measuring.
-void check_json_path(const std::string& path, const Comm& world) {
-  if (path.empty()) return;
-  std::string error;
-  if (world.is_root()) {
-    try {
-      asyncsolve::core::check_writable(path, "--json");
-    } catch (const InputError& e) {
-      error = e.what();
-    }
-  }
-  int length = static_cast<int>(error.size());
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, world.get()), "MPI_Bcast");
-  error.resize(static_cast<std::size_t>(length));
-  check_mpi(MPI_Bcast(error.data(), length, MPI_CHAR, 0, world.get()), "MPI_Bcast");
-  if (length > 0) throw InputError(error);
-}
-
 /// Collective: the node layout. Throws InputError (on every rank alike) for
 /// a rank count that is not a multiple of T, or unequal shared-memory nodes.
 struct Nodes {
@@ -856,22 +805,23 @@ Nodes resolve_nodes(const Config& c, const Comm& world, Layout& pure, Layout& hy
   return nodes;
 }
 
-int run(const Config& c, const Comm& world, const std::vector<std::string>& args) {
-  check_json_path(c.json_path, world);
+int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
+  const Comm& world = driver.world;
+  asyncsolve::par::check_json_path(c.json_path, world);
   const std::string started = asyncsolve::core::iso8601_now();
   Layout pure;
   Layout hybrid;
   const Nodes nodes = resolve_nodes(c, world, pure, hybrid);
   const int P = world.size();
   const bool root = world.is_root();
-  const std::string host = asyncsolve::par::processor_name();
+  const asyncsolve::par::RunEnvironment environment =
+      asyncsolve::par::describe_environment(world, driver.env);
   const bool emulated = nodes.shared_memory_nodes < P / nodes.size;
 
   if (root) {
-    std::printf("beff: asyncsolve %s (git %s), %d rank%s on %d shared-memory node%s (%s)\n",
-                asyncsolve::version, asyncsolve::git_commit, P, P == 1 ? "" : "s",
-                nodes.shared_memory_nodes, nodes.shared_memory_nodes == 1 ? "" : "s",
-                host.c_str());
+    std::printf("%s, on %d shared-memory node%s\n",
+                asyncsolve::par::provenance_line("beff", environment).c_str(),
+                nodes.shared_memory_nodes, nodes.shared_memory_nodes == 1 ? "" : "s");
     std::printf("pure: %d communicating ranks, messages of L bytes; hybrid masteronly: %d "
                 "leader%s (nodes of T = %d ranks, from %s), messages of L*T bytes, the other "
                 "ranks wait at a node barrier\n",
@@ -917,158 +867,109 @@ int run(const Config& c, const Comm& world, const std::vector<std::string>& args
     std::fflush(stdout);
   }
 
-  int write_failed = 0;
-  if (root && !c.json_path.empty()) {
-    try {
-      Json measurements = Json::array();
-      Json ratios = Json::array();
-      for (const PatternResult& p : results) {
-        for (std::size_t i = 0; i < p.pure.size(); ++i) {
-          measurements.push_back(record_json(p.pure[i]));
-          measurements.push_back(record_json(p.hybrid[i]));
-          const double tp = median(p.pure[i].time_s);
-          const double th = median(p.hybrid[i].time_s);
-          ratios.push_back({{"pattern", name(p.pattern)},
-                            {"bytes", p.pure[i].bytes},
-                            {"hybrid_message_bytes", p.hybrid[i].message_bytes},
-                            {"t_hybrid_over_t_pure", series_json(p.ratio[i])},
-                            {"median_t_hybrid_over_median_t_pure", th / tp}});
-        }
+  const bool written = asyncsolve::par::write_document(world, c.json_path, "beff", "Wrote {}", [&] {
+    Json measurements = Json::array();
+    Json ratios = Json::array();
+    for (const PatternResult& p : results) {
+      for (std::size_t i = 0; i < p.pure.size(); ++i) {
+        measurements.push_back(record_json(p.pure[i]));
+        measurements.push_back(record_json(p.hybrid[i]));
+        const double tp = median(p.pure[i].time_s);
+        const double th = median(p.hybrid[i].time_s);
+        ratios.push_back({{"pattern", name(p.pattern)},
+                          {"bytes", p.pure[i].bytes},
+                          {"hybrid_message_bytes", p.hybrid[i].message_bytes},
+                          {"t_hybrid_over_t_pure", series_json(p.ratio[i])},
+                          {"median_t_hybrid_over_median_t_pure", th / tp}});
       }
-      Json grids = Json::object();
-      if (!pure.dims.empty()) grids["pure"] = pure.dims;
-      if (!hybrid.dims.empty()) grids["hybrid"] = hybrid.dims;
-      std::vector<std::string> pattern_names;
-      for (Pattern p : c.patterns) pattern_names.emplace_back(name(p));
-      Json doc;
-      doc["schema"] = schema;
-      doc["version"] = asyncsolve::version;
-      doc["git"] = asyncsolve::git_commit;
-      doc["started"] = started;
-      doc["command"] = args;
-      doc["environment"] = {
-          {"mpi_library", asyncsolve::par::mpi_library_version()},
-          {"mpi_version", asyncsolve::par::mpi_standard_version()},
-          {"ranks", P},
-          {"hostname", host},
-          {"cores", std::max(1U, std::thread::hardware_concurrency())},
-          {"shared_memory_nodes", nodes.shared_memory_nodes},
-          {"node_size", nodes.size},
-          {"node_size_source", nodes.source},
-          {"nodes", hybrid.communicating_ranks},
-          {"nodes_emulated", emulated}};
-      doc["parameters"] = {{"message_sizes", c.message_sizes},
-                           {"sizes_bytes", c.sizes_bytes},
-                           {"iterations", c.iterations},
-                           {"min_time_s", c.min_time_s},
-                           {"repeats", c.repeats},
-                           {"node_size", nodes.size},
-                           {"patterns", pattern_names},
-                           {"seed", c.seed},
-                           {"cyclic3d_dims", grids}};
-      doc["definitions"] = {
-          {"pure", "every rank communicates; messages of L = bytes"},
-          {"hybrid", "masteronly emulated with ranks: the first rank of each node of node_size "
-                     "ranks communicates along the same pattern among the leaders with messages "
-                     "of L * node_size bytes; the node's other ranks wait at a node barrier "
-                     "(MPI_Barrier on the node, part of every timed iteration)"},
-          {"ring", "send to successor and predecessor, receive from both (Irecv, Isend, Waitall)"},
-          {"random", "ring through a random permutation of the ranks (seed, new per repeat)"},
-          {"3d-cyclic", "periodic MPI_Dims_create 3D grid, all 6 neighbours"},
-          {"self_messages_per_iteration",
-           "messages a communicating rank sends to itself: both ring directions in a ring of "
-           "one, both directions of every 3D grid dimension of extent 1 (copies inside MPI)"},
-          {"time", "seconds per iteration: the maximum over all ranks of the timed loop, "
-                   "divided by the iterations"},
-          {"bandwidth", "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "
-                        "iteration / time per iteration (per node in hybrid mode); accumulated: "
-                        "summed over the communicating ranks"},
-          {"t_hybrid_over_t_pure", "per repeat, the hybrid time over the pure time of that "
-                                   "repeat; both move the same total data (s_pure/s_hybrid = 1), "
-                                   "so it equals b_pure/b_hybrid"},
-          {"b_eff", "per mode: the geometric mean (logavg) of the ring and the random pattern, "
-                    "each the arithmetic mean over the sizes of the accumulated bandwidth "
-                    "(median over repeats); 3d-cyclic reported beside it; at_lmax: the largest "
-                    "size alone"},
-          {"one_machine", "with nodes emulated on one shared-memory machine, every message is "
-                          "a shared-memory transfer: this measures the MPI protocol (sizes, "
-                          "one sender instead of node_size), not a network"}};
-      doc["validation"] = {{"passed", true},
-                           {"messages_checked", messages_checked},
-                           {"what", "one untimed iteration per pattern, mode, size and repeat; "
-                                    "every word received checked against its sender's pattern"}};
-      doc["measurements"] = measurements;
-      doc["ratios"] = ratios;
-      doc["summary"] = {
-          {"lmax_bytes", c.sizes_bytes.back()},
-          {"pure", summary_json(pure_summary)},
-          {"hybrid", summary_json(hybrid_summary)},
-          {"b_pure_over_b_hybrid",
-           {{"b_eff", optional_json(quotient(pure_summary.b_eff, hybrid_summary.b_eff))},
-            {"b_eff_at_lmax",
-             optional_json(quotient(pure_summary.b_eff_at_lmax, hybrid_summary.b_eff_at_lmax))},
-            {"cyclic3d", optional_json(quotient(pure_summary.cyclic3d, hybrid_summary.cyclic3d))},
-            {"cyclic3d_at_lmax", optional_json(quotient(pure_summary.cyclic3d_at_lmax,
-                                                        hybrid_summary.cyclic3d_at_lmax))}}},
-          {"s_pure_over_s_hybrid", 1}};
-      asyncsolve::core::write_file_atomic(c.json_path, doc.dump(2) + "\n");
-      std::printf("Wrote %s\n", c.json_path.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "beff: error: %s\n", e.what());
-      write_failed = 1;
     }
-  }
-  check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, world.get()), "MPI_Bcast");
+    Json grids = Json::object();
+    if (!pure.dims.empty()) grids["pure"] = pure.dims;
+    if (!hybrid.dims.empty()) grids["hybrid"] = hybrid.dims;
+    std::vector<std::string> pattern_names;
+    for (Pattern p : c.patterns) pattern_names.emplace_back(name(p));
+    Json doc = asyncsolve::core::document_header(schema, driver.args, started);
+    Json env = asyncsolve::par::environment_json(environment);
+    env["shared_memory_nodes"] = nodes.shared_memory_nodes;
+    env["node_size"] = nodes.size;
+    env["node_size_source"] = nodes.source;
+    env["nodes"] = hybrid.communicating_ranks;
+    env["nodes_emulated"] = emulated;
+    doc["environment"] = env;
+    doc["parameters"] = {{"message_sizes", c.message_sizes},
+                         {"sizes_bytes", c.sizes_bytes},
+                         {"iterations", c.iterations},
+                         {"min_time_s", c.min_time_s},
+                         {"repeats", c.repeats},
+                         {"node_size", nodes.size},
+                         {"patterns", pattern_names},
+                         {"seed", c.seed},
+                         {"cyclic3d_dims", grids}};
+    doc["definitions"] = {
+        {"pure", "every rank communicates; messages of L = bytes"},
+        {"hybrid",
+         "masteronly emulated with ranks: the first rank of each node of node_size "
+         "ranks communicates along the same pattern among the leaders with messages "
+         "of L * node_size bytes; the node's other ranks wait at a node barrier "
+         "(MPI_Barrier on the node, part of every timed iteration)"},
+        {"ring", "send to successor and predecessor, receive from both (Irecv, Isend, Waitall)"},
+        {"random", "ring through a random permutation of the ranks (seed, new per repeat)"},
+        {"3d-cyclic", "periodic MPI_Dims_create 3D grid, all 6 neighbours"},
+        {"self_messages_per_iteration",
+         "messages a communicating rank sends to itself: both ring directions in a ring of "
+         "one, both directions of every 3D grid dimension of extent 1 (copies inside MPI)"},
+        {"time",
+         "seconds per iteration: the maximum over all ranks of the timed loop, "
+         "divided by the iterations"},
+        {"bandwidth",
+         "MB/s = 1e6 bytes/s; per rank: bytes a communicating rank sends per "
+         "iteration / time per iteration (per node in hybrid mode); accumulated: "
+         "summed over the communicating ranks"},
+        {"t_hybrid_over_t_pure",
+         "per repeat, the hybrid time over the pure time of that "
+         "repeat; both move the same total data (s_pure/s_hybrid = 1), "
+         "so it equals b_pure/b_hybrid"},
+        {"b_eff",
+         "per mode: the geometric mean (logavg) of the ring and the random pattern, "
+         "each the arithmetic mean over the sizes of the accumulated bandwidth "
+         "(median over repeats); 3d-cyclic reported beside it; at_lmax: the largest "
+         "size alone"},
+        {"one_machine",
+         "with nodes emulated on one shared-memory machine, every message is "
+         "a shared-memory transfer: this measures the MPI protocol (sizes, "
+         "one sender instead of node_size), not a network"}};
+    doc["validation"] = {{"passed", true},
+                         {"messages_checked", messages_checked},
+                         {"what",
+                          "one untimed iteration per pattern, mode, size and repeat; "
+                          "every word received checked against its sender's pattern"}};
+    doc["measurements"] = measurements;
+    doc["ratios"] = ratios;
+    doc["summary"] = {
+        {"lmax_bytes", c.sizes_bytes.back()},
+        {"pure", summary_json(pure_summary)},
+        {"hybrid", summary_json(hybrid_summary)},
+        {"b_pure_over_b_hybrid",
+         {{"b_eff", optional_json(quotient(pure_summary.b_eff, hybrid_summary.b_eff))},
+          {"b_eff_at_lmax",
+           optional_json(quotient(pure_summary.b_eff_at_lmax, hybrid_summary.b_eff_at_lmax))},
+          {"cyclic3d", optional_json(quotient(pure_summary.cyclic3d, hybrid_summary.cyclic3d))},
+          {"cyclic3d_at_lmax", optional_json(quotient(pure_summary.cyclic3d_at_lmax,
+                                                      hybrid_summary.cyclic3d_at_lmax))}}},
+        {"s_pure_over_s_hybrid", 1}};
+    return doc;
+  });
   hybrid.free();
   pure.free();
-  return asyncsolve::core::to_int(write_failed != 0 ? ExitCode::runtime_failure
-                                                    : ExitCode::success);
+  return asyncsolve::core::to_int(written ? ExitCode::success : ExitCode::runtime_failure);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  namespace core = asyncsolve::core;
-  const std::vector<std::string> args(argv, argv + argc);
-
-  // Parse before MPI starts (pure, identical on every rank); act on it after.
-  Parsed parsed;
-  std::optional<std::string> parse_error;
-  try {
-    parsed = parse_command_line(argc, argv);
-  } catch (const InputError& e) {
-    parse_error = e.what();
-  }
-
-  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  const Comm world = Comm::view(MPI_COMM_WORLD);
-  const int rank = world.rank();
-
-  int code = core::to_int(ExitCode::success);
-  try {
-    if (parse_error) throw InputError(*parse_error);
-    if (parsed.text) {
-      if (rank == 0) std::printf("%s\n", parsed.text->c_str());
-    } else {
-      code = run(parsed.config, world, args);
-    }
-  } catch (const InputError& e) {
-    // Found identically on every rank: all stop here together.
-    if (rank == 0) std::fprintf(stderr, "beff: error: %s\n", e.what());
-    code = core::to_int(ExitCode::bad_input);
-  } catch (const RuntimeFailure& e) {
-    // Validation failures are agreed on by every rank (an allreduce).
-    if (rank == 0) std::fprintf(stderr, "beff: error: %s\n", e.what());
-    code = core::to_int(ExitCode::runtime_failure);
-  } catch (const std::exception& e) {
-    // A rank-local failure (out of memory, an MPI error): the others may be
-    // blocked in communication, so the only way to stop everyone is to abort.
-    std::fprintf(stderr, "beff: rank %d: error: %s\n", rank, e.what());
-    std::fflush(stderr);
-    asyncsolve::par::Environment::abort(core::to_int(ExitCode::runtime_failure));
-  }
-  std::fflush(stdout);
-  env.finalize();
-  return code;
+  Config config;
+  return asyncsolve::bench::driver_main(
+      argc, argv, {"beff", asyncsolve::par::ThreadLevel::single, ""},
+      [&] { return parse_command_line(argc, argv, config); },
+      [&](const asyncsolve::bench::DriverRun& driver) { return run(config, driver); });
 }

@@ -3,19 +3,26 @@
 
 PURPOSE
     The Python benchmark drivers (straggler.py, krylov_overlap.py,
-    omp_jacobi.py) run asyncsolve many times, interleaved, on a machine whose
-    speed drifts. This module holds what they do alike: the launcher line,
-    waiting for a quiet machine, running one command while measuring the CPU
-    share other processes took, reading the result document, statistics over
-    repeats, and writing a JSON document atomically. It is imported, not run.
+    omp_jacobi.py, lanczos_transports.py, peers/run_peers.py) run asyncsolve
+    (and its peers) many times, interleaved, on a machine whose speed drifts.
+    This module holds what they do alike: the launcher line, waiting for a
+    quiet machine, running one command while measuring the CPU share other
+    processes took and reading the result document it wrote, a campaign of
+    interleaved runs with its scratch directory and progress lines, statistics
+    over repeats and ratios per repeat, the provenance of the driver's
+    document, the checks of --smoke, and writing the document atomically with
+    the exit code that follows. It is imported, not run; bench/benchkit.hpp is
+    the C++ half, for the drivers written in C++.
 """
 import argparse
+import datetime
 import json
 import os
-import sys
 import shlex
+import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -34,6 +41,33 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise BadArguments(message)
+
+
+def add_campaign_options(parser, name, timeout_s, quiet_max_wait_s, smoke_help):
+    """The options of a driver that runs asyncsolve campaigns: --timeout, --quiet,
+    --quiet-max-wait, --json (default results/bench/NAME.json), --runs-dir and --smoke."""
+    parser.add_argument("--timeout", type=float, default=timeout_s, help="seconds per run")
+    parser.add_argument("--quiet", type=float, default=0.10,
+                        help="before each run wait until other processes use at most this "
+                             "fraction of the machine's CPUs (sampled over 0.5 s; 0: do not "
+                             "wait)")
+    parser.add_argument("--quiet-max-wait", type=float, default=quiet_max_wait_s,
+                        help="longest wait for quiet before one run, seconds; then run anyway "
+                             "(recorded)")
+    parser.add_argument("--json", help=f"result document (default results/bench/{name}.json)")
+    parser.add_argument("--runs-dir", help="keep every run's asyncsolve result document here")
+    parser.add_argument("--smoke", action="store_true", help=smoke_help)
+
+
+def run_driver(prog, argv, parse_args, run):
+    """A driver's main: parse_args(argv) -> args, where BadArguments is one line on stderr and
+    exit code 2; then run(args) -> the exit code."""
+    try:
+        args = parse_args(argv)
+    except BadArguments as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_ARGS
+    return run(args)
 
 
 def allow_root():
@@ -131,15 +165,17 @@ class QuietGate:
 
 # ---------------------------------------------------------------- running
 
-def run_measured(cmd, timeout_s, gate=None, env=None):
+def run_measured(cmd, timeout_s, gate=None, env=None, accept=(0,), stdout=False):
     """Runs cmd once (after gate.wait()); returns its record.
 
     Record: command, exit_code, error (None, or why the run failed: timeout,
-    a non-zero exit with the last stderr line), stderr_last_line, wall_s,
+    an exit code not in accept, with the last stderr line), stderr_last_line, wall_s,
     busy_before and waited_for_quiet_s (from the gate), foreign_cpu_fraction
     (the CPU time other processes took while it ran, in units of the machine:
     0.5 = one of two CPUs busy with something else; approximate, and high for
-    runs not much longer than the launcher's start-up) and steal_fraction.
+    runs not much longer than the launcher's start-up) and steal_fraction;
+    with stdout=True also the run's standard output (for the caller to read
+    and remove).
     """
     record = {"command": shlex.join(cmd), "exit_code": None, "error": None,
               "stderr_last_line": None}
@@ -167,7 +203,9 @@ def run_measured(cmd, timeout_s, gate=None, env=None):
     record["exit_code"] = p.returncode
     lines = p.stderr.strip().splitlines()
     record["stderr_last_line"] = lines[-1] if lines else None
-    if p.returncode != 0:
+    if stdout:
+        record["stdout"] = p.stdout
+    if p.returncode not in accept:
         tail = record["stderr_last_line"] or EXIT_MEANING.get(p.returncode, "")
         record["error"] = f"exit code {p.returncode}" + (f": {tail}" if tail else "")
     return record
@@ -183,6 +221,34 @@ def load_document(path, record):
         return None
 
 
+def run_with_document(record, cmd, path, timeout_s, gate=None, env=None, key_numbers=None,
+                      accept=(0,)):
+    """Runs cmd (which writes its result document to path) once into record (run_measured);
+    reads the document and merges key_numbers(doc) into the record.
+
+    Returns the document, or None when the run failed or left no usable document (then
+    record['error'] says why: a field key_numbers missed counts as "result document lacks").
+    """
+    record.update(run_measured(cmd, timeout_s, gate, env, accept))
+    if record["exit_code"] is None:
+        return None
+    doc = load_document(path, record)
+    if doc is None or key_numbers is None:
+        return doc
+    try:
+        record.update(key_numbers(doc))
+    except (KeyError, TypeError, ValueError) as e:
+        record["error"] = record["error"] or f"result document lacks {e}"
+        return None
+    return doc
+
+
+def require_converged(record):
+    """Marks a run that went well but did not converge as failed (record['reason'] says why)."""
+    if record["error"] is None and not record["converged"]:
+        record["error"] = f"not converged ({record['reason']})"
+
+
 def interleaved(configs, repeats):
     """(repeat, config) pairs: every configuration once per repeat, rotated by one per repeat,
     so that drift of the machine affects every configuration alike."""
@@ -190,6 +256,75 @@ def interleaved(configs, repeats):
         shift = rep % len(configs)
         for config in configs[shift:] + configs[:shift]:
             yield rep, config
+
+
+class Campaign:
+    """One run of a driver over its configurations, as a context manager.
+
+    Inside, a scratch directory (removed at the end) holds what is not kept:
+    runs_dir is --runs-dir (created) or the scratch; json_path is --json, else a
+    temporary file with --smoke (temporary is then True), else
+    results/bench/NAME.json. started is the UTC start; runs the records so far;
+    gate the QuietGate of --quiet, --quiet-max-wait (and --quiet-budget, if the
+    driver has it). With mpi=True, Open MPI may run as root (allow_root) and
+    launcher, launcher_version are --mpiexec's (launcher_line).
+    """
+
+    def __init__(self, name, args, mpi=False):
+        self.name, self.args = name, args
+        if mpi:
+            allow_root()
+            self.launcher, self.launcher_version = launcher_line(args.launcher)
+        self.gate = QuietGate(args.quiet, args.quiet_max_wait,
+                              getattr(args, "quiet_budget", float("inf")))
+        self.runs = []
+        self.started = utc_now()
+
+    def __enter__(self):
+        self._scratch = tempfile.TemporaryDirectory(prefix=self.name + ".")
+        scratch = self._scratch.__enter__()
+        self.runs_dir = self.args.runs_dir or scratch
+        os.makedirs(self.runs_dir, exist_ok=True)
+        self.temporary = self.args.smoke and not self.args.json
+        self.json_path = self.args.json or (
+            os.path.join(scratch, self.name + ".json") if self.args.smoke
+            else os.path.join("results", "bench", self.name + ".json"))
+        return self
+
+    def __exit__(self, *exc):
+        return self._scratch.__exit__(*exc)
+
+    def run(self, configs, repeats, run_one, describe, name_width, stop_on_rejection=False):
+        """Runs every configuration `repeats` times, interleaved (run_one(config, repeat) ->
+        record), and prints a line per run: "[ n/total] repeat R NAME", describe(record),
+        the CPU share other processes took, and ok or FAILED with the error.
+
+        With stop_on_rejection, a run that asyncsolve refused (exit code 2: an option this
+        binary does not take) stops the campaign: the return value then says which, for a
+        one-line error and exit code 2. None otherwise.
+        """
+        total = repeats * len(configs)
+        for rep, config in interleaved(configs, repeats):
+            record = run_one(config, rep)
+            self.runs.append(record)
+            if stop_on_rejection and record["exit_code"] == 2:
+                return (f"asyncsolve rejected {config['name']}: "
+                        f"{record['stderr_last_line'] or 'exit code 2'}")
+            status = "ok" if record["error"] is None else f"FAILED: {record['error']}"
+            print(f"[{len(self.runs):>3}/{total}] repeat {rep} {config['name']:<{name_width}} "
+                  f"{describe(record)}  other load "
+                  f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
+        return None
+
+    def failures(self):
+        """One line per failed run: configuration, repeat and error."""
+        return [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
+                for r in self.runs if r["error"] is not None]
+
+    def mine(self, name):
+        """(every run of configuration name, the ones that went well)."""
+        mine = [r for r in self.runs if r["configuration"] == name]
+        return mine, [r for r in mine if r["error"] is None]
 
 
 # ---------------------------------------------------------------- statistics
@@ -213,7 +348,7 @@ def ratio(runs, repeats, num, den, key="time_s"):
         per_repeat.append(t[num] / t[den] if num in t and den in t and t[den] > 0 else None)
     s = spread(per_repeat)
     return {"numerator": num, "denominator": den, "per_repeat": per_repeat,
-            **(s if s else {"median": None, "min": None, "max": None, "n": 0})}
+            **(s or {"median": None, "min": None, "max": None, "n": 0})}
 
 
 def median(values):
@@ -238,6 +373,85 @@ def git_commit():
     return p.stdout.strip() if p.returncode == 0 else None
 
 
+def git_dirty():
+    """Whether tracked files of this checkout differ from its commit, or None."""
+    try:
+        p = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "status",
+                            "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return bool(p.stdout.strip()) if p.returncode == 0 else None
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.UTC)
+
+
+def utc_stamp(when):
+    """A UTC time as the documents write it, e.g. 2026-11-22T04:33:32Z."""
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def elapsed_s(started):
+    """Seconds since `started` (utc_now())."""
+    return (utc_now() - started).total_seconds()
+
+
+def host():
+    """{hostname, cores} of this machine."""
+    return {"hostname": socket.gethostname(), "cores": os.cpu_count()}
+
+
+def asyncsolve_info(binary, runs):
+    """The asyncsolve the runs used: its path, and the version and git commit its first result
+    document gave."""
+    first = next((r for r in runs if r.get("version")), {})
+    return {"binary": os.path.abspath(binary), "version": first.get("version"),
+            "git": first.get("git")}
+
+
+def launcher_info(launcher, version):
+    """The launcher as the documents record it: command, version line, OMPI_MCA_* in force."""
+    return {"command": launcher, "version": version, "environment": ompi_environment()}
+
+
+def missing_fields(doc, required, schema=None, configurations=None, figure=None):
+    """What a driver's document lacks (names), for --smoke.
+
+    required: lists of keys for "document", "run" (every run), "configuration" (every
+    configuration) and, optionally, "ratio" (every ratio). Also checks the schema's value
+    (when given), the number of configurations (when given), that configuration[figure]
+    has numbers for median, min and max (when given), and that every ratio has a median.
+    """
+    missing = [f"document.{k}" for k in required["document"] if k not in doc]
+    if schema is not None and doc.get("schema") != schema:
+        missing.append("schema value")
+    for i, r in enumerate(doc.get("runs", [])):
+        missing += [f"runs[{i}].{k}" for k in required["run"] if k not in r]
+    if configurations is not None and len(doc.get("configurations", [])) != configurations:
+        missing.append(f"configurations (expected {configurations})")
+    for c in doc.get("configurations", []):
+        where = f"configurations[{c.get('name')}]"
+        missing += [f"{where}.{k}" for k in required["configuration"] if k not in c]
+        for k in (("median", "min", "max") if figure else ()):
+            if not isinstance((c.get(figure) or {}).get(k), (int, float)):
+                missing.append(f"{where}.{figure}.{k}")
+    for name, r in doc.get("ratios", {}).items():
+        missing += [f"ratios[{name}].{k}" for k in required.get("ratio", ()) if k not in r]
+        if r.get("median") is None:
+            missing.append(f"ratios[{name}].median value")
+    return missing
+
+
+def print_ratios(ratios, width):
+    """The table of ratios: name, median, min and max."""
+    print(f"{'ratio of times (per repeat)':<{width}} {'median':>7} {'min':>7} {'max':>7}")
+    for name, r in ratios.items():
+        print(f"{name:<{width}} {fmt(r['median'], '.3f'):>7} {fmt(r['min'], '.3f'):>7} "
+              f"{fmt(r['max'], '.3f'):>7}")
+
+
 def write_json(path, doc):
     """Writes doc to path through a temporary file and a rename: never a partial file."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -254,16 +468,21 @@ def write_json(path, doc):
         raise
 
 
-def conclude(prog, json_path, doc, failures, missing, smoke, temporary, smoke_message):
+def conclude(prog, json_path, doc, failures, missing, smoke, temporary, smoke_message,
+             problems=(), warning=None):
     """Writes the driver's document and says how it ended; returns the exit code.
 
-    missing: what the document lacks (checked with --smoke), recorded in it as
-    a failure. Exit 4 if a run failed, the document lacks a field or cannot
-    be written; else 0 (with --smoke, smoke_message is printed).
+    missing: what the document lacks (checked with --smoke); problems: other
+    findings that fail the run (e.g. results that should agree and do not);
+    both are recorded in the document as failures. warning: printed, and
+    nothing more, when no run failed. Exit 4 if a run failed, the document
+    lacks a field, a problem was found or the document cannot be written;
+    else 0 (with --smoke, smoke_message is printed).
     """
-    if missing:
+    if missing or problems:
         doc["passed"] = False
-        doc["failures"] = failures + ["document lacks: " + ", ".join(missing)]
+        doc["failures"] = (failures + (["document lacks: " + ", ".join(missing)] if missing
+                                       else []) + list(problems))
     try:
         write_json(json_path, doc)
     except OSError as e:
@@ -275,8 +494,12 @@ def conclude(prog, json_path, doc, failures, missing, smoke, temporary, smoke_me
         for f in failures:
             print(f"  {f}", file=sys.stderr)
         return EXIT_FAILED
+    if warning:
+        print(f"{prog}: {warning}", file=sys.stderr)
     if missing:
         print(f"{prog}: the document lacks: " + ", ".join(missing), file=sys.stderr)
+        return EXIT_FAILED
+    if problems:
         return EXIT_FAILED
     if smoke:
         print(smoke_message)

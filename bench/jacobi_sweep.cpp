@@ -60,22 +60,28 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/statistics.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/core/triple.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
-#include "asyncsolve/version.hpp"
+#include "benchkit.hpp"
 
 namespace {
 
 using asyncsolve::core::ExitCode;
 using asyncsolve::core::InputError;
 using asyncsolve::core::Int3;
+using asyncsolve::core::maximum;
+using asyncsolve::core::median;
+using asyncsolve::core::minimum;
 using asyncsolve::grid::Field;
 namespace ops = asyncsolve::ops;
+using Json = nlohmann::ordered_json;
 
 constexpr const char* schema = "asyncsolve.bench.jacobi_sweep/1";
 constexpr double ratio_target = 0.80;
@@ -103,22 +109,14 @@ struct Config {
   std::string json_path;
 };
 
-struct Parsed {
-  Config config;
-  std::optional<std::string> text;  // --help or --version: print it and stop
-};
-
-Parsed parse_command_line(int argc, char** argv) {
-  Parsed out;
-  Config& c = out.config;
+/// Fills `c` from the command line; returns the text of --help or --version.
+std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) {
   std::string grid = asyncsolve::core::format_triple(c.grid);
   bool no_residual = false;
 
   CLI::App app{"jacobi_sweep: bandwidth of the Jacobi sweep against the STREAM triad, on one rank",
                "jacobi_sweep"};
-  app.set_version_flag("--version", fmt::format("jacobi_sweep (asyncsolve {}, git {})",
-                                                asyncsolve::version, asyncsolve::git_commit));
-  app.option_defaults()->always_capture_default();
+  asyncsolve::bench::add_common_options(app, "jacobi_sweep");
   app.add_option("--grid", grid, "Interior points of the swept field NX,NY,NZ");
   app.add_option("--triad-n", c.triad_n, "Elements in each of the triad's three arrays");
   app.add_option("--repeats", c.repeats, "Repeats of the interleaved kernels (median over them)");
@@ -133,17 +131,7 @@ Parsed parse_command_line(int argc, char** argv) {
   app.footer("Bytes counted: triad 24/element, sweep 16/point, residual 8/point.\n"
              "Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out.text = app.help();
-    return out;
-  } catch (const CLI::CallForVersion& v) {
-    out.text = v.what();
-    return out;
-  } catch (const CLI::ParseError& e) {
-    throw InputError(fmt::format("{} (see --help)", e.what()));
-  }
+  if (auto text = asyncsolve::bench::parse_options(app, argc, argv)) return text;
 
   c.residual = !no_residual;
   c.grid = asyncsolve::core::parse_triple(grid, "--grid");
@@ -171,7 +159,7 @@ Parsed parse_command_line(int argc, char** argv) {
     throw InputError(
         fmt::format("--min-time {}: expected seconds in (0, 60]", c.min_time_s));
   }
-  return out;
+  return std::nullopt;
 }
 
 // ---- helpers ---------------------------------------------------------------
@@ -253,12 +241,6 @@ std::pair<double, double> residual_difference(const Field& u) {
   return {diff, tol};
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -282,8 +264,8 @@ std::string cpu_model() {
 }
 
 /// Cache sizes of cpu0 as Linux reports them, e.g. {"L1d": "48K", "L3": "32768K"}.
-nlohmann::json cpu_caches() {
-  nlohmann::json caches = nlohmann::json::object();
+Json cpu_caches() {
+  Json caches = Json::object();
   for (int index = 0; index < 16; ++index) {
     const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
     const std::string level = read_first_line(dir + "level");
@@ -325,7 +307,7 @@ struct Kernel {
   }
 };
 
-nlohmann::json kernel_json(const Kernel& k) {
+Json kernel_json(const Kernel& k) {
   return {{"what", k.what},
           {"bytes_counted_per_unit", k.bytes_per_unit},
           {"units", k.units},
@@ -333,21 +315,27 @@ nlohmann::json kernel_json(const Kernel& k) {
           {"calls_per_repeat", k.calls_per_repeat},
           {"seconds", k.seconds},
           {"gbs", k.gbs},
-          {"gbs_min", *std::min_element(k.gbs.begin(), k.gbs.end())},
+          {"gbs_min", minimum(k.gbs)},
           {"gbs_median", median(k.gbs)},
-          {"gbs_max", *std::max_element(k.gbs.begin(), k.gbs.end())}};
+          {"gbs_max", maximum(k.gbs)}};
 }
 
-int run(const Config& c, const std::vector<std::string>& args) {
-  if (!c.json_path.empty()) asyncsolve::core::check_writable(c.json_path, "--json");
+int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
+  if (driver.world.size() != 1) {
+    throw InputError(fmt::format("{} ranks: expected 1 (run it without mpirun, or with -np 1)",
+                                 driver.world.size()));
+  }
+  asyncsolve::par::check_json_path(c.json_path, driver.world);
   const std::string started = asyncsolve::core::iso8601_now();
-  const std::string host = asyncsolve::par::processor_name();
+  const asyncsolve::par::RunEnvironment environment =
+      asyncsolve::par::describe_environment(driver.world, driver.env);
   const std::string model = cpu_model();
-  const nlohmann::json caches = cpu_caches();
+  const Json caches = cpu_caches();
   const std::string l3 = caches.contains("L3") ? caches["L3"].get<std::string>() : "?";
 
-  std::printf("jacobi_sweep: asyncsolve %s (git %s) on %s (%s, L3 %s)\n", asyncsolve::version,
-              asyncsolve::git_commit, host.c_str(), model.c_str(), l3.c_str());
+  std::printf("%s\nCPU: %s, L3 %s\n",
+              asyncsolve::par::provenance_line("jacobi_sweep", environment).c_str(), model.c_str(),
+              l3.c_str());
 
   // -- validate the kernels before timing anything
   // Odd sizes put rows at every alignment. The last four take 36 to 77 MiB
@@ -359,7 +347,7 @@ int run(const Config& c, const std::vector<std::string>& args) {
                                       {64, 5, 4},    {67, 9, 8},     {203, 5, 4},   {333, 101, 67},
                                       {1001, 67, 35}, {5, 1201, 601}, {13, 701, 401}};
   bool valid = true;
-  nlohmann::json validation;
+  Json validation;
   {
     int bad = 0;
     double worst_residual = 0.0;
@@ -510,20 +498,17 @@ int run(const Config& c, const std::vector<std::string>& args) {
               "median GB/s", "max GB/s");
   for (const Kernel& k : kernels) {
     std::printf("%-10s %10.0f %12d %10.2f %12.2f %10.2f\n", k.name.c_str(), k.bytes_per_unit,
-                k.calls_per_repeat, *std::min_element(k.gbs.begin(), k.gbs.end()), median(k.gbs),
-                *std::max_element(k.gbs.begin(), k.gbs.end()));
+                k.calls_per_repeat, minimum(k.gbs), median(k.gbs), maximum(k.gbs));
   }
-  nlohmann::json ratios = nlohmann::json::object();
+  Json ratios = Json::object();
   const Kernel& tri = kernels.front();
   for (std::size_t ki = 1; ki < kernels.size(); ++ki) {
     const Kernel& k = kernels[ki];
-    std::vector<double> per_repeat;
-    for (int r = 0; r < c.repeats; ++r) per_repeat.push_back(k.gbs[r] / tri.gbs[r]);
+    const std::vector<double> per_repeat = asyncsolve::core::ratios(k.gbs, tri.gbs);
     const double med = median(per_repeat);
-    const double lo = *std::min_element(per_repeat.begin(), per_repeat.end());
-    const double hi = *std::max_element(per_repeat.begin(), per_repeat.end());
-    ratios[k.name + "/triad"] = {
-        {"per_repeat", per_repeat}, {"median", med}, {"min", lo}, {"max", hi}};
+    const double lo = minimum(per_repeat);
+    const double hi = maximum(per_repeat);
+    ratios[k.name + "/triad"] = asyncsolve::core::series_json(per_repeat, "per_repeat");
     std::printf("Ratio %s/triad: median %.3f (min %.3f, max %.3f over %d repeats)%s\n",
                 k.name.c_str(), med, lo, hi, c.repeats,
                 k.name == "sweep"
@@ -533,91 +518,47 @@ int run(const Config& c, const std::vector<std::string>& args) {
                     : "");
   }
 
-  if (!c.json_path.empty()) {
-    nlohmann::json kernels_json = nlohmann::json::object();
-    for (const Kernel& k : kernels) kernels_json[k.name] = kernel_json(k);
-    const double sweep_ratio = ratios["sweep/triad"]["median"].get<double>();
-    validation["passed"] = true;
-    const nlohmann::json doc = {
-        {"schema", schema},
-        {"version", asyncsolve::version},
-        {"git", asyncsolve::git_commit},
-        {"started", started},
-        {"command", args},
-        {"host",
-         {{"hostname", host},
-          {"cpu_model", model},
-          {"logical_cpus", std::thread::hardware_concurrency()},
-          {"caches", caches}}},
-        {"config",
-         {{"grid", c.grid},
-          {"triad_n", c.triad_n},
-          {"repeats", c.repeats},
-          {"iterations", c.iterations},
-          {"min_time_s", c.min_time_s},
-          {"residual", c.residual},
-          {"ref", c.ref}}},
-        {"build", {{"avx512f", built_with_avx512f}}},
-        {"grid", c.grid},
-        {"field_bytes_with_halo", u.storage().size_bytes()},
-        {"triad_bytes_per_array", 8 * c.triad_n},
-        {"validation", validation},
-        {"kernels", kernels_json},
-        {"ratios", ratios},
-        {"target",
-         {{"ratio", "sweep/triad"}, {"min", ratio_target}, {"met", sweep_ratio >= ratio_target}}},
-        {"residual_checksum", residual_sink}};
-    asyncsolve::core::write_file_atomic(c.json_path, doc.dump(2) + "\n");
-    std::printf("Wrote %s\n", c.json_path.c_str());
-  }
-  return asyncsolve::core::to_int(ExitCode::success);
+  Json kernels_json = Json::object();
+  for (const Kernel& k : kernels) kernels_json[k.name] = kernel_json(k);
+  const double sweep_ratio = ratios["sweep/triad"]["median"].get<double>();
+  validation["passed"] = true;
+  const bool written =
+      asyncsolve::par::write_document(driver.world, c.json_path, "jacobi_sweep", "Wrote {}", [&] {
+        Json doc = asyncsolve::core::document_header(schema, driver.args, started);
+        doc["environment"] = asyncsolve::par::environment_json(environment);
+        doc["host"] = {{"hostname", environment.hostname},
+                       {"cpu_model", model},
+                       {"logical_cpus", std::thread::hardware_concurrency()},
+                       {"caches", caches}};
+        doc["config"] = {{"grid", c.grid},
+                         {"triad_n", c.triad_n},
+                         {"repeats", c.repeats},
+                         {"iterations", c.iterations},
+                         {"min_time_s", c.min_time_s},
+                         {"residual", c.residual},
+                         {"ref", c.ref}};
+        doc["build"] = {{"avx512f", built_with_avx512f}};
+        doc["grid"] = c.grid;
+        doc["field_bytes_with_halo"] = u.storage().size_bytes();
+        doc["triad_bytes_per_array"] = 8 * c.triad_n;
+        doc["validation"] = validation;
+        doc["kernels"] = kernels_json;
+        doc["ratios"] = ratios;
+        doc["target"] = {
+            {"ratio", "sweep/triad"}, {"min", ratio_target}, {"met", sweep_ratio >= ratio_target}};
+        doc["residual_checksum"] = residual_sink;
+        return doc;
+      });
+  return asyncsolve::core::to_int(written ? ExitCode::success : ExitCode::runtime_failure);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  namespace core = asyncsolve::core;
-  const std::vector<std::string> args(argv, argv + argc);
-
-  // Parse before MPI starts (pure, identical on every rank); act on it after.
-  Parsed parsed;
-  std::optional<std::string> parse_error;
-  try {
-    parsed = parse_command_line(argc, argv);
-  } catch (const InputError& e) {
-    parse_error = e.what();
-  }
-
-  asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::single);
-  int size = 1;
-  int rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-
-  int code = core::to_int(ExitCode::success);
-  try {
-    if (parse_error) throw InputError(*parse_error);
-    if (parsed.text) {
-      if (rank == 0) std::printf("%s\n", parsed.text->c_str());
-    } else {
-      if (size != 1) {
-        throw InputError(
-            fmt::format("{} ranks: expected 1 (run it without mpirun, or with -np 1)", size));
-      }
-      code = run(parsed.config, args);
-    }
-  } catch (const InputError& e) {
-    if (rank == 0) std::fprintf(stderr, "jacobi_sweep: error: %s\n", e.what());
-    code = core::to_int(ExitCode::bad_input);
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "jacobi_sweep: error: out of memory (try a smaller --grid or --triad-n)\n");
-    code = core::to_int(ExitCode::runtime_failure);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "jacobi_sweep: error: %s\n", e.what());
-    code = core::to_int(ExitCode::runtime_failure);
-  }
-  std::fflush(stdout);
-  env.finalize();
-  return code;
+  Config config;
+  return asyncsolve::bench::driver_main(
+      argc, argv,
+      {"jacobi_sweep", asyncsolve::par::ThreadLevel::single, "(try a smaller --grid or --triad-n)"},
+      [&] { return parse_command_line(argc, argv, config); },
+      [&](const asyncsolve::bench::DriverRun& driver) { return run(config, driver); });
 }

@@ -86,19 +86,35 @@ OUTPUT
     for) or, with --smoke, the document lacks a field or the iterations
     disagree.
 """
-import datetime
 import fnmatch
 import os
 import shlex
 import shutil
-import socket
 import sys
-import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, fmt,
-                      git_commit, interleaved, launcher_line, load_document, median,
-                      ompi_environment, Parser, QuietGate, run_measured, split_launcher, spread,
-                      write_json, ratio)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    BadArguments,
+    Campaign,
+    Parser,
+    add_campaign_options,
+    asyncsolve_info,
+    conclude,
+    elapsed_s,
+    fmt,
+    git_commit,
+    host,
+    launcher_info,
+    median,
+    missing_fields,
+    ratio,
+    require_converged,
+    run_driver,
+    run_with_document,
+    split_launcher,
+    spread,
+    utc_stamp,
+)
 
 SCHEMA = "asyncsolve.bench.krylov_overlap/1"
 PROG = "krylov_overlap.py"
@@ -142,19 +158,11 @@ def parse_args(argv):
                    help="global interior grid NX,NY,NZ (default 128,128,128 unless --local)")
     p.add_argument("--local", default=None, help="interior points per rank NX,NY,NZ")
     p.add_argument("--tol", type=float, default=1e-6, help="relative residual tolerance")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
-    p.add_argument("--quiet", type=float, default=0.10,
-                   help="before each run wait until other processes use at most this fraction "
-                        "of the machine's CPUs (sampled over 0.5 s; 0: do not wait)")
-    p.add_argument("--quiet-max-wait", type=float, default=30.0,
-                   help="longest wait for quiet before one run, seconds; then run anyway")
+    add_campaign_options(p, "krylov_overlap", 300.0, 30.0,
+                         "tiny end-to-end check: 1 repeat, 2 ranks, --global 16,16,16, "
+                         "halos waitall,persistent, test-every 0,4")
     p.add_argument("--quiet-budget", type=float, default=300.0,
                    help="longest wait for quiet over the whole benchmark, seconds")
-    p.add_argument("--json", help="result document (default results/bench/krylov_overlap.json)")
-    p.add_argument("--runs-dir", help="keep every run's asyncsolve result document here")
-    p.add_argument("--smoke", action="store_true",
-                   help="tiny end-to-end check: 1 repeat, 2 ranks, --global 16,16,16, "
-                        "halos waitall,persistent, test-every 0,4")
     args = p.parse_args(argv)
     if args.smoke:
         args.repeats, args.ranks, args.quiet = 1, 2, 0.0
@@ -286,23 +294,14 @@ def run_once(args, launcher, gate, config, repeat, runs_dir):
     record = {"configuration": config["name"], "method": config["method"],
               "halo": config["halo"], "test_every": config["test_every"],
               "allreduce": config["allreduce"], "repeat": repeat}
-    record.update(run_measured(cmd, args.timeout, gate))
-    if record["exit_code"] is None:
-        return record
-    doc = load_document(path, record)
-    if doc is not None:
-        try:
-            record.update(key_numbers(doc))
-        except (KeyError, TypeError, ValueError) as e:
-            record["error"] = record["error"] or f"result document lacks {e}"
-            return record
+    if run_with_document(record, cmd, path, args.timeout, gate,
+                         key_numbers=key_numbers) is not None:
         asked = {"method": config["method"], "halo": config["halo"],
                  "test_every": config["test_every"], "allreduce": config["allreduce"]}
         ran = {k: record["ran"].get(k) for k in asked}
         if record["error"] is None and ran != asked:
             record["error"] = f"asyncsolve ran {ran}, not the configuration asked for"
-        if record["error"] is None and not record["converged"]:
-            record["error"] = f"not converged ({record['reason']})"
+        require_converged(record)
     return record
 
 
@@ -335,11 +334,11 @@ def reduction_s(phases):
     return sum(parts) if parts else None
 
 
-def summarise(args, configs, runs):
+def summarise(args, configs, campaign):
+    runs = campaign.runs
     out = []
     for c in configs:
-        mine = [r for r in runs if r["configuration"] == c["name"]]
-        ok = [r for r in mine if r["error"] is None]
+        mine, ok = campaign.mine(c["name"])
         phase_names = sorted({k for r in ok for k in r["phases_max_s"]} | set(KEY_PHASES))
         phases = {k: median([r["phases_max_s"].get(k) for r in ok]) for k in phase_names}
         out.append({
@@ -434,7 +433,7 @@ def print_table(args, doc):
         its = (c["iterations"] or {}).get("median")
         ph = c["phases_max_s_median"]
 
-        def per_it_us(seconds):
+        def per_it_us(seconds, its=its):
             return None if seconds is None or not its else seconds / its * 1e6
 
         exchanges = c["halo_exchanges_median"]
@@ -482,28 +481,12 @@ REQUIRED = {
 }
 
 
-def missing_fields(doc, configs):
+def smoke_missing(doc, configs):
     """What the document lacks (names), for --smoke."""
-    missing = [f"document.{k}" for k in REQUIRED["document"] if k not in doc]
-    if doc.get("schema") != SCHEMA:
-        missing.append("schema value")
-    for i, r in enumerate(doc.get("runs", [])):
-        missing += [f"runs[{i}].{k}" for k in REQUIRED["run"] if k not in r]
-    if len(doc.get("configurations", [])) != len(configs):
-        missing.append(f"configurations (expected {len(configs)})")
+    missing = missing_fields(doc, REQUIRED, SCHEMA, len(configs), "time_per_iteration_s")
     for c in doc.get("configurations", []):
-        where = f"configurations[{c.get('name')}]"
-        missing += [f"{where}.{k}" for k in REQUIRED["configuration"] if k not in c]
-        for k in ("median", "min", "max"):
-            if not isinstance((c.get("time_per_iteration_s") or {}).get(k), (int, float)):
-                missing.append(f"{where}.time_per_iteration_s.{k}")
-        for k in KEY_PHASES:
-            if k not in c.get("phases_max_s_median", {}):
-                missing.append(f"{where}.phases_max_s_median.{k}")
-    for name, r in doc.get("ratios", {}).items():
-        missing += [f"ratios[{name}].{k}" for k in REQUIRED["ratio"] if k not in r]
-        if r.get("median") is None:
-            missing.append(f"ratios[{name}].median value")
+        missing += [f"configurations[{c.get('name')}].phases_max_s_median.{k}"
+                    for k in KEY_PHASES if k not in c.get("phases_max_s_median", {})]
     for m, b in doc.get("fastest", {}).items():
         if not b:
             missing.append(f"fastest[{m}]")
@@ -513,57 +496,40 @@ def missing_fields(doc, configs):
 # ---------------------------------------------------------------- main
 
 def main(argv):
-    try:
-        args = parse_args(argv)
-    except BadArguments as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_ARGS
-    allow_root()
-    launcher, launcher_version = launcher_line(args.launcher)
+    return run_driver(PROG, argv, parse_args, run)
+
+
+def run(args):
     configs = configurations(args)
-    gate = QuietGate(args.quiet, args.quiet_max_wait, args.quiet_budget)
-
-    with tempfile.TemporaryDirectory(prefix="krylov_overlap.") as scratch:
-        runs_dir = args.runs_dir or scratch
-        os.makedirs(runs_dir, exist_ok=True)
-        json_path = args.json or (os.path.join(scratch, "krylov_overlap.json") if args.smoke
-                                  else os.path.join("results", "bench", "krylov_overlap.json"))
-        runs = []
-        started = datetime.datetime.now(datetime.timezone.utc)
-        total = args.repeats * len(configs)
-        width = max(len(c["name"]) for c in configs)
-        for rep, config in interleaved(configs, args.repeats):
-            record = run_once(args, launcher, gate, config, rep, runs_dir)
-            runs.append(record)
-            if record["exit_code"] == 2:
-                # asyncsolve refused the configuration: an option this binary does not
-                # take. Bad input, not a failed run; nothing is written.
-                print(f"{PROG}: error: asyncsolve rejected {config['name']}: "
-                      f"{record['stderr_last_line'] or 'exit code 2'}", file=sys.stderr)
-                return EXIT_BAD_ARGS
-            status = "ok" if record["error"] is None else f"FAILED: {record['error']}"
+    with Campaign("krylov_overlap", args, mpi=True) as campaign:
+        launcher, gate = campaign.launcher, campaign.gate
+        def describe(record):
             t = record.get("time_per_iteration_s")
-            print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<{width}} "
-                  f"{fmt(t * 1e3 if t is not None else None, '.3f')} ms/it  iterations "
-                  f"{fmt(record.get('iterations'), 'd')}  other load "
-                  f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
+            return (f"{fmt(t * 1e3 if t is not None else None, '.3f')} ms/it  iterations "
+                    f"{fmt(record.get('iterations'), 'd')}")
 
-        failures = [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
-                    for r in runs if r["error"] is not None]
-        first = next((r for r in runs if r.get("version")), {})
-        summary = summarise(args, configs, runs)
+        rejected = campaign.run(configs, args.repeats,
+                                lambda config, rep: run_once(args, launcher, gate, config, rep,
+                                                             campaign.runs_dir),
+                                describe, max(len(c["name"]) for c in configs),
+                                stop_on_rejection=True)
+        if rejected:
+            # An option this binary does not take: bad input, not a failed run; nothing is
+            # written.
+            print(f"{PROG}: error: {rejected}", file=sys.stderr)
+            return EXIT_BAD_ARGS
+        runs = campaign.runs
+        failures = campaign.failures()
+        summary = summarise(args, configs, campaign)
         agreement = iteration_agreement(runs)
         doc = {
             "schema": SCHEMA,
-            "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
-            "hostname": socket.gethostname(),
-            "cores": os.cpu_count(),
+            "date": utc_stamp(campaign.started),
+            "elapsed_s": elapsed_s(campaign.started),
+            **host(),
             "git_commit": git_commit(),
-            "asyncsolve": {"binary": os.path.abspath(args.binary),
-                           "version": first.get("version"), "git": first.get("git")},
-            "launcher": {"command": launcher, "version": launcher_version,
-                         "environment": ompi_environment()},
+            "asyncsolve": asyncsolve_info(args.binary, runs),
+            "launcher": launcher_info(launcher, campaign.launcher_version),
             "parameters": {
                 "ranks": args.ranks, "repeats": args.repeats, "methods": args.method_list,
                 "halos": args.halo_list, "test_every": args.test_every_list,
@@ -592,35 +558,15 @@ def main(argv):
         }
         print()
         print_table(args, doc)
-        missing = missing_fields(doc, configs) if args.smoke else []
+        missing = smoke_missing(doc, configs) if args.smoke else []
         disagree = args.smoke and not agreement["iterations_agree"]
-        if missing or disagree:
-            doc["passed"] = False
-            doc["failures"] = failures + (["document lacks: " + ", ".join(missing)]
-                                          if missing else []) + (
-                ["iterations disagree within a method and reduction"] if disagree else [])
-        try:
-            write_json(json_path, doc)
-        except OSError as e:
-            print(f"{PROG}: error: cannot write {json_path}: {e}", file=sys.stderr)
-            return EXIT_FAILED
-        print(f"\njson: {json_path}" + (" (temporary)" if args.smoke and not args.json else ""))
-        if failures:
-            print(f"{PROG}: {len(failures)} run(s) failed:", file=sys.stderr)
-            for f in failures:
-                print(f"  {f}", file=sys.stderr)
-            return EXIT_FAILED
-        if not agreement["iterations_agree"]:
-            print(f"{PROG}: warning: the iterations differ within a method and reduction "
-                  "(the halo strategy or test period changed the arithmetic)", file=sys.stderr)
-        if missing:
-            print(f"{PROG}: the document lacks: " + ", ".join(missing), file=sys.stderr)
-            return EXIT_FAILED
-        if disagree:
-            return EXIT_FAILED
-        if args.smoke:
-            print("smoke: every run converged; the iterations agree; the document has its fields")
-        return EXIT_OK
+        return conclude(
+            PROG, campaign.json_path, doc, failures, missing, args.smoke, campaign.temporary,
+            "smoke: every run converged; the iterations agree; the document has its fields",
+            problems=["iterations disagree within a method and reduction"] if disagree else [],
+            warning=None if agreement["iterations_agree"] else
+            "warning: the iterations differ within a method and reduction (the halo strategy "
+            "or test period changed the arithmetic)")
 
 
 if __name__ == "__main__":

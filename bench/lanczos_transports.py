@@ -45,9 +45,23 @@ import subprocess
 import sys
 import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, EXIT_FAILED, EXIT_OK, allow_root, BadArguments, git_commit,
-                      interleaved, launcher_line, load_document, ompi_environment, Parser,
-                      QuietGate, run_measured, split_launcher, spread, write_json)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    EXIT_FAILED,
+    EXIT_OK,
+    BadArguments,
+    Parser,
+    QuietGate,
+    allow_root,
+    git_commit,
+    interleaved,
+    launcher_line,
+    ompi_environment,
+    run_with_document,
+    split_launcher,
+    spread,
+    write_json,
+)
 
 SCHEMA = "asyncsolve.bench.lanczos_transports/1"
 PROG = "lanczos_transports.py"
@@ -77,7 +91,8 @@ def parse(argv):
     try:
         a.rank_list = [int(r) for r in a.ranks.split(",")]
     except ValueError:
-        raise BadArguments(f"--ranks '{a.ranks}': expected a comma-separated list of integers")
+        raise BadArguments(
+            f"--ranks '{a.ranks}': expected a comma-separated list of integers") from None
     a.transport_list = [t for t in a.transports.split(",") if t]
     for t in a.transport_list:
         ok = t in TRANSPORTS
@@ -133,12 +148,11 @@ def main(argv):
         path = os.path.join(d, "r.json")
         for rep, (p, t) in interleaved(configs, a.repeats):
             cmd, env = command(a, mpiexec, oshrun, p, t, path)
-            record = run_measured(cmd, a.timeout, gate, env)
+            record = {}
             # --tol 1e-300: every run stops after --iters with exit code 3.
-            if record["exit_code"] == 3:
-                record["error"] = None
-            doc = load_document(path, record) if record["error"] is None else None
-            if doc is not None and doc["result"]["reason"] != "max_iters":
+            doc = run_with_document(record, cmd, path, a.timeout, gate, env, accept=(0, 3))
+            if (record["error"] is None and doc is not None
+                    and doc["result"]["reason"] != "max_iters"):
                 record["error"] = f"stopped by {doc['result']['reason']}, expected max_iters"
             if record["error"] is not None or doc is None:
                 print(f"{PROG}: run failed: {record['error']}: {record['command']}",
@@ -195,11 +209,11 @@ def main(argv):
            "runs": runs, "summary": summary}
     if a.json:
         write_json(a.json, doc)
-    if a.smoke:
-        if not runs or any(set(s["phases_per_iteration_s"]) != set(PHASES) for s in summary) \
-                or any(r["iterations"] != a.iters for r in runs):
-            print(f"{PROG}: smoke: the document lacks runs or fields", file=sys.stderr)
-            return EXIT_FAILED
+    if a.smoke and (not runs
+                    or any(set(s["phases_per_iteration_s"]) != set(PHASES) for s in summary)
+                    or any(r["iterations"] != a.iters for r in runs)):
+        print(f"{PROG}: smoke: the document lacks runs or fields", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_FAILED if failed else EXIT_OK
 
 

@@ -56,15 +56,31 @@ OUTPUT
     Exit codes: 0 every run converged (with --smoke: and the document has its
     fields); 2 bad arguments; 4 a run failed or the document lacks a field.
 """
-import datetime
 import os
 import shlex
-import socket
 import sys
-import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, BadArguments, fmt, git_commit, interleaved, load_document,
-                      Parser, QuietGate, run_measured, spread, conclude, ratio)
+from benchkit import (
+    EXIT_BAD_ARGS,
+    BadArguments,
+    Campaign,
+    Parser,
+    add_campaign_options,
+    asyncsolve_info,
+    conclude,
+    elapsed_s,
+    fmt,
+    git_commit,
+    host,
+    missing_fields,
+    print_ratios,
+    ratio,
+    require_converged,
+    run_driver,
+    run_with_document,
+    spread,
+    utc_stamp,
+)
 
 SCHEMA = "asyncsolve.bench.omp_jacobi/1"
 PROG = "omp_jacobi.py"
@@ -92,19 +108,12 @@ def parse_args(argv):
     p.add_argument("--wait-policy", default=None, choices=WAIT_POLICIES,
                    help="OMP_WAIT_POLICY for every run (default: passive if a thread count "
                         "exceeds the cores, else as inherited)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
-    p.add_argument("--quiet", type=float, default=0.10,
-                   help="before each run wait until other processes use at most this fraction "
-                        "of the machine's CPUs (sampled over 0.5 s; 0: do not wait)")
-    p.add_argument("--quiet-max-wait", type=float, default=300.0,
-                   help="longest wait for quiet before one run, seconds; then run anyway")
-    p.add_argument("--json", help="result document (default results/bench/omp_jacobi.json)")
-    p.add_argument("--runs-dir", help="keep every run's asyncsolve result document here")
-    p.add_argument("--smoke", action="store_true",
-                   help="tiny end-to-end check: 1 repeat, threads 1,2, 12,12,6, tol 1e-4")
+    add_campaign_options(p, "omp_jacobi", 600.0, 300.0,
+                         "tiny end-to-end check: 1 repeat, threads 1,2, 12,12,6, tol 1e-4")
     args = p.parse_args(argv)
     if args.smoke:
-        args.repeats, args.threads, args.local, args.tol, args.quiet = 1, "1,2", "12,12,6", 1e-4, 0.0
+        args.repeats, args.threads, args.local = 1, "1,2", "12,12,6"
+        args.tol, args.quiet = 1e-4, 0.0
     validate(args)
     return args
 
@@ -182,22 +191,13 @@ def run_once(args, env, gate, config, repeat, runs_dir):
     cmd = [args.binary] + config["solve_args"] + ["--json", path]
     record = {"configuration": config["name"], "variant": config["variant"],
               "threads": config["threads"], "repeat": repeat}
-    record.update(run_measured(cmd, args.timeout, gate, env))
-    if record["exit_code"] is None:
-        return record
-    doc = load_document(path, record)
-    if doc is not None:
-        try:
-            record.update(key_numbers(doc))
-        except (KeyError, TypeError, ValueError) as e:
-            record["error"] = record["error"] or f"result document lacks {e}"
-            return record
+    if run_with_document(record, cmd, path, args.timeout, gate, env,
+                         key_numbers=key_numbers) is not None:
         if record["error"] is None and (record["ran_threads"] != config["threads"]
                                         or record["ran_variant"] != config["variant"]):
             record["error"] = (f"asyncsolve ran {record['ran_variant']} with "
                                f"{record['ran_threads']} threads, not the configuration asked for")
-        if record["error"] is None and not record["converged"]:
-            record["error"] = f"not converged ({record['reason']})"
+        require_converged(record)
     return record
 
 
@@ -221,11 +221,10 @@ def key_numbers(doc):
 
 # ---------------------------------------------------------------- summaries
 
-def summarise(configs, runs):
+def summarise(configs, campaign):
     out = []
     for c in configs:
-        ok = [r for r in runs if r["configuration"] == c["name"] and r["error"] is None]
-        every = [r for r in runs if r["configuration"] == c["name"]]
+        every, ok = campaign.mine(c["name"])
         out.append({
             "name": c["name"], "variant": c["variant"], "threads": c["threads"],
             "runs": len(every), "failed": len(every) - len(ok),
@@ -281,10 +280,7 @@ def print_table(doc):
               f"{fmt(tpi * 1e6 if tpi is not None else None, '.1f'):>7} "
               f"{fmt((c['true_residual'] or {}).get('median'), '.2e'):>9}")
     print()
-    print(f"{'ratio of times (per repeat)':<30} {'median':>7} {'min':>7} {'max':>7}")
-    for name, r in doc["ratios"].items():
-        print(f"{name:<30} {fmt(r['median'], '.3f'):>7} {fmt(r['min'], '.3f'):>7} "
-              f"{fmt(r['max'], '.3f'):>7}")
+    print_ratios(doc["ratios"], 30)
 
 
 REQUIRED = {
@@ -298,70 +294,48 @@ REQUIRED = {
 }
 
 
-def missing_fields(doc, args):
+def smoke_missing(doc, args):
     """What the document lacks (names), for --smoke."""
-    missing = [f"document.{k}" for k in REQUIRED["document"] if k not in doc]
+    missing = missing_fields(doc, REQUIRED, SCHEMA,
+                             len(args.variant_list) * len(args.thread_list))
     for i, r in enumerate(doc.get("runs", [])):
-        missing += [f"runs[{i}].{k}" for k in REQUIRED["run"] if k not in r]
         per_thread = (r.get("iterations") or {}).get("per_thread") or []
         if len(per_thread) != r.get("threads"):
             missing.append(f"runs[{i}].iterations.per_thread (one count per thread)")
-    expected = len(args.variant_list) * len(args.thread_list)
-    if len(doc.get("configurations", [])) != expected:
-        missing.append(f"configurations (expected {expected})")
-    for c in doc.get("configurations", []):
-        missing += [f"configurations[{c.get('name')}].{k}" for k in REQUIRED["configuration"]
-                    if k not in c]
-    for name, r in doc.get("ratios", {}).items():
-        if r.get("median") is None:
-            missing.append(f"ratios[{name}].median value")
     return missing
 
 
 # ---------------------------------------------------------------- main
 
 def main(argv):
-    try:
-        args = parse_args(argv)
-    except BadArguments as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_ARGS
+    return run_driver(PROG, argv, parse_args, run)
+
+
+def run(args):
     configs = configurations(args)
     env = run_environment(args)
-    gate = QuietGate(args.quiet, args.quiet_max_wait)
+    with Campaign("omp_jacobi", args) as campaign:
+        gate = campaign.gate
+        def describe(record):
+            return (f"time {fmt(record.get('time_s'), '.3f')} s  true residual "
+                    f"{fmt(record.get('true_residual'), '.2e')}")
 
-    with tempfile.TemporaryDirectory(prefix="omp_jacobi.") as scratch:
-        runs_dir = args.runs_dir or scratch
-        os.makedirs(runs_dir, exist_ok=True)
-        json_path = args.json or (os.path.join(scratch, "omp_jacobi.json") if args.smoke
-                                  else os.path.join("results", "bench", "omp_jacobi.json"))
-        runs = []
-        started = datetime.datetime.now(datetime.timezone.utc)
-        total = args.repeats * len(configs)
-        for rep, config in interleaved(configs, args.repeats):
-            record = run_once(args, env, gate, config, rep, runs_dir)
-            runs.append(record)
-            if record["exit_code"] == 2:
-                print(f"{PROG}: error: asyncsolve rejected {config['name']}: "
-                      f"{record['stderr_last_line'] or 'exit code 2'}", file=sys.stderr)
-                return EXIT_BAD_ARGS
-            status = "ok" if record["error"] is None else f"FAILED: {record['error']}"
-            print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<9} "
-                  f"time {fmt(record.get('time_s'), '.3f')} s  true residual "
-                  f"{fmt(record.get('true_residual'), '.2e')}  other load "
-                  f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
-
-        failures = [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
-                    for r in runs if r["error"] is not None]
-        first = next((r for r in runs if r.get("version")), {})
+        rejected = campaign.run(configs, args.repeats,
+                                lambda config, rep: run_once(args, env, gate, config, rep,
+                                                             campaign.runs_dir),
+                                describe, 9, stop_on_rejection=True)
+        if rejected:
+            print(f"{PROG}: error: {rejected}", file=sys.stderr)
+            return EXIT_BAD_ARGS
+        runs = campaign.runs
+        failures = campaign.failures()
         doc = {
             "schema": SCHEMA,
-            "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
-            "host": {"hostname": socket.gethostname(), "cores": os.cpu_count()},
+            "created": utc_stamp(campaign.started),
+            "elapsed_s": elapsed_s(campaign.started),
+            "host": host(),
             "git_commit": git_commit(),
-            "asyncsolve": {"binary": os.path.abspath(args.binary),
-                           "version": first.get("version"), "git": first.get("git")},
+            "asyncsolve": asyncsolve_info(args.binary, runs),
             "parameters": {
                 "threads": args.thread_list, "repeats": args.repeats,
                 "variants": args.variant_list, "problem": args.problem,
@@ -376,7 +350,7 @@ def main(argv):
             "commands": {c["name"]: shlex.join([args.binary] + c["solve_args"]
                                                + ["--json", "FILE"]) for c in configs},
             "runs": runs,
-            "configurations": summarise(configs, runs),
+            "configurations": summarise(configs, campaign),
             "ratios": {name: ratio(runs, args.repeats, num, den)
                        for name, (num, den) in all_ratios(args).items()},
             "passed": not failures,
@@ -384,9 +358,9 @@ def main(argv):
         }
         print()
         print_table(doc)
-        missing = missing_fields(doc, args) if args.smoke else []
-        return conclude(PROG, json_path, doc, failures, missing, args.smoke,
-                        args.smoke and not args.json,
+        missing = smoke_missing(doc, args) if args.smoke else []
+        return conclude(PROG, campaign.json_path, doc, failures, missing, args.smoke,
+                        campaign.temporary,
                         "smoke: every run converged; the document has its fields")
 
 

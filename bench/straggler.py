@@ -59,17 +59,31 @@ OUTPUT
     document, not converged) or the document lacks a field.
 """
 import argparse
-import datetime
 import os
 import shlex
 import shutil
-import socket
 import sys
-import tempfile
 
-from benchkit import (EXIT_BAD_ARGS, BadArguments, QuietGate, allow_root, fmt, launcher_line,
-                      load_document, interleaved, ompi_environment, run_measured, split_launcher,
-                      spread, conclude, ratio)
+from benchkit import (
+    BadArguments,
+    Campaign,
+    add_campaign_options,
+    asyncsolve_info,
+    conclude,
+    elapsed_s,
+    fmt,
+    host,
+    launcher_info,
+    missing_fields,
+    print_ratios,
+    ratio,
+    require_converged,
+    run_driver,
+    run_with_document,
+    split_launcher,
+    spread,
+    utc_stamp,
+)
 
 SCHEMA = "asyncsolve.bench.straggler/1"
 VARIANTS = ("sync", "async", "racy")
@@ -100,16 +114,8 @@ def parse_args(argv):
     p.add_argument("--final-sync", type=int, default=0, help="async/racy --final-sync K")
     p.add_argument("--slow-rank", type=int, default=1, help="the straggler")
     p.add_argument("--slow-factor", type=float, default=2.0, help="its slow-down, > 1")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
-    p.add_argument("--quiet", type=float, default=0.10,
-                   help="before each run wait until other processes use at most this fraction "
-                        "of the machine's CPUs (sampled over 0.5 s; 0: do not wait)")
-    p.add_argument("--quiet-max-wait", type=float, default=300.0,
-                   help="longest wait for quiet, seconds; then run anyway (recorded)")
-    p.add_argument("--json", help="result document (default results/bench/straggler.json)")
-    p.add_argument("--runs-dir", help="keep every run's asyncsolve result document here")
-    p.add_argument("--smoke", action="store_true",
-                   help="tiny end-to-end check: 1 repeat, 2 ranks, 10,10,10, tol 1e-4")
+    add_campaign_options(p, "straggler", 600.0, 300.0,
+                         "tiny end-to-end check: 1 repeat, 2 ranks, 10,10,10, tol 1e-4")
     args = p.parse_args(argv)
     if args.smoke:
         args.repeats, args.ranks, args.local, args.tol = 1, 2, "10,10,10", 1e-4
@@ -190,14 +196,9 @@ def run_once(args, launcher, gate, config, repeat, runs_dir):
     cmd = launcher + ["-n", str(args.ranks), args.binary] + config["solve_args"] + ["--json", path]
     record = {"configuration": config["name"], "variant": config["variant"],
               "straggler": config["straggler"], "repeat": repeat}
-    record.update(run_measured(cmd, args.timeout, gate))
-    if record["exit_code"] is None:
-        return record
-    doc = load_document(path, record)
-    if doc is not None:
-        record.update(key_numbers(doc, args))
-        if record["error"] is None and not record["converged"]:
-            record["error"] = f"not converged ({record['reason']})"
+    if run_with_document(record, cmd, path, args.timeout, gate,
+                         key_numbers=lambda doc: key_numbers(doc, args)) is not None:
+        require_converged(record)
     return record
 
 
@@ -225,11 +226,10 @@ def key_numbers(doc, args):
 
 # ---------------------------------------------------------------- summaries
 
-def summarise(configs, runs):
+def summarise(configs, campaign):
     out = []
     for c in configs:
-        ok = [r for r in runs if r["configuration"] == c["name"] and r["error"] is None]
-        mine = [r for r in runs if r["configuration"] == c["name"]]
+        mine, ok = campaign.mine(c["name"])
         out.append({
             "name": c["name"], "variant": c["variant"], "straggler": c["straggler"],
             "runs": len(mine), "failed": len(mine) - len(ok),
@@ -291,10 +291,7 @@ def print_table(doc):
     print("(slow/other: median iterations of the slow rank / the fastest other rank; max/tol: "
           "largest true residual / tol; other: largest CPU share other processes took in a run)")
     print()
-    print(f"{'ratio of times (per repeat)':<32} {'median':>7} {'min':>7} {'max':>7}")
-    for name, r in doc["ratios"].items():
-        print(f"{name:<32} {fmt(r['median'], '.3f'):>7} {fmt(r['min'], '.3f'):>7} "
-              f"{fmt(r['max'], '.3f'):>7}")
+    print_ratios(doc["ratios"], 32)
 
 
 REQUIRED = {
@@ -310,26 +307,9 @@ REQUIRED = {
 }
 
 
-def missing_fields(doc, args):
+def smoke_missing(doc, args):
     """What the document lacks (names), for --smoke."""
-    missing = [f"document.{k}" for k in REQUIRED["document"] if k not in doc]
-    if doc.get("schema") != SCHEMA:
-        missing.append("schema value")
-    for i, r in enumerate(doc.get("runs", [])):
-        missing += [f"runs[{i}].{k}" for k in REQUIRED["run"] if k not in r]
-    expected = 2 * len(args.variant_list)
-    if len(doc.get("configurations", [])) != expected:
-        missing.append(f"configurations (expected {expected})")
-    for c in doc.get("configurations", []):
-        missing += [f"configurations[{c.get('name')}].{k}" for k in REQUIRED["configuration"]
-                    if k not in c]
-        for k in ("median", "min", "max"):
-            if not isinstance((c.get("time_s") or {}).get(k), (int, float)):
-                missing.append(f"configurations[{c.get('name')}].time_s.{k}")
-    for name, r in doc.get("ratios", {}).items():
-        missing += [f"ratios[{name}].{k}" for k in REQUIRED["ratio"] if k not in r]
-        if r.get("median") is None:
-            missing.append(f"ratios[{name}].median value")
+    missing = missing_fields(doc, REQUIRED, SCHEMA, 2 * len(args.variant_list), "time_s")
     if "sync" in args.variant_list:
         for v in args.variant_list:
             if v != "sync" and f"{v}/sync with straggler" not in doc.get("ratios", {}):
@@ -340,46 +320,29 @@ def missing_fields(doc, args):
 # ---------------------------------------------------------------- main
 
 def main(argv):
-    try:
-        args = parse_args(argv)
-    except BadArguments as e:
-        print(f"straggler.py: error: {e}", file=sys.stderr)
-        return EXIT_BAD_ARGS
-    allow_root()
-    launcher, launcher_version = launcher_line(args.launcher)
+    return run_driver("straggler.py", argv, parse_args, run)
+
+
+def run(args):
     configs = configurations(args)
-    gate = QuietGate(args.quiet, args.quiet_max_wait)
+    with Campaign("straggler", args, mpi=True) as campaign:
+        launcher, gate = campaign.launcher, campaign.gate
+        def describe(record):
+            return (f"time {fmt(record.get('time_s'), '.3f')} s  true residual "
+                    f"{fmt(record.get('true_residual'), '.3e')}")
 
-    with tempfile.TemporaryDirectory(prefix="straggler.") as scratch:
-        runs_dir = args.runs_dir or scratch
-        os.makedirs(runs_dir, exist_ok=True)
-        json_path = args.json or (os.path.join(scratch, "straggler.json") if args.smoke
-                                  else os.path.join("results", "bench", "straggler.json"))
-        runs = []
-        started = datetime.datetime.now(datetime.timezone.utc)
-        total = args.repeats * len(configs)
-        for rep, config in interleaved(configs, args.repeats):
-            record = run_once(args, launcher, gate, config, rep, runs_dir)
-            runs.append(record)
-            status = ("ok" if record["error"] is None else f"FAILED: {record['error']}")
-            t = record.get("time_s")
-            print(f"[{len(runs):>3}/{total}] repeat {rep} {config['name']:<16} "
-                  f"time {fmt(t, '.3f')} s  true residual "
-                  f"{fmt(record.get('true_residual'), '.3e')}  other load "
-                  f"{fmt(record.get('foreign_cpu_fraction'), '.2f')}  {status}", flush=True)
-
-        failures = [f"{r['configuration']} repeat {r['repeat']}: {r['error']}"
-                    for r in runs if r["error"] is not None]
-        first = next((r for r in runs if r.get("version")), {})
+        campaign.run(configs, args.repeats,
+                     lambda config, rep: run_once(args, launcher, gate, config, rep,
+                                                  campaign.runs_dir), describe, 16)
+        runs = campaign.runs
+        failures = campaign.failures()
         doc = {
             "schema": SCHEMA,
-            "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "elapsed_s": (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(),
-            "host": {"hostname": socket.gethostname(), "cores": os.cpu_count()},
-            "asyncsolve": {"binary": os.path.abspath(args.binary),
-                           "version": first.get("version"), "git": first.get("git")},
-            "launcher": {"command": launcher, "version": launcher_version,
-                         "environment": ompi_environment()},
+            "created": utc_stamp(campaign.started),
+            "elapsed_s": elapsed_s(campaign.started),
+            "host": host(),
+            "asyncsolve": asyncsolve_info(args.binary, runs),
+            "launcher": launcher_info(launcher, campaign.launcher_version),
             "parameters": {
                 "ranks": args.ranks, "repeats": args.repeats, "variants": args.variant_list,
                 "problem": args.problem, "offset": args.offset, "local": args.local_triple,
@@ -397,16 +360,16 @@ def main(argv):
                                                + c["solve_args"] + ["--json", "FILE"])
                          for c in configs},
             "runs": runs,
-            "configurations": summarise(configs, runs),
+            "configurations": summarise(configs, campaign),
             "ratios": all_ratios(args, runs),
             "passed": not failures,
             "failures": failures,
         }
         print()
         print_table(doc)
-        missing = missing_fields(doc, args) if args.smoke else []
-        return conclude("straggler.py", json_path, doc, failures, missing, args.smoke,
-                        args.smoke and not args.json,
+        missing = smoke_missing(doc, args) if args.smoke else []
+        return conclude("straggler.py", campaign.json_path, doc, failures, missing, args.smoke,
+                        campaign.temporary,
                         "smoke: every run converged; the document has its fields")
 
 

@@ -63,11 +63,23 @@ import os
 import shlex
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchkit import (
+    BadArguments,
+    allow_root,
+    fmt,
+    git_commit,
+    git_dirty,
+    launcher_line,
+    run_measured,
+    split_launcher,
+    spread,
+    write_json,
+)
 
 SCHEMA = "asyncsolve.bench.peers/1"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_ARGS = 0, 1, 2
@@ -83,10 +95,6 @@ CONFIGURATIONS = {
     "ones-pipecg": ("ones", "pipecg", "petsc", "pipecg", "none"),
     "laplace27-pcg1": ("laplace27", "pcg1", "hypre", "pcg", "diagscale"),
 }
-
-
-class BadArguments(Exception):
-    """An argument that cannot be used; one line, exit 2."""
 
 
 class SetupFailed(Exception):
@@ -170,7 +178,7 @@ def validate(args):
                                     and os.access(args.asyncsolve_path, os.X_OK)):
         raise BadArguments(f"--asyncsolve {args.asyncsolve}: no such executable (build "
                            "asyncsolve first, or pass --peers-only)")
-    args.launcher = shlex.split(args.mpiexec)
+    args.launcher = split_launcher(args.mpiexec)
     if not args.launcher or shutil.which(args.launcher[0]) is None:
         raise BadArguments(f"--mpiexec {args.mpiexec!r}: expected a launcher on PATH")
     args.build_path = in_repo(args.build_dir)
@@ -236,39 +244,12 @@ def build_drivers(args, peers):
 
 
 def mpi_environment():
+    """The runs' environment: as root Open MPI's permission to run, and yield when idle
+    (ranks may outnumber cores)."""
+    allow_root()
     env = dict(os.environ)
-    if os.geteuid() == 0:
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     return env
-
-
-def launcher_line(args):
-    """The launcher, with -q for Open MPI; and its version's first line."""
-    launcher = list(args.launcher)
-    try:
-        p = subprocess.run(launcher[:1] + ["--version"], capture_output=True, text=True,
-                           timeout=60)
-        text = (p.stdout + p.stderr).strip()
-    except (OSError, subprocess.TimeoutExpired):
-        text = ""
-    if ("Open MPI" in text or "OpenRTE" in text) and "-q" not in launcher:
-        launcher.append("-q")
-    return launcher, text.splitlines()[0] if text else ""
-
-
-def git_commit():
-    try:
-        head = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=30)
-        dirty = subprocess.run(["git", "-C", REPO_ROOT, "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return {"commit": None, "dirty": None}
-    return {"commit": head.stdout.strip() or None,
-            "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
 
 
 # ---------------------------------------------------------------- commands
@@ -322,8 +303,8 @@ def peer_numbers(stdout):
     """The numbers compared, from a peer driver's JSON line (the last line of stdout
     that parses as a JSON object)."""
     doc = None
-    for line in reversed(stdout.strip().splitlines()):
-        line = line.strip()
+    for raw in reversed(stdout.strip().splitlines()):
+        line = raw.strip()
         if line.startswith("{"):
             try:
                 doc = json.loads(line)
@@ -353,44 +334,31 @@ def run_once(args, env, config, side, repeat, runs_dir):
     if side == "asyncsolve":
         path = os.path.join(runs_dir, f"{config['name']}.r{repeat}.json")
         cmd += ["--json", path]
-    record = {"configuration": config["name"], "side": side, "repeat": repeat,
-              "command": shlex.join(cmd), "exit_code": None, "error": None}
-    started = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
-    except subprocess.TimeoutExpired:
-        record["error"] = f"timed out after {args.timeout:g} s"
+    record = {"configuration": config["name"], "side": side, "repeat": repeat}
+    measured = run_measured(cmd, args.timeout, env=env, stdout=True)
+    record.update({k: measured[k] for k in ("command", "exit_code", "error", "wall_s")
+                   if k in measured})
+    if measured["exit_code"] is None:
         return record
-    record["wall_s"] = time.monotonic() - started
-    record["exit_code"] = p.returncode
+    error = record["error"]
+    record["error"] = None
     try:
         if side == "asyncsolve":
             with open(path) as f:
                 record.update(asyncsolve_numbers(json.load(f)))
         else:
-            record.update(peer_numbers(p.stdout))
+            record.update(peer_numbers(measured["stdout"]))
     except (OSError, ValueError, KeyError, TypeError) as e:
         what = "result document" if side == "asyncsolve" else "peer output"
         record["error"] = f"unusable {what}: {type(e).__name__} {e}"
-    if p.returncode != 0:
-        meaning = {2: "bad input", 3: "did not converge", 4: "runtime failure"}.get(
-            p.returncode, "")
-        tail = (p.stderr.strip().splitlines() or [meaning])[-1]
-        record["error"] = f"exit code {p.returncode}" + (f": {tail}" if tail else "")
+    if error is not None:
+        record["error"] = error
     elif record["error"] is None and not record.get("converged"):
         record["error"] = "not converged"
     return record
 
 
 # ---------------------------------------------------------------- summaries
-
-def spread(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "n": len(values)}
-
 
 def side_summary(runs, name, side):
     mine = [r for r in runs if r["configuration"] == name and r["side"] == side]
@@ -428,10 +396,6 @@ def compare(runs, name, repeats):
 
 # ---------------------------------------------------------------- output
 
-def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
-
-
 def print_table(doc):
     p = doc["parameters"]
     size, local = (",".join(map(str, p[k])) for k in ("size", "local"))
@@ -445,7 +409,7 @@ def print_table(doc):
     for c in doc["configurations"]:
         s = c["comparison"]
 
-        def cell(side):
+        def cell(side, s=s):
             t = s[side]["time_per_iteration_s"]
             if not t:
                 return "-"
@@ -465,21 +429,6 @@ def print_table(doc):
           "within +-1)")
 
 
-def write_json(path, doc):
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".peers.", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 # ---------------------------------------------------------------- main
 
 def main(argv=None):
@@ -488,7 +437,7 @@ def main(argv=None):
     except BadArguments as e:
         print(f"run_peers.py: {e}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    started = datetime.datetime.now(datetime.timezone.utc).astimezone()
+    started = datetime.datetime.now(datetime.UTC).astimezone()
     peers = sorted({CONFIGURATIONS[c][2] for c in args.config_list})
     try:
         ensure_packages()
@@ -496,7 +445,7 @@ def main(argv=None):
     except SetupFailed as e:
         print(f"run_peers.py: {e}", file=sys.stderr)
         return EXIT_FAILED
-    launcher, launcher_version = launcher_line(args)
+    launcher, launcher_version = launcher_line(args.launcher)
     env = mpi_environment()
     configs = configurations(args, launcher, drivers)
     sides = ("peer",) if args.peers_only else ("asyncsolve", "peer")
@@ -531,10 +480,11 @@ def main(argv=None):
     doc = {
         "schema": SCHEMA,
         "started": started.isoformat(timespec="seconds"),
-        "finished": datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(
+        "finished": datetime.datetime.now(datetime.UTC).astimezone().isoformat(
             timespec="seconds"),
         "hostname": socket.gethostname(), "cores": os.cpu_count(),
-        "git": git_commit(), "command": [sys.argv[0]] + (sys.argv[1:] if argv is None else argv),
+        "git": {"commit": git_commit(), "dirty": git_dirty()},
+        "command": [sys.argv[0]] + (sys.argv[1:] if argv is None else argv),
         "launcher": launcher_version, "versions": versions,
         "parameters": {"ranks": args.ranks, "size": args.global_triple,
                        "local": args.local_triple, "repeat": args.repeat, "tol": args.tol,

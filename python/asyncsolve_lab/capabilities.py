@@ -81,7 +81,7 @@ class Capabilities:
             proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
-        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.M)
+        usage = re.search(r"^Usage: \S*?(\S+) (.*?)(?: \[|$)", proc.stdout, re.MULTILINE)
         if not program.startswith("bench/") and (usage is None or usage.group(2) != program):
             # CLI11 prints the parent's help for an unknown subcommand
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "

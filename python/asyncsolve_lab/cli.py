@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(results: Path, out, console, quiet: bool) -> int:
     from .report import print_tables, summary_tables, write_report
-    md, page, res, sections = write_report(results, out)
+    md, page, _, sections = write_report(results, out)
     if not quiet:
         print_tables(summary_tables(sections), console)
     console.print(f"report: {page}", soft_wrap=True)

@@ -1,5 +1,6 @@
 """Figures (matplotlib, Agg) from aggregated results; every figure has a title,
-axis labels with units and a legend."""
+axis labels with units and a legend. Documents are read only through
+results.py's extractors (rs.*)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections import defaultdict
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from .results import Y_QUANTITIES, Group, Spread, groups, varying_keys  # noqa: E402
+from . import results as rs
+from .results import Y_QUANTITIES, Group, Spread, groups, phase_medians, varying_keys
 
 REGIME_STYLE = {"shm": dict(linestyle="-", marker="o"), "tcp": dict(linestyle="--", marker="s")}
 REGIME_NAME = {"shm": "shm (shared memory)", "tcp": "tcp (loopback)"}
@@ -81,7 +83,7 @@ def _regime_panels(gs: list[Group], width: float = 6.2, height: float = 4.2):
     regimes = list(dict.fromkeys(g.regime for g in gs))
     fig, axes = plt.subplots(1, len(regimes), figsize=(width * len(regimes), height),
                              squeeze=False, sharey=True)
-    return fig, dict(zip(regimes, axes.flat))
+    return fig, dict(zip(regimes, axes.flat, strict=True))
 
 
 def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | None:
@@ -116,7 +118,8 @@ def line(gs: list[Group], x: str, y: str, title: str | None = None) -> Figure | 
         pts.sort(key=lambda p: p[0] if numeric else cats.index(str(p[0])))
         xs = [p[0] if numeric else cats.index(str(p[0])) for p in pts]
         med = [p[1].median for p in pts]
-        err = [[m - p[1].lo for m, p in zip(med, pts)], [p[1].hi - m for m, p in zip(med, pts)]]
+        err = [[m - p[1].lo for m, p in zip(med, pts, strict=True)],
+               [p[1].hi - m for m, p in zip(med, pts, strict=True)]]
         ax.errorbar(xs, med, yerr=err, capsize=3, label=name, color=colours[name],
                     **_style(regime))
     for regime, ax in panels.items():
@@ -189,15 +192,15 @@ def bars(gs: list[Group], x: str, y: str, series: str | None = None,
 def histogram(gs: list[Group], title: str | None = None) -> Figure | None:
     """Iterations completed by each rank (paper 000 Figure 7), all repeats pooled."""
     chosen = [g for g in _panel_groups(gs)
-              if any(len(r.doc["result"]["iterations"].get("per_rank", [])) > 1 for r in g.ok)]
+              if any(len(rs.per_rank_iterations(r.doc)) > 1 for r in g.ok)]
     if not chosen:
         return None
     keys = varying_keys(gs)
     cols = min(3, len(chosen))
     rows = math.ceil(len(chosen) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.0 * rows), squeeze=False)
-    for ax, g in zip(axes.flat, chosen):
-        values = [v for r in g.ok for v in r.doc["result"]["iterations"].get("per_rank", [])]
+    for ax, g in zip(axes.flat, chosen, strict=False):  # the grid's last row may have spares
+        values = [v for r in g.ok for v in rs.per_rank_iterations(r.doc)]
         ax.hist(values, bins=min(12, max(3, len(values))), color="#4477aa", edgecolor="white",
                 label=f"{len(values)} ranks×repeats")
         ax.set_title(f"{g.label(keys)} ({g.regime}, {g.ranks} ranks)", fontsize=9)
@@ -213,28 +216,29 @@ def histogram(gs: list[Group], title: str | None = None) -> Figure | None:
 
 def convergence(gs: list[Group], title: str | None = None) -> Figure | None:
     """Residual against iteration and against time, one line per rank (paper 000 Figure 9)."""
-    chosen = [g for g in _panel_groups(gs) if g.first_ok() and g.first_ok().doc.get("history")]
+    chosen = [g for g in _panel_groups(gs) if g.first_ok() and rs.history(g.first_ok().doc)]
     chosen = chosen[:4]
     if not chosen:
         return None
     keys = varying_keys(gs)
     fig, axes = plt.subplots(len(chosen), 2, figsize=(10, 2.9 * len(chosen)), squeeze=False)
-    for row, g in zip(axes, chosen):
+    for row, g in zip(axes, chosen, strict=True):
         rec = g.first_ok()
-        by_rank: dict[int, list] = defaultdict(list)
-        for h in rec.doc["history"]:
-            by_rank[h.get("rank", h.get("thread", 0))].append(h)
-        local = all("local_residual" in h for h in rec.doc["history"])
+        points = rs.history(rec.doc)
+        by_rank: dict[int, list[rs.HistoryPoint]] = defaultdict(list)
+        for h in points:
+            by_rank[h.rank].append(h)
+        local = all(h.local_residual is not None for h in points)
         for rank, hs in sorted(by_rank.items()):
-            hs.sort(key=lambda h: h["time_s"])
+            hs.sort(key=lambda h: h.time_s)
             style = dict(marker="." if len(hs) < 60 else None, linewidth=1.2, label=f"rank {rank}")
-            row[0].plot([h["iteration"] for h in hs], [h["residual"] for h in hs], **style)
-            row[1].plot([h["time_s"] for h in hs],
-                        [h["local_residual" if local else "residual"] for h in hs], **style)
+            row[0].plot([h.iteration for h in hs], [h.residual for h in hs], **style)
+            row[1].plot([h.time_s for h in hs],
+                        [h.local_residual if local else h.residual for h in hs], **style)
         ylabels = ("global residual estimate", "rank's local residual" if local else
                    "global residual estimate")
         for ax, xl, yl in zip(row, ("iteration (of that rank)", "time since start (s)"),
-                              ylabels):
+                              ylabels, strict=True):
             ax.set_yscale("log")
             ax.set_xlabel(xl)
             ax.set_ylabel(yl)
@@ -251,7 +255,6 @@ def convergence(gs: list[Group], title: str | None = None) -> Figure | None:
 def phases(gs: list[Group], title: str | None = None) -> Figure | None:
     """Stacked bars of the phases (max over ranks; median of repeats) per configuration
     (the largest rank count only, when there are more than 24 configurations)."""
-    from .results import phase_medians
     note = ""
     if len(gs) > 24 and len({g.ranks for g in gs}) > 1:
         top = max(g.ranks for g in gs)
@@ -273,7 +276,7 @@ def phases(gs: list[Group], title: str | None = None) -> Figure | None:
     for i, name in enumerate(names):
         widths = [p.get(name, 0.0) for _, p in rows]
         ax.barh(range(len(rows)), widths, left=left, label=name, color=cmap(i % 20))
-        left = [a + b for a, b in zip(left, widths)]
+        left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
@@ -312,10 +315,10 @@ def allreduce(gs: list[Group], title: str | None = None) -> Figure | None:
         lat: dict[tuple, list] = defaultdict(list)
         ovl: dict[tuple, list] = defaultdict(list)
         for r in g.ok:
-            for e in r.doc.get("latency", []):
-                lat[(e["algorithm"], e["bytes"])].append(e["latency_us"]["median"])
-            for e in r.doc.get("overlap", []):
-                ovl[(e["algorithm"], e["bytes"])].append(e["overlap_pct"]["median"])
+            for e in rs.allreduce_latency(r.doc):
+                lat[(e.algorithm, e.size_bytes)].append(e.median)
+            for e in rs.allreduce_overlap(r.doc):
+                ovl[(e.algorithm, e.size_bytes)].append(e.median)
         for row, data in enumerate((lat, ovl)):
             ax = axes[row][col]
             for algo in dict.fromkeys(a for a, _ in data):
@@ -349,11 +352,9 @@ def noise(gs: list[Group], title: str | None = None) -> Figure | None:
     bars: dict[tuple, list] = defaultdict(list)
     for g in gs:
         for r in g.ok:
-            for e in r.doc.get("noise", []):
-                setting = ("quiet" if not e["noise_hz"] else
-                           f"{e['noise_us']:g} µs @ {e['noise_hz']:g} Hz")
-                bars[(f"{e['method']} ({e['allreduce']}), {g.regime}", setting)].append(
-                    e["slowdown"]["median"])
+            for e in rs.allreduce_noise(r.doc):
+                setting = "quiet" if not e.noise_hz else f"{e.noise_us:g} µs @ {e.noise_hz:g} Hz"
+                bars[(f"{e.method} ({e.allreduce}), {g.regime}", setting)].append(e.slowdown)
     if not bars:
         return None
     series = list(dict.fromkeys(k[0] for k in bars))
@@ -379,24 +380,23 @@ def model(gs: list[Group], title: str | None = None) -> Figure | None:
     chosen = _by_regime_first(gs)
     if not chosen:
         return None
-    quantities = [g.first_ok().doc["quantities"] for g in chosen
-                  if g.first_ok().doc.get("quantities")]
+    quantities = [q for g in chosen if (q := rs.model_quantities(g.first_ok().doc))]
     if quantities:
         return _model_quantities(quantities, title)
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for g in chosen:
-        fit = g.first_ok().doc.get("fit")
+        fit = rs.model_fit(g.first_ok().doc)
         if not fit:
             continue
-        recs = sorted(fit["records"], key=lambda r: r["nk_local"])
-        nk = [r["nk_local"] for r in recs]
+        recs = sorted(fit.records, key=lambda r: r.nk_local)
+        nk = [r.nk_local for r in recs]
         st = _style(g.regime)
-        ax.plot(nk, [r["epsilon_measured"] for r in recs], marker=st["marker"], linestyle="none",
+        ax.plot(nk, [r.epsilon_measured for r in recs], marker=st["marker"], linestyle="none",
                 label=f"measured ε = T_masteronly/T_funneled ({g.regime})")
-        ax.plot(nk, [r["epsilon_predicted"] for r in recs], linestyle=st["linestyle"],
+        ax.plot(nk, [r.epsilon_predicted for r in recs], linestyle=st["linestyle"],
                 label=f"eq. 14 fit ({g.regime})")
-        if any(r.get("epsilon_multiple") is not None for r in recs):
-            ax.plot(nk, [r.get("epsilon_multiple") for r in recs], marker="x", linestyle=":",
+        if any(r.epsilon_multiple is not None for r in recs):
+            ax.plot(nk, [r.epsilon_multiple for r in recs], marker="x", linestyle=":",
                     label=f"T_masteronly/T_multiple ({g.regime})")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log", base=2)
@@ -408,11 +408,12 @@ def model(gs: list[Group], title: str | None = None) -> Figure | None:
     return fig
 
 
-def _model_quantities(qs: list[dict], title: str | None) -> Figure:
+def _model_quantities(qs: list[rs.ModelQuantities], title: str | None) -> Figure:
     """model hybrid without --fit: ε of eq. 3 against f_comm, a line per f_comp,non."""
     series: dict[float, list] = defaultdict(list)
     for q in qs:
-        series[q["f_comp_non"]].append((q["f_comm"], q["epsilon"]))
+        if None not in (q.f_comp_non, q.f_comm, q.epsilon):
+            series[q.f_comp_non].append((q.f_comm, q.epsilon))
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for non, pts in sorted(series.items()):
         pts.sort()
@@ -421,7 +422,7 @@ def _model_quantities(qs: list[dict], title: str | None) -> Figure:
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("f_comm (share of T_masteronly spent communicating)")
     ax.set_ylabel("ε = T_masteronly / T_funneled")
-    n, m = qs[0].get("threads"), qs[0].get("reserved")
+    n, m = qs[0].threads, qs[0].reserved
     ax.set_title(title or f"Hybrid model, eq. 3 (paper 002 Figure 5): n = {n}, m = {m}")
     ax.legend(loc="best")
     fig.tight_layout()
@@ -435,11 +436,11 @@ def mvm(gs: list[Group], title: str | None = None) -> Figure | None:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for g in chosen:
-        recs = sorted(g.first_ok().doc.get("records", []), key=lambda r: r["nk_local"])
-        for scheme, marker in (("masteronly", "o"), ("funneled", "s"), ("multiple", "^")):
-            ys = [r.get(f"{scheme}_s") for r in recs]
+        recs = sorted(rs.mvm_records(g.first_ok().doc), key=lambda r: r.nk_local)
+        for scheme, marker in zip(rs.MVM_SCHEMES, ("o", "s", "^"), strict=True):
+            ys = [r.time_s(scheme) for r in recs]
             if any(y is not None for y in ys):
-                ax.plot([r["nk_local"] for r in recs], ys, marker=marker,
+                ax.plot([r.nk_local for r in recs], ys, marker=marker,
                         linestyle=_style(g.regime)["linestyle"], label=f"{scheme} ({g.regime})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -457,15 +458,14 @@ def beff(gs: list[Group], title: str | None = None) -> Figure | None:
     if not chosen:
         return None
     fig, axes = plt.subplots(1, len(chosen), figsize=(6 * len(chosen), 4), squeeze=False)
-    for ax, g in zip(axes.flat, chosen):
-        doc = g.first_ok().doc
-        pats = list(dict.fromkeys(m["pattern"] for m in doc.get("measurements", [])))
+    for ax, g in zip(axes.flat, chosen, strict=True):
+        measurements = rs.beff_measurements(g.first_ok().doc)
+        pats = list(dict.fromkeys(m.pattern for m in measurements))
         cmap = plt.get_cmap("tab10")
         for i, pat in enumerate(pats):
             for mode, ls in (("pure", "-"), ("hybrid", "--")):
-                pts = sorted((m["bytes"], m["bandwidth_accumulated_mbs"]["median"])
-                             for m in doc["measurements"]
-                             if m["pattern"] == pat and m["mode"] == mode)
+                pts = sorted((m.size_bytes, m.bandwidth_mbs) for m in measurements
+                             if m.pattern == pat and m.mode == mode)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=ls, marker=".",
                         color=cmap(i), label=f"{pat}, {mode}")
         ax.set_xscale("log", base=2)

@@ -1,5 +1,6 @@
 """The report: tables in the papers' layout and plots, as Markdown (with PNG
-files) and as one self-contained HTML page (plots embedded as base64 PNG)."""
+files) and as one self-contained HTML page (plots embedded as base64 PNG).
+Documents are read only through results.py's extractors (rs.*)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import base64
 import io
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from . import __version__, plots
-from .results import Group, Results, Spread, groups, load_results, varying_keys
+from . import results as rs
+from .results import Group, Results, Spread, groups, load_results, phase_medians, varying_keys
 
 
 @dataclass
@@ -53,6 +56,10 @@ def _it(v) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
 
+def _int_cell(v: int | None) -> str:
+    return "–" if v is None else str(v)
+
+
 def solve_table(gs: list[Group], title: str) -> Table:
     """Paper 000 Tables 1-3 layout: per configuration the iterations min/mean/max
     and the time, medians over repeats (time: min–max in brackets)."""
@@ -61,14 +68,12 @@ def solve_table(gs: list[Group], title: str) -> Table:
                                     "iter. mean", "iter. max", "time (s)", "iter./s",
                                     "true residual"])
     for g in gs:
-        it = {k: g.spread(lambda d, k=k: d["result"]["iterations"][k]).median
-              for k in ("min", "mean", "max")}
+        it = {k: g.spread(partial(rs.iterations, which=k)).median for k in rs.ITERATION_STATS}
         t.rows.append([g.regime, str(g.ranks), *[str(g.config.get(k, "")) for k in keys],
                        f"{len(g.ok)}/{len(g.records)}", _it(it["min"]), _it(it["mean"]),
-                       _it(it["max"]), _spread(g.spread(lambda d: d["result"]["time_s"])),
-                       _fmt(g.spread(lambda d: d["result"]["iterations"]["mean"]
-                                     / d["result"]["time_s"]).median),
-                       _fmt(g.spread(lambda d: d["result"]["true_residual"]).median)])
+                       _it(it["max"]), _spread(g.spread(rs.time_s)),
+                       _fmt(g.spread(rs.rate).median),
+                       _fmt(g.spread(rs.true_residual).median)])
     t.note = ("Iterations and time: medians over repeats (time: min–max in brackets); time is "
               "the maximum over ranks; iter./s is the mean rank's rate.")
     return t
@@ -76,7 +81,6 @@ def solve_table(gs: list[Group], title: str) -> Table:
 
 def phase_table(gs: list[Group], title: str) -> Table | None:
     """Paper 003 Table I layout: one column per configuration, one row per phase."""
-    from .results import phase_medians
     cols = [(g, phase_medians(g)) for g in gs if g.ok]
     cols = [(g, p) for g, p in cols if p]
     if not cols:
@@ -90,8 +94,7 @@ def phase_table(gs: list[Group], title: str) -> Table | None:
         for g, _ in cols])
     for n in names:
         t.rows.append([n] + [_fmt(p.get(n)) for _, p in cols])
-    t.rows.append(["solver time"] + [_fmt(g.spread(lambda d: d["result"]["time_s"]).median)
-                                     for g, _ in cols])
+    t.rows.append(["solver time"] + [_fmt(g.spread(rs.time_s).median) for g, _ in cols])
     t.note = "Each phase: maximum over ranks, median over repeats."
     return t
 
@@ -101,10 +104,10 @@ def allreduce_table(gs: list[Group], title: str) -> Table | None:
     sizes: set[int] = set()
     for g in gs:
         for r in g.ok:
-            for e in r.doc.get("latency", []):
-                rows.setdefault((g.regime, g.ranks, e["algorithm"]), {}).setdefault(
-                    e["bytes"], []).append(e["latency_us"]["median"])
-                sizes.add(e["bytes"])
+            for e in rs.allreduce_latency(r.doc):
+                rows.setdefault((g.regime, g.ranks, e.algorithm), {}).setdefault(
+                    e.size_bytes, []).append(e.median)
+                sizes.add(e.size_bytes)
     if not rows:
         return None
     sz = sorted(sizes)
@@ -123,11 +126,11 @@ def mvm_table(gs: list[Group], title: str) -> Table | None:
         r = g.first_ok()
         if not r:
             continue
-        for rec in r.doc.get("records", []):
-            t.rows.append([g.regime, str(g.ranks), str(r.doc.get("threads")),
-                           str(rec["nk_local"]), _fmt(rec.get("masteronly_s")),
-                           _fmt(rec.get("funneled_s")), _fmt(rec.get("multiple_s")),
-                           _fmt(rec.get("epsilon_funneled")), _fmt(rec.get("epsilon_multiple"))])
+        threads = rs.mvm_threads(r.doc)
+        for rec in rs.mvm_records(r.doc):
+            t.rows.append([g.regime, str(g.ranks), _int_cell(threads), str(rec.nk_local),
+                           _fmt(rec.masteronly_s), _fmt(rec.funneled_s), _fmt(rec.multiple_s),
+                           _fmt(rec.epsilon_funneled), _fmt(rec.epsilon_multiple)])
     return t if t.rows else None
 
 
@@ -139,41 +142,38 @@ def beff_table(gs: list[Group], title: str) -> Table | None:
         r = g.first_ok()
         if not r:
             continue
-        s = r.doc.get("summary", {})
-        ratio = s.get("b_pure_over_b_hybrid", {})
-        t.rows.append([g.regime, str(g.ranks), str(r.doc.get("parameters", {}).get("node_size")),
-                       _fmt(s.get("pure", {}).get("b_eff_mbs")),
-                       _fmt(s.get("hybrid", {}).get("b_eff_mbs")), _fmt(ratio.get("b_eff")),
-                       _fmt(ratio.get("cyclic3d"))])
+        s = rs.beff_summary(r.doc)
+        t.rows.append([g.regime, str(g.ranks), _int_cell(s.node_size), _fmt(s.pure_mbs),
+                       _fmt(s.hybrid_mbs), _fmt(s.pure_over_hybrid),
+                       _fmt(s.cyclic3d_pure_over_hybrid)])
     t.note = "b_eff: geometric mean of the ring and random patterns (paper 002 §6)."
     return t if t.rows else None
 
 
 def model_table(gs: list[Group], title: str) -> Table | None:
-    if any(r.doc.get("quantities") for g in gs for r in g.ok):
+    if any(rs.model_quantities(r.doc) for g in gs for r in g.ok):
         t = Table(title=title, columns=["n", "m", "f_comp,non", "f_comm", "ε", "limited by",
                                         "ε max", "f_comm,best"])
         for g in gs:
             r = g.first_ok()
-            q = r.doc.get("quantities") if r else None
+            q = rs.model_quantities(r.doc) if r else None
             if q:
-                t.rows.append([str(q["threads"]), str(q["reserved"]), _fmt(q["f_comp_non"]),
-                               _fmt(q["f_comm"]), _fmt(q["epsilon"]), q["limited_by"],
-                               _fmt(q["epsilon_max"]), _fmt(q["f_comm_best"])])
+                t.rows.append([_int_cell(q.threads), _int_cell(q.reserved), _fmt(q.f_comp_non),
+                               _fmt(q.f_comm), _fmt(q.epsilon), q.limited_by or "–",
+                               _fmt(q.epsilon_max), _fmt(q.f_comm_best)])
         t.note = "ε = T_masteronly / T_funneled of eq. 3: above 1 the reserved thread pays."
         return t
     t = Table(title=title, columns=["regime", "x_comm/x_MVM,overlap", "x_MVM,non/x_MVM,overlap",
                                     "n_k^loc at ε = 1", "ε max (at n_k^loc)", "rms ε error"])
     for g in gs:
         r = g.first_ok()
-        fit = r.doc.get("fit") if r else None
+        fit = rs.model_fit(r.doc) if r else None
         if not fit:
             continue
-        p = fit.get("parameters", {})
-        t.rows.append([g.regime, _fmt(p.get("comm_over_overlap")),
-                       _fmt(p.get("non_over_overlap")), _fmt(fit.get("nk_crossover")),
-                       f"{_fmt(fit.get('epsilon_at_best'))} ({_fmt(fit.get('nk_best'))})",
-                       _fmt(fit.get("rms_epsilon_error"))])
+        t.rows.append([g.regime, _fmt(fit.comm_over_overlap), _fmt(fit.non_over_overlap),
+                       _fmt(fit.nk_crossover),
+                       f"{_fmt(fit.epsilon_at_best)} ({_fmt(fit.nk_best)})",
+                       _fmt(fit.rms_epsilon_error)])
     t.note = "Paper 002 on the SR8000: x_comm/x_MVM,overlap = 4.57, x_MVM,non/x_MVM,overlap = 1/6."
     return t if t.rows else None
 
@@ -206,18 +206,18 @@ def _figure_png(fig) -> bytes:
 def build_sections(res: Results, plot_dir: Path | None) -> list[Section]:
     sections = []
     for exp in res.experiments():
-        recs = res.of(exp["name"])
+        recs = res.of(exp.name)
         gs = groups(recs)
         schemas = [r.schema for r in recs if r.ok]
         schema = schemas[0] if schemas else None
-        title = exp.get("title") or exp["name"]
+        title = exp.title or exp.name
         tables: list[Table] = []
         if schema in TABLES:
             t = TABLES[schema](gs, title)
             if t:
                 tables.append(t)
         figures = []
-        specs = exp.get("plots") or plots.DEFAULT_PLOTS.get(schema, [])
+        specs = exp.plots or plots.DEFAULT_PLOTS.get(schema, [])
         if schema == "asyncsolve.result" and any(s["kind"] == "phases" for s in specs):
             t = phase_table(gs, f"{title}: phase breakdown")
             if t:
@@ -234,22 +234,21 @@ def build_sections(res: Results, plot_dir: Path | None) -> list[Section]:
             caption = fig._suptitle.get_text() if fig._suptitle else \
                 fig.axes[0].get_title() if fig.axes else spec["kind"]
             png = _figure_png(fig)
-            name = f"{exp['name']}-{i}-{spec['kind']}.png"
+            name = f"{exp.name}-{i}-{spec['kind']}.png"
             if plot_dir:
                 (plot_dir / name).write_bytes(png)
             figures.append((caption, name, base64.b64encode(png).decode()))
-        failures = [{"run": r.sidecar["run_id"], "status": r.sidecar.get("status"),
-                     "reason": r.sidecar.get("reason", ""),
-                     "stderr": r.sidecar.get("stderr", "")[-3000:]}
+        failures = [{"run": r.run_id, "status": r.status, "reason": r.reason,
+                     "stderr": r.stderr[-3000:]}
                     for r in recs if not r.ok]
-        first = next((r for r in recs if r.sidecar.get("command")), None)
+        first = next((r for r in recs if r.command), None)
         command = ""
         if first:
-            env = " ".join(f"{k}={v}" for k, v in first.sidecar.get("env", {}).items()
+            env = " ".join(f"{k}={v}" for k, v in first.env.items()
                            if not k.startswith("OMPI_ALLOW"))
-            command = (env + " " if env else "") + " ".join(first.sidecar["command"])
+            command = (env + " " if env else "") + " ".join(first.command)
         n_ok = sum(r.ok for r in recs)
-        sections.append(Section(name=exp["name"], title=title, notes=exp.get("notes", ""),
+        sections.append(Section(name=exp.name, title=title, notes=exp.notes,
                                 command=command, tables=tables, figures=figures,
                                 failures=failures,
                                 counts=f"{len(recs)} runs, {n_ok} ok, {len(recs) - n_ok} failed"))
@@ -260,9 +259,9 @@ def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
     out = [f"# asyncsolve-lab report: {meta['suite']}", ""]
     if meta["description"]:
         out += [meta["description"], ""]
-    out += [f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
-            f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
-            f"asyncsolve-lab {__version__}.", ""]
+    out += [(f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
+             f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
+             f"asyncsolve-lab {__version__}."), ""]
     for s in sections:
         out += [f"## {s.title}", "", f"Experiment `{s.name}`: {s.counts}.", ""]
         if s.notes:
@@ -282,10 +281,10 @@ def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
 
 def _environment(res: Results) -> str:
     for r in res.records:
-        env = (r.doc or {}).get("environment")
+        env = rs.environment(r.doc)
         if env:
-            return (f"{env.get('mpi_library', '?')}, host {env.get('hostname', '?')} with "
-                    f"{env.get('cores', '?')} cores")
+            return (f"{env.mpi_library or '?'}, host {env.hostname or '?'} with "
+                    f"{env.cores if env.cores is not None else '?'} cores")
     return "environment unknown"
 
 
@@ -301,9 +300,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
         old.unlink()
     sections = build_sections(res, plot_dir)
     n_ok = sum(r.ok for r in res.records)
-    suite = res.suite or {}
-    meta = {"suite": suite.get("name", res.root.name), "description": suite.get("description",
-                                                                                  ""),
+    meta = {"suite": res.name, "description": res.description,
             "runs": len(res.records), "ok": n_ok, "failed": len(res.records) - n_ok,
             "environment": _environment(res),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}

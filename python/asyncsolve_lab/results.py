@@ -1,14 +1,22 @@
-"""Loading a results folder (JSON only) and aggregating runs over repeats.
+"""Loading a results folder (JSON only), reading its documents, and aggregating
+runs over repeats.
 
-Loading, aggregation and plotting are kept apart: this module knows the
-documents' fields, plots.py and report.py only what it returns.
+Loading, aggregation and plotting are kept apart. This module is the only one
+that knows the documents' fields: the lab's sidecars and suite summary (through
+Record, Results and Experiment), the binary's result document
+(asyncsolve.result/1) and the benchmarks' documents (asyncsolve.bench.*/1,
+asyncsolve.model.hybrid/1), through the extractor functions below. plots.py
+and report.py use only what these return.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from . import RUN_SCHEMA, SUITE_SCHEMA, LabError, check_schema
@@ -27,6 +35,14 @@ class Record:
         return self.sidecar["experiment"]
 
     @property
+    def run_id(self) -> str:
+        return self.sidecar.get("run_id", self.path.name.removesuffix(".lab.json"))
+
+    @property
+    def program(self) -> str:
+        return self.sidecar.get("program", "")
+
+    @property
     def regime(self) -> str:
         return self.sidecar.get("regime", "shm")
 
@@ -39,15 +55,44 @@ class Record:
         return int(self.sidecar.get("repeat", 0))
 
     @property
+    def order(self) -> int:
+        return int(self.sidecar.get("order", 0))
+
+    @property
     def config(self) -> dict:
         return self.sidecar.get("config", {})
 
     @property
+    def status(self) -> str | None:
+        """ok, failed or timeout (None before the run finished)."""
+        return self.sidecar.get("status")
+
+    @property
+    def reason(self) -> str:
+        """Why the run failed ("" when it did not)."""
+        return self.sidecar.get("reason") or ""
+
+    @property
+    def stderr(self) -> str:
+        return self.sidecar.get("stderr") or ""
+
+    @property
+    def command(self) -> list[str]:
+        """The launched command line (empty when the run never started)."""
+        return list(self.sidecar.get("command") or [])
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment variables the lab set for the run."""
+        return dict(self.sidecar.get("env") or {})
+
+    @property
     def ok(self) -> bool:
-        return self.sidecar.get("status") == "ok" and self.doc is not None
+        return self.status == "ok" and self.doc is not None
 
     @property
     def schema(self) -> str | None:
+        """The document's schema name without its version (None without a document)."""
         return self.doc.get("schema", "").rpartition("/")[0] if self.doc else None
 
     def key(self) -> tuple:
@@ -56,21 +101,49 @@ class Record:
 
 
 @dataclass
+class Experiment:
+    """An experiment of the results folder: from the suite, or from its runs'
+    sidecars when the suite no longer lists it. `plots` are the suite's plot
+    specs (dicts with kind, and x, y, series, title where given)."""
+
+    name: str
+    title: str = ""
+    notes: str = ""
+    program: str = ""
+    plots: list[dict] = field(default_factory=list)
+
+    @staticmethod
+    def from_suite(entry: dict) -> Experiment:
+        return Experiment(name=entry["name"], title=entry.get("title") or "",
+                          notes=entry.get("notes") or "", program=entry.get("program") or "",
+                          plots=list(entry.get("plots") or []))
+
+
+@dataclass
 class Results:
     root: Path
     suite: dict | None
     records: list[Record]
 
-    def experiments(self) -> list[dict]:
-        """The experiments in suite order (or as found), each a dict with name, title, plots."""
+    @property
+    def name(self) -> str:
+        """The suite's name (the folder's name when it has no suite.json)."""
+        return (self.suite or {}).get("name") or self.root.name
+
+    @property
+    def description(self) -> str:
+        return (self.suite or {}).get("description") or ""
+
+    def experiments(self) -> list[Experiment]:
+        """The experiments in suite order (or as found)."""
         listed = []
         if self.suite:
             names = {r.experiment for r in self.records}
-            listed = [e for e in self.suite.get("experiments", []) if e["name"] in names]
-        seen: dict[str, dict] = {e["name"]: e for e in listed}
+            listed = [Experiment.from_suite(e) for e in self.suite.get("experiments", [])
+                      if e["name"] in names]
+        seen: dict[str, Experiment] = {e.name: e for e in listed}
         for r in self.records:  # runs of experiments the suite no longer lists come last
-            seen.setdefault(r.experiment, {"name": r.experiment, "title": "", "plots": [],
-                                           "program": r.sidecar.get("program", "")})
+            seen.setdefault(r.experiment, Experiment(name=r.experiment, program=r.program))
         return list(seen.values())
 
     def of(self, experiment: str) -> list[Record]:
@@ -118,6 +191,362 @@ def load_results(root: str | Path) -> Results:
 
 
 # --------------------------------------------------------------------------
+# Extractors: what the documents say, one function per quantity. Each takes
+# a document and never raises on its content: a field that is missing, null
+# or not of its type gives None (a value), an empty list (a series) or
+# leaves the entry out (an entry of a series without its key fields), so a
+# partial or older document drops out of a table cell or a plot point
+# instead of breaking the report.
+
+def _at(doc: object, *path: str) -> object:
+    """doc[path[0]][path[1]]..., or None where a step is not an object or lacks the key."""
+    for key in path:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
+
+
+def _num(value: object) -> float | None:
+    """A finite JSON number (int or float, not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _int(value: object) -> int | None:
+    """A JSON integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _objects(value: object) -> list[dict]:
+    """The objects of a JSON array (an empty list when it is not an array)."""
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+def _median(stats: object) -> float | None:
+    """The median of a {repeats, min, median, max} object."""
+    return _num(_at(stats, "median"))
+
+
+# asyncsolve.result/1 (asyncsolve solve): docs/design.md's result document.
+
+#: The statistics over ranks of the result's iteration counts.
+ITERATION_STATS = ("min", "mean", "max")
+#: The statistics over ranks of each phase's time.
+PHASE_STATS = ("min", "mean", "max")
+
+
+def iterations(doc: dict, which: str = "mean") -> float | None:
+    """Iterations completed, `which` of min, mean, max over ranks."""
+    if which not in ITERATION_STATS:
+        raise ValueError(f"iterations: {which!r} is not one of {', '.join(ITERATION_STATS)}")
+    return _num(_at(doc, "result", "iterations", which))
+
+
+def per_rank_iterations(doc: dict) -> list[int]:
+    """Iterations completed by each rank, in rank order (empty when not recorded)."""
+    per_rank = _at(doc, "result", "iterations", "per_rank")
+    if not isinstance(per_rank, list):
+        return []
+    return [v for v in (_int(x) for x in per_rank) if v is not None]
+
+
+def time_s(doc: dict) -> float | None:
+    """Time to solution, seconds: the maximum over ranks."""
+    return _num(_at(doc, "result", "time_s"))
+
+
+def rate(doc: dict) -> float | None:
+    """Iterations per second of the average rank (None without a positive time)."""
+    its, t = iterations(doc, "mean"), time_s(doc)
+    return its / t if its is not None and t else None
+
+
+def time_per_iteration(doc: dict) -> float | None:
+    """Time to solution over the largest rank's iterations, seconds (None without iterations)."""
+    t, its = time_s(doc), iterations(doc, "max")
+    return t / its if t is not None and its else None
+
+
+def true_residual(doc: dict) -> float | None:
+    """‖b − Au‖₂ / ‖b‖₂ measured after termination."""
+    return _num(_at(doc, "result", "true_residual"))
+
+
+def phases(doc: dict, stat: str = "max") -> dict[str, float]:
+    """Each phase's time in seconds, `stat` of min, mean, max over ranks, in the
+    document's order; phases without that number are left out."""
+    if stat not in PHASE_STATS:
+        raise ValueError(f"phases: {stat!r} is not one of {', '.join(PHASE_STATS)}")
+    table = _at(doc, "phases")
+    if not isinstance(table, dict):
+        return {}
+    out = {}
+    for name, entry in table.items():
+        v = _num(_at(entry, stat))
+        if v is not None:
+            out[name] = v
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One residual check of the convergence history."""
+
+    rank: int  #: the rank that recorded it (the thread where only that is given)
+    thread: int | None  #: the OpenMP thread (--transport omp), else None
+    iteration: int  #: that rank's (thread's) own iteration count
+    time_s: float  #: since the solve started
+    residual: float  #: the global residual estimate
+    local_residual: float | None  #: the rank's own part, where recorded
+
+
+def history(doc: dict) -> list[HistoryPoint]:
+    """The convergence history in document order; checks without an iteration,
+    a time and a residual are left out."""
+    out = []
+    for h in _objects(_at(doc, "history")):
+        it, t, res = _int(h.get("iteration")), _num(h.get("time_s")), _num(h.get("residual"))
+        if it is None or t is None or res is None:
+            continue
+        thread = _int(h.get("thread"))
+        rank = _int(h.get("rank"))
+        out.append(HistoryPoint(rank=rank if rank is not None else thread or 0, thread=thread,
+                                iteration=it, time_s=t, residual=res,
+                                local_residual=_num(h.get("local_residual"))))
+    return out
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a document was produced (any field may be unknown)."""
+
+    mpi_library: str | None
+    hostname: str | None
+    cores: int | None
+
+
+def environment(doc: dict | None) -> Environment | None:
+    """The document's environment (asyncsolve.result/1, bench allreduce), or None."""
+    env = _at(doc, "environment")
+    if not isinstance(env, dict) or not env:
+        return None
+    return Environment(mpi_library=_str(env.get("mpi_library")),
+                       hostname=_str(env.get("hostname")), cores=_int(env.get("cores")))
+
+
+# asyncsolve.bench.allreduce/1 (asyncsolve bench allreduce).
+
+@dataclass(frozen=True)
+class AllreducePoint:
+    """One algorithm at one message size: the median over the benchmark's repeats."""
+
+    algorithm: str
+    size_bytes: int
+    median: float
+
+
+def _allreduce_points(doc: dict, section: str, quantity: str) -> list[AllreducePoint]:
+    out = []
+    for e in _objects(_at(doc, section)):
+        algo, size, med = _str(e.get("algorithm")), _int(e.get("bytes")), _median(e.get(quantity))
+        if algo is not None and size is not None and med is not None:
+            out.append(AllreducePoint(algorithm=algo, size_bytes=size, median=med))
+    return out
+
+
+def allreduce_latency(doc: dict) -> list[AllreducePoint]:
+    """Latency (start + wait) per algorithm and size, microseconds."""
+    return _allreduce_points(doc, "latency", "latency_us")
+
+
+def allreduce_overlap(doc: dict) -> list[AllreducePoint]:
+    """Share of the reduction hidden behind computation (IMB-NBC), percent."""
+    return _allreduce_points(doc, "overlap", "overlap_pct")
+
+
+@dataclass(frozen=True)
+class NoisePoint:
+    """A Krylov method's slowdown under one injected-noise setting."""
+
+    method: str
+    allreduce: str
+    noise_us: float  #: length of one interruption
+    noise_hz: float  #: interruptions per second and rank (0: the quiet run)
+    slowdown: float  #: time / quiet time, median over repeats
+
+
+def allreduce_noise(doc: dict) -> list[NoisePoint]:
+    """The noise mode's measurements."""
+    out = []
+    for e in _objects(_at(doc, "noise")):
+        method, algo = _str(e.get("method")), _str(e.get("allreduce"))
+        us, hz, slow = _num(e.get("noise_us")), _num(e.get("noise_hz")), _median(e.get("slowdown"))
+        if None not in (method, algo, us, hz, slow):
+            out.append(NoisePoint(method=method, allreduce=algo, noise_us=us, noise_hz=hz,
+                                  slowdown=slow))
+    return out
+
+
+# asyncsolve.bench.hybrid_mvm/1 (bench/hybrid_mvm).
+
+#: The hybrid schemes of paper 002, as the document names them.
+MVM_SCHEMES = ("masteronly", "funneled", "multiple")
+
+
+@dataclass(frozen=True)
+class MvmRecord:
+    """One n_k^loc of the sweep: time per MVM of each scheme (s, median) and the ratios."""
+
+    nk_local: int
+    masteronly_s: float | None
+    funneled_s: float | None
+    multiple_s: float | None
+    epsilon_funneled: float | None
+    epsilon_multiple: float | None
+
+    def time_s(self, scheme: str) -> float | None:
+        """The time per MVM of one of MVM_SCHEMES (None where not measured)."""
+        if scheme not in MVM_SCHEMES:
+            raise ValueError(f"MvmRecord.time_s: {scheme!r} is not one of "
+                             f"{', '.join(MVM_SCHEMES)}")
+        return getattr(self, f"{scheme}_s")
+
+
+def mvm_records(doc: dict) -> list[MvmRecord]:
+    """The sweep over n_k^loc in document order (records without n_k^loc left out)."""
+    out = []
+    for r in _objects(_at(doc, "records")):
+        nk = _int(r.get("nk_local"))
+        if nk is None:
+            continue
+        out.append(MvmRecord(nk_local=nk, masteronly_s=_num(r.get("masteronly_s")),
+                             funneled_s=_num(r.get("funneled_s")),
+                             multiple_s=_num(r.get("multiple_s")),
+                             epsilon_funneled=_num(r.get("epsilon_funneled")),
+                             epsilon_multiple=_num(r.get("epsilon_multiple"))))
+    return out
+
+
+def mvm_threads(doc: dict) -> int | None:
+    """OpenMP threads per rank of the hybrid MVM benchmark."""
+    return _int(_at(doc, "threads"))
+
+
+# asyncsolve.bench.beff/1 (bench/beff).
+
+@dataclass(frozen=True)
+class BeffPoint:
+    """One pattern, mode and message size: accumulated bandwidth, MB/s (median)."""
+
+    pattern: str
+    mode: str  #: "pure" (MPI everywhere) or "hybrid" (masteronly)
+    size_bytes: int
+    bandwidth_mbs: float
+
+
+def beff_measurements(doc: dict) -> list[BeffPoint]:
+    out = []
+    for m in _objects(_at(doc, "measurements")):
+        pat, mode, size = _str(m.get("pattern")), _str(m.get("mode")), _int(m.get("bytes"))
+        bw = _median(m.get("bandwidth_accumulated_mbs"))
+        if None not in (pat, mode, size, bw):
+            out.append(BeffPoint(pattern=pat, mode=mode, size_bytes=size, bandwidth_mbs=bw))
+    return out
+
+
+@dataclass(frozen=True)
+class BeffSummary:
+    """b_eff of both modes (MB/s) and their ratios; any of them may be unknown."""
+
+    node_size: int | None
+    pure_mbs: float | None
+    hybrid_mbs: float | None
+    pure_over_hybrid: float | None  #: of b_eff
+    cyclic3d_pure_over_hybrid: float | None
+
+
+def beff_summary(doc: dict) -> BeffSummary:
+    s = _at(doc, "summary")
+    return BeffSummary(node_size=_int(_at(doc, "parameters", "node_size")),
+                       pure_mbs=_num(_at(s, "pure", "b_eff_mbs")),
+                       hybrid_mbs=_num(_at(s, "hybrid", "b_eff_mbs")),
+                       pure_over_hybrid=_num(_at(s, "b_pure_over_b_hybrid", "b_eff")),
+                       cyclic3d_pure_over_hybrid=_num(_at(s, "b_pure_over_b_hybrid", "cyclic3d")))
+
+
+# asyncsolve.model.hybrid/1 (asyncsolve model hybrid): eq. 3's quantities, or
+# with --fit the fit of eq. 14 to a hybrid_mvm document.
+
+@dataclass(frozen=True)
+class ModelQuantities:
+    threads: int | None  #: n
+    reserved: int | None  #: m, threads reserved for communication
+    f_comp_non: float | None
+    f_comm: float | None
+    epsilon: float | None  #: T_masteronly / T_funneled
+    limited_by: str | None
+    epsilon_max: float | None
+    f_comm_best: float | None
+
+
+def model_quantities(doc: dict) -> ModelQuantities | None:
+    """The quantities of `model hybrid` without --fit (None in a --fit document)."""
+    q = _at(doc, "quantities")
+    if not isinstance(q, dict) or not q:
+        return None
+    return ModelQuantities(threads=_int(q.get("threads")), reserved=_int(q.get("reserved")),
+                           f_comp_non=_num(q.get("f_comp_non")), f_comm=_num(q.get("f_comm")),
+                           epsilon=_num(q.get("epsilon")), limited_by=_str(q.get("limited_by")),
+                           epsilon_max=_num(q.get("epsilon_max")),
+                           f_comm_best=_num(q.get("f_comm_best")))
+
+
+@dataclass(frozen=True)
+class FitRecord:
+    """One n_k^loc of the fitted sweep: ε measured and predicted by eq. 14."""
+
+    nk_local: int
+    epsilon_measured: float | None
+    epsilon_predicted: float | None
+    epsilon_multiple: float | None  #: T_masteronly / T_multiple where measured
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    records: list[FitRecord]
+    comm_over_overlap: float | None  #: x_comm / x_MVM,overlap
+    non_over_overlap: float | None  #: x_MVM,non / x_MVM,overlap
+    nk_crossover: float | None  #: n_k^loc where ε = 1
+    nk_best: float | None
+    epsilon_at_best: float | None
+    rms_epsilon_error: float | None
+
+
+def model_fit(doc: dict) -> ModelFit | None:
+    """The fit of `model hybrid --fit` (None in a document without one)."""
+    fit = _at(doc, "fit")
+    if not isinstance(fit, dict) or not fit:
+        return None
+    records = [FitRecord(nk_local=nk, epsilon_measured=_num(r.get("epsilon_measured")),
+                         epsilon_predicted=_num(r.get("epsilon_predicted")),
+                         epsilon_multiple=_num(r.get("epsilon_multiple")))
+               for r in _objects(fit.get("records"))
+               if (nk := _int(r.get("nk_local"))) is not None]
+    return ModelFit(records=records,
+                    comm_over_overlap=_num(_at(fit, "parameters", "comm_over_overlap")),
+                    non_over_overlap=_num(_at(fit, "parameters", "non_over_overlap")),
+                    nk_crossover=_num(fit.get("nk_crossover")), nk_best=_num(fit.get("nk_best")),
+                    epsilon_at_best=_num(fit.get("epsilon_at_best")),
+                    rms_epsilon_error=_num(fit.get("rms_epsilon_error")))
+
+
+# --------------------------------------------------------------------------
 # Aggregation over repeats.
 
 @dataclass
@@ -151,14 +580,9 @@ class Group:
     def label(self, keys: list[str]) -> str:
         return ", ".join(f"{k}={self.config[k]}" for k in keys if k in self.config) or "—"
 
-    def spread(self, fn) -> Spread:
-        out = []
-        for r in self.ok:
-            try:
-                out.append(fn(r.doc))
-            except (KeyError, TypeError, ZeroDivisionError):
-                continue
-        return Spread.of(out)
+    def spread(self, fn: Callable[[dict], float | None]) -> Spread:
+        """An extractor's value over the successful repeats (None values left out)."""
+        return Spread.of(fn(r.doc) for r in self.ok)
 
     def first_ok(self) -> Record | None:
         ok = sorted(self.ok, key=lambda r: r.repeat)
@@ -168,7 +592,7 @@ class Group:
 def groups(records: list[Record]) -> list[Group]:
     """Configurations in first-seen order, each with its repeats."""
     out: dict[tuple, Group] = {}
-    for r in sorted(records, key=lambda r: (r.sidecar.get("order", 0), r.repeat, str(r.path))):
+    for r in sorted(records, key=lambda r: (r.order, r.repeat, str(r.path))):
         g = out.get(r.key())
         if g is None:
             g = out[r.key()] = Group(regime=r.regime, ranks=r.ranks, config=dict(r.config))
@@ -186,33 +610,11 @@ def varying_keys(gs: list[Group]) -> list[str]:
     return [k for k in keys if len({repr(g.config.get(k)) for g in gs}) > 1]
 
 
-# Quantities of an asyncsolve.result/1 document.
-
-def time_s(doc: dict) -> float:
-    return doc["result"]["time_s"]
-
-
-def iterations_mean(doc: dict) -> float:
-    return doc["result"]["iterations"]["mean"]
-
-
-def rate(doc: dict) -> float:
-    """Iterations per second of the average rank."""
-    return doc["result"]["iterations"]["mean"] / doc["result"]["time_s"]
-
-
-def time_per_iteration(doc: dict) -> float:
-    return doc["result"]["time_s"] / doc["result"]["iterations"]["max"]
-
-
-def true_residual(doc: dict) -> float:
-    return doc["result"]["true_residual"]
-
-
-Y_QUANTITIES = {
+#: The y quantities of line and bar plots: extractor and axis label.
+Y_QUANTITIES: dict[str, tuple[Callable[[dict], float | None], str]] = {
     "time": (time_s, "time to solution (s)"),
     "rate": (rate, "iteration rate (iterations/s, mean rank)"),
-    "iterations": (iterations_mean, "iterations (mean over ranks)"),
+    "iterations": (partial(iterations, which="mean"), "iterations (mean over ranks)"),
     "time_per_iteration": (time_per_iteration, "time per iteration (s)"),
     "true_residual": (true_residual, "true residual ‖b−Au‖/‖b‖"),
 }
@@ -222,12 +624,10 @@ def phase_medians(g: Group, stat: str = "max") -> dict[str, float]:
     """Median over repeats of each phase's `stat` (max over ranks by default), seconds."""
     names: list[str] = []
     for r in g.ok:
-        for k in r.doc.get("phases", {}):
-            if k not in names:
-                names.append(k)
+        names += [k for k in phases(r.doc, stat) if k not in names]
     out = {}
     for k in names:
-        s = g.spread(lambda d, k=k: d["phases"][k][stat])
+        s = g.spread(lambda d, k=k: phases(d, stat).get(k))
         if s.median is not None:
             out[k] = s.median
     return out

@@ -249,7 +249,7 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
 
 
 def _fmt_s(seconds: float) -> str:
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 

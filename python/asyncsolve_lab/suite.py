@@ -206,7 +206,7 @@ class Suite:
             for regime in exp.regimes:
                 for ranks in exp.ranks:
                     for values in itertools.product(*(exp.matrix[k] for k in keys)):
-                        config = dict(zip(keys, values))
+                        config = dict(zip(keys, values, strict=True))
                         where = {"ranks": ranks, "regime": regime, **config}
                         if any(all(where.get(k) == v for k, v in ex.items()) for ex in exp.exclude):
                             continue
@@ -428,7 +428,7 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                 exp.matrix[k] = [ck.scalar(x, where, f"matrix.{k}") for x in v]
     dup = set(exp.options) & set(exp.matrix)
     if dup:
-        k = sorted(dup)[0]
+        k = min(dup)
         raise ck.fail(kp + ("matrix", k), f"option '{k}' is both in options and in matrix")
     excl = raw.get("exclude", [])
     if not isinstance(excl, list):
@@ -445,10 +445,9 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     plots = raw.get("plots", [])
     if not isinstance(plots, list):
         raise ck.fail(kp + ("plots",), "'plots' must be an array of plot kinds or tables")
-    for j, p in enumerate(plots):
+    for j, entry in enumerate(plots):
         pkp = kp + ("plots", j)
-        if isinstance(p, str):
-            p = {"kind": p}
+        p = {"kind": entry} if isinstance(entry, str) else entry
         if not isinstance(p, dict):
             raise ck.fail(pkp, f"a plot must be a kind ({', '.join(PLOT_KINDS)}) or a table")
         ck.keys(p, dict.fromkeys(PLOT_KEYS), pkp, "a plot", required=("kind",))

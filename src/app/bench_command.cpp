@@ -32,7 +32,7 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/statistics.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/core/triple.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
@@ -40,8 +40,8 @@
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
+#include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
-#include "asyncsolve/version.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
 
@@ -49,40 +49,17 @@ namespace asyncsolve::app {
 namespace {
 
 using collectives::NonblockingAllreduce;
+using core::maximum;
+using core::median;
+using core::minimum;
+using core::series_json;
+using par::max_over_ranks;
+using par::min_over_ranks;
 
 constexpr double to_us = 1e6;
 constexpr double noise_tol = 1e-6;        // the Krylov default tolerance
 constexpr long noise_max_iters = 100000;
 constexpr int noise_test_every = 4;       // the solve command's default
-
-// ---- statistics over repeats ------------------------------------------------
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double minimum(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
-}
-
-double maximum(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
-}
-
-/// {"repeats": [...], "min", "median", "max"}: one figure over the repeats.
-nlohmann::ordered_json series_json(const std::vector<double>& v) {
-  return {{"repeats", v}, {"min", minimum(v)}, {"median", median(v)}, {"max", maximum(v)}};
-}
-
-/// Collective: the largest `value` over the ranks of `comm`.
-double max_over_ranks(const par::Comm& comm, double value) {
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  return value;
-}
 
 // ---- the reductions -----------------------------------------------------------
 
@@ -134,10 +111,7 @@ struct Buffers {
 /// was wrong (checked outside the timed loops).
 void validate(const par::Comm& comm, const Buffers& buffers, const std::string& algorithm,
               std::size_t bytes, std::string_view mode) {
-  int bad = buffers.is_correct() ? 0 : 1;
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  if (bad != 0) {
+  if (par::any_rank(comm, !buffers.is_correct())) {
     throw core::RuntimeFailure(fmt::format("bench allreduce ({}): {} returned a wrong sum for {} "
                                            "bytes",
                                            mode, algorithm, bytes));
@@ -396,7 +370,7 @@ std::vector<OverlapRecord> run_overlap(const BenchAllreduceConfig& config, const
       const double compute = max_over_ranks(comm, s.compute_s);
       const double tests = max_over_ranks(comm, s.test_s);
       const double units_max = max_over_ranks(comm, static_cast<double>(s.calibration.units));
-      const double units_min = -max_over_ranks(comm, -static_cast<double>(s.calibration.units));
+      const double units_min = min_over_ranks(comm, static_cast<double>(s.calibration.units));
       rec.pure_us.push_back(pure * to_us);
       rec.cpu_us.push_back(cpu * to_us);
       rec.ovrl_us.push_back(ovrl * to_us);
@@ -429,7 +403,7 @@ double noise_solve(const grid::Problem& problem, const grid::Decomposition& deco
   auto halo = comm::make_halo_exchange("waitall", decomposition, system.x,
                                        comm::Neighbourhood::faces);
   solvers::KrylovOptions options;
-  options.method = method;
+  options.method = solvers::parse_krylov_method(method).value();  // pcg2 or pcg-overlap
   options.tol = noise_tol;
   options.max_iters = noise_max_iters;
   options.test_every = noise_test_every;
@@ -649,12 +623,6 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   return doc;
 }
 
-void print_root(const par::Comm& comm, const std::string& text) {
-  if (!comm.is_root()) return;
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
-}
-
 }  // namespace
 
 core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par::Comm& world,
@@ -691,42 +659,32 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
   }
 
   const RunEnvironment e = describe_environment(world, env);
-  print_root(world, fmt::format("asyncsolve {}: bench allreduce, {} rank{}, {} iterations ({} "
-                                "warm-up), {} repeat{}, sizes {} to {} bytes\n",
-                                version, e.ranks, e.ranks == 1 ? "" : "s", config.iterations,
-                                config.warmup, config.repeats, config.repeats == 1 ? "" : "s",
-                                config.sizes_bytes.front(), config.sizes_bytes.back()));
+  par::print_on_root(
+      world, fmt::format("{}\n  {} iterations ({} warm-up), {} repeat{}, sizes {} to {} bytes\n",
+                         par::provenance_line("bench allreduce", e), config.iterations,
+                         config.warmup, config.repeats, config.repeats == 1 ? "" : "s",
+                         config.sizes_bytes.front(), config.sizes_bytes.back()));
   std::vector<LatencyRecord> latency;
   std::vector<OverlapRecord> overlap;
   std::vector<NoiseRecord> noise;
   for (const auto& mode : config.modes) {
     if (mode == "latency") {
       latency = run_latency(config, world);
-      print_root(world, latency_table(config, latency));
+      par::print_on_root(world, latency_table(config, latency));
     } else if (mode == "overlap") {
       overlap = run_overlap(config, world);
-      print_root(world, overlap_table(config, overlap));
+      par::print_on_root(world, overlap_table(config, overlap));
     } else if (mode == "noise") {
       noise = run_noise(config, *decomposition);
-      print_root(world, noise_table(config, noise));
+      par::print_on_root(world, noise_table(config, noise));
     }
   }
 
-  int write_failed = 0;
-  if (world.is_root() && !config.json_path.empty()) {
-    try {
-      const auto doc = make_document(command, started, e, config, latency, overlap, noise);
-      core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
-      std::printf("  %-10s %s\n", "json", config.json_path.c_str());
-      std::fflush(stdout);
-    } catch (const std::exception& ex) {
-      std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());
-      write_failed = 1;
-    }
-  }
-  par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, world.get()), "MPI_Bcast");
+  const bool written = par::write_document(
+      world, config.json_path, "asyncsolve", "  json       {}",
+      [&] { return make_document(command, started, e, config, latency, overlap, noise); });
   if (decomposition) decomposition->free();
-  return write_failed != 0 ? core::ExitCode::runtime_failure : core::ExitCode::success;
+  return written ? core::ExitCode::success : core::ExitCode::runtime_failure;
 }
 
 }  // namespace asyncsolve::app

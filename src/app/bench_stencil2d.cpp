@@ -35,38 +35,22 @@
 
 #include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/statistics.hpp"
 #include "asyncsolve/core/timer.hpp"
-#include "asyncsolve/par/check.hpp"
-#include "asyncsolve/version.hpp"
+#include "asyncsolve/par/document.hpp"
+#include "asyncsolve/par/stats.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
 
 namespace asyncsolve::app {
 namespace {
 
+using core::median;
+using core::series_json;
+using par::max_over_ranks;
+
 constexpr double to_us = 1e6;
 constexpr double validation_tol = 1e-12;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-nlohmann::ordered_json series_json(const std::vector<double>& v) {
-  return {{"repeats", v},
-          {"min", v.empty() ? 0.0 : *std::min_element(v.begin(), v.end())},
-          {"median", median(v)},
-          {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())}};
-}
-
-double max_over_ranks(const par::Comm& comm, double value) {
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  return value;
-}
 
 /// One variant at one local size, over the repeats (slowest rank's figures).
 struct Record {
@@ -80,12 +64,6 @@ struct Record {
 struct Failure {
   std::string message;
 };
-
-void print_root(const par::Comm& comm, const std::string& text) {
-  if (!comm.is_root()) return;
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
-}
 
 /// Collective: all repeats of all runs at local size `n`. Returns a failure
 /// (the same on every rank) if a validation failed; the variants are freed
@@ -149,25 +127,6 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
   return failure;
 }
 
-std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
-  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n",
-                                "local", "variant", "iteration us med [min, max]",
-                                "exchange", "filter", "halo MB/s", "calls");
-  for (const auto& r : records) {
-    const auto mn = *std::min_element(r.iteration_us.begin(), r.iteration_us.end());
-    const auto mx = *std::max_element(r.iteration_us.begin(), r.iteration_us.end());
-    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n",
-                       r.local, r.run.name(),
-                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
-                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
-                       r.calls);
-  }
-  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
-                     "timed); times: slowest rank, per iteration\n",
-                     config.iterations, config.warmup + config.iterations);
-  return out;
-}
-
 nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                                      const std::string& started, const RunEnvironment& env,
                                      const BenchStencil2dConfig& c, const kernels::Stencil2dGrid& g,
@@ -227,6 +186,25 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   return doc;
 }
 
+std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
+  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n",
+                                "local", "variant", "iteration us med [min, max]",
+                                "exchange", "filter", "halo MB/s", "calls");
+  for (const auto& r : records) {
+    const double mn = core::minimum(r.iteration_us);
+    const double mx = core::maximum(r.iteration_us);
+    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n",
+                       r.local, r.run.name(),
+                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
+                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
+                       r.calls);
+  }
+  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
+                     "timed); times: slowest rank, per iteration\n",
+                     config.iterations, config.warmup + config.iterations);
+  return out;
+}
+
 }  // namespace
 
 core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par::Comm& world,
@@ -236,11 +214,11 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
   check_json_path(config.json_path, world);
   const RunEnvironment e = describe_environment(world, env);
   const kernels::Stencil2dGrid grid = kernels::Stencil2dGrid::create(world.rank(), world.size());
-  print_root(world, fmt::format("asyncsolve {}: bench stencil2d, {} rank{} (grid {}x{}, "
-                                "periodic), radius {}, {} iterations ({} warm-up), {} repeat{}\n",
-                                version, e.ranks, e.ranks == 1 ? "" : "s", grid.px, grid.py,
-                                config.radius, config.iterations, config.warmup, config.repeats,
-                                config.repeats == 1 ? "" : "s"));
+  par::print_on_root(world, fmt::format("{}\n  grid {}x{} (periodic), radius {}, {} iterations "
+                                        "({} warm-up), {} repeat{}\n",
+                                        par::provenance_line("bench stencil2d", e), grid.px,
+                                        grid.py, config.radius, config.iterations, config.warmup,
+                                        config.repeats, config.repeats == 1 ? "" : "s"));
   std::vector<Record> records;
   for (const int n : config.local_sizes) {
     if (const auto failure = measure(config, n, world, records)) {
@@ -248,22 +226,12 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
       return core::ExitCode::runtime_failure;
     }
   }
-  print_root(world, table(config, records));
+  par::print_on_root(world, table(config, records));
 
-  int write_failed = 0;
-  if (world.is_root() && !config.json_path.empty()) {
-    try {
-      const auto doc = make_document(command, started, e, config, grid, records);
-      core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
-      std::printf("  %-10s %s\n", "json", config.json_path.c_str());
-      std::fflush(stdout);
-    } catch (const std::exception& ex) {
-      std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());
-      write_failed = 1;
-    }
-  }
-  par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, world.get()), "MPI_Bcast");
-  return write_failed != 0 ? core::ExitCode::runtime_failure : core::ExitCode::success;
+  const bool written = par::write_document(
+      world, config.json_path, "asyncsolve", "  json       {}",
+      [&] { return make_document(command, started, e, config, grid, records); });
+  return written ? core::ExitCode::success : core::ExitCode::runtime_failure;
 }
 
 }  // namespace asyncsolve::app

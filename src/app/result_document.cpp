@@ -1,18 +1,9 @@
 #include "result_document.hpp"
 
-#include <mpi.h>
-
-#include <algorithm>
 #include <cmath>
-#include <thread>
-#include <utility>
 
 #include <fmt/format.h>
 
-#include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/json_file.hpp"
-#include "asyncsolve/par/check.hpp"
-#include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -29,57 +20,6 @@ nlohmann::json optional_number(const std::optional<double>& v) {
 }
 
 }  // namespace
-
-RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env) {
-  RunEnvironment e;
-  e.mpi_library = par::mpi_library_version();
-  e.mpi_version = par::mpi_standard_version();
-  e.ranks = comm.size();
-  e.threads = 1;
-  e.thread_level_requested = std::string(par::to_string(env.requested()));
-  e.thread_level = std::string(par::to_string(env.provided()));
-  e.shmem = par::shmem_initialized();
-  e.hostname = par::processor_name();
-  e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  return e;
-}
-
-void check_json_path(const std::string& path, const par::Comm& comm) {
-  if (path.empty()) return;
-  std::string error;
-  if (comm.is_root()) {
-    try {
-      core::check_writable(path, "--json");
-    } catch (const core::InputError& e) {
-      error = e.what();
-    }
-  }
-  error = par::broadcast_from_root(comm, std::move(error));
-  if (!error.empty()) throw core::InputError(error);
-}
-nlohmann::ordered_json document_header(std::string_view schema,
-                                       const std::vector<std::string>& command,
-                                       const std::string& started) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = schema;
-  doc["version"] = version;
-  doc["git"] = git_commit;
-  doc["started"] = started;
-  doc["command"] = command;
-  return doc;
-}
-
-nlohmann::ordered_json environment_json(const RunEnvironment& env) {
-  return {{"mpi_library", env.mpi_library},
-          {"mpi_version", env.mpi_version},
-          {"ranks", env.ranks},
-          {"threads", env.threads},
-          {"thread_level_requested", env.thread_level_requested},
-          {"thread_level", env.thread_level},
-          {"shmem", env.shmem},
-          {"hostname", env.hostname},
-          {"cores", env.cores}};
-}
 
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
                                             const std::string& started,

@@ -6,25 +6,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "cli.hpp"
 
 namespace asyncsolve::app {
 
-/// Where the run happened, for the result document.
-struct RunEnvironment {
-  std::string mpi_library;
-  std::string mpi_version;
-  int ranks = 1;
-  int threads = 1;
-  std::string thread_level_requested;
-  std::string thread_level;
-  bool shmem = false;
-  std::string hostname;
-  int cores = 1;
-};
+// The environment, the --json check and the document header are the
+// library's (par/document.hpp, core/document.hpp), shared with the bench/
+// drivers; the commands name them as before.
+using core::document_header;
+using par::check_json_path;
+using par::describe_environment;
+using par::environment_json;
+using par::RunEnvironment;
 
 /// A solve's result summarised over ranks (all of it known on rank 0).
 struct RunSummary {
@@ -65,26 +63,6 @@ struct RunProblem {
   grid::Int3 dims{};
   nlohmann::json parameters;
 };
-
-/// Collective over `comm`: where the run happens (MPI library, thread level,
-/// host, cores), the same for every command's document.
-RunEnvironment describe_environment(const par::Comm& comm, const par::Environment& env);
-
-/// Collective over `comm`: rank 0 checks that `path` (a --json option) can be
-/// written; every rank learns the verdict and throws the same
-/// core::InputError, so a bad path stops all ranks together before any work.
-/// An empty path is accepted (no document).
-void check_json_path(const std::string& path, const par::Comm& comm);
-
-
-/// What every document of the asyncsolve command starts with: schema,
-/// version, git commit, start time and the command line.
-nlohmann::ordered_json document_header(std::string_view schema,
-                                       const std::vector<std::string>& command,
-                                       const std::string& started);
-
-/// The `environment` object of the documents.
-nlohmann::ordered_json environment_json(const RunEnvironment& env);
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,

@@ -358,14 +358,16 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
-  check_memory(config, decomposition, solvers::krylov_fields(config.method));
+  // config.method was checked against krylov_method_names() when it was parsed.
+  const solvers::KrylovMethod method = solvers::parse_krylov_method(config.method).value();
+  check_memory(config, decomposition, solvers::krylov_fields(method));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full
                                  : comm::Neighbourhood::faces;
   auto halo = comm::make_halo_exchange(config.halo, decomposition, system.x, neighbourhood);
   solvers::KrylovOptions options;
-  options.method = config.method;
+  options.method = method;
   options.tol = config.tol;
   options.max_iters = config.max_iters;
   options.test_every = config.test_every;

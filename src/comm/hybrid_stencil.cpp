@@ -99,10 +99,9 @@ HybridStencil::HybridStencil(const grid::Decomposition& decomposition, HybridMod
     : mode_(mode), threads_(threads), halo_(halo), links_(links) {
   const grid::Int3& n = decomposition.local();
   if (mode == HybridMode::none) throw std::invalid_argument("HybridStencil: mode none");
-  if (threads < 1 || threads > n[2]) {
-    throw std::invalid_argument(fmt::format(
-        "HybridStencil: {} threads for a block of {} z-planes, expected 1 to {}", threads, n[2],
-        n[2]));
+  if (threads < 1) {
+    throw std::invalid_argument(
+        fmt::format("HybridStencil: {} threads, expected at least 1", threads));
   }
   if (mode == HybridMode::multiple ? links == nullptr : halo == nullptr) {
     throw std::invalid_argument("HybridStencil: no halo exchange for the mode");
@@ -126,7 +125,9 @@ double HybridStencil::apply(grid::Field& in, const Kernel& kernel, HybridTimes& 
   }
 }
 
-double HybridStencil::compute(const Kernel& kernel) {
+double HybridStencil::compute(const Kernel& kernel) { return all_threads(kernel, slab); }
+
+double HybridStencil::all_threads(const Kernel& kernel, Box (*part)(const Box&, int, int)) {
   std::vector<Partial> partial(static_cast<std::size_t>(threads_));
   int team = threads_;
 #pragma omp parallel num_threads(threads_) default(shared)
@@ -134,7 +135,7 @@ double HybridStencil::compute(const Kernel& kernel) {
     const int t = omp_get_thread_num();
     if (t == 0) team = omp_get_num_threads();
     if (omp_get_num_threads() == threads_) {
-      partial[static_cast<std::size_t>(t)].value = kernel(slab(block_, threads_, t));
+      partial[static_cast<std::size_t>(t)].value = kernel(part(block_, threads_, t));
     }
   }
   if (team != threads_) too_few_threads(team, threads_);
@@ -148,7 +149,7 @@ double HybridStencil::masteronly(grid::Field& in, const Kernel& kernel, HybridTi
   const double t1 = core::now_s();
   halo_->finish(in);
   const double t2 = core::now_s();
-  const double sum = compute(kernel);
+  const double sum = all_threads(kernel, share);
   times.exchange_start += t1 - t0;
   times.exchange_wait += t2 - t1;
   times.interior += core::now_s() - t2;
@@ -223,7 +224,7 @@ double HybridStencil::multiple(grid::Field& in, const Kernel& kernel, HybridTime
       }
 #pragma omp barrier
       if (t == 0) t1 = core::now_s();
-      partial[static_cast<std::size_t>(t)].value = kernel(slab(block_, threads_, t));
+      partial[static_cast<std::size_t>(t)].value = kernel(share(block_, threads_, t));
     }
   }
   if (error) std::rethrow_exception(error);

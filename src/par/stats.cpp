@@ -15,6 +15,30 @@ RankStats rank_stats(const Comm& comm, double value) {
   return RankStats{-mm[0], mm[1], sum / comm.size()};
 }
 
+double max_over_ranks(const Comm& comm, double value) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
+            "MPI_Allreduce");
+  return value;
+}
+
+double min_over_ranks(const Comm& comm, double value) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MIN, comm.get()),
+            "MPI_Allreduce");
+  return value;
+}
+
+void max_over_ranks(const Comm& comm, std::span<double> values) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                          MPI_MAX, comm.get()),
+            "MPI_Allreduce");
+}
+
+bool any_rank(const Comm& comm, bool flag) {
+  int value = flag ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
+  return value != 0;
+}
+
 std::vector<double> gather_to_root(const Comm& comm, double value) {
   std::vector<double> out(comm.is_root() ? static_cast<std::size_t>(comm.size()) : 0);
   check_mpi(MPI_Gather(&value, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, 0, comm.get()),

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import ClassVar
 
 BINARY = ""
 ASYNCSOLVE = ""
@@ -62,7 +63,7 @@ class JacobiSweepBench(unittest.TestCase):
         for args in (["--grid", "0,4,4"], ["--repeats", "0"], ["--bogus"]):
             p = subprocess.run([BINARY] + args, capture_output=True, text=True, timeout=60)
             self.assertEqual(p.returncode, 2, args)
-            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            lines = [s for s in p.stderr.splitlines() if s.strip()]
             self.assertEqual(len(lines), 1, lines)
 
 
@@ -140,15 +141,15 @@ class KrylovOverlapBench(unittest.TestCase):
                      ["--methods", "jacobi"], ["--global", "8,8,8", "--local", "8,8,8"]):
             p = self.krylov_overlap(args, timeout=60)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
-            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            lines = [s for s in p.stderr.splitlines() if s.strip()]
             self.assertEqual(len(lines), 1, (args, lines))
             self.assertTrue(lines[0].startswith("krylov_overlap.py: error: "), lines)
             self.assertEqual(p.stdout, "", args)
 
 
 class BeffBench(unittest.TestCase):
-    SIZES = [8, 16, 32, 64]
-    PATTERNS = ["ring", "random", "3d-cyclic"]
+    SIZES: ClassVar[list[int]] = [8, 16, 32, 64]
+    PATTERNS: ClassVar[list[str]] = ["ring", "random", "3d-cyclic"]
 
     def setUp(self):
         if not BEFF:
@@ -223,7 +224,7 @@ class BeffBench(unittest.TestCase):
                 self.assertGreater(s["min"], 0)
             # Accumulated = per rank times the communicating ranks, repeat by repeat.
             for per_rank, total in zip(m["bandwidth_per_rank_mbs"]["repeats"],
-                                       m["bandwidth_accumulated_mbs"]["repeats"]):
+                                       m["bandwidth_accumulated_mbs"]["repeats"], strict=True):
                 self.assertAlmostEqual(total, per_rank * m["communicating_ranks"],
                                        delta=1e-9 * total)
         self.assertEqual(seen, {(p, mode, b) for p in self.PATTERNS
@@ -272,7 +273,7 @@ class BeffBench(unittest.TestCase):
                             (2, ["--patterns", "ring,bogus"]), (2, ["--bogus"])):
             p = self.beff(ranks, args, timeout=60)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
-            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            lines = [s for s in p.stderr.splitlines() if s.strip()]
             self.assertEqual(len(lines), 1, (args, lines))
             self.assertTrue(lines[0].startswith("beff: error: "), lines)
             self.assertEqual(p.stdout, "", args)
@@ -289,7 +290,7 @@ class HybridMvmBench(unittest.TestCase):
     """bench/hybrid_mvm (paper 002 §7.2.2) on tiny sizes: oversubscribed, so
     idle OpenMP threads must sleep (OMP_WAIT_POLICY=passive)."""
 
-    ENV = dict(os.environ, OMP_WAIT_POLICY="passive")
+    ENV: ClassVar[dict[str, str]] = dict(os.environ, OMP_WAIT_POLICY="passive")
 
     def setUp(self):
         if not HYBRID_MVM:
@@ -340,7 +341,7 @@ class HybridMvmBench(unittest.TestCase):
                      ["--threads", "9", "--nij", "3", "--nk", "2"], ["--bogus"]):
             p = self.hybrid_mvm(args, 2, timeout=60)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
-            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            lines = [s for s in p.stderr.splitlines() if s.strip()]
             self.assertEqual(len(lines), 1, (args, lines))
             self.assertTrue(lines[0].startswith("hybrid_mvm: error: "), lines)
 

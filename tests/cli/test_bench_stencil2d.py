@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import ClassVar
 
 BINARY = ""
 MPIEXEC = []
@@ -44,10 +45,10 @@ class BadInput(unittest.TestCase):
     """Every rank exits with 2; rank 0 prints one line naming the value."""
 
     def check(self, args, must_contain, ranks=3, env=None, launcher=True):
-        code, out, err = run(args, ranks=ranks, env=env if env else without_ucx_osc(),
+        code, out, err = run(args, ranks=ranks, env=env or without_ucx_osc(),
                              launcher=launcher)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
-        lines = [l for l in err.splitlines() if l.strip()]
+        lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
         self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
         self.assertIn(must_contain, lines[0])
@@ -90,7 +91,8 @@ class BadInput(unittest.TestCase):
 
 
 class Runs(unittest.TestCase):
-    SMALL = ["--local", "8,12", "--radius", "3", "-i", "3", "-x", "1", "--repeats", "2"]
+    SMALL: ClassVar[list[str]] = ["--local", "8,12", "--radius", "3", "-i", "3", "-x", "1",
+                                  "--repeats", "2"]
 
     def bench(self, args, ranks, env=None):
         with tempfile.TemporaryDirectory() as d:
@@ -158,7 +160,7 @@ class ValidationCatchesAWrongCorner(unittest.TestCase):
                                   "--radius", "2", "-i", "2", "-x", "0", "--repeats", "1",
                                   "--test-corrupt-corner", "--json", path], ranks=ranks, env=env)
             self.assertEqual(code, 4, f"{transport}/{variant}: stdout={out!r} stderr={err!r}")
-            lines = [l for l in err.splitlines() if l.strip()]
+            lines = [s for s in err.splitlines() if s.strip()]
             self.assertEqual(len(lines), 1, lines)
             self.assertIn(f"{transport}/{variant} failed validation", lines[0])
             self.assertIn("first wrong point", lines[0])

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import ClassVar
 
 BINARY = ""
 MPIEXEC = []
@@ -66,7 +67,7 @@ class BadInput(unittest.TestCase):
     def check(self, args, must_contain, ranks=3, env=None):
         code, out, err = run(args, ranks=ranks, env=env)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
-        lines = [l for l in err.splitlines() if l.strip()]
+        lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
         self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
         self.assertIn(must_contain, lines[0])
@@ -76,7 +77,7 @@ class BadInput(unittest.TestCase):
     def test_unknown_option(self):
         code, _, err = run(["solve", "--bogus", "1"], ranks=3)
         self.assertEqual(code, 2)
-        lines = [l for l in err.splitlines() if l.strip()]
+        lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, lines)
         self.assertIn("--bogus", lines[0])
 
@@ -134,7 +135,8 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--method", "pcg2", "--pc", "none"], "--pc 'none'")
         self.check(["solve", "--method", "pipecg", "--pc", "ilu"], "--pc 'ilu'")
         self.check(["solve", "--method", "cg", "--test-every", "-1"], "--test-every -1")
-        self.check(["solve", "--method", "cg", "--allreduce", "knomial:1"], "--allreduce 'knomial:1'")
+        self.check(["solve", "--method", "cg", "--allreduce", "knomial:1"],
+                   "--allreduce 'knomial:1'")
         self.check(["solve", "--method", "cg", "--allreduce", "twolevel:tree"], "twolevel:ALG")
         self.check(["solve", "--method", "cg", "--halo", "smoke-signals"], "smoke-signals")
         self.check(["solve", "--problem", "laplace27"], "--problem laplace27 with --method jacobi")
@@ -412,7 +414,7 @@ class Solve(unittest.TestCase):
         code, out, err = run(["solve", "--local", "6,6,6", "--monitor", "--monitor-every", "0",
                               "--check-every", "10"], ranks=2)
         self.assertEqual(code, 0, err)
-        lines = [l for l in out.splitlines() if l.strip().startswith("iteration")]
+        lines = [s for s in out.splitlines() if s.strip().startswith("iteration")]
         self.assertGreater(len(lines), 2)
         self.assertIn("residual", lines[0])
 
@@ -504,7 +506,7 @@ class ModelHybrid(unittest.TestCase):
 class BenchAllreduce(unittest.TestCase):
     """`asyncsolve bench allreduce`: the document's shape, never its timings."""
 
-    SMALL = ["-m", "8:64", "-i", "20", "-x", "2", "--repeats", "2"]
+    SMALL: ClassVar[list[str]] = ["-m", "8:64", "-i", "20", "-x", "2", "--repeats", "2"]
 
     def bench(self, args, ranks):
         with tempfile.TemporaryDirectory() as d:
@@ -609,7 +611,10 @@ class OpenMP(unittest.TestCase):
                 code, out, err = p.returncode, p.stdout, p.stderr
             else:
                 code, out, err = run(args + ["--json", path], ranks=ranks)
-            doc = json.load(open(path)) if os.path.exists(path) else None
+            doc = None
+            if os.path.exists(path):
+                with open(path) as f:
+                    doc = json.load(f)
         return code, out, err, doc
 
     def test_variants_converge_with_per_thread_counts(self):
@@ -652,17 +657,17 @@ class OpenMP(unittest.TestCase):
         self.assertIn("global 6x6x5, 6x6x2 to 6x6x3 per thread", p.stdout)
 
     def test_runs_without_mpiexec(self):
-        code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
-                                          "--local", "6,6,3", "--variant", "racy",
-                                          "--final-sync", "20000"], direct=True)
+        code, _, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
+                                        "--local", "6,6,3", "--variant", "racy",
+                                        "--final-sync", "20000"], direct=True)
         self.assertEqual(code, 0, err)
         self.assertEqual(doc["environment"]["threads"], 2)
 
     def test_sync_copy_gives_the_same_iterates_through_a_copy_loop(self):
         runs = {}
         for copy in ([], ["--copy"]):
-            code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "3",
-                                              "--local", "8,8,4", "--check-every", "7"] + copy)
+            code, _, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "3",
+                                            "--local", "8,8,4", "--check-every", "7"] + copy)
             self.assertEqual(code, 0, err)
             runs[bool(copy)] = doc
         self.assertTrue(runs[True]["method"]["copy"])
@@ -676,15 +681,15 @@ class OpenMP(unittest.TestCase):
                  "--copy with --variant async")
 
     def test_max_iters_exit_code(self):
-        code, out, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
-                                          "--local", "6,6,3", "--max-iters", "5"])
+        code, _, err, doc = self.solve(["solve", "--transport", "omp", "--threads", "2",
+                                        "--local", "6,6,3", "--max-iters", "5"])
         self.assertEqual(code, 3, err)
         self.assertEqual(doc["result"]["reason"], "max_iters")
 
     def bad(self, args, must_contain, ranks=1):
         code, out, err = run(args, ranks=ranks)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
-        lines = [l for l in err.splitlines() if l.strip()]
+        lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
         self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
         self.assertIn(must_contain, lines[0])
@@ -707,7 +712,7 @@ class Hybrid(unittest.TestCase):
     """--hybrid masteronly|funneled|multiple: OpenMP threads per MPI rank (paper 002)."""
 
     # Ranks x threads share the cores: idle OpenMP threads must sleep.
-    ENV = dict(os.environ, OMP_WAIT_POLICY="passive")
+    ENV: ClassVar[dict[str, str]] = dict(os.environ, OMP_WAIT_POLICY="passive")
 
     def solve(self, args, ranks):
         with tempfile.TemporaryDirectory() as tmp:
@@ -753,7 +758,7 @@ class Hybrid(unittest.TestCase):
     def bad(self, args, must_contain, ranks=3):
         code, out, err = run(args, ranks=ranks, env=self.ENV)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
-        lines = [l for l in err.splitlines() if l.strip()]
+        lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
         self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
         self.assertIn(must_contain, lines[0])

@@ -36,7 +36,8 @@ def run(args, ranks=1, timeout=120, env=None, launcher=None):
 
 def free_fermions(n, j, g):
     """Ground-state energy of the periodic chain, even n (see ops/tfim.hpp)."""
-    return -sum(math.sqrt(max(0.0, j * j + g * g - 2 * abs(j * g) * math.cos((2 * q + 1) * math.pi / n)))
+    return -sum(math.sqrt(max(0.0, j * j + g * g
+                              - 2 * abs(j * g) * math.cos((2 * q + 1) * math.pi / n)))
                 for q in range(n))
 
 
@@ -57,7 +58,7 @@ class BadInput(unittest.TestCase):
     def check(self, args, must_contain, ranks=None, env=None, launcher=None):
         code, out, err = run(args, ranks=ranks, env=env, launcher=launcher)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
-        lines = [l for l in err.splitlines() if l.strip()]
+        lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
         self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
         self.assertIn(must_contain, lines[0])
@@ -144,7 +145,8 @@ class Solve(unittest.TestCase):
         for key in ["converged", "reason", "iterations", "energy", "energy_per_site",
                     "exact_energy", "change", "residual_bound", "time_s", "time_per_iteration_s"]:
             self.assertIn(key, r)
-        self.assertAlmostEqual(r["energy_per_site"] * sites, r["energy"], delta=1e-12 * abs(r["energy"]))
+        self.assertAlmostEqual(r["energy_per_site"] * sites, r["energy"],
+                               delta=1e-12 * abs(r["energy"]))
         self.assertEqual(len(r["iterations"]["per_rank"]), ranks)
         for phase in ["local", "remote", "reduce", "tridiagonal", "vector"]:
             ph = doc["phases"][phase]

@@ -57,7 +57,10 @@ def main():
         f.write("\n")
 
     rng = random.Random(2002)
-    noise = lambda: 1.0 + rng.uniform(-0.04, 0.04)
+
+    def noise():
+        return 1.0 + rng.uniform(-0.04, 0.04)
+
     records = []
     for k in SWEEP:
         comm, compute, funneled = exact(k)

@@ -160,7 +160,7 @@ Solved solve(const std::string& problem_name, const grid::DecompositionSpec& spe
 
 solvers::KrylovOptions options_for(const std::string& method, double tol) {
   solvers::KrylovOptions o;
-  o.method = method;
+  o.method = solvers::parse_krylov_method(method).value();
   o.tol = tol;
   o.max_iters = 2000;
   o.test_every = 2;
@@ -396,9 +396,13 @@ TEST(Krylov, UnknownMethodIsBadInput) {
   solvers::KrylovSystem system = solvers::make_krylov_system(*problem, d, 0.0);
   auto halo = comm::make_halo_exchange("waitall", d, system.x, comm::Neighbourhood::faces);
   solvers::KrylovOptions o;
-  o.method = "gmres";
-  EXPECT_THROW(solvers::krylov_solve(system, d, *halo, o), core::InputError);
-  o.method = "pcg1";
+  EXPECT_FALSE(solvers::parse_krylov_method("gmres").has_value());
+  for (const auto& name : solvers::krylov_method_names()) {
+    const auto method = solvers::parse_krylov_method(name);
+    ASSERT_TRUE(method.has_value()) << name;
+    EXPECT_EQ(solvers::krylov_method_name(*method), name);
+  }
+  o.method = solvers::KrylovMethod::pcg1;
   system.op.shift = -6.0;  // diagonal 0: no Jacobi preconditioner
   EXPECT_THROW(solvers::krylov_solve(system, d, *halo, o), core::InputError);
   halo->close();

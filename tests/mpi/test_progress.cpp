@@ -97,7 +97,7 @@ TEST(ProgressThread, KrylovSolvesTheSameWithAThread) {
       solvers::KrylovSystem system = solvers::make_krylov_system(*problem, d, 0.0);
       auto halo = comm::make_halo_exchange("ialltoallv", d, system.x, comm::Neighbourhood::faces);
       solvers::KrylovOptions o;
-      o.method = "pcg-overlap";
+      o.method = solvers::KrylovMethod::pcg_overlap;
       o.tol = 1e-8;
       o.allreduce = allreduce;
       std::optional<par::ProgressThread> progress;

@@ -1,6 +1,7 @@
 """Fixtures of the asyncsolve-lab tests: the real binary (ASYNCSOLVE_BINARY,
 set by ctest, or build/asyncsolve) and suites run with it once per session."""
 
+import io
 import os
 import shutil
 import sys
@@ -155,7 +156,7 @@ def caps(binary) -> Capabilities:
 def run_text(text: str, results: Path, caps: Capabilities, **kw):
     from rich.console import Console
     suite = parse_suite(text, results.parent / "suite.toml")
-    console = Console(file=open(os.devnull, "w"), width=200)
+    console = Console(file=io.StringIO(), width=200)
     return suite, run_suite(suite, results, caps, console=console, **kw)
 
 

@@ -8,14 +8,15 @@ import subprocess
 import sys
 
 import pytest
+
 from asyncsolve_lab import SchemaError
 from asyncsolve_lab.report import write_report
-from asyncsolve_lab.results import groups, load_results
+from asyncsolve_lab.results import groups, load_results, time_s
 from conftest import ROOT
 
 
 def test_report_from_the_tiny_suite(tiny_results, tmp_path):
-    md, page, res, sections = write_report(tiny_results, tmp_path / "out")
+    md, page, _, sections = write_report(tiny_results, tmp_path / "out")
     text = md.read_text()
     html = page.read_text()
     # one section per experiment, in suite order
@@ -42,20 +43,24 @@ def test_report_from_the_tiny_suite(tiny_results, tmp_path):
     assert [name.split("-")[-1] for _, name, _ in kry.figures] == \
         ["phases.png", "time.png", "line.png"]  # the last: speedup over 1 rank
     # the failed run is listed with its reason and stderr
-    assert sections[2].failures and "bad input" in sections[2].failures[0]["reason"]
-    assert "Failed runs" in html and "--local" in html
+    assert sections[2].failures
+    assert "bad input" in sections[2].failures[0]["reason"]
+    assert "Failed runs" in html
+    assert "--local" in html
 
 
 def test_report_from_every_benchmark_document(bench_results, tmp_path):
-    md, page, res, sections = write_report(bench_results, tmp_path / "out")
+    _, _, res, sections = write_report(bench_results, tmp_path / "out")
     by = {s.name: s for s in sections}
     assert set(by) == {"allreduce", "mvm", "model", "epsilon", "beff"}
     eps = by["epsilon"].tables[0]
-    assert eps.columns[:4] == ["n", "m", "f_comp,non", "f_comm"] and len(eps.rows) == 3
+    assert eps.columns[:4] == ["n", "m", "f_comp,non", "f_comm"]
+    assert len(eps.rows) == 3
     for name, section in by.items():
         assert section.counts.endswith("0 failed"), (name, section.failures)
         assert section.tables, name
-        assert section.figures and all(b64 for _, _, b64 in section.figures), name
+        assert section.figures, name
+        assert all(b64 for _, _, b64 in section.figures), name
     # model hybrid --fit read the hybrid_mvm document of this suite ({doc:mvm})
     model = res.of("model")[0]
     assert model.doc["fit"]["input_schema"] == "asyncsolve.bench.hybrid_mvm/1"
@@ -66,10 +71,12 @@ def test_report_from_every_benchmark_document(bench_results, tmp_path):
 def test_aggregation_over_repeats(tiny_results):
     res = load_results(tiny_results)
     gs = groups(res.of("jacobi"))
-    assert len(gs) == 8 and all(len(g.records) == 2 for g in gs)
+    assert len(gs) == 8
+    assert all(len(g.records) == 2 for g in gs)
     for g in gs:
-        s = g.spread(lambda d: d["result"]["time_s"])
-        assert s.n == 2 and s.lo <= s.median <= s.hi
+        s = g.spread(time_s)
+        assert s.n == 2
+        assert s.lo <= s.median <= s.hi
 
 
 def test_incompatible_schema_is_refused(tiny_results, tmp_path):
@@ -83,7 +90,8 @@ def test_incompatible_schema_is_refused(tiny_results, tmp_path):
     with pytest.raises(SchemaError) as err:
         load_results(copy)
     msg = str(err.value)
-    assert str(doc_path) in msg and "asyncsolve.result/2 is incompatible" in msg
+    assert str(doc_path) in msg
+    assert "asyncsolve.result/2 is incompatible" in msg
     assert "asyncsolve.result/1" in msg
     # the command says so on stderr, exit code 2, and writes nothing
     proc = subprocess.run([sys.executable, "-m", "asyncsolve_lab", "report", str(copy)],
@@ -101,7 +109,7 @@ def test_unknown_sidecar_schema_and_empty_folder(tiny_results, tmp_path):
     side = json.loads(path.read_text())
     side["schema"] = "asyncsolve.lab.run/9"
     path.write_text(json.dumps(side))
-    with pytest.raises(SchemaError, match="asyncsolve.lab.run/9 is incompatible"):
+    with pytest.raises(SchemaError, match=r"asyncsolve\.lab\.run/9 is incompatible"):
         load_results(copy)
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -149,4 +157,4 @@ def test_runs_of_an_experiment_the_suite_no_longer_lists_are_reported(tiny_resul
     suite["experiments"] = [e for e in suite["experiments"] if e["name"] != "krylov"]
     (copy / "suite.json").write_text(json.dumps(suite))
     res = load_results(copy)
-    assert [e["name"] for e in res.experiments()] == ["jacobi", "broken", "krylov"]
+    assert [e.name for e in res.experiments()] == ["jacobi", "broken", "krylov"]

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from asyncsolve_lab import runner
 from asyncsolve_lab.capabilities import check_suite, parse_help
 from asyncsolve_lab.suite import SuiteError, parse_suite
@@ -40,14 +41,16 @@ def test_tiny_suite_records_every_run(tiny_results):
     # the regime is on the command line: shared memory or TCP only
     shm = next(s for s in sides if s["regime"] == "shm")
     tcp = next(s for s in sides if s["regime"] == "tcp")
-    assert "self,vader" in shm["command"] and "self,tcp" in tcp["command"]
+    assert "self,vader" in shm["command"]
+    assert "self,tcp" in tcp["command"]
 
 
 def test_a_failing_run_is_recorded_and_the_suite_goes_on(tiny_results):
     broken = [s for s in sidecars(tiny_results) if s["experiment"] == "broken"]
     assert len(broken) == 1
     b = broken[0]
-    assert b["status"] == "failed" and b["rc"] == 2
+    assert b["status"] == "failed"
+    assert b["rc"] == 2
     assert "bad input" in b["reason"]
     assert "--local" in b["stderr"]  # the binary's own one-line error is kept
 
@@ -78,7 +81,8 @@ def test_oshrun_gets_ucx_osc():
             return ["asyncsolve", *program.split()]
 
     launch = runner.build_launch(run, Caps(), Path("/tmp/x.json"))
-    assert launch.argv[0] == "oshrun" and launch.env["OMPI_MCA_osc"] == "ucx"
+    assert launch.argv[0] == "oshrun"
+    assert launch.env["OMPI_MCA_osc"] == "ucx"
     assert "pml" not in launch.argv
 
 
@@ -87,10 +91,12 @@ def test_rerun_skips_finished_runs(tmp_path, caps):
         'regimes = ["shm", "tcp"]', 'regimes = ["shm"]', 1)
     results = tmp_path / "r"
     _, first = run_text(text, results, caps, only=["jacobi"])
-    assert first["ran"] == 4 and first["ok"] == 4
+    assert first["ran"] == 4
+    assert first["ok"] == 4
     mtimes = {p: p.stat().st_mtime_ns for p in (results / "runs").iterdir()}
     _, again = run_text(text, results, caps, only=["jacobi"])
-    assert again["ran"] == 0 and again["skipped"] == 4
+    assert again["ran"] == 0
+    assert again["skipped"] == 4
     assert mtimes == {p: p.stat().st_mtime_ns for p in (results / "runs").iterdir()}
 
 
@@ -101,7 +107,8 @@ def test_retry_failed_reruns_only_failures(tmp_path, caps):
     _, again = run_text(TINY_SUITE, results, caps, only=["broken"])
     assert again["ran"] == 0
     _, retried = run_text(TINY_SUITE, results, caps, only=["broken"], retry_failed=True)
-    assert retried["ran"] == 1 and retried["failed"] == 1
+    assert retried["ran"] == 1
+    assert retried["failed"] == 1
 
 
 def test_timeout_is_recorded_as_failed(tmp_path, caps):
@@ -123,7 +130,8 @@ max-iters = 100000000
     _, counts = run_text(text, results, caps)
     assert time.monotonic() - t0 < 20
     (side,) = sidecars(results)
-    assert side["status"] == "timeout" and side["rc"] is None
+    assert side["status"] == "timeout"
+    assert side["rc"] is None
     assert "timed out after 1.5 s" in side["reason"]
     assert counts["failed"] == 1
     # no asyncsolve process left behind
@@ -150,7 +158,9 @@ def test_interrupted_suite_resumes(tmp_path, caps, monkeypatch):
     monkeypatch.setattr(runner, "execute", real)
     assert len(sidecars(results)) == 2
     _, counts = run_text(text, results, caps, only=["jacobi"])
-    assert counts["skipped"] == 2 and counts["ran"] == 6 and counts["ok"] == 6
+    assert counts["skipped"] == 2
+    assert counts["ran"] == 6
+    assert counts["ok"] == 6
 
 
 def test_sigint_to_the_command_stops_the_run_and_resumes(tmp_path, binary):
@@ -189,7 +199,8 @@ max-iters = 100000000
     assert proc.returncode == 130, (out, err)
     assert "run the same command again to resume" in out
     names = sorted(p.name for p in (results / "runs").iterdir())
-    assert len(names) == 2 and all(n.startswith("quick-") for n in names), names
+    assert len(names) == 2, names
+    assert all(n.startswith("quick-") for n in names), names
     # resume: the quick run is skipped; the long one is cut short by a timeout here
     suite.write_text(suite.read_text().replace('[suite]\nname = "sigint"',
                                                '[suite]\nname = "sigint"\ntimeout_s = 1'))

@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from asyncsolve_lab.suite import KeyLocator, SuiteError, load_suite, parse_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_changing_a_fixed_option_changes_the_run_ids():
     assert ids.isdisjoint({i for i in other if i.startswith("a-")})
 
 
-@pytest.mark.parametrize("old,new,line,words", [
+@pytest.mark.parametrize(("old", "new", "line", "words"), [
     ('repeats = 2\n', 'repeats = 2\nrepeat = 3\n', 5, "unknown key 'repeat' in [suite]"),
     ('repeats = 2\n', 'repeats = "two"\n', 4, "'repeats' must be an integer, not a string"),
     ('repeats = 2\n', 'repeats = 0\n', 4, "'repeats' must be positive"),
@@ -85,8 +86,8 @@ def test_changing_a_fixed_option_changes_the_run_ids():
     ('name = "b"\n', 'name = "b"\nprogramme = "solve"\n', 20,
      "unknown key 'programme' in [[experiment]] #2"),
     ('ranks = [1, 2]', 'ranks = [1, "2"]', 10, "'ranks' must be an integer"),
-    ('variant = ["sync", "async"]', 'variant = "sync"', 15, "'matrix.variant' must be a "
-     "non-empty array"),
+    ('variant = ["sync", "async"]', 'variant = "sync"', 15,
+     "'matrix.variant' must be a non-empty array"),
     ('f-comm = 0.43', 'f-comm = [0.43]', 26, "'options.f-comm' must be"),
     ('plots = [{ kind = "model" }]', 'plots = [{ kind = "model", colour = "red" }]', 23,
      "unknown key 'colour' in a plot"),
@@ -111,12 +112,14 @@ def test_errors_name_the_key_and_its_line(old, new, line, words):
 def test_matrix_key_in_second_experiment_located_in_its_own_table():
     text = GOOD + '[experiment.matrix]\nf-comm = 0.5\n'
     msg = error_of(text)
-    assert msg.startswith("s.toml:29:") and "'matrix.f-comm' must be a non-empty array" in msg
+    assert msg.startswith("s.toml:29:")
+    assert "'matrix.f-comm' must be a non-empty array" in msg
 
 
 def test_toml_syntax_error_has_line_and_column():
     msg = error_of(GOOD.replace('name = "a"', 'name = "a'))
-    assert msg.startswith("s.toml:8:") and "not valid TOML" in msg
+    assert msg.startswith("s.toml:8:")
+    assert "not valid TOML" in msg
 
 
 def test_missing_suite_table_and_experiments():
@@ -128,7 +131,8 @@ def test_missing_suite_table_and_experiments():
 
 def test_doc_reference_must_name_an_earlier_experiment():
     msg = error_of(GOOD.replace('threads = 8', 'fit = "{doc:nowhere}"'))
-    assert msg.startswith("s.toml:25:") and "{doc:nowhere} must name an earlier experiment" in msg
+    assert msg.startswith("s.toml:25:")
+    assert "{doc:nowhere} must name an earlier experiment" in msg
 
 
 def test_locator_dotted_keys_inline_tables_and_arrays_of_tables():
@@ -175,6 +179,6 @@ def test_the_readme_example_suite_parses():
     import re
     text = (ROOT / "README.md").read_text()
     section = text[text.index("### Suite files"):]
-    example = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    example = re.search(r"```toml\n(.*?)```", section, re.DOTALL).group(1)
     suite = parse_suite(example, Path("README.md"))
     assert len(suite.runs()) == 90

@@ -18,7 +18,7 @@ def main(argv):
     if not argv or argv[0] != "solve":
         print("fake_asyncsolve: expected the solve subcommand", file=sys.stderr)
         return 2
-    options = dict(zip(argv[1::2], argv[2::2]))
+    options = dict(zip(argv[1::2], argv[2::2], strict=False))
     if "--json" not in options:
         print("fake_asyncsolve: expected --json FILE", file=sys.stderr)
         return 2

@@ -5,7 +5,8 @@
 ///
 /// - masteronly: MPI only outside parallel regions. The master exchanges the
 ///   halo (start + finish), then one parallel region computes the block, each
-///   thread a slab of z-planes.
+///   thread a slab of z-planes (share(): along y when the block has fewer
+///   z-planes than threads and more rows than planes).
 /// - funneled: one parallel region. Thread 0 exchanges the halo (start +
 ///   finish: MPI_THREAD_FUNNELED) while threads 1..T-1 compute the interior
 ///   (the points whose stencil needs no halo), split among them by thread id;
@@ -15,6 +16,9 @@
 ///   points edges and corners) are dealt out round-robin to the threads; each
 ///   thread posts and completes its own messages (MPI_THREAD_MULTIPLE); after
 ///   a barrier all threads compute the block, as in masteronly.
+///
+/// T may exceed the block's z-planes: the passes then split the block along
+/// y (share()), while compute() gives threads without a plane nothing to do.
 ///
 /// Each point is computed by whichever thread gets it, with the kernel's own
 /// arithmetic, so the field a pass writes does not depend on the scheme or
@@ -75,8 +79,7 @@ class HybridStencil {
   /// `halo` serves masteronly and funneled, `links` serves multiple; the one
   /// the mode does not use may be null. Neither is owned; both, and
   /// `decomposition`, must outlive this object. Throws std::invalid_argument
-  /// for mode none, threads < 1, more threads than the block has z-planes, or
-  /// a missing exchange.
+  /// for mode none, threads < 1, or a missing exchange.
   HybridStencil(const grid::Decomposition& decomposition, HybridMode mode, int threads,
                 comm::HaloExchange* halo, comm::LinkwiseHaloExchange* links);
 
@@ -92,6 +95,7 @@ class HybridStencil {
 
   /// Not collective: `kernel` on slabs of z-planes that tile the block, from
   /// all threads, without an exchange (a residual, a sweep between exchanges).
+  /// Threads beyond the block's z-planes get empty slabs.
   double compute(const Kernel& kernel);
 
   /// The slab of z-planes of the block that thread `t` of `parts` computes
@@ -102,6 +106,8 @@ class HybridStencil {
   static grid::Box share(const grid::Box& box, int parts, int t) noexcept;
 
  private:
+  /// `kernel` on part(block, T, t) from every thread t; the sum in thread order.
+  double all_threads(const Kernel& kernel, grid::Box (*part)(const grid::Box&, int, int));
   double masteronly(grid::Field& in, const Kernel& kernel, HybridTimes& times);
   double funneled(grid::Field& in, const Kernel& kernel, HybridTimes& times);
   double multiple(grid::Field& in, const Kernel& kernel, HybridTimes& times);

@@ -1,5 +1,6 @@
 #pragma once
 /// Per-rank quantities summarised over a communicator.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,21 @@ struct RankStats {
 
 /// Collective: min, max and mean of `value` over `comm`, known on every rank.
 RankStats rank_stats(const Comm& comm, double value);
+
+/// Collective: the largest `value` over the ranks of `comm`, on every rank
+/// (a time: the slowest rank sets the pace).
+double max_over_ranks(const Comm& comm, double value);
+
+/// Collective: the smallest `value` over the ranks of `comm`, on every rank.
+double min_over_ranks(const Comm& comm, double value);
+
+/// Collective: every element of `values` replaced by its largest value over
+/// the ranks of `comm` (one reduction for several figures).
+void max_over_ranks(const Comm& comm, std::span<double> values);
+
+/// Collective: whether `flag` is true on any rank of `comm` (a failure one
+/// rank found, agreed on by all).
+bool any_rank(const Comm& comm, bool flag);
 
 /// Collective: `value` from every rank, in rank order, on rank 0 (empty elsewhere).
 std::vector<double> gather_to_root(const Comm& comm, double value);

@@ -17,7 +17,13 @@
 /// computes the boundary points. All methods stop when ||r||_2 / ||b||_2 <
 /// tol, r being the recursively updated residual; the true residual
 /// ||b - A x|| / ||b|| is measured after the solve.
+///
+/// One method per file under src/solvers/: cg.cpp, pcg1.cpp, pcg2.cpp,
+/// pcg_overlap.cpp and pipecg.cpp, each a loop over the shared pieces of
+/// krylov_context.hpp (the overlapped mat-vec, the reductions, the history);
+/// krylov.cpp holds krylov_solve, which picks the loop.
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,11 +40,22 @@
 
 namespace asyncsolve::solvers {
 
-/// Names accepted as KrylovOptions::method.
+/// The Krylov methods (see above for what each one is).
+enum class KrylovMethod { cg, pcg1, pcg2, pcg_overlap, pipecg };
+
+/// The name of `method` on the command line and in result documents: "cg",
+/// "pcg1", "pcg2", "pcg-overlap" or "pipecg".
+std::string_view krylov_method_name(KrylovMethod method);
+
+/// The method called `name` (one of krylov_method_names()), or nullopt for
+/// any other name.
+std::optional<KrylovMethod> parse_krylov_method(std::string_view name);
+
+/// The names of every KrylovMethod, in declaration order.
 std::vector<std::string> krylov_method_names();
 
 /// Fields of a method's working set (x and b included): what it needs in memory.
-int krylov_fields(std::string_view method);
+int krylov_fields(KrylovMethod method);
 
 /// The linear system A x = b of a model problem on one rank's block.
 struct KrylovSystem {
@@ -54,7 +71,7 @@ KrylovSystem make_krylov_system(const grid::Problem& problem,
 
 /// Settings of the Krylov solvers.
 struct KrylovOptions {
-  std::string method = "cg";
+  KrylovMethod method = KrylovMethod::cg;
   double tol = 1e-6;         ///< stop when ||r||_2 / ||b||_2 < tol
   long max_iters = 10000;    ///< stop after this many iterations
   int test_every = 4;        ///< interior planes between halo tests (0: never test)
@@ -109,7 +126,7 @@ std::vector<std::string> krylov_phase_names();
 /// Collective over the decomposition's communicator: solves system.op x = b
 /// with options.method. `halo` must be built for fields shaped like
 /// system.x with the stencil's neighbourhood (faces for 7 points, full for
-/// 27). Throws core::InputError for an unknown method or allreduce, or a
+/// 27). Throws core::InputError for an unknown allreduce, or a
 /// preconditioner the operator cannot have (a diagonal <= 0). Breakdown
 /// (p^T A p <= 0, a NaN or an infinity in any inner product) ends the solve
 /// with converged = false, reason "breakdown" and a detail naming the

@@ -1,0 +1,271 @@
+#include "krylov_context.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/ops/vector.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+using grid::Field;
+
+void check_finite(std::string_view what, double value, long iteration) {
+  if (!std::isfinite(value)) {
+    throw Breakdown{fmt::format("{} = {} at iteration {}", what, value, iteration)};
+  }
+}
+
+void check_positive(std::string_view what, double value, long iteration) {
+  check_finite(what, value, iteration);
+  if (!(value > 0.0)) {
+    throw Breakdown{fmt::format("{} = {:.6e} <= 0 at iteration {}", what, value, iteration)};
+  }
+}
+
+// ---- InnerProduct -----------------------------------------------------------
+
+InnerProduct::InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
+                           core::PhaseTimers& timers, KrylovPhase start_phase,
+                           KrylovPhase wait_phase, par::ProgressThread* progress)
+    : reduction_(collectives::make_nonblocking_allreduce(algorithm, comm, size)),
+      timers_(timers),
+      start_phase_(start_phase),
+      wait_phase_(wait_phase),
+      progress_(progress),
+      result_(size) {
+  if (progress_ != nullptr) {
+    registration_ = progress_->add([this] {
+      if (reduction_->active() && reduction_->test(result_)) done_ = true;
+    });
+  }
+}
+
+InnerProduct::~InnerProduct() {
+  if (progress_ != nullptr) progress_->remove(registration_);
+}
+
+void InnerProduct::start(std::span<const double> local) {
+  const auto scope = timers_.time(start_phase_);
+  const auto lock = guard();
+  done_ = false;
+  reduction_->start(local);
+}
+
+void InnerProduct::wait(std::span<double> global) {
+  const auto scope = timers_.time(wait_phase_);
+  const auto lock = guard();
+  if (!done_) reduction_->wait(result_);
+  done_ = false;
+  std::copy(result_.begin(), result_.end(), global.begin());
+}
+
+void InnerProduct::drain() {
+  const auto lock = guard();
+  if (reduction_->active()) reduction_->wait(result_);
+  done_ = false;
+}
+
+void InnerProduct::free() {
+  if (progress_ != nullptr) progress_->remove(registration_);
+  progress_ = nullptr;
+  reduction_->free();
+}
+
+std::unique_lock<std::mutex> InnerProduct::guard() {
+  return progress_ != nullptr ? std::unique_lock(progress_->mutex())
+                              : std::unique_lock<std::mutex>();
+}
+
+// ---- KrylovContext ----------------------------------------------------------
+
+KrylovContext::KrylovContext(KrylovSystem& system, const grid::Decomposition& decomposition,
+                             comm::HaloExchange& halo, const KrylovOptions& options)
+    : system_(system),
+      halo_(halo),
+      options_(options),
+      split_(grid::split_for_overlap(decomposition)),
+      comm_(decomposition.comm()),
+      setup_sum_(collectives::make_allreduce("mpi", decomposition.comm())) {
+  result_.phases = core::PhaseTimers(krylov_phase_names());
+}
+
+SolveResult KrylovContext::run(KrylovLoop loop) {
+  const double bb = setup_sum_->sum(ops::dot(system_.b, system_.b));  // ||b||^2: setup, not timed
+  b_norm_ = bb > 0.0 ? std::sqrt(bb) : 1.0;
+  comm_.barrier();
+  t_start_ = core::now_s();
+  try {
+    loop(*this);
+  } catch (const Breakdown& b) {
+    result_.converged = false;
+    result_.reason = "breakdown";
+    result_.detail = b.detail;
+  }
+  result_.time_s = core::now_s() - t_start_;
+  drain_and_free();
+  measure_true_residual();
+  return std::move(result_);
+}
+
+Field KrylovContext::make_field() const {
+  Field f(system_.x.interior(), system_.x.halo());
+  f.fill(0.0);
+  return f;
+}
+
+InnerProduct& KrylovContext::add_inner_product(std::size_t size, KrylovPhase start,
+                                               KrylovPhase wait) {
+  products_.push_back(std::make_unique<InnerProduct>(
+      options_.allreduce, comm_, size, result_.phases, start, wait, options_.progress));
+  return *products_.back();
+}
+
+double KrylovContext::matvec(Field& in, Field& out) {
+  if (options_.hybrid != nullptr) return hybrid_matvec(in, out);
+  core::PhaseTimers& t = result_.phases;
+  double t0 = core::now_s();
+  halo_.start(in);
+  double t1 = core::now_s();
+  t.add(halo_start_phase, t1 - t0);
+  double dot = 0.0;
+  const grid::Box& inner = split_.interior;
+  const int step = options_.test_every;
+  par::FaultInjector* faults = options_.faults;
+  if (step > 0 && !split_.boundary.empty()) {
+    bool done = false;
+    for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
+      dot += ops::apply(system_.op, in, out, grid::planes(inner, k, k + step));
+      if (faults != nullptr) faults->poll();
+      if (!done) done = halo_.test();
+    }
+  } else if (faults != nullptr && step > 0) {
+    for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
+      dot += ops::apply(system_.op, in, out, grid::planes(inner, k, k + step));
+      faults->poll();
+    }
+  } else {
+    dot += ops::apply(system_.op, in, out, inner);
+  }
+  t0 = core::now_s();
+  if (faults != nullptr) faults->after_sweep(t0 - t1);  // the straggler's slower mat-vec
+  t0 = core::now_s();
+  t.add(matvec_interior_phase, t0 - t1);
+  halo_.finish(in);
+  t1 = core::now_s();
+  t.add(halo_wait_phase, t1 - t0);
+  for (const grid::Box& box : split_.boundary) dot += ops::apply(system_.op, in, out, box);
+  t.add(matvec_boundary_phase, core::now_s() - t1);
+  ++result_.halo_exchanges;
+  return dot;
+}
+
+/// out = A in with OpenMP threads in the scheme of options.hybrid: the same
+/// points with the same arithmetic (the fused in . out is summed per thread,
+/// then over threads in thread order).
+double KrylovContext::hybrid_matvec(Field& in, Field& out) {
+  comm::HybridTimes times;
+  const ops::StencilOperator& op = system_.op;
+  const double dot = options_.hybrid->apply(
+      in, [&](const grid::Box& box) { return ops::apply(op, in, out, box); }, times);
+  par::FaultInjector* faults = options_.faults;
+  if (faults != nullptr) {
+    // The straggler's slower mat-vec: its delay counts as interior time.
+    const double t0 = core::now_s();
+    faults->after_sweep(times.interior + times.boundary);
+    faults->poll();
+    times.interior += core::now_s() - t0;
+  }
+  core::PhaseTimers& t = result_.phases;
+  t.add(halo_start_phase, times.exchange_start);
+  t.add(halo_wait_phase, times.exchange_wait);
+  t.add(matvec_interior_phase, times.interior);
+  t.add(matvec_boundary_phase, times.boundary);
+  ++result_.halo_exchanges;
+  return dot;
+}
+
+double KrylovContext::initial_residual(Field& ax, Field& r, InnerProduct& product) {
+  matvec(system_.x, ax);
+  return product.reduce(ops::residual(system_.b, ax, r));
+}
+
+bool KrylovContext::stop(long iteration, double rr, double local_rr) {
+  HistoryPoint p;
+  p.iteration = iteration;
+  p.time_s = core::now_s() - t_start_;
+  p.residual = std::sqrt(std::max(rr, 0.0)) / b_norm_;
+  p.local_residual = std::sqrt(std::max(local_rr, 0.0)) / b_norm_;
+  if (comm_.is_root()) result_.history.push_back(p);
+  if (options_.faults != nullptr) options_.faults->poll();
+  if (options_.monitor) options_.monitor(p);
+  result_.iterations = iteration;
+  result_.residual_estimate = p.residual;
+  if (p.residual < options_.tol) {
+    result_.converged = true;
+    result_.reason = "tolerance";
+    return true;
+  }
+  if (iteration >= options_.max_iters) {
+    result_.reason = "max_iters";
+    return true;
+  }
+  return false;
+}
+
+void KrylovContext::drain_and_free() {
+  for (auto& p : products_) p->drain();
+  for (auto& p : products_) p->free();
+  products_.clear();
+}
+
+/// The true residual and the traffic counts, after the solve and outside its
+/// time.
+void KrylovContext::measure_true_residual() {
+  Field ax = make_field();
+  Field r(system_.x.interior(), system_.x.halo());
+  halo_.exchange(system_.x);
+  ops::apply(system_.op, system_.x, ax, system_.x.interior_box());
+  const double rr = setup_sum_->sum(ops::residual(system_.b, ax, r));
+  result_.true_residual = std::sqrt(rr) / b_norm_;
+  result_.halo_tests = halo_.tests();
+  if (options_.faults != nullptr) result_.injected_s = options_.faults->injected_s();
+  result_.messages_sent = result_.halo_exchanges * halo_.messages_per_exchange();
+  result_.bytes_sent =
+      static_cast<double>(result_.halo_exchanges) * static_cast<double>(halo_.bytes_per_exchange());
+}
+
+// ---- Pcg2State --------------------------------------------------------------
+
+Pcg2State::Pcg2State(KrylovContext& k)
+    : linv(1.0 / std::sqrt(k.diagonal())),
+      r(k.make_field()),
+      t(k.make_field()),
+      w(k.make_field()),
+      p(k.make_field()),
+      p_prev(k.make_field()),
+      s(k.make_field()),
+      sdotp_product(k.add_inner_product(1, sdotp_start_phase, sdotp_wait_phase)),
+      gamma_product(k.add_inner_product(1, gamma_start_phase, gamma_wait_phase)),
+      iprod_product(k.add_inner_product(1, iprod_start_phase, iprod_wait_phase)) {
+  // r = b - A x; iprod = r^T r
+  iprod = k.initial_residual(s, r, iprod_product);
+  rr_local = ops::dot(r, r);
+  check_finite("r^T r", iprod, 0);
+  // t = L^-1 r; gamma = t^T t
+  const double gamma_local = k.timed(precond_phase, [&] { return ops::scale_dot(linv, r, t); });
+  gamma = gamma_product.reduce(gamma_local);
+  gamma_old = gamma;
+  // w = L^-T t
+  k.timed(precond_phase, [&] { ops::scale(linv, t, w); });
+}
+
+void Pcg2State::finish_x(KrylovContext& k) {
+  if (!x_lags) return;
+  // x += alpha p_prev
+  k.timed(axpy_phase, [&] { ops::axpy(alpha, p_prev, k.x()); });
+}
+
+}  // namespace asyncsolve::solvers::detail

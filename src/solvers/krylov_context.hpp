@@ -1,0 +1,201 @@
+#pragma once
+/// What the Krylov methods share (internal to the solvers layer): the
+/// split mat-vec with the halo exchange in flight, the inner-product
+/// reductions, the phase timers, the history and the monitor, the stopping
+/// and breakdown checks, and the setup and teardown around a method's loop.
+/// Each method is one function over a KrylovContext, in a file of its own:
+/// cg.cpp, pcg1.cpp, pcg2.cpp, pcg_overlap.cpp, pipecg.cpp.
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/grid/split.hpp"
+#include "asyncsolve/solvers/krylov.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+/// Thrown (identically on every rank: it is decided on reduced values) when
+/// an iteration cannot go on; KrylovContext::run turns it into the result's
+/// reason "breakdown" with this detail.
+struct Breakdown {
+  std::string detail;
+};
+
+/// Local: throws Breakdown unless `value` (the reduced `what` of
+/// `iteration`) is finite.
+void check_finite(std::string_view what, double value, long iteration);
+
+/// Local: throws Breakdown unless `value` is finite and > 0 (p^T A p of a
+/// positive definite A).
+void check_positive(std::string_view what, double value, long iteration);
+
+/// One inner product: a reduction of `size` doubles over the decomposition's
+/// communicator (on a duplicate owned by the reduction), timed as its start
+/// phase and its wait phase. With a progress thread, the reduction is
+/// registered with it: the thread tests it (under the thread's mutex) and
+/// keeps the result once complete. Built by KrylovContext::add_inner_product.
+class InnerProduct {
+ public:
+  /// Collective (duplicates `comm`). `timers` and `progress` (may be null)
+  /// must outlive this object.
+  InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
+               core::PhaseTimers& timers, KrylovPhase start_phase, KrylovPhase wait_phase,
+               par::ProgressThread* progress);
+  InnerProduct(const InnerProduct&) = delete;
+  InnerProduct& operator=(const InnerProduct&) = delete;
+  ~InnerProduct();
+
+  /// Starts the sum over ranks of `local` (size() doubles, copied).
+  void start(std::span<const double> local);
+  void start(double local) { start(std::span{&local, 1}); }
+  /// Waits for the started sum and writes it to `global`.
+  void wait(std::span<double> global);
+  double wait() {
+    double global = 0.0;
+    wait(std::span{&global, 1});
+    return global;
+  }
+  /// start(local), then wait(): a reduction whose result is needed at once.
+  double reduce(double local) {
+    start(local);
+    return wait();
+  }
+
+  /// Completes a reduction left active by a breakdown (every rank started it).
+  void drain();
+  /// Collective: unregisters from the progress thread and frees the reduction.
+  void free();
+
+ private:
+  std::unique_lock<std::mutex> guard();
+
+  std::unique_ptr<collectives::NonblockingAllreduce> reduction_;
+  core::PhaseTimers& timers_;
+  KrylovPhase start_phase_;
+  KrylovPhase wait_phase_;
+  par::ProgressThread* progress_;
+  int registration_ = -1;
+  std::vector<double> result_;
+  bool done_ = false;  ///< the progress thread completed the active reduction
+};
+
+class KrylovContext;
+
+/// A method's loop: runs on every rank until the context says stop (returns)
+/// or an inner product breaks down (throws Breakdown).
+using KrylovLoop = void (*)(KrylovContext&);
+
+/// paper 001 Listing 2 (cg.cpp).
+void run_cg(KrylovContext& k);
+/// paper 003 Figure 3, hypre's PCG with DiagScale (pcg1.cpp).
+void run_pcg1(KrylovContext& k);
+/// paper 003 Figure 6, PCG-Algorithm2 with DiagInvScale (pcg2.cpp).
+void run_pcg2(KrylovContext& k);
+/// paper 003 Figure 7, PCG-Overlap (pcg_overlap.cpp).
+void run_pcg_overlap(KrylovContext& k);
+/// Ghysels and Vanroose 2014, Algorithm 4 (pipecg.cpp).
+void run_pipecg(KrylovContext& k);
+
+/// The state of one solve that every method shares: the system, the
+/// operator with its overlapped halo exchange, the reductions (owned), the
+/// timers and the result being built. Borrows the system, decomposition,
+/// halo and options, which must outlive it.
+class KrylovContext {
+ public:
+  /// Local (split_for_overlap only).
+  KrylovContext(KrylovSystem& system, const grid::Decomposition& decomposition,
+                comm::HaloExchange& halo, const KrylovOptions& options);
+
+  /// Collective: ||b|| (one blocking reduction), a barrier, then `loop` on
+  /// the clock; a Breakdown it throws ends it with reason "breakdown". Then
+  /// frees the reductions, measures the true residual ||b - A x|| / ||b||
+  /// (a halo exchange and a blocking reduction, outside time_s) and fills
+  /// in the traffic counts. Call once.
+  SolveResult run(KrylovLoop loop);
+
+  /// A zero field shaped like x (halo width included).
+  grid::Field make_field() const;
+  /// Collective: a new inner product of `size` doubles, timed as the two
+  /// phases; owned by the context, freed when run() returns.
+  InnerProduct& add_inner_product(std::size_t size, KrylovPhase start, KrylovPhase wait);
+
+  /// Collective: out = A in (paper 001 Listing 3): start the halo exchange
+  /// of `in`, compute the interior while testing the exchange every
+  /// test_every planes, complete the exchange, compute the boundary. With
+  /// options.hybrid, the same with OpenMP threads in its scheme. Returns the
+  /// local in . out.
+  double matvec(grid::Field& in, grid::Field& out);
+  /// Collective: r = b - A x (ax receives A x), returns the global r . r
+  /// through `product`.
+  double initial_residual(grid::Field& ax, grid::Field& r, InnerProduct& product);
+
+  /// Records the residual sqrt(rr) / ||b|| after `iteration` iterations
+  /// (history on rank 0, the monitor, noise polling) and decides: true, with
+  /// the outcome set, when it is below the tolerance ("tolerance") or the
+  /// iterations are used up ("max_iters"). `local_rr` is this rank's part.
+  bool stop(long iteration, double rr, double local_rr);
+
+  /// Runs `step` with its time added to `phase`; returns what it returns.
+  template <class Step>
+  decltype(auto) timed(KrylovPhase phase, Step&& step) {
+    const auto scope = result_.phases.time(phase);
+    return step();
+  }
+
+  const KrylovOptions& options() const { return options_; }
+  /// The (constant) diagonal of A, the Jacobi preconditioner's.
+  double diagonal() const { return system_.op.diagonal(); }
+  grid::Field& x() { return system_.x; }
+  const grid::Field& b() const { return system_.b; }
+
+ private:
+  double hybrid_matvec(grid::Field& in, grid::Field& out);
+  void drain_and_free();
+  void measure_true_residual();
+
+  KrylovSystem& system_;
+  comm::HaloExchange& halo_;
+  const KrylovOptions& options_;
+  grid::OverlapSplit split_;
+  const par::Comm& comm_;
+  std::unique_ptr<collectives::Allreduce> setup_sum_;  ///< blocking: ||b||, the true residual
+  std::vector<std::unique_ptr<InnerProduct>> products_;
+  SolveResult result_;
+  double b_norm_ = 1.0;  ///< ||b|| (1 when b = 0)
+  double t_start_ = 0.0;
+};
+
+/// The working set of paper 003's PCG-Algorithm2 (Figure 6, DiagInvScale
+/// with L = sqrt(diag A)), which PCG-Overlap (Figure 7) shares: the same
+/// vectors, the same inner products, the same start. The two differ only in
+/// where each reduction is waited for.
+struct Pcg2State {
+  /// Collective: allocates the vectors, builds the three inner products and
+  /// makes the start of both methods: r = b - A x, iprod = r^T r,
+  /// t = L^-1 r, gamma = t^T t, w = L^-T t.
+  explicit Pcg2State(KrylovContext& k);
+  /// After the loop: x += alpha p_prev, the X_Axpy that lags one iteration
+  /// behind (none when the loop never got past its first test).
+  void finish_x(KrylovContext& k);
+
+  double linv;  ///< L^-1 = 1/sqrt(diag A)
+  grid::Field r, t, w, p, p_prev, s;
+  InnerProduct& sdotp_product;
+  InnerProduct& gamma_product;
+  InnerProduct& iprod_product;
+  double iprod = 0.0;     ///< r^T r (global)
+  double rr_local = 0.0;  ///< r^T r (this rank's part)
+  double gamma = 0.0;     ///< t^T t = r^T M^-1 r (global)
+  double gamma_old = 0.0;
+  double alpha = 0.0;
+  bool x_lags = false;  ///< x += alpha p_prev is still owed
+};
+
+}  // namespace asyncsolve::solvers::detail

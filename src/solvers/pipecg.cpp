@@ -1,0 +1,85 @@
+// pipecg: pipelined CG (Ghysels and Vanroose 2014, Algorithm 4) with M = I or
+// the Jacobi preconditioner (options.jacobi). One reduction of three values,
+// {r^T u, w^T u, r^T r}, per iteration, in flight while m = M^-1 w (already
+// computed by the previous fused pass) is known and the whole mat-vec n = A m
+// is computed. One fused pass updates the eight vectors and computes m and
+// the next local inner products. The residual test sees r_i after the
+// mat-vec of iteration i has been made, so n iterations take n + 3 mat-vecs:
+// A x0 and A u0 to start, then one per pass of the loop, the last of which
+// finds the residual small.
+#include <array>
+
+#include "asyncsolve/ops/vector.hpp"
+#include "krylov_context.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+void run_pipecg(KrylovContext& k) {
+  const double minv = k.options().jacobi ? 1.0 / k.diagonal() : 1.0;
+  grid::Field r = k.make_field();
+  grid::Field u = k.make_field();
+  grid::Field w = k.make_field();
+  grid::Field m = k.make_field();
+  grid::Field n = k.make_field();
+  grid::Field z = k.make_field();
+  grid::Field q = k.make_field();
+  grid::Field s = k.make_field();
+  grid::Field p = k.make_field();
+  InnerProduct& dots_product = k.add_inner_product(3, dots_start_phase, dots_wait_phase);
+  const ops::PipeVectors v{&k.x(), &r, &u, &w, &m, &n, &z, &q, &s, &p};
+
+  // r = b - A x (n holds A x)
+  k.matvec(k.x(), n);
+  ops::residual(k.b(), n, r);
+  // u = M^-1 r
+  k.timed(precond_phase, [&] { ops::scale(minv, r, u); });
+  // w = A u
+  k.matvec(u, w);
+  // m = M^-1 w; the local r^T u, w^T u, r^T r
+  std::array<double, 3> local = ops::pipecg_dots(minv, v);
+  std::array<double, 3> global{};
+  double gamma_old = 0.0;
+  double alpha_old = 0.0;
+
+  // Per iteration (one rank, per unknown of its block):
+  //   messages:   one halo exchange, in the mat-vec (<= 6 face messages with
+  //               7 points, <= 26 with 27), tested while the interior is computed
+  //   reductions: 1 of three doubles (gamma, delta, r^T r), overlapped with
+  //               the mat-vec
+  //   memory:     168 B: n = A m 16, the fused update 152 (z, q, s, p, x, r,
+  //               u, w, m, n in; z, q, s, p, x, r, u, w, m out)
+  for (long it = 0;; ++it) {
+    // start {gamma, delta, r^T r} = {r^T u, w^T u, r^T r}
+    dots_product.start(local);
+    // n = A m, behind the reduction
+    k.matvec(m, n);
+    dots_product.wait(global);
+    const auto [gamma, delta, rr] = global;
+    check_finite("r^T r", rr, it);
+    // stop when sqrt(r^T r) / ||b|| < tol (or at max_iters)
+    if (k.stop(it, rr, local[2])) return;
+    check_finite("r^T M^-1 r", gamma, it);
+    check_finite("w^T u", delta, it);
+    double alpha = 0.0;
+    double beta = 0.0;
+    if (it == 0) {
+      // alpha = gamma / delta
+      check_positive("p^T A p", delta, it + 1);
+      alpha = gamma / delta;
+    } else {
+      // beta = gamma / gamma_old; alpha = gamma / (delta - beta gamma / alpha_old)
+      beta = gamma / gamma_old;
+      const double pap = delta - beta * gamma / alpha_old;
+      check_positive("p^T A p", pap, it + 1);
+      alpha = gamma / pap;
+    }
+    // z = n + beta z, q = m + beta q, s = w + beta s, p = u + beta p,
+    // x += alpha p, r -= alpha s, u -= alpha q, w -= alpha z, m = M^-1 w;
+    // the next local r^T u, w^T u, r^T r in the same pass
+    local = k.timed(axpy_phase, [&] { return ops::pipecg_update(alpha, beta, minv, v); });
+    gamma_old = gamma;
+    alpha_old = alpha;
+  }
+}
+
+}  // namespace asyncsolve::solvers::detail
