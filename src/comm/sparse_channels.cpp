@@ -234,7 +234,8 @@ void SparseHaloChannels::destroy() { Channel::destroy_many(channels_); }
 
 long SparseHaloChannels::messages_sent() const {
   long sent = 0;
-  for (std::size_t i = 0; i < links_.size(); ++i) sent += static_cast<long>(channels_[i].stats().sent);
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    sent += static_cast<long>(channels_[i].stats().sent);
   return sent;
 }
 

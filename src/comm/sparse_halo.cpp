@@ -35,11 +35,16 @@ void SparseHaloBase::pack(const grid::Field& x) {
 std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strategy,
                                                               const sparse::DistMatrix& matrix) {
   switch (strategy) {
-    case HaloStrategy::waitall: return make_sparse_waitall(matrix);
-    case HaloStrategy::alltoallv: return make_sparse_alltoallv(matrix, false);
-    case HaloStrategy::ialltoallv: return make_sparse_alltoallv(matrix, true);
-    case HaloStrategy::neighbor: return make_sparse_neighbor(matrix);
-    case HaloStrategy::persistent: return make_sparse_persistent(matrix);
+    case HaloStrategy::waitall:
+      return make_sparse_waitall(matrix);
+    case HaloStrategy::alltoallv:
+      return make_sparse_alltoallv(matrix, false);
+    case HaloStrategy::ialltoallv:
+      return make_sparse_alltoallv(matrix, true);
+    case HaloStrategy::neighbor:
+      return make_sparse_neighbor(matrix);
+    case HaloStrategy::persistent:
+      return make_sparse_persistent(matrix);
   }
   throw std::logic_error("make_sparse_halo_exchange: unhandled strategy");
 }

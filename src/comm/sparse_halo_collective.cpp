@@ -62,10 +62,10 @@ class SparseAlltoallv final : public SparseHaloBase {
                                     recv_displs_.data(), MPI_DOUBLE, comm(), &request_),
                      "MPI_Ialltoallv");
     } else {
-      par::check_mpi(MPI_Alltoallv(send_data(), send_counts_.data(), send_displs_.data(),
-                                   MPI_DOUBLE, ghost_data(), recv_counts_.data(),
-                                   recv_displs_.data(), MPI_DOUBLE, comm()),
-                     "MPI_Alltoallv");
+      par::check_mpi(
+          MPI_Alltoallv(send_data(), send_counts_.data(), send_displs_.data(), MPI_DOUBLE,
+                        ghost_data(), recv_counts_.data(), recv_displs_.data(), MPI_DOUBLE, comm()),
+          "MPI_Alltoallv");
     }
   }
   void finish(grid::Field&) override {
@@ -101,14 +101,13 @@ class SparseNeighbor final : public SparseHaloBase {
     const int indegree = static_cast<int>(sources.size());
     const int outdegree = static_cast<int>(destinations.size());
     // Never pass a null pointer to MPI (a rank without neighbours).
-    for (std::vector<int>* v : {&sources, &destinations, &recv_counts_, &recv_displs_,
-                                &send_counts_, &send_displs_})
+    for (std::vector<int>* v :
+         {&sources, &destinations, &recv_counts_, &recv_displs_, &send_counts_, &send_displs_})
       if (v->empty()) v->push_back(0);
     MPI_Comm graph = MPI_COMM_NULL;
-    par::check_mpi(MPI_Dist_graph_create_adjacent(comm(), indegree, sources.data(),
-                                                  MPI_UNWEIGHTED, outdegree, destinations.data(),
-                                                  MPI_UNWEIGHTED, MPI_INFO_NULL, /*reorder=*/0,
-                                                  &graph),
+    par::check_mpi(MPI_Dist_graph_create_adjacent(comm(), indegree, sources.data(), MPI_UNWEIGHTED,
+                                                  outdegree, destinations.data(), MPI_UNWEIGHTED,
+                                                  MPI_INFO_NULL, /*reorder=*/0, &graph),
                    "MPI_Dist_graph_create_adjacent");
     graph_ = par::Comm::adopt(graph);
     par::check_mpi(MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -122,11 +121,11 @@ class SparseNeighbor final : public SparseHaloBase {
       throw std::logic_error("neighbor halo: start() after close()");
     begin();
     pack(x);
-    par::check_mpi(MPI_Ineighbor_alltoallv(send_data(), send_counts_.data(), send_displs_.data(),
-                                           MPI_DOUBLE, ghost_data(), recv_counts_.data(),
-                                           recv_displs_.data(), MPI_DOUBLE, graph_.get(),
-                                           &request_),
-                   "MPI_Ineighbor_alltoallv");
+    par::check_mpi(
+        MPI_Ineighbor_alltoallv(send_data(), send_counts_.data(), send_displs_.data(), MPI_DOUBLE,
+                                ghost_data(), recv_counts_.data(), recv_displs_.data(), MPI_DOUBLE,
+                                graph_.get(), &request_),
+        "MPI_Ineighbor_alltoallv");
   }
   void finish(grid::Field&) override {
     end();

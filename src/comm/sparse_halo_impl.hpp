@@ -29,8 +29,14 @@ class SparseHaloBase : public SparseHaloExchange {
   /// Offset of destination i's block in the send buffer (i < sends.size()).
   int send_offset(std::size_t i) const noexcept { return send_offsets_[i]; }
   double* send_data() noexcept { return send_buffer_.data(); }
-  void begin() { require_idle(in_flight_, name_); in_flight_ = true; }
-  void end() { require_in_flight(in_flight_, name_); in_flight_ = false; }
+  void begin() {
+    require_idle(in_flight_, name_);
+    in_flight_ = true;
+  }
+  void end() {
+    require_in_flight(in_flight_, name_);
+    in_flight_ = false;
+  }
   bool in_flight() const noexcept { return in_flight_; }
 
  private:

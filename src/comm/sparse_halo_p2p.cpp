@@ -22,16 +22,16 @@ class SparseWaitall final : public SparseHaloBase {
   void start(grid::Field& x) override {
     begin();
     for (const sparse::RecvLink& r : plan().recvs) {
-      par::check_mpi(MPI_Irecv(ghost_data() + r.offset, r.count, MPI_DOUBLE, r.rank,
-                               kSparseHaloTag, comm(), requests_.add()),
+      par::check_mpi(MPI_Irecv(ghost_data() + r.offset, r.count, MPI_DOUBLE, r.rank, kSparseHaloTag,
+                               comm(), requests_.add()),
                      "MPI_Irecv");
     }
     pack(x);
     for (std::size_t i = 0; i < plan().sends.size(); ++i) {
-      par::check_mpi(MPI_Isend(send_data() + send_offset(i),
-                               static_cast<int>(plan().sends[i].indices.size()), MPI_DOUBLE,
-                               plan().sends[i].rank, kSparseHaloTag, comm(), requests_.add()),
-                     "MPI_Isend");
+      par::check_mpi(
+          MPI_Isend(send_data() + send_offset(i), static_cast<int>(plan().sends[i].indices.size()),
+                    MPI_DOUBLE, plan().sends[i].rank, kSparseHaloTag, comm(), requests_.add()),
+          "MPI_Isend");
     }
   }
   void finish(grid::Field&) override {
@@ -59,11 +59,11 @@ class SparsePersistent final : public SparseHaloBase {
       }
       for (std::size_t i = 0; i < plan().sends.size(); ++i) {
         requests_.push_back(MPI_REQUEST_NULL);
-        par::check_mpi(MPI_Send_init(send_data() + send_offset(i),
-                                     static_cast<int>(plan().sends[i].indices.size()),
-                                     MPI_DOUBLE, plan().sends[i].rank, kSparseHaloTag, comm(),
-                                     &requests_.back()),
-                       "MPI_Send_init");
+        par::check_mpi(
+            MPI_Send_init(send_data() + send_offset(i),
+                          static_cast<int>(plan().sends[i].indices.size()), MPI_DOUBLE,
+                          plan().sends[i].rank, kSparseHaloTag, comm(), &requests_.back()),
+            "MPI_Send_init");
       }
     } catch (...) {
       free_requests();  // none was started
@@ -90,9 +90,9 @@ class SparsePersistent final : public SparseHaloBase {
   void finish(grid::Field&) override {
     end();
     if (!requests_.empty())
-      par::check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                                 MPI_STATUSES_IGNORE),
-                     "MPI_Waitall");
+      par::check_mpi(
+          MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
   }
   void close() override {
     if (in_flight()) throw std::logic_error("persistent halo: close() with an exchange in flight");

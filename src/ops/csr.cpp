@@ -133,8 +133,8 @@ double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts
   return dot;
 }
 
-double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv,
-                       const double* u, double* u_new, int begin, int end) noexcept {
+double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv, const double* u,
+                       double* u_new, int begin, int end) noexcept {
   double rr = 0.0;
   traverse(a.interior(), u, begin, end, [&](int row, double au) {
     const double r = b[row] - au;
@@ -144,8 +144,8 @@ double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv
   return rr;
 }
 
-double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv,
-                       const double* u, const double* ghosts, double* u_new) noexcept {
+double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv, const double* u,
+                       const double* ghosts, double* u_new) noexcept {
   double rr = 0.0;
   traverse_boundary(a, u, ghosts, [&](int row, double au) {
     const double r = b[row] - au;

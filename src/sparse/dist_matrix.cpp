@@ -29,7 +29,8 @@ constexpr std::int64_t kMaxLocal = std::numeric_limits<std::int32_t>::max();
 /// This rank's problems with its rows, or "" if none.
 std::string check_rows(int rank, std::int64_t global_rows, std::int64_t first_row,
                        const RowsView& rows) {
-  if (rows.row_ptr.size() < 2) return fmt::format("rank {} has no row: expected at least one", rank);
+  if (rows.row_ptr.size() < 2)
+    return fmt::format("rank {} has no row: expected at least one", rank);
   const std::int64_t n = static_cast<std::int64_t>(rows.row_ptr.size()) - 1;
   if (n > kMaxLocal)
     return fmt::format("rank {} has {} rows: expected at most {}", rank, n, kMaxLocal);
@@ -96,18 +97,18 @@ std::int64_t count_edge_cut(const par::Comm& comm, const std::vector<std::int64_
     send.insert(send.end(), out[r].begin(), out[r].end());
   }
   std::vector<int> recv_counts(static_cast<std::size_t>(ranks));
-  par::check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT,
-                              comm.get()),
-                 "MPI_Alltoall");
+  par::check_mpi(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
+      "MPI_Alltoall");
   std::vector<int> recv_displs(static_cast<std::size_t>(ranks), 0);
   for (int r = 1; r < ranks; ++r) recv_displs[r] = recv_displs[r - 1] + recv_counts[r - 1];
-  std::vector<std::int64_t> recv(
-      static_cast<std::size_t>(recv_displs.back() + recv_counts.back()) + 1);
+  std::vector<std::int64_t> recv(static_cast<std::size_t>(recv_displs.back() + recv_counts.back()) +
+                                 1);
   send.push_back(0);  // never empty: data() must be a valid pointer
-  par::check_mpi(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_INT64_T,
-                               recv.data(), recv_counts.data(), recv_displs.data(), MPI_INT64_T,
-                               comm.get()),
-                 "MPI_Alltoallv");
+  par::check_mpi(
+      MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_INT64_T, recv.data(),
+                    recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm.get()),
+      "MPI_Alltoallv");
   recv.pop_back();
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   pairs.reserve(recv.size() / 2);
@@ -149,8 +150,7 @@ void raise_together(const par::Comm& comm, const std::string& local_error) {
   throw core::InputError(message);
 }
 
-DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows,
-                                 RowsView rows) {
+DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows, RowsView rows) {
   DistMatrix m;
   m.comm_ = comm.dup();
   const par::Comm& c = m.comm_;
@@ -159,16 +159,18 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
   m.global_rows_ = global_rows;
 
   // Row ranges: every rank's count, in rank order.
-  const std::int64_t n = rows.row_ptr.empty() ? 0 : static_cast<std::int64_t>(rows.row_ptr.size()) - 1;
+  const std::int64_t n =
+      rows.row_ptr.empty() ? 0 : static_cast<std::int64_t>(rows.row_ptr.size()) - 1;
   std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks));
   par::check_mpi(MPI_Allgather(&n, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, c.get()),
                  "MPI_Allgather");
   m.offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
   for (int r = 0; r < ranks; ++r) m.offsets_[r + 1] = m.offsets_[r] + counts[r];
   if (m.offsets_.back() != global_rows) {
-    throw core::InputError(fmt::format("the ranks own {} rows in all: expected {} (the global "
-                                       "rows)",
-                                       m.offsets_.back(), global_rows));
+    throw core::InputError(
+        fmt::format("the ranks own {} rows in all: expected {} (the global "
+                    "rows)",
+                    m.offsets_.back(), global_rows));
   }
   m.first_row_ = m.offsets_[rank];
   raise_together(c, check_rows(rank, global_rows, m.first_row_, rows));
@@ -183,9 +185,10 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
   m.ghost_globals_.erase(std::unique(m.ghost_globals_.begin(), m.ghost_globals_.end()),
                          m.ghost_globals_.end());
   if (n + static_cast<std::int64_t>(m.ghost_globals_.size()) > kMaxLocal) {
-    throw core::RuntimeFailure(fmt::format("rank {}: {} rows and {} ghosts exceed 32-bit local "
-                                           "indices",
-                                           rank, n, m.ghost_globals_.size()));
+    throw core::RuntimeFailure(
+        fmt::format("rank {}: {} rows and {} ghosts exceed 32-bit local "
+                    "indices",
+                    rank, n, m.ghost_globals_.size()));
   }
 
   // The local CSR: each row sorted by global column, repeated columns summed.
@@ -240,14 +243,14 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
     want_displs[r] = want_displs[r - 1] + want[r - 1];
     asked_displs[r] = asked_displs[r - 1] + asked[r - 1];
   }
-  std::vector<std::int64_t> requests(
-      static_cast<std::size_t>(asked_displs.back() + asked.back()) + 1);
+  std::vector<std::int64_t> requests(static_cast<std::size_t>(asked_displs.back() + asked.back()) +
+                                     1);
   std::vector<std::int64_t> ghosts_sent(m.ghost_globals_);
   ghosts_sent.push_back(0);  // never empty: data() must be a valid pointer
-  par::check_mpi(MPI_Alltoallv(ghosts_sent.data(), want.data(), want_displs.data(), MPI_INT64_T,
-                               requests.data(), asked.data(), asked_displs.data(), MPI_INT64_T,
-                               c.get()),
-                 "MPI_Alltoallv");
+  par::check_mpi(
+      MPI_Alltoallv(ghosts_sent.data(), want.data(), want_displs.data(), MPI_INT64_T,
+                    requests.data(), asked.data(), asked_displs.data(), MPI_INT64_T, c.get()),
+      "MPI_Alltoallv");
   for (int r = 0; r < ranks; ++r) {
     if (asked[r] == 0) continue;
     SendLink link{r, {}};

@@ -38,9 +38,9 @@ struct Prepared {
   MatrixMarketFile file;
   std::vector<double> b;
   std::vector<double> x0;
-  std::vector<std::int64_t> order;       ///< file rows in the distributed order
-  std::vector<std::int64_t> new_index;   ///< distributed index of every file row
-  std::vector<std::int64_t> offsets;     ///< first distributed row of each rank
+  std::vector<std::int64_t> order;      ///< file rows in the distributed order
+  std::vector<std::int64_t> new_index;  ///< distributed index of every file row
+  std::vector<std::int64_t> offsets;    ///< first distributed row of each rank
   double read_s = 0;
   double partition_s = 0;
 };
@@ -59,14 +59,16 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
   p.file = read_matrix_market(path, limits);
   const CsrMatrix& a = p.file.matrix;
   if (a.rows != a.cols) {
-    throw core::InputError(fmt::format("{}: a {} x {} matrix: expected a square matrix (a linear "
-                                       "system)",
-                                       path.string(), a.rows, a.cols));
+    throw core::InputError(
+        fmt::format("{}: a {} x {} matrix: expected a square matrix (a linear "
+                    "system)",
+                    path.string(), a.rows, a.cols));
   }
   if (a.rows < ranks) {
-    throw core::InputError(fmt::format("{}: a matrix of {} rows on {} ranks: expected at least "
-                                       "one row per rank",
-                                       path.string(), a.rows, ranks));
+    throw core::InputError(
+        fmt::format("{}: a matrix of {} rows on {} ranks: expected at least "
+                    "one row per rank",
+                    path.string(), a.rows, ranks));
   }
   if (options.rhs) p.b = read_vector(*options.rhs, a.rows, "--rhs", limits);
   if (options.x0) p.x0 = read_vector(*options.x0, a.rows, "--x0", limits);
@@ -109,10 +111,10 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
     for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k)
       nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
     if (nnz > std::numeric_limits<std::int32_t>::max()) {
-      throw core::InputError(fmt::format("{}: rank {} would hold {} entries: expected at most {} "
-                                         "per rank (use more ranks)",
-                                         path.string(), r, nnz,
-                                         std::numeric_limits<std::int32_t>::max()));
+      throw core::InputError(
+          fmt::format("{}: rank {} would hold {} entries: expected at most {} "
+                      "per rank (use more ranks)",
+                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max()));
     }
   }
   p.partition_s = core::now_s() - t1;
@@ -148,10 +150,9 @@ Part pack_part(const Prepared& p, int r) {
 }
 
 void send_part(const Part& part, int to, MPI_Comm comm) {
-  const std::int64_t sizes[4] = {static_cast<std::int64_t>(part.file_rows.size()),
-                                 static_cast<std::int64_t>(part.col.size()),
-                                 static_cast<std::int64_t>(part.b.size()),
-                                 static_cast<std::int64_t>(part.x0.size())};
+  const std::int64_t sizes[4] = {
+      static_cast<std::int64_t>(part.file_rows.size()), static_cast<std::int64_t>(part.col.size()),
+      static_cast<std::int64_t>(part.b.size()), static_cast<std::int64_t>(part.x0.size())};
   par::check_mpi(MPI_Send(sizes, 4, MPI_INT64_T, to, kTag, comm), "MPI_Send");
   const auto n = static_cast<int>(sizes[0]);
   const auto nnz = static_cast<int>(sizes[1]);
@@ -177,15 +178,14 @@ Part receive_part(MPI_Comm comm) {
   part.file_rows.resize(static_cast<std::size_t>(n));
   part.b.resize(static_cast<std::size_t>(sizes[2]));
   part.x0.resize(static_cast<std::size_t>(sizes[3]));
-  par::check_mpi(MPI_Recv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm,
-                          MPI_STATUS_IGNORE),
-                 "MPI_Recv");
+  par::check_mpi(
+      MPI_Recv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
+      "MPI_Recv");
   par::check_mpi(MPI_Recv(part.col.data(), nnz, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
                  "MPI_Recv");
   par::check_mpi(MPI_Recv(part.val.data(), nnz, MPI_DOUBLE, 0, kTag, comm, MPI_STATUS_IGNORE),
                  "MPI_Recv");
-  par::check_mpi(MPI_Recv(part.file_rows.data(), n, MPI_INT64_T, 0, kTag, comm,
-                          MPI_STATUS_IGNORE),
+  par::check_mpi(MPI_Recv(part.file_rows.data(), n, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
                  "MPI_Recv");
   par::check_mpi(MPI_Recv(part.b.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, 0, kTag, comm,
                           MPI_STATUS_IGNORE),
@@ -294,8 +294,8 @@ std::vector<double> gather_in_file_order(const par::Comm& comm,
   const std::size_t total = comm.is_root() ? static_cast<std::size_t>(global_rows) : 0;
   std::vector<double> values(total + 1);
   std::vector<std::int64_t> rows(total + 1);
-  par::check_mpi(MPI_Gatherv(x.data(), n, MPI_DOUBLE, values.data(), counts.data(),
-                             displs.data(), MPI_DOUBLE, 0, comm.get()),
+  par::check_mpi(MPI_Gatherv(x.data(), n, MPI_DOUBLE, values.data(), counts.data(), displs.data(),
+                             MPI_DOUBLE, 0, comm.get()),
                  "MPI_Gatherv");
   par::check_mpi(MPI_Gatherv(file_rows.data(), n, MPI_INT64_T, rows.data(), counts.data(),
                              displs.data(), MPI_INT64_T, 0, comm.get()),

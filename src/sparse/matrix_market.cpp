@@ -152,7 +152,7 @@ std::string shown(std::string_view token) {
   std::string out;
   for (char c : token.substr(0, 40))
     out.push_back(static_cast<unsigned char>(c) >= 32 && static_cast<unsigned char>(c) < 127 ? c
-                                                                                            : '?');
+                                                                                             : '?');
   if (token.size() > 40) out += "...";
   return "'" + out + "'";
 }
@@ -203,13 +203,16 @@ class Parser {
     std::string_view t[6];
     const std::size_t n = split(line, t, 6);
     if (n == 0 || t[0] != "%%MatrixMarket") {
-      fail(fmt::format("found {}: expected the banner '%%MatrixMarket matrix <format> <field> "
-                       "<symmetry>'",
-                       shown(line)));
+      fail(
+          fmt::format("found {}: expected the banner '%%MatrixMarket matrix <format> <field> "
+                      "<symmetry>'",
+                      shown(line)));
     }
-    if (n != 5) fail(fmt::format("the banner has {} words: expected 5 ('%%MatrixMarket matrix "
-                                 "<format> <field> <symmetry>')",
-                                 n));
+    if (n != 5)
+      fail(
+          fmt::format("the banner has {} words: expected 5 ('%%MatrixMarket matrix "
+                      "<format> <field> <symmetry>')",
+                      n));
     const std::string object = lower(t[1]);
     if (object != "matrix") fail(fmt::format("object {}: expected 'matrix'", shown(t[1])));
     const std::string format = lower(t[2]);
@@ -240,8 +243,9 @@ class Parser {
     } else if (symmetry == "skew-symmetric") {
       info.symmetry = MmSymmetry::skew_symmetric;
     } else if (symmetry == "hermitian") {
-      fail("symmetry 'hermitian' is not supported (no complex values): expected 'general', "
-           "'symmetric' or 'skew-symmetric'");
+      fail(
+          "symmetry 'hermitian' is not supported (no complex values): expected 'general', "
+          "'symmetric' or 'skew-symmetric'");
     } else {
       fail(fmt::format("symmetry {}: expected 'general', 'symmetric' or 'skew-symmetric'",
                        shown(t[4])));
@@ -281,8 +285,8 @@ class Parser {
       fail(fmt::format("a {} x {} matrix: expected at most {} rows and columns", info.rows,
                        info.cols, kMaxIndex));
     if (info.symmetry != MmSymmetry::general && info.rows != info.cols)
-      fail(fmt::format("a {} matrix of {} x {}: expected a square matrix",
-                       name(info.symmetry), info.rows, info.cols));
+      fail(fmt::format("a {} matrix of {} x {}: expected a square matrix", name(info.symmetry),
+                       info.rows, info.cols));
     if (info.format == MmFormat::coordinate) {
       info.entries = parse_count(t[2], "entries");
     } else if (info.symmetry == MmSymmetry::general) {
@@ -294,11 +298,11 @@ class Parser {
     }
     const double need = read_bytes_estimate(info);
     if (need > limits_.max_bytes) {
-      fail(fmt::format("{} {} entries of a {} x {} matrix need about {:.3g} GiB to read; the "
-                       "limit is {:.3g} GiB ({}): expected a smaller matrix",
-                       info.entries, name(info.format), info.rows, info.cols,
-                       need / 1073741824.0, limits_.max_bytes / 1073741824.0,
-                       limits_.max_bytes_source));
+      fail(
+          fmt::format("{} {} entries of a {} x {} matrix need about {:.3g} GiB to read; the "
+                      "limit is {:.3g} GiB ({}): expected a smaller matrix",
+                      info.entries, name(info.format), info.rows, info.cols, need / 1073741824.0,
+                      limits_.max_bytes / 1073741824.0, limits_.max_bytes_source));
     }
   }
 
@@ -333,13 +337,11 @@ class Parser {
     return v;
   }
 
-  std::int64_t parse_index(std::string_view token, std::string_view what,
-                           std::int64_t size) const {
+  std::int64_t parse_index(std::string_view token, std::string_view what, std::int64_t size) const {
     std::int64_t v = 0;
     const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
     if (ec != std::errc{} || ptr != token.data() + token.size() || v < 1 || v > size) {
-      fail(fmt::format("{} index {}: expected an integer from 1 to {}", what, shown(token),
-                       size));
+      fail(fmt::format("{} index {}: expected an integer from 1 to {}", what, shown(token), size));
     }
     return v - 1;
   }
@@ -367,7 +369,7 @@ class Parser {
       const std::size_t n = split(line, t, 4);
       if (n != want) {
         fail(fmt::format("{} values on an entry line: expected {}", n,
-                         !coordinate                       ? "1 (one value per line)"
+                         !coordinate                      ? "1 (one value per line)"
                          : info.field == MmField::pattern ? "2 (row, column)"
                                                           : "3 (row, column, value)"));
       }
@@ -379,14 +381,16 @@ class Parser {
         j = parse_index(t[1], "column", info.cols);
         if (info.field != MmField::pattern) v = parse_value(t[2], info.field);
         if (info.symmetry == MmSymmetry::symmetric && i < j) {
-          fail(fmt::format("entry ({}, {}) lies above the diagonal: a symmetric file holds the "
-                           "lower triangle (expected row >= column)",
-                           i + 1, j + 1));
+          fail(
+              fmt::format("entry ({}, {}) lies above the diagonal: a symmetric file holds the "
+                          "lower triangle (expected row >= column)",
+                          i + 1, j + 1));
         }
         if (info.symmetry == MmSymmetry::skew_symmetric && i <= j) {
-          fail(fmt::format("entry ({}, {}) lies {} the diagonal: a skew-symmetric file holds the "
-                           "strict lower triangle (expected row > column)",
-                           i + 1, j + 1, i == j ? "on" : "above"));
+          fail(
+              fmt::format("entry ({}, {}) lies {} the diagonal: a skew-symmetric file holds the "
+                          "strict lower triangle (expected row > column)",
+                          i + 1, j + 1, i == j ? "on" : "above"));
         }
       } else {
         v = parse_value(t[0], info.field);
@@ -394,9 +398,9 @@ class Parser {
         j = aj;
         if (++ai == info.rows) {
           ++aj;
-          ai = info.symmetry == MmSymmetry::general          ? 0
-               : info.symmetry == MmSymmetry::symmetric      ? aj
-                                                            : aj + 1;
+          ai = info.symmetry == MmSymmetry::general     ? 0
+               : info.symmetry == MmSymmetry::symmetric ? aj
+                                                        : aj + 1;
         }
         if (v == 0.0) {
           ++info.zeros_dropped;
@@ -494,18 +498,24 @@ std::string_view name(MmFormat format) noexcept {
 
 std::string_view name(MmField field) noexcept {
   switch (field) {
-    case MmField::real: return "real";
-    case MmField::integer: return "integer";
-    case MmField::pattern: return "pattern";
+    case MmField::real:
+      return "real";
+    case MmField::integer:
+      return "integer";
+    case MmField::pattern:
+      return "pattern";
   }
   return "?";
 }
 
 std::string_view name(MmSymmetry symmetry) noexcept {
   switch (symmetry) {
-    case MmSymmetry::general: return "general";
-    case MmSymmetry::symmetric: return "symmetric";
-    case MmSymmetry::skew_symmetric: return "skew-symmetric";
+    case MmSymmetry::general:
+      return "general";
+    case MmSymmetry::symmetric:
+      return "symmetric";
+    case MmSymmetry::skew_symmetric:
+      return "skew-symmetric";
   }
   return "?";
 }
@@ -554,12 +564,12 @@ std::vector<double> read_vector(const std::filesystem::path& path, std::int64_t 
     throw core::InputError(fmt::format(
         "{} {}: a {} x {} {} {} {} matrix: expected a vector ({} x 1, real or integer, general)",
         option, name, info.rows, info.cols, ::asyncsolve::sparse::name(info.format),
-        ::asyncsolve::sparse::name(info.field), ::asyncsolve::sparse::name(info.symmetry),
-        length));
+        ::asyncsolve::sparse::name(info.field), ::asyncsolve::sparse::name(info.symmetry), length));
   }
   if (info.rows != length) {
-    throw core::InputError(fmt::format("{} {}: a vector of {} values: expected {} (the matrix's rows)",
-                                       option, name, info.rows, length));
+    throw core::InputError(
+        fmt::format("{} {}: a vector of {} values: expected {} (the matrix's rows)", option, name,
+                    info.rows, length));
   }
   std::vector<double> out(static_cast<std::size_t>(length), 0.0);
   const CsrMatrix& a = file.matrix;
@@ -577,9 +587,10 @@ std::string format_vector(std::span<const double> values) {
 }
 
 std::string format_matrix(const CsrMatrix& a, bool pattern) {
-  std::string out = fmt::format("%%MatrixMarket matrix coordinate {} general\n% written by "
-                                "asyncsolve\n{} {} {}\n",
-                                pattern ? "pattern" : "real", a.rows, a.cols, a.nnz());
+  std::string out = fmt::format(
+      "%%MatrixMarket matrix coordinate {} general\n% written by "
+      "asyncsolve\n{} {} {}\n",
+      pattern ? "pattern" : "real", a.rows, a.cols, a.nnz());
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       if (pattern) {

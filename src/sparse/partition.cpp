@@ -53,8 +53,8 @@ void fill_empty_parts(std::vector<int>& part, int parts) {
   for (const int p : part) ++count[p];
   for (int p = 0; p < parts; ++p) {
     if (count[p] > 0) continue;
-    const int largest = static_cast<int>(std::max_element(count.begin(), count.end()) -
-                                         count.begin());
+    const int largest =
+        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
     for (std::size_t i = part.size(); i-- > 0;) {
       if (part[i] == largest) {
         part[i] = p;
@@ -70,9 +70,12 @@ void fill_empty_parts(std::vector<int>& part, int parts) {
 
 std::string_view name(Partitioner method) noexcept {
   switch (method) {
-    case Partitioner::block: return "block";
-    case Partitioner::metis: return "metis";
-    case Partitioner::scotch: return "scotch";
+    case Partitioner::block:
+      return "block";
+    case Partitioner::metis:
+      return "metis";
+    case Partitioner::scotch:
+      return "scotch";
   }
   return "?";
 }
@@ -88,9 +91,12 @@ std::string format_partition(const PartitionSpec& spec) {
 
 bool partitioner_available(Partitioner method) noexcept {
   switch (method) {
-    case Partitioner::block: return true;
-    case Partitioner::metis: return detail::have_metis();
-    case Partitioner::scotch: return detail::have_scotch();
+    case Partitioner::block:
+      return true;
+    case Partitioner::metis:
+      return detail::have_metis();
+    case Partitioner::scotch:
+      return detail::have_scotch();
   }
   return false;
 }
@@ -121,13 +127,13 @@ PartitionSpec parse_partition(std::string_view text, std::string_view option) {
     }
   }
   if (!partitioner_available(spec.method)) {
-    throw core::InputError(fmt::format(
-        "{} '{}': this build has no {} (install {} and rebuild), expected block{}", option, text,
-        spec.method == Partitioner::metis ? "METIS" : "Scotch",
-        spec.method == Partitioner::metis ? "libmetis-dev" : "libscotch-dev",
-        partitioner_available(Partitioner::metis)    ? " or metis"
-        : partitioner_available(Partitioner::scotch) ? " or scotch"
-                                                     : ""));
+    throw core::InputError(
+        fmt::format("{} '{}': this build has no {} (install {} and rebuild), expected block{}",
+                    option, text, spec.method == Partitioner::metis ? "METIS" : "Scotch",
+                    spec.method == Partitioner::metis ? "libmetis-dev" : "libscotch-dev",
+                    partitioner_available(Partitioner::metis)    ? " or metis"
+                    : partitioner_available(Partitioner::scotch) ? " or scotch"
+                                                                 : ""));
   }
   return spec;
 }
@@ -188,14 +194,15 @@ long long edge_cut(const AdjacencyGraph& graph, const std::vector<int>& part) {
 
 std::vector<int> partition_rows(const CsrMatrix& a, int parts, const PartitionSpec& spec) {
   if (parts < 1 || a.rows < parts) {
-    throw core::InputError(fmt::format("a matrix of {} rows cannot be split into {} parts: "
-                                       "expected at least one row per part",
-                                       a.rows, parts));
+    throw core::InputError(
+        fmt::format("a matrix of {} rows cannot be split into {} parts: "
+                    "expected at least one row per part",
+                    a.rows, parts));
   }
   if (spec.method == Partitioner::block || parts == 1) return block_parts(a, parts, spec.weight);
   if (!partitioner_available(spec.method)) {
-    throw core::InputError(fmt::format("--partition {}: this build has no {}", name(spec.method),
-                                       name(spec.method)));
+    throw core::InputError(
+        fmt::format("--partition {}: this build has no {}", name(spec.method), name(spec.method)));
   }
   const AdjacencyGraph graph = symmetrised_graph(a);
   if (graph.adjncy.empty()) return block_parts(a, parts, spec.weight);

@@ -21,7 +21,8 @@ void check(const sparse::MatrixMarketFile& f) {
   const sparse::CsrMatrix& a = f.matrix;
   if (a.rows != f.info.rows || a.cols != f.info.cols) std::abort();
   if (static_cast<std::int64_t>(a.row_ptr.size()) != a.rows + 1 || a.row_ptr[0] != 0) std::abort();
-  if (a.col.size() != a.val.size() || static_cast<std::int64_t>(a.col.size()) != a.nnz()) std::abort();
+  if (a.col.size() != a.val.size() || static_cast<std::int64_t>(a.col.size()) != a.nnz())
+    std::abort();
   for (std::int64_t i = 0; i < a.rows; ++i) {
     if (a.row_ptr[i + 1] < a.row_ptr[i]) std::abort();
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {

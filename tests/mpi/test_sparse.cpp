@@ -137,7 +137,8 @@ std::string scratch_dir() {
   const par::Comm w = world();
   std::string dir;
   if (w.is_root()) {
-    dir = (fs::temp_directory_path() / ("asyncsolve_sparse_" + std::to_string(::getpid()))).string();
+    dir =
+        (fs::temp_directory_path() / ("asyncsolve_sparse_" + std::to_string(::getpid()))).string();
     fs::create_directories(dir);
   }
   int length = static_cast<int>(dir.size());
@@ -223,8 +224,7 @@ TEST(DistMatrix, BadRowsStopEveryRankWithOneMessage) {
     sparse::DistMatrix::from_rows(w, n, {row_ptr, col, val});
     FAIL() << "no error";
   } catch (const core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(w.size() - 1)),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(w.size() - 1)), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("expected 0 to"), std::string::npos) << e.what();
   }
@@ -236,10 +236,9 @@ TEST(SparseHalo, EveryStrategyFillsTheGhosts) {
   for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
     sparse::DistMatrix m = build(kind, 61);
     grid::Field x = owned_vector(m);
-    for (const comm::HaloStrategy s :
-         {comm::HaloStrategy::waitall, comm::HaloStrategy::alltoallv,
-          comm::HaloStrategy::ialltoallv, comm::HaloStrategy::neighbor,
-          comm::HaloStrategy::persistent}) {
+    for (const comm::HaloStrategy s : {comm::HaloStrategy::waitall, comm::HaloStrategy::alltoallv,
+                                       comm::HaloStrategy::ialltoallv, comm::HaloStrategy::neighbor,
+                                       comm::HaloStrategy::persistent}) {
       auto halo = comm::make_sparse_halo_exchange(s, m);
       for (int round = 0; round < 3; ++round) {
         std::fill(halo->ghosts().begin(), halo->ghosts().end(), -1.0);
@@ -257,7 +256,8 @@ TEST(SparseHalo, EveryStrategyFillsTheGhosts) {
       auto halo = comm::make_sparse_channel_halo_exchange(m, transport);
       for (int round = 0; round < 3; ++round) {
         // A different vector each round: the exchange must deliver this round's.
-        for (int i = 0; i < m.local_rows(); ++i) x.origin()[i] = value_of(m.first_row() + i) + round;
+        for (int i = 0; i < m.local_rows(); ++i)
+          x.origin()[i] = value_of(m.first_row() + i) + round;
         halo->start(x);
         halo->finish(x);
         for (std::size_t g = 0; g < m.ghost_globals().size(); ++g)
@@ -327,7 +327,8 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
     dot += ops::spmv_interior(op, x.origin(), y.data(), ni / 3, 2 * ni / 3);
     dot += ops::spmv_interior(op, x.origin(), y.data(), 2 * ni / 3, ni);
     dot += ops::spmv_boundary(op, x.origin(), gh, y.data());
-    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + 1e-15);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + 1e-15);
     EXPECT_NEAR(dot, dot_ref, 1e-12 * std::abs(dot_ref));
 
     // Jacobi step and residual.
@@ -336,10 +337,9 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
     std::vector<double> dinv(n);
     for (std::size_t i = 0; i < n; ++i) dinv[i] = 1.0 / op.diagonal()[i];
     const double rr_ref = ops::jacobi_ref(m, b.data(), x.origin(), gh, u_new_ref.data());
-    const double rr = ops::jacobi_interior(op, b.data(), dinv.data(), x.origin(), u_new.data(), 0,
-                                           ni) +
-                      ops::jacobi_boundary(op, b.data(), dinv.data(), x.origin(), gh,
-                                           u_new.data());
+    const double rr =
+        ops::jacobi_interior(op, b.data(), dinv.data(), x.origin(), u_new.data(), 0, ni) +
+        ops::jacobi_boundary(op, b.data(), dinv.data(), x.origin(), gh, u_new.data());
     EXPECT_NEAR(rr, rr_ref, 1e-12 * rr_ref);
     // u + D^-1 r cancels: compare to the size of u.
     for (std::size_t i = 0; i < n; ++i)
@@ -368,8 +368,8 @@ TEST(LoadSystem, EveryPartitionerGivesTheSerialProductAndWritesBack) {
   std::vector<double> xs(97), ys(97);
   for (int i = 0; i < 97; ++i) xs[i] = value_of(i);
   sparse::multiply(a, xs, ys);
-  for (const auto method : {sparse::Partitioner::block, sparse::Partitioner::metis,
-                            sparse::Partitioner::scotch}) {
+  for (const auto method :
+       {sparse::Partitioner::block, sparse::Partitioner::metis, sparse::Partitioner::scotch}) {
     if (!sparse::partitioner_available(method)) continue;
     for (const auto weight : {sparse::PartWeight::rows, sparse::PartWeight::nnz}) {
       sparse::LoadOptions options;

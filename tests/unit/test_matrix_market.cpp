@@ -23,7 +23,8 @@ namespace {
 std::vector<double> dense(const CsrMatrix& a) {
   std::vector<double> d(static_cast<std::size_t>(a.rows * a.cols), 0.0);
   for (std::int64_t i = 0; i < a.rows; ++i)
-    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) d[i * a.cols + a.col[k]] = a.val[k];
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      d[i * a.cols + a.col[k]] = a.val[k];
   return d;
 }
 
@@ -103,12 +104,12 @@ TEST(MatrixMarket, PatternAndIntegerFields) {
 }
 
 TEST(MatrixMarket, ArrayFormatIsColumnMajor) {
-  const auto g = parse_matrix_market(
-      "%%MatrixMarket matrix array real general\n2 2\n1\n2\n0\n4\n", "m");
+  const auto g =
+      parse_matrix_market("%%MatrixMarket matrix array real general\n2 2\n1\n2\n0\n4\n", "m");
   EXPECT_EQ(dense(g.matrix), (std::vector<double>{1, 0, 2, 4}));
   EXPECT_EQ(g.info.zeros_dropped, 1);
-  const auto s = parse_matrix_market(
-      "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n", "m");
+  const auto s =
+      parse_matrix_market("%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n", "m");
   EXPECT_EQ(dense(s.matrix), (std::vector<double>{1, 2, 2, 3}));
   const auto k = parse_matrix_market(
       "%%MatrixMarket matrix array integer skew-symmetric\n3 3\n1\n2\n3\n", "m");
@@ -134,14 +135,14 @@ TEST(MatrixMarket, RefusesBadBanners) {
   expect_error("hello\n", "m.mtx:1:", "expected the banner");
   expect_error("%%MatrixMarket matrix coordinate real\n1 1 0\n", "m.mtx:1:", "expected 5");
   expect_error("%%MatrixMarket vector coordinate real general\n", "m.mtx:1:", "expected 'matrix'");
-  expect_error("%%MatrixMarket matrix sparse real general\n", "m.mtx:1:",
-               "expected 'coordinate' or 'array'");
-  expect_error("%%MatrixMarket matrix coordinate complex general\n", "m.mtx:1:",
-               "'complex' is not supported");
-  expect_error("%%MatrixMarket matrix coordinate real hermitian\n", "m.mtx:1:",
-               "'hermitian' is not supported");
-  expect_error("%%MatrixMarket matrix coordinate real upper\n", "m.mtx:1:",
-               "expected 'general', 'symmetric' or 'skew-symmetric'");
+  expect_error("%%MatrixMarket matrix sparse real general\n",
+               "m.mtx:1:", "expected 'coordinate' or 'array'");
+  expect_error("%%MatrixMarket matrix coordinate complex general\n",
+               "m.mtx:1:", "'complex' is not supported");
+  expect_error("%%MatrixMarket matrix coordinate real hermitian\n",
+               "m.mtx:1:", "'hermitian' is not supported");
+  expect_error("%%MatrixMarket matrix coordinate real upper\n",
+               "m.mtx:1:", "expected 'general', 'symmetric' or 'skew-symmetric'");
   expect_error("%%MatrixMarket matrix array pattern general\n", "m.mtx:1:", "no values");
 }
 
@@ -154,10 +155,10 @@ TEST(MatrixMarket, RefusesBadSizeLines) {
   expect_error(banner + "-2 2 1\n", "m.mtx:2:", "expected a non-negative integer");
   expect_error(banner + "0 2 0\n", "m.mtx:2:", "expected at least one row");
   expect_error(banner + "3000000000 2 0\n", "m.mtx:2:", "expected at most 2147483647");
-  expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n", "m.mtx:2:",
-               "expected a square matrix");
-  expect_error("%%MatrixMarket matrix array real general\n2 2 4\n", "m.mtx:2:",
-               "expected 2 (rows, columns)");
+  expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n",
+               "m.mtx:2:", "expected a square matrix");
+  expect_error("%%MatrixMarket matrix array real general\n2 2 4\n",
+               "m.mtx:2:", "expected 2 (rows, columns)");
 }
 
 TEST(MatrixMarket, RefusesBadEntries) {
@@ -174,20 +175,21 @@ TEST(MatrixMarket, RefusesBadEntries) {
   expect_error(head + "1 1 inf\n", "m.mtx:3:", "not a finite number");
   expect_error(head + "1 1 1e999\n", "m.mtx:3:", "not a finite number");
   expect_error(head + "1 1 1.5x\n", "m.mtx:3:", "expected a real number");
-  expect_error("%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 1.5\n", "m.mtx:3:",
-               "expected an integer");
-  expect_error("%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 99999999999999999999\n",
-               "m.mtx:3:", "out of range");
-  expect_error("%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1 1\n", "m.mtx:3:",
-               "expected 2 (row, column)");
-  expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", "m.mtx:3:",
-               "above the diagonal");
-  expect_error("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 2 1\n", "m.mtx:3:",
-               "on the diagonal");
-  expect_error("%%MatrixMarket matrix array real general\n1 2\n1\n", "m.mtx:4:",
-               "end of file after 1 of the 2 values");
-  expect_error("%%MatrixMarket matrix array real general\n1 1\n1 2\n", "m.mtx:3:",
-               "expected 1 (one value per line)");
+  expect_error("%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 1.5\n",
+               "m.mtx:3:", "expected an integer");
+  expect_error(
+      "%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 99999999999999999999\n",
+      "m.mtx:3:", "out of range");
+  expect_error("%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1 1\n",
+               "m.mtx:3:", "expected 2 (row, column)");
+  expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n",
+               "m.mtx:3:", "above the diagonal");
+  expect_error("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 2 1\n",
+               "m.mtx:3:", "on the diagonal");
+  expect_error("%%MatrixMarket matrix array real general\n1 2\n1\n",
+               "m.mtx:4:", "end of file after 1 of the 2 values");
+  expect_error("%%MatrixMarket matrix array real general\n1 1\n1 2\n",
+               "m.mtx:3:", "expected 1 (one value per line)");
 }
 
 TEST(MatrixMarket, RefusesOversizedFilesFromTheHeader) {
@@ -198,10 +200,10 @@ TEST(MatrixMarket, RefusesOversizedFilesFromTheHeader) {
       error_of("%%MatrixMarket matrix coordinate real general\n100000 100000 1000000\n", limits);
   EXPECT_EQ(e.rfind("m.mtx:2:", 0), 0u) << e;
   EXPECT_NE(e.find("--matrix-memory"), std::string::npos) << e;
-  EXPECT_GT(read_bytes_estimate({MmFormat::coordinate, MmField::real, MmSymmetry::symmetric, 10,
-                                 10, 100}),
-            read_bytes_estimate(
-                {MmFormat::coordinate, MmField::real, MmSymmetry::general, 10, 10, 100}));
+  EXPECT_GT(
+      read_bytes_estimate(
+          {MmFormat::coordinate, MmField::real, MmSymmetry::symmetric, 10, 10, 100}),
+      read_bytes_estimate({MmFormat::coordinate, MmField::real, MmSymmetry::general, 10, 10, 100}));
 }
 
 TEST(MatrixMarket, RefusesOverlongLines) {
@@ -240,8 +242,7 @@ TEST(MatrixMarket, FilesStreamsAndTheirErrors) {
     read_matrix_market(empty);
     FAIL() << "no error for an empty file";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("empty.mtx:1: empty file"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("empty.mtx:1: empty file"), std::string::npos) << e.what();
   }
   fs::remove_all(p.parent_path());
 }
@@ -249,7 +250,8 @@ TEST(MatrixMarket, FilesStreamsAndTheirErrors) {
 TEST(MatrixMarket, StreamReaderHandlesLinesAcrossChunks) {
   // More than one 1 MiB chunk, so some lines straddle two reads.
   std::string text = "%%MatrixMarket matrix coordinate real general\n100000 1 100000\n";
-  for (int i = 1; i <= 100000; ++i) text += std::to_string(i) + " 1 " + std::to_string(i) + ".5\r\n";
+  for (int i = 1; i <= 100000; ++i)
+    text += std::to_string(i) + " 1 " + std::to_string(i) + ".5\r\n";
   std::FILE* in = fmemopen(text.data(), text.size(), "rb");
   ASSERT_NE(in, nullptr);
   const auto f = read_matrix_market(in, "mem");

@@ -149,7 +149,6 @@ TEST(Partition, DiagonalMatrixFallsBackToBlocks) {
   }
   for (const Partitioner p : {Partitioner::metis, Partitioner::scotch}) {
     if (!partitioner_available(p)) continue;
-    EXPECT_EQ(partition_rows(a, 3, {p, PartWeight::rows}),
-              (std::vector<int>{0, 0, 1, 1, 2, 2}));
+    EXPECT_EQ(partition_rows(a, 3, {p, PartWeight::rows}), (std::vector<int>{0, 0, 1, 1, 2, 2}));
   }
 }

@@ -82,8 +82,7 @@ class CsrOperator {
 /// y = A x on the interior rows stored at positions [begin, end) (0 ..
 /// interior_rows()); returns the local sum of x_i y_i over those rows (the
 /// p^T A p of CG, fused). Reads only x.
-double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin,
-                     int end) noexcept;
+double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin, int end) noexcept;
 /// y = A x on the boundary rows, reading the ghosts; returns the local sum
 /// of x_i y_i over them.
 double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts,
@@ -92,11 +91,11 @@ double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts
 /// One Jacobi step on interior rows [begin, end): u_new = u + D^-1 (b - A u)
 /// with `dinv` = 1 / diag(A); returns the local ||b - A u||^2 over those rows
 /// (the residual of the input iterate, fused).
-double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv,
-                       const double* u, double* u_new, int begin, int end) noexcept;
+double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv, const double* u,
+                       double* u_new, int begin, int end) noexcept;
 /// The same on the boundary rows.
-double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv,
-                       const double* u, const double* ghosts, double* u_new) noexcept;
+double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv, const double* u,
+                       const double* ghosts, double* u_new) noexcept;
 
 /// r = b - A u on every local row (u's ghosts current); returns the local
 /// ||r||^2. r may be null (only the norm).

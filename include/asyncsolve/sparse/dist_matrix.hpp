@@ -21,15 +21,15 @@ namespace asyncsolve::sparse {
 
 /// Ghosts this rank receives from one rank per exchange.
 struct RecvLink {
-  int rank = 0;     ///< the owner of these ghosts
-  int offset = 0;   ///< first ghost (index into the ghost array)
-  int count = 0;    ///< ghosts from this rank
+  int rank = 0;    ///< the owner of these ghosts
+  int offset = 0;  ///< first ghost (index into the ghost array)
+  int count = 0;   ///< ghosts from this rank
 };
 
 /// Owned values this rank sends to one rank per exchange.
 struct SendLink {
-  int rank = 0;                ///< the rank that needs them
-  std::vector<int> indices;    ///< local indices of owned entries, in the receiver's ghost order
+  int rank = 0;              ///< the rank that needs them
+  std::vector<int> indices;  ///< local indices of owned entries, in the receiver's ghost order
 };
 
 /// Who exchanges what with whom in a halo exchange of a distributed vector.
@@ -49,13 +49,13 @@ struct NeighbourPlan {
 
 /// Quality of the distribution, the same on every rank.
 struct PartitionMetrics {
-  std::int64_t edge_cut = 0;       ///< undirected edges i-j (i != j, a_ij or a_ji stored) between ranks
-  std::int64_t volume = 0;         ///< values sent per halo exchange, summed over ranks
-  std::int64_t messages = 0;       ///< messages per halo exchange, summed over ranks
+  std::int64_t edge_cut = 0;  ///< undirected edges i-j (i != j, a_ij or a_ji stored) between ranks
+  std::int64_t volume = 0;    ///< values sent per halo exchange, summed over ranks
+  std::int64_t messages = 0;  ///< messages per halo exchange, summed over ranks
   std::int64_t max_rank_volume = 0;  ///< the most values one rank receives per exchange
-  int max_neighbours = 0;          ///< the most ranks one rank exchanges with
-  double row_imbalance = 1.0;      ///< max rows / mean rows over ranks
-  double nnz_imbalance = 1.0;      ///< max non-zeros / mean non-zeros over ranks
+  int max_neighbours = 0;            ///< the most ranks one rank exchanges with
+  double row_imbalance = 1.0;        ///< max rows / mean rows over ranks
+  double nnz_imbalance = 1.0;        ///< max non-zeros / mean non-zeros over ranks
   std::int64_t min_rows = 0;
   std::int64_t max_rows = 0;
   std::int64_t interior_rows = 0;  ///< rows without a ghost column, summed over ranks

@@ -43,11 +43,11 @@ struct LoadedSystem {
   /// Row of the file (0-based) of each local row: the distributed numbering
   /// is a permutation of the file's.
   std::vector<std::int64_t> file_rows;
-  MatrixMarketInfo info;        ///< what the matrix file declared (every rank)
-  bool exact_known = false;     ///< b = A * 1 (no --rhs): the solution is all ones
-  double read_s = 0;            ///< seconds rank 0 spent reading
-  double partition_s = 0;       ///< seconds rank 0 spent partitioning
-  double distribute_s = 0;      ///< seconds of the distribution and ghost discovery
+  MatrixMarketInfo info;     ///< what the matrix file declared (every rank)
+  bool exact_known = false;  ///< b = A * 1 (no --rhs): the solution is all ones
+  double read_s = 0;         ///< seconds rank 0 spent reading
+  double partition_s = 0;    ///< seconds rank 0 spent partitioning
+  double distribute_s = 0;   ///< seconds of the distribution and ghost discovery
 };
 
 /// Collective over `comm`: reads `matrix` (and the vectors) on rank 0 and

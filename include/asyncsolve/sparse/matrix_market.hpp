@@ -47,9 +47,9 @@ struct MatrixMarketInfo {
   MmSymmetry symmetry = MmSymmetry::general;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
-  std::int64_t entries = 0;     ///< entries (coordinate) or values (array) the file holds
-  std::int64_t duplicates = 0;  ///< coordinate entries summed into an earlier one
-  std::int64_t mirrored = 0;    ///< entries added by expanding a symmetric file
+  std::int64_t entries = 0;        ///< entries (coordinate) or values (array) the file holds
+  std::int64_t duplicates = 0;     ///< coordinate entries summed into an earlier one
+  std::int64_t mirrored = 0;       ///< entries added by expanding a symmetric file
   std::int64_t zeros_dropped = 0;  ///< array values equal to zero, not stored
 };
 

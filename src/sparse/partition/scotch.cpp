@@ -36,7 +36,8 @@ std::vector<int> partition_scotch(const AdjacencyGraph& graph, const std::vector
     SCOTCH_stratExit(&strategy);
   }
   SCOTCH_graphExit(&g);
-  if (rc != 0) throw core::RuntimeFailure(fmt::format("Scotch failed to partition (status {})", rc));
+  if (rc != 0)
+    throw core::RuntimeFailure(fmt::format("Scotch failed to partition (status {})", rc));
   return {part.begin(), part.end()};
 }
 
