@@ -12,6 +12,7 @@
 #   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
 #   make peers          CG/PCG beside PETSc and hypre (installs petsc-dev, libhypre-dev)
+#   make fuzz           the Matrix Market reader under libFuzzer for FUZZ_SECONDS (600; clang-14)
 #   make install PREFIX=/usr/local
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -47,7 +48,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-tsan-omp deps-lint build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
+.PHONY: fuzz all deps deps-tsan-omp deps-lint build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
         bench peers install clean
 
 all: build
@@ -208,8 +209,16 @@ bench: build
 peers: build
 	python3 bench/peers/run_peers.py --asyncsolve $(BUILD)/asyncsolve --json results/peers/peers.json
 
+# The reader's fuzz target (tests/fuzz): clang with libFuzzer, ASan and UBSan.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@command -v clang++-14 > /dev/null || { sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clang-14 libclang-rt-14-dev libfmt-dev > /dev/null; }
+	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --build build-fuzz
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) build-peers $(VENV)
+	rm -rf build-fuzz $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) build-peers $(VENV)

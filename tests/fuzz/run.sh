@@ -32,6 +32,8 @@ mkdir -p "$build/corpus" "$build/findings"
   "$here/fuzz_matrix_market.cpp" "$src/src/sparse/matrix_market.cpp" "$src/src/sparse/csr.cpp" \
   "$src/src/core/error.cpp" -lfmt -o "$build/fuzz_matrix_market"
 cd "$build/findings"
+parallel=()
+if [ "$jobs" -gt 1 ]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi
 "$build/fuzz_matrix_market" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
-  -max_len=4096 -jobs="$jobs" -workers="$jobs" -print_final_stats=1 \
+  -max_len=4096 "${parallel[@]}" -print_final_stats=1 \
   -dict="$here/matrix_market.dict" "$build/corpus" "$here/corpus"
