@@ -19,6 +19,7 @@
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 #include "spin_options.hpp"
 
@@ -42,6 +43,8 @@ struct RawSolve {
   std::string dims;
   CLI::Option* tol = nullptr;
   CLI::Option* threads = nullptr;
+  CLI::Option* problem = nullptr;
+  CLI::Option* matrix_memory = nullptr;
 };
 
 std::vector<std::string> method_names() {
@@ -53,7 +56,7 @@ std::vector<std::string> method_names() {
 
 void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.option_defaults()->always_capture_default();
-  solve.add_option("--problem", c.problem,
+  raw.problem = solve.add_option("--problem", c.problem,
                    "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
                    "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
                    "transverse-field Ising model; --method lanczos)");
@@ -140,6 +143,96 @@ void add_solve_options(CLI::App& solve, SolveConfig& c, RawSolve& raw) {
   solve.add_option("--json", c.json_path, "Write the result document to this file")
       ->default_str("");
   add_spin_options(solve, c);
+  solve.add_option("--matrix", c.matrix_path,
+                   "Solve A x = b for the square matrix of this Matrix Market file (read on "
+                   "rank 0, distributed by rows; instead of --problem)")
+      ->default_str("");
+  solve.add_option("--rhs", c.rhs_path, "--matrix: b from this Matrix Market file (N x 1); "
+                                        "default b = A * 1, whose solution is all ones")
+      ->default_str("");
+  solve.add_option("--x0", c.x0_path, "--matrix: the initial guess from this file (default 0)")
+      ->default_str("");
+  solve.add_option("--write-solution", c.write_solution_path,
+                   "--matrix: write x to this Matrix Market file (N x 1, the file's row order)")
+      ->default_str("");
+  solve.add_option("--partition", c.partition,
+                   "--matrix: block (contiguous rows), metis or scotch (graph partitioning of "
+                   "the symmetrised pattern); :rows or :nnz balances rows or non-zeros");
+  solve.add_option("--scale", c.scale,
+                   "--matrix or --assemble: none, or unit-diagonal (solve D^-1/2 A D^-1/2 y = "
+                   "D^-1/2 b, x = D^-1/2 y)");
+  solve.add_flag("--force", c.force,
+                 "Run async or racy Jacobi even when rho(|D^-1 (A - D)|) >= 1 (no convergence "
+                 "guarantee)");
+  solve.add_flag("--assemble", c.assemble,
+                 "Assemble the model problem (ones, plume, laplace27) as a distributed CSR "
+                 "matrix and solve with the sparse operator");
+  raw.matrix_memory = solve.add_option("--matrix-memory", c.matrix_memory_gib,
+                                       "--matrix: GiB rank 0 may use to read the file (default: "
+                                       "half of its node's memory)");
+}
+
+/// What --matrix and --assemble take, and what they refuse.
+void validate_sparse(const SolveConfig& c, const RawSolve& raw) {
+  const bool matrix = !c.matrix_path.empty();
+  const auto refuse = [](bool given, const std::string& message) {
+    if (given) throw InputError(message);
+  };
+  const bool problem_given = raw.problem != nullptr && raw.problem->count() > 0;
+  refuse(matrix && problem_given,
+         fmt::format("--matrix with --problem {}: expected one of them (a matrix file or a model "
+                     "problem)",
+                     c.problem));
+  refuse(matrix && !raw.global.empty(), "--matrix with --global: the matrix sets the size, "
+                                        "expected no --global");
+  refuse(matrix && !raw.local.empty(), "--matrix with --local: the matrix sets the size, "
+                                       "expected no --local");
+  refuse(matrix && !raw.dims.empty(), "--matrix with --dims: rows are partitioned "
+                                      "(--partition), expected no --dims");
+  refuse(matrix && c.assemble, "--assemble with --matrix: --assemble builds a model problem's "
+                               "matrix, expected one of them");
+  for (const auto& [option, value] :
+       {std::pair<std::string_view, const std::string&>{"--rhs", c.rhs_path},
+        {"--x0", c.x0_path},
+        {"--write-solution", c.write_solution_path}}) {
+    refuse(!matrix && !value.empty(),
+           fmt::format("{} {}: applies to --matrix, expected --matrix FILE.mtx", option, value));
+  }
+  refuse(!matrix && c.partition != "block",
+         fmt::format("--partition {}: applies to --matrix, expected --matrix FILE.mtx",
+                     c.partition));
+  refuse(!matrix && raw.matrix_memory != nullptr && raw.matrix_memory->count() > 0,
+         "--matrix-memory: applies to --matrix, expected --matrix FILE.mtx");
+  expect_one_of("--scale", c.scale, {"none", "unit-diagonal"});
+  refuse(!is_sparse(c) && c.scale != "none",
+         fmt::format("--scale {}: applies to --matrix or --assemble", c.scale));
+  refuse(!is_sparse(c) && c.force, "--force: applies to --matrix or --assemble (the model "
+                                   "problems always satisfy rho < 1)");
+  if (!is_sparse(c)) return;
+  if (matrix) sparse::parse_partition(c.partition);  // unknown, or not in this build: exit 2
+  refuse(!(c.matrix_memory_gib >= 0.0) || !std::isfinite(c.matrix_memory_gib),
+         fmt::format("--matrix-memory {}: expected a number of GiB > 0", c.matrix_memory_gib));
+  refuse(raw.matrix_memory != nullptr && raw.matrix_memory->count() > 0 &&
+             !(c.matrix_memory_gib > 0.0),
+         fmt::format("--matrix-memory {}: expected a number of GiB > 0", c.matrix_memory_gib));
+  const std::string what = matrix ? "--matrix" : "--assemble";
+  refuse(c.method == "lanczos" || c.problem == "tfim",
+         fmt::format("{} with {}: Lanczos runs on the TFIM Hamiltonian, expected another method",
+                     what, c.method == "lanczos" ? "--method lanczos" : "--problem tfim"));
+  refuse(c.transport == "omp", fmt::format("{} with --transport omp: OpenMP Jacobi runs on the "
+                                           "structured problems, expected mpi, rma or shmem",
+                                           what));
+  refuse(is_hybrid(c), fmt::format("{} with --hybrid {}: the hybrid schemes run on the "
+                                   "structured problems, expected --hybrid none",
+                                   what, c.hybrid));
+  refuse(c.copy, fmt::format("{} with --copy: the sparse Jacobi swaps its vectors, expected no "
+                             "--copy",
+                             what));
+  refuse(matrix && c.shift != 0.0,
+         fmt::format("--shift {} with --matrix: expected 0 (add the shift to the matrix)",
+                     c.shift));
+  refuse(matrix && c.offset != 0.0,
+         fmt::format("--offset {} with --matrix: expected 0 (a plume parameter)", c.offset));
 }
 
 /// `thread` or `thread:US` (US >= 0): sets progress_thread_us and returns
@@ -253,6 +346,7 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   if (c.decomposition.global && c.decomposition.local) {
     throw InputError("--global and --local both given: expected one of them");
   }
+  validate_sparse(c, raw);
   if (c.method == "lanczos" || c.problem == "tfim") {
     validate_spin(c, SpinRaw{!raw.global.empty() || !raw.local.empty() || !raw.dims.empty(),
                              raw.tol != nullptr && raw.tol->count() > 0,
@@ -269,7 +363,7 @@ void validate(SolveConfig& c, const RawSolve& raw) {
   expect_one_of("--method", c.method, method_names());
   if (raw.tol != nullptr && raw.tol->count() == 0) c.tol = is_krylov(c) ? 1e-6 : 1e-4;
   if (is_krylov(c)) validate_krylov(c);
-  if (!is_krylov(c) && c.problem == "laplace27") {
+  if (!is_krylov(c) && c.problem == "laplace27" && !c.assemble) {
     throw InputError(fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
                                  "solved by the Krylov methods, expected one of {}",
                                  c.method, fmt::join(solvers::krylov_method_names(), ", ")));
@@ -811,6 +905,10 @@ bool is_krylov(const SolveConfig& config) {
 }
 
 bool is_hybrid(const SolveConfig& config) { return config.hybrid != "none"; }
+
+bool is_sparse(const SolveConfig& config) {
+  return !config.matrix_path.empty() || config.assemble;
+}
 
 std::string resolved_pc(const SolveConfig& config) {
   if (config.pc != "auto") return config.pc;

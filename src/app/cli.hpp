@@ -65,7 +65,20 @@ struct SolveConfig {
   std::string pc = "auto";  ///< resolved: none for cg, jacobi for pcg*, none or jacobi for pipecg
   double shift = 0.0;       ///< solve (A + shift I) x = b
   SpinConfig spin;          ///< --method lanczos --problem tfim
+  // A general sparse system (--matrix), or a model problem assembled as one
+  std::string matrix_path;          ///< --matrix FILE.mtx; empty: a model problem
+  std::string rhs_path;             ///< --rhs FILE.mtx; empty: b = A * 1
+  std::string x0_path;              ///< --x0 FILE.mtx; empty: x0 = 0
+  std::string write_solution_path;  ///< --write-solution FILE.mtx; empty: none
+  std::string partition = "block";  ///< --partition block|metis|scotch[:rows|:nnz]
+  std::string scale = "none";       ///< --scale none|unit-diagonal
+  bool force = false;               ///< --force: async/racy Jacobi although rho >= 1
+  bool assemble = false;            ///< --assemble: the model problem as a CSR matrix
+  double matrix_memory_gib = 0.0;   ///< --matrix-memory: rank 0's reading limit (0: half its memory)
 };
+
+/// True for --matrix or --assemble: the solve runs on a distributed CSR matrix.
+bool is_sparse(const SolveConfig& config);
 
 /// True for --method lanczos (the TFIM ground state, paper 004).
 bool is_lanczos(const SolveConfig& config);

@@ -137,6 +137,42 @@ std::int64_t NeighbourPlan::send_volume() const noexcept {
   return v;
 }
 
+void DistMatrix::exchange_ghosts(std::span<const double> owned, std::span<double> ghosts) const {
+  constexpr int tag = 7118;
+  std::vector<MPI_Request> requests;
+  for (const RecvLink& r : plan_.recvs) {
+    requests.push_back(MPI_REQUEST_NULL);
+    par::check_mpi(MPI_Irecv(ghosts.data() + r.offset, r.count, MPI_DOUBLE, r.rank, tag,
+                             comm_.get(), &requests.back()),
+                   "MPI_Irecv");
+  }
+  std::vector<std::vector<double>> buffers;
+  buffers.reserve(plan_.sends.size());
+  for (const SendLink& l : plan_.sends) {
+    std::vector<double>& b = buffers.emplace_back();
+    for (const int i : l.indices) b.push_back(owned[i]);
+    requests.push_back(MPI_REQUEST_NULL);
+    par::check_mpi(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_DOUBLE, l.rank, tag,
+                             comm_.get(), &requests.back()),
+                   "MPI_Isend");
+  }
+  par::check_mpi(
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+      "MPI_Waitall");
+}
+
+void DistMatrix::scale_symmetric(std::span<const double> s) {
+  std::vector<double> ghosts(static_cast<std::size_t>(plan_.ghosts) + 1, 0.0);
+  exchange_ghosts(s, ghosts);
+  const int n = local_rows_;
+  for (int i = 0; i < n; ++i) {
+    for (std::int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) {
+      const std::int32_t c = col_[k];
+      val_[k] *= s[i] * (c < n ? s[c] : ghosts[c - n]);
+    }
+  }
+}
+
 void raise_together(const par::Comm& comm, const std::string& local_error) {
   int first = local_error.empty() ? comm.size() : comm.rank();
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm.get()),

@@ -305,11 +305,10 @@ std::vector<double> gather_in_file_order(const par::Comm& comm,
   return out;
 }
 
-void write_solution(const LoadedSystem& system, std::span<const double> x,
-                    const std::filesystem::path& path) {
-  const par::Comm& comm = system.matrix.comm();
-  const std::vector<double> all =
-      gather_in_file_order(comm, system.file_rows, x, system.matrix.global_rows());
+void write_solution(const DistMatrix& matrix, std::span<const std::int64_t> file_rows,
+                    std::span<const double> x, const std::filesystem::path& path) {
+  const par::Comm& comm = matrix.comm();
+  const std::vector<double> all = gather_in_file_order(comm, file_rows, x, matrix.global_rows());
   char kind = 0;
   std::string message;
   if (comm.is_root()) {

@@ -115,6 +115,18 @@ class DistMatrix {
   const NeighbourPlan& plan() const noexcept { return plan_; }
   const PartitionMetrics& metrics() const noexcept { return metrics_; }
 
+  /// Collective: A <- S A S with S = diag(s), `s` holding this rank's
+  /// local_rows() values (the ghosts' values are exchanged through the
+  /// plan). With s_i = |a_ii|^-1/2 this is the symmetric scaling to a unit
+  /// diagonal (Wolfson-Pou and Chow's distributed Southwell code).
+  void scale_symmetric(std::span<const double> s);
+
+  /// Collective: fills `ghosts` (plan().ghosts values) with the other
+  /// ranks' entries of `owned` (local_rows() values), through the plan with
+  /// MPI_Isend/MPI_Irecv on comm(): a setup-time exchange (the solvers use
+  /// comm's strategies).
+  void exchange_ghosts(std::span<const double> owned, std::span<double> ghosts) const;
+
   /// Collective: frees the communicator. Call at a point every rank
   /// reaches, after the strategies built on this matrix are closed.
   void free() { comm_.free(); }

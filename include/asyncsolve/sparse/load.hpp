@@ -60,12 +60,12 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
                          const LoadOptions& options);
 
 /// Collective over the matrix's communicator: gathers `x` (this rank's
-/// entries, in the distributed numbering) on rank 0 and writes it in the
-/// file's row order as an N x 1 array file, atomically (a temporary file
-/// renamed over `path`). Throws core::RuntimeFailure on every rank if rank 0
-/// cannot write.
-void write_solution(const LoadedSystem& system, std::span<const double> x,
-                    const std::filesystem::path& path);
+/// entries, in the distributed numbering; `file_rows` their rows in the
+/// file) on rank 0 and writes it in the file's row order as an N x 1 array
+/// file, atomically (a temporary file renamed over `path`). Throws
+/// core::RuntimeFailure on every rank if rank 0 cannot write.
+void write_solution(const DistMatrix& matrix, std::span<const std::int64_t> file_rows,
+                    std::span<const double> x, const std::filesystem::path& path);
 
 /// Collective: x from every rank into one vector on rank 0, in the order of
 /// `file_rows` (the file's order); empty on the other ranks.
