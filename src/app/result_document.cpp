@@ -206,8 +206,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));
   } else {
-    line("sweep", fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)",
-                              s.sweep_bandwidth_gbs));
+    const char* bytes = p.parameters.contains("partition") ? "12 B per non-zero, 32 B per row"
+                                                           : "16 B per point and sweep";
+    line("sweep", fmt::format("{:.2f} GB/s aggregate ({})", s.sweep_bandwidth_gbs, bytes));
   }
   return out;
 }
