@@ -34,6 +34,18 @@ void append_row(CsrBlock& block, const sparse::DistMatrix& m, int row, Keep&& ke
   }
 }
 
+/// sum over k in [k0, k1) of val[k] * x[col[k]], in storage order. (Four
+/// partial sums to shorten the chain of adds measured no faster: the
+/// mat-vec is bound by memory, 12 bytes per non-zero.)
+[[gnu::always_inline]] inline double row_sum(const std::int32_t* __restrict col,
+                                             const double* __restrict val,
+                                             const double* __restrict x, std::int32_t k0,
+                                             std::int32_t k1) noexcept {
+  double sum = 0.0;
+  for (std::int32_t k = k0; k < k1; ++k) sum += val[k] * x[col[k]];
+  return sum;
+}
+
 /// Calls step(row, (A x)_row) for the rows stored at positions [begin, end)
 /// of `block`, x indexed by the block's columns.
 template <class Step>
@@ -48,12 +60,7 @@ inline void traverse(const CsrBlock& block, const double* __restrict x, int begi
     const int lo = std::max(begin, run->position);
     const int hi = std::min(end, run->position + run->count);
     int row = run->first + (lo - run->position);
-    for (int p = lo; p < hi; ++p, ++row) {
-      double sum = 0.0;
-      const std::int32_t k1 = ptr[p + 1];
-      for (std::int32_t k = ptr[p]; k < k1; ++k) sum += val[k] * x[col[k]];
-      step(row, sum);
-    }
+    for (int p = lo; p < hi; ++p, ++row) step(row, row_sum(col, val, x, ptr[p], ptr[p + 1]));
   }
 }
 
@@ -73,12 +80,8 @@ inline void traverse_boundary(const CsrOperator& a, const double* __restrict x,
   for (const RowRun& run : lb.runs) {
     int row = run.first;
     for (int p = run.position; p < run.position + run.count; ++p, ++row) {
-      double sum = 0.0;
-      const std::int32_t l1 = lptr[p + 1];
-      for (std::int32_t k = lptr[p]; k < l1; ++k) sum += lval[k] * x[lcol[k]];
-      const std::int32_t g1 = gptr[p + 1];
-      for (std::int32_t k = gptr[p]; k < g1; ++k) sum += gval[k] * ghosts[gcol[k]];
-      step(row, sum);
+      step(row, row_sum(lcol, lval, x, lptr[p], lptr[p + 1]) +
+                    row_sum(gcol, gval, ghosts, gptr[p], gptr[p + 1]));
     }
   }
 }
