@@ -48,6 +48,7 @@
 namespace asyncsolve::app {
 namespace {
 
+using collectives::AllreduceAlgorithm;
 using collectives::NonblockingAllreduce;
 using core::maximum;
 using core::median;
@@ -63,21 +64,21 @@ constexpr int noise_test_every = 4;       // the solve command's default
 
 // ---- the reductions -----------------------------------------------------------
 
-/// Collective: builds reduction `name`, reporting an unknown name as bad
+/// Collective: builds reduction `algorithm`, reporting bad input as bad
 /// input of `option` (the factory throws before any communication, the same
 /// on every rank).
 std::unique_ptr<NonblockingAllreduce> make_reduction(std::string_view option,
-                                                     const std::string& name,
+                                                     const AllreduceAlgorithm& algorithm,
                                                      const par::Comm& comm, std::size_t doubles) {
   try {
-    return collectives::make_nonblocking_allreduce(name, comm, doubles);
+    return collectives::make_nonblocking_allreduce(algorithm, comm, doubles);
   } catch (const core::InputError& e) {
     std::string message = e.what();
     constexpr std::string_view factory_option = "--allreduce ";
     if (message.starts_with(factory_option)) {
       message = fmt::format("{} {}", option, message.substr(factory_option.size()));
     } else {
-      message = fmt::format("{} '{}': {}", option, name, message);
+      message = fmt::format("{} '{}': {}", option, algorithm.name(), message);
     }
     throw core::InputError(message);
   }
@@ -229,13 +230,13 @@ OverlapSample measure_overlap(NonblockingAllreduce& r, Buffers& b, ComputeKernel
   std::optional<par::ProgressThread> thread;
   bool done = false;  // completed by the progress thread (guarded by its mutex)
   int registration = -1;
-  if (config.progress_thread) {
+  if (config.progress.mode == Progress::Mode::thread) {
     thread.emplace(comm);
     registration = thread->add([&r, &b, &done] {
       if (r.active() && r.test(b.result)) done = true;
     });
   }
-  const int pieces = config.progress_pieces;
+  const int pieces = config.progress.mode == Progress::Mode::poll ? config.progress.every : 1;
   double compute_s = 0.0;
   double test_s = 0.0;
   // One operation: start, compute (in `pieces` pieces with a test between
@@ -300,13 +301,13 @@ double overlap_percent(double pure_s, double cpu_s, double ovrl_s) {
 
 /// Per algorithm and size, per repeat (maximum over ranks unless noted).
 struct LatencyRecord {
-  std::string algorithm;
+  AllreduceAlgorithm algorithm;
   std::size_t bytes = 0;
   std::vector<double> latency_us;
 };
 
 struct OverlapRecord {
-  std::string algorithm;
+  AllreduceAlgorithm algorithm;
   std::size_t bytes = 0;
   std::vector<double> pure_us, cpu_us, ovrl_us, overlap_pct, compute_us, test_us;
   std::vector<double> compute_ratio;  ///< kernel throughput during overlap / alone = cpu / compute
@@ -318,8 +319,8 @@ struct OverlapRecord {
 };
 
 struct NoiseRecord {
-  std::string method;
-  std::string allreduce;
+  Method method = Method::pcg2;
+  AllreduceAlgorithm allreduce;
   NoiseSetting setting;  ///< {0, 0}: quiet
   std::vector<double> time_s, quiet_time_s, slowdown, injected_s, iterations;
   bool converged = true;
@@ -337,7 +338,7 @@ std::vector<LatencyRecord> run_latency(const BenchAllreduceConfig& config, const
       auto r = make_reduction("--algorithms", rec.algorithm, comm, doubles);
       Buffers b(comm, doubles);
       const double t = time_cycles(*r, b, config.warmup, config.iterations, comm);
-      validate(comm, b, rec.algorithm, rec.bytes, "latency");
+      validate(comm, b, rec.algorithm.name(), rec.bytes, "latency");
       rec.latency_us.push_back(max_over_ranks(comm, t) * to_us);
       r->free();
     }
@@ -362,7 +363,7 @@ std::vector<OverlapRecord> run_overlap(const BenchAllreduceConfig& config, const
       auto r = make_reduction("--algorithms", rec.algorithm, comm, doubles);
       Buffers b(comm, doubles);
       const OverlapSample s = measure_overlap(*r, b, kernel, config, comm);
-      validate(comm, b, rec.algorithm, rec.bytes, "overlap");
+      validate(comm, b, rec.algorithm.name(), rec.bytes, "overlap");
       r->free();
       const double pure = max_over_ranks(comm, s.pure_s);
       const double cpu = max_over_ranks(comm, s.cpu_s);
@@ -396,19 +397,19 @@ std::vector<OverlapRecord> run_overlap(const BenchAllreduceConfig& config, const
 
 /// Collective: one solve of the noise mode; returns the time (max over ranks).
 double noise_solve(const grid::Problem& problem, const grid::Decomposition& decomposition,
-                   const std::string& method, const std::string& allreduce,
+                   Method method, const AllreduceAlgorithm& allreduce,
                    const NoiseSetting& setting, std::uint64_t seed, NoiseRecord& rec) {
   const par::Comm& comm = decomposition.comm();
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, 0.0);
   auto halo = comm::make_halo_exchange("waitall", decomposition, system.x,
                                        comm::Neighbourhood::faces);
   solvers::KrylovOptions options;
-  options.method = solvers::parse_krylov_method(method).value();  // pcg2 or pcg-overlap
+  options.method = krylov_method(method);
   options.tol = noise_tol;
   options.max_iters = noise_max_iters;
   options.test_every = noise_test_every;
   options.jacobi = true;  // pcg2 and pcg-overlap are Jacobi-preconditioned by definition
-  options.allreduce = allreduce;
+  options.allreduce = allreduce.name();
   par::FaultInjector faults(par::FaultOptions{-1, 1.0, setting.us, setting.hz, seed}, comm.rank());
   if (faults.is_active()) options.faults = &faults;
   const solvers::SolveResult result = solvers::krylov_solve(system, decomposition, *halo, options);
@@ -422,18 +423,19 @@ double noise_solve(const grid::Problem& problem, const grid::Decomposition& deco
 std::vector<NoiseRecord> run_noise(const BenchAllreduceConfig& config,
                                    const grid::Decomposition& decomposition) {
   const auto problem = grid::make_problem("ones", {});
-  struct Method {
-    std::string name;
-    std::string allreduce;
+  struct NoiseMethod {
+    Method method;
+    AllreduceAlgorithm allreduce;
   };
-  const std::vector<Method> methods{{"pcg2", "mpi"}, {"pcg-overlap", config.noise_allreduce}};
+  const std::vector<NoiseMethod> methods{{Method::pcg2, {}},
+                                         {Method::pcg_overlap, config.noise_allreduce}};
   std::vector<NoiseSetting> settings{{0.0, 0.0}};
   settings.insert(settings.end(), config.noise.begin(), config.noise.end());
   std::vector<NoiseRecord> records;  // setting-major, then method
   for (const auto& s : settings) {
     for (const auto& m : methods) {
       NoiseRecord rec;
-      rec.method = m.name;
+      rec.method = m.method;
       rec.allreduce = m.allreduce;
       rec.setting = s;
       records.push_back(std::move(rec));
@@ -469,9 +471,9 @@ std::string latency_table(const BenchAllreduceConfig& c, const std::vector<Laten
   out += fmt::format("  {:<14} {:>9} {:>8} {:>10} {:>10} {:>10}\n", "algorithm", "bytes",
                      "doubles", "min", "median", "max");
   for (const auto& r : rs) {
-    out += fmt::format("  {:<14} {:>9} {:>8} {:>10.2f} {:>10.2f} {:>10.2f}\n", r.algorithm,
-                       r.bytes, r.bytes / 8, minimum(r.latency_us), median(r.latency_us),
-                       maximum(r.latency_us));
+    out += fmt::format("  {:<14} {:>9} {:>8} {:>10.2f} {:>10.2f} {:>10.2f}\n",
+                       r.algorithm.name(), r.bytes, r.bytes / 8, minimum(r.latency_us),
+                       median(r.latency_us), maximum(r.latency_us));
   }
   return out;
 }
@@ -481,7 +483,9 @@ std::string latency_table(const BenchAllreduceConfig& c, const std::vector<Laten
 std::optional<double> control_overlap_pct(const std::vector<OverlapRecord>& rs) {
   std::optional<double> worst;
   for (const auto& r : rs)
-    if (r.algorithm == "mpi") worst = std::max(worst.value_or(0.0), median(r.overlap_pct));
+    if (r.algorithm.kind == AllreduceAlgorithm::Kind::mpi) {
+      worst = std::max(worst.value_or(0.0), median(r.overlap_pct));
+    }
   return worst;
 }
 constexpr double control_limit_pct = 10.0;
@@ -490,14 +494,14 @@ std::string overlap_table(const BenchAllreduceConfig& c, const std::vector<Overl
   std::string out = fmt::format(
       "overlap: progress {}; microseconds (max over ranks), medians of {} repeat{}; compute = "
       "kernel throughput during overlap / alone; tests = time in test() per operation\n",
-      c.progress, c.repeats, c.repeats == 1 ? "" : "s");
+      c.progress.name(), c.repeats, c.repeats == 1 ? "" : "s");
   out += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}  {:>23}  {:>7} {:>8}\n", "algorithm",
                      "bytes", "t_pure", "t_cpu", "t_ovrl", "overlap % min/med/max", "compute",
                      "tests");
   for (const auto& r : rs) {
     out += fmt::format("  {:<14} {:>9} {:>9.2f} {:>9.2f} {:>9.2f}  {:>7.1f}/{:>7.1f}/{:>7.1f}  "
                        "{:>7.2f} {:>8.2f}\n",
-                       r.algorithm, r.bytes, median(r.pure_us), median(r.cpu_us),
+                       r.algorithm.name(), r.bytes, median(r.pure_us), median(r.cpu_us),
                        median(r.ovrl_us), minimum(r.overlap_pct), median(r.overlap_pct),
                        maximum(r.overlap_pct), median(r.compute_ratio), median(r.test_us));
   }
@@ -525,7 +529,7 @@ std::string noise_table(const BenchAllreduceConfig& c, const std::vector<NoiseRe
   for (const auto& r : rs) {
     out += fmt::format("  {:<12} {:<10} {:<18} {:>6} {:>9.4f} {:>9.4f}  "
                        "{:>6.3f}/{:>6.3f}/{:>6.3f}{}\n",
-                       r.method, r.allreduce, format_noise_setting(r.setting),
+                       name(r.method), r.allreduce.name(), format_noise_setting(r.setting),
                        static_cast<long>(maximum(r.iterations)), median(r.quiet_time_s),
                        median(r.time_s), minimum(r.slowdown), median(r.slowdown),
                        maximum(r.slowdown), r.converged ? "" : "  NOT converged");
@@ -541,17 +545,21 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
                                      const std::vector<NoiseRecord>& noise) {
   nlohmann::ordered_json doc = document_header("asyncsolve.bench.allreduce/1", command, started);
   doc["environment"] = environment_json(env);
+  std::vector<std::string> algorithms;
+  for (const auto& a : c.algorithms) algorithms.push_back(a.name());
+  std::vector<std::string> modes;
+  for (const AllreduceMode m : c.modes) modes.emplace_back(name(m));
   nlohmann::ordered_json settings = nlohmann::ordered_json::array();
   for (const auto& s : c.noise) settings.push_back({{"us", s.us}, {"hz", s.hz}});
   doc["parameters"] = {
-      {"algorithms", c.algorithms},
+      {"algorithms", algorithms},
       {"message_sizes", c.message_sizes},
       {"sizes_bytes", c.sizes_bytes},
       {"iterations", c.iterations},
       {"warmup", c.warmup},
       {"repeats", c.repeats},
-      {"modes", c.modes},
-      {"progress", c.progress},
+      {"modes", modes},
+      {"progress", c.progress.name()},
       {"compute_kernel",
        {{"name", "fma"},
         {"array_doubles", ComputeKernel::length},
@@ -561,15 +569,15 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
       {"noise_global", {c.noise_global[0], c.noise_global[1], c.noise_global[2]}},
       {"noise", settings},
       {"noise_methods", {{{"method", "pcg2"}, {"allreduce", "mpi"}},
-                         {{"method", "pcg-overlap"}, {"allreduce", c.noise_allreduce}}}},
-      {"noise_allreduce", c.noise_allreduce},
+                         {{"method", "pcg-overlap"}, {"allreduce", c.noise_allreduce.name()}}}},
+      {"noise_allreduce", c.noise_allreduce.name()},
       {"noise_halo", "waitall"},
       {"noise_test_every", noise_test_every},
       {"noise_tol", noise_tol},
       {"noise_seed", "the repeat's number, 1 to repeats"}};
   nlohmann::ordered_json lat = nlohmann::ordered_json::array();
   for (const auto& r : latency) {
-    lat.push_back({{"algorithm", r.algorithm},
+    lat.push_back({{"algorithm", r.algorithm.name()},
                    {"bytes", r.bytes},
                    {"doubles", r.bytes / 8},
                    {"latency_us", series_json(r.latency_us)}});
@@ -577,10 +585,10 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   doc["latency"] = lat;
   nlohmann::ordered_json ovl = nlohmann::ordered_json::array();
   for (const auto& r : overlap) {
-    ovl.push_back({{"algorithm", r.algorithm},
+    ovl.push_back({{"algorithm", r.algorithm.name()},
                    {"bytes", r.bytes},
                    {"doubles", r.bytes / 8},
-                   {"progress", c.progress},
+                   {"progress", c.progress.name()},
                    {"t_pure_us", series_json(r.pure_us)},
                    {"t_cpu_us", series_json(r.cpu_us)},
                    {"t_ovrl_us", series_json(r.ovrl_us)},
@@ -608,8 +616,8 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   }
   nlohmann::ordered_json nse = nlohmann::ordered_json::array();
   for (const auto& r : noise) {
-    nse.push_back({{"method", r.method},
-                   {"allreduce", r.allreduce},
+    nse.push_back({{"method", name(r.method)},
+                   {"allreduce", r.allreduce.name()},
                    {"noise_us", r.setting.us},
                    {"noise_hz", r.setting.hz},
                    {"converged", r.converged},
@@ -631,9 +639,9 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
   const std::string started = core::iso8601_now();
   // Everything that can be bad input is checked before the first measurement.
   check_json_path(config.json_path, world);
-  for (const auto& name : config.algorithms) make_reduction("--algorithms", name, world, 1)->free();
+  for (const auto& a : config.algorithms) make_reduction("--algorithms", a, world, 1)->free();
   make_reduction("--noise-allreduce", config.noise_allreduce, world, 1)->free();
-  if (config.progress_thread) {
+  if (config.progress.mode == Progress::Mode::thread) {
     int provided = MPI_THREAD_SINGLE;
     par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
     if (provided != MPI_THREAD_MULTIPLE) {
@@ -642,7 +650,7 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
     }
   }
   std::optional<grid::Decomposition> decomposition;
-  if (config.has_mode("noise")) {
+  if (config.has_mode(AllreduceMode::noise)) {
     grid::DecompositionSpec spec;
     spec.global = config.noise_global;
     try {
@@ -668,15 +676,19 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
   std::vector<OverlapRecord> overlap;
   std::vector<NoiseRecord> noise;
   for (const auto& mode : config.modes) {
-    if (mode == "latency") {
-      latency = run_latency(config, world);
-      par::print_on_root(world, latency_table(config, latency));
-    } else if (mode == "overlap") {
-      overlap = run_overlap(config, world);
-      par::print_on_root(world, overlap_table(config, overlap));
-    } else if (mode == "noise") {
-      noise = run_noise(config, *decomposition);
-      par::print_on_root(world, noise_table(config, noise));
+    switch (mode) {
+      case AllreduceMode::latency:
+        latency = run_latency(config, world);
+        par::print_on_root(world, latency_table(config, latency));
+        break;
+      case AllreduceMode::overlap:
+        overlap = run_overlap(config, world);
+        par::print_on_root(world, overlap_table(config, overlap));
+        break;
+      case AllreduceMode::noise:
+        noise = run_noise(config, *decomposition);
+        par::print_on_root(world, noise_table(config, noise));
+        break;
     }
   }
 

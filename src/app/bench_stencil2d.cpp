@@ -77,7 +77,8 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
   std::vector<std::unique_ptr<kernels::Stencil2d>> variants;
   const std::size_t first = records.size();
   for (const auto& run : config.runs) {
-    variants.push_back(kernels::make_stencil2d(run.transport, run.variant, comm, spec));
+    variants.push_back(
+        kernels::make_stencil2d(name(run.transport), name(run.variant), comm, spec));
     Record rec;
     rec.run = run;
     rec.local = n;
@@ -135,10 +136,11 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   doc["environment"] = environment_json(env);
   std::vector<std::string> transports, variants;
   for (const auto& r : c.runs) {
-    if (std::find(transports.begin(), transports.end(), r.transport) == transports.end())
-      transports.push_back(r.transport);
-    if (std::find(variants.begin(), variants.end(), r.variant) == variants.end())
-      variants.push_back(r.variant);
+    const std::string t(name(r.transport));
+    const std::string v(name(r.variant));
+    if (std::find(transports.begin(), transports.end(), t) == transports.end())
+      transports.push_back(t);
+    if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
   }
   doc["parameters"] = {
       {"local_sizes", c.local_sizes},
@@ -167,8 +169,8 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const auto& r : records) {
     results.push_back({{"name", r.run.name()},
-                       {"transport", r.run.transport},
-                       {"variant", r.run.variant},
+                       {"transport", name(r.run.transport)},
+                       {"variant", name(r.run.variant)},
                        {"local", r.local},
                        {"global", {static_cast<long>(g.px) * r.local,
                                    static_cast<long>(g.py) * r.local}},

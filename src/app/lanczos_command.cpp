@@ -49,12 +49,14 @@ void check_spin_size(const SolveConfig& c, const par::Comm& comm, std::size_t ex
     throw core::InputError(fmt::format(
         "--sites {} on {} ranks: 2^{} states need {:.1f} GiB on one node (3 vectors and the "
         "{} buffers), which has {:.1f} GiB of memory; expected fewer sites or more nodes",
-        n, ranks, n, memory.need_bytes / 1073741824.0, c.transport, memory.have_bytes / 1073741824.0));
+        n, ranks, n, memory.need_bytes / 1073741824.0, name(c.transport),
+        memory.have_bytes / 1073741824.0));
   }
 }
 
 kernels::SpinLattice make_lattice(const SpinConfig& s) {
-  return s.lattice == "chain" ? kernels::make_chain(s.sites) : kernels::make_square(s.length, s.width);
+  return s.lattice == Lattice::chain ? kernels::make_chain(s.sites)
+                                     : kernels::make_square(s.length, s.width);
 }
 
 nlohmann::ordered_json stats_json(const par::RankStats& s) {
@@ -74,10 +76,10 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   check_json_path(config.json_path, world);
   const SpinConfig& s = config.spin;
   kernels::SpinExchangeOptions xo;
-  xo.transport = config.transport;
+  xo.transport = name(config.transport);
   xo.buffers = s.buffers;
   xo.chunk = static_cast<std::size_t>(s.chunk);
-  xo.rma_sync = s.rma_sync;
+  xo.rma_sync = name(s.rma_sync);
   const int ranks = world.size();
   const int m = std::has_single_bit(static_cast<unsigned>(ranks))
                     ? std::countr_zero(static_cast<unsigned>(ranks))
@@ -89,8 +91,8 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   const kernels::SpinLattice lattice = make_lattice(s);
   const kernels::TfimHamiltonian hamiltonian(lattice, s.coupling, s.field);
   auto exchange = kernels::make_spin_exchange(xo, world, block);
-  const std::string allreduce = config.allreduce == "auto" ? "mpi" : config.allreduce;
-  auto reduce = collectives::make_allreduce(allreduce, world);
+  const std::string allreduce = config.allreduce->name();
+  auto reduce = collectives::make_allreduce(*config.allreduce, world);
   const kernels::SpinOperator op(hamiltonian, *exchange, world);
 
   kernels::LanczosOptions options;
@@ -120,7 +122,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   const std::vector<double> per_rank =
       par::gather_to_root(world, static_cast<double>(result.iterations));
   std::optional<double> exact;
-  if (s.lattice == "chain" && s.sites % 2 == 0) {
+  if (s.lattice == Lattice::chain && s.sites % 2 == 0) {
     exact = kernels::tfim_chain_ground_energy(s.sites, s.coupling, s.field);
   }
   const RunEnvironment e = describe_environment(world, env);
@@ -130,13 +132,14 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
     const double n = s.sites;
     const double per_site = result.energy / n;
     const std::string transport =
-        config.transport == "mpi"
+        config.transport == Transport::mpi
             ? fmt::format("mpi ({} buffers, {} doubles per message)", s.buffers,
                           std::min<std::size_t>(xo.chunk, block))
-        : config.transport == "rma"
-            ? std::string(s.rma_sync == "fence" ? "rma (MPI_Put + MPI_Win_fence)"
-                                                : "rma (MPI_Put + flush + flag, passive target)")
-                                    : std::string("shmem (putmem_nbi + fence + flag)");
+        : config.transport == Transport::rma
+            ? std::string(s.rma_sync == RmaSync::fence
+                              ? "rma (MPI_Put + MPI_Win_fence)"
+                              : "rma (MPI_Put + flush + flag, passive target)")
+            : std::string("shmem (putmem_nbi + fence + flag)");
     std::string out = fmt::format("asyncsolve {}: lanczos over {}, {} rank{}, {} reduction\n",
                                   version, transport, ranks, ranks == 1 ? "" : "s", allreduce);
     const auto line = [&out](std::string_view key, const std::string& value) {
@@ -189,10 +192,10 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                           {"local_states", static_cast<double>(block)},
                           {"high_bits", m}};
         doc["method"] = {{"name", "lanczos"},
-                         {"transport", config.transport},
+                         {"transport", name(config.transport)},
                          {"buffers", s.buffers},
                          {"chunk", s.chunk},
-                         {"rma_sync", s.rma_sync},
+                         {"rma_sync", name(s.rma_sync)},
                          {"shmem_sync", "putmem_nbi+fence+flag"},
                          {"allreduce", allreduce},
                          {"tol", config.tol},

@@ -30,22 +30,24 @@ int main(int argc, char** argv) {
     parse_error = e.what();
   }
 
+  using Hybrid = comm::HybridMode;
+  constexpr auto progress_thread = app::Progress::Mode::thread;
   const bool solve = command.kind == app::Command::Kind::solve;
   // info reports the most MPI can give; a progress thread needs it, and so
   // does --hybrid multiple (every thread makes its own MPI calls).
   const bool multiple = command.kind == app::Command::Kind::info ||
-                        (solve && command.solve.progress_thread_us >= 0) ||
-                        (solve && command.solve.hybrid == "multiple") ||
+                        (solve && command.solve.progress.mode == progress_thread) ||
+                        (solve && command.solve.hybrid == Hybrid::multiple) ||
                         (command.kind == app::Command::Kind::bench_allreduce &&
-                         command.bench_allreduce.progress_thread);
+                         command.bench_allreduce.progress.mode == progress_thread);
   // OpenMP Jacobi runs threads that never call MPI: funneled. --hybrid
   // funneled calls MPI from thread 0 inside parallel regions: funneled.
   // --hybrid masteronly calls MPI only outside parallel regions (paper 002's
   // THREAD_MASTERONLY, which MPI has no name for): the standard's nearest
   // level that allows other threads to exist is funneled too.
-  const bool funneled =
-      solve && (command.solve.transport == "omp" || command.solve.hybrid == "funneled" ||
-                command.solve.hybrid == "masteronly");
+  const bool funneled = solve && (command.solve.transport == app::Transport::omp ||
+                                  command.solve.hybrid == Hybrid::funneled ||
+                                  command.solve.hybrid == Hybrid::masteronly);
   const par::ThreadLevel level = multiple   ? par::ThreadLevel::multiple
                                  : funneled ? par::ThreadLevel::funneled
                                             : par::ThreadLevel::single;
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   // (argv, hence the decision, is the same everywhere).
   std::optional<par::Shmem> shmem;
   const bool wants_shmem =
-      (command.kind == app::Command::Kind::solve && command.solve.transport == "shmem") ||
+      (solve && command.solve.transport == app::Transport::shmem) ||
       (command.kind == app::Command::Kind::bench_stencil2d && command.bench_stencil2d.uses_shmem());
   if (!parse_error && wants_shmem && par::shmem_available()) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided

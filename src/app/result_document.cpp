@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -36,21 +37,21 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                                  {"offset", c.offset}};
   for (const auto& [key, value] : problem.parameters.items()) prob[key] = value;
   doc["problem"] = prob;
-  doc["method"] = {{"name", c.method},
-                   {"variant", c.variant},
-                   {"transport", c.transport},
+  doc["method"] = {{"name", name(c.method)},
+                   {"variant", name(c.variant)},
+                   {"transport", name(c.transport)},
                    {"halo", s.halo},
                    {"allreduce", s.allreduce},
                    {"max_in_flight", c.max_in_flight},
                    {"final_sync", c.final_sync},
                    {"threads", env.threads},
-                   {"hybrid", c.hybrid},
+                   {"hybrid", comm::hybrid_mode_name(c.hybrid)},
                    {"slow_rank", c.slow_rank},
                    {"slow_factor", c.slow_factor},
                    {"noise_us", c.noise_us},
                    {"noise_hz", c.noise_hz},
                    {"noise_seed", c.noise_seed},
-                   {"progress", c.progress},
+                   {"progress", c.progress.name()},
                    {"tol", c.tol},
                    {"max_iters", c.max_iters},
                    {"check_every", c.check_every},
@@ -60,17 +61,17 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                    {"monitor_every", c.monitor_every_s},
                    {"decomposition_input", c.decomposition.global ? "global" : "local"},
                    {"test_every", c.test_every},
-                   {"pc", resolved_pc(c)},
+                   {"pc", name(c.pc)},
                    {"shift", c.shift},
-                   {"matrix", c.matrix_path},
-                   {"rhs", c.rhs_path},
-                   {"x0", c.x0_path},
-                   {"write_solution", c.write_solution_path},
-                   {"partition", c.partition},
-                   {"scale", c.scale},
-                   {"force", c.force},
-                   {"assemble", c.assemble},
-                   {"matrix_memory_gib", c.matrix_memory_gib}};
+                   {"matrix", c.sparse.matrix_path},
+                   {"rhs", c.sparse.rhs_path},
+                   {"x0", c.sparse.x0_path},
+                   {"write_solution", c.sparse.write_solution_path},
+                   {"partition", sparse::format_partition(c.sparse.partition)},
+                   {"scale", name(c.sparse.scale)},
+                   {"force", c.sparse.force},
+                   {"assemble", c.sparse.assemble},
+                   {"matrix_memory_gib", c.sparse.matrix_memory_gib}};
   std::vector<long long> per_rank;
   for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
   nlohmann::ordered_json iterations = {{"min", std::llround(s.iterations.min)},
@@ -115,15 +116,17 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     out += fmt::format("  {:<10} {}\n", key, value);
   };
   const std::string what =
-      is_krylov(c) ? fmt::format("{} (pc {})", c.method, resolved_pc(c))
-                   : fmt::format("{} {} over {}", c.method, c.variant, c.transport);
-  if (c.transport == "omp") {
+      is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc))
+                   : fmt::format("{} {} over {}", name(c.method), name(c.variant),
+                                 name(c.transport));
+  const bool omp = c.transport == Transport::omp;
+  if (omp) {
     out += fmt::format("asyncsolve {}: {}, 1 rank, {} thread{} (z-slabs), {} reduction\n", version,
                        what, env.threads, env.threads == 1 ? "" : "s", s.allreduce);
   } else {
     const std::string hybrid =
         is_hybrid(c) ? fmt::format(" x {} thread{} ({})", env.threads, env.threads == 1 ? "" : "s",
-                                   c.hybrid)
+                                   comm::hybrid_mode_name(c.hybrid))
                      : std::string();
     out += fmt::format("asyncsolve {}: {}, {} rank{} (process grid {}x{}x{}){}, {} reduction\n",
                        version, what, env.ranks, env.ranks == 1 ? "" : "s", p.dims[0], p.dims[1],
@@ -163,7 +166,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   } else {
   line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
                               p.global[1], p.global[2], local,
-                              c.transport == "omp" ? "thread" : "rank",
+                              omp ? "thread" : "rank",
                               c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
   }
   const std::string iters =
@@ -177,7 +180,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (!s.detail.empty()) line("breakdown", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
-  if (c.variant != "sync" && c.transport == "omp") {
+  if (c.variant != Variant::sync && omp) {
     if (s.unconfirmed_stops > 0) {
       line("checks", fmt::format("{} estimate{} below the tolerance refuted by the true residual "
                                  "(the asynchronous phase went on)",
@@ -186,7 +189,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (s.final_sync_iterations > 0) {
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }
-  } else if (c.variant != "sync") {
+  } else if (c.variant != Variant::sync) {
     line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
                                  s.sends_per_iteration, std::llround(s.skipped_sends),
                                  s.final_sync_iterations > 0
@@ -201,7 +204,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
   line("phases", fmt::format("{} s (max over {})", phases,
-                             c.transport == "omp" ? "threads" : "ranks"));
+                             omp ? "threads" : "ranks"));
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));

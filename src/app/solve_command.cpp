@@ -114,6 +114,7 @@ nlohmann::json gather_batches(const par::Comm& comm, std::vector<long> batches) 
   return out;
 }
 
+
 grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
   grid::Int3 out = v;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
@@ -139,7 +140,7 @@ HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& de
                         comm::Neighbourhood neighbourhood) {
   HybridSetup out;
   if (!is_hybrid(config)) return out;
-  const comm::HybridMode mode = comm::parse_hybrid_mode(config.hybrid);
+  const comm::HybridMode mode = config.hybrid;
   out.threads = config.threads > 0 ? config.threads : omp_get_max_threads();
   int provided = MPI_THREAD_SINGLE;
   par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
@@ -159,7 +160,8 @@ HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& de
   if (out.threads > planes) {
     throw core::InputError(fmt::format("--threads {} with --hybrid {}: more threads than the {} "
                                        "z-planes of the smallest block, expected at most {}",
-                                       out.threads, config.hybrid, planes, planes));
+                                       out.threads, comm::hybrid_mode_name(mode), planes,
+                                       planes));
   }
   if (mode == comm::HybridMode::multiple) {
     out.links = comm::make_linkwise_halo_exchange(decomposition, shape, neighbourhood);
@@ -172,16 +174,30 @@ HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& de
 /// Collective: the progress thread --progress thread[:US] asks for, or none.
 std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& config,
                                                            const par::Comm& comm) {
-  if (config.progress_thread_us < 0) return nullptr;
+  if (config.progress.mode != Progress::Mode::thread) return nullptr;
   int provided = MPI_THREAD_SINGLE;
   par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided != MPI_THREAD_MULTIPLE) {
     throw core::InputError(fmt::format("--progress {}: this MPI library provides no "
                                        "MPI_THREAD_MULTIPLE, expected none",
-                                       config.progress));
+                                       config.progress.name()));
   }
   return std::make_unique<par::ProgressThread>(
-      comm, std::chrono::microseconds{config.progress_thread_us});
+      comm, std::chrono::microseconds{config.progress.thread_sleep_us()});
+}
+
+/// The channel transport (AS_TRANSPORT_*) of an MPI or OpenSHMEM `transport`.
+int channel_transport(Transport transport) {
+  switch (transport) {
+    case Transport::rma:
+      return AS_TRANSPORT_RMA;
+    case Transport::shmem:
+      return AS_TRANSPORT_SHMEM;
+    case Transport::mpi:
+    case Transport::omp:
+      break;
+  }
+  return AS_TRANSPORT_MPI;
 }
 
 /// Jacobi (sync, async, racy) over the chosen transport. Collective.
@@ -192,27 +208,29 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   grid::Field u(decomposition.local(), 1);
   grid::apply_initial_guess(problem, u);
   grid::apply_boundary(problem, decomposition, u);
-  const bool asynchronous = config.variant != "sync";
+  const bool asynchronous = config.variant != Variant::sync;
   if (config.slow_rank >= comm.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, comm.size()));
   }
-  const int transport = config.transport == "rma"     ? AS_TRANSPORT_RMA
-                        : config.transport == "shmem" ? AS_TRANSPORT_SHMEM
-                                                      : AS_TRANSPORT_MPI;
+  const int transport = channel_transport(config.transport);
   // Sync over rma or shmem exchanges halos through channels; otherwise (and
   // for the true residual of the asynchronous variants) the --halo strategy.
   auto halo = !asynchronous && transport != AS_TRANSPORT_MPI
                   ? comm::make_channel_halo_exchange(decomposition, u, transport)
                   : comm::make_halo_exchange(config.halo, decomposition, u,
                                              comm::Neighbourhood::faces);
-  const std::string allreduce = resolved_allreduce(config);
+  const collectives::AllreduceAlgorithm& allreduce = *config.allreduce;
   // Sync: the chosen algorithm, run to completion at each residual check;
   // async and racy use it for convergence and MPI_Allreduce for the true residual.
-  auto reduction = collectives::make_allreduce(asynchronous ? "mpi" : allreduce, comm);
+  auto reduction = collectives::make_allreduce(
+      asynchronous ? collectives::AllreduceAlgorithm{} : allreduce, comm);
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
-  if (asynchronous) convergence = collectives::make_convergence_allreduce(allreduce, comm, 2, transport);
+  if (asynchronous) {
+    convergence =
+        collectives::make_convergence_allreduce(allreduce.name(), comm, 2, transport);
+  }
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                         static_cast<std::uint64_t>(config.noise_seed)},
@@ -238,10 +256,10 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   if (asynchronous) {
     solvers::AsyncJacobiOptions async;
     async.base = options;
-    async.racy = config.variant == "racy";
+    async.racy = config.variant == Variant::racy;
     async.max_in_flight = config.max_in_flight;
     async.final_sync = config.final_sync;
-    async.progress_planes = config.progress_planes;
+    async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
     async.transport = transport;
     out.result = solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence,
                                        async);
@@ -253,7 +271,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
     progress->stop();
   }
   out.halo = std::string(halo->name());
-  out.allreduce = allreduce;
+  out.allreduce = allreduce.name();
   out.threads = hybrid.threads;
   halo->close();
   if (convergence) convergence->free();
@@ -309,15 +327,15 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
   options.base.check_every = config.check_every;
   options.base.copy = config.copy;
   if (config.monitor) options.base.monitor = make_monitor(config);
-  options.variant = config.variant == "sync"    ? solvers::OmpVariant::sync
-                    : config.variant == "async" ? solvers::OmpVariant::async
-                                                : solvers::OmpVariant::racy;
+  options.variant = config.variant == Variant::sync    ? solvers::OmpVariant::sync
+                    : config.variant == Variant::async ? solvers::OmpVariant::async
+                                                       : solvers::OmpVariant::racy;
   options.threads = threads;
   options.final_sync = config.final_sync;
   Solved out;
   out.result = solvers::jacobi_omp(problem, decomposition, u, options);
   out.halo = "none";
-  out.allreduce = resolved_allreduce(config);
+  out.allreduce = reduction_name(config);
   return out;
 }
 
@@ -325,21 +343,20 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
-  // config.method was checked against krylov_method_names() when it was parsed.
-  const solvers::KrylovMethod method = solvers::parse_krylov_method(config.method).value();
-  check_memory(config, decomposition, solvers::krylov_fields(method));
+  check_memory(config, decomposition,
+               solvers::krylov_fields(krylov_method(config.method)));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full
                                  : comm::Neighbourhood::faces;
   auto halo = comm::make_halo_exchange(config.halo, decomposition, system.x, neighbourhood);
   solvers::KrylovOptions options;
-  options.method = method;
+  options.method = krylov_method(config.method);
   options.tol = config.tol;
   options.max_iters = config.max_iters;
   options.test_every = config.test_every;
-  options.jacobi = resolved_pc(config) == "jacobi";
-  options.allreduce = resolved_allreduce(config);
+  options.jacobi = config.pc == Preconditioner::jacobi;
+  options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (config.slow_rank >= comm.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
@@ -480,8 +497,9 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   if (is_sparse(config)) return run_sparse_solve(config, world, env, command);
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
-  const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
-  const bool omp = config.transport == "omp";
+  const auto problem =
+      grid::make_problem(name(config.problem), grid::ProblemOptions{config.offset});
+  const bool omp = config.transport == Transport::omp;
   const int threads = omp ? omp_threads(config) : 1;
   grid::Decomposition decomposition = grid::Decomposition::create(
       world, omp ? omp_decomposition_spec(config, world.size(), threads) : config.decomposition);

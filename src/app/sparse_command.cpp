@@ -50,11 +50,11 @@ struct SparseProblem {
 
 /// --write-solution must be writable before anything is computed.
 void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
-  if (config.write_solution_path.empty()) return;
+  if (config.sparse.write_solution_path.empty()) return;
   std::string error;
   if (comm.is_root()) {
     try {
-      core::check_writable(config.write_solution_path, "--write-solution");
+      core::check_writable(config.sparse.write_solution_path, "--write-solution");
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -65,42 +65,44 @@ void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
 
 SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
   sparse::LoadOptions options;
-  options.partition = sparse::parse_partition(config.partition);
-  if (config.matrix_memory_gib > 0.0) {
-    options.limits = {config.matrix_memory_gib * 1073741824.0, "--matrix-memory"};
+  options.partition = config.sparse.partition;
+  if (config.sparse.matrix_memory_gib > 0.0) {
+    options.limits = {config.sparse.matrix_memory_gib * 1073741824.0, "--matrix-memory"};
   } else {
     options.limits = {0.0, "half of rank 0's memory; --matrix-memory sets it"};
   }
-  if (!config.rhs_path.empty()) options.rhs = config.rhs_path;
-  if (!config.x0_path.empty()) options.x0 = config.x0_path;
+  if (!config.sparse.rhs_path.empty()) options.rhs = config.sparse.rhs_path;
+  if (!config.sparse.x0_path.empty()) options.x0 = config.sparse.x0_path;
   SparseProblem p;
-  p.loaded = sparse::load_system(world, config.matrix_path, options);
+  p.loaded = sparse::load_system(world, config.sparse.matrix_path, options);
   sparse::LoadedSystem& l = *p.loaded;
   p.matrix = std::move(l.matrix);
   p.b = l.b;
   p.x0 = l.x0;
   p.name = "matrix";
   const sparse::MatrixMarketInfo& i = l.info;
-  p.parameters["matrix"] = {{"file", config.matrix_path},
-                            {"rows", i.rows},
-                            {"cols", i.cols},
-                            {"entries", i.entries},
-                            {"nnz", p.matrix.global_nnz()},
-                            {"format", std::string(sparse::name(i.format))},
-                            {"field", std::string(sparse::name(i.field))},
-                            {"symmetry", std::string(sparse::name(i.symmetry))},
-                            {"duplicates_summed", i.duplicates},
-                            {"mirrored", i.mirrored},
-                            {"zeros_dropped", i.zeros_dropped},
-                            {"rhs", config.rhs_path.empty() ? "A*1" : config.rhs_path},
-                            {"x0", config.x0_path.empty() ? "0" : config.x0_path}};
+  p.parameters["matrix"] = {
+      {"file", config.sparse.matrix_path},
+      {"rows", i.rows},
+      {"cols", i.cols},
+      {"entries", i.entries},
+      {"nnz", p.matrix.global_nnz()},
+      {"format", std::string(sparse::name(i.format))},
+      {"field", std::string(sparse::name(i.field))},
+      {"symmetry", std::string(sparse::name(i.symmetry))},
+      {"duplicates_summed", i.duplicates},
+      {"mirrored", i.mirrored},
+      {"zeros_dropped", i.zeros_dropped},
+      {"rhs", config.sparse.rhs_path.empty() ? "A*1" : config.sparse.rhs_path},
+      {"x0", config.sparse.x0_path.empty() ? "0" : config.sparse.x0_path}};
   p.parameters["setup_s"] = {
       {"read", l.read_s}, {"partition", l.partition_s}, {"distribute", l.distribute_s}};
   return p;
 }
 
 SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world) {
-  const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
+  const auto problem =
+      grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
   SparseProblem p;
   p.decomposition.emplace(grid::Decomposition::create(world, config.decomposition));
   solvers::AssembledSystem a = solvers::assemble(*problem, *p.decomposition, config.shift);
@@ -116,7 +118,8 @@ SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world
 /// The partition's quality, the same on every rank.
 nlohmann::json partition_json(const SolveConfig& config, const sparse::DistMatrix& m) {
   const sparse::PartitionMetrics& s = m.metrics();
-  return {{"method", config.assemble ? "grid" : config.partition},
+  return {{"method", config.sparse.assemble ? std::string("grid")
+                                            : sparse::format_partition(config.sparse.partition)},
           {"edge_cut", s.edge_cut},
           {"communication_volume", s.volume},
           {"messages", s.messages},
@@ -130,18 +133,19 @@ nlohmann::json partition_json(const SolveConfig& config, const sparse::DistMatri
 }
 
 int transport_of(const SolveConfig& config) {
-  return config.transport == "rma"     ? AS_TRANSPORT_RMA
-         : config.transport == "shmem" ? AS_TRANSPORT_SHMEM
-                                       : AS_TRANSPORT_MPI;
+  return config.transport == Transport::rma     ? AS_TRANSPORT_RMA
+         : config.transport == Transport::shmem ? AS_TRANSPORT_SHMEM
+                                                : AS_TRANSPORT_MPI;
 }
 
 /// Jacobi (sync, async, racy) on the CSR system. Collective.
 Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSystem& system,
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
-  const bool asynchronous = config.variant != "sync";
-  const std::string allreduce = resolved_allreduce(config);
-  auto reduction = collectives::make_allreduce(asynchronous ? "mpi" : allreduce, comm);
+  const bool asynchronous = config.variant != Variant::sync;
+  const collectives::AllreduceAlgorithm& allreduce = *config.allreduce;
+  auto reduction = collectives::make_allreduce(
+      asynchronous ? collectives::AllreduceAlgorithm{} : allreduce, comm);
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                         static_cast<std::uint64_t>(config.noise_seed)},
@@ -156,13 +160,14 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   Solved out;
   if (asynchronous) {
     const int transport = transport_of(config);
-    auto convergence = collectives::make_convergence_allreduce(allreduce, comm, 2, transport);
+    auto convergence =
+        collectives::make_convergence_allreduce(allreduce.name(), comm, 2, transport);
     solvers::AsyncJacobiOptions async;
     async.base = options;
-    async.racy = config.variant == "racy";
+    async.racy = config.variant == Variant::racy;
     async.max_in_flight = config.max_in_flight;
     async.final_sync = config.final_sync;
-    async.progress_planes = config.progress_planes;
+    async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
     async.transport = transport;
     out.result = solvers::jacobi_async(system, p.matrix, halo, *reduction, *convergence, async);
     convergence->free();
@@ -170,7 +175,7 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
     out.result = solvers::jacobi_sync(system, p.matrix, halo, *reduction, options);
   }
   out.halo = std::string(halo.name());
-  out.allreduce = allreduce;
+  out.allreduce = allreduce.name();
   return out;
 }
 
@@ -179,23 +184,23 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
   solvers::KrylovOptions options;
-  options.method = solvers::parse_krylov_method(config.method).value();
+  options.method = krylov_method(config.method);
   options.tol = config.tol;
   options.max_iters = config.max_iters;
   options.test_every = config.test_every;
-  options.jacobi = resolved_pc(config) == "jacobi";
-  options.allreduce = resolved_allreduce(config);
+  options.jacobi = config.pc == Preconditioner::jacobi;
+  options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                         static_cast<std::uint64_t>(config.noise_seed)},
       comm.rank());
   if (faults.is_active()) options.faults = &faults;
-  if (config.progress_thread_us >= 0) {
+  if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(
         fmt::format("--progress {} with --matrix or --assemble: expected none "
                     "(the sparse Krylov solves poll through --test-every)",
-                    config.progress));
+                    config.progress.name()));
   }
   Solved out;
   out.result = solvers::krylov_solve(system, p.matrix, halo, options);
@@ -215,7 +220,8 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
     if (!p.loaded->exact_known) return std::nullopt;
     for (int i = 0; i < n; ++i) err = std::max(err, std::abs(x.origin()[i] - 1.0));
   } else {
-    const auto problem = grid::make_problem(config.problem, grid::ProblemOptions{config.offset});
+    const auto problem =
+        grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
     const grid::Decomposition& d = *p.decomposition;
     if (!problem->exact_value({1, 1, 1}, d.global())) return std::nullopt;
     const grid::Int3& local = d.local();
@@ -246,7 +252,8 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, world.size()));
   }
-  SparseProblem p = config.assemble ? assemble_problem(config, world) : load_matrix(config, world);
+  SparseProblem p =
+      config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
   const par::Comm& comm = p.matrix.comm();
   const bool jacobi = !is_krylov(config);
   const std::span<const std::int64_t> row_names =
@@ -256,7 +263,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
 
   // --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0, S = |D|^-1/2.
   std::vector<double> s;
-  if (config.scale == "unit-diagonal") {
+  if (config.sparse.scale == Scale::unit_diagonal) {
     ops::CsrOperator unscaled(p.matrix);
     const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
     double smallest_abs = 1e300;
@@ -292,14 +299,14 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
           fmt::format("{}: a zero diagonal entry: Jacobi divides by the "
                       "diagonal; expected every a_ii != 0 (the smallest is "
                       "{} on {} {})",
-                      p.loaded ? config.matrix_path : "--assemble", d.value, row_kind,
+                      p.loaded ? config.sparse.matrix_path : "--assemble", d.value, row_kind,
                       d.row + (p.loaded ? 1 : 0)));
     }
     const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
     jacobi_check = {{"rho_estimate", rho.estimate},
                     {"rho_upper_bound", rho.upper_bound},
                     {"power_iterations", rho.iterations},
-                    {"forced", config.force}};
+                    {"forced", config.sparse.force}};
     if (comm.is_root()) {
       std::printf(
           "asyncsolve: rho(|D^-1 (A - D)|) ~ %.6f (upper bound %.6f, %d power "
@@ -309,33 +316,32 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
                              : "is not guaranteed to converge");
       std::fflush(stdout);
     }
-    if (config.variant != "sync" && !(rho.estimate < 1.0) && !config.force) {
+    if (config.variant != Variant::sync && !(rho.estimate < 1.0) && !config.sparse.force) {
       throw core::InputError(fmt::format(
           "--variant {}: rho(|D^-1 (A - D)|) is about {:.6f} >= 1, so asynchronous Jacobi may "
           "diverge (Chazan-Miranker); expected a matrix with rho < 1 (try --scale unit-diagonal "
           "or a Krylov method), or --force to run anyway",
-          config.variant, rho.estimate));
+          name(config.variant), rho.estimate));
     }
   }
 
   // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
   // for the true residual of the asynchronous variants) the --halo strategy.
   const int transport = transport_of(config);
-  auto halo =
-      jacobi && config.variant == "sync" && transport != AS_TRANSPORT_MPI
-          ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
-          : comm::make_sparse_halo_exchange(comm::parse_halo_strategy(config.halo), p.matrix);
+  auto halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
+                  ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
+                  : comm::make_sparse_halo_exchange(config.halo, p.matrix);
   Solved solved =
       jacobi ? solve_jacobi(config, p, system, *halo) : solve_krylov(config, p, system, *halo);
   halo->close();
   // Back to the unscaled unknowns: x = S y.
   for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
   solved.result.error_inf = error_of(config, p, system.x);
-  if (p.loaded && !config.write_solution_path.empty()) {
+  if (p.loaded && !config.sparse.write_solution_path.empty()) {
     sparse::write_solution(
         p.matrix, p.loaded->file_rows,
         std::span<const double>(system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())),
-        config.write_solution_path);
+        config.sparse.write_solution_path);
   }
 
   const RunSummary summary = summarise(comm, solved, false);
@@ -369,7 +375,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   rp.parameters = p.parameters;
   rp.parameters["operator"] = "csr";
   rp.parameters["partition"] = partition_json(config, p.matrix);
-  rp.parameters["scale"] = config.scale;
+  rp.parameters["scale"] = std::string(name(config.sparse.scale));
   rp.parameters["jacobi_check"] = jacobi_check;
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =

@@ -4,36 +4,37 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
-#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
-#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "solve_options.hpp"
 
 namespace asyncsolve::app {
 
 using core::InputError;
 
-void add_spin_options(CLI::App& solve, SolveConfig& c) {
-  solve.add_option("--sites", c.spin.sites,
-                   "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
-                   "--lattice square:LxW it must equal L*W)")
-      ->default_str("16; L*W for square:LxW")
-      ->each([&c](const std::string&) { c.spin.sites_given = true; });
-  solve.add_option("--coupling", c.spin.coupling,
+void add_spin_options(CLI::App& solve, SpinArgs& a) {
+  SpinConfig& s = a.values;
+  a.sites = solve
+                .add_option("--sites", s.sites,
+                            "--problem tfim: n lattice sites, 2^n states (2 <= n <= 34; with "
+                            "--lattice square:LxW it must equal L*W)")
+                ->default_str("16; L*W for square:LxW");
+  solve.add_option("--coupling", s.coupling,
                    "--problem tfim: J of H = J sum_<ij> Z_i Z_j + Gamma sum_i X_i (Pauli "
                    "matrices; J > 0 antiferromagnetic)");
-  solve.add_option("--field", c.spin.field, "--problem tfim: Gamma, the transverse field");
-  solve.add_option("--lattice", c.spin.lattice,
+  solve.add_option("--field", s.field, "--problem tfim: Gamma, the transverse field");
+  solve.add_option("--lattice", a.lattice,
                    "--problem tfim: chain (periodic) or square:LxW (periodic L x W, L, W >= 2)");
-  solve.add_option("--buffers", c.spin.buffers,
+  solve.add_option("--buffers", s.buffers,
                    "--method lanczos --transport mpi: K >= 2 round-robin receive buffers of the "
                    "remote mat-vec (2: double buffering)");
-  solve.add_option("--chunk", c.spin.chunk,
+  solve.add_option("--chunk", s.chunk,
                    "--method lanczos --transport mpi: doubles per message of the remote "
                    "mat-vec (>= 1; capped at the block of 2^(n-m))");
-  solve.add_option("--rma-sync", c.spin.rma_sync,
+  solve.add_option("--rma-sync", a.rma_sync,
                    "--method lanczos --transport rma: fence (MPI_Put between two "
                    "MPI_Win_fence) or notify (passive target: put, flush, flag and "
                    "acknowledgement)");
@@ -41,121 +42,120 @@ void add_spin_options(CLI::App& solve, SolveConfig& c) {
 
 namespace {
 
-/// "square:LxW" -> L, W (>= 2); throws InputError otherwise.
-void parse_lattice(SpinConfig& s) {
-  if (s.lattice == "chain") {
+/// --lattice: chain, or square:LxW (L, W >= 2) into s.lattice, length and
+/// width; throws InputError otherwise.
+void parse_lattice(const std::string& text, SpinConfig& s) {
+  if (parse<Lattice>(text) == Lattice::chain) {
+    s.lattice = Lattice::chain;
     s.length = 0;
     s.width = 0;
     return;
   }
   const std::string expected = "chain or square:LxW with integers L, W >= 2";
-  if (!s.lattice.starts_with("square:")) {
-    throw InputError(fmt::format("--lattice '{}': expected {}", s.lattice, expected));
+  const std::string prefix = fmt::format("{}:", name(Lattice::square));
+  if (!text.starts_with(prefix)) {
+    throw InputError(fmt::format("--lattice '{}': expected {}", text, expected));
   }
-  const std::string_view dims = std::string_view(s.lattice).substr(7);
+  const std::string_view dims = std::string_view(text).substr(prefix.size());
   const std::size_t x = dims.find('x');
   int l = 0;
   int w = 0;
   if (x == std::string_view::npos || !core::parse_whole(dims.substr(0, x), l) ||
       !core::parse_whole(dims.substr(x + 1), w) || l < 2 || w < 2) {
-    throw InputError(fmt::format("--lattice '{}': expected {}", s.lattice, expected));
+    throw InputError(fmt::format("--lattice '{}': expected {}", text, expected));
   }
   if (static_cast<long long>(l) * w > kernels::tfim_max_sites) {
-    throw InputError(fmt::format("--lattice '{}': {} sites, expected at most {} (2^n states)",
-                                 s.lattice, static_cast<long long>(l) * w,
-                                 kernels::tfim_max_sites));
+    throw InputError(fmt::format("--lattice '{}': {} sites, expected at most {} (2^n states)", text,
+                                 static_cast<long long>(l) * w, kernels::tfim_max_sites));
   }
+  s.lattice = Lattice::square;
   s.length = l;
   s.width = w;
 }
 
 }  // namespace
 
-void validate_spin(SolveConfig& c, const SpinRaw& raw) {
-  if (c.method != "lanczos") {
-    throw InputError(fmt::format("--method {} with --problem tfim: expected --method lanczos",
-                                 c.method));
+void validate_spin(const SolveArgs& a, SolveConfig& c) {
+  if (parse<Method>(a.method) != Method::lanczos) {
+    throw InputError(
+        fmt::format("--method {} with --problem tfim: expected --method lanczos", a.method));
   }
-  if (c.problem != "tfim") {
-    throw InputError(fmt::format("--problem {} with --method lanczos: expected --problem tfim",
-                                 c.problem));
+  if (parse<Problem>(a.problem) != Problem::tfim) {
+    throw InputError(
+        fmt::format("--problem {} with --method lanczos: expected --problem tfim", a.problem));
   }
-  const auto refuse = [&](bool given, const std::string& what, std::string_view expected) {
-    if (given) {
-      throw InputError(fmt::format("{} with --method lanczos: expected {}", what, expected));
-    }
+  c.method = Method::lanczos;
+  c.problem = Problem::tfim;
+  const auto lanczos_refuse = [](bool given, const std::string& what, std::string_view expected) {
+    refuse(given, what, "--method lanczos", fmt::format("expected {}", expected));
   };
-  refuse(raw.grid_given, "--global/--local/--dims", "--sites N (the problem size is 2^N states)");
-  refuse(raw.threads_given, fmt::format("--threads {}", c.threads), "no --threads");
-  refuse(c.variant != "sync", fmt::format("--variant {}", c.variant), "sync (the default)");
-  refuse(c.hybrid != "none", fmt::format("--hybrid {}", c.hybrid), "none (the default)");
-  refuse(c.progress != "none", fmt::format("--progress {}", c.progress), "none (the default)");
-  refuse(c.pc != "auto", fmt::format("--pc {}", c.pc), "auto (Lanczos takes no preconditioner)");
-  refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), "0");
-  refuse(c.offset != 0.0, fmt::format("--offset {}", c.offset), "0");
-  refuse(c.copy, "--copy", "no --copy");
-  refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank), "-1");
-  refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz), "0");
-  if (c.transport != "mpi" && c.transport != "rma" && c.transport != "shmem") {
-    throw InputError(fmt::format("--transport '{}' with --method lanczos: expected one of mpi, "
-                                 "rma, shmem",
-                                 c.transport));
+  lanczos_refuse(!a.global.empty() || !a.local.empty() || !a.dims.empty(),
+                 "--global/--local/--dims", "--sites N (the problem size is 2^N states)");
+  lanczos_refuse(given(a.threads), fmt::format("--threads {}", c.threads), "no --threads");
+  lanczos_refuse(parse<Variant>(a.variant) != Variant::sync, "--variant " + a.variant,
+                 "sync (the default)");
+  lanczos_refuse(
+      try_parse([&] { return comm::parse_hybrid_mode(a.hybrid); }) != comm::HybridMode::none,
+      "--hybrid " + a.hybrid, "none (the default)");
+  const std::optional<Progress> progress = parse_progress(a.progress);
+  lanczos_refuse(!progress || progress->mode != Progress::Mode::none, "--progress " + a.progress,
+                 "none (the default)");
+  lanczos_refuse(a.pc != "auto", "--pc " + a.pc, "auto (Lanczos takes no preconditioner)");
+  lanczos_refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), "0");
+  lanczos_refuse(c.offset != 0.0, fmt::format("--offset {}", c.offset), "0");
+  lanczos_refuse(c.copy, "--copy", "no --copy");
+  lanczos_refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank), "-1");
+  lanczos_refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz), "0");
+  const std::optional<Transport> transport = parse<Transport>(a.transport);
+  if (!transport || *transport == Transport::omp) {
+    throw InputError(
+        fmt::format("--transport '{}' with --method lanczos: expected one of mpi, "
+                    "rma, shmem",
+                    a.transport));
   }
-  if (c.transport == "shmem" && !par::shmem_available()) {
-    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi "
-                     "or rma");
+  c.transport = *transport;
+  if (c.transport == Transport::shmem && !par::shmem_available()) {
+    throw InputError(
+        "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi "
+        "or rma");
   }
   SpinConfig& s = c.spin;
-  parse_lattice(s);
-  if (s.lattice != "chain") {
+  s = a.spin.values;
+  parse_lattice(a.spin.lattice, s);
+  if (s.lattice == Lattice::square) {
     const int lw = s.length * s.width;
-    if (s.sites_given && s.sites != lw) {
-      throw InputError(fmt::format("--sites {} with --lattice {}: expected {} (L*W) or no "
-                                   "--sites",
-                                   s.sites, s.lattice, lw));
+    if (given(a.spin.sites) && s.sites != lw) {
+      throw InputError(
+          fmt::format("--sites {} with --lattice {}: expected {} (L*W) or no "
+                      "--sites",
+                      s.sites, a.spin.lattice, lw));
     }
     s.sites = lw;
   }
-  if (s.sites < 2) {
-    throw InputError(fmt::format("--sites {}: expected an integer >= 2", s.sites));
-  }
+  expect_at_least("--sites", s.sites, 2);
   if (s.sites > kernels::tfim_max_sites) {
-    throw InputError(fmt::format("--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
-                                 "most {} sites",
-                                 s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0,
-                                 kernels::tfim_max_sites));
+    throw InputError(fmt::format(
+        "--sites {}: 2^{} states are {:.0f} GiB per vector, expected at "
+        "most {} sites",
+        s.sites, s.sites, std::ldexp(8.0, s.sites) / 1073741824.0, kernels::tfim_max_sites));
   }
-  if (!std::isfinite(s.coupling)) {
-    throw InputError(fmt::format("--coupling {}: expected a finite number", s.coupling));
+  expect_finite("--coupling", s.coupling);
+  expect_finite("--field", s.field);
+  expect_at_least("--buffers", s.buffers, 2,
+                  " (round-robin receive buffers; 2 is double buffering)");
+  expect_at_least("--chunk", s.chunk, 1, " (doubles per message)");
+  const std::optional<RmaSync> rma_sync = parse<RmaSync>(a.spin.rma_sync);
+  if (!rma_sync) {
+    throw InputError(fmt::format("--rma-sync '{}': expected fence or notify", a.spin.rma_sync));
   }
-  if (!std::isfinite(s.field)) {
-    throw InputError(fmt::format("--field {}: expected a finite number", s.field));
-  }
-  if (s.buffers < 2) {
-    throw InputError(fmt::format("--buffers {}: expected an integer >= 2 (round-robin receive "
-                                 "buffers; 2 is double buffering)",
-                                 s.buffers));
-  }
-  if (s.chunk < 1) {
-    throw InputError(fmt::format("--chunk {}: expected an integer >= 1 (doubles per message)",
-                                 s.chunk));
-  }
-  if (s.rma_sync != "fence" && s.rma_sync != "notify") {
-    throw InputError(fmt::format("--rma-sync '{}': expected fence or notify", s.rma_sync));
-  }
-  if (!raw.tol_given) c.tol = 1e-10;
-  if (!(c.tol > 0.0) || !std::isfinite(c.tol)) {
-    throw InputError(fmt::format("--tol {}: expected a positive number", c.tol));
-  }
-  if (c.max_iters < 1) {
-    throw InputError(fmt::format("--max-iters {}: expected an integer >= 1 with --method lanczos",
-                                 c.max_iters));
-  }
-  if (c.allreduce != "auto") collectives::check_allreduce_name(c.allreduce);
-  if (!(c.monitor_every_s >= 0.0) || !std::isfinite(c.monitor_every_s)) {
-    throw InputError(fmt::format("--monitor-every {}: expected a number of seconds >= 0",
-                                 c.monitor_every_s));
-  }
+  s.rma_sync = *rma_sync;
+  if (!given(a.tol)) c.tol = 1e-10;
+  expect(c.tol > 0.0 && std::isfinite(c.tol), "--tol", c.tol, "a positive number");
+  expect_at_least("--max-iters", c.max_iters, 1, " with --method lanczos");
+  c.allreduce = a.allreduce == "auto" ? collectives::AllreduceAlgorithm{}
+                                      : collectives::parse_allreduce(a.allreduce);
+  expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
+         c.monitor_every_s, "a number of seconds >= 0");
 }
 
 }  // namespace asyncsolve::app

@@ -1,14 +1,22 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/cli.hpp"
 #include "asyncsolve/core/error.hpp"
 
+using asyncsolve::app::AllreduceMode;
 using asyncsolve::app::Command;
 using asyncsolve::app::parse_command_line;
+using asyncsolve::app::Problem;
+using asyncsolve::app::Progress;
+using asyncsolve::app::Variant;
+using asyncsolve::collectives::AllreduceAlgorithm;
+using asyncsolve::comm::HybridMode;
 using asyncsolve::core::InputError;
+using Kind = AllreduceAlgorithm::Kind;
 
 namespace {
 
@@ -31,7 +39,7 @@ std::string error_of(std::vector<std::string> args) {
 TEST(Cli, DefaultsMatchThePaper) {
   const Command c = parse({"solve"});
   ASSERT_EQ(c.kind, Command::Kind::solve);
-  EXPECT_EQ(c.solve.problem, "plume");
+  EXPECT_EQ(c.solve.problem, Problem::plume);
   EXPECT_EQ(c.solve.tol, 1e-4);
   EXPECT_EQ(c.solve.check_every, 100);
   EXPECT_EQ(c.solve.halo_every, 1);
@@ -48,7 +56,7 @@ TEST(Cli, ParsesEveryOption) {
                            "--transport", "mpi", "--halo", "waitall", "--allreduce", "mpi",
                            "--progress", "none"});
   ASSERT_EQ(c.kind, Command::Kind::solve);
-  EXPECT_EQ(c.solve.problem, "ones");
+  EXPECT_EQ(c.solve.problem, Problem::ones);
   EXPECT_EQ(*c.solve.decomposition.global, (asyncsolve::core::Int3{10, 20, 30}));
   EXPECT_EQ(*c.solve.decomposition.dims, (asyncsolve::core::Int3{1, 2, 2}));
   EXPECT_EQ(c.solve.tol, 1e-8);
@@ -66,7 +74,7 @@ TEST(Cli, AsynchronousOptions) {
                            "50", "--slow-rank", "1", "--slow-factor", "5", "--noise-us", "100",
                            "--noise-hz", "50", "--noise-seed", "9", "--allreduce", "impi"});
   ASSERT_EQ(c.kind, Command::Kind::solve);
-  EXPECT_EQ(c.solve.variant, "racy");
+  EXPECT_EQ(c.solve.variant, Variant::racy);
   EXPECT_EQ(c.solve.max_in_flight, 7);
   EXPECT_EQ(c.solve.final_sync, 50);
   EXPECT_EQ(c.solve.slow_rank, 1);
@@ -74,21 +82,27 @@ TEST(Cli, AsynchronousOptions) {
   EXPECT_EQ(c.solve.noise_us, 100.0);
   EXPECT_EQ(c.solve.noise_hz, 50.0);
   EXPECT_EQ(c.solve.noise_seed, 9);
-  EXPECT_EQ(asyncsolve::app::resolved_allreduce(c.solve), "impi");
-  EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve", "--variant", "async"}).solve),
-            "tree");
-  EXPECT_EQ(asyncsolve::app::resolved_allreduce(parse({"solve"}).solve), "mpi");
+  EXPECT_EQ(c.solve.allreduce, AllreduceAlgorithm{Kind::impi});
+  EXPECT_EQ(parse({"solve", "--variant", "async"}).solve.allreduce, AllreduceAlgorithm{Kind::tree});
+  EXPECT_EQ(parse({"solve"}).solve.allreduce, AllreduceAlgorithm{Kind::mpi});
   // The schedule-engine algorithms, for Krylov methods and async/racy Jacobi.
-  for (const char* name : {"rd", "knomial:3", "twolevel:knomial:4", "twolevel:mpi"}) {
-    EXPECT_EQ(asyncsolve::app::resolved_allreduce(
-                  parse({"solve", "--method", "pcg-overlap", "--allreduce", name}).solve),
-              name);
-    EXPECT_EQ(asyncsolve::app::resolved_allreduce(
-                  parse({"solve", "--variant", "racy", "--allreduce", name}).solve),
-              name);
+  const std::vector<std::pair<std::string, AllreduceAlgorithm>> algorithms{
+      {"rd", {Kind::rd}},
+      {"knomial:3", {Kind::knomial, 3}},
+      {"twolevel:knomial:4", {Kind::twolevel, 0, Kind::knomial, 4}},
+      {"twolevel:mpi", {Kind::twolevel, 0, Kind::mpi, 0}}};
+  for (const auto& [name, algorithm] : algorithms) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"solve", "--method", "pcg-overlap", "--allreduce", name},
+             {"solve", "--variant", "racy", "--allreduce", name}}) {
+      const Command r = parse(args);
+      EXPECT_EQ(r.solve.allreduce, algorithm) << name;
+      EXPECT_EQ(asyncsolve::app::reduction_name(r.solve), name);
+    }
   }
   EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 100);
-  EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress_planes, 8);
+  EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress,
+            (Progress{Progress::Mode::poll, 8, std::nullopt}));
 }
 
 TEST(Cli, HelpAndVersion) {
@@ -107,37 +121,36 @@ TEST(Cli, BenchAllreduceDefaultsAndOptions) {
   Command d = parse({"bench", "allreduce"});
   ASSERT_EQ(d.kind, Command::Kind::bench_allreduce);
   const auto& b = d.bench_allreduce;
-  EXPECT_EQ(b.algorithms, (std::vector<std::string>{"mpi", "impi", "tree"}));
+  EXPECT_EQ(b.algorithms,
+            (std::vector<AllreduceAlgorithm>{{Kind::mpi}, {Kind::impi}, {Kind::tree}}));
   ASSERT_EQ(b.sizes_bytes.size(), 11u);  // 8, 16, ..., 8192
   EXPECT_EQ(b.sizes_bytes.front(), 8u);
   EXPECT_EQ(b.sizes_bytes.back(), 8192u);
   EXPECT_EQ(b.iterations, 1000);
   EXPECT_EQ(b.warmup, 100);
   EXPECT_EQ(b.repeats, 3);
-  EXPECT_EQ(b.modes, (std::vector<std::string>{"latency", "overlap"}));
-  EXPECT_EQ(b.progress_pieces, 1);
-  EXPECT_FALSE(b.progress_thread);
+  EXPECT_EQ(b.modes, (std::vector<AllreduceMode>{AllreduceMode::latency, AllreduceMode::overlap}));
+  EXPECT_EQ(b.progress, Progress{});  // none: the compute is not cut, no thread
   ASSERT_EQ(b.noise.size(), 2u);
   EXPECT_EQ(b.noise[1].us, 200.0);
   EXPECT_EQ(b.noise[1].hz, 1000.0);
-  EXPECT_EQ(b.noise_allreduce, "impi");
+  EXPECT_EQ(b.noise_allreduce, AllreduceAlgorithm{Kind::impi});
 
   Command c = parse({"bench", "allreduce", "--algorithms", "tree,rd", "-m", "64:256", "-i", "5",
                      "-x", "0", "--repeats", "1", "--modes", "noise,latency", "--progress",
                      "poll:4", "--noise", "10:5", "--noise-global", "8,9,10", "--json",
                      "b.json"});
   const auto& o = c.bench_allreduce;
-  // Names are checked at run time, by the factory.
-  EXPECT_EQ(o.algorithms, (std::vector<std::string>{"tree", "rd"}));
+  EXPECT_EQ(o.algorithms, (std::vector<AllreduceAlgorithm>{{Kind::tree}, {Kind::rd}}));
   EXPECT_EQ(o.sizes_bytes, (std::vector<std::size_t>{64, 128, 256}));
-  EXPECT_EQ(o.progress_pieces, 4);
-  EXPECT_TRUE(o.has_mode("noise"));
-  EXPECT_FALSE(o.has_mode("overlap"));
+  EXPECT_EQ(o.progress, (Progress{Progress::Mode::poll, 4, std::nullopt}));
+  EXPECT_TRUE(o.has_mode(AllreduceMode::noise));
+  EXPECT_FALSE(o.has_mode(AllreduceMode::overlap));
   EXPECT_EQ(o.noise_global, (asyncsolve::grid::Int3{8, 9, 10}));
   EXPECT_EQ(o.json_path, "b.json");
   EXPECT_EQ(parse({"bench", "allreduce", "-m", "1024"}).bench_allreduce.sizes_bytes.size(), 8u);
-  EXPECT_TRUE(
-      parse({"bench", "allreduce", "--progress", "thread"}).bench_allreduce.progress_thread);
+  EXPECT_EQ(parse({"bench", "allreduce", "--progress", "thread"}).bench_allreduce.progress.mode,
+            Progress::Mode::thread);
 }
 
 TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
@@ -199,6 +212,8 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
       {{"bench", "allreduce", "--modes", "bogus"}, "'bogus'"},
       {{"bench", "allreduce", "--modes", "latency,latency"}, "twice"},
       {{"bench", "allreduce", "--algorithms", "mpi,,tree"}, "empty item"},
+      {{"bench", "allreduce", "--algorithms", "mpi,bogus"}, "--algorithms 'bogus'"},
+      {{"bench", "allreduce", "--noise-allreduce", "knomial:1"}, "--noise-allreduce 'knomial:1'"},
       {{"bench", "allreduce", "--progress", "poll:0"}, "poll:K"},
       {{"bench", "allreduce", "--progress", "thread:5"}, "'thread:5'"},
       {{"bench", "allreduce", "--noise", "50"}, "US:HZ"},
@@ -267,10 +282,14 @@ TEST(Cli, ModelHybridRejectsBadInput) {
 }
 
 TEST(Cli, HybridSchemes) {
-  EXPECT_EQ(parse({"solve"}).solve.hybrid, "none");
-  for (const std::string mode : {"masteronly", "funneled", "multiple"}) {
+  EXPECT_EQ(parse({"solve"}).solve.hybrid, HybridMode::none);
+  const std::vector<std::pair<std::string, HybridMode>> modes{
+      {"masteronly", HybridMode::masteronly},
+      {"funneled", HybridMode::funneled},
+      {"multiple", HybridMode::multiple}};
+  for (const auto& [mode, expected] : modes) {
     const Command c = parse({"solve", "--hybrid", mode, "--threads", "3"});
-    EXPECT_EQ(c.solve.hybrid, mode);
+    EXPECT_EQ(c.solve.hybrid, expected);
     EXPECT_EQ(c.solve.threads, 3);
     EXPECT_TRUE(asyncsolve::app::is_hybrid(c.solve));
     EXPECT_EQ(parse({"solve", "--method", "cg", "--hybrid", mode}).solve.threads, 0);
@@ -289,4 +308,60 @@ TEST(Cli, HybridSchemes) {
             std::string::npos);
   EXPECT_NE(error_of({"solve", "--threads", "2"}).find("--threads 2 with --transport mpi"),
             std::string::npos);
+}
+
+TEST(Cli, ChoicesAreTypedAndResolved) {
+  using asyncsolve::app::Method;
+  using asyncsolve::app::Preconditioner;
+  using asyncsolve::app::Transport;
+  using asyncsolve::comm::HaloStrategy;
+  const Command c = parse({"solve", "--method", "pcg-overlap", "--halo", "persistent",
+                           "--progress", "thread:25"});
+  EXPECT_EQ(c.solve.method, Method::pcg_overlap);
+  EXPECT_EQ(c.solve.transport, Transport::mpi);
+  EXPECT_EQ(c.solve.halo, HaloStrategy::persistent);
+  EXPECT_EQ(c.solve.progress, (Progress{Progress::Mode::thread, 0, 25}));
+  EXPECT_EQ(c.solve.progress.name(), "thread:25");
+  EXPECT_EQ(c.solve.pc, Preconditioner::jacobi);  // auto: pcg-overlap is preconditioned
+  EXPECT_EQ(asyncsolve::app::krylov_method(c.solve.method), asyncsolve::solvers::KrylovMethod::pcg_overlap);
+  EXPECT_EQ(parse({"solve", "--method", "cg"}).solve.pc, Preconditioner::none);
+  EXPECT_EQ(parse({"solve", "--method", "pipecg"}).solve.pc, Preconditioner::none);
+  EXPECT_EQ(parse({"solve", "--method", "pipecg", "--pc", "jacobi"}).solve.pc,
+            Preconditioner::jacobi);
+  EXPECT_EQ(parse({"solve", "--method", "cg", "--progress", "thread"}).solve.progress.name(),
+            "thread");
+  // OpenMP Jacobi reduces through shared memory: no MPI algorithm.
+  const Command omp = parse({"solve", "--transport", "omp", "--variant", "async"});
+  EXPECT_FALSE(omp.solve.allreduce.has_value());
+  EXPECT_EQ(asyncsolve::app::reduction_name(omp.solve), "running-sum");
+  EXPECT_EQ(asyncsolve::app::reduction_name(parse({"solve", "--transport", "omp"}).solve), "omp");
+}
+
+TEST(Cli, EveryNameParsesBack) {
+  using asyncsolve::app::name;
+  using asyncsolve::app::parse;
+  const auto round_trip = [](auto value) {
+    using E = decltype(value);
+    for (const E v : asyncsolve::app::values<E>()) EXPECT_EQ(parse<E>(name(v)), v) << name(v);
+    EXPECT_FALSE(parse<E>("bogus").has_value());
+  };
+  round_trip(asyncsolve::app::Method{});
+  round_trip(asyncsolve::app::Variant{});
+  round_trip(asyncsolve::app::Transport{});
+  round_trip(asyncsolve::app::Problem{});
+  round_trip(asyncsolve::app::Preconditioner{});
+  round_trip(asyncsolve::app::Lattice{});
+  round_trip(asyncsolve::app::RmaSync{});
+  round_trip(asyncsolve::app::AllreduceMode{});
+  round_trip(asyncsolve::app::Stencil2dTransport{});
+  round_trip(asyncsolve::app::Stencil2dVariant{});
+  for (const std::string text : {"none", "poll:1", "poll:12", "thread", "thread:0", "thread:40"}) {
+    const auto p = asyncsolve::app::parse_progress(text);
+    ASSERT_TRUE(p.has_value()) << text;
+    EXPECT_EQ(p->name(), text);
+  }
+  for (const std::string text : {"", "poll", "poll:", "poll:0", "poll:x", "thread:", "thread:-1",
+                                 "threads", "thread:1x", "None"}) {
+    EXPECT_FALSE(asyncsolve::app::parse_progress(text).has_value()) << text;
+  }
 }

@@ -38,16 +38,19 @@ TEST(SpinOptions, Defaults) {
   EXPECT_EQ(c.solve.spin.sites, 16);
   EXPECT_EQ(c.solve.spin.coupling, 1.0);
   EXPECT_EQ(c.solve.spin.field, 1.0);
-  EXPECT_EQ(c.solve.spin.lattice, "chain");
+  EXPECT_EQ(c.solve.spin.lattice, asyncsolve::app::Lattice::chain);
   EXPECT_EQ(c.solve.spin.buffers, 2);
   EXPECT_EQ(c.solve.spin.chunk, 32768);
   EXPECT_EQ(c.solve.tol, 1e-10);
-  EXPECT_EQ(c.solve.transport, "mpi");
+  EXPECT_EQ(c.solve.transport, asyncsolve::app::Transport::mpi);
+  EXPECT_EQ(c.solve.spin.rma_sync, asyncsolve::app::RmaSync::fence);
+  EXPECT_EQ(c.solve.allreduce, asyncsolve::collectives::AllreduceAlgorithm{});  // auto: mpi
 }
 
 TEST(SpinOptions, SquareLatticeSetsTheSites) {
   const Command c = parse({"--lattice", "square:3x4", "--tol", "1e-6", "--transport", "rma"});
   EXPECT_EQ(c.solve.spin.sites, 12);
+  EXPECT_EQ(c.solve.spin.lattice, asyncsolve::app::Lattice::square);
   EXPECT_EQ(c.solve.spin.length, 3);
   EXPECT_EQ(c.solve.spin.width, 4);
   EXPECT_EQ(c.solve.tol, 1e-6);

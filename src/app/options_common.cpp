@@ -1,0 +1,122 @@
+#include "options_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include "asyncsolve/core/parse.hpp"
+
+namespace asyncsolve::app {
+
+using core::InputError;
+
+void throw_not_one_of(std::string_view option, std::string_view text,
+                      const std::vector<std::string>& allowed, std::string_view note) {
+  throw InputError(fmt::format("{} '{}': expected {}{}{}", option, text,
+                               allowed.size() == 1 ? "" : "one of ", fmt::join(allowed, ", "),
+                               note));
+}
+
+void expect_one_of(std::string_view option, std::string_view text,
+                   const std::vector<std::string>& allowed, std::string_view note) {
+  if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+    throw_not_one_of(option, text, allowed, note);
+  }
+}
+
+void expect_at_least(std::string_view option, long long value, long long min,
+                     std::string_view note) {
+  expect(value >= min, option, value, fmt::format("an integer >= {}{}", min, note));
+}
+
+void expect_finite(std::string_view option, double value) {
+  expect(std::isfinite(value), option, value, "a finite number");
+}
+
+void refuse(bool refused, std::string_view what, std::string_view context, std::string_view tail) {
+  if (refused) throw InputError(fmt::format("{} with {}: {}", what, context, tail));
+}
+
+void expect_repetitions(long iterations, long warmup, int repeats) {
+  expect_at_least("-i", iterations, 1);
+  expect_at_least("-x", warmup, 0);
+  expect_at_least("--repeats", repeats, 1);
+}
+
+std::vector<std::string> split_list(std::string_view option, const std::string& text,
+                                    std::string_view expected) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(',', begin);
+    std::string item =
+        text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (item.empty()) {
+      throw InputError(fmt::format("{} '{}': empty item, expected {}", option, text, expected));
+    }
+    if (std::find(items.begin(), items.end(), item) != items.end()) {
+      throw InputError(
+          fmt::format("{} '{}': '{}' listed twice, expected {}", option, text, item, expected));
+    }
+    items.push_back(std::move(item));
+    if (end == std::string::npos) return items;
+    begin = end + 1;
+  }
+}
+
+bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+
+void add_json_option(CLI::App& app, std::string& path, const std::string& help) {
+  app.add_option("--json", path, help)->default_str("");
+}
+
+collectives::AllreduceAlgorithm parse_allreduce_option(std::string_view option,
+                                                       std::string_view text) {
+  try {
+    return collectives::parse_allreduce(text);
+  } catch (const InputError& e) {
+    // The parser names --allreduce; another option gets its own name.
+    const std::string_view message = e.what();
+    constexpr std::string_view own = "--allreduce ";
+    if (!message.starts_with(own)) throw;
+    throw InputError(fmt::format("{} {}", option, message.substr(own.size())));
+  }
+}
+
+std::string Progress::name() const {
+  switch (mode) {
+    case Mode::none:
+      return "none";
+    case Mode::poll:
+      return fmt::format("poll:{}", every);
+    case Mode::thread:
+      return sleep_us ? fmt::format("thread:{}", *sleep_us) : std::string("thread");
+  }
+  return "none";
+}
+
+std::optional<Progress> parse_progress(std::string_view text) {
+  constexpr std::string_view poll = "poll:";
+  constexpr std::string_view thread = "thread";
+  Progress p;
+  if (text == "none") return p;
+  if (text.starts_with(poll)) {
+    p.mode = Progress::Mode::poll;
+    if (!core::parse_whole(text.substr(poll.size()), p.every) || p.every < 1) return std::nullopt;
+    return p;
+  }
+  if (!text.starts_with(thread)) return std::nullopt;
+  p.mode = Progress::Mode::thread;
+  text.remove_prefix(thread.size());
+  if (text.empty()) return p;
+  int us = -1;
+  if (!text.starts_with(':') || !core::parse_whole(text.substr(1), us) || us < 0) {
+    return std::nullopt;
+  }
+  p.sleep_us = us;
+  return p;
+}
+
+}  // namespace asyncsolve::app

@@ -1,0 +1,151 @@
+#pragma once
+// What the options of every subcommand share: the names of their enums (one
+// table per enum, read by name() and parse<E>()), the one-line error format,
+// "expected one of" lists, comma-separated lists, and --progress. Pure: no
+// MPI, no output.
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/core/error.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace asyncsolve::app {
+
+/// The spelling of every value of an option's enum E, indexed by the value
+/// (0, 1, ...): specialise it, beside the enum, with a `static constexpr
+/// std::array<std::string_view, N> names`. name() and parse<E>() read it;
+/// nothing else spells the values.
+template <class E>
+struct EnumNames;
+
+/// An enum with an EnumNames table.
+template <class E>
+concept NamedEnum = requires { EnumNames<E>::names; };
+
+/// How the command line spells `value`.
+template <NamedEnum E>
+constexpr std::string_view name(E value) {
+  return EnumNames<E>::names[static_cast<std::size_t>(value)];
+}
+
+/// The value `text` spells, or nullopt. Past validation nothing parses.
+template <NamedEnum E>
+constexpr std::optional<E> parse(std::string_view text) {
+  const auto& names = EnumNames<E>::names;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == text) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+/// Every value of E, in order.
+template <NamedEnum E>
+std::vector<E> values() {
+  std::vector<E> out;
+  for (std::size_t i = 0; i < EnumNames<E>::names.size(); ++i) out.push_back(static_cast<E>(i));
+  return out;
+}
+
+/// Every spelling of E, in the order of its values.
+template <NamedEnum E>
+std::vector<std::string> names() {
+  return {EnumNames<E>::names.begin(), EnumNames<E>::names.end()};
+}
+
+/// The result of `parse` (a library's parser, which throws core::InputError
+/// for text it does not know), or nullopt for such text.
+template <class Parse>
+auto try_parse(Parse parse) -> std::optional<decltype(parse())> {
+  try {
+    return parse();
+  } catch (const core::InputError&) {
+    return std::nullopt;
+  }
+}
+
+/// Throws core::InputError, one line: "OPTION 'TEXT': expected one of A, B,
+/// C{note}" ("expected A{note}" for a single choice).
+[[noreturn]] void throw_not_one_of(std::string_view option, std::string_view text,
+                                   const std::vector<std::string>& allowed,
+                                   std::string_view note = {});
+
+/// throw_not_one_of unless `allowed` holds `text`.
+void expect_one_of(std::string_view option, std::string_view text,
+                   const std::vector<std::string>& allowed, std::string_view note = {});
+
+/// The value `text` spells; throws as expect_one_of with all of E's names otherwise.
+template <NamedEnum E>
+E parse_one_of(std::string_view option, std::string_view text, std::string_view note = {}) {
+  if (const auto value = parse<E>(text)) return *value;
+  throw_not_one_of(option, text, names<E>(), note);
+}
+
+/// Throws core::InputError("OPTION VALUE: expected EXPECTED") unless `ok`:
+/// the one-line format of a bad number.
+template <class T>
+void expect(bool ok, std::string_view option, const T& value, std::string_view expected) {
+  if (!ok) throw core::InputError(fmt::format("{} {}: expected {}", option, value, expected));
+}
+
+/// expect() for integers: "OPTION VALUE: expected an integer >= MIN{note}".
+void expect_at_least(std::string_view option, long long value, long long min,
+                     std::string_view note = {});
+
+/// expect() for numbers: "OPTION VALUE: expected a finite number".
+void expect_finite(std::string_view option, double value);
+
+/// Throws core::InputError("WHAT with CONTEXT: TAIL") when `refused`: an
+/// option that does not go with another one (TAIL says what was expected).
+void refuse(bool refused, std::string_view what, std::string_view context, std::string_view tail);
+
+/// Checks -i (>= 1), -x (>= 0) and --repeats (>= 1) of a benchmark.
+void expect_repetitions(long iterations, long warmup, int repeats);
+
+/// Splits a comma-separated list. Throws core::InputError naming `option`,
+/// the text and `expected` for an empty item or an item listed twice.
+std::vector<std::string> split_list(std::string_view option, const std::string& text,
+                                    std::string_view expected);
+
+/// True when the command line gave `option` (null: never declared).
+bool given(const CLI::Option* option);
+
+/// Declares --json PATH on `app` (shown with an empty default).
+void add_json_option(CLI::App& app, std::string& path,
+                     const std::string& help = "Write the result document to this file");
+
+/// The reduction algorithm `text` names, for `option` (--allreduce,
+/// --algorithms, --noise-allreduce): collectives::parse_allreduce, its
+/// message naming `option`.
+collectives::AllreduceAlgorithm parse_allreduce_option(std::string_view option,
+                                                       std::string_view text);
+
+/// --progress: how communication is progressed (MPI's meaning of the word):
+/// only inside the solver's own MPI calls, polled every K pieces of work, or
+/// by a progress thread.
+struct Progress {
+  enum class Mode { none, poll, thread };
+  Mode mode = Mode::none;
+  int every = 0;                ///< poll:K: K >= 1; 0 otherwise
+  std::optional<int> sleep_us;  ///< thread:US: US >= 0; empty for a plain `thread` and the others
+  /// "none", "poll:K", "thread" or "thread:US", as the command line spells it.
+  std::string name() const;
+  /// thread: microseconds the thread sleeps between passes (0 for a plain `thread`).
+  int thread_sleep_us() const { return sleep_us.value_or(0); }
+  bool operator==(const Progress&) const = default;
+};
+
+/// The progress `text` spells (none, poll:K with K >= 1, thread, thread:US
+/// with US >= 0), or nullopt. Which of them a command takes is its own check.
+std::optional<Progress> parse_progress(std::string_view text);
+
+}  // namespace asyncsolve::app

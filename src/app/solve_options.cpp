@@ -1,0 +1,422 @@
+#include "solve_options.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include "asyncsolve/core/triple.hpp"
+#include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/par/shmem.hpp"
+
+namespace asyncsolve::app {
+namespace {
+
+using core::InputError;
+
+/// The choice options looked up once, without judging them yet (nullopt:
+/// text that names nothing): the checks below come in the order their
+/// messages always had, and compare these, not text.
+struct Lookup {
+  std::optional<Variant> variant;
+  std::optional<Transport> transport;
+  std::optional<comm::HaloStrategy> halo;
+  std::optional<Progress> progress;
+  bool progress_none = false;   ///< --progress none
+  bool pc_auto = false;         ///< --pc auto
+  bool allreduce_auto = false;  ///< --allreduce auto
+  bool threads_given = false;
+};
+
+Lookup look_up(const SolveArgs& a) {
+  Lookup l;
+  l.variant = parse<Variant>(a.variant);
+  l.transport = parse<Transport>(a.transport);
+  l.halo = try_parse([&] { return comm::parse_halo_strategy(a.halo); });
+  l.progress = parse_progress(a.progress);
+  l.progress_none = l.progress && l.progress->mode == Progress::Mode::none;
+  l.pc_auto = a.pc == "auto";
+  l.allreduce_auto = a.allreduce == "auto";
+  l.threads_given = given(a.threads);
+  return l;
+}
+
+/// What only the Krylov methods take, and the Jacobi options they refuse.
+void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
+  const std::string context = fmt::format("--method {}", a.method);
+  const auto jacobi_only = [&](bool given, const std::string& what, std::string_view expected) {
+    refuse(given, what, context,
+           fmt::format("{} applies to jacobi only, expected {}", what.substr(0, what.find(' ')),
+                       expected));
+  };
+  jacobi_only(l.variant != Variant::sync, "--variant " + a.variant, "sync (the default)");
+  jacobi_only(l.transport != Transport::mpi, "--transport " + a.transport, "mpi (the default)");
+  jacobi_only(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
+  jacobi_only(c.copy, "--copy", "no --copy");
+  if (!l.progress_none) {
+    if (!l.progress || l.progress->mode == Progress::Mode::poll) {
+      throw InputError(
+          fmt::format("--progress '{}' with --method {}: expected none or thread or "
+                      "thread:US with US >= 0 (Krylov methods poll through "
+                      "--test-every)",
+                      a.progress, a.method));
+    }
+    c.progress = *l.progress;
+  }
+  expect_at_least("--test-every", c.test_every, 0);
+  expect_finite("--shift", c.shift);
+  if (l.pc_auto) {
+    // cg is unpreconditioned and so, unless asked, is pipecg.
+    const bool plain = c.method == Method::cg || c.method == Method::pipecg;
+    c.pc = plain ? Preconditioner::none : Preconditioner::jacobi;
+    return;
+  }
+  if (c.method == Method::pipecg) {
+    expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
+  } else if (c.method == Method::cg) {
+    expect_one_of("--pc", a.pc, {"auto", "none"},
+                  " (cg is unpreconditioned; pcg1, pcg2 and pcg-overlap use jacobi)");
+  } else {
+    expect_one_of("--pc", a.pc, {"auto", "jacobi"},
+                  fmt::format(" ({} is the Jacobi-preconditioned CG of paper 003)", a.method));
+  }
+  c.pc = *parse<Preconditioner>(a.pc);
+}
+
+/// What --transport omp takes (checks that need the rank count or the grid
+/// are made when the solve starts).
+void validate_omp(const SolveArgs& a, const Lookup& l, const SolveConfig& c) {
+  if (l.threads_given) expect_at_least("--threads", c.threads, 1);
+  const auto omp_refuse = [](bool given, const std::string& what, std::string_view expected) {
+    refuse(given, what, "--transport omp", fmt::format("expected {}", expected));
+  };
+  omp_refuse(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every),
+             "1 (threads read their neighbours' planes directly)");
+  omp_refuse(!l.progress_none, "--progress " + a.progress, "none");
+  omp_refuse(c.slow_rank != -1, fmt::format("--slow-rank {}", c.slow_rank),
+             "-1 (fault injection is for MPI ranks)");
+  omp_refuse(c.noise_hz != 0.0, fmt::format("--noise-hz {}", c.noise_hz),
+             "0 (noise injection is for MPI ranks)");
+  omp_refuse(!l.allreduce_auto, "--allreduce " + a.allreduce,
+             "auto (threads reduce through shared memory)");
+}
+
+/// What --hybrid takes (the thread count against the planes of the block is
+/// checked when the solve starts, and MPI_THREAD_MULTIPLE once MPI is up).
+void validate_hybrid(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
+  std::vector<std::string> allowed{std::string(comm::hybrid_mode_name(comm::HybridMode::none))};
+  for (const auto& mode : comm::hybrid_mode_names()) allowed.push_back(mode);
+  expect_one_of("--hybrid", a.hybrid, allowed);
+  c.hybrid = comm::parse_hybrid_mode(a.hybrid);
+  if (!is_hybrid(c)) return;
+  if (l.threads_given) expect_at_least("--threads", c.threads, 1);
+  const std::string what = "--hybrid " + a.hybrid;
+  const auto hybrid_refuse = [&](bool given, const std::string& other, std::string_view expected) {
+    refuse(given, what, other, fmt::format("expected {}", expected));
+  };
+  hybrid_refuse(c.transport != Transport::mpi, "--transport " + a.transport,
+                "--transport mpi (hybrid schemes run over MPI two-sided; --transport omp is "
+                "OpenMP alone)");
+  hybrid_refuse(!is_krylov(c) && c.variant != Variant::sync, "--variant " + a.variant,
+                "--variant sync (the hybrid schemes are written for synchronous Jacobi)");
+  hybrid_refuse(!l.progress_none, "--progress " + a.progress,
+                "--progress none (the hybrid schemes place MPI calls on threads themselves)");
+  hybrid_refuse(c.hybrid == comm::HybridMode::multiple && l.halo != comm::HaloStrategy::waitall,
+                "--halo " + a.halo,
+                "--halo waitall (multiple exchanges each halo message with its own "
+                "MPI_Isend/MPI_Irecv on the thread that owns it)");
+}
+
+/// --allreduce, resolved: "auto" becomes the algorithm the method and
+/// variant use; async and racy Jacobi need a non-blocking one.
+void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
+  if (c.transport == Transport::omp) {
+    c.allreduce.reset();  // validate_omp made sure it is auto
+    return;
+  }
+  if (!l.allreduce_auto) {
+    c.allreduce = collectives::parse_allreduce(a.allreduce);
+    if (!is_krylov(c) && c.variant != Variant::sync &&
+        c.allreduce->kind == collectives::AllreduceAlgorithm::Kind::mpi) {
+      throw_not_one_of("--allreduce", a.allreduce, {"auto", "tree", "impi"},
+                       fmt::format(" or another non-blocking algorithm (the {} variant needs a "
+                                   "non-blocking reduction)",
+                                   a.variant));
+    }
+    return;
+  }
+  using Kind = collectives::AllreduceAlgorithm::Kind;
+  const bool overlapping = c.method == Method::pcg_overlap || c.method == Method::pipecg;
+  const Kind kind = is_krylov(c) ? (overlapping ? Kind::impi : Kind::mpi)
+                                 : (c.variant == Variant::sync ? Kind::mpi : Kind::tree);
+  c.allreduce = collectives::AllreduceAlgorithm{kind};
+}
+
+/// --progress of Jacobi: poll:K (async and racy) or a progress thread
+/// (async and racy over mpi or rma).
+void validate_jacobi_progress(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
+  if (l.progress_none) return;
+  if (!l.progress) {
+    throw InputError(a.progress.starts_with("thread")
+                         ? fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                                       "thread or thread:US with US >= 0",
+                                       a.progress)
+                         : fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                                       "thread[:US]",
+                                       a.progress));
+  }
+  if (l.progress->mode == Progress::Mode::thread) {
+    if (c.variant == Variant::sync ||
+        (c.transport != Transport::mpi && c.transport != Transport::rma)) {
+      throw InputError(
+          fmt::format("--progress {} with --variant {} --transport {}: a progress "
+                      "thread serves async and racy Jacobi over mpi or rma, expected "
+                      "none or poll:K",
+                      a.progress, a.variant, a.transport));
+    }
+  } else if (c.variant == Variant::sync) {
+    throw InputError(
+        fmt::format("--progress {} with the sync variant: its exchanges block, "
+                    "expected none (poll:K applies to async and racy)",
+                    a.progress));
+  }
+  c.progress = *l.progress;
+}
+
+/// Fault and noise injection: --slow-rank, --slow-factor, --noise-us, --noise-hz.
+void validate_faults(const SolveConfig& c) {
+  expect(c.slow_rank >= -1, "--slow-rank", c.slow_rank, "a rank, or -1 for none");
+  expect(c.slow_factor >= 1.0 && std::isfinite(c.slow_factor), "--slow-factor", c.slow_factor,
+         "a number >= 1");
+  expect(c.noise_us >= 0.0 && std::isfinite(c.noise_us), "--noise-us", c.noise_us,
+         "a number of microseconds >= 0");
+  expect(c.noise_hz >= 0.0 && std::isfinite(c.noise_hz), "--noise-hz", c.noise_hz,
+         "a frequency >= 0");
+  if (c.noise_us * 1e-6 * c.noise_hz >= 1.0) {
+    throw InputError(
+        fmt::format("--noise-us {} at --noise-hz {}: interrupts take all the time; "
+                    "expected noise_us * 1e-6 * noise_hz < 1",
+                    c.noise_us, c.noise_hz));
+  }
+}
+
+/// When to stop and report: --tol, --max-iters, --check-every, --halo-every,
+/// --monitor-every.
+void validate_stop(const SolveConfig& c) {
+  expect(c.tol > 0.0 && std::isfinite(c.tol), "--tol", c.tol, "a positive number");
+  expect_at_least("--max-iters", c.max_iters, 0);
+  expect_at_least("--check-every", c.check_every, 1);
+  expect_at_least("--halo-every", c.halo_every, 1);
+  expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
+         c.monitor_every_s, "a number of seconds >= 0");
+}
+
+}  // namespace
+
+solvers::KrylovMethod krylov_method(Method method) {
+  switch (method) {
+    case Method::cg: return solvers::KrylovMethod::cg;
+    case Method::pcg1: return solvers::KrylovMethod::pcg1;
+    case Method::pcg2: return solvers::KrylovMethod::pcg2;
+    case Method::pcg_overlap: return solvers::KrylovMethod::pcg_overlap;
+    case Method::pipecg: return solvers::KrylovMethod::pipecg;
+    case Method::jacobi:
+    case Method::lanczos: break;
+  }
+  throw std::logic_error("krylov_method: not a Krylov method");
+}
+
+bool is_lanczos(const SolveConfig& config) { return config.method == Method::lanczos; }
+
+bool is_krylov(const SolveConfig& config) { return is_krylov(config.method); }
+
+bool is_hybrid(const SolveConfig& config) { return config.hybrid != comm::HybridMode::none; }
+
+bool is_sparse(const SolveConfig& config) { return config.sparse.is_sparse(); }
+
+std::string reduction_name(const SolveConfig& config) {
+  if (config.allreduce) return config.allreduce->name();
+  // OpenMP Jacobi: an OpenMP reduction (sync) or the running shared sum.
+  return config.variant == Variant::sync ? "omp" : "running-sum";
+}
+
+void add_solve_options(CLI::App& solve, SolveArgs& a) {
+  SolveConfig& c = a.values;
+  solve.option_defaults()->always_capture_default();
+  a.sparse.problem = solve.add_option("--problem", a.problem,
+                   "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
+                   "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
+                   "transverse-field Ising model; --method lanczos)");
+  solve.add_option("--offset", c.offset,
+                   "Added to plume's boundary values and initial guess (paper 000 §6.1)");
+  solve
+      .add_option("--global", a.global,
+                  "Global interior grid NX,NY,NZ, split so local sizes differ by at most one")
+      ->default_str("");
+  solve
+      .add_option("--local", a.local,
+                  "Interior points per rank NX,NY,NZ (weak scaling); the default when "
+                  "--global is not given")
+      ->default_str("50,50,50");
+  solve.add_option("--dims", a.dims, "Process grid PX,PY,PZ (default: MPI_Dims_create)")
+      ->default_str("auto");
+  solve.add_option("--method", a.method,
+                   "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
+                   "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
+                   "(pipelined CG) or lanczos (ground state of --problem tfim)");
+  solve.add_option("--variant", a.variant,
+                   "Jacobi variant: sync, async (newest whole halo message), racy (freshest data)");
+  solve.add_option("--transport", a.transport,
+                   "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
+                   "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
+                   "rank, paper 000 §3.3)");
+  a.threads = solve
+                  .add_option("--threads", c.threads,
+                              "--transport omp: OpenMP threads, each owning a slab of z-planes "
+                              "(with --local, the grid grows in z with the threads); with "
+                              "--hybrid: OpenMP threads per MPI rank")
+                  ->default_str("OMP_NUM_THREADS, or omp_get_max_threads()");
+  solve.add_option("--hybrid", a.hybrid,
+                   "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
+                   "mat-vec, --threads per rank: none (pure MPI), masteronly (the master "
+                   "exchanges halos outside parallel regions), funneled (thread 0 exchanges "
+                   "while the others compute the interior; MPI_THREAD_FUNNELED) or multiple "
+                   "(every thread exchanges some of the halo messages; MPI_THREAD_MULTIPLE)");
+  solve.add_option("--halo", a.halo,
+                   "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
+                   "ialltoallv, neighbor, persistent");
+  solve.add_option("--test-every", c.test_every,
+                   "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
+                   "mat-vec (0: never; paper 001 §3.4)");
+  solve.add_option("--pc", a.pc,
+                   "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
+                   "none for pipecg), none or jacobi (pipecg)");
+  solve.add_option("--shift", c.shift,
+                   "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
+                   "indefinite and CG breaks down");
+  solve.add_option("--allreduce", a.allreduce,
+                   "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
+                   "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
+                   "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
+                   "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
+                   "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
+                   "to completion at each check, async and racy take any but mpi");
+  solve.add_option(
+      "--max-in-flight", c.max_in_flight,
+      "Async/racy: unacknowledged halo messages per neighbour and direction (R), 1..512");
+  solve.add_option("--final-sync", c.final_sync,
+                   "Async/racy: up to K synchronous iterations after the asynchronous stop, until "
+                   "the true residual is below --tol");
+  solve.add_option(
+      "--slow-rank", c.slow_rank,
+      "Fault injection: this rank's sweeps take --slow-factor times longer (-1: none)");
+  solve.add_option("--slow-factor", c.slow_factor, "Slow-down of --slow-rank, >= 1");
+  solve.add_option("--noise-us", c.noise_us,
+                   "Noise injection: every rank is interrupted for this many microseconds ...");
+  solve.add_option("--noise-hz", c.noise_hz, "... this many times per second (0: no noise)");
+  solve.add_option("--noise-seed", c.noise_seed, "Seed of each rank's noise phase");
+  solve.add_option("--progress", a.progress,
+                   "Communication progress: none (only in the solver's own MPI calls), poll:K "
+                   "(Jacobi async/racy: also every K planes of the sweep) or thread[:US] "
+                   "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
+                   "thread, sleeping US microseconds between passes; needs "
+                   "MPI_THREAD_MULTIPLE)");
+  a.tol = solve.add_option("--tol", c.tol, "Stop when ||b - Au||_2 / ||b||_2 < tol")
+              ->default_str("1e-4 for jacobi, 1e-6 for the Krylov methods");
+  solve.add_option("--max-iters", c.max_iters, "Stop after this many iterations");
+  solve.add_option("--check-every", c.check_every,
+                   "Compute the global residual every K iterations");
+  solve.add_option("--halo-every", c.halo_every,
+                   "Swap halos only every N iterations (paper 000 §6.3)");
+  solve.add_flag("--copy", c.copy, "Copy u_new into u each iteration instead of swapping pointers");
+  solve.add_flag("--monitor", c.monitor, "Print iteration, residual and rate from rank 0");
+  solve.add_option("--monitor-every", c.monitor_every_s,
+                   "Seconds between --monitor lines (each residual check at most)");
+  add_json_option(solve, c.json_path);
+  add_spin_options(solve, a.spin);
+  add_sparse_options(solve, a.sparse);
+}
+
+SolveConfig validate_solve(const SolveArgs& a) {
+  SolveConfig c = a.values;
+  if (!a.global.empty()) c.decomposition.global = core::parse_triple(a.global, "--global");
+  if (!a.local.empty()) c.decomposition.local = core::parse_triple(a.local, "--local");
+  if (!a.dims.empty()) c.decomposition.dims = core::parse_triple(a.dims, "--dims");
+  if (c.decomposition.global && c.decomposition.local) {
+    throw InputError("--global and --local both given: expected one of them");
+  }
+  SparseContext sparse_context{a.method, a.problem, a.transport, a.hybrid,
+                               !a.global.empty() || !a.local.empty() || !a.dims.empty(),
+                               !a.global.empty() ? "--global"
+                               : !a.local.empty() ? "--local"
+                                                  : "--dims",
+                               c.copy, c.shift, c.offset};
+  c.sparse = validate_sparse(a.sparse, sparse_context);
+  if (parse<Method>(a.method) == Method::lanczos || parse<Problem>(a.problem) == Problem::tfim) {
+    validate_spin(a, c);
+    return c;
+  }
+  expect_one_of("--problem", a.problem, grid::problem_names());
+  c.problem = *parse<Problem>(a.problem);
+  expect_finite("--offset", c.offset);
+  if (c.offset != 0.0 && c.problem != Problem::plume) {
+    throw InputError(
+        fmt::format("--offset {}: only the plume problem takes an offset, expected 0 "
+                    "with --problem {}",
+                    c.offset, a.problem));
+  }
+  c.method = parse_one_of<Method>("--method", a.method);
+  const Lookup l = look_up(a);
+  if (!given(a.tol)) c.tol = is_krylov(c) ? 1e-6 : 1e-4;
+  if (is_krylov(c)) {
+    validate_krylov(a, l, c);
+  } else {
+    if (c.problem == Problem::laplace27 && !c.sparse.assemble) {
+      std::vector<std::string> krylov;
+      for (const Method m : values<Method>())
+        if (is_krylov(m)) krylov.emplace_back(name(m));
+      throw InputError(
+          fmt::format("--problem laplace27 with --method {}: the 27-point problem is "
+                      "solved by the Krylov methods, expected one of {}",
+                      a.method, fmt::join(krylov, ", ")));
+    }
+    refuse(!l.pc_auto, "--pc " + a.pc, "--method jacobi",
+           "expected auto (Jacobi takes no preconditioner)");
+    refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), "--method jacobi",
+           "expected 0 (the shift applies to the Krylov methods)");
+    c.pc = Preconditioner::none;
+  }
+  c.variant = parse_one_of<Variant>("--variant", a.variant);
+  c.transport = parse_one_of<Transport>("--transport", a.transport);
+  validate_hybrid(a, l, c);
+  if (c.transport == Transport::omp) {
+    validate_omp(a, l, c);
+  } else if (l.threads_given && !is_hybrid(c)) {
+    throw InputError(
+        fmt::format("--threads {} with --transport {}: threads apply to "
+                    "--transport omp or --hybrid, expected no --threads",
+                    c.threads, a.transport));
+  }
+  if (c.transport == Transport::shmem && !par::shmem_available()) {
+    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM");
+  }
+  c.halo = comm::parse_halo_strategy(a.halo);
+  validate_allreduce(a, l, c);
+  if (c.copy && c.variant != Variant::sync) {
+    throw InputError(
+        fmt::format("--copy with --variant {}: the copy loop exists only in the sync "
+                    "variant, expected no --copy",
+                    a.variant));
+  }
+  expect(c.max_in_flight >= 1 && c.max_in_flight <= 512, "--max-in-flight", c.max_in_flight,
+         "an integer from 1 to 512");
+  expect_at_least("--final-sync", c.final_sync, 0);
+  validate_faults(c);
+  if (!is_krylov(c)) validate_jacobi_progress(a, l, c);
+  validate_stop(c);
+  return c;
+}
+
+}  // namespace asyncsolve::app

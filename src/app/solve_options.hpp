@@ -1,0 +1,157 @@
+#pragma once
+// The options of `asyncsolve solve`, parsed once into a typed SolveConfig:
+// past validation nothing is text. Pure: no MPI, no output.
+#include <optional>
+#include <string>
+
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/solvers/krylov.hpp"
+#include "options_common.hpp"
+#include "sparse_options.hpp"
+#include "spin_options.hpp"
+
+namespace asyncsolve::app {
+
+/// --problem: the model problems (grid::make_problem) and paper 004's TFIM.
+enum class Problem { plume, ones, laplace27, tfim };
+template <>
+struct EnumNames<Problem> {
+  static constexpr std::array<std::string_view, 4> names{"plume", "ones", "laplace27", "tfim"};
+};
+
+/// --method.
+enum class Method { jacobi, cg, pcg1, pcg2, pcg_overlap, pipecg, lanczos };
+template <>
+struct EnumNames<Method> {
+  static constexpr std::array<std::string_view, 7> names{"jacobi",      "cg",     "pcg1",   "pcg2",
+                                                         "pcg-overlap", "pipecg", "lanczos"};
+};
+
+/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
+constexpr bool is_krylov(Method method) {
+  return method != Method::jacobi && method != Method::lanczos;
+}
+
+/// The solvers' KrylovMethod of a Krylov `method`; throws std::logic_error for
+/// jacobi and lanczos.
+solvers::KrylovMethod krylov_method(Method method);
+
+/// --variant: synchronous, asynchronous (newest whole message) or racy Jacobi.
+enum class Variant { sync, async, racy };
+template <>
+struct EnumNames<Variant> {
+  static constexpr std::array<std::string_view, 3> names{"sync", "async", "racy"};
+};
+
+/// --transport of `solve`.
+enum class Transport { mpi, rma, shmem, omp };
+template <>
+struct EnumNames<Transport> {
+  static constexpr std::array<std::string_view, 4> names{"mpi", "rma", "shmem", "omp"};
+};
+
+/// --pc, resolved (auto is resolved during validation).
+enum class Preconditioner { none, jacobi };
+template <>
+struct EnumNames<Preconditioner> {
+  static constexpr std::array<std::string_view, 2> names{"none", "jacobi"};
+};
+
+/// Everything `asyncsolve solve` takes, validated and resolved except for
+/// what depends on the rank count (checked when the decomposition is created).
+struct SolveConfig {
+  Problem problem = Problem::plume;
+  double offset = 0.0;
+  grid::DecompositionSpec decomposition;
+  Method method = Method::jacobi;
+  Variant variant = Variant::sync;
+  Transport transport = Transport::mpi;
+  comm::HaloStrategy halo = comm::HaloStrategy::waitall;
+  /// --allreduce, resolved ("auto": mpi for sync Jacobi, tree for async and
+  /// racy, impi for pcg-overlap and pipecg, mpi for the other Krylov methods
+  /// and lanczos). Empty for --transport omp, whose threads reduce through
+  /// shared memory (reduction_name()).
+  std::optional<collectives::AllreduceAlgorithm> allreduce = collectives::AllreduceAlgorithm{};
+  Progress progress;  ///< --progress
+  double tol = 1e-4;  ///< resolved: 1e-4 for jacobi, 1e-6 for the Krylov methods unless given
+  long max_iters = 100000;
+  int check_every = 100;
+  int halo_every = 1;
+  bool copy = false;
+  bool monitor = false;
+  double monitor_every_s = 2.0;
+  std::string json_path;  ///< empty: no result document
+  int max_in_flight = 100;
+  int final_sync = 0;
+  /// --transport omp, or --hybrid: OpenMP threads (per rank with --hybrid);
+  /// 0 when --threads is not given (then omp_get_max_threads(), i.e.
+  /// OMP_NUM_THREADS, at solve time).
+  int threads = 0;
+  /// --hybrid: none (pure MPI), masteronly, funneled or multiple (paper 002).
+  comm::HybridMode hybrid = comm::HybridMode::none;
+  int slow_rank = -1;
+  double slow_factor = 2.0;
+  double noise_us = 0.0;
+  double noise_hz = 0.0;
+  long noise_seed = 1;
+  // Krylov methods
+  int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
+  /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
+  Preconditioner pc = Preconditioner::none;
+  double shift = 0.0;  ///< solve (A + shift I) x = b
+  SpinConfig spin;     ///< --method lanczos --problem tfim
+  SparseConfig sparse;  ///< --matrix and its companions, --assemble
+};
+
+/// True for --method lanczos (the TFIM ground state, paper 004).
+bool is_lanczos(const SolveConfig& config);
+
+/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
+bool is_krylov(const SolveConfig& config);
+
+/// True when --hybrid names a scheme (not none).
+bool is_hybrid(const SolveConfig& config);
+
+/// True for --matrix or --assemble: the solve runs on a distributed CSR matrix.
+bool is_sparse(const SolveConfig& config);
+
+/// The global reduction as the result document names it: the algorithm's
+/// name, or for --transport omp "omp" (sync: an OpenMP reduction) or
+/// "running-sum" (async and racy: the running shared sum).
+std::string reduction_name(const SolveConfig& config);
+
+/// The solve options as the command line gave them: text for what
+/// validation turns into types, the numbers in `values`. CLI11 writes into
+/// it, so it stays in place until validated.
+struct SolveArgs {
+  SolveConfig values;
+  std::string problem = "plume";
+  std::string global;
+  std::string local;
+  std::string dims;
+  std::string method = "jacobi";
+  std::string variant = "sync";
+  std::string transport = "mpi";
+  std::string hybrid = "none";
+  std::string halo = "waitall";
+  std::string pc = "auto";
+  std::string allreduce = "auto";
+  std::string progress = "none";
+  CLI::Option* tol = nullptr;
+  CLI::Option* threads = nullptr;
+  SpinArgs spin;
+  SparseArgs sparse;
+};
+
+/// Declares every option of `solve` (with its help text and default),
+/// writing into `args`.
+void add_solve_options(CLI::App& solve, SolveArgs& args);
+
+/// After the parse: the validated, resolved config. Throws core::InputError
+/// with one line naming the bad value and what was expected.
+SolveConfig validate_solve(const SolveArgs& args);
+
+}  // namespace asyncsolve::app
