@@ -117,6 +117,16 @@ sparse::DistMatrix build(Kind kind, int n) {
   return sparse::DistMatrix::from_rows(w, n, {rows.row_ptr, rows.col, rows.val});
 }
 
+/// The channel transports of this build of the test: mpi and rma, and
+/// shmem in the shmem_sparse build (run under oshrun).
+std::vector<int> transports() {
+#ifdef ASYNCSOLVE_TEST_SHMEM
+  return {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA, AS_TRANSPORT_SHMEM};
+#else
+  return {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA};
+#endif
+}
+
 double value_of(std::int64_t global) { return 0.5 + static_cast<double>(global) * 0.25; }
 
 /// A one-row field holding value_of(global index) for this rank's rows.
@@ -252,7 +262,7 @@ TEST(SparseHalo, EveryStrategyFillsTheGhosts) {
       EXPECT_EQ(halo->bytes_per_exchange(), m.plan().send_volume() * sizeof(double));
       halo->close();
     }
-    for (const int transport : {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA}) {
+    for (const int transport : transports()) {
       auto halo = comm::make_sparse_channel_halo_exchange(m, transport);
       for (int round = 0; round < 3; ++round) {
         // A different vector each round: the exchange must deliver this round's.
@@ -270,7 +280,7 @@ TEST(SparseHalo, EveryStrategyFillsTheGhosts) {
 }
 
 TEST(SparseHalo, AsynchronousChannelsDeliverEventually) {
-  for (const int transport : {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA}) {
+  for (const int transport : transports()) {
     for (const bool racy : {false, true}) {
       sparse::DistMatrix m = build(Kind::unsymmetric, 61);
       grid::Field x = owned_vector(m);
