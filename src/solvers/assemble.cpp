@@ -32,7 +32,7 @@ AssembledSystem assemble(const grid::Problem& problem, const grid::Decomposition
   par::check_mpi(MPI_Allgather(n.data(), 3, MPI_INT, sizes.data(), 3, MPI_INT, comm.get()),
                  "MPI_Allgather");
   std::vector<std::int64_t> first(static_cast<std::size_t>(ranks) + 1, 0);
-  for (int r = 0; r < ranks; ++r)
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
     first[r + 1] =
         first[r] + static_cast<std::int64_t>(sizes[3 * r]) * sizes[3 * r + 1] * sizes[3 * r + 2];
 
@@ -56,7 +56,7 @@ AssembledSystem assemble(const grid::Problem& problem, const grid::Decomposition
     }
     int owner = 0;
     par::check_mpi(MPI_Cart_rank(comm.get(), coords.data(), &owner), "MPI_Cart_rank");
-    const int* s = &sizes[3 * owner];
+    const int* s = &sizes[3 * static_cast<std::size_t>(owner)];
     return first[owner] + local[0] + static_cast<std::int64_t>(s[0]) * (local[1] + s[1] * local[2]);
   };
 

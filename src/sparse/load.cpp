@@ -46,8 +46,8 @@ struct Prepared {
 };
 
 double default_limit() {
-  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
-  const double page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  const auto pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
+  const auto page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   return pages > 0 && page > 0 ? 0.5 * pages * page : std::numeric_limits<double>::infinity();
 }
 
@@ -92,7 +92,7 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
   std::vector<std::int64_t> next(count.size(), 0);
   p.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
   std::int64_t at = 0;
-  for (int r = 0; r < ranks; ++r) {
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
     p.offsets[r] = at;
     next[2 * r] = at;
     next[2 * r + 1] = at + count[2 * r];

@@ -521,7 +521,7 @@ std::string_view name(MmSymmetry symmetry) noexcept {
 }
 
 double read_bytes_estimate(const MatrixMarketInfo& info) noexcept {
-  const double entries = static_cast<double>(info.entries);
+  const auto entries = static_cast<double>(info.entries);
   const double expanded = info.symmetry == MmSymmetry::general ? entries : 2.0 * entries;
   return 16.0 * entries + 12.0 * expanded + 16.0 * static_cast<double>(info.rows);
 }

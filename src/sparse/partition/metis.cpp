@@ -14,7 +14,7 @@ bool have_metis() noexcept { return true; }
 
 std::vector<int> partition_metis(const AdjacencyGraph& graph, const std::vector<int>& weights,
                                  int parts) {
-  idx_t vertices = static_cast<idx_t>(graph.xadj.size() - 1);
+  auto vertices = static_cast<idx_t>(graph.xadj.size() - 1);
   idx_t constraints = 1;
   idx_t nparts = parts;
   idx_t objective = 0;
