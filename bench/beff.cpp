@@ -78,9 +78,9 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/document.hpp"
@@ -109,7 +109,7 @@ using asyncsolve::par::Comm;
 using Json = nlohmann::ordered_json;
 
 constexpr const char* schema = "asyncsolve.bench.beff/1";
-constexpr std::size_t min_message_bytes = 8;        // one 64-bit word
+constexpr std::size_t min_message_bytes = 8;         // one 64-bit word
 constexpr std::size_t max_message_bytes = 8u << 20;  // 8 MiB: b_eff's (and paper 002's) Lmax
 constexpr int max_iterations = 1000000;
 
@@ -118,9 +118,12 @@ enum class Mode { pure, hybrid };
 
 const char* name(Pattern p) {
   switch (p) {
-    case Pattern::ring: return "ring";
-    case Pattern::random: return "random";
-    case Pattern::cyclic3d: return "3d-cyclic";
+    case Pattern::ring:
+      return "ring";
+    case Pattern::random:
+      return "random";
+    case Pattern::cyclic3d:
+      return "3d-cyclic";
   }
   return "?";
 }
@@ -157,12 +160,12 @@ std::vector<Pattern> parse_patterns(const std::string& text) {
     } else if (item == "3d-cyclic") {
       p = Pattern::cyclic3d;
     } else {
-      throw InputError(fmt::format("--patterns '{}': unknown pattern '{}', expected {}", text,
-                                   item, expected));
+      throw InputError(
+          fmt::format("--patterns '{}': unknown pattern '{}', expected {}", text, item, expected));
     }
     if (std::find(out.begin(), out.end(), p) != out.end()) {
-      throw InputError(fmt::format("--patterns '{}': '{}' given twice, expected {}", text, item,
-                                   expected));
+      throw InputError(
+          fmt::format("--patterns '{}': '{}' given twice, expected {}", text, item, expected));
     }
     out.push_back(p);
     if (end == std::string::npos) return out;
@@ -172,9 +175,10 @@ std::vector<Pattern> parse_patterns(const std::string& text) {
 
 /// Fills `c` from the command line; returns the text of --help or --version.
 std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) {
-  CLI::App app{"beff: b_eff-style bandwidth (ring, random, 3d-cyclic), pure MPI against hybrid "
-               "masteronly (paper 002 §6)",
-               "beff"};
+  CLI::App app{
+      "beff: b_eff-style bandwidth (ring, random, 3d-cyclic), pure MPI against hybrid "
+      "masteronly (paper 002 §6)",
+      "beff"};
   asyncsolve::bench::add_common_options(app, "beff");
   app.add_option("-m,--message-size", c.message_sizes,
                  "Message sizes L in bytes, MIN:MAX (or MAX), powers of two from 8 to 8388608");
@@ -188,8 +192,7 @@ std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) 
       ->default_str("the ranks of one shared-memory node");
   app.add_option("--patterns", c.patterns_text, "Patterns: ring, random, 3d-cyclic");
   app.add_option("--seed", c.seed, "Seed of the random rings (the same on every rank)");
-  app.add_option("--json", c.json_path, "Write the result document to this file")
-      ->default_str("");
+  app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
   // Hidden: lets the tests see that a wrong word stops the run with exit 4.
   app.add_flag("--corrupt-for-testing", c.corrupt,
                "Spoil one received word on rank 0 before the first check")
@@ -237,9 +240,9 @@ double log_average(const std::vector<double>& v) {
 /// collectively, at the end of run()).
 struct Layout {
   Mode mode = Mode::pure;
-  Comm comm;     ///< the communicating ranks (a view of the world for pure, the
-                 ///< leaders for hybrid); null on a hybrid non-leader
-  Comm node;     ///< hybrid: the ranks of this rank's node
+  Comm comm;                    ///< the communicating ranks (a view of the world for pure, the
+                                ///< leaders for hybrid); null on a hybrid non-leader
+  Comm node;                    ///< hybrid: the ranks of this rank's node
   int factor = 1;               ///< message size / L: 1, or T
   int communicating_ranks = 1;  ///< size of comm (the same on every rank)
   std::vector<int> dims;        ///< 3d-cyclic: the grid of the communicating ranks
@@ -388,8 +391,8 @@ void step(const Layout& layout, const Neighbours& nb, std::size_t bytes, Buffers
 
 /// Collective over the world: seconds for `iterations` steps, the maximum
 /// over ranks, after a barrier that starts every rank together.
-double time_steps(const Comm& world, const Layout& layout, const Neighbours& nb,
-                  std::size_t bytes, Buffers* b, int iterations) {
+double time_steps(const Comm& world, const Layout& layout, const Neighbours& nb, std::size_t bytes,
+                  Buffers* b, int iterations) {
   world.barrier();
   const double t0 = asyncsolve::core::now_s();
   for (int i = 0; i < iterations; ++i) step(layout, nb, bytes, b);
@@ -427,9 +430,9 @@ struct Record {
                                   ///< dimension of extent 1): a copy inside MPI
   int communicating_ranks = 0;
   int iterations = 0;
-  std::vector<double> time_s;     ///< per iteration, max over ranks, per repeat
-  std::vector<double> bw_rank;    ///< MB/s per communicating rank (per node in hybrid mode)
-  std::vector<double> bw_total;   ///< MB/s accumulated over the communicating ranks
+  std::vector<double> time_s;    ///< per iteration, max over ranks, per repeat
+  std::vector<double> bw_rank;   ///< MB/s per communicating rank (per node in hybrid mode)
+  std::vector<double> bw_total;  ///< MB/s accumulated over the communicating ranks
 
   double bytes_per_iteration() const {
     return static_cast<double>(messages) * static_cast<double>(message_bytes);
@@ -444,8 +447,8 @@ struct Record {
 
 struct PatternResult {
   Pattern pattern{};
-  std::vector<Record> pure;    ///< per size
-  std::vector<Record> hybrid;  ///< per size
+  std::vector<Record> pure;                ///< per size
+  std::vector<Record> hybrid;              ///< per size
   std::vector<std::vector<double>> ratio;  ///< per size: T_hybrid/T_pure per repeat
   std::vector<std::vector<int>> dims;      ///< 3d-cyclic: the grid of each mode
 };
@@ -541,9 +544,9 @@ PatternResult measure(const Comm& world, const Config& c, Pattern pattern,
         if (c.corrupt && b != nullptr && world.is_root()) b->recv[0][0] ^= 1;
         validate(world, *s.layout, nb, r.message_bytes, b, rep, pattern, messages_checked);
         if (rep == 0) {
-          r.iterations = c.iterations > 0 ? c.iterations
-                                          : calibrate(world, *s.layout, nb, r.message_bytes, b,
-                                                      c.min_time_s);
+          r.iterations = c.iterations > 0
+                             ? c.iterations
+                             : calibrate(world, *s.layout, nb, r.message_bytes, b, c.min_time_s);
         }
         const double t = time_steps(world, *s.layout, nb, r.message_bytes, b, r.iterations);
         r.add(t / r.iterations);
@@ -630,18 +633,19 @@ std::string pattern_table(const PatternResult& p) {
   }
   for (const Record* r : {&p.pure.front(), &p.hybrid.front()}) {
     if (r->self_messages > 0) {
-      out += fmt::format("  ({}: {} of the {} messages per iteration go to the sending rank "
-                         "itself{})\n",
-                         name(r->mode), r->self_messages, r->messages,
-                         p.pattern == Pattern::cyclic3d
-                             ? ", across the grid's dimensions of extent 1"
-                             : ", the only one in its ring");
+      out += fmt::format(
+          "  ({}: {} of the {} messages per iteration go to the sending rank "
+          "itself{})\n",
+          name(r->mode), r->self_messages, r->messages,
+          p.pattern == Pattern::cyclic3d ? ", across the grid's dimensions of extent 1"
+                                         : ", the only one in its ring");
     }
   }
-  out += fmt::format("{:>9} | {:>7} {:>10} {:>10} {:>10} | {:>9} {:>7} {:>10} {:>10} {:>10} | "
-                     "{:>6} {:>13}\n",
-                     "L bytes", "iters", "pure us", "b/rank", "b_acc", "L*T bytes", "iters",
-                     "hybrid us", "b/node", "b_acc", "Th/Tp", "(min - max)");
+  out += fmt::format(
+      "{:>9} | {:>7} {:>10} {:>10} {:>10} | {:>9} {:>7} {:>10} {:>10} {:>10} | "
+      "{:>6} {:>13}\n",
+      "L bytes", "iters", "pure us", "b/rank", "b_acc", "L*T bytes", "iters", "hybrid us", "b/node",
+      "b_acc", "Th/Tp", "(min - max)");
   for (std::size_t i = 0; i < p.pure.size(); ++i) {
     const Record& a = p.pure[i];
     const Record& h = p.hybrid[i];
@@ -655,8 +659,7 @@ std::string pattern_table(const PatternResult& p) {
   return out;
 }
 
-std::string summary_table(const ModeSummary& pure, const ModeSummary& hybrid,
-                          std::size_t lmax) {
+std::string summary_table(const ModeSummary& pure, const ModeSummary& hybrid, std::size_t lmax) {
   const auto cell = [](std::optional<double> v, const char* spec) {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
   };
@@ -686,9 +689,10 @@ std::string summary_table(const ModeSummary& pure, const ModeSummary& hybrid,
   row("b_pure/b_hybrid", quotient(pure.b_eff, hybrid.b_eff),
       quotient(pure.b_eff_at_lmax, hybrid.b_eff_at_lmax), quotient(pure.cyclic3d, hybrid.cyclic3d),
       quotient(pure.cyclic3d_at_lmax, hybrid.cyclic3d_at_lmax), "{:.2f}");
-  out += "(both modes move the same total data, s_pure/s_hybrid = 1, so T_hybrid/T_pure = "
-         "b_pure/b_hybrid;\n b_eff = geometric mean of ring and random, each the arithmetic mean "
-         "over the sizes)\n";
+  out +=
+      "(both modes move the same total data, s_pure/s_hybrid = 1, so T_hybrid/T_pure = "
+      "b_pure/b_hybrid;\n b_eff = geometric mean of ring and random, each the arithmetic mean "
+      "over the sizes)\n";
   return out;
 }
 
@@ -742,8 +746,7 @@ Nodes resolve_nodes(const Config& c, const Comm& world, Layout& pure, Layout& hy
   Comm shared = world.split_shared();
   int counts[2] = {shared.is_root() ? 1 : 0, 0};
   int sizes[2] = {shared.size(), -shared.size()};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, counts, 1, MPI_INT, MPI_SUM, world.get()),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, counts, 1, MPI_INT, MPI_SUM, world.get()), "MPI_Allreduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, world.get()), "MPI_Allreduce");
   Nodes nodes;
   nodes.shared_memory_nodes = counts[0];
@@ -752,26 +755,29 @@ Nodes resolve_nodes(const Config& c, const Comm& world, Layout& pure, Layout& hy
     nodes.source = "--node-size";
     if (P % c.node_size != 0) {
       shared.free();
-      throw InputError(fmt::format("--node-size {}: {} ranks are not a multiple of it, expected "
-                                   "a divisor of the rank count",
-                                   c.node_size, P));
+      throw InputError(
+          fmt::format("--node-size {}: {} ranks are not a multiple of it, expected "
+                      "a divisor of the rank count",
+                      c.node_size, P));
     }
   } else {
     nodes.source = "MPI_COMM_TYPE_SHARED";
     if (sizes[0] != -sizes[1]) {
       shared.free();
-      throw InputError(fmt::format("the shared-memory nodes hold {} to {} ranks: expected equal "
-                                   "nodes, or give --node-size",
-                                   -sizes[1], sizes[0]));
+      throw InputError(
+          fmt::format("the shared-memory nodes hold {} to {} ranks: expected equal "
+                      "nodes, or give --node-size",
+                      -sizes[1], sizes[0]));
     }
     nodes.size = sizes[0];
   }
   if (c.sizes_bytes.back() * static_cast<std::size_t>(nodes.size) >
       static_cast<std::size_t>(INT_MAX)) {
     shared.free();
-    throw InputError(fmt::format("--node-size {}: hybrid messages of {} * {} bytes exceed {}, "
-                                 "expected a smaller -m MAX or node size",
-                                 nodes.size, c.sizes_bytes.back(), nodes.size, INT_MAX));
+    throw InputError(
+        fmt::format("--node-size {}: hybrid messages of {} * {} bytes exceed {}, "
+                    "expected a smaller -m MAX or node size",
+                    nodes.size, c.sizes_bytes.back(), nodes.size, INT_MAX));
   }
 
   pure.mode = Mode::pure;
@@ -822,17 +828,19 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
     std::printf("%s, on %d shared-memory node%s\n",
                 asyncsolve::par::provenance_line("beff", environment).c_str(),
                 nodes.shared_memory_nodes, nodes.shared_memory_nodes == 1 ? "" : "s");
-    std::printf("pure: %d communicating ranks, messages of L bytes; hybrid masteronly: %d "
-                "leader%s (nodes of T = %d ranks, from %s), messages of L*T bytes, the other "
-                "ranks wait at a node barrier\n",
-                P, hybrid.communicating_ranks, hybrid.communicating_ranks == 1 ? "" : "s",
-                nodes.size, nodes.source.c_str());
+    std::printf(
+        "pure: %d communicating ranks, messages of L bytes; hybrid masteronly: %d "
+        "leader%s (nodes of T = %d ranks, from %s), messages of L*T bytes, the other "
+        "ranks wait at a node barrier\n",
+        P, hybrid.communicating_ranks, hybrid.communicating_ranks == 1 ? "" : "s", nodes.size,
+        nodes.source.c_str());
     if (emulated) {
-      std::printf("Note: %d emulated nodes on %d shared-memory node%s: their \"inter-node\" "
-                  "messages are shared-memory transfers, so this measures the MPI protocol, not "
-                  "a network\n",
-                  hybrid.communicating_ranks, nodes.shared_memory_nodes,
-                  nodes.shared_memory_nodes == 1 ? "" : "s");
+      std::printf(
+          "Note: %d emulated nodes on %d shared-memory node%s: their \"inter-node\" "
+          "messages are shared-memory transfers, so this measures the MPI protocol, not "
+          "a network\n",
+          hybrid.communicating_ranks, nodes.shared_memory_nodes,
+          nodes.shared_memory_nodes == 1 ? "" : "s");
     }
     if (hybrid.communicating_ranks == 1) {
       std::printf("Note: one node: the hybrid leader sends its messages to itself\n");
@@ -842,8 +850,8 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
             ? fmt::format("{} iterations per measurement", c.iterations)
             : fmt::format("iterations calibrated to {} s per measurement", c.min_time_s);
     std::printf("Sizes %zu to %zu bytes, %d repeat%s (pure and hybrid interleaved), %s\n",
-                c.sizes_bytes.front(), c.sizes_bytes.back(), c.repeats,
-                c.repeats == 1 ? "" : "s", iterations.c_str());
+                c.sizes_bytes.front(), c.sizes_bytes.back(), c.repeats, c.repeats == 1 ? "" : "s",
+                iterations.c_str());
     std::fflush(stdout);
   }
 

@@ -94,8 +94,8 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
@@ -147,9 +147,10 @@ struct Config {
 /// "MIN:MAX" (powers of two from MIN up to MAX), or "K1,K2,..." (as given).
 std::vector<int> parse_nk(const std::string& text) {
   const auto fail = [&] {
-    return InputError(fmt::format("--nk '{}': expected MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to "
-                                  "MAX) or a list K1,K2,... of planes per rank, each in [1, {}]",
-                                  text, max_nk));
+    return InputError(
+        fmt::format("--nk '{}': expected MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to "
+                    "MAX) or a list K1,K2,... of planes per rank, each in [1, {}]",
+                    text, max_nk));
   };
   std::vector<int> out;
   const std::size_t colon = text.find(':');
@@ -179,9 +180,10 @@ std::vector<int> parse_nk(const std::string& text) {
 
 /// Fills `c` from the command line; returns the text of --help or --version.
 std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) {
-  CLI::App app{"hybrid_mvm: paper 002 §7.2.2's MVM under masteronly, funneled and multiple "
-               "hybrid MPI+OpenMP schemes",
-               "hybrid_mvm"};
+  CLI::App app{
+      "hybrid_mvm: paper 002 §7.2.2's MVM under masteronly, funneled and multiple "
+      "hybrid MPI+OpenMP schemes",
+      "hybrid_mvm"};
   asyncsolve::bench::add_common_options(app, "hybrid_mvm");
   app.add_option("--nij", c.nij, "n_i = n_j: points per plane in each direction");
   app.add_option("--nk", c.nk_text,
@@ -194,10 +196,10 @@ std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) 
   app.add_option("--mvms", c.mvms, "MVMs per sample; 0 calibrates them to --min-time");
   app.add_option("--min-time", c.min_time_s,
                  "Seconds a sample of each scheme runs when --mvms is 0");
-  app.add_option("--json", c.json_path, "Write the result document to this file")
-      ->default_str("");
-  app.footer("Run under mpirun. Exit codes: 0 success, 2 bad input, 4 validation failed or "
-             "runtime failure.");
+  app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
+  app.footer(
+      "Run under mpirun. Exit codes: 0 success, 2 bad input, 4 validation failed or "
+      "runtime failure.");
   if (auto text = asyncsolve::bench::parse_options(app, argc, argv)) return text;
   if (c.nij < 3 || c.nij > max_nij) {
     throw InputError(fmt::format("--nij {}: expected an integer in [3, {}]", c.nij, max_nij));
@@ -248,8 +250,8 @@ class Slab {
     }
     for (std::size_t s = 0; s < schemes_.size(); ++s) {
       if (scheme_modes[s] == comm::HybridMode::multiple && !with_multiple) continue;
-      schemes_[s] = std::make_unique<comm::HybridStencil>(decomposition_, scheme_modes[s],
-                                                          threads, halo_.get(), links_.get());
+      schemes_[s] = std::make_unique<comm::HybridStencil>(decomposition_, scheme_modes[s], threads,
+                                                          halo_.get(), links_.get());
     }
   }
   Slab(const Slab&) = delete;
@@ -323,8 +325,8 @@ long calibrate(Scheme s, Slab& slab, double min_time_s) {
     const Sample sample = time_scheme(s, slab, mvms);
     const double elapsed = sample.total_s * static_cast<double>(mvms);
     if (elapsed >= min_time_s / 4 || mvms >= 1000000) {
-      return std::clamp(
-          static_cast<long>(std::ceil(min_time_s / std::max(sample.total_s, 1e-9))), 1L, 1000000L);
+      return std::clamp(static_cast<long>(std::ceil(min_time_s / std::max(sample.total_s, 1e-9))),
+                        1L, 1000000L);
     }
     mvms *= 4;
   }
@@ -371,9 +373,9 @@ double reference_error(const Slab& slab) {
         const long gi = o[0] + i;
         const long gj = o[1] + j;
         const long gk = o[2] + k;
-        const double want = 6.0 * xg(gi, gj, gk) - (xg(gi - 1, gj, gk) + xg(gi + 1, gj, gk) +
-                                                    xg(gi, gj - 1, gk) + xg(gi, gj + 1, gk) +
-                                                    xg(gi, gj, gk - 1) + xg(gi, gj, gk + 1));
+        const double want =
+            6.0 * xg(gi, gj, gk) - (xg(gi - 1, gj, gk) + xg(gi + 1, gj, gk) + xg(gi, gj - 1, gk) +
+                                    xg(gi, gj + 1, gk) + xg(gi, gj, gk - 1) + xg(gi, gj, gk + 1));
         const double got = slab.y()(i, j, k);
         worst = std::max(worst, std::isfinite(got) ? std::abs(got - want) : 1e300);
       }
@@ -509,9 +511,10 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   for (const int nk : c.nk) {
     const int parts = std::max(nk, c.nij);
     if (threads > parts) {
-      throw InputError(fmt::format("--threads {} with --nk {} and --nij {}: more threads than "
-                                   "the {} planes or rows a slab splits into, expected at most {}",
-                                   threads, nk, c.nij, parts, parts));
+      throw InputError(
+          fmt::format("--threads {} with --nk {} and --nij {}: more threads than "
+                      "the {} planes or rows a slab splits into, expected at most {}",
+                      threads, nk, c.nij, parts, parts));
     }
   }
   par::check_json_path(c.json_path, world);
@@ -532,18 +535,21 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   const std::string started = core::iso8601_now();
   if (root) {
     const std::string funneled = threads == 1 ? std::string("funneled is masteronly (1 thread)")
-                                              : fmt::format("1 of {} threads reserved in "
-                                                            "funneled",
-                                                            threads);
-    std::printf("%s\n7-point MVM through comm::HybridStencil, %d x %d x (n_k^loc x %d ranks), "
-                "process grid 1x1x%d (not periodic: end ranks exchange one plane), %s, "
-                "multiple %s\n",
-                par::provenance_line("hybrid_mvm", environment).c_str(), c.nij, c.nij, ranks,
-                ranks, funneled.c_str(), with_multiple ? "on" : "off (no MPI_THREAD_MULTIPLE)");
+                                              : fmt::format(
+                                                    "1 of {} threads reserved in "
+                                                    "funneled",
+                                                    threads);
+    std::printf(
+        "%s\n7-point MVM through comm::HybridStencil, %d x %d x (n_k^loc x %d ranks), "
+        "process grid 1x1x%d (not periodic: end ranks exchange one plane), %s, "
+        "multiple %s\n",
+        par::provenance_line("hybrid_mvm", environment).c_str(), c.nij, c.nij, ranks, ranks,
+        funneled.c_str(), with_multiple ? "on" : "off (no MPI_THREAD_MULTIPLE)");
     if (oversubscribed) {
-      std::printf("WARNING: %d ranks x %d threads on %d cores of this node: oversubscribed, the "
-                  "times measure the scheduler\n",
-                  node_ranks, threads, environment.cores);
+      std::printf(
+          "WARNING: %d ranks x %d threads on %d cores of this node: oversubscribed, the "
+          "times measure the scheduler\n",
+          node_ranks, threads, environment.cores);
     }
     std::printf("%8s %8s %12s %12s %12s %12s %12s %8s %8s\n", "nk_loc", "mvms_mo", "master_s",
                 "comm_s", "compute_s", "funneled_s", "multiple_s", "eps_fun", "eps_mul");
@@ -592,10 +598,12 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
     doc["oversubscribed"] = oversubscribed;
     doc["repeats"] = c.repeats;
     doc["min_time_s"] = c.min_time_s;
-    doc["time"] = "seconds per MVM: the maximum over ranks within a sample, the median (min, "
-                  "max) over repeats";
-    doc["operator"] = "7-point, 6 on the diagonal, -1 per neighbour, zero (Dirichlet) outside "
-                      "the grid; ops::apply through comm::HybridStencil";
+    doc["time"] =
+        "seconds per MVM: the maximum over ranks within a sample, the median (min, "
+        "max) over repeats";
+    doc["operator"] =
+        "7-point, 6 on the diagonal, -1 per neighbour, zero (Dirichlet) outside "
+        "the grid; ops::apply through comm::HybridStencil";
     doc["decomposition"] = {{"dims", {1, 1, ranks}}, {"periodic", false}, {"halo", "waitall"}};
     doc["halo_planes_per_rank"] = {{"min", planes.min}, {"max", planes.max}};
     doc["validation"] = validations;

@@ -56,8 +56,8 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/document.hpp"
@@ -126,10 +126,10 @@ std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) 
                  "Seconds each kernel runs per repeat when --iterations is 0");
   app.add_flag("--no-residual", no_residual, "Leave out the residual kernel");
   app.add_flag("--ref", c.ref, "Also time jacobi_sweep_ref, the plain reference sweep");
-  app.add_option("--json", c.json_path, "Write the result document to this file")
-      ->default_str("");
-  app.footer("Bytes counted: triad 24/element, sweep 16/point, residual 8/point.\n"
-             "Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.");
+  app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
+  app.footer(
+      "Bytes counted: triad 24/element, sweep 16/point, residual 8/point.\n"
+      "Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.");
 
   if (auto text = asyncsolve::bench::parse_options(app, argc, argv)) return text;
 
@@ -156,8 +156,7 @@ std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) 
         fmt::format("--iterations {}: expected an integer in [0, 1000000]", c.iterations));
   }
   if (!std::isfinite(c.min_time_s) || c.min_time_s <= 0.0 || c.min_time_s > 60.0) {
-    throw InputError(
-        fmt::format("--min-time {}: expected seconds in (0, 60]", c.min_time_s));
+    throw InputError(fmt::format("--min-time {}: expected seconds in (0, 60]", c.min_time_s));
   }
   return std::nullopt;
 }
@@ -342,9 +341,9 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   // for two fields, more than a 32 MiB last-level cache, where the library
   // switches to another kernel (streaming stores); two of them have rows
   // about as short as a vector plus its alignment peel.
-  const std::vector<Int3> check_grids{{1, 1, 1},     {2, 3, 2},      {3, 2, 5},     {7, 5, 3},
-                                      {8, 4, 4},     {9, 3, 2},      {17, 6, 5},    {31, 7, 3},
-                                      {64, 5, 4},    {67, 9, 8},     {203, 5, 4},   {333, 101, 67},
+  const std::vector<Int3> check_grids{{1, 1, 1},      {2, 3, 2},      {3, 2, 5},     {7, 5, 3},
+                                      {8, 4, 4},      {9, 3, 2},      {17, 6, 5},    {31, 7, 3},
+                                      {64, 5, 4},     {67, 9, 8},     {203, 5, 4},   {333, 101, 67},
                                       {1001, 67, 35}, {5, 1201, 601}, {13, 701, 401}};
   bool valid = true;
   Json validation;
@@ -380,9 +379,10 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
     valid = bad == 0;
   }
   if (valid) {
-    std::printf("Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
-                "3.6M points; residual_norm_sq within points*eps of the reference\n",
-                check_grids.size());
+    std::printf(
+        "Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
+        "3.6M points; residual_norm_sq within points*eps of the reference\n",
+        check_grids.size());
   }
 
   // -- the benchmark's data
@@ -450,11 +450,11 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
 
   std::printf("Triad: 3 arrays of %lld doubles (%.1f MiB each), 24 bytes counted per element\n",
               c.triad_n, mib(8.0 * static_cast<double>(c.triad_n)));
-  std::printf("Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
-              "(residual: 8); kernels built %s AVX-512\n",
-              asyncsolve::core::format_triple(n).c_str(),
-              mib(static_cast<double>(u.storage().size_bytes())),
-              built_with_avx512f ? "with" : "without");
+  std::printf(
+      "Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
+      "(residual: 8); kernels built %s AVX-512\n",
+      asyncsolve::core::format_triple(n).c_str(),
+      mib(static_cast<double>(u.storage().size_bytes())), built_with_avx512f ? "with" : "without");
 
   // -- warm up and calibrate: one call each untimed, one timed
   for (Kernel& k : kernels) {
@@ -511,11 +511,10 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
     ratios[k.name + "/triad"] = asyncsolve::core::series_json(per_repeat, "per_repeat");
     std::printf("Ratio %s/triad: median %.3f (min %.3f, max %.3f over %d repeats)%s\n",
                 k.name.c_str(), med, lo, hi, c.repeats,
-                k.name == "sweep"
-                    ? fmt::format("; target >= {:.2f}: {}", ratio_target,
-                                  med >= ratio_target ? "met" : "NOT met")
-                          .c_str()
-                    : "");
+                k.name == "sweep" ? fmt::format("; target >= {:.2f}: {}", ratio_target,
+                                                med >= ratio_target ? "met" : "NOT met")
+                                        .c_str()
+                                  : "");
   }
 
   Json kernels_json = Json::object();

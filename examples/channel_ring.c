@@ -57,7 +57,7 @@ static struct halo make_halo(double value, int64_t stamp) {
 /* A failed channel call cannot be recovered from locally (the peer may be
  * blocked in create or destroy, and sends cannot be cancelled): report and
  * abort the job. */
-static void check(int status, const char *call) {
+static void check(int status, const char* call) {
   if (status == AS_SUCCESS) return;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -69,7 +69,7 @@ static void usage(void) {
   fprintf(stderr, "usage: channel_ring [--racy] [--iterations N] [--points N]\n");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -105,8 +105,8 @@ int main(int argc, char **argv) {
    * value 0 (left end of the chain) or 1 (right end). */
   const int n = (int)points;
   const long global_n = (long)size * n;
-  double *u = calloc((size_t)n + 2, sizeof *u);
-  double *u_new = calloc((size_t)n + 2, sizeof *u_new);
+  double* u = calloc((size_t)n + 2, sizeof *u);
+  double* u_new = calloc((size_t)n + 2, sizeof *u_new);
   if (u == NULL || u_new == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
   const int peer[2] = {rank > 0 ? rank - 1 : MPI_PROC_NULL,
                        rank < size - 1 ? rank + 1 : MPI_PROC_NULL};
@@ -115,13 +115,13 @@ int main(int argc, char **argv) {
   /* One channel per neighbour; out[s] and in[s] are its send and receive
    * buffers, owned by us and used by the channel until it is destroyed. */
   struct halo out[2], in[2] = {make_halo(0.0, 0), make_halo(0.0, 0)};
-  as_channel *channel[2] = {NULL, NULL};
+  as_channel* channel[2] = {NULL, NULL};
   as_channel_config config[2];
   int side[2]; /* side[c]: the side channel c serves */
   int channels = 0;
   for (int s = LEFT; s <= RIGHT; ++s) {
     if (peer[s] == MPI_PROC_NULL) continue;
-    as_channel_config *c = &config[channels];
+    as_channel_config* c = &config[channels];
     as_channel_config_init(c);
     c->comm = channel_comm;
     c->peer = peer[s];
@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
     u_new[0] = u[0];
     u_new[n + 1] = u[n + 1];
     for (int i = 1; i <= n; ++i) u_new[i] = 0.5 * (u[i - 1] + u[i + 1]);
-    double *swap = u;
+    double* swap = u;
     u = u_new;
     u_new = swap;
 
@@ -247,13 +247,14 @@ int main(int argc, char **argv) {
   int failed = 0;
   if (rank == 0) {
     failed = totals[5] != 0;
-    printf("channel_ring: ranks %d mode %s max_in_flight %d iterations %ld sent %lld "
-           "skipped %lld batches %lld mean_batch %.2f max_batch %d discarded %lld "
-           "sync_iterations %ld max_error %.1e: %s\n",
-           size, racy ? "racy" : "async", MAX_IN_FLIGHT, iterations, totals[0], totals[1],
-           totals[2], totals[2] > 0 ? (double)totals[3] / (double)totals[2] : 0.0, max_batch_all,
-           totals[4], sync_iterations, max_error,
-           failed ? "FAILED (bad messages, blocked sends or wrong solution)" : "Solution validates");
+    printf(
+        "channel_ring: ranks %d mode %s max_in_flight %d iterations %ld sent %lld "
+        "skipped %lld batches %lld mean_batch %.2f max_batch %d discarded %lld "
+        "sync_iterations %ld max_error %.1e: %s\n",
+        size, racy ? "racy" : "async", MAX_IN_FLIGHT, iterations, totals[0], totals[1], totals[2],
+        totals[2] > 0 ? (double)totals[3] / (double)totals[2] : 0.0, max_batch_all, totals[4],
+        sync_iterations, max_error,
+        failed ? "FAILED (bad messages, blocked sends or wrong solution)" : "Solution validates");
   }
   MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
 

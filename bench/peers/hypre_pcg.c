@@ -51,15 +51,14 @@
 
 /* A hypre call that must succeed; on failure every rank that sees it aborts
    the job (the others may be waiting in a collective). */
-#define HYPRE_CHECK(call)                                                            \
-  do {                                                                               \
-    if ((call) != 0) {                                                               \
-      char desc_[256] = "";                                                          \
-      HYPRE_DescribeError(HYPRE_GetError(), desc_);                                  \
-      fprintf(stderr, "hypre_pcg: %s failed (%s) at %s:%d\n", #call, desc_, __FILE__, \
-              __LINE__);                                                             \
-      MPI_Abort(MPI_COMM_WORLD, PEER_EXIT_FAILURE);                                  \
-    }                                                                                \
+#define HYPRE_CHECK(call)                                                                        \
+  do {                                                                                           \
+    if ((call) != 0) {                                                                           \
+      char desc_[256] = "";                                                                      \
+      HYPRE_DescribeError(HYPRE_GetError(), desc_);                                              \
+      fprintf(stderr, "hypre_pcg: %s failed (%s) at %s:%d\n", #call, desc_, __FILE__, __LINE__); \
+      MPI_Abort(MPI_COMM_WORLD, PEER_EXIT_FAILURE);                                              \
+    }                                                                                            \
   } while (0)
 
 /* Where every box of the grid starts in the global row numbering. */
@@ -213,8 +212,8 @@ int main(int argc, char** argv) {
   HYPRE_CHECK(HYPRE_PCGSetLogging(solver, 0));
   if (strcmp(o.pc, "diagscale") == 0) {
     /* x = D^{-1} y; the solver argument of DiagScale is unused. */
-    HYPRE_CHECK(HYPRE_ParCSRPCGSetPrecond(solver, HYPRE_ParCSRDiagScale,
-                                          HYPRE_ParCSRDiagScaleSetup, NULL));
+    HYPRE_CHECK(
+        HYPRE_ParCSRPCGSetPrecond(solver, HYPRE_ParCSRDiagScale, HYPRE_ParCSRDiagScaleSetup, NULL));
   }
   HYPRE_CHECK(HYPRE_ParCSRPCGSetup(solver, A, b, x));
   const double setup_s = peer_max_over_ranks(MPI_Wtime() - setup_t0, comm);

@@ -70,37 +70,36 @@ static int one_of(const char* value, const char* const* allowed) {
   return 0;
 }
 
-static void copy_name(char* dst, size_t size, const char* src) {
-  snprintf(dst, size, "%s", src);
-}
+static void copy_name(char* dst, size_t size, const char* src) { snprintf(dst, size, "%s", src); }
 
 void peer_print_usage(const char* peer) {
   const int is_petsc = strcmp(peer, "petsc") == 0;
-  printf("usage: %s --problem ones|laplace27 (--global NX,NY,NZ | --local NX,NY,NZ)\n"
-         "         [--ksp %s] [--pc %s] [--rtol R] [--max-it K] [--warmup W]%s\n"
-         "\n"
-         "  --problem    ones: 7-point, 6 on the diagonal, -1 per in-grid neighbour,\n"
-         "               b = number of out-of-grid neighbours (u = 1 on the boundary),\n"
-         "               solution u = 1; laplace27: 27-point, 26 on the diagonal,\n"
-         "               -1 per in-grid neighbour, b = 1 (hypre's ij -laplacian -27pt)\n"
-         "  --global     interior points of the whole grid\n"
-         "  --local      interior points per rank; the grid is local x process grid\n"
-         "               (MPI_Dims_create)\n"
-         "  --ksp        Krylov method (default %s)\n"
-         "  --pc         preconditioner (default none)\n"
-         "  --rtol       stop when ||r||_2 <= rtol ||b||_2 (default 1e-6; x0 = 0)\n"
-         "  --max-it     iteration limit (default 10000)\n"
-         "  --warmup     untimed solves before the timed one (default 0)\n"
-         "%s"
-         "\n"
-         "Prints one JSON object on stdout (rank 0). Exit codes: 0 converged,\n"
-         "2 bad input, 3 not converged, 4 runtime failure.\n",
-         is_petsc ? "petsc_cg" : "hypre_pcg", is_petsc ? "cg|pipecg" : "pcg",
-         is_petsc ? "none|jacobi" : "none|diagscale",
-         is_petsc ? " [--norm unpreconditioned|natural]" : "", is_petsc ? "cg" : "pcg",
-         is_petsc ? "  --norm       the norm PETSc's test uses (default unpreconditioned:\n"
-                    "               ||b - Ax||_2; natural: sqrt(r'Br), one reduction fewer)\n"
-                  : "");
+  printf(
+      "usage: %s --problem ones|laplace27 (--global NX,NY,NZ | --local NX,NY,NZ)\n"
+      "         [--ksp %s] [--pc %s] [--rtol R] [--max-it K] [--warmup W]%s\n"
+      "\n"
+      "  --problem    ones: 7-point, 6 on the diagonal, -1 per in-grid neighbour,\n"
+      "               b = number of out-of-grid neighbours (u = 1 on the boundary),\n"
+      "               solution u = 1; laplace27: 27-point, 26 on the diagonal,\n"
+      "               -1 per in-grid neighbour, b = 1 (hypre's ij -laplacian -27pt)\n"
+      "  --global     interior points of the whole grid\n"
+      "  --local      interior points per rank; the grid is local x process grid\n"
+      "               (MPI_Dims_create)\n"
+      "  --ksp        Krylov method (default %s)\n"
+      "  --pc         preconditioner (default none)\n"
+      "  --rtol       stop when ||r||_2 <= rtol ||b||_2 (default 1e-6; x0 = 0)\n"
+      "  --max-it     iteration limit (default 10000)\n"
+      "  --warmup     untimed solves before the timed one (default 0)\n"
+      "%s"
+      "\n"
+      "Prints one JSON object on stdout (rank 0). Exit codes: 0 converged,\n"
+      "2 bad input, 3 not converged, 4 runtime failure.\n",
+      is_petsc ? "petsc_cg" : "hypre_pcg", is_petsc ? "cg|pipecg" : "pcg",
+      is_petsc ? "none|jacobi" : "none|diagscale",
+      is_petsc ? " [--norm unpreconditioned|natural]" : "", is_petsc ? "cg" : "pcg",
+      is_petsc ? "  --norm       the norm PETSc's test uses (default unpreconditioned:\n"
+                 "               ||b - Ax||_2; natural: sqrt(r'Br), one reduction fewer)\n"
+               : "");
 }
 
 int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, char* err,
@@ -132,8 +131,10 @@ int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, 
     }
     const char* value = argv[++a];
     if (strcmp(name, "--problem") == 0) {
-      if (strcmp(value, "ones") == 0) o->problem = PEER_PROBLEM_ONES;
-      else if (strcmp(value, "laplace27") == 0) o->problem = PEER_PROBLEM_LAPLACE27;
+      if (strcmp(value, "ones") == 0)
+        o->problem = PEER_PROBLEM_ONES;
+      else if (strcmp(value, "laplace27") == 0)
+        o->problem = PEER_PROBLEM_LAPLACE27;
       else {
         set_error(err, err_size, "--problem '%s': expected ones or laplace27", value);
         return -1;
@@ -142,15 +143,17 @@ int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, 
     } else if (strcmp(name, "--global") == 0 || strcmp(name, "--local") == 0) {
       const int is_global = name[2] == 'g';
       if (parse_triple(value, is_global ? o->global : o->local) != 0) {
-        set_error(err, err_size, "%s '%s': expected three positive integers NX,NY,NZ", name,
-                  value);
+        set_error(err, err_size, "%s '%s': expected three positive integers NX,NY,NZ", name, value);
         return -1;
       }
-      if (is_global) o->have_global = 1;
-      else o->have_local = 1;
+      if (is_global)
+        o->have_global = 1;
+      else
+        o->have_local = 1;
     } else if (strcmp(name, "--ksp") == 0) {
       if (!one_of(value, is_petsc ? petsc_ksp : hypre_ksp)) {
-        set_error(err, err_size, "--ksp '%s': expected %s", value, is_petsc ? "cg or pipecg" : "pcg");
+        set_error(err, err_size, "--ksp '%s': expected %s", value,
+                  is_petsc ? "cg or pipecg" : "pcg");
         return -1;
       }
       copy_name(o->ksp, sizeof o->ksp, value);
@@ -219,8 +222,8 @@ int peer_plan(PeerOptions* o, int ranks, char* err, size_t err_size) {
       set_error(err, err_size,
                 "--global %d,%d,%d: %d points along %c cannot be split over %d ranks "
                 "(process grid %d,%d,%d)",
-                o->global[0], o->global[1], o->global[2], o->global[a], axis[a], dims[a],
-                dims[0], dims[1], dims[2]);
+                o->global[0], o->global[1], o->global[2], o->global[a], axis[a], dims[a], dims[0],
+                dims[1], dims[2]);
       return -1;
     }
     points *= o->global[a];
@@ -243,8 +246,7 @@ void peer_rank_box(const PeerOptions* o, int rank, int coords[3], PeerRange box[
 }
 
 static int inside(const PeerOptions* o, int i, int j, int k) {
-  return i >= 0 && i < o->global[0] && j >= 0 && j < o->global[1] && k >= 0 &&
-         k < o->global[2];
+  return i >= 0 && i < o->global[0] && j >= 0 && j < o->global[1] && k >= 0 && k < o->global[2];
 }
 
 int peer_stencil_row(const PeerOptions* o, int i, int j, int k, double* diag, int off[][3],
@@ -318,8 +320,10 @@ void peer_print_json(const PeerOptions* o, const PeerResult* r) {
   print_string("norm", r->norm);
   print_string("problem", peer_problem_name(o->problem));
   printf("\"global\":[%d,%d,%d],", o->global[0], o->global[1], o->global[2]);
-  if (o->have_local) printf("\"local\":[%d,%d,%d],", o->local[0], o->local[1], o->local[2]);
-  else printf("\"local\":null,");
+  if (o->have_local)
+    printf("\"local\":[%d,%d,%d],", o->local[0], o->local[1], o->local[2]);
+  else
+    printf("\"local\":null,");
   printf("\"dims\":[%d,%d,%d],", o->dims[0], o->dims[1], o->dims[2]);
   printf("\"ranks\":%d,\"rows\":%lld,\"nonzeros\":%lld,", r->ranks, r->rows, r->nonzeros);
   print_number("rtol", o->rtol, 0);

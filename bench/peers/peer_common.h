@@ -26,8 +26,12 @@ extern "C" {
 
 /* Exit codes, asyncsolve's (DESIGN.md): success, bad input, did not converge,
  * runtime failure. */
-enum { PEER_EXIT_OK = 0, PEER_EXIT_BAD_INPUT = 2, PEER_EXIT_NOT_CONVERGED = 3,
-       PEER_EXIT_FAILURE = 4 };
+enum {
+  PEER_EXIT_OK = 0,
+  PEER_EXIT_BAD_INPUT = 2,
+  PEER_EXIT_NOT_CONVERGED = 3,
+  PEER_EXIT_FAILURE = 4
+};
 
 typedef enum { PEER_PROBLEM_ONES, PEER_PROBLEM_LAPLACE27 } PeerProblem;
 
@@ -94,19 +98,19 @@ const char* peer_problem_name(PeerProblem p);
 
 /* What a driver reports. NaN doubles are written as null. */
 typedef struct {
-  const char* peer;      /* "petsc" | "hypre" */
-  const char* version;   /* library version string */
-  const char* ksp;       /* solver name recorded */
-  const char* pc;        /* preconditioner recorded */
-  const char* norm;      /* norm the stopping test uses, in words */
-  const char* reason;    /* library's reason for stopping */
+  const char* peer;    /* "petsc" | "hypre" */
+  const char* version; /* library version string */
+  const char* ksp;     /* solver name recorded */
+  const char* pc;      /* preconditioner recorded */
+  const char* norm;    /* norm the stopping test uses, in words */
+  const char* reason;  /* library's reason for stopping */
   int ranks;
   long long rows, nonzeros;
   int iterations;
-  double time_s;         /* timed solve(s): max over ranks */
-  double setup_s;        /* assembly + solver setup, max over ranks (untimed in time_s) */
-  double residual;       /* ||b - Ax||_2 / ||b||_2, recomputed after the solve */
-  double error_inf;      /* max |x - 1| for ones; NaN otherwise */
+  double time_s;    /* timed solve(s): max over ranks */
+  double setup_s;   /* assembly + solver setup, max over ranks (untimed in time_s) */
+  double residual;  /* ||b - Ax||_2 / ||b||_2, recomputed after the solve */
+  double error_inf; /* max |x - 1| for ones; NaN otherwise */
   int converged;
 } PeerResult;
 

@@ -117,7 +117,8 @@ static PetscErrorCode run(const PeerOptions* o, int ranks, int* exit_code) {
   /* Ownership ranges: asyncsolve's block partition along each axis. */
   for (int a = 0; a < 3; ++a) {
     PetscCall(PetscMalloc1(o->dims[a], &l[a]));
-    for (int p = 0; p < o->dims[a]; ++p) l[a][p] = peer_block_range(o->global[a], o->dims[a], p).count;
+    for (int p = 0; p < o->dims[a]; ++p)
+      l[a][p] = peer_block_range(o->global[a], o->dims[a], p).count;
   }
 
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
@@ -136,8 +137,8 @@ static PetscErrorCode run(const PeerOptions* o, int ranks, int* exit_code) {
   PetscCall(KSPSetType(ksp, strcmp(o->ksp, "pipecg") == 0 ? KSPPIPECG : KSPCG));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
-  PetscCall(KSPSetNormType(ksp, strcmp(o->norm, "natural") == 0 ? KSP_NORM_NATURAL
-                                                                 : KSP_NORM_UNPRECONDITIONED));
+  PetscCall(KSPSetNormType(
+      ksp, strcmp(o->norm, "natural") == 0 ? KSP_NORM_NATURAL : KSP_NORM_UNPRECONDITIONED));
   /* rtol relative to the initial residual norm (= ||b|| in that norm, x0 = 0),
      no absolute floor, no divergence test in practice. */
   PetscCall(KSPSetTolerances(ksp, o->rtol, 0.0, 1e30, o->max_it));

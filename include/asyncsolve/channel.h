@@ -80,12 +80,12 @@ extern "C" {
 /** Status codes. */
 enum as_status {
   AS_SUCCESS = 0,
-  AS_ERR_ARG = 1,         /**< an argument is invalid (null, size, tag, alignment) */
-  AS_ERR_MISMATCH = 2,    /**< the two ends asked for different sizes, depths or modes */
-  AS_ERR_STATE = 3,       /**< the call is not allowed now (e.g. a null or destroyed channel) */
-  AS_ERR_TRANSPORT = 4,   /**< the transport (MPI) reported an error */
-  AS_ERR_NOMEM = 5,       /**< out of memory */
-  AS_ERR_UNSUPPORTED = 6  /**< the transport is not available in this build or run */
+  AS_ERR_ARG = 1,        /**< an argument is invalid (null, size, tag, alignment) */
+  AS_ERR_MISMATCH = 2,   /**< the two ends asked for different sizes, depths or modes */
+  AS_ERR_STATE = 3,      /**< the call is not allowed now (e.g. a null or destroyed channel) */
+  AS_ERR_TRANSPORT = 4,  /**< the transport (MPI) reported an error */
+  AS_ERR_NOMEM = 5,      /**< out of memory */
+  AS_ERR_UNSUPPORTED = 6 /**< the transport is not available in this build or run */
 };
 
 /** Delivery modes (paper 000 §3). */
@@ -93,9 +93,9 @@ enum as_mode { AS_MODE_ASYNC = 0, AS_MODE_RACY = 1 };
 
 /** Transports. */
 enum as_transport {
-  AS_TRANSPORT_MPI = 0,   /**< MPI two-sided: MPI_Issend / MPI_Irecv */
-  AS_TRANSPORT_RMA = 1,   /**< MPI-3 one-sided, passive target; create/destroy collective over comm */
-  AS_TRANSPORT_SHMEM = 2  /**< OpenSHMEM; collective over all PEs like rma (needs par::Shmem) */
+  AS_TRANSPORT_MPI = 0, /**< MPI two-sided: MPI_Issend / MPI_Irecv */
+  AS_TRANSPORT_RMA = 1, /**< MPI-3 one-sided, passive target; create/destroy collective over comm */
+  AS_TRANSPORT_SHMEM = 2 /**< OpenSHMEM; collective over all PEs like rma (needs par::Shmem) */
 };
 
 /** An opaque channel. */
@@ -103,26 +103,26 @@ typedef struct as_channel as_channel;
 
 /** How to create one end of a channel. Initialise with as_channel_config_init(). */
 typedef struct as_channel_config {
-  int transport;        /**< enum as_transport; default AS_TRANSPORT_MPI */
-  MPI_Comm comm;        /**< communicator containing both ends; default MPI_COMM_NULL */
-  int peer;             /**< rank of the other end in comm (not the caller); rma only:
-                             MPI_PROC_NULL makes a placeholder (see Transports) */
-  int tag;              /**< tells apart channels between the same pair; the MPI
-                             transport uses tags 2*tag and 2*tag+1 of comm; default 0 */
-  size_t message_size;  /**< bytes per message, > 0 */
-  void* sendbuf;        /**< message_size bytes read by send(); owned by the caller */
-  void* recvbuf;        /**< message_size bytes written by recv() (racy: by any call) */
-  int max_in_flight;    /**< unacknowledged messages per direction, >= 1; default 1 */
-  int mode;             /**< enum as_mode; default AS_MODE_ASYNC */
+  int transport;       /**< enum as_transport; default AS_TRANSPORT_MPI */
+  MPI_Comm comm;       /**< communicator containing both ends; default MPI_COMM_NULL */
+  int peer;            /**< rank of the other end in comm (not the caller); rma only:
+                            MPI_PROC_NULL makes a placeholder (see Transports) */
+  int tag;             /**< tells apart channels between the same pair; the MPI
+                            transport uses tags 2*tag and 2*tag+1 of comm; default 0 */
+  size_t message_size; /**< bytes per message, > 0 */
+  void* sendbuf;       /**< message_size bytes read by send(); owned by the caller */
+  void* recvbuf;       /**< message_size bytes written by recv() (racy: by any call) */
+  int max_in_flight;   /**< unacknowledged messages per direction, >= 1; default 1 */
+  int mode;            /**< enum as_mode; default AS_MODE_ASYNC */
 } as_channel_config;
 
 /** Counters of one end of a channel. */
 typedef struct as_channel_stats {
-  long long sent;        /**< messages sent */
-  long long arrived;     /**< messages that arrived */
-  long long delivered;   /**< messages copied into the receive buffer */
-  long long discarded;   /**< async: arrived but superseded by a newer one before recv() */
-  long long recv_calls;  /**< calls of recv() */
+  long long sent;          /**< messages sent */
+  long long arrived;       /**< messages that arrived */
+  long long delivered;     /**< messages copied into the receive buffer */
+  long long discarded;     /**< async: arrived but superseded by a newer one before recv() */
+  long long recv_calls;    /**< calls of recv() */
   long long blocked_sends; /**< send() calls that had to wait for a free slot */
 } as_channel_stats;
 

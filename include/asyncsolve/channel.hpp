@@ -59,9 +59,9 @@ class Channel {
   /// them (each is collective between its two ends).
   static std::vector<Channel> create_many(std::span<const as_channel_config> configs) {
     std::vector<as_channel*> handles(configs.size(), nullptr);
-    check_channel(as_channels_create(static_cast<int>(configs.size()), handles.data(),
-                                     configs.data()),
-                  "as_channels_create");
+    check_channel(
+        as_channels_create(static_cast<int>(configs.size()), handles.data(), configs.data()),
+        "as_channels_create");
     std::vector<Channel> out(configs.size());
     for (std::size_t i = 0; i < configs.size(); ++i) out[i].handle_ = handles[i];
     return out;

@@ -19,6 +19,7 @@ DOCUMENT_SCHEMAS = {
     "asyncsolve.bench.hybrid_mvm": 1,
     "asyncsolve.bench.beff": 1,
     "asyncsolve.model.hybrid": 1,
+    "asyncsolve.bench.stencil2d": 1,
 }
 
 

@@ -26,6 +26,16 @@ class Program:
     options: dict[str, str] = field(default_factory=dict)  # option -> its help text
 
 
+#: Programs beside the asyncsolve binary, and what building them takes.
+SIBLING_NEEDS = {"asyncsolve-stencil2d-caf": "it needs gfortran and OpenCoarrays: make deps "
+                 "installs gfortran and libcoarrays-openmpi-dev, then reconfigure the build"}
+
+
+def is_sibling(program: str) -> bool:
+    """A program beside the asyncsolve binary (asyncsolve-NAME), run on its own."""
+    return program.startswith("asyncsolve-")
+
+
 def find_binary(binary: str | None) -> Path:
     """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH."""
     import os
@@ -68,11 +78,15 @@ class Capabilities:
     def argv(self, program: str) -> list[str]:
         if program.startswith("bench/"):
             return [str(self.bench_dir / program.split("/", 1)[1])]
+        if is_sibling(program):
+            return [str(self.binary.parent / program)]
         return [str(self.binary), *program.split()]
 
     def program(self, program: str) -> Program:
         if program in self._cache:
             return self._cache[program]
+        if is_sibling(program):
+            return self._sibling(program)
         argv = self.argv(program)
         if program.startswith("bench/") and not Path(argv[0]).is_file():
             raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
@@ -89,6 +103,24 @@ class Capabilities:
         if proc.returncode != 0:
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
                              f"yet?): {' '.join(argv)} --help exited {proc.returncode}: "
+                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+        found = Program(argv=argv, options=parse_help(proc.stdout))
+        self._cache[program] = found
+        return found
+
+    def _sibling(self, program: str) -> Program:
+        """A program beside the asyncsolve binary (asyncsolve-NAME): it must
+        exist and answer --help, whose options are its capabilities."""
+        argv = self.argv(program)
+        if not Path(argv[0]).is_file():
+            raise SuiteError(f"{argv[0]} does not exist: this build has no {program} "
+                             f"({SIBLING_NEEDS.get(program, 'not built')})")
+        try:
+            proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise SuiteError(f"cannot run {' '.join(argv)} --help: {err}") from None
+        if proc.returncode != 0:
+            raise SuiteError(f"{' '.join(argv)} --help exited {proc.returncode}: "
                              f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
         found = Program(argv=argv, options=parse_help(proc.stdout))
         self._cache[program] = found

@@ -481,12 +481,71 @@ def beff(gs: list[Group], title: str | None = None) -> Figure | None:
     return fig
 
 
+def stencil2d_models(records, title: str | None = None) -> Figure | None:
+    """Paper 004's Stencil2D model by model: time per iteration (the slowest
+    rank's, median) of every variant, grouped by programming model (Coarray
+    Fortran, MPI two-sided, MPI-3 RMA, OpenSHMEM; a colour each), a bar per
+    rank count; a panel per radius (rows) and local size (columns), and per
+    regime. Whiskers: min–max over the lab's repeats."""
+    from matplotlib.patches import Patch
+
+    from .results import STENCIL2D_MODELS, stencil2d_spreads
+    spreads = {k: s for k, s in stencil2d_spreads(list(records)).items() if s.median is not None}
+    if not spreads:
+        return None
+    rows = sorted({(k[0], k[4]) for k in spreads})          # (regime, radius)
+    cols = sorted({k[5] for k in spreads})                  # local
+    cats = list(dict.fromkeys((k[1], k[2]) for k in spreads))  # (model, variant)
+    ranks = sorted({k[3] for k in spreads})
+    models = list(dict.fromkeys(m for m, _ in cats))
+    colours = {m: plt.get_cmap("tab10")(list(STENCIL2D_MODELS).index(m) if m in STENCIL2D_MODELS
+                                        else 9 - i) for i, m in enumerate(models)}
+    width = 0.8 / len(ranks)
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(max(6.0, 0.55 * len(cats) + 1.5)
+                                                             * len(cols), 3.6 * len(rows)),
+                             squeeze=False, sharey=True)
+    for (regime, radius), row in zip(rows, axes, strict=True):
+        for local, ax in zip(cols, row, strict=True):
+            for j, n in enumerate(ranks):
+                shade = 0.45 + 0.55 * (j + 1) / len(ranks)
+                for i, (model, variant) in enumerate(cats):
+                    sp = spreads.get((regime, model, variant, n, radius, local))
+                    if sp is None:
+                        continue
+                    ax.bar(i + (j - (len(ranks) - 1) / 2) * width, sp.median, width,
+                           color=colours[model], alpha=shade, edgecolor="black", linewidth=0.3,
+                           hatch="//" if j % 2 == 0 and len(ranks) > 1 else None,
+                           yerr=[[sp.median - sp.lo], [sp.hi - sp.median]], capsize=2)
+            ax.set_xticks(range(len(cats)))
+            ax.set_xticklabels([v for _, v in cats], rotation=60, fontsize=7)
+            _log_y_labelled(ax)
+            ax.set_title(f"radius {radius}, local {local}², {REGIME_NAME.get(regime, regime)}",
+                         fontsize=9)
+        row[0].set_ylabel("time per iteration (µs)")
+    handles = [Patch(color=colours[m], label=STENCIL2D_MODELS.get(m, m)) for m in models]
+    handles += [Patch(facecolor="white", edgecolor="black", hatch="//" if j % 2 == 0 and
+                      len(ranks) > 1 else None, alpha=0.45 + 0.55 * (j + 1) / len(ranks),
+                      label=f"{n} ranks/images") for j, n in enumerate(ranks)]
+    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=8,
+               frameon=False)
+    fig.suptitle(title or "Stencil2D model by model (paper 004): time per iteration, slowest "
+                 "rank, median (whiskers: min–max over repeats)")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def stencil2d(gs: list[Group], title: str | None = None) -> Figure | None:
+    """bench stencil2d and asyncsolve-stencil2d-caf: stencil2d_models of one experiment."""
+    return stencil2d_models([r for g in gs for r in g.records], title)
+
+
 DEFAULT_PLOTS = {
     "asyncsolve.result": [{"kind": "time"}],
     "asyncsolve.bench.allreduce": [{"kind": "allreduce"}],
     "asyncsolve.bench.hybrid_mvm": [{"kind": "mvm"}],
     "asyncsolve.bench.beff": [{"kind": "beff"}],
     "asyncsolve.model.hybrid": [{"kind": "model"}],
+    "asyncsolve.bench.stencil2d": [{"kind": "stencil2d"}],
 }
 
 
@@ -504,5 +563,5 @@ def make(spec: dict, records) -> Figure | None:
         return line(gs, spec.get("x", "ranks"), y, title)
     fn = {"histogram": histogram, "convergence": convergence, "phases": phases,
           "allreduce": allreduce, "noise": noise, "model": model, "mvm": mvm,
-          "beff": beff}[kind]
+          "beff": beff, "stencil2d": stencil2d}[kind]
     return fn(gs, title)

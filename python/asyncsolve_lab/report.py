@@ -178,9 +178,65 @@ def model_table(gs: list[Group], title: str) -> Table | None:
     return t if t.rows else None
 
 
+def stencil2d_records_table(records, title: str) -> Table | None:
+    """Paper 004's Stencil2D, model by model: a row per model and variant, a
+    column per rank count, radius and local size (and regime, if several):
+    the time per iteration in µs, median (min–max) over the lab's repeats of
+    the documents' medians."""
+    from .results import STENCIL2D_MODELS, stencil2d_spreads
+    spreads = stencil2d_spreads(list(records))
+    if not spreads:
+        return None
+    regimes = {k[0] for k in spreads}
+    cols = sorted({(k[0], k[3], k[4], k[5]) for k in spreads})
+    names = [(f"{regime}, " if len(regimes) > 1 else "") + f"{n} ranks, r={radius}, {local}²"
+             for regime, n, radius, local in cols]
+    t = Table(title=title, columns=["model", "variant", *names])
+    for model, variant in dict.fromkeys((k[1], k[2]) for k in spreads):
+        t.rows.append([STENCIL2D_MODELS.get(model, model), variant] + [
+            _spread(spreads.get((regime, model, variant, n, radius, local), Spread.of([])))
+            for regime, n, radius, local in cols])
+    t.note = ("Time per iteration in µs (halo exchange and filter; the slowest rank's), median "
+              "over repeats, min–max in brackets. Every run validated against the serial filter.")
+    return t
+
+
+def stencil2d_table(gs: list[Group], title: str) -> Table | None:
+    return stencil2d_records_table([r for g in gs for r in g.records], title)
+
+
+def stencil2d_comparison(res: Results, plot_dir: Path | None) -> list[Section]:
+    """One more section when the results hold Stencil2D documents of more than
+    one programming model across experiments (paper 004's comparison: CAF
+    beside MPI two-sided, MPI-3 RMA and OpenSHMEM): the table and the
+    model-by-model figure over all of them."""
+    from .results import stencil2d_points
+    recs = [r for r in res.records if r.ok and r.schema == "asyncsolve.bench.stencil2d"]
+    models = {p.model for r in recs for p in stencil2d_points(r.doc)}
+    experiments = list(dict.fromkeys(r.experiment for r in recs))
+    if len(models) < 2 or len(experiments) < 2:
+        return []
+    title = "Stencil2D model by model (paper 004)"
+    table = stencil2d_records_table(recs, title)
+    figures = []
+    fig = plots.stencil2d_models(recs)
+    if fig is not None:
+        caption = fig._suptitle.get_text() if fig._suptitle else title
+        png = _figure_png(fig)
+        name = "stencil2d-models.png"
+        if plot_dir:
+            (plot_dir / name).write_bytes(png)
+        figures.append((caption, name, base64.b64encode(png).decode()))
+    return [Section(name="stencil2d-models", title=title,
+                    notes=f"All Stencil2D runs of the experiments {', '.join(experiments)}, "
+                    "side by side: does Coarray Fortran keep up with the MPI halo exchange?",
+                    command="", tables=[table] if table else [], figures=figures, failures=[],
+                    counts=f"{len(recs)} runs of {len(experiments)} experiments")]
+
+
 TABLES = {"asyncsolve.result": solve_table, "asyncsolve.bench.allreduce": allreduce_table,
           "asyncsolve.bench.hybrid_mvm": mvm_table, "asyncsolve.bench.beff": beff_table,
-          "asyncsolve.model.hybrid": model_table}
+          "asyncsolve.model.hybrid": model_table, "asyncsolve.bench.stencil2d": stencil2d_table}
 
 
 @dataclass
@@ -299,6 +355,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
     for old in plot_dir.glob("*.png"):
         old.unlink()
     sections = build_sections(res, plot_dir)
+    sections += stencil2d_comparison(res, plot_dir)
     n_ok = sum(r.ok for r in res.records)
     meta = {"suite": res.name, "description": res.description,
             "runs": len(res.records), "ok": n_ok, "failed": len(res.records) - n_ok,

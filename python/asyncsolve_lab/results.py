@@ -631,3 +631,74 @@ def phase_medians(g: Group, stat: str = "max") -> dict[str, float]:
         if s.median is not None:
             out[k] = s.median
     return out
+
+
+# Quantities of an asyncsolve.bench.stencil2d/1 document: `asyncsolve bench
+# stencil2d` (transports mpi, rma, shmem) and asyncsolve-stencil2d-caf
+# (Coarray Fortran, "model": "caf"). A record's model is its "model" field,
+# else its transport: the programming model the paper compares.
+
+#: The models of paper 004's Stencil2D comparison, in the order shown.
+STENCIL2D_MODELS = {"caf": "Coarray Fortran", "mpi": "MPI two-sided", "rma": "MPI-3 RMA",
+                    "shmem": "OpenSHMEM"}
+
+
+@dataclass(frozen=True)
+class Stencil2dPoint:
+    """One variant at one size in one document: the medians over its repeats (µs)."""
+
+    model: str
+    variant: str
+    ranks: int
+    radius: int
+    local: int
+    iteration_us: float | None
+    exchange_us: float | None
+    filter_us: float | None
+
+
+def stencil2d_model(result: dict) -> str:
+    """The programming model of one record of a stencil2d document."""
+    return str(result.get("model") or result.get("transport") or "?")
+
+
+def _median_of(series: object) -> float | None:
+    if isinstance(series, dict) and isinstance(series.get("median"), (int, float)):
+        return float(series["median"])
+    return None
+
+
+def stencil2d_points(doc: dict) -> list[Stencil2dPoint]:
+    """Every record of a stencil2d document (none for another schema)."""
+    if not str(doc.get("schema", "")).startswith("asyncsolve.bench.stencil2d/"):
+        return []
+    ranks = doc.get("environment", {}).get("ranks")
+    out = []
+    for r in doc.get("results", []):
+        if not isinstance(r, dict):
+            continue
+        out.append(Stencil2dPoint(
+            model=stencil2d_model(r), variant=str(r.get("variant", "?")),
+            ranks=int(r.get("ranks", ranks) or 0), radius=int(r.get("radius", 0) or 0),
+            local=int(r.get("local", 0) or 0), iteration_us=_median_of(r.get("iteration_us")),
+            exchange_us=_median_of(r.get("exchange_us")),
+            filter_us=_median_of(r.get("filter_us"))))
+    return out
+
+
+def stencil2d_spreads(records: list[Record], quantity: str = "iteration_us"
+                      ) -> dict[tuple, Spread]:
+    """(regime, model, variant, ranks, radius, local) -> the spread over the lab's
+    repeats of the documents' medians of `quantity`, in the order first seen
+    (models in STENCIL2D_MODELS order)."""
+    values: dict[tuple, list] = {}
+    for rec in records:
+        if not rec.ok:
+            continue
+        for p in stencil2d_points(rec.doc):
+            key = (rec.regime, p.model, p.variant, p.ranks, p.radius, p.local)
+            values.setdefault(key, []).append(getattr(p, quantity))
+    order = list(STENCIL2D_MODELS)
+    keys = sorted(values, key=lambda k: (order.index(k[1]) if k[1] in order else len(order),
+                                         list(values).index(k)))
+    return {k: Spread.of(values[k]) for k in keys}

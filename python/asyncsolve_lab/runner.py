@@ -80,7 +80,10 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     argv: list[str] = []
-    if run.launcher != "none":
+    if run.launcher == "cafrun":
+        argv, cafrun_env = _cafrun_launch(run, over)
+        env.update(cafrun_env)
+    elif run.launcher != "none":
         argv = [run.launcher, "-np", str(run.ranks)]
         if over:
             argv.append("--oversubscribe")
@@ -102,6 +105,16 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
             argv += [f"--{key}", str(value)]
     argv += ["--json", str(doc_path)]
     return Launch(argv=argv, env=env, oversubscribed=over)
+
+
+def _cafrun_launch(run: RunSpec, oversubscribed: bool) -> tuple[list[str], dict[str, str]]:
+    """OpenCoarrays' cafrun: it passes only `-np N PROGRAM ARGS` on to mpiexec,
+    so the regime's MCA parameters and oversubscription go through the
+    environment (OMPI_MCA_*), which Open MPI reads the same way."""
+    env = {f"OMPI_MCA_{key}": value for key, value in REGIME_MCA[run.regime]}
+    if oversubscribed:
+        env.update(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+    return ["cafrun", "-np", str(run.ranks)], env
 
 
 class RunFolder:

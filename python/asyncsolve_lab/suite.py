@@ -2,9 +2,10 @@
 
 A suite is a [suite] table and any number of [[experiment]] tables; each
 experiment is a matrix ranks x regimes x (the product of its [matrix] lists)
-x repeats of one program (asyncsolve solve, bench allreduce, model hybrid,
-or the bench/ executables hybrid_mvm and beff). See README.md, "The
-experiment lab".
+x repeats of one program (asyncsolve solve, bench allreduce, bench
+stencil2d, model hybrid, the bench/ executables hybrid_mvm and beff, or a
+program installed beside asyncsolve such as asyncsolve-stencil2d-caf). See
+README.md, "The experiment lab".
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ from pathlib import Path
 from . import LabError
 
 #: What `program` may be: an asyncsolve subcommand ("solve", "bench allreduce",
-#: "model hybrid", ...) or an executable of the build's bench/ folder
-#: ("bench/hybrid_mvm", "bench/beff"). Whether the build has it is checked
+#: "model hybrid", ...), an executable of the build's bench/ folder
+#: ("bench/hybrid_mvm", "bench/beff"), or a program beside the asyncsolve
+#: binary ("asyncsolve-stencil2d-caf"). Whether the build has it is checked
 #: against the binary before anything runs (capabilities.py).
-PROGRAM = re.compile(r"^(solve|(bench|model) [a-z0-9_-]+|bench/[A-Za-z0-9_-]+)$")
+PROGRAM = re.compile(r"^(solve|(bench|model) [a-z0-9_-]+|bench/[A-Za-z0-9_-]+"
+                     r"|asyncsolve-[a-z0-9-]+)$")
 REGIMES = ("shm", "tcp")
-LAUNCHERS = ("mpirun", "oshrun", "none")
+#: cafrun: OpenCoarrays' launcher of Coarray Fortran programs (runner.py).
+LAUNCHERS = ("mpirun", "oshrun", "cafrun", "none")
 PLOT_KINDS = ("histogram", "convergence", "rate", "time", "line", "bars", "phases", "allreduce",
-              "noise", "model", "beff", "mvm")
+              "noise", "model", "beff", "mvm", "stencil2d")
 #: y quantities of line plots (kind "line", "rate", "time").
 LINE_Y = ("time", "rate", "iterations", "time_per_iteration", "true_residual", "speedup")
 #: A value in options/matrix of the form {doc:EXPERIMENT} is replaced by the
@@ -383,7 +387,8 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     program = ck.scalar(raw["program"], kp + ("program",), "program", (str,))
     if not PROGRAM.match(program):
         raise ck.fail(kp + ("program",), f"program {program!r}: expected 'solve', 'bench NAME', "
-                      "'model NAME' (asyncsolve subcommands) or 'bench/NAME' (a bench executable)")
+                      "'model NAME' (asyncsolve subcommands), 'bench/NAME' (a bench executable) "
+                      "or 'asyncsolve-NAME' (a program beside asyncsolve)")
     launcher = ck.choice(raw.get("launcher", "none" if program == "model hybrid" else "mpirun"),
                          kp + ("launcher",), "launcher", LAUNCHERS)
     ranks_raw = raw.get("ranks", [1])

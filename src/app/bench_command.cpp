@@ -58,9 +58,9 @@ using par::max_over_ranks;
 using par::min_over_ranks;
 
 constexpr double to_us = 1e6;
-constexpr double noise_tol = 1e-6;        // the Krylov default tolerance
+constexpr double noise_tol = 1e-6;  // the Krylov default tolerance
 constexpr long noise_max_iters = 100000;
-constexpr int noise_test_every = 4;       // the solve command's default
+constexpr int noise_test_every = 4;  // the solve command's default
 
 // ---- the reductions -----------------------------------------------------------
 
@@ -113,9 +113,10 @@ struct Buffers {
 void validate(const par::Comm& comm, const Buffers& buffers, const std::string& algorithm,
               std::size_t bytes, std::string_view mode) {
   if (par::any_rank(comm, !buffers.is_correct())) {
-    throw core::RuntimeFailure(fmt::format("bench allreduce ({}): {} returned a wrong sum for {} "
-                                           "bytes",
-                                           mode, algorithm, bytes));
+    throw core::RuntimeFailure(
+        fmt::format("bench allreduce ({}): {} returned a wrong sum for {} "
+                    "bytes",
+                    mode, algorithm, bytes));
   }
 }
 
@@ -397,12 +398,12 @@ std::vector<OverlapRecord> run_overlap(const BenchAllreduceConfig& config, const
 
 /// Collective: one solve of the noise mode; returns the time (max over ranks).
 double noise_solve(const grid::Problem& problem, const grid::Decomposition& decomposition,
-                   Method method, const AllreduceAlgorithm& allreduce,
-                   const NoiseSetting& setting, std::uint64_t seed, NoiseRecord& rec) {
+                   Method method, const AllreduceAlgorithm& allreduce, const NoiseSetting& setting,
+                   std::uint64_t seed, NoiseRecord& rec) {
   const par::Comm& comm = decomposition.comm();
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, 0.0);
-  auto halo = comm::make_halo_exchange("waitall", decomposition, system.x,
-                                       comm::Neighbourhood::faces);
+  auto halo =
+      comm::make_halo_exchange("waitall", decomposition, system.x, comm::Neighbourhood::faces);
   solvers::KrylovOptions options;
   options.method = krylov_method(method);
   options.tol = noise_tol;
@@ -445,8 +446,8 @@ std::vector<NoiseRecord> run_noise(const BenchAllreduceConfig& config,
     // Seeds differ between repeats so that the noise phases are sampled.
     const auto seed = static_cast<std::uint64_t>(repeat + 1);
     for (auto& rec : records) {
-      rec.time_s.push_back(noise_solve(*problem, decomposition, rec.method, rec.allreduce,
-                                       rec.setting, seed, rec));
+      rec.time_s.push_back(
+          noise_solve(*problem, decomposition, rec.method, rec.allreduce, rec.setting, seed, rec));
     }
     for (std::size_t i = 0; i < records.size(); ++i) {
       const double quiet = records[i % methods.size()].time_s.back();
@@ -468,12 +469,12 @@ std::string latency_table(const BenchAllreduceConfig& c, const std::vector<Laten
       "latency: start + wait, microseconds per operation (max over ranks; min / median / max "
       "of {} repeat{})\n",
       c.repeats, c.repeats == 1 ? "" : "s");
-  out += fmt::format("  {:<14} {:>9} {:>8} {:>10} {:>10} {:>10}\n", "algorithm", "bytes",
-                     "doubles", "min", "median", "max");
+  out += fmt::format("  {:<14} {:>9} {:>8} {:>10} {:>10} {:>10}\n", "algorithm", "bytes", "doubles",
+                     "min", "median", "max");
   for (const auto& r : rs) {
-    out += fmt::format("  {:<14} {:>9} {:>8} {:>10.2f} {:>10.2f} {:>10.2f}\n",
-                       r.algorithm.name(), r.bytes, r.bytes / 8, minimum(r.latency_us),
-                       median(r.latency_us), maximum(r.latency_us));
+    out += fmt::format("  {:<14} {:>9} {:>8} {:>10.2f} {:>10.2f} {:>10.2f}\n", r.algorithm.name(),
+                       r.bytes, r.bytes / 8, minimum(r.latency_us), median(r.latency_us),
+                       maximum(r.latency_us));
   }
   return out;
 }
@@ -495,25 +496,27 @@ std::string overlap_table(const BenchAllreduceConfig& c, const std::vector<Overl
       "overlap: progress {}; microseconds (max over ranks), medians of {} repeat{}; compute = "
       "kernel throughput during overlap / alone; tests = time in test() per operation\n",
       c.progress.name(), c.repeats, c.repeats == 1 ? "" : "s");
-  out += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}  {:>23}  {:>7} {:>8}\n", "algorithm",
-                     "bytes", "t_pure", "t_cpu", "t_ovrl", "overlap % min/med/max", "compute",
-                     "tests");
+  out +=
+      fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}  {:>23}  {:>7} {:>8}\n", "algorithm", "bytes",
+                  "t_pure", "t_cpu", "t_ovrl", "overlap % min/med/max", "compute", "tests");
   for (const auto& r : rs) {
-    out += fmt::format("  {:<14} {:>9} {:>9.2f} {:>9.2f} {:>9.2f}  {:>7.1f}/{:>7.1f}/{:>7.1f}  "
-                       "{:>7.2f} {:>8.2f}\n",
-                       r.algorithm.name(), r.bytes, median(r.pure_us), median(r.cpu_us),
-                       median(r.ovrl_us), minimum(r.overlap_pct), median(r.overlap_pct),
-                       maximum(r.overlap_pct), median(r.compute_ratio), median(r.test_us));
+    out += fmt::format(
+        "  {:<14} {:>9} {:>9.2f} {:>9.2f} {:>9.2f}  {:>7.1f}/{:>7.1f}/{:>7.1f}  "
+        "{:>7.2f} {:>8.2f}\n",
+        r.algorithm.name(), r.bytes, median(r.pure_us), median(r.cpu_us), median(r.ovrl_us),
+        minimum(r.overlap_pct), median(r.overlap_pct), maximum(r.overlap_pct),
+        median(r.compute_ratio), median(r.test_us));
   }
   if (const auto control = control_overlap_pct(rs)) {
     out += *control <= control_limit_pct
                ? fmt::format("  control: blocking mpi overlaps at most {:.1f}% (expected 0)\n",
                              *control)
-               : fmt::format("  control: blocking mpi shows up to {:.1f}% overlap, which is "
-                             "impossible: t_cpu is not what the kernel takes inside the "
-                             "overlapped loop on this machine (e.g. ranks sharing a core's "
-                             "units when all compute at once); do not trust the overlap column\n",
-                             *control);
+               : fmt::format(
+                     "  control: blocking mpi shows up to {:.1f}% overlap, which is "
+                     "impossible: t_cpu is not what the kernel takes inside the "
+                     "overlapped loop on this machine (e.g. ranks sharing a core's "
+                     "units when all compute at once); do not trust the overlap column\n",
+                     *control);
   }
   return out;
 }
@@ -522,17 +525,18 @@ std::string noise_table(const BenchAllreduceConfig& c, const std::vector<NoiseRe
   std::string out = fmt::format(
       "noise: ones {}, slowdown t_noise / t_quiet (time max over ranks; medians of {} "
       "repeat{})\n",
-      fmt::format("{}x{}x{}", c.noise_global[0], c.noise_global[1], c.noise_global[2]),
-      c.repeats, c.repeats == 1 ? "" : "s");
+      fmt::format("{}x{}x{}", c.noise_global[0], c.noise_global[1], c.noise_global[2]), c.repeats,
+      c.repeats == 1 ? "" : "s");
   out += fmt::format("  {:<12} {:<10} {:<18} {:>6} {:>9} {:>9}  {:>20}\n", "method", "allreduce",
                      "noise", "iters", "quiet s", "noisy s", "slowdown min/med/max");
   for (const auto& r : rs) {
-    out += fmt::format("  {:<12} {:<10} {:<18} {:>6} {:>9.4f} {:>9.4f}  "
-                       "{:>6.3f}/{:>6.3f}/{:>6.3f}{}\n",
-                       name(r.method), r.allreduce.name(), format_noise_setting(r.setting),
-                       static_cast<long>(maximum(r.iterations)), median(r.quiet_time_s),
-                       median(r.time_s), minimum(r.slowdown), median(r.slowdown),
-                       maximum(r.slowdown), r.converged ? "" : "  NOT converged");
+    out += fmt::format(
+        "  {:<12} {:<10} {:<18} {:>6} {:>9.4f} {:>9.4f}  "
+        "{:>6.3f}/{:>6.3f}/{:>6.3f}{}\n",
+        name(r.method), r.allreduce.name(), format_noise_setting(r.setting),
+        static_cast<long>(maximum(r.iterations)), median(r.quiet_time_s), median(r.time_s),
+        minimum(r.slowdown), median(r.slowdown), maximum(r.slowdown),
+        r.converged ? "" : "  NOT converged");
   }
   return out;
 }
@@ -551,30 +555,30 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
   for (const AllreduceMode m : c.modes) modes.emplace_back(name(m));
   nlohmann::ordered_json settings = nlohmann::ordered_json::array();
   for (const auto& s : c.noise) settings.push_back({{"us", s.us}, {"hz", s.hz}});
-  doc["parameters"] = {
-      {"algorithms", algorithms},
-      {"message_sizes", c.message_sizes},
-      {"sizes_bytes", c.sizes_bytes},
-      {"iterations", c.iterations},
-      {"warmup", c.warmup},
-      {"repeats", c.repeats},
-      {"modes", modes},
-      {"progress", c.progress.name()},
-      {"compute_kernel",
-       {{"name", "fma"},
-        {"array_doubles", ComputeKernel::length},
-        {"fmas_per_element", ComputeKernel::fmas},
-        {"flops_per_unit", ComputeKernel::flops_per_unit}}},
-      {"noise_problem", "ones"},
-      {"noise_global", {c.noise_global[0], c.noise_global[1], c.noise_global[2]}},
-      {"noise", settings},
-      {"noise_methods", {{{"method", "pcg2"}, {"allreduce", "mpi"}},
+  doc["parameters"] = {{"algorithms", algorithms},
+                       {"message_sizes", c.message_sizes},
+                       {"sizes_bytes", c.sizes_bytes},
+                       {"iterations", c.iterations},
+                       {"warmup", c.warmup},
+                       {"repeats", c.repeats},
+                       {"modes", modes},
+                       {"progress", c.progress.name()},
+                       {"compute_kernel",
+                        {{"name", "fma"},
+                         {"array_doubles", ComputeKernel::length},
+                         {"fmas_per_element", ComputeKernel::fmas},
+                         {"flops_per_unit", ComputeKernel::flops_per_unit}}},
+                       {"noise_problem", "ones"},
+                       {"noise_global", {c.noise_global[0], c.noise_global[1], c.noise_global[2]}},
+                       {"noise", settings},
+                       {"noise_methods",
+                        {{{"method", "pcg2"}, {"allreduce", "mpi"}},
                          {{"method", "pcg-overlap"}, {"allreduce", c.noise_allreduce.name()}}}},
-      {"noise_allreduce", c.noise_allreduce.name()},
-      {"noise_halo", "waitall"},
-      {"noise_test_every", noise_test_every},
-      {"noise_tol", noise_tol},
-      {"noise_seed", "the repeat's number, 1 to repeats"}};
+                       {"noise_allreduce", c.noise_allreduce.name()},
+                       {"noise_halo", "waitall"},
+                       {"noise_test_every", noise_test_every},
+                       {"noise_tol", noise_tol},
+                       {"noise_seed", "the repeat's number, 1 to repeats"}};
   nlohmann::ordered_json lat = nlohmann::ordered_json::array();
   for (const auto& r : latency) {
     lat.push_back({{"algorithm", r.algorithm.name()},
@@ -645,8 +649,9 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
     int provided = MPI_THREAD_SINGLE;
     par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
     if (provided != MPI_THREAD_MULTIPLE) {
-      throw core::InputError("--progress thread: this MPI library provides no "
-                             "MPI_THREAD_MULTIPLE, expected none or poll:K");
+      throw core::InputError(
+          "--progress thread: this MPI library provides no "
+          "MPI_THREAD_MULTIPLE, expected none or poll:K");
     }
   }
   std::optional<grid::Decomposition> decomposition;
@@ -660,8 +665,8 @@ core::ExitCode run_bench_allreduce(const BenchAllreduceConfig& config, const par
       constexpr std::string_view solve_option = "--global ";
       message = message.starts_with(solve_option)
                     ? fmt::format("--noise-global {}", message.substr(solve_option.size()))
-                    : fmt::format("--noise-global {}: {}",
-                                  core::format_triple(config.noise_global), message);
+                    : fmt::format("--noise-global {}: {}", core::format_triple(config.noise_global),
+                                  message);
       throw core::InputError(message);
     }
   }

@@ -33,10 +33,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/statistics.hpp"
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "commands.hpp"
@@ -77,8 +77,7 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
   std::vector<std::unique_ptr<kernels::Stencil2d>> variants;
   const std::size_t first = records.size();
   for (const auto& run : config.runs) {
-    variants.push_back(
-        kernels::make_stencil2d(name(run.transport), name(run.variant), comm, spec));
+    variants.push_back(kernels::make_stencil2d(name(run.transport), name(run.variant), comm, spec));
     Record rec;
     rec.run = run;
     rec.local = n;
@@ -119,9 +118,8 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
       rec.iteration_us.push_back(total_s * to_us);
       rec.exchange_us.push_back(exchange_s * to_us);
       rec.filter_us.push_back(filter_s * to_us);
-      rec.bandwidth_mbs.push_back(exchange_s > 0.0
-                                      ? static_cast<double>(rec.halo_bytes) / exchange_s / 1e6
-                                      : 0.0);
+      rec.bandwidth_mbs.push_back(
+          exchange_s > 0.0 ? static_cast<double>(rec.halo_bytes) / exchange_s / 1e6 : 0.0);
     }
   }
   for (auto& s : variants) s->free();  // collective, in creation order on every rank
@@ -152,7 +150,8 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
       {"variant", c.variant_text},
       {"transports", transports},
       {"variants", variants},
-      {"runs", [&] {
+      {"runs",
+       [&] {
          std::vector<std::string> names;
          for (const auto& r : c.runs) names.push_back(r.name());
          return names;
@@ -163,47 +162,48 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
        {{"reference", "kernels::filter2d_serial on rank 0, the whole periodic domain"},
         {"every_repeat", true},
         {"relative_tolerance", validation_tol}}},
-      {"timing", "per rank per iteration, then the maximum over ranks; exchange = iteration - "
-                 "filter; bandwidth = halo bytes per rank / exchange time"}};
+      {"timing",
+       "per rank per iteration, then the maximum over ranks; exchange = iteration - "
+       "filter; bandwidth = halo bytes per rank / exchange time"}};
   doc["grid"] = {{"dims", {g.px, g.py}}, {"periodic", true}};
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const auto& r : records) {
-    results.push_back({{"name", r.run.name()},
-                       {"transport", name(r.run.transport)},
-                       {"variant", name(r.run.variant)},
-                       {"local", r.local},
-                       {"global", {static_cast<long>(g.px) * r.local,
-                                   static_cast<long>(g.py) * r.local}},
-                       {"radius", c.radius},
-                       {"ranks", env.ranks},
-                       {"halo_bytes_per_rank", r.halo_bytes},
-                       {"calls_per_iteration", r.calls},
-                       {"validated", true},
-                       {"iteration_us", series_json(r.iteration_us)},
-                       {"exchange_us", series_json(r.exchange_us)},
-                       {"filter_us", series_json(r.filter_us)},
-                       {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
+    results.push_back(
+        {{"name", r.run.name()},
+         {"transport", name(r.run.transport)},
+         {"variant", name(r.run.variant)},
+         {"local", r.local},
+         {"global", {static_cast<long>(g.px) * r.local, static_cast<long>(g.py) * r.local}},
+         {"radius", c.radius},
+         {"ranks", env.ranks},
+         {"halo_bytes_per_rank", r.halo_bytes},
+         {"calls_per_iteration", r.calls},
+         {"validated", true},
+         {"iteration_us", series_json(r.iteration_us)},
+         {"exchange_us", series_json(r.exchange_us)},
+         {"filter_us", series_json(r.filter_us)},
+         {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
   }
   doc["results"] = results;
   return doc;
 }
 
 std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
-  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n",
-                                "local", "variant", "iteration us med [min, max]",
-                                "exchange", "filter", "halo MB/s", "calls");
+  std::string out =
+      fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n", "local", "variant",
+                  "iteration us med [min, max]", "exchange", "filter", "halo MB/s", "calls");
   for (const auto& r : records) {
     const double mn = core::minimum(r.iteration_us);
     const double mx = core::maximum(r.iteration_us);
-    out += fmt::format("  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n",
-                       r.local, r.run.name(),
-                       fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
-                       median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs),
-                       r.calls);
+    out += fmt::format(
+        "  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n", r.local, r.run.name(),
+        fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
+        median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs), r.calls);
   }
-  out += fmt::format("  every repeat validated against the serial filter ({} of {} iterations "
-                     "timed); times: slowest rank, per iteration\n",
-                     config.iterations, config.warmup + config.iterations);
+  out += fmt::format(
+      "  every repeat validated against the serial filter ({} of {} iterations "
+      "timed); times: slowest rank, per iteration\n",
+      config.iterations, config.warmup + config.iterations);
   return out;
 }
 
@@ -224,7 +224,8 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
   std::vector<Record> records;
   for (const int n : config.local_sizes) {
     if (const auto failure = measure(config, n, world, records)) {
-      if (world.is_root()) std::fprintf(stderr, "asyncsolve: error: %s\n", failure->message.c_str());
+      if (world.is_root())
+        std::fprintf(stderr, "asyncsolve: error: %s\n", failure->message.c_str());
       return core::ExitCode::runtime_failure;
     }
   }

@@ -1,8 +1,8 @@
 #include "cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/version.hpp"
@@ -15,15 +15,16 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{"asyncsolve: latency-tolerant parallel iterative solvers", "asyncsolve"};
   app.set_version_flag("--version", fmt::format("asyncsolve {} (git {})", version, git_commit));
   app.require_subcommand(1, 1);
-  app.footer("Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
-             "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
+  app.footer(
+      "Run under mpirun, e.g.: mpirun -np 4 asyncsolve solve --problem plume\n"
+      "Exit codes: 0 success, 2 bad input, 3 did not converge, 4 runtime failure.");
 
   Command cmd;
   SolveArgs solve_args;
   CLI::App* solve = app.add_subcommand("solve", "Solve a model problem in parallel");
   add_solve_options(*solve, solve_args);
-  CLI::App* info = app.add_subcommand(
-      "info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
+  CLI::App* info =
+      app.add_subcommand("info", "Show the MPI library, thread level, OpenSHMEM, OpenMP and cores");
   CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks of the communication layer");
   bench->require_subcommand(1, 1);
   BenchAllreduceArgs bench_allreduce_args;
@@ -73,26 +74,27 @@ Command parse_command_line(const std::vector<std::string>& args) {
                         : model_hybrid->parsed()    ? "model hybrid"
                         : model->parsed()           ? "model"
                                                     : "info";
-    throw InputError(fmt::format("unexpected argument{} '{}': expected the options listed by "
-                                 "'asyncsolve {} --help'",
-                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
+    throw InputError(
+        fmt::format("unexpected argument{} '{}': expected the options listed by "
+                    "'asyncsolve {} --help'",
+                    extras.size() == 1 ? "" : "s", fmt::join(extras, " "), which));
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
       } else if (args[1] == "bench") {
-        message = args.size() <= 2 || args[2].starts_with("-")
-                      ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
-                      : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
-                                    args[2]);
+        message =
+            args.size() <= 2 || args[2].starts_with("-")
+                ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
+                : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d", args[2]);
       } else if (args[1] == "model") {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("model: no model given: expected hybrid")
                       : fmt::format("unknown model '{}': expected hybrid", args[2]);
       } else if (!args[1].starts_with("-")) {
-        message = fmt::format("unknown command '{}': expected one of solve, bench, model, info",
-                              args[1]);
+        message =
+            fmt::format("unknown command '{}': expected one of solve, bench, model, info", args[1]);
       }
     }
     throw InputError(message);

@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/kernels/lanczos.hpp"
+#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/stats.hpp"
-#include "asyncsolve/kernels/lanczos.hpp"
 #include "asyncsolve/version.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
@@ -31,16 +31,18 @@ void check_spin_size(const SolveConfig& c, const par::Comm& comm, std::size_t ex
   const int ranks = comm.size();
   const int n = c.spin.sites;
   if (!std::has_single_bit(static_cast<unsigned>(ranks))) {
-    throw core::InputError(fmt::format("{} ranks with --method lanczos: the 2^{} states are "
-                                       "split by their high bits, expected a power of two "
-                                       "(1, 2, 4, 8, ...)",
-                                       ranks, n));
+    throw core::InputError(
+        fmt::format("{} ranks with --method lanczos: the 2^{} states are "
+                    "split by their high bits, expected a power of two "
+                    "(1, 2, 4, 8, ...)",
+                    ranks, n));
   }
   const int m = std::countr_zero(static_cast<unsigned>(ranks));
   if (n - m < 1) {
-    throw core::InputError(fmt::format("--sites {} on {} ranks: {} local bits, expected at most "
-                                       "2^(n-1) = {} ranks (n - log2(ranks) >= 1)",
-                                       n, ranks, n - m, 1LL << (n - 1)));
+    throw core::InputError(
+        fmt::format("--sites {} on {} ranks: {} local bits, expected at most "
+                    "2^(n-1) = {} ranks (n - log2(ranks) >= 1)",
+                    n, ranks, n - m, 1LL << (n - 1)));
   }
   const double block = std::ldexp(1.0, n - m);
   const par::NodeMemory memory =
@@ -84,8 +86,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   const int m = std::has_single_bit(static_cast<unsigned>(ranks))
                     ? std::countr_zero(static_cast<unsigned>(ranks))
                     : 0;
-  const std::size_t block =
-      s.sites - m >= 1 ? std::size_t{1} << (s.sites - m) : std::size_t{1};
+  const std::size_t block = s.sites - m >= 1 ? std::size_t{1} << (s.sites - m) : std::size_t{1};
   check_spin_size(config, world, kernels::spin_exchange_buffer_bytes(xo, m, block));
 
   const kernels::SpinLattice lattice = make_lattice(s);
@@ -218,10 +219,9 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
             {"energy_per_site", per_site},
             {"exact_energy", exact ? nlohmann::json(*exact) : nlohmann::json(nullptr)},
             {"exact_method", exact ? "free fermions (periodic chain, even n)" : ""},
-            {"relative_error",
-             exact ? number_or_null(std::abs(result.energy - *exact) /
-                                    std::max(std::abs(*exact), 1e-300))
-                   : nlohmann::json(nullptr)},
+            {"relative_error", exact ? number_or_null(std::abs(result.energy - *exact) /
+                                                      std::max(std::abs(*exact), 1e-300))
+                                     : nlohmann::json(nullptr)},
             {"change", number_or_null(result.change)},
             {"residual_bound", number_or_null(result.residual_bound)},
             {"time_s", time.max},

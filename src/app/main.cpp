@@ -3,10 +3,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "asyncsolve/core/error.hpp"
@@ -73,9 +73,10 @@ int main(int argc, char** argv) {
                   : 0;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (bad != 0) {
-      parse_error = "--transport shmem: Open MPI's OSHMEM needs OMPI_MCA_osc=ucx in the "
-                    "environment of every rank; expected e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 "
-                    "asyncsolve solve --transport shmem ...'";
+      parse_error =
+          "--transport shmem: Open MPI's OSHMEM needs OMPI_MCA_osc=ucx in the "
+          "environment of every rank; expected e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 "
+          "asyncsolve solve --transport shmem ...'";
     } else {
       shmem.emplace();
     }
@@ -110,7 +111,8 @@ int main(int argc, char** argv) {
     if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", e.what());
     code = core::ExitCode::bad_input;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "asyncsolve: rank %d: error: out of memory (try a smaller --local or --global)\n",
+    std::fprintf(stderr,
+                 "asyncsolve: rank %d: error: out of memory (try a smaller --local or --global)\n",
                  world.rank());
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   } catch (const std::exception& e) {

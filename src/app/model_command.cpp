@@ -25,8 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/model/hybrid.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/version.hpp"
@@ -64,8 +64,7 @@ struct Output {
 };
 
 Output quantities(const ModelHybridConfig& c) {
-  const model::HybridQuantities q =
-      model::evaluate(c.threads, c.reserved, c.f_comm, c.f_comp_non);
+  const model::HybridQuantities q = model::evaluate(c.threads, c.reserved, c.f_comm, c.f_comp_non);
   std::string out = fmt::format(
       "asyncsolve {}: model hybrid (paper 002 §7.2.1), n = {} threads per SMP node, m = {} "
       "reserved for communication\n",
@@ -90,12 +89,11 @@ Output quantities(const ModelHybridConfig& c) {
   line("f_comm,equiv", q.f_comm_equiv, "(m/n)(1 - f_comp,non): epsilon = 1 here, > 1 above");
   line("m_min", q.m_min, "f_comm / (f_comp,overlap + f_comm)");
   const double gain = q.epsilon;
-  out += fmt::format("  {:<16} {}\n", "verdict",
-                     std::abs(gain - 1.0) <= 1e-12
-                         ? std::string("masteronly and funneled take the same time")
-                     : gain > 1.0
-                         ? fmt::format("funneled is {:.2f}x faster than masteronly", gain)
-                         : fmt::format("masteronly is {:.2f}x faster than funneled", 1.0 / gain));
+  out += fmt::format(
+      "  {:<16} {}\n", "verdict",
+      std::abs(gain - 1.0) <= 1e-12 ? std::string("masteronly and funneled take the same time")
+      : gain > 1.0 ? fmt::format("funneled is {:.2f}x faster than masteronly", gain)
+                   : fmt::format("masteronly is {:.2f}x faster than funneled", 1.0 / gain));
 
   nlohmann::ordered_json doc;
   doc["mode"] = "quantities";
@@ -126,10 +124,10 @@ Output fit(const ModelHybridConfig& c) {
   const int n = c.threads > 0 ? c.threads : sweep.threads;
   const int m = c.reserved > 0 ? c.reserved : sweep.reserved;
   if (m >= n) {
-    throw core::InputError(fmt::format(
-        "reserved = {} with threads = {} ({}, {}): expected 1 <= reserved < threads",
-        m, n, c.reserved > 0 ? "--reserved" : "from the file",
-        c.threads > 0 ? "--threads" : "from the file"));
+    throw core::InputError(
+        fmt::format("reserved = {} with threads = {} ({}, {}): expected 1 <= reserved < threads", m,
+                    n, c.reserved > 0 ? "--reserved" : "from the file",
+                    c.threads > 0 ? "--threads" : "from the file"));
   }
   const model::MvmFit f = model::fit_mvm(sweep, n, m, c.non_ratio);
 
@@ -138,8 +136,8 @@ Output fit(const ModelHybridConfig& c) {
       "  n = {} threads per SMP node{}, m = {} reserved{}, ni x nj = {} x {}, {} rank{}, {} "
       "records\n",
       version, c.fit_path, n, n == sweep.threads ? "" : fmt::format(" (file: {})", sweep.threads),
-      m, m == sweep.reserved ? "" : fmt::format(" (file: {})", sweep.reserved), sweep.ni,
-      sweep.nj, sweep.ranks, sweep.ranks == 1 ? "" : "s", sweep.records.size());
+      m, m == sweep.reserved ? "" : fmt::format(" (file: {})", sweep.reserved), sweep.ni, sweep.nj,
+      sweep.ranks, sweep.ranks == 1 ? "" : "s", sweep.records.size());
   out += fmt::format("  {:>8}  {:>12}  {:>12}  {:>12}  {:>7}  {:>8}  {:>8}  {:>8}\n", "nk_local",
                      "masteronly_s", "funneled_s", "multiple_s", "f_comm", "eps", "eps_eq14",
                      "eps_mult");
@@ -188,8 +186,7 @@ Output fit(const ModelHybridConfig& c) {
   line("nk_local at epsilon_max", fixed(f.nk_best, 0, 2),
        fmt::format("(x_comm/x_MVM,overlap)(n-m)/(mn), where eq. 14 gives {}",
                    fixed(f.epsilon_at_best, 0, 4)));
-  line("rms eps_eq14 - eps", fmt::format("{:.4f}", f.rms_epsilon_error),
-       "over the records");
+  line("rms eps_eq14 - eps", fmt::format("{:.4f}", f.rms_epsilon_error), "over the records");
 
   nlohmann::ordered_json doc;
   doc["mode"] = "fit";

@@ -31,7 +31,9 @@ struct EnumNames;
 
 /// An enum with an EnumNames table.
 template <class E>
-concept NamedEnum = requires { EnumNames<E>::names; };
+concept NamedEnum = requires {
+  EnumNames<E>::names;
+};
 
 /// How the command line spells `value`.
 template <NamedEnum E>

@@ -14,7 +14,9 @@ nlohmann::ordered_json stats_json(const par::RankStats& s) {
   return {{"max", s.max}, {"mean", s.mean}, {"min", s.min}};
 }
 
-nlohmann::json triple_json(const grid::Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
+nlohmann::json triple_json(const grid::Int3& v) {
+  return nlohmann::json::array({v[0], v[1], v[2]});
+}
 
 nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -23,9 +25,9 @@ nlohmann::json optional_number(const std::optional<double>& v) {
 }  // namespace
 
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
-                                            const std::string& started,
-                                            const RunEnvironment& env, const RunProblem& problem,
-                                            const SolveConfig& c, const RunSummary& s) {
+                                            const std::string& started, const RunEnvironment& env,
+                                            const RunProblem& problem, const SolveConfig& c,
+                                            const RunSummary& s) {
   nlohmann::ordered_json doc = document_header("asyncsolve.result/1", command, started);
   doc["environment"] = environment_json(env);
   nlohmann::ordered_json prob = {{"name", problem.name},
@@ -81,21 +83,21 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   // OpenMP Jacobi: min/mean/max are over the threads, per_rank holds the one
   // rank's count (its busiest thread) and per_thread every thread's.
   if (!s.iterations_per_thread.empty()) iterations["per_thread"] = s.iterations_per_thread;
-  doc["result"] = {{"converged", s.converged},
-                   {"reason", s.reason},
-                   {"iterations", iterations},
-                   {"time_s", s.time_s.max},
-                   {"time_s_ranks", stats_json(s.time_s)},
-                   {"time_per_iteration_s",
-                    s.iterations.max > 0 ? s.time_s.max / s.iterations.max : 0.0},
-                   {"detail", s.detail},
-                   {"residual_estimate", s.residual_estimate},
-                   {"true_residual", s.true_residual},
-                   {"error_inf", optional_number(s.error_inf)},
-                   {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs},
-                   {"final_sync_iterations", s.final_sync_iterations},
-                   {"unconfirmed_stops", s.unconfirmed_stops},
-                   {"injected_s", stats_json(s.injected_s)}};
+  doc["result"] = {
+      {"converged", s.converged},
+      {"reason", s.reason},
+      {"iterations", iterations},
+      {"time_s", s.time_s.max},
+      {"time_s_ranks", stats_json(s.time_s)},
+      {"time_per_iteration_s", s.iterations.max > 0 ? s.time_s.max / s.iterations.max : 0.0},
+      {"detail", s.detail},
+      {"residual_estimate", s.residual_estimate},
+      {"true_residual", s.true_residual},
+      {"error_inf", optional_number(s.error_inf)},
+      {"sweep_bandwidth_gbs", s.sweep_bandwidth_gbs},
+      {"final_sync_iterations", s.final_sync_iterations},
+      {"unconfirmed_stops", s.unconfirmed_stops},
+      {"injected_s", stats_json(s.injected_s)}};
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
   doc["phases"] = phases;
@@ -115,10 +117,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  const std::string what =
-      is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc))
-                   : fmt::format("{} {} over {}", name(c.method), name(c.variant),
-                                 name(c.transport));
+  const std::string what = is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc))
+                                        : fmt::format("{} {} over {}", name(c.method),
+                                                      name(c.variant), name(c.transport));
   const bool omp = c.transport == Transport::omp;
   if (omp) {
     out += fmt::format("asyncsolve {}: {}, 1 rank, {} thread{} (z-slabs), {} reduction\n", version,
@@ -174,9 +175,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
           ? fmt::format("{} iterations", static_cast<long>(s.iterations.max))
           : fmt::format("iterations min {} mean {:.1f} max {}", static_cast<long>(s.iterations.min),
                         s.iterations.mean, static_cast<long>(s.iterations.max));
-  line("result", fmt::format("{} ({}) after {} in {:.3f} s",
-                             s.converged ? "converged" : "NOT converged", s.reason, iters,
-                             s.time_s.max));
+  line("result",
+       fmt::format("{} ({}) after {} in {:.3f} s", s.converged ? "converged" : "NOT converged",
+                   s.reason, iters, s.time_s.max));
   if (!s.detail.empty()) line("breakdown", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
@@ -190,12 +191,12 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }
   } else if (c.variant != Variant::sync) {
-    line("messages", fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
-                                 s.sends_per_iteration, std::llround(s.skipped_sends),
-                                 s.final_sync_iterations > 0
-                                     ? fmt::format(", {} final sync iterations",
-                                                   s.final_sync_iterations)
-                                     : std::string()));
+    line("messages",
+         fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
+                     s.sends_per_iteration, std::llround(s.skipped_sends),
+                     s.final_sync_iterations > 0
+                         ? fmt::format(", {} final sync iterations", s.final_sync_iterations)
+                         : std::string()));
   }
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
   std::string phases;
@@ -203,8 +204,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (stats.max == 0.0) continue;
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
-  line("phases", fmt::format("{} s (max over {})", phases,
-                             omp ? "threads" : "ranks"));
+  line("phases", fmt::format("{} s (max over {})", phases, omp ? "threads" : "ranks"));
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));

@@ -48,9 +48,9 @@ struct RunSummary {
   long final_sync_iterations = 0;
   long unconfirmed_stops = 0;  ///< OpenMP async/racy: stops the true residual refuted
   par::RankStats injected_s;
-  std::string allreduce;  ///< the algorithm "auto" resolved to
-  std::string halo;       ///< the halo exchange used (waitall, or channel for sync over rma)
-  std::string detail;     ///< what broke down (Krylov), empty otherwise
+  std::string allreduce;      ///< the algorithm "auto" resolved to
+  std::string halo;           ///< the halo exchange used (waitall, or channel for sync over rma)
+  std::string detail;         ///< what broke down (Krylov), empty otherwise
   par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
   long halo_exchanges = 0;    ///< rank 0's halo exchanges
   par::RankStats progress_passes;  ///< passes of the progress thread's loop per rank
@@ -60,7 +60,7 @@ struct RunSummary {
 struct RunProblem {
   std::string name;
   grid::Int3 global{};
-  grid::Int3 local{};      ///< rank 0's block
+  grid::Int3 local{};  ///< rank 0's block
   grid::Int3 local_min{};
   grid::Int3 local_max{};
   grid::Int3 dims{};
@@ -94,9 +94,9 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
-                                            const std::string& started,
-                                            const RunEnvironment& env, const RunProblem& problem,
-                                            const SolveConfig& config, const RunSummary& summary);
+                                            const std::string& started, const RunEnvironment& env,
+                                            const RunProblem& problem, const SolveConfig& config,
+                                            const RunSummary& summary);
 
 /// The short human summary rank 0 prints.
 std::string format_summary(const RunEnvironment& env, const RunProblem& problem,

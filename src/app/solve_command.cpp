@@ -2,12 +2,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
-#include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,20 +15,20 @@
 #include "asyncsolve/channel.h"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/channel_tree.hpp"
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/check.hpp"
-#include "asyncsolve/par/stats.hpp"
-#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/jacobi_omp.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
@@ -40,8 +40,7 @@ namespace {
 /// Refuses, as bad input, a grid whose fields would not fit in the memory of
 /// a node: better one clear line than an allocation failure or the OOM
 /// killer on one rank. Collective; the verdict is the same on every rank.
-void check_memory(const SolveConfig& config, const grid::Decomposition& decomposition,
-                  int fields) {
+void check_memory(const SolveConfig& config, const grid::Decomposition& decomposition, int fields) {
   const par::Comm& comm = decomposition.comm();
   const grid::Int3& n = decomposition.local();
   const par::NodeMemory memory =
@@ -145,29 +144,31 @@ HybridSetup make_hybrid(const SolveConfig& config, const grid::Decomposition& de
   int provided = MPI_THREAD_SINGLE;
   par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (mode == comm::HybridMode::multiple && provided < MPI_THREAD_MULTIPLE) {
-    throw core::InputError("--hybrid multiple: this MPI library provides no MPI_THREAD_MULTIPLE "
-                           "(see asyncsolve info), expected masteronly or funneled");
+    throw core::InputError(
+        "--hybrid multiple: this MPI library provides no MPI_THREAD_MULTIPLE "
+        "(see asyncsolve info), expected masteronly or funneled");
   }
   if (mode == comm::HybridMode::funneled && provided < MPI_THREAD_FUNNELED) {
-    throw core::InputError("--hybrid funneled: this MPI library provides no "
-                           "MPI_THREAD_FUNNELED (see asyncsolve info), expected masteronly");
+    throw core::InputError(
+        "--hybrid funneled: this MPI library provides no "
+        "MPI_THREAD_FUNNELED (see asyncsolve info), expected masteronly");
   }
   // Every thread needs a z-plane of every rank's block (slabs of planes).
   int planes = decomposition.local()[2];
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &planes, 1, MPI_INT, MPI_MIN,
-                               decomposition.comm().get()),
-                 "MPI_Allreduce");
+  par::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, &planes, 1, MPI_INT, MPI_MIN, decomposition.comm().get()),
+      "MPI_Allreduce");
   if (out.threads > planes) {
-    throw core::InputError(fmt::format("--threads {} with --hybrid {}: more threads than the {} "
-                                       "z-planes of the smallest block, expected at most {}",
-                                       out.threads, comm::hybrid_mode_name(mode), planes,
-                                       planes));
+    throw core::InputError(
+        fmt::format("--threads {} with --hybrid {}: more threads than the {} "
+                    "z-planes of the smallest block, expected at most {}",
+                    out.threads, comm::hybrid_mode_name(mode), planes, planes));
   }
   if (mode == comm::HybridMode::multiple) {
     out.links = comm::make_linkwise_halo_exchange(decomposition, shape, neighbourhood);
   }
   out.stencil = std::make_unique<comm::HybridStencil>(decomposition, mode, out.threads, &halo,
-                                                         out.links.get());
+                                                      out.links.get());
   return out;
 }
 
@@ -178,9 +179,10 @@ std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& co
   int provided = MPI_THREAD_SINGLE;
   par::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided != MPI_THREAD_MULTIPLE) {
-    throw core::InputError(fmt::format("--progress {}: this MPI library provides no "
-                                       "MPI_THREAD_MULTIPLE, expected none",
-                                       config.progress.name()));
+    throw core::InputError(
+        fmt::format("--progress {}: this MPI library provides no "
+                    "MPI_THREAD_MULTIPLE, expected none",
+                    config.progress.name()));
   }
   return std::make_unique<par::ProgressThread>(
       comm, std::chrono::microseconds{config.progress.thread_sleep_us()});
@@ -216,10 +218,10 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   const int transport = channel_transport(config.transport);
   // Sync over rma or shmem exchanges halos through channels; otherwise (and
   // for the true residual of the asynchronous variants) the --halo strategy.
-  auto halo = !asynchronous && transport != AS_TRANSPORT_MPI
-                  ? comm::make_channel_halo_exchange(decomposition, u, transport)
-                  : comm::make_halo_exchange(config.halo, decomposition, u,
-                                             comm::Neighbourhood::faces);
+  auto halo =
+      !asynchronous && transport != AS_TRANSPORT_MPI
+          ? comm::make_channel_halo_exchange(decomposition, u, transport)
+          : comm::make_halo_exchange(config.halo, decomposition, u, comm::Neighbourhood::faces);
   const collectives::AllreduceAlgorithm& allreduce = *config.allreduce;
   // Sync: the chosen algorithm, run to completion at each residual check;
   // async and racy use it for convergence and MPI_Allreduce for the true residual.
@@ -228,8 +230,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
   if (asynchronous) {
-    convergence =
-        collectives::make_convergence_allreduce(allreduce.name(), comm, 2, transport);
+    convergence = collectives::make_convergence_allreduce(allreduce.name(), comm, 2, transport);
   }
   par::FaultInjector faults(
       par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
@@ -261,8 +262,8 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
     async.final_sync = config.final_sync;
     async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
     async.transport = transport;
-    out.result = solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence,
-                                       async);
+    out.result =
+        solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence, async);
   } else {
     out.result = solvers::jacobi_sync(problem, decomposition, u, *halo, *reduction, options);
   }
@@ -288,9 +289,10 @@ int omp_threads(const SolveConfig& config) {
 /// InputError (on every rank alike) for more than one rank.
 grid::DecompositionSpec omp_decomposition_spec(const SolveConfig& config, int ranks, int threads) {
   if (ranks != 1) {
-    throw core::InputError(fmt::format("--transport omp on {} ranks: OpenMP Jacobi runs on one "
-                                       "rank, expected mpirun -np 1 (or no mpirun) and --threads",
-                                       ranks));
+    throw core::InputError(
+        fmt::format("--transport omp on {} ranks: OpenMP Jacobi runs on one "
+                    "rank, expected mpirun -np 1 (or no mpirun) and --threads",
+                    ranks));
   }
   grid::DecompositionSpec spec = config.decomposition;
   if (!spec.global) {
@@ -305,10 +307,10 @@ grid::DecompositionSpec omp_decomposition_spec(const SolveConfig& config, int ra
     spec.local.reset();
   }
   if ((*spec.global)[2] < threads) {
-    throw core::InputError(fmt::format("--threads {} with --global {}: more threads than the {} "
-                                       "z-planes, expected at most {} threads",
-                                       threads, core::format_triple(*spec.global),
-                                       (*spec.global)[2], (*spec.global)[2]));
+    throw core::InputError(fmt::format(
+        "--threads {} with --global {}: more threads than the {} "
+        "z-planes, expected at most {} threads",
+        threads, core::format_triple(*spec.global), (*spec.global)[2], (*spec.global)[2]));
   }
   return spec;
 }
@@ -343,8 +345,7 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
-  check_memory(config, decomposition,
-               solvers::krylov_fields(krylov_method(config.method)));
+  check_memory(config, decomposition, solvers::krylov_fields(krylov_method(config.method)));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full
@@ -438,7 +439,8 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.true_residual = result.true_residual;
   s.error_inf = result.error_inf;
   for (std::size_t i = 0; i < result.phases.size(); ++i) {
-    s.phases.emplace_back(result.phases.names()[i], par::rank_stats(comm, result.phases.seconds(i)));
+    s.phases.emplace_back(result.phases.names()[i],
+                          par::rank_stats(comm, result.phases.seconds(i)));
   }
   const par::RankStats messages = par::rank_stats(comm, static_cast<double>(result.messages_sent));
   s.sends_per_iteration =
@@ -450,7 +452,8 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.sweep_bandwidth_gbs = sweep_time > 0.0 ? sweep_bytes / sweep_time / 1e9 : 0.0;
   s.history = gather_history(comm, result.history, omp);
   s.batch_sizes = gather_batches(comm, result.batch_sizes);
-  s.skipped_sends = par::rank_stats(comm, static_cast<double>(result.skipped_sends)).mean * comm.size();
+  s.skipped_sends =
+      par::rank_stats(comm, static_cast<double>(result.skipped_sends)).mean * comm.size();
   s.final_sync_iterations = result.final_sync_iterations;
   s.unconfirmed_stops = result.unconfirmed_stops;
   s.injected_s = par::rank_stats(comm, result.injected_s);
@@ -524,8 +527,8 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
     int lo = nz;
     int hi = 0;
     for (int t = 0; t < threads; ++t) {
-      const int planes = solvers::omp_plane_begin(t + 1, threads, nz) -
-                         solvers::omp_plane_begin(t, threads, nz);
+      const int planes =
+          solvers::omp_plane_begin(t + 1, threads, nz) - solvers::omp_plane_begin(t, threads, nz);
       lo = std::min(lo, planes);
       hi = std::max(hi, planes);
     }

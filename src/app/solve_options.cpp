@@ -217,13 +217,19 @@ void validate_stop(const SolveConfig& c) {
 
 solvers::KrylovMethod krylov_method(Method method) {
   switch (method) {
-    case Method::cg: return solvers::KrylovMethod::cg;
-    case Method::pcg1: return solvers::KrylovMethod::pcg1;
-    case Method::pcg2: return solvers::KrylovMethod::pcg2;
-    case Method::pcg_overlap: return solvers::KrylovMethod::pcg_overlap;
-    case Method::pipecg: return solvers::KrylovMethod::pipecg;
+    case Method::cg:
+      return solvers::KrylovMethod::cg;
+    case Method::pcg1:
+      return solvers::KrylovMethod::pcg1;
+    case Method::pcg2:
+      return solvers::KrylovMethod::pcg2;
+    case Method::pcg_overlap:
+      return solvers::KrylovMethod::pcg_overlap;
+    case Method::pipecg:
+      return solvers::KrylovMethod::pipecg;
     case Method::jacobi:
-    case Method::lanczos: break;
+    case Method::lanczos:
+      break;
   }
   throw std::logic_error("krylov_method: not a Krylov method");
 }

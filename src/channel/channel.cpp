@@ -47,13 +47,16 @@ int validate(const as_channel_config* c) noexcept {
     return AS_SUCCESS;
   }
   if (c->comm == MPI_COMM_NULL || c->sendbuf == nullptr || c->recvbuf == nullptr) return AS_ERR_ARG;
-  if (c->message_size == 0 || c->message_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+  if (c->message_size == 0 ||
+      c->message_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     return AS_ERR_ARG;
   }
-  if (c->max_in_flight < 1 || (c->mode != AS_MODE_ASYNC && c->mode != AS_MODE_RACY)) return AS_ERR_ARG;
+  if (c->max_in_flight < 1 || (c->mode != AS_MODE_ASYNC && c->mode != AS_MODE_RACY))
+    return AS_ERR_ARG;
   int size = 0;
   int rank = 0;
-  if (MPI_Comm_size(c->comm, &size) != MPI_SUCCESS || MPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS) {
+  if (MPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
+      MPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS) {
     return AS_ERR_TRANSPORT;
   }
   if (c->peer < 0 || c->peer >= size || c->peer == rank) return AS_ERR_ARG;
@@ -265,14 +268,22 @@ int as_channel_in_flight(const as_channel* channel, int* count) {
 
 const char* as_strerror(int status) {
   switch (status) {
-    case AS_SUCCESS: return "success";
-    case AS_ERR_ARG: return "invalid argument";
-    case AS_ERR_MISMATCH: return "the two ends of the channel differ in message size, depth or mode";
-    case AS_ERR_STATE: return "operation not allowed in the channel's state";
-    case AS_ERR_TRANSPORT: return "the transport reported an error";
-    case AS_ERR_NOMEM: return "out of memory";
-    case AS_ERR_UNSUPPORTED: return "transport not available in this build or run";
-    default: return "unknown status";
+    case AS_SUCCESS:
+      return "success";
+    case AS_ERR_ARG:
+      return "invalid argument";
+    case AS_ERR_MISMATCH:
+      return "the two ends of the channel differ in message size, depth or mode";
+    case AS_ERR_STATE:
+      return "operation not allowed in the channel's state";
+    case AS_ERR_TRANSPORT:
+      return "the transport reported an error";
+    case AS_ERR_NOMEM:
+      return "out of memory";
+    case AS_ERR_UNSUPPORTED:
+      return "transport not available in this build or run";
+    default:
+      return "unknown status";
   }
 }
 

@@ -45,8 +45,6 @@
 namespace asyncsolve::channel::detail {
 namespace {
 
-
-
 class MpiChannel final : public ChannelImpl {
  public:
   explicit MpiChannel(const as_channel_config& c)
@@ -286,8 +284,8 @@ class MpiChannel final : public ChannelImpl {
 
   std::vector<std::vector<unsigned char>> landing_;
   std::vector<MPI_Request> recv_requests_;
-  std::size_t next_recv_ = 0;  // oldest posted receive (async)
-  std::size_t completed_ = 0;  // completed receives from next_recv_ on, not yet taken (async)
+  std::size_t next_recv_ = 0;      // oldest posted receive (async)
+  std::size_t completed_ = 0;      // completed receives from next_recv_ on, not yet taken (async)
   long long since_last_recv_ = 0;  // racy: arrivals since the last recv()
 
   MPI_Request control_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};

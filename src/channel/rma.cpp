@@ -90,17 +90,14 @@
 namespace asyncsolve::channel::detail {
 namespace {
 
-
-
-
 /// The window shared by the channels of one create call on this rank.
 struct RmaWindow {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   MPI_Win win = MPI_WIN_NULL;
   MPI_Comm quiet = MPI_COMM_NULL;  // a private duplicate of comm, never used for messages
-  int members = 0;  // channels (placeholders included) of the create call
-  int open = 0;     // not yet finished destroying
+  int members = 0;                 // channels (placeholders included) of the create call
+  int open = 0;                    // not yet finished destroying
 
   /// Reads an int64 flag of this rank's window atomically.
   long long read(MPI_Aint disp) const {
@@ -129,8 +126,8 @@ struct RmaWindow {
   void put(int target, MPI_Aint disp, const void* src, std::size_t bytes, bool racy) const {
     const int n = static_cast<int>(bytes);
     if (racy) {
-      check(MPI_Accumulate(src, n / 8, MPI_UINT64_T, target, disp, n / 8, MPI_UINT64_T,
-                           MPI_REPLACE, win),
+      check(MPI_Accumulate(src, n / 8, MPI_UINT64_T, target, disp, n / 8, MPI_UINT64_T, MPI_REPLACE,
+                           win),
             "MPI_Accumulate");
     } else {
       check(MPI_Put(src, n, MPI_BYTE, target, disp, n, MPI_BYTE, win), "MPI_Put");
@@ -165,9 +162,6 @@ struct RmaWindow {
     check(MPI_Comm_free(&quiet), "MPI_Comm_free");
   }
 };
-
-
-
 
 }  // namespace
 

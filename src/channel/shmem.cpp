@@ -79,8 +79,8 @@ namespace asyncsolve::channel::detail {
 
 #ifndef ASYNCSOLVE_HAVE_SHMEM
 
-std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(
-    std::span<const as_channel_config>, int) {
+std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(std::span<const as_channel_config>,
+                                                                int) {
   throw ChannelFailure(AS_ERR_UNSUPPORTED, "this build has no OpenSHMEM");
 }
 
@@ -89,9 +89,6 @@ std::vector<std::unique_ptr<ChannelImpl>> create_shmem_channels(
 namespace {
 
 static_assert(sizeof(long) == 8, "the flags are 8-byte longs");
-
-
-
 
 /// The symmetric block shared by the channels of one create call on this PE.
 struct ShmemBlock {
@@ -147,9 +144,6 @@ struct ShmemBlock {
     check(MPI_Comm_free(&quiet), "MPI_Comm_free");
   }
 };
-
-
-
 
 }  // namespace
 

@@ -12,10 +12,11 @@ namespace asyncsolve::collectives {
 namespace {
 
 [[noreturn]] void bad_name(std::string_view name) {
-  throw core::InputError(fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
-                                     "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                                     "impi)",
-                                     name));
+  throw core::InputError(
+      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
+                  "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
+                  "impi)",
+                  name));
 }
 
 /// A decimal integer >= 2 and nothing else, or nothing.
@@ -59,12 +60,18 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
 std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
   using Kind = AllreduceAlgorithm::Kind;
   switch (kind) {
-    case Kind::mpi: return "mpi";
-    case Kind::impi: return "impi";
-    case Kind::tree: return "tree";
-    case Kind::rd: return "rd";
-    case Kind::knomial: return "knomial";
-    case Kind::twolevel: return "twolevel";
+    case Kind::mpi:
+      return "mpi";
+    case Kind::impi:
+      return "impi";
+    case Kind::tree:
+      return "tree";
+    case Kind::rd:
+      return "rd";
+    case Kind::knomial:
+      return "knomial";
+    case Kind::twolevel:
+      return "twolevel";
   }
   return "?";
 }
@@ -73,9 +80,12 @@ std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
 
 std::string AllreduceAlgorithm::name() const {
   switch (kind) {
-    case Kind::knomial: return fmt::format("knomial:{}", degree);
-    case Kind::twolevel: return fmt::format("twolevel:{}", leader_algorithm().name());
-    default: return std::string(plain_name(kind));
+    case Kind::knomial:
+      return fmt::format("knomial:{}", degree);
+    case Kind::twolevel:
+      return fmt::format("twolevel:{}", leader_algorithm().name());
+    default:
+      return std::string(plain_name(kind));
   }
 }
 

@@ -63,11 +63,11 @@ using ScheduleBuilder = std::function<BuiltSchedule(int rank, int ranks)>;
 std::unique_ptr<NonblockingAllreduce> make_blocking_allreduce(const par::Comm& comm,
                                                               std::size_t size, ReduceOp op);
 /// allreduce/impi.cpp: `impi`, MPI_Iallreduce.
-std::unique_ptr<NonblockingAllreduce> make_impi_allreduce(const par::Comm& comm,
-                                                          std::size_t size, ReduceOp op);
+std::unique_ptr<NonblockingAllreduce> make_impi_allreduce(const par::Comm& comm, std::size_t size,
+                                                          ReduceOp op);
 /// allreduce/tree.cpp: `tree`, paper 000's asynchronous binary tree.
-std::unique_ptr<NonblockingAllreduce> make_tree_allreduce(const par::Comm& comm,
-                                                          std::size_t size, ReduceOp op);
+std::unique_ptr<NonblockingAllreduce> make_tree_allreduce(const par::Comm& comm, std::size_t size,
+                                                          ReduceOp op);
 /// allreduce/schedule_run.cpp: any schedule-engine allreduce (`rd`,
 /// `knomial:K`), its schedule built once by `build` on the duplicate.
 std::unique_ptr<NonblockingAllreduce> make_schedule_allreduce(std::string name,

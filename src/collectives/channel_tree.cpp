@@ -169,8 +169,10 @@ std::unique_ptr<collectives::NonblockingAllreduce> make_channel_tree_allreduce(
   return std::make_unique<ChannelTree>(comm, size, transport);
 }
 
-std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(
-    std::string_view name, const par::Comm& comm, std::size_t size, int transport) {
+std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(std::string_view name,
+                                                                              const par::Comm& comm,
+                                                                              std::size_t size,
+                                                                              int transport) {
   if (name == "tree" && transport != AS_TRANSPORT_MPI) {
     return make_channel_tree_allreduce(comm, size, transport);
   }

@@ -19,9 +19,10 @@ namespace {
 /// (debug builds, collectively) that every rank passed the same size and op.
 void check_arguments(const par::Comm& comm, std::size_t size, ReduceOp op) {
   if (size > static_cast<std::size_t>(INT_MAX))
-    throw std::length_error(fmt::format("non-blocking allreduce of {} doubles: more than an MPI "
-                                        "count can hold",
-                                        size));
+    throw std::length_error(
+        fmt::format("non-blocking allreduce of {} doubles: more than an MPI "
+                    "count can hold",
+                    size));
   detail::check_same_arguments(comm, size, op);
 }
 
@@ -31,15 +32,18 @@ namespace detail {
 
 MPI_Op to_mpi_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::sum:
+      return MPI_SUM;
+    case ReduceOp::min:
+      return MPI_MIN;
+    case ReduceOp::max:
+      return MPI_MAX;
   }
   return MPI_SUM;
 }
 
-void check_same_arguments([[maybe_unused]] const par::Comm& comm,
-                          [[maybe_unused]] std::size_t size, [[maybe_unused]] ReduceOp op) {
+void check_same_arguments([[maybe_unused]] const par::Comm& comm, [[maybe_unused]] std::size_t size,
+                          [[maybe_unused]] ReduceOp op) {
 #ifndef NDEBUG
   const auto n = static_cast<long long>(size);
   const auto o = static_cast<long long>(op);
@@ -47,9 +51,10 @@ void check_same_arguments([[maybe_unused]] const par::Comm& comm,
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, comm.get()),
                  "MPI_Allreduce");
   if (v[0] != -v[1] || v[2] != -v[3])
-    throw std::logic_error(fmt::format("NonblockingAllreduce: ranks disagree on the arguments "
-                                       "(size {} to {}, op {} to {})",
-                                       -v[1], v[0], -v[3], v[2]));
+    throw std::logic_error(
+        fmt::format("NonblockingAllreduce: ranks disagree on the arguments "
+                    "(size {} to {}, op {} to {})",
+                    -v[1], v[0], -v[3], v[2]));
 #endif
 }
 
@@ -70,9 +75,12 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(
   using Kind = AllreduceAlgorithm::Kind;
   check_arguments(comm, size, op);
   switch (algorithm.kind) {
-    case Kind::tree: return detail::make_tree_allreduce(comm, size, op);
-    case Kind::mpi: return detail::make_blocking_allreduce(comm, size, op);
-    case Kind::impi: return detail::make_impi_allreduce(comm, size, op);
+    case Kind::tree:
+      return detail::make_tree_allreduce(comm, size, op);
+    case Kind::mpi:
+      return detail::make_blocking_allreduce(comm, size, op);
+    case Kind::impi:
+      return detail::make_impi_allreduce(comm, size, op);
     case Kind::rd:
       return detail::make_schedule_allreduce(
           algorithm.name(), comm, size, op,
@@ -82,7 +90,8 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(
           algorithm.name(), comm, size, op, [&](int rank, int ranks) {
             return detail::knomial(rank, ranks, algorithm.degree, size, op);
           });
-    case Kind::twolevel: return detail::make_two_level(algorithm, comm, size, op, -1);
+    case Kind::twolevel:
+      return detail::make_two_level(algorithm, comm, size, op, -1);
   }
   throw std::logic_error("make_nonblocking_allreduce: unhandled algorithm");
 }

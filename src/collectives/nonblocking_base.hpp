@@ -66,8 +66,8 @@ class NonblockingBase : public NonblockingAllreduce {
  private:
   void check_size(std::size_t n) const {
     if (n != size_)
-      throw std::logic_error(fmt::format("NonblockingAllreduce: span of {} doubles, expected {}", n,
-                                         size_));
+      throw std::logic_error(
+          fmt::format("NonblockingAllreduce: span of {} doubles, expected {}", n, size_));
   }
 };
 

@@ -16,9 +16,10 @@ namespace {
 
 int checked_count(std::size_t count) {
   if (count > static_cast<std::size_t>(INT_MAX))
-    throw std::length_error(fmt::format("schedule message of {} doubles: more than an MPI count "
-                                        "can hold",
-                                        count));
+    throw std::length_error(
+        fmt::format("schedule message of {} doubles: more than an MPI count "
+                    "can hold",
+                    count));
   return static_cast<int>(count);
 }
 
@@ -59,10 +60,18 @@ void Schedule::add(const ScheduleAction& action) {
   };
   bool ok = true;
   switch (action.kind) {
-    case ScheduleAction::Kind::send: ok = fits(action.a); break;
-    case ScheduleAction::Kind::recv: ok = fits(action.dst); break;
-    case ScheduleAction::Kind::reduce: ok = fits(action.a) && fits(action.b) && fits(action.dst); break;
-    case ScheduleAction::Kind::copy: ok = fits(action.a) && fits(action.dst); break;
+    case ScheduleAction::Kind::send:
+      ok = fits(action.a);
+      break;
+    case ScheduleAction::Kind::recv:
+      ok = fits(action.dst);
+      break;
+    case ScheduleAction::Kind::reduce:
+      ok = fits(action.a) && fits(action.b) && fits(action.dst);
+      break;
+    case ScheduleAction::Kind::copy:
+      ok = fits(action.a) && fits(action.dst);
+      break;
   }
   if (!ok)
     throw std::out_of_range(fmt::format("schedule action of {} doubles outside the buffer of {}",
@@ -170,8 +179,8 @@ void ScheduleExecutor::start(std::span<const double> values) {
   if (active_) throw std::logic_error("ScheduleExecutor::start with an operation active");
   if (!values.empty()) {
     if (values.size() != count_)
-      throw std::logic_error(fmt::format("ScheduleExecutor::start: {} doubles, expected {}",
-                                         values.size(), count_));
+      throw std::logic_error(
+          fmt::format("ScheduleExecutor::start: {} doubles, expected {}", values.size(), count_));
     std::copy(values.begin(), values.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(input_));
   }
   active_ = true;

@@ -28,17 +28,17 @@ void AlltoallvHalo::start(grid::Field& field) {
   require_idle(in_flight_, name());
   packed_.pack(field);
   if (nonblocking_) {
-    par::check_mpi(MPI_Ialltoallv(packed_.send_data(), counts_.send_counts.data(),
-                                  counts_.send_displs.data(), MPI_DOUBLE, packed_.recv_data(),
-                                  counts_.recv_counts.data(), counts_.recv_displs.data(),
-                                  MPI_DOUBLE, comm_, &request_),
-                   "MPI_Ialltoallv");
+    par::check_mpi(
+        MPI_Ialltoallv(packed_.send_data(), counts_.send_counts.data(), counts_.send_displs.data(),
+                       MPI_DOUBLE, packed_.recv_data(), counts_.recv_counts.data(),
+                       counts_.recv_displs.data(), MPI_DOUBLE, comm_, &request_),
+        "MPI_Ialltoallv");
   } else {
-    par::check_mpi(MPI_Alltoallv(packed_.send_data(), counts_.send_counts.data(),
-                                 counts_.send_displs.data(), MPI_DOUBLE, packed_.recv_data(),
-                                 counts_.recv_counts.data(), counts_.recv_displs.data(),
-                                 MPI_DOUBLE, comm_),
-                   "MPI_Alltoallv");
+    par::check_mpi(
+        MPI_Alltoallv(packed_.send_data(), counts_.send_counts.data(), counts_.send_displs.data(),
+                      MPI_DOUBLE, packed_.recv_data(), counts_.recv_counts.data(),
+                      counts_.recv_displs.data(), MPI_DOUBLE, comm_),
+        "MPI_Alltoallv");
   }
   in_flight_ = true;
 }

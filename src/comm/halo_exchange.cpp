@@ -6,8 +6,8 @@
 #include <array>
 #include <stdexcept>
 
-#include "asyncsolve/core/error.hpp"
 #include "alltoallv_halo.hpp"
+#include "asyncsolve/core/error.hpp"
 #include "neighbor_halo.hpp"
 #include "persistent_halo.hpp"
 #include "waitall_halo.hpp"
@@ -30,11 +30,16 @@ std::vector<std::string> halo_exchange_names() {
 
 std::string_view halo_strategy_name(HaloStrategy strategy) noexcept {
   switch (strategy) {
-    case HaloStrategy::waitall: return "waitall";
-    case HaloStrategy::alltoallv: return "alltoallv";
-    case HaloStrategy::ialltoallv: return "ialltoallv";
-    case HaloStrategy::neighbor: return "neighbor";
-    case HaloStrategy::persistent: return "persistent";
+    case HaloStrategy::waitall:
+      return "waitall";
+    case HaloStrategy::alltoallv:
+      return "alltoallv";
+    case HaloStrategy::ialltoallv:
+      return "ialltoallv";
+    case HaloStrategy::neighbor:
+      return "neighbor";
+    case HaloStrategy::persistent:
+      return "persistent";
   }
   return "?";
 }
@@ -42,8 +47,8 @@ std::string_view halo_strategy_name(HaloStrategy strategy) noexcept {
 HaloStrategy parse_halo_strategy(std::string_view name) {
   for (const HaloStrategy s : kStrategies)
     if (halo_strategy_name(s) == name) return s;
-  throw core::InputError(fmt::format("--halo '{}': expected one of {}", name,
-                                     fmt::join(halo_exchange_names(), ", ")));
+  throw core::InputError(
+      fmt::format("--halo '{}': expected one of {}", name, fmt::join(halo_exchange_names(), ", ")));
 }
 
 std::unique_ptr<HaloExchange> make_halo_exchange(std::string_view name,

@@ -78,8 +78,8 @@ HybridMode parse_hybrid_mode(std::string_view name) {
   if (name == "masteronly") return HybridMode::masteronly;
   if (name == "funneled") return HybridMode::funneled;
   if (name == "multiple") return HybridMode::multiple;
-  throw core::InputError(fmt::format("--hybrid '{}': expected one of {}", name,
-                                     fmt::join(hybrid_mode_names(), ", ")));
+  throw core::InputError(
+      fmt::format("--hybrid '{}': expected one of {}", name, fmt::join(hybrid_mode_names(), ", ")));
 }
 
 Box HybridStencil::slab(const Box& box, int parts, int t) noexcept {
@@ -93,9 +93,8 @@ Box HybridStencil::share(const Box& box, int parts, int t) noexcept {
   return split_along(box, axis, parts, t);
 }
 
-HybridStencil::HybridStencil(const grid::Decomposition& decomposition, HybridMode mode,
-                             int threads, comm::HaloExchange* halo,
-                             comm::LinkwiseHaloExchange* links)
+HybridStencil::HybridStencil(const grid::Decomposition& decomposition, HybridMode mode, int threads,
+                             comm::HaloExchange* halo, comm::LinkwiseHaloExchange* links)
     : mode_(mode), threads_(threads), halo_(halo), links_(links) {
   const grid::Int3& n = decomposition.local();
   if (mode == HybridMode::none) throw std::invalid_argument("HybridStencil: mode none");

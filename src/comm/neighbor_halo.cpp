@@ -23,14 +23,12 @@ NeighborHalo::NeighborHalo(const grid::Decomposition& decomposition, const grid:
   // A rank without neighbours (one rank) passes empty lists; keep the arrays
   // non-empty so that no null pointer reaches MPI.
   const int degree = static_cast<int>(ranks.size());
-  for (std::vector<int>* v :
-       {&ranks, &send_counts_, &send_displs_, &recv_counts_, &recv_displs_})
+  for (std::vector<int>* v : {&ranks, &send_counts_, &send_displs_, &recv_counts_, &recv_displs_})
     if (v->empty()) v->push_back(0);
   MPI_Comm graph = MPI_COMM_NULL;
-  par::check_mpi(MPI_Dist_graph_create_adjacent(decomposition.comm().get(), degree, ranks.data(),
-                                                MPI_UNWEIGHTED, degree, ranks.data(),
-                                                MPI_UNWEIGHTED, MPI_INFO_NULL, /*reorder=*/0,
-                                                &graph),
+  par::check_mpi(MPI_Dist_graph_create_adjacent(
+                     decomposition.comm().get(), degree, ranks.data(), MPI_UNWEIGHTED, degree,
+                     ranks.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, /*reorder=*/0, &graph),
                  "MPI_Dist_graph_create_adjacent");
   graph_ = par::Comm::adopt(graph);
   par::check_mpi(MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -50,11 +48,11 @@ void NeighborHalo::start(grid::Field& field) {
   require_idle(in_flight_, name());
   if (graph_.get() == MPI_COMM_NULL) throw std::logic_error("neighbor halo: start() after close()");
   packed_.pack(field);
-  par::check_mpi(MPI_Ineighbor_alltoallv(packed_.send_data(), send_counts_.data(),
-                                         send_displs_.data(), MPI_DOUBLE, packed_.recv_data(),
-                                         recv_counts_.data(), recv_displs_.data(), MPI_DOUBLE,
-                                         graph_.get(), &request_),
-                 "MPI_Ineighbor_alltoallv");
+  par::check_mpi(
+      MPI_Ineighbor_alltoallv(packed_.send_data(), send_counts_.data(), send_displs_.data(),
+                              MPI_DOUBLE, packed_.recv_data(), recv_counts_.data(),
+                              recv_displs_.data(), MPI_DOUBLE, graph_.get(), &request_),
+      "MPI_Ineighbor_alltoallv");
   in_flight_ = true;
 }
 

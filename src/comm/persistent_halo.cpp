@@ -20,12 +20,11 @@ PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const g
   try {
     for (std::size_t i = 0; i < links_.size(); ++i) {
       Link& l = links_[i];
-      par::check_mpi(MPI_Recv_init(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE,
-                                   l.link.rank, l.link.recv_tag, comm, &requests_[i]),
+      par::check_mpi(MPI_Recv_init(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE, l.link.rank,
+                                   l.link.recv_tag, comm, &requests_[i]),
                      "MPI_Recv_init");
-      par::check_mpi(MPI_Send_init(l.send_buffer.data(), l.link.send_count, MPI_DOUBLE,
-                                   l.link.rank, l.link.send_tag, comm,
-                                   &requests_[links_.size() + i]),
+      par::check_mpi(MPI_Send_init(l.send_buffer.data(), l.link.send_count, MPI_DOUBLE, l.link.rank,
+                                   l.link.send_tag, comm, &requests_[links_.size() + i]),
                      "MPI_Send_init");
     }
   } catch (...) {
@@ -68,18 +67,18 @@ bool PersistentHalo::do_test() {
   // inactive requests as complete, so testing again after completion is fine.
   if (requests_.empty()) return true;
   int done = 0;
-  par::check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
-                             MPI_STATUSES_IGNORE),
-                 "MPI_Testall");
+  par::check_mpi(
+      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
+      "MPI_Testall");
   return done != 0;
 }
 
 void PersistentHalo::finish(grid::Field& field) {
   require_in_flight(in_flight_, name());
   if (!requests_.empty())
-    par::check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                               MPI_STATUSES_IGNORE),
-                   "MPI_Waitall");
+    par::check_mpi(
+        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
   in_flight_ = false;
   for (const Link& l : links_) grid::unpack(field, l.link.recv_box, l.recv_buffer.data());
 }

@@ -43,8 +43,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   const auto tmp = temporary_for(path);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
-    throw RuntimeFailure(
-        fmt::format("cannot create '{}': {}", tmp.string(), std::strerror(errno)));
+    throw RuntimeFailure(fmt::format("cannot create '{}': {}", tmp.string(), std::strerror(errno)));
   }
   const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
   const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
@@ -59,8 +58,8 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(tmp, ignored);
-    throw RuntimeFailure(fmt::format("cannot rename '{}' to '{}': {}", tmp.string(),
-                                     path.string(), ec.message()));
+    throw RuntimeFailure(
+        fmt::format("cannot rename '{}' to '{}': {}", tmp.string(), path.string(), ec.message()));
   }
 }
 

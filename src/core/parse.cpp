@@ -9,9 +9,10 @@ namespace asyncsolve::core {
 std::vector<std::size_t> parse_message_sizes(std::string_view text, std::size_t min_bytes,
                                              std::size_t max_bytes) {
   const auto fail = [&] {
-    return InputError(fmt::format("-m '{}': expected MIN:MAX (or MAX) message sizes in bytes, "
-                                  "powers of two with {} <= MIN <= MAX <= {}",
-                                  text, min_bytes, max_bytes));
+    return InputError(
+        fmt::format("-m '{}': expected MIN:MAX (or MAX) message sizes in bytes, "
+                    "powers of two with {} <= MIN <= MAX <= {}",
+                    text, min_bytes, max_bytes));
   };
   const std::size_t colon = text.find(':');
   std::size_t lo = min_bytes;

@@ -23,8 +23,9 @@ Range block_range(int n, int parts, int index) {
 DecompositionPlan plan_decomposition(int ranks, const DecompositionSpec& spec) {
   using core::InputError;
   if (spec.global && spec.local) {
-    throw InputError("--global and --local both given: expected one of them (a global grid, or "
-                     "a per-rank size for weak scaling)");
+    throw InputError(
+        "--global and --local both given: expected one of them (a global grid, or "
+        "a per-rank size for weak scaling)");
   }
   DecompositionPlan plan;
   if (spec.dims) {
@@ -55,9 +56,10 @@ DecompositionPlan plan_decomposition(int ranks, const DecompositionSpec& spec) {
     for (int a = 0; a < 3; ++a) {
       const long long n = static_cast<long long>(local[a]) * plan.dims[a];
       if (n > (1LL << 30)) {
-        throw InputError(fmt::format("--local {}: the global grid would have {} points along {}, "
-                                     "expected at most 2^30",
-                                     core::format_triple(local), n, axis_name[a]));
+        throw InputError(
+            fmt::format("--local {}: the global grid would have {} points along {}, "
+                        "expected at most 2^30",
+                        core::format_triple(local), n, axis_name[a]));
       }
       plan.global[a] = static_cast<int>(n);
     }

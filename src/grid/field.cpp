@@ -23,7 +23,8 @@ Field::Field(const Int3& interior, int halo) : n_(interior), halo_(halo) {
   if (p == nullptr) throw std::bad_alloc();
   data_.reset(p);
   std::fill(p, p + size_, 0.0);
-  origin_ = p + halo + static_cast<std::ptrdiff_t>(halo) * sy_ + static_cast<std::ptrdiff_t>(halo) * sz_;
+  origin_ =
+      p + halo + static_cast<std::ptrdiff_t>(halo) * sy_ + static_cast<std::ptrdiff_t>(halo) * sz_;
 }
 
 void Field::fill(double value) noexcept { std::fill(data_.get(), data_.get() + size_, value); }

@@ -47,10 +47,11 @@ std::vector<double> gather_to_root(const Decomposition& decomposition, const Fie
     for (int k = 0; k < b[5]; ++k)
       for (int j = 0; j < b[4]; ++j)
         for (int i = 0; i < b[3]; ++i) {
-          const std::size_t gi = static_cast<std::size_t>(b[0] + i) +
-                                 static_cast<std::size_t>(g[0]) *
-                                     (static_cast<std::size_t>(b[1] + j) +
-                                      static_cast<std::size_t>(g[1]) * static_cast<std::size_t>(b[2] + k));
+          const std::size_t gi =
+              static_cast<std::size_t>(b[0] + i) +
+              static_cast<std::size_t>(g[0]) *
+                  (static_cast<std::size_t>(b[1] + j) +
+                   static_cast<std::size_t>(g[1]) * static_cast<std::size_t>(b[2] + k));
           out[gi] = all[n++];
         }
   }

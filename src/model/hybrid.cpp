@@ -29,7 +29,8 @@ double overlap_fraction(double f_comm, double f_comp_non) {
 
 void check_fraction(double f, std::string_view name) {
   if (!(f >= 0.0 && f <= 1.0)) {
-    throw InputError(fmt::format("{} = {}: expected a fraction of T_masteronly in [0, 1]", name, f));
+    throw InputError(
+        fmt::format("{} = {}: expected a fraction of T_masteronly in [0, 1]", name, f));
   }
 }
 
@@ -132,14 +133,16 @@ std::optional<double> optional_time(const nlohmann::json& obj, std::string_view 
 
 void check_threads(int n, int m) {
   if (n < 2) {
-    throw InputError(fmt::format("n = {} threads per SMP node: expected n >= 2 (a communicating "
-                                 "thread and at least one computing thread)",
-                                 n));
+    throw InputError(
+        fmt::format("n = {} threads per SMP node: expected n >= 2 (a communicating "
+                    "thread and at least one computing thread)",
+                    n));
   }
   if (m < 1 || m >= n) {
-    throw InputError(fmt::format("m = {} threads reserved for communication with n = {}: "
-                                 "expected 1 <= m < n",
-                                 m, n));
+    throw InputError(
+        fmt::format("m = {} threads reserved for communication with n = {}: "
+                    "expected 1 <= m < n",
+                    m, n));
   }
 }
 
@@ -147,9 +150,10 @@ void check_fractions(double f_comm, double f_comp_non) {
   check_fraction(f_comm, "f_comm");
   check_fraction(f_comp_non, "f_comp,non");
   if (f_comm + f_comp_non > 1.0 + sum_slack) {
-    throw InputError(fmt::format("f_comm + f_comp,non = {} + {} = {:.6g}: expected at most 1 "
-                                 "(f_comp,overlap = 1 - f_comm - f_comp,non, eq. 1)",
-                                 f_comm, f_comp_non, f_comm + f_comp_non));
+    throw InputError(
+        fmt::format("f_comm + f_comp,non = {} + {} = {:.6g}: expected at most 1 "
+                    "(f_comp,overlap = 1 - f_comm - f_comp,non, eq. 1)",
+                    f_comm, f_comp_non, f_comm + f_comp_non));
   }
 }
 
@@ -233,8 +237,8 @@ double masteronly_time(const MvmCosts& x, double plane_points, double nk_local) 
 
 double funneled_time(const MvmCosts& x, int n, int m, double plane_points, double nk_local) {
   return plane_points * (x.x_mvm_non * nk_local +
-                         std::max(x.x_comm / m, static_cast<double>(n) / (n - m) *
-                                                    x.x_mvm_overlap * nk_local));  // eq. 2
+                         std::max(x.x_comm / m, static_cast<double>(n) / (n - m) * x.x_mvm_overlap *
+                                                    nk_local));  // eq. 2
 }
 
 double mvm_epsilon(const MvmCosts& x, int n, int m, double nk_local) {
@@ -249,8 +253,8 @@ MvmSweep read_mvm_sweep(const nlohmann::json& doc, std::string_view source) {
   const nlohmann::json& schema =
       field(doc, source, "", "schema", fmt::format("\"{}\"", mvm_sweep_schema));
   if (!schema.is_string() || schema.get<std::string>() != mvm_sweep_schema) {
-    throw InputError(fmt::format("{}: schema {}: expected \"{}\"", source, schema.dump(),
-                                 mvm_sweep_schema));
+    throw InputError(
+        fmt::format("{}: schema {}: expected \"{}\"", source, schema.dump(), mvm_sweep_schema));
   }
   MvmSweep s;
   s.threads = static_cast<int>(
@@ -268,21 +272,21 @@ MvmSweep read_mvm_sweep(const nlohmann::json& doc, std::string_view source) {
   const nlohmann::json& records =
       field(doc, source, "", "records", "an array of records, one per nk_local");
   if (!records.is_array()) {
-    throw InputError(fmt::format("{}: records is a JSON {}: expected an array of records, one "
-                                 "per nk_local",
-                                 source, records.type_name()));
+    throw InputError(
+        fmt::format("{}: records is a JSON {}: expected an array of records, one "
+                    "per nk_local",
+                    source, records.type_name()));
   }
   std::set<long> distinct;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::string path = fmt::format("records[{}]", i);
     const nlohmann::json& r = records[i];
     if (!r.is_object()) {
-      throw InputError(fmt::format("{}: {} is a JSON {}: expected an object", source, path,
-                                   r.type_name()));
+      throw InputError(
+          fmt::format("{}: {} is a JSON {}: expected an object", source, path, r.type_name()));
     }
     MvmRecord rec;
-    rec.nk_local =
-        integer_field(r, source, path, "nk_local", 1, "an integer >= 1 (local planes)");
+    rec.nk_local = integer_field(r, source, path, "nk_local", 1, "an integer >= 1 (local planes)");
     rec.masteronly_s = time_field(r, source, path, "masteronly_s");
     rec.funneled_s = time_field(r, source, path, "funneled_s");
     rec.multiple_s = optional_time(r, source, path, "multiple_s", false);
@@ -292,9 +296,10 @@ MvmSweep read_mvm_sweep(const nlohmann::json& doc, std::string_view source) {
     s.records.push_back(rec);
   }
   if (distinct.size() < 2) {
-    throw InputError(fmt::format("{}: records cover {} distinct nk_local: expected at least 2 "
-                                 "(a sweep over n_k^loc)",
-                                 source, distinct.size()));
+    throw InputError(
+        fmt::format("{}: records cover {} distinct nk_local: expected at least 2 "
+                    "(a sweep over n_k^loc)",
+                    source, distinct.size()));
   }
   return s;
 }
@@ -304,9 +309,8 @@ MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
   if (!in) {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
-    throw InputError(fmt::format("{}: {}, expected a JSON file with schema \"{}\"",
-                                 path.string(), exists ? "cannot be read" : "no such file",
-                                 mvm_sweep_schema));
+    throw InputError(fmt::format("{}: {}, expected a JSON file with schema \"{}\"", path.string(),
+                                 exists ? "cannot be read" : "no such file", mvm_sweep_schema));
   }
   std::stringstream text;
   text << in.rdbuf();
@@ -318,18 +322,22 @@ MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
     std::string what = e.what();
     const std::size_t close = what.find("] ");
     if (close != std::string::npos) what = what.substr(close + 2);
-    throw InputError(fmt::format("{}: not JSON ({}), expected a JSON file with schema "
-                                 "\"{}\"",
-                                 path.string(), what, mvm_sweep_schema));
+    throw InputError(
+        fmt::format("{}: not JSON ({}), expected a JSON file with schema "
+                    "\"{}\"",
+                    path.string(), what, mvm_sweep_schema));
   }
   return read_mvm_sweep(doc, path.string());
 }
 
 const char* to_string(MasteronlySource source) noexcept {
   switch (source) {
-    case MasteronlySource::split: return "split";
-    case MasteronlySource::regression: return "regression";
-    case MasteronlySource::scaled: return "scaled";
+    case MasteronlySource::split:
+      return "split";
+    case MasteronlySource::regression:
+      return "regression";
+    case MasteronlySource::scaled:
+      return "scaled";
   }
   return "?";
 }
@@ -337,9 +345,10 @@ const char* to_string(MasteronlySource source) noexcept {
 MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<double> non_ratio) {
   check_threads(threads, reserved);
   if (non_ratio && !(*non_ratio >= 0.0 && std::isfinite(*non_ratio))) {
-    throw InputError(fmt::format("x_MVM,non / x_MVM,overlap = {}: expected a number >= 0 (the "
-                                 "paper's 1/6)",
-                                 *non_ratio));
+    throw InputError(
+        fmt::format("x_MVM,non / x_MVM,overlap = {}: expected a number >= 0 (the "
+                    "paper's 1/6)",
+                    *non_ratio));
   }
   const int n = threads;
   const int m = reserved;
@@ -353,7 +362,8 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
   const auto eps_error = [&](const MvmCosts& x) {
     double sum = 0.0;
     for (std::size_t i = 0; i < recs.size(); ++i) {
-      const double d = mvm_epsilon(x, n, m, static_cast<double>(recs[i].nk_local)) - eps_measured[i];
+      const double d =
+          mvm_epsilon(x, n, m, static_cast<double>(recs[i].nk_local)) - eps_measured[i];
       sum += d * d;
     }
     return sum;
@@ -407,9 +417,10 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
       }
     }
     if (!(a > 0.0) || !std::isfinite(a) || !std::isfinite(c)) {
-      throw InputError(fmt::format("the masteronly times give {} s per local plane: expected "
-                                   "them to grow with nk_local (eqs. 12-13)",
-                                   a));
+      throw InputError(
+          fmt::format("the masteronly times give {} s per local plane: expected "
+                      "them to grow with nk_local (eqs. 12-13)",
+                      a));
     }
     // Step 2: q = x_MVM,non / x_MVM, the share of the computation that cannot
     // overlap, from the measured ε.
@@ -424,8 +435,8 @@ MvmFit fit_mvm(const MvmSweep& sweep, int threads, int reserved, std::optional<d
     // the masteronly times (min Σ ((P x g − T)/T)², g = r + (1 + s) K).
     const double s = *non_ratio;
     const auto ratios = [&](double log_r) { return MvmCosts{std::exp(log_r), s, 1.0}; };
-    const double log_r = minimise([&](double v) { return eps_error(ratios(v)); },
-                                  std::log(1e-6), std::log(1e6), 4000);
+    const double log_r = minimise([&](double v) { return eps_error(ratios(v)); }, std::log(1e-6),
+                                  std::log(1e6), 4000);
     const double r = std::exp(log_r);
     double num = 0.0;
     double den = 0.0;

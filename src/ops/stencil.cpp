@@ -44,7 +44,8 @@ double apply27(double diagonal, const Field& p, Field& q, const Box& box) noexce
   const std::ptrdiff_t sz = p.stride_z();
   const int len = box.hi[0] - box.lo[0];
   thread_local std::vector<double> columns;
-  if (columns.size() < static_cast<std::size_t>(len) + 2) columns.resize(static_cast<std::size_t>(len) + 2);
+  if (columns.size() < static_cast<std::size_t>(len) + 2)
+    columns.resize(static_cast<std::size_t>(len) + 2);
   double* __restrict col = columns.data() + 1;  // col[-1 .. len]
   const double centre = diagonal + 1.0;
   double dot = 0.0;

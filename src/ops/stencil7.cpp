@@ -163,40 +163,44 @@ void jacobi_sweep_streaming(const Field& u, Field& u_new, int k_begin, int k_end
   const std::ptrdiff_t sz = u.stride_z();
   const std::uintptr_t ahead = prefetch_distance(sy);
   const __m512d w = _mm512_set1_pd(sixth);
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* c = u.origin() + u.index(0, j, k);
-    const double* s = c - sy;
-    const double* n = c + sy;
-    const double* b = c - sz;
-    const double* t = c + sz;
-    double* out = u_new.origin() + u_new.index(0, j, k);
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* c = u.origin() + u.index(0, j, k);
+        const double* s = c - sy;
+        const double* n = c + sy;
+        const double* b = c - sz;
+        const double* t = c + sz;
+        double* out = u_new.origin() + u_new.index(0, j, k);
 
-    int i = 0;
-    for (const int head = peel_count(out, nx); i < head; ++i) {
-      out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
-    }
-    if (i + 8 <= nx) {
-      // Lane 7 of `west_of` is c[i - 1]; `centre` is c[i .. i + 7].
-      __m512d west_of = _mm512_set1_pd(c[i - 1]);
-      __m512d centre = _mm512_loadu_pd(c + i);
-      for (; i + 8 <= nx; i += 8) {
-        prefetch_ahead(t + i, ahead);
-        // c[i + 8 .. i + 15]: only lane 0 (at most c[nx], in the halo) is
-        // used; the rest lies in the next row or the halo, inside the field.
-        const __m512d east_of = _mm512_loadu_pd(c + i + 8);
-        __m512d sum = _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
-                                    shift_in(centre, east_of, std::integral_constant<int, 1>{}));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + i));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + i));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + i));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + i));
-        _mm512_stream_pd(out + i, _mm512_mul_pd(sum, w));
-        west_of = centre;
-        centre = east_of;
-      }
-    }
-    for (; i < nx; ++i) out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
-  }, k_begin, k_end);
+        int i = 0;
+        for (const int head = peel_count(out, nx); i < head; ++i) {
+          out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
+        }
+        if (i + 8 <= nx) {
+          // Lane 7 of `west_of` is c[i - 1]; `centre` is c[i .. i + 7].
+          __m512d west_of = _mm512_set1_pd(c[i - 1]);
+          __m512d centre = _mm512_loadu_pd(c + i);
+          for (; i + 8 <= nx; i += 8) {
+            prefetch_ahead(t + i, ahead);
+            // c[i + 8 .. i + 15]: only lane 0 (at most c[nx], in the halo) is
+            // used; the rest lies in the next row or the halo, inside the field.
+            const __m512d east_of = _mm512_loadu_pd(c + i + 8);
+            __m512d sum =
+                _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
+                              shift_in(centre, east_of, std::integral_constant<int, 1>{}));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + i));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + i));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + i));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + i));
+            _mm512_stream_pd(out + i, _mm512_mul_pd(sum, w));
+            west_of = centre;
+            centre = east_of;
+          }
+        }
+        for (; i < nx; ++i) out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
+      },
+      k_begin, k_end);
   _mm_sfence();
 }
 
@@ -211,38 +215,42 @@ double residual_norm_sq_avx512(const Field& u, int k_begin, int k_end) noexcept 
   const __m512d six = _mm512_set1_pd(6.0);
   __m512d acc = _mm512_setzero_pd();
   double single = 0.0;
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* c = u.origin() + u.index(0, j, k);
-    const double* s = c - sy;
-    const double* n = c + sy;
-    const double* b = c - sz;
-    const double* t = c + sz;
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* c = u.origin() + u.index(0, j, k);
+        const double* s = c - sy;
+        const double* n = c + sy;
+        const double* b = c - sz;
+        const double* t = c + sz;
 
-    int i = 0;
-    if (i + 8 <= nx) {
-      __m512d west_of = _mm512_set1_pd(c[i - 1]);
-      __m512d centre = _mm512_loadu_pd(c + i);
-      for (; i + 8 <= nx; i += 8) {
-        prefetch_ahead(t + i, ahead);
-        // As in the sweep: lane 0 is at most c[nx]; the rest is inside the field.
-        const __m512d east_of = _mm512_loadu_pd(c + i + 8);
-        __m512d sum = _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
-                                    shift_in(centre, east_of, std::integral_constant<int, 1>{}));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + i));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + i));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + i));
-        sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + i));
-        const __m512d r = _mm512_fnmadd_pd(six, centre, sum);
-        acc = _mm512_fmadd_pd(r, r, acc);
-        west_of = centre;
-        centre = east_of;
-      }
-    }
-    for (; i < nx; ++i) {
-      const double r = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i] - 6.0 * c[i];
-      single += r * r;
-    }
-  }, k_begin, k_end);
+        int i = 0;
+        if (i + 8 <= nx) {
+          __m512d west_of = _mm512_set1_pd(c[i - 1]);
+          __m512d centre = _mm512_loadu_pd(c + i);
+          for (; i + 8 <= nx; i += 8) {
+            prefetch_ahead(t + i, ahead);
+            // As in the sweep: lane 0 is at most c[nx]; the rest is inside the field.
+            const __m512d east_of = _mm512_loadu_pd(c + i + 8);
+            __m512d sum =
+                _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
+                              shift_in(centre, east_of, std::integral_constant<int, 1>{}));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + i));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + i));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + i));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + i));
+            const __m512d r = _mm512_fnmadd_pd(six, centre, sum);
+            acc = _mm512_fmadd_pd(r, r, acc);
+            west_of = centre;
+            centre = east_of;
+          }
+        }
+        for (; i < nx; ++i) {
+          const double r = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i] - 6.0 * c[i];
+          single += r * r;
+        }
+      },
+      k_begin, k_end);
   // Lane by lane (_mm512_reduce_add_pd trips the same false g++ 12 warning).
   alignas(64) double lanes[8];
   _mm512_store_pd(lanes, acc);
@@ -260,18 +268,21 @@ void jacobi_sweep_portable(const Field& u, Field& u_new, int k_begin, int k_end)
   const int nx = u.interior()[0];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* __restrict c = u.origin() + u.index(0, j, k);
-    const double* __restrict s = c - sy;
-    const double* __restrict n = c + sy;
-    const double* __restrict b = c - sz;
-    const double* __restrict t = c + sz;
-    double* __restrict out = u_new.origin() + u_new.index(0, j, k);
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* __restrict c = u.origin() + u.index(0, j, k);
+        const double* __restrict s = c - sy;
+        const double* __restrict n = c + sy;
+        const double* __restrict b = c - sz;
+        const double* __restrict t = c + sz;
+        double* __restrict out = u_new.origin() + u_new.index(0, j, k);
 #pragma omp simd
-    for (int i = 0; i < nx; ++i) {
-      out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
-    }
-  }, k_begin, k_end);
+        for (int i = 0; i < nx; ++i) {
+          out[i] = (c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i]) * sixth;
+        }
+      },
+      k_begin, k_end);
 }
 
 /// The residual as plain loops that the compiler vectorises.
@@ -280,18 +291,21 @@ void jacobi_sweep_portable(const Field& u, Field& u_new, int k_begin, int k_end)
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
   double sum = 0.0;
-  for_each_row_blocked(u, [&](int j, int k) {
-    const double* __restrict c = u.origin() + u.index(0, j, k);
-    const double* __restrict s = c - sy;
-    const double* __restrict n = c + sy;
-    const double* __restrict b = c - sz;
-    const double* __restrict t = c + sz;
+  for_each_row_blocked(
+      u,
+      [&](int j, int k) {
+        const double* __restrict c = u.origin() + u.index(0, j, k);
+        const double* __restrict s = c - sy;
+        const double* __restrict n = c + sy;
+        const double* __restrict b = c - sz;
+        const double* __restrict t = c + sz;
 #pragma omp simd reduction(+ : sum)
-    for (int i = 0; i < nx; ++i) {
-      const double r = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i] - 6.0 * c[i];
-      sum += r * r;
-    }
-  }, k_begin, k_end);
+        for (int i = 0; i < nx; ++i) {
+          const double r = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i] - 6.0 * c[i];
+          sum += r * r;
+        }
+      },
+      k_begin, k_end);
   return sum;
 }
 

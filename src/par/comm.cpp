@@ -7,7 +7,8 @@
 namespace asyncsolve::par {
 
 Comm::Comm(Comm&& other) noexcept
-    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)), owned_(std::exchange(other.owned_, false)) {}
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
+      owned_(std::exchange(other.owned_, false)) {}
 
 Comm& Comm::operator=(Comm&& other) {
   if (this != &other) {

@@ -13,10 +13,14 @@ namespace {
 
 int to_mpi(ThreadLevel level) {
   switch (level) {
-    case ThreadLevel::single: return MPI_THREAD_SINGLE;
-    case ThreadLevel::funneled: return MPI_THREAD_FUNNELED;
-    case ThreadLevel::serialized: return MPI_THREAD_SERIALIZED;
-    case ThreadLevel::multiple: return MPI_THREAD_MULTIPLE;
+    case ThreadLevel::single:
+      return MPI_THREAD_SINGLE;
+    case ThreadLevel::funneled:
+      return MPI_THREAD_FUNNELED;
+    case ThreadLevel::serialized:
+      return MPI_THREAD_SERIALIZED;
+    case ThreadLevel::multiple:
+      return MPI_THREAD_MULTIPLE;
   }
   return MPI_THREAD_SINGLE;
 }
@@ -32,10 +36,14 @@ ThreadLevel from_mpi(int level) {
 
 std::string_view to_string(ThreadLevel level) noexcept {
   switch (level) {
-    case ThreadLevel::single: return "single";
-    case ThreadLevel::funneled: return "funneled";
-    case ThreadLevel::serialized: return "serialized";
-    case ThreadLevel::multiple: return "multiple";
+    case ThreadLevel::single:
+      return "single";
+    case ThreadLevel::funneled:
+      return "funneled";
+    case ThreadLevel::serialized:
+      return "serialized";
+    case ThreadLevel::multiple:
+      return "multiple";
   }
   return "unknown";
 }

@@ -35,9 +35,9 @@ int ProgressThread::add(std::function<void()> poll) {
 
 void ProgressThread::remove(int id) {
   const std::lock_guard lock(mutex_);
-  polls_.erase(std::remove_if(polls_.begin(), polls_.end(),
-                              [id](const auto& p) { return p.first == id; }),
-               polls_.end());
+  polls_.erase(
+      std::remove_if(polls_.begin(), polls_.end(), [id](const auto& p) { return p.first == id; }),
+      polls_.end());
 }
 
 void ProgressThread::stop() {

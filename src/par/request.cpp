@@ -32,7 +32,9 @@ bool Request::test() {
   return done != 0;
 }
 
-RequestSet::~RequestSet() { assert(active() == 0 && "destroying a RequestSet with active requests"); }
+RequestSet::~RequestSet() {
+  assert(active() == 0 && "destroying a RequestSet with active requests");
+}
 
 MPI_Request* RequestSet::add() {
   requests_.push_back(MPI_REQUEST_NULL);
@@ -40,8 +42,8 @@ MPI_Request* RequestSet::add() {
 }
 
 std::size_t RequestSet::active() const noexcept {
-  return static_cast<std::size_t>(std::count_if(requests_.begin(), requests_.end(),
-                                                [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+  return static_cast<std::size_t>(std::count_if(
+      requests_.begin(), requests_.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
 }
 
 void RequestSet::wait_all() {
@@ -52,9 +54,9 @@ void RequestSet::wait_all() {
 
 bool RequestSet::test_all() {
   int done = 0;
-  check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
-                        MPI_STATUSES_IGNORE),
-            "MPI_Testall");
+  check_mpi(
+      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
+      "MPI_Testall");
   if (done != 0) requests_.clear();
   return done != 0;
 }

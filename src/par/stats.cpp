@@ -64,8 +64,7 @@ NodeMemory node_memory(const Comm& comm, double rank_bytes) {
   const double page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   // need[0]: the most any node needs; need[1]: minus the least memory of a node.
   double need[2] = {bytes, -(pages > 0 && page > 0 ? pages * page : 1e300)};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
   return NodeMemory{need[0], -need[1]};
 }
 

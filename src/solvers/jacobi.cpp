@@ -179,8 +179,8 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
 }  // namespace
 
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
-                        grid::Field& u, comm::HaloExchange& halo,
-                        collectives::Allreduce& reduction, const JacobiOptions& options) {
+                        grid::Field& u, comm::HaloExchange& halo, collectives::Allreduce& reduction,
+                        const JacobiOptions& options) {
   if (options.hybrid != nullptr) {
     return jacobi_sync_hybrid(problem, decomposition, u, halo, reduction, options);
   }

@@ -23,7 +23,13 @@ struct FaceLink {
   std::vector<double> recv_buffer;
 };
 
-enum AsyncPhase : std::size_t { recv_phase, sweep_phase_a, send_phase, residual_phase_a, reduce_phase_a };
+enum AsyncPhase : std::size_t {
+  recv_phase,
+  sweep_phase_a,
+  send_phase,
+  residual_phase_a,
+  reduce_phase_a
+};
 
 }  // namespace
 

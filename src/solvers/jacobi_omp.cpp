@@ -152,8 +152,12 @@ class Mailboxes {
   Mailboxes(int threads, int nx, int ny)
       : plane_(static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny)),
         data_(2 * static_cast<std::size_t>(threads) * plane_, 0.0) {}
-  double* bottom(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_; }
-  double* top(int t) noexcept { return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_; }
+  double* bottom(int t) noexcept {
+    return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_;
+  }
+  double* top(int t) noexcept {
+    return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_;
+  }
 
  private:
   std::size_t plane_;
@@ -195,7 +199,8 @@ class LockGuard {
 /// either side of the boundary between threads b and b + 1.
 class BoundaryLocks {
  public:
-  explicit BoundaryLocks(int boundaries) : locks_(static_cast<std::size_t>(std::max(0, boundaries))) {
+  explicit BoundaryLocks(int boundaries)
+      : locks_(static_cast<std::size_t>(std::max(0, boundaries))) {
     for (auto& l : locks_) omp_init_lock(&l);
   }
   ~BoundaryLocks() {
@@ -266,15 +271,15 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   Mailboxes boxes(options.variant == OmpVariant::sync ? 0 : threads, u.interior()[0],
                   u.interior()[1]);
   // Shared state of the parallel region.
-  double reduced_sq = 0.0;                  // sync: the OpenMP reduction's target
-  std::atomic<double> running_sq{0.0};      // async/racy: the running global residual^2
-  std::atomic<bool> stop{false};            // async/racy: the convergence (or stop) flag
-  bool stop_converged = false;              // written only by the thread that set `stop`
+  double reduced_sq = 0.0;              // sync: the OpenMP reduction's target
+  std::atomic<double> running_sq{0.0};  // async/racy: the running global residual^2
+  std::atomic<bool> stop{false};        // async/racy: the convergence (or stop) flag
+  bool stop_converged = false;          // written only by the thread that set `stop`
   double stop_estimate = std::numeric_limits<double>::infinity();  // likewise
   double sync_residual = std::numeric_limits<double>::infinity();  // sync: written by thread 0
   std::atomic<bool> wrong_team{false};
-  double verify_sq = 0.0;                   // async/racy: true residual^2 at a stop (under barriers)
-  long restarts = 0;                        // async/racy: stops the true residual did not confirm
+  double verify_sq = 0.0;  // async/racy: true residual^2 at a stop (under barriers)
+  long restarts = 0;       // async/racy: stops the true residual did not confirm
 
   const bool racy = options.variant == OmpVariant::racy;
   const double t0 = core::now_s();
@@ -331,7 +336,8 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
           }
           {
             const auto scope = timers.time(omp_sweep_phase);
-            ops::jacobi_sweep_planes(*cur, *next, k0, k1);  // u^{k+1} = (sum of neighbours of u^k)/6
+            ops::jacobi_sweep_planes(*cur, *next, k0,
+                                     k1);  // u^{k+1} = (sum of neighbours of u^k)/6
           }
           {
             // Nobody reads u^{k+1} before all of it is written, and nobody
@@ -419,94 +425,94 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
         // phase goes on. A stop is therefore only reported converged when
         // the iterate really is.
         for (;;) {
-        for (;; ++k) {
-          if (k % base.check_every == 0) {
-            double global_sq = 0.0;
-            {
-              const auto scope = timers.time(omp_residual_phase);
-              if (k == 0) {
-                global_sq = running_sq.load();
-              } else {
-                const double now = slab_residual_sq();
-                const double delta = now - contributed;  // change since the last contribution
-                contributed = now;
-                global_sq = running_sq.fetch_add(delta) + delta;
+          for (;; ++k) {
+            if (k % base.check_every == 0) {
+              double global_sq = 0.0;
+              {
+                const auto scope = timers.time(omp_residual_phase);
+                if (k == 0) {
+                  global_sq = running_sq.load();
+                } else {
+                  const double now = slab_residual_sq();
+                  const double delta = now - contributed;  // change since the last contribution
+                  contributed = now;
+                  global_sq = running_sq.fetch_add(delta) + delta;
+                }
+              }
+              // Rounding in the running sum can leave it slightly below zero.
+              estimate = std::sqrt(std::max(global_sq, 0.0) / b_norm_sq);
+              const HistoryPoint point{k, core::now_s() - t0, estimate,
+                                       std::sqrt(contributed) / b_norm, t};
+              me.history.push_back(point);
+              if (t == 0 && base.monitor) base.monitor(point);
+              // The paper's rule: the first thread whose check sees the
+              // estimate below tol stops everyone. The parts of the sum were
+              // measured at different times: a thread that iterated alone
+              // while a neighbour was descheduled may have converged against
+              // that neighbour's old planes, so the true residual at the stop
+              // can be larger; the check below confirms or refutes it.
+              if (estimate < base.tol) {
+                if (!stop.exchange(true)) {
+                  stop_converged = true;
+                  stop_estimate = estimate;
+                }
+                break;
               }
             }
-            // Rounding in the running sum can leave it slightly below zero.
-            estimate = std::sqrt(std::max(global_sq, 0.0) / b_norm_sq);
-            const HistoryPoint point{k, core::now_s() - t0, estimate,
-                                     std::sqrt(contributed) / b_norm, t};
-            me.history.push_back(point);
-            if (t == 0 && base.monitor) base.monitor(point);
-            // The paper's rule: the first thread whose check sees the
-            // estimate below tol stops everyone. The parts of the sum were
-            // measured at different times: a thread that iterated alone
-            // while a neighbour was descheduled may have converged against
-            // that neighbour's old planes, so the true residual at the stop
-            // can be larger; the check below confirms or refutes it.
-            if (estimate < base.tol) {
-              if (!stop.exchange(true)) {
-                stop_converged = true;
-                stop_estimate = estimate;
-              }
+            if (stop.load(std::memory_order_acquire)) break;
+            if (k >= base.max_iters) {
+              if (!stop.exchange(true)) stop_estimate = estimate;
               break;
             }
-          }
-          if (stop.load(std::memory_order_acquire)) break;
-          if (k >= base.max_iters) {
-            if (!stop.exchange(true)) stop_estimate = estimate;
-            break;
-          }
-          {
-            const auto scope = timers.time(omp_sweep_phase);
-            for (const Part& p : parts) {  // next = (sum of neighbours of cur)/6 on the slab
-              if (!p.below && !p.above) {
-                ops::jacobi_sweep_planes(*cur, *next, p.begin, p.end);
-              } else {
-                const LockGuard lo(p.below ? lock_below : nullptr);
-                const LockGuard hi(p.above ? lock_above : nullptr);
-                sweep_plane_boxed(*cur, *next, p.begin, p.below ? from_below : nullptr,
-                                  p.above ? from_above : nullptr, racy);
+            {
+              const auto scope = timers.time(omp_sweep_phase);
+              for (const Part& p : parts) {  // next = (sum of neighbours of cur)/6 on the slab
+                if (!p.below && !p.above) {
+                  ops::jacobi_sweep_planes(*cur, *next, p.begin, p.end);
+                } else {
+                  const LockGuard lo(p.below ? lock_below : nullptr);
+                  const LockGuard hi(p.above ? lock_above : nullptr);
+                  sweep_plane_boxed(*cur, *next, p.begin, p.below ? from_below : nullptr,
+                                    p.above ? from_above : nullptr, racy);
+                }
               }
             }
+            {
+              const auto scope = timers.time(omp_copy_phase);
+              publish(*next);
+            }
+            std::swap(cur, next);
           }
-          {
+          // Every thread has left the asynchronous phase: its iterate goes to u
+          // (its own planes: nobody else reads them), then the grid is quiescent.
+          if (cur != &u) {
             const auto scope = timers.time(omp_copy_phase);
-            publish(*next);
+            copy_planes(*cur, u, k0, k1);
+            cur = &u;
+            next = &u_new;
           }
-          std::swap(cur, next);
-        }
-        // Every thread has left the asynchronous phase: its iterate goes to u
-        // (its own planes: nobody else reads them), then the grid is quiescent.
-        if (cur != &u) {
-          const auto scope = timers.time(omp_copy_phase);
-          copy_planes(*cur, u, k0, k1);
-          cur = &u;
-          next = &u_new;
-        }
 #pragma omp barrier
 #pragma omp single
-        verify_sq = 0.0;  // (the single's implicit barrier publishes it)
-        const double fresh = ops::residual_norm_sq_planes(u, k0, k1);
+          verify_sq = 0.0;  // (the single's implicit barrier publishes it)
+          const double fresh = ops::residual_norm_sq_planes(u, k0, k1);
 #pragma omp atomic
-        verify_sq += fresh;
+          verify_sq += fresh;
 #pragma omp barrier
-        const bool verified = !stop_converged || std::sqrt(verify_sq) / b_norm < base.tol;
-        if (verified || k >= base.max_iters) break;
-        // Everyone has read verify_sq and stop_converged: restart the round.
-        // The mailboxes hold every thread's planes of u already.
+          const bool verified = !stop_converged || std::sqrt(verify_sq) / b_norm < base.tol;
+          if (verified || k >= base.max_iters) break;
+            // Everyone has read verify_sq and stop_converged: restart the round.
+            // The mailboxes hold every thread's planes of u already.
 #pragma omp barrier
 #pragma omp single
-        {
-          running_sq.store(0.0);
-          stop.store(false);
-          stop_converged = false;
-          stop_estimate = std::numeric_limits<double>::infinity();
-          ++restarts;
-        }
-        contributed = fresh;
-        running_sq.fetch_add(fresh);
+          {
+            running_sq.store(0.0);
+            stop.store(false);
+            stop_converged = false;
+            stop_estimate = std::numeric_limits<double>::infinity();
+            ++restarts;
+          }
+          contributed = fresh;
+          running_sq.fetch_add(fresh);
 #pragma omp barrier
         }
         me.iterations = k;

@@ -8,8 +8,9 @@ namespace {
 
 std::size_t at(const grid::Int3& n, int i, int j, int k) {
   return static_cast<std::size_t>(i) +
-         static_cast<std::size_t>(n[0]) * (static_cast<std::size_t>(j) +
-                                           static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(k));
+         static_cast<std::size_t>(n[0]) *
+             (static_cast<std::size_t>(j) +
+              static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(k));
 }
 
 bool inside(const grid::Int3& n, int i, int j, int k) {

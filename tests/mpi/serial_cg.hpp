@@ -24,7 +24,7 @@ std::vector<double> serial_rhs(const grid::Problem& problem, const grid::Int3& g
 
 /// Hestenes-Stiefel CG from the problem's initial guess until
 /// ||r|| / ||b|| < tol or max_iters.
-SerialCg serial_cg(const grid::Problem& problem, const grid::Int3& global, double shift,
-                   double tol, long max_iters);
+SerialCg serial_cg(const grid::Problem& problem, const grid::Int3& global, double shift, double tol,
+                   long max_iters);
 
 }  // namespace asyncsolve::reference

@@ -11,13 +11,15 @@ SerialJacobi serial_jacobi(const grid::Problem& problem, const grid::Int3& n, do
   const int ez = n[2] + 2;
   auto at = [&](int i, int j, int k) {  // global point indices 0..N+1
     return static_cast<std::size_t>(i) +
-           static_cast<std::size_t>(ex) * (static_cast<std::size_t>(j) + static_cast<std::size_t>(ey) * k);
+           static_cast<std::size_t>(ex) *
+               (static_cast<std::size_t>(j) + static_cast<std::size_t>(ey) * k);
   };
   std::vector<double> u(static_cast<std::size_t>(ex) * ey * ez, 0.0);
   for (int k = 0; k < ez; ++k)
     for (int j = 0; j < ey; ++j)
       for (int i = 0; i < ex; ++i) {
-        const bool boundary = i == 0 || j == 0 || k == 0 || i == ex - 1 || j == ey - 1 || k == ez - 1;
+        const bool boundary =
+            i == 0 || j == 0 || k == 0 || i == ex - 1 || j == ey - 1 || k == ez - 1;
         u[at(i, j, k)] = boundary ? problem.boundary_value({i, j, k}, n) : problem.initial_value();
       }
   std::vector<double> v = u;

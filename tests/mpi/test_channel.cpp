@@ -197,8 +197,7 @@ TEST_P(ChannelModes, ReceiverSeesWholeNewestMessages) {
         } else {
           // Racy: every element is a value some message carried.
           for (std::size_t i = 0; i < length; i += 97) {
-            const double v =
-                std::atomic_ref<double>(in[i]).load(std::memory_order_relaxed);
+            const double v = std::atomic_ref<double>(in[i]).load(std::memory_order_relaxed);
             EXPECT_GE(v, 0.0);
             EXPECT_LE(v, messages);
             EXPECT_EQ(v, std::floor(v));
@@ -243,8 +242,8 @@ TEST_P(ChannelModes, DestroyUnderSkewLeavesNothingOutstanding) {
     long long peer_sent = 0;
     // Right after destroy, the channel's own data tag (2 * tag) is free again
     // on both ends: no idle receive of the peer may swallow this message.
-    MPI_Sendrecv(&sent, 1, MPI_LONG_LONG, p.peer, 2 * repeat, &peer_sent, 1, MPI_LONG_LONG,
-                 p.peer, 2 * repeat, p.comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&sent, 1, MPI_LONG_LONG, p.peer, 2 * repeat, &peer_sent, 1, MPI_LONG_LONG, p.peer,
+                 2 * repeat, p.comm, MPI_STATUS_IGNORE);
     EXPECT_GT(peer_sent, 0);
   }
   expect_no_stray_message(p.comm);
@@ -266,7 +265,8 @@ TEST(Channel, RingOfChannelsCreatedAndDestroyedTogether) {
   if (size >= 2) {
     const int right = (rank + 1) % size;
     const int left = (rank + size - 1) % size;
-    std::vector<double> to_right(10, rank), to_left(10, rank), from_left(10, -1), from_right(10, -1);
+    std::vector<double> to_right(10, rank), to_left(10, rank), from_left(10, -1),
+        from_right(10, -1);
     // Tag 0 travels rightwards, tag 1 leftwards: with 2 ranks left == right.
     std::vector<as_channel_config> configs(2);
     for (auto& c : configs) as_channel_config_init(&c);

@@ -32,7 +32,8 @@ TEST_P(ChannelTree, SumsMatchMpiAllreduceOverSkewedRounds) {
       if (loop % (rank % 3 + 1) == 0 && tree->test(result)) break;
     }
     EXPECT_FALSE(tree->active());
-    for (int k = 0; k < 3; ++k) EXPECT_NEAR(result[k], expected[k], 1e-12 * (1 + std::abs(expected[k])));
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(result[k], expected[k], 1e-12 * (1 + std::abs(expected[k])));
     // Bit-identical everywhere: min and max of the bit patterns agree.
     std::int64_t bits[3];
     std::memcpy(bits, result, sizeof bits);

@@ -11,8 +11,8 @@
 #include <mpi.h>
 
 #include <chrono>
-#include <ostream>
 #include <cstdlib>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -188,8 +188,8 @@ TEST_P(HaloStrategy, FillsExactlyTheNeighboursValues) {
 std::string case_name(const testing::TestParamInfo<Case>& p) {
   const auto& [name, neighbourhood, width, global] = p.param;
   return name + (neighbourhood == comm::Neighbourhood::full ? "_full" : "_faces") + "_w" +
-         std::to_string(width) + "_" + std::to_string(global[0]) + "x" +
-         std::to_string(global[1]) + "x" + std::to_string(global[2]);
+         std::to_string(width) + "_" + std::to_string(global[0]) + "x" + std::to_string(global[1]) +
+         "x" + std::to_string(global[2]);
 }
 
 // Global sizes: 13x11x9 and 10x7x5 split unevenly on 2, 3, 4 and 8 ranks
@@ -298,8 +298,7 @@ TEST(HaloExchange, BlockingAlltoallvIsCompleteAfterStart) {
 // and testing until the exchange completes, and finish() must give the right
 // halo. Nothing here depends on timing; rank 1's short sleep after "go" only
 // makes rank 0 test a while before rank 1 starts.
-class HaloInFlight
-    : public testing::TestWithParam<std::tuple<std::string, comm::Neighbourhood>> {};
+class HaloInFlight : public testing::TestWithParam<std::tuple<std::string, comm::Neighbourhood>> {};
 
 TEST_P(HaloInFlight, IncompleteUntilThePeerStarts) {
   if (world_size() < 2) GTEST_SKIP() << "needs a peer";

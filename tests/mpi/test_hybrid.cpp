@@ -10,9 +10,9 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
-#include <string>
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
@@ -25,8 +25,8 @@
 #include "serial_jacobi.hpp"
 
 using namespace asyncsolve;
-using grid::Int3;
 using comm::HybridMode;
+using grid::Int3;
 
 namespace {
 
@@ -57,7 +57,8 @@ struct Scheme {
 
 std::vector<Scheme> schemes() {
   std::vector<Scheme> out;
-  for (const comm::HybridMode m : {comm::HybridMode::masteronly, comm::HybridMode::funneled, comm::HybridMode::multiple})
+  for (const comm::HybridMode m :
+       {comm::HybridMode::masteronly, comm::HybridMode::funneled, comm::HybridMode::multiple})
     for (const int t : {1, 2, 3}) out.push_back({m, t});
   return out;
 }
@@ -177,8 +178,9 @@ TEST(HybridJacobi, CopyLoopAndHaloEveryGiveThePureMpiIterates) {
     options.copy = copy;
     options.halo_every = copy ? 1 : 4;
     const JacobiRun pure = run_jacobi(*problem, spec, options, nullptr);
-    for (const Scheme s : {Scheme{comm::HybridMode::masteronly, 2}, Scheme{comm::HybridMode::funneled, 3},
-                           Scheme{comm::HybridMode::multiple, 2}}) {
+    for (const Scheme s :
+         {Scheme{comm::HybridMode::masteronly, 2}, Scheme{comm::HybridMode::funneled, 3},
+          Scheme{comm::HybridMode::multiple, 2}}) {
       if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
       const JacobiRun run = run_jacobi(*problem, spec, options, &s);
       EXPECT_EQ(run.result.iterations, pure.result.iterations) << label(s);
@@ -200,8 +202,8 @@ class HybridMatvec : public testing::TestWithParam<ops::Stencil> {};
 // block has planes); the fused p . q to 1e-12.
 TEST_P(HybridMatvec, EqualsThePureMpiMatvec) {
   const ops::Stencil stencil = GetParam();
-  const comm::Neighbourhood nb = stencil == ops::Stencil::seven_point ? comm::Neighbourhood::faces
-                                                                      : comm::Neighbourhood::full;
+  const comm::Neighbourhood nb =
+      stencil == ops::Stencil::seven_point ? comm::Neighbourhood::faces : comm::Neighbourhood::full;
   const ops::StencilOperator a{stencil, 0.5};
   // {9, 8, 2}: blocks of 1 or 2 planes, fewer than 3 threads.
   for (const Int3 global : {Int3{13, 11, 9}, Int3{8, 17, 10}, Int3{9, 8, 2}}) {
@@ -252,8 +254,7 @@ TEST_P(HybridMatvec, EqualsThePureMpiMatvec) {
       double global_dot = 0.0;
       MPI_Allreduce(&dot, &global_dot, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       EXPECT_NEAR(global_dot, pure_global, 1e-12 * std::abs(pure_global)) << label(s);
-      EXPECT_GE(times.exchange_start + times.exchange_wait + times.interior + times.boundary,
-                0.0);
+      EXPECT_GE(times.exchange_start + times.exchange_wait + times.interior + times.boundary, 0.0);
     }
     halo->close();
     d.free();
@@ -325,11 +326,11 @@ void expect_same_history(const CgRun& pure, const CgRun& run, const std::string&
   ASSERT_EQ(run.result.history.size(), pure.result.history.size()) << what;
   for (std::size_t k = 0; k < pure.result.history.size(); ++k) {
     const double want = pure.result.history[k].residual;
-    EXPECT_NEAR(run.result.history[k].residual, want, 1e-12 * want)
-        << what << ", iteration " << k;
+    EXPECT_NEAR(run.result.history[k].residual, want, 1e-12 * want) << what << ", iteration " << k;
   }
   double worst = 0.0;
-  for (std::size_t i = 0; i < pure.x.size(); ++i) worst = std::max(worst, std::abs(run.x[i] - pure.x[i]));
+  for (std::size_t i = 0; i < pure.x.size(); ++i)
+    worst = std::max(worst, std::abs(run.x[i] - pure.x[i]));
   EXPECT_LT(worst, 1e-10) << what;
 }
 
@@ -356,7 +357,8 @@ TEST(HybridCg, OtherMethodsAndTheTwentySevenPointProblem) {
                                                                {"laplace27", "pcg-overlap"}};
   for (const auto& [problem, method] : cases) {
     const CgRun pure = run_cg(problem, spec, method, nullptr);
-    for (const Scheme s : {Scheme{comm::HybridMode::funneled, 2}, Scheme{comm::HybridMode::multiple, 3}}) {
+    for (const Scheme s :
+         {Scheme{comm::HybridMode::funneled, 2}, Scheme{comm::HybridMode::multiple, 3}}) {
       if (s.mode == comm::HybridMode::multiple && !has_thread_multiple()) continue;
       const CgRun run = run_cg(problem, spec, method, &s);
       expect_same_history(pure, run, method + " on " + problem + " " + label(s));

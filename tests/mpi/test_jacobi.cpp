@@ -26,7 +26,7 @@ struct ParallelRun {
 };
 
 ParallelRun run_parallel(const grid::Problem& problem, const grid::DecompositionSpec& spec,
-                 const solvers::JacobiOptions& options, int channel_transport = -1) {
+                         const solvers::JacobiOptions& options, int channel_transport = -1) {
   const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
   grid::Decomposition d = grid::Decomposition::create(world, spec);
   grid::Field u(d.local(), 1);
@@ -82,7 +82,8 @@ void expect_matches_serial(const std::string& problem_name, double offset,
   EXPECT_NEAR(run.result.residual_estimate, ref.residual, 1e-12 * ref.residual + 1e-15);
   ASSERT_EQ(run.u.size(), ref.u.size());
   double max_diff = 0;
-  for (std::size_t i = 0; i < ref.u.size(); ++i) max_diff = std::max(max_diff, std::abs(run.u[i] - ref.u[i]));
+  for (std::size_t i = 0; i < ref.u.size(); ++i)
+    max_diff = std::max(max_diff, std::abs(run.u[i] - ref.u[i]));
   EXPECT_LE(max_diff, 1e-12) << problem_name << " on " << world_size() << " ranks";
 }
 

@@ -62,7 +62,8 @@ Outcome run(const SolveSetup& s) {
   if (s.variant == "sync") {
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
-    auto convergence = collectives::make_convergence_allreduce(s.allreduce, d.comm(), 2, s.transport);
+    auto convergence =
+        collectives::make_convergence_allreduce(s.allreduce, d.comm(), 2, s.transport);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = s.variant == "racy";
@@ -138,16 +139,18 @@ TEST_P(AsyncJacobi, ConvergesNearTheSynchronousSolution) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, AsyncJacobi,
-    ::testing::Combine(::testing::Values("async", "racy"), ::testing::Values("tree", "impi"),
-                       ::testing::Values("plume", "ones"),
-                       ::testing::Values(AS_TRANSPORT_MPI, AS_TRANSPORT_RMA)),
-    [](const ::testing::TestParamInfo<Params>& param_info) {
-      return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
-             std::get<2>(param_info.param) +
-             (std::get<3>(param_info.param) == AS_TRANSPORT_RMA ? "_rma" : "_mpi");
-    });
+INSTANTIATE_TEST_SUITE_P(All, AsyncJacobi,
+                         ::testing::Combine(::testing::Values("async", "racy"),
+                                            ::testing::Values("tree", "impi"),
+                                            ::testing::Values("plume", "ones"),
+                                            ::testing::Values(AS_TRANSPORT_MPI, AS_TRANSPORT_RMA)),
+                         [](const ::testing::TestParamInfo<Params>& param_info) {
+                           return std::get<0>(param_info.param) + "_" +
+                                  std::get<1>(param_info.param) + "_" +
+                                  std::get<2>(param_info.param) +
+                                  (std::get<3>(param_info.param) == AS_TRANSPORT_RMA ? "_rma"
+                                                                                     : "_mpi");
+                         });
 
 TEST(AsyncJacobiFinalSync, ReachesTheToleranceForReal) {
   for (const char* variant : {"async", "racy"}) {

@@ -26,7 +26,8 @@ struct OmpRun {
 OmpRun run_omp(const grid::Problem& problem, const Int3& global,
                const solvers::OmpJacobiOptions& options) {
   const par::Comm world = par::Comm::view(MPI_COMM_WORLD);
-  grid::Decomposition d = grid::Decomposition::create(world, {.global = global, .local = std::nullopt, .dims = std::nullopt});
+  grid::Decomposition d = grid::Decomposition::create(
+      world, {.global = global, .local = std::nullopt, .dims = std::nullopt});
   grid::Field u(d.local(), 1);
   grid::apply_initial_guess(problem, u);
   grid::apply_boundary(problem, d, u);
@@ -63,11 +64,13 @@ void expect_sync_matches_serial(const std::string& name, const Int3& global, int
   EXPECT_NEAR(run.result.true_residual, ref.residual, 1e-12);
   ASSERT_EQ(run.u.size(), ref.u.size());
   double worst = 0;
-  for (std::size_t i = 0; i < ref.u.size(); ++i) worst = std::max(worst, std::abs(run.u[i] - ref.u[i]));
+  for (std::size_t i = 0; i < ref.u.size(); ++i)
+    worst = std::max(worst, std::abs(run.u[i] - ref.u[i]));
   EXPECT_LE(worst, 1e-12) << name << " T=" << threads;
   // One history entry per thread and check.
   EXPECT_EQ(run.result.history.size(),
-            static_cast<std::size_t>(threads) * static_cast<std::size_t>(ref.iterations / check_every + 1));
+            static_cast<std::size_t>(threads) *
+                static_cast<std::size_t>(ref.iterations / check_every + 1));
 }
 
 class OmpThreads : public testing::TestWithParam<int> {};
@@ -96,7 +99,8 @@ TEST_P(OmpThreads, SyncStopsAtMaxIters) {
   EXPECT_EQ(run.result.reason, "max_iters");
   EXPECT_EQ(run.result.iterations, 25);
   double worst = 0;
-  for (std::size_t i = 0; i < ref.u.size(); ++i) worst = std::max(worst, std::abs(run.u[i] - ref.u[i]));
+  for (std::size_t i = 0; i < ref.u.size(); ++i)
+    worst = std::max(worst, std::abs(run.u[i] - ref.u[i]));
   EXPECT_LE(worst, 1e-12);
 }
 
@@ -165,7 +169,8 @@ TEST_P(OmpThreads, ConvergedMeansTheTrueResidualIsBelowTol) {
       const OmpRun r = run_omp(*problem, Int3{16, 14, 5 * threads}, options);
       EXPECT_TRUE(r.result.converged || r.result.reason == "max_iters") << r.result.reason;
       if (r.result.converged) {
-        EXPECT_LT(r.result.true_residual, tol) << "unconfirmed stops " << r.result.unconfirmed_stops;
+        EXPECT_LT(r.result.true_residual, tol)
+            << "unconfirmed stops " << r.result.unconfirmed_stops;
       }
       EXPECT_GE(r.result.unconfirmed_stops, 0);
     }
@@ -182,7 +187,8 @@ TEST(OmpJacobi, OneThreadAsyncIsSync) {
   // iterates of sync, and stop at the same check.
   const auto problem = grid::make_problem("plume", {});
   const Int3 global{10, 10, 10};
-  const OmpRun sync = run_omp(*problem, global, make_options(solvers::OmpVariant::sync, 1, 1e-4, 10));
+  const OmpRun sync =
+      run_omp(*problem, global, make_options(solvers::OmpVariant::sync, 1, 1e-4, 10));
   for (const auto variant : {solvers::OmpVariant::async, solvers::OmpVariant::racy}) {
     const OmpRun run = run_omp(*problem, global, make_options(variant, 1, 1e-4, 10));
     EXPECT_EQ(run.result.iterations, sync.result.iterations);

@@ -111,7 +111,8 @@ TEST_P(SplitMatvec, EqualsTheSerialMatvec) {
       for (int k = 0; k < global[2]; ++k)
         for (int j = 0; j < global[1]; ++j)
           for (int i = 0; i < global[0]; ++i, ++at) {
-            ASSERT_EQ(gathered[at], whole_q(i, j, k)) << param.halo << " at " << i << "," << j << "," << k;
+            ASSERT_EQ(gathered[at], whole_q(i, j, k))
+                << param.halo << " at " << i << "," << j << "," << k;
             ASSERT_NEAR(gathered[at], ref_q(i, j, k), 1e-12);
           }
       EXPECT_NEAR(global_dot, serial_dot, 1e-11 * std::abs(serial_dot));
@@ -142,8 +143,8 @@ struct Solved {
 };
 
 Solved solve(const std::string& problem_name, const grid::DecompositionSpec& spec,
-          solvers::KrylovOptions options, double shift = 0.0, bool poison_b = false,
-          const std::string& halo_name = "waitall") {
+             solvers::KrylovOptions options, double shift = 0.0, bool poison_b = false,
+             const std::string& halo_name = "waitall") {
   const auto problem = grid::make_problem(problem_name, {});
   grid::Decomposition d = grid::Decomposition::create(world(), spec);
   solvers::KrylovSystem system = solvers::make_krylov_system(*problem, d, shift);
@@ -207,7 +208,8 @@ TEST_P(Methods, ReachToleranceAndAgree) {
   if (world_rank() == 0) {
     EXPECT_LE(std::abs(cg.result.iterations - serial.iterations), 1);
     ASSERT_GE(cg.result.history.size(), 2U);
-    const std::size_t n = std::min<std::size_t>({20, serial.history.size(), cg.result.history.size()});
+    const std::size_t n =
+        std::min<std::size_t>({20, serial.history.size(), cg.result.history.size()});
     for (std::size_t k = 0; k < n; ++k) {
       EXPECT_NEAR(cg.result.history[k].residual, serial.history[k], 1e-8 * serial.history[k])
           << "iteration " << k;
@@ -223,7 +225,8 @@ TEST_P(Methods, ReachToleranceAndAgree) {
 
   for (const std::string method : {"pcg1", "pcg2", "pcg-overlap", "pipecg"}) {
     const Solved run = solve(pc.name, pc.spec, options_for(method, tol));
-    EXPECT_TRUE(run.result.converged) << method << ": " << run.result.reason << " " << run.result.detail;
+    EXPECT_TRUE(run.result.converged)
+        << method << ": " << run.result.reason << " " << run.result.detail;
     EXPECT_LT(run.result.residual_estimate, tol) << method;
     EXPECT_LT(run.result.true_residual, 10 * tol) << method;
     if (world_rank() != 0) continue;

@@ -20,12 +20,12 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/kernels/tfim.hpp"
-#include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/kernels/lanczos.hpp"
+#include "asyncsolve/kernels/spin_exchange.hpp"
+#include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/kernels/tridiagonal.hpp"
+#include "asyncsolve/par/comm.hpp"
 
 namespace {
 
@@ -131,9 +131,9 @@ TEST(TfimHamiltonian, BondsAndDiagonal) {
 
 TEST(TfimHamiltonian, FreeFermionsMatchDenseDiagonalisation) {
   // The analytic check used for n = 20 below, validated against dsyev.
-  for (const Case& c : {Case{"chain", 2, 1.0, 1.0}, Case{"chain", 4, 1.0, 0.3},
-                       Case{"chain", 6, -1.0, 1.0}, Case{"chain", 8, 1.0, 1.0},
-                       Case{"chain", 8, 0.5, -2.0}, Case{"chain", 10, 1.0, 1.0}}) {
+  for (const Case& c :
+       {Case{"chain", 2, 1.0, 1.0}, Case{"chain", 4, 1.0, 0.3}, Case{"chain", 6, -1.0, 1.0},
+        Case{"chain", 8, 1.0, 1.0}, Case{"chain", 8, 0.5, -2.0}, Case{"chain", 10, 1.0, 1.0}}) {
     const double exact = exact_ground_energy(c);
     EXPECT_NEAR(kernels::tfim_chain_ground_energy(c.sites, c.coupling, c.field), exact,
                 1e-11 * std::abs(exact))
@@ -152,7 +152,7 @@ TEST(SpinOperator, MatvecMatchesSerialReference) {
   if (!power_of_two_ranks()) GTEST_SKIP() << "not a power of two";
   const par::Comm comm = world();
   for (const Case& c : {Case{"chain", 9, 0.8, -1.3}, Case{"square:2x3", 6, -1.1, 0.6},
-                       Case{"chain", 4, 1.0, 1.0}}) {
+                        Case{"chain", 4, 1.0, 1.0}}) {
     if (c.sites - high_bits() < 1) continue;
     const kernels::TfimHamiltonian h(lattice_of(c), c.coupling, c.field);
     const std::size_t states = std::size_t{1} << c.sites;
@@ -274,8 +274,8 @@ TEST(Lanczos, TransportsAgreeOnTwentySites) {
   // mpi and rma are compared in mpi_lanczos; here shmem against mpi.
   const std::vector<kernels::SpinExchangeOptions> ts{{"shmem", 2, 1}, {"mpi", 2, 1 << 15}};
 #else
-  const std::vector<kernels::SpinExchangeOptions> ts{{"mpi", 2, 1 << 15}, {"mpi", 3, 1 << 12},
-                                                  {"rma", 2, 1, "fence"}, {"rma", 2, 1, "notify"}};
+  const std::vector<kernels::SpinExchangeOptions> ts{
+      {"mpi", 2, 1 << 15}, {"mpi", 3, 1 << 12}, {"rma", 2, 1, "fence"}, {"rma", 2, 1, "notify"}};
 #endif
   for (const auto& t : ts) {
     const auto r = run(c, t, 1e-12);

@@ -236,8 +236,8 @@ TEST_P(NonblockingAllreduceTest, MessagesStayOnTheDuplicate) {
   second->start(two);
   const int right = (rank + 1) % ranks;
   for (int t = 0; t < 2; ++t)
-    MPI_Isend(&caller_out[static_cast<std::size_t>(t)], 1, MPI_DOUBLE, right, t + 1,
-              MPI_COMM_WORLD, &caller[2 + t]);
+    MPI_Isend(&caller_out[static_cast<std::size_t>(t)], 1, MPI_DOUBLE, right, t + 1, MPI_COMM_WORLD,
+              &caller[2 + t]);
 
   std::vector<double> r1(1), r2(2);
   second->wait(r2);
@@ -292,7 +292,8 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, NonblockingAllreduceTest,
                          algorithm_test_name);
 
 TEST(NonblockingAllreduceFactory, NamesAndUnknownName) {
-  EXPECT_EQ(collectives::nonblocking_allreduce_names(), (std::vector<std::string>{"tree", "impi", "mpi", "rd"}));
+  EXPECT_EQ(collectives::nonblocking_allreduce_names(),
+            (std::vector<std::string>{"tree", "impi", "mpi", "rd"}));
   EXPECT_THROW(make_nonblocking_allreduce("ring", par::Comm::view(MPI_COMM_WORLD), 1),
                core::InputError);
 }

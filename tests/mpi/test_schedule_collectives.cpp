@@ -29,12 +29,12 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms.hpp"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_barrier.hpp"
 #include "asyncsolve/collectives/schedule.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "algorithms.hpp"
 
 using namespace asyncsolve;
 using collectives::NonblockingAllreduce;
@@ -60,10 +60,14 @@ par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
 /// with nodes made of ranks {0,1,2}, {3,4,5}, ... or of the even and the odd
 /// ranks, so that the leaders' level runs on one machine.
 std::vector<std::string> algorithms() {
-  return {"mpi",        "impi",        "tree",          "rd",
-          "knomial:2",  "knomial:3",   "knomial:4",     "knomial:64",
-          "twolevel:rd", "twolevel:knomial:3", "nodes3:rd", "nodes3:knomial:3",
-          "nodes3:impi", "nodes2:rd",  "nodes2:mpi"};
+  return {"mpi",         "impi",
+          "tree",        "rd",
+          "knomial:2",   "knomial:3",
+          "knomial:4",   "knomial:64",
+          "twolevel:rd", "twolevel:knomial:3",
+          "nodes3:rd",   "nodes3:knomial:3",
+          "nodes3:impi", "nodes2:rd",
+          "nodes2:mpi"};
 }
 
 std::unique_ptr<NonblockingAllreduce> make(const std::string& algorithm, std::size_t size,
@@ -96,10 +100,8 @@ const char* op_name(ReduceOp op) {
 std::vector<double> integer_values(int rank, int salt, std::size_t n) {
   std::vector<double> v(n);
   for (std::size_t j = 0; j < n; ++j)
-    v[j] = static_cast<double>(static_cast<long>((rank * 7919 + static_cast<long>(j) * 31 +
-                                                  salt * 101) %
-                                                 2001) -
-                               1000);
+    v[j] = static_cast<double>(
+        static_cast<long>((rank * 7919 + static_cast<long>(j) * 31 + salt * 101) % 2001) - 1000);
   v[0] = rank % 2 == 0 ? 0.0 : -0.0;
   return v;
 }
@@ -115,8 +117,8 @@ std::vector<double> fractional_values(int rank, int salt, std::size_t n) {
 
 std::vector<double> reference(const std::vector<double>& values, ReduceOp op) {
   std::vector<double> out(values.size());
-  MPI_Allreduce(values.data(), out.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                mpi_op(op), MPI_COMM_WORLD);
+  MPI_Allreduce(values.data(), out.data(), static_cast<int>(values.size()), MPI_DOUBLE, mpi_op(op),
+                MPI_COMM_WORLD);
   return out;
 }
 
@@ -158,7 +160,8 @@ class ScheduleAllreduceTest : public testing::TestWithParam<std::string> {};
 TEST_P(ScheduleAllreduceTest, EqualsMpiAllreduce) {
   const int rank = world_rank();
   const int ranks = world_size();
-  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{100000}}) {
+  for (const std::size_t n :
+       {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{100000}}) {
     for (const ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max}) {
       auto reduction = make(GetParam(), n, op);
       EXPECT_EQ(reduction->size(), n);
@@ -307,10 +310,10 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, ScheduleAllreduceTest, testing::ValuesIn(al
                          test_name);
 
 TEST(AllreduceNames, BadNamesAreBadInput) {
-  for (const char* bad : {"knomial:1", "knomial:0", "knomial:-3", "knomial:x", "knomial:",
-                          "knomial:2.5", "knomial: 2", "knomial:99999999999", "twolevel:tree",
-                          "twolevel:twolevel:rd", "twolevel:", "twolevel:knomial:1", "ring", "RD",
-                          "knomial", ""}) {
+  for (const char* bad :
+       {"knomial:1", "knomial:0", "knomial:-3", "knomial:x", "knomial:", "knomial:2.5",
+        "knomial: 2", "knomial:99999999999", "twolevel:tree", "twolevel:twolevel:rd",
+        "twolevel:", "twolevel:knomial:1", "ring", "RD", "knomial", ""}) {
     try {
       collectives::check_allreduce_name(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -323,8 +326,8 @@ TEST(AllreduceNames, BadNamesAreBadInput) {
     EXPECT_THROW(collectives::make_nonblocking_allreduce(bad, world(), 1), core::InputError) << bad;
     EXPECT_THROW(collectives::make_allreduce(bad, world()), core::InputError) << bad;
   }
-  for (const char* good : {"mpi", "impi", "tree", "rd", "knomial:2", "knomial:17",
-                           "twolevel:impi", "twolevel:mpi", "twolevel:knomial:4", "twolevel:rd"}) {
+  for (const char* good : {"mpi", "impi", "tree", "rd", "knomial:2", "knomial:17", "twolevel:impi",
+                           "twolevel:mpi", "twolevel:knomial:4", "twolevel:rd"}) {
     EXPECT_NO_THROW(collectives::check_allreduce_name(good)) << good;
     // Parsed once into a type, and back to the same name.
     EXPECT_EQ(collectives::parse_allreduce(good).name(), good);
@@ -372,12 +375,14 @@ TEST(Schedules, MessageCountsAndPairing) {
     int log2 = 0;
     while ((1 << log2) < pof2) ++log2;
     std::vector<collectives::Schedule> rd;
-    for (int r = 0; r < ranks; ++r) rd.push_back(d::recursive_doubling(r, ranks, 4, ReduceOp::sum).schedule);
+    for (int r = 0; r < ranks; ++r)
+      rd.push_back(d::recursive_doubling(r, ranks, 4, ReduceOp::sum).schedule);
     EXPECT_EQ(check_pairing(rd), static_cast<std::size_t>(pof2 * log2 + 2 * (ranks - pof2)))
         << "rd, P = " << ranks;
     for (int k : {2, 3, 4, 7, 64}) {
       std::vector<collectives::Schedule> kn;
-      for (int r = 0; r < ranks; ++r) kn.push_back(d::knomial(r, ranks, k, 4, ReduceOp::sum).schedule);
+      for (int r = 0; r < ranks; ++r)
+        kn.push_back(d::knomial(r, ranks, k, 4, ReduceOp::sum).schedule);
       EXPECT_EQ(check_pairing(kn), static_cast<std::size_t>(2 * (ranks - 1)))
           << "knomial:" << k << ", P = " << ranks;
     }
@@ -401,8 +406,10 @@ TEST(Schedules, MessageCountsAndPairing) {
     round0.emplace_back(a.kind == collectives::ScheduleAction::Kind::send, a.peer);
   for (const auto& a : fig1.round(1))
     round1.emplace_back(a.kind == collectives::ScheduleAction::Kind::send, a.peer);
-  EXPECT_EQ(round0, (std::vector<std::pair<bool, int>>{{true, 1}, {false, 8}, {true, 2}, {false, 7}}));
-  EXPECT_EQ(round1, (std::vector<std::pair<bool, int>>{{true, 3}, {false, 6}, {true, 6}, {false, 3}}));
+  EXPECT_EQ(round0,
+            (std::vector<std::pair<bool, int>>{{true, 1}, {false, 8}, {true, 2}, {false, 7}}));
+  EXPECT_EQ(round1,
+            (std::vector<std::pair<bool, int>>{{true, 3}, {false, 6}, {true, 6}, {false, 3}}));
 }
 
 // A hand-built schedule through the public interface: a ring shift.
@@ -459,8 +466,9 @@ TEST_P(BarrierTest, NoRankLeavesBeforeTheLateOneEnters) {
     EXPECT_FALSE(barrier->active());
     EXPECT_EQ(barrier->outstanding_requests(), 0);
     MPI_Bcast(&entered, 1, MPI_LONG_LONG, late, MPI_COMM_WORLD);
-    EXPECT_GE(left, entered) << "rank " << rank << " left " << static_cast<double>(entered - left) * 1e-6
-                             << " ms before rank " << late << " entered (cycle " << cycle << ")";
+    EXPECT_GE(left, entered) << "rank " << rank << " left "
+                             << static_cast<double>(entered - left) * 1e-6 << " ms before rank "
+                             << late << " entered (cycle " << cycle << ")";
   }
   barrier->free();
   EXPECT_EQ(barrier->comm().get(), MPI_COMM_NULL);

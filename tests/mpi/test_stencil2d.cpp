@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/kernels/filter2d.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/par/comm.hpp"
 
 namespace {
@@ -125,18 +125,20 @@ void expect_validates(const std::string& transport, const std::string& variant, 
   const auto t = s->run(first);
   EXPECT_EQ(t.iterations, first);
   EXPECT_GE(t.total_s, t.filter_s);
-  auto check = kernels::stencil2d_compare(comm, s->grid(), spec, s->field(),
-                                       kernels::stencil2d_reference(comm, s->grid(), spec, first));
+  auto check =
+      kernels::stencil2d_compare(comm, s->grid(), spec, s->field(),
+                                 kernels::stencil2d_reference(comm, s->grid(), spec, first));
   EXPECT_TRUE(check.ok) << what << ": first wrong point (" << check.gx << ", " << check.gy
                         << ") got " << check.got << " expected " << check.expected;
   s->run(second);
-  check = kernels::stencil2d_compare(comm, s->grid(), spec, s->field(),
-                                  kernels::stencil2d_reference(comm, s->grid(), spec, first + second));
+  check = kernels::stencil2d_compare(
+      comm, s->grid(), spec, s->field(),
+      kernels::stencil2d_reference(comm, s->grid(), spec, first + second));
   EXPECT_TRUE(check.ok) << what << " (second run): (" << check.gx << ", " << check.gy << ")";
   s->reset();
   s->run(first);
   check = kernels::stencil2d_compare(comm, s->grid(), spec, s->field(),
-                                  kernels::stencil2d_reference(comm, s->grid(), spec, first));
+                                     kernels::stencil2d_reference(comm, s->grid(), spec, first));
   EXPECT_TRUE(check.ok) << what << " (after reset): (" << check.gx << ", " << check.gy << ")";
   EXPECT_EQ(s->halo_bytes(), 8L * (4L * local * radius + 4L * radius * radius));
   s->free();
@@ -180,8 +182,8 @@ TEST(Stencil2d, CorruptedCornerIsCaughtAtTheFirstAffectedPoint) {
         EXPECT_EQ(check.gx, (g.px - 1) * 8L + 8 - radius) << what;
         EXPECT_EQ(check.gy, (g.py - 1) * 8L + 8 - radius) << what;
         EXPECT_EQ(check.wrong_points, static_cast<long>(radius) * radius) << what;
-        EXPECT_NEAR(check.got - check.expected,
-                    kernels::Filter2d(radius).weight(radius, radius), 1e-12)
+        EXPECT_NEAR(check.got - check.expected, kernels::Filter2d(radius).weight(radius, radius),
+                    1e-12)
             << what;
         s->free();
       }
@@ -194,9 +196,9 @@ TEST(Stencil2d, RejectsBadNamesAndSpecs) {
   kernels::Stencil2dSpec spec;
   spec.local = 4;
   spec.radius = 4;
-  EXPECT_THROW(kernels::make_stencil2d(kTransports.front(),
-                                    kernels::stencil2d_variant_names(kTransports.front()).front(),
-                                    comm, spec),
+  EXPECT_THROW(kernels::make_stencil2d(
+                   kTransports.front(),
+                   kernels::stencil2d_variant_names(kTransports.front()).front(), comm, spec),
                std::invalid_argument);
   spec.radius = 1;
   EXPECT_THROW(kernels::make_stencil2d("mpi", "put", comm, spec), std::invalid_argument);

@@ -15,18 +15,17 @@
 #include <tuple>
 #include <vector>
 
-#include "asyncsolve/channel.hpp"
 #include "../support/collective_channel_tests.hpp"
+#include "asyncsolve/channel.hpp"
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/collectives/channel_tree.hpp"
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/grid/gather.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/shmem.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
-
 
 extern const int kTransportUnderTest = AS_TRANSPORT_SHMEM;
 
@@ -110,8 +109,8 @@ Outcome run_jacobi(const std::string& variant, int transport, int check_every,
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
     // The tree over the same transport as the halos (channels over shmem).
-    auto convergence = collectives::make_convergence_allreduce("tree", d.comm(), 2,
-                                                        transport >= 0 ? transport : AS_TRANSPORT_MPI);
+    auto convergence = collectives::make_convergence_allreduce(
+        "tree", d.comm(), 2, transport >= 0 ? transport : AS_TRANSPORT_MPI);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = variant == "racy";
@@ -142,8 +141,8 @@ bool is_root() {
 
 }  // namespace
 
-class JacobiShmem
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};  // variant, problem
+class JacobiShmem : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+};  // variant, problem
 
 TEST_P(JacobiShmem, ConvergesNearTheSynchronousSolution) {
   const auto& [variant, problem] = GetParam();
@@ -168,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, JacobiShmem,
                          ::testing::Combine(::testing::Values("async", "racy"),
                                             ::testing::Values("plume", "ones")),
                          [](const auto& param_info) {
-                           return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
+                           return std::get<0>(param_info.param) + "_" +
+                                  std::get<1>(param_info.param);
                          });
 
 TEST(JacobiShmemSkew, NoHangWithASlowRankOrALateStart) {

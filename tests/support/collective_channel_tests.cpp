@@ -329,7 +329,8 @@ TEST_P(CollectiveChannelModes, DestroyUnderSkewLeavesNothingOutstanding) {
   MPI_Comm_free(&p.comm);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, CollectiveChannelModes, ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
+INSTANTIATE_TEST_SUITE_P(Modes, CollectiveChannelModes,
+                         ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
                          [](const auto& param_info) {
                            return std::string(param_info.param == AS_MODE_ASYNC ? "async" : "racy");
                          });

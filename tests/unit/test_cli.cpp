@@ -49,12 +49,13 @@ TEST(Cli, DefaultsMatchThePaper) {
 }
 
 TEST(Cli, ParsesEveryOption) {
-  const Command c = parse({"solve", "--problem", "ones", "--global", "10,20,30", "--dims",
-                           "1,2,2", "--tol", "1e-8", "--max-iters", "50", "--check-every", "7",
-                           "--halo-every", "3", "--copy", "--monitor", "--monitor-every", "0.5",
-                           "--json", "out.json", "--method", "jacobi", "--variant", "sync",
-                           "--transport", "mpi", "--halo", "waitall", "--allreduce", "mpi",
-                           "--progress", "none"});
+  const Command c =
+      parse({"solve", "--problem",    "ones",     "--global",    "10,20,30",  "--dims",
+             "1,2,2", "--tol",        "1e-8",     "--max-iters", "50",        "--check-every",
+             "7",     "--halo-every", "3",        "--copy",      "--monitor", "--monitor-every",
+             "0.5",   "--json",       "out.json", "--method",    "jacobi",    "--variant",
+             "sync",  "--transport",  "mpi",      "--halo",      "waitall",   "--allreduce",
+             "mpi",   "--progress",   "none"});
   ASSERT_EQ(c.kind, Command::Kind::solve);
   EXPECT_EQ(c.solve.problem, Problem::ones);
   EXPECT_EQ(*c.solve.decomposition.global, (asyncsolve::core::Int3{10, 20, 30}));
@@ -136,9 +137,27 @@ TEST(Cli, BenchAllreduceDefaultsAndOptions) {
   EXPECT_EQ(b.noise[1].hz, 1000.0);
   EXPECT_EQ(b.noise_allreduce, AllreduceAlgorithm{Kind::impi});
 
-  Command c = parse({"bench", "allreduce", "--algorithms", "tree,rd", "-m", "64:256", "-i", "5",
-                     "-x", "0", "--repeats", "1", "--modes", "noise,latency", "--progress",
-                     "poll:4", "--noise", "10:5", "--noise-global", "8,9,10", "--json",
+  Command c = parse({"bench",
+                     "allreduce",
+                     "--algorithms",
+                     "tree,rd",
+                     "-m",
+                     "64:256",
+                     "-i",
+                     "5",
+                     "-x",
+                     "0",
+                     "--repeats",
+                     "1",
+                     "--modes",
+                     "noise,latency",
+                     "--progress",
+                     "poll:4",
+                     "--noise",
+                     "10:5",
+                     "--noise-global",
+                     "8,9,10",
+                     "--json",
                      "b.json"});
   const auto& o = c.bench_allreduce;
   EXPECT_EQ(o.algorithms, (std::vector<AllreduceAlgorithm>{{Kind::tree}, {Kind::rd}}));
@@ -230,8 +249,8 @@ TEST(Cli, BadInputNamesTheValueAndWhatWasExpected) {
 }
 
 TEST(Cli, ModelHybridTakesTheFractions) {
-  const Command c = parse({"model", "hybrid", "--threads", "8", "--f-comm", "0.43",
-                           "--f-comp-non", "0.2"});
+  const Command c =
+      parse({"model", "hybrid", "--threads", "8", "--f-comm", "0.43", "--f-comp-non", "0.2"});
   ASSERT_EQ(c.kind, Command::Kind::model_hybrid);
   EXPECT_EQ(c.model_hybrid.threads, 8);
   EXPECT_EQ(c.model_hybrid.reserved, 1);  // funneled by default
@@ -250,28 +269,28 @@ TEST(Cli, ModelHybridRejectsBadInput) {
   EXPECT_NE(error_of({"model", "hybrid", "--f-comm", "0.1", "--f-comp-non", "0.1"})
                 .find("--threads: missing"),
             std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "1", "--f-comm", "0.1", "--f-comp-non",
-                      "0.1"})
-                .find("--threads 1: expected"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({"model", "hybrid", "--threads", "1", "--f-comm", "0.1", "--f-comp-non", "0.1"})
+          .find("--threads 1: expected"),
+      std::string::npos);
   EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--reserved", "4", "--f-comm", "0.1",
                       "--f-comp-non", "0.1"})
                 .find("--reserved 4 with --threads 4"),
             std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "-0.1", "--f-comp-non",
-                      "0.1"})
-                .find("--f-comm -0.1: expected a fraction"),
-            std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.6", "--f-comp-non",
-                      "0.5"})
-                .find("= 1.1: expected a sum <= 1"),
-            std::string::npos);
-  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non",
-                      "0.2", "--f-comp-overlap", "0.3"})
+  EXPECT_NE(
+      error_of({"model", "hybrid", "--threads", "4", "--f-comm", "-0.1", "--f-comp-non", "0.1"})
+          .find("--f-comm -0.1: expected a fraction"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.6", "--f-comp-non", "0.5"})
+          .find("= 1.1: expected a sum <= 1"),
+      std::string::npos);
+  EXPECT_NE(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non", "0.2",
+                      "--f-comp-overlap", "0.3"})
                 .find("expected the three fractions to sum to 1"),
             std::string::npos);
-  EXPECT_EQ(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non",
-                      "0.2", "--f-comp-overlap", "0.4"}),
+  EXPECT_EQ(error_of({"model", "hybrid", "--threads", "4", "--f-comm", "0.4", "--f-comp-non", "0.2",
+                      "--f-comp-overlap", "0.4"}),
             "(no error)");
   EXPECT_NE(error_of({"model", "hybrid", "--fit", "x.json", "--f-comm", "0.1"})
                 .find("--f-comm with --fit"),
@@ -300,12 +319,12 @@ TEST(Cli, HybridSchemes) {
             std::string::npos);
   EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--variant", "racy"}).find("--variant racy"),
             std::string::npos);
-  EXPECT_NE(error_of({"solve", "--hybrid", "funneled", "--transport", "shmem"})
-                .find("--transport shmem"),
-            std::string::npos);
-  EXPECT_NE(error_of({"solve", "--hybrid", "multiple", "--halo", "persistent"})
-                .find("--halo persistent"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({"solve", "--hybrid", "funneled", "--transport", "shmem"}).find("--transport shmem"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of({"solve", "--hybrid", "multiple", "--halo", "persistent"}).find("--halo persistent"),
+      std::string::npos);
   EXPECT_NE(error_of({"solve", "--threads", "2"}).find("--threads 2 with --transport mpi"),
             std::string::npos);
 }
@@ -315,15 +334,16 @@ TEST(Cli, ChoicesAreTypedAndResolved) {
   using asyncsolve::app::Preconditioner;
   using asyncsolve::app::Transport;
   using asyncsolve::comm::HaloStrategy;
-  const Command c = parse({"solve", "--method", "pcg-overlap", "--halo", "persistent",
-                           "--progress", "thread:25"});
+  const Command c = parse(
+      {"solve", "--method", "pcg-overlap", "--halo", "persistent", "--progress", "thread:25"});
   EXPECT_EQ(c.solve.method, Method::pcg_overlap);
   EXPECT_EQ(c.solve.transport, Transport::mpi);
   EXPECT_EQ(c.solve.halo, HaloStrategy::persistent);
   EXPECT_EQ(c.solve.progress, (Progress{Progress::Mode::thread, 0, 25}));
   EXPECT_EQ(c.solve.progress.name(), "thread:25");
   EXPECT_EQ(c.solve.pc, Preconditioner::jacobi);  // auto: pcg-overlap is preconditioned
-  EXPECT_EQ(asyncsolve::app::krylov_method(c.solve.method), asyncsolve::solvers::KrylovMethod::pcg_overlap);
+  EXPECT_EQ(asyncsolve::app::krylov_method(c.solve.method),
+            asyncsolve::solvers::KrylovMethod::pcg_overlap);
   EXPECT_EQ(parse({"solve", "--method", "cg"}).solve.pc, Preconditioner::none);
   EXPECT_EQ(parse({"solve", "--method", "pipecg"}).solve.pc, Preconditioner::none);
   EXPECT_EQ(parse({"solve", "--method", "pipecg", "--pc", "jacobi"}).solve.pc,

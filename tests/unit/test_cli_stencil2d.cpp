@@ -87,22 +87,20 @@ TEST(CliStencil2d, Defaults) {
   EXPECT_FALSE(s.corrupt_corner);
   EXPECT_FALSE(s.uses_shmem());
   EXPECT_EQ(run_names(c), (std::vector<std::string>{"mpi/trivial", "mpi/sendrecv", "mpi/halo",
-                                                     "rma/put", "rma/get", "rma/get0",
-                                                     "rma/get1"}));
+                                                    "rma/put", "rma/get", "rma/get0", "rma/get1"}));
 }
 
 TEST(CliStencil2d, SweepAndRuns) {
   const Singleton env;
-  Command c = parse({"--local", "64,128,256", "--radius", "3", "-i", "7", "-x", "0",
-                     "--repeats", "9", "--variant", "get1,halo"});
+  Command c = parse({"--local", "64,128,256", "--radius", "3", "-i", "7", "-x", "0", "--repeats",
+                     "9", "--variant", "get1,halo"});
   EXPECT_EQ(c.bench_stencil2d.local_sizes, (std::vector<int>{64, 128, 256}));
   EXPECT_EQ(c.bench_stencil2d.iterations, 7);
   EXPECT_EQ(c.bench_stencil2d.warmup, 0);
   EXPECT_EQ(c.bench_stencil2d.repeats, 9);
   EXPECT_EQ(run_names(c), (std::vector<std::string>{"mpi/halo", "rma/get1"}));
   c = parse({"--transport", "rma"});
-  EXPECT_EQ(run_names(c),
-            (std::vector<std::string>{"rma/put", "rma/get", "rma/get0", "rma/get1"}));
+  EXPECT_EQ(run_names(c), (std::vector<std::string>{"rma/put", "rma/get", "rma/get0", "rma/get1"}));
   c = parse({"--transport", "mpi", "--variant", "sendrecv", "--test-corrupt-corner"});
   EXPECT_EQ(run_names(c), std::vector<std::string>{"mpi/sendrecv"});
   EXPECT_TRUE(c.bench_stencil2d.corrupt_corner);

@@ -62,7 +62,7 @@ TEST(Field, PackUnpackRoundTrip) {
   const Box box{{1, 0, 2}, {4, 5, 4}};
   std::vector<double> buf(static_cast<std::size_t>(box.size()));
   EXPECT_EQ(pack(a, box, buf.data()), buf.size());
-  EXPECT_EQ(buf[0], 1 + 0 + 200);   // x fastest
+  EXPECT_EQ(buf[0], 1 + 0 + 200);  // x fastest
   EXPECT_EQ(buf[1], 2 + 0 + 200);
   EXPECT_EQ(buf[3], 1 + 10 + 200);  // then y
   Field b({6, 5, 4}, 1);
@@ -97,6 +97,6 @@ TEST(Field, CopyFaceHalosCopiesOnlyFaceLayers) {
   EXPECT_EQ(b(3, 3, 4), 7.0);
   EXPECT_EQ(b(1, 4, 2), 7.0);
   EXPECT_EQ(b(2, 1, -1), 7.0);
-  EXPECT_EQ(b(0, 0, 0), 1.0);   // interior untouched
-  EXPECT_EQ(b(-1, -1, 0), 1.0); // edges untouched
+  EXPECT_EQ(b(0, 0, 0), 1.0);    // interior untouched
+  EXPECT_EQ(b(-1, -1, 0), 1.0);  // edges untouched
 }

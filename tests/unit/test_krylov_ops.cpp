@@ -127,7 +127,8 @@ TEST(Vector, FusedKernelsMatchPlainLoops) {
   EXPECT_NEAR(xy, xy_expected, 1e-12);
   Field z(n, 1);
   ops::waxpby(a, -2.0, b, z);
-  for_interior(a, [&](int i, int j, int k) { ASSERT_EQ(z(i, j, k), a(i, j, k) - 2.0 * b(i, j, k)); });
+  for_interior(a,
+               [&](int i, int j, int k) { ASSERT_EQ(z(i, j, k), a(i, j, k) - 2.0 * b(i, j, k)); });
 }
 
 TEST(Vector, PipelinedUpdateMatchesItsDefinition) {

@@ -215,8 +215,11 @@ TEST(ModelHybrid, ReaderRejectsBadDocumentsNamingTheField) {
                          {"ranks", 2},
                          {"records",
                           {{{"nk_local", 1}, {"masteronly_s", 2.0}, {"funneled_s", 1.5}},
-                           {{"nk_local", 2}, {"masteronly_s", 3.0}, {"funneled_s", 2.0},
-                            {"multiple_s", nullptr}, {"masteronly_comm_s", nullptr},
+                           {{"nk_local", 2},
+                            {"masteronly_s", 3.0},
+                            {"funneled_s", 2.0},
+                            {"multiple_s", nullptr},
+                            {"masteronly_comm_s", nullptr},
                             {"masteronly_compute_s", nullptr}}}}};
   EXPECT_NO_THROW(model::read_mvm_sweep(good, "f.json"));
   const auto error = [&](const auto& edit) {
@@ -232,19 +235,22 @@ TEST(ModelHybrid, ReaderRejectsBadDocumentsNamingTheField) {
             std::string::npos);
   EXPECT_NE(error([](auto& d) { d["reserved"] = 8; }).find("reserved = 8 with threads = 8"),
             std::string::npos);
-  EXPECT_NE(error([](auto& d) { d["records"][1].erase("funneled_s"); })
-                .find("records[1].funneled_s: missing"),
+  EXPECT_NE(error([](auto& d) {
+              d["records"][1].erase("funneled_s");
+            }).find("records[1].funneled_s: missing"),
             std::string::npos);
-  EXPECT_NE(error([](auto& d) { d["records"][0]["masteronly_s"] = -1.0; })
-                .find("records[0].masteronly_s = -1.0: expected a time in seconds > 0"),
+  EXPECT_NE(error([](auto& d) {
+              d["records"][0]["masteronly_s"] = -1.0;
+            }).find("records[0].masteronly_s = -1.0: expected a time in seconds > 0"),
             std::string::npos);
-  EXPECT_NE(error([](auto& d) { d["records"][0]["nk_local"] = "x"; })
-                .find("records[0].nk_local = \"x\": expected"),
+  EXPECT_NE(error([](auto& d) {
+              d["records"][0]["nk_local"] = "x";
+            }).find("records[0].nk_local = \"x\": expected"),
             std::string::npos);
   EXPECT_NE(error([](auto& d) { d["records"][1]["nk_local"] = 1; }).find("at least 2"),
             std::string::npos);
   EXPECT_NE(error([](auto& d) { d["records"] = 3; }).find("expected an array"), std::string::npos);
-  EXPECT_NE(error_of([] { model::load_mvm_sweep(data_dir + "/no_such_file.json"); })
-                .find("no such file"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] { model::load_mvm_sweep(data_dir + "/no_such_file.json"); }).find("no such file"),
+      std::string::npos);
 }

@@ -40,8 +40,8 @@ TEST(Stencil7, HandCheckedSinglePoint) {
 }
 
 TEST(Stencil7, FastSweepMatchesReferenceBitForBit) {
-  for (const Int3 n : {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{33, 17, 9}, Int3{64, 8, 8},
-                       Int3{13, 1, 21}}) {
+  for (const Int3 n :
+       {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{33, 17, 9}, Int3{64, 8, 8}, Int3{13, 1, 21}}) {
     Field u(n, 1);
     randomise(u, 42);
     Field fast(n, 1);
@@ -116,6 +116,7 @@ TEST(Stencil7, SweepInPiecesEqualsTheWholeSweep) {
   Field pieces(n, 1);
   ops::jacobi_sweep(u, whole);
   for (int k = 0; k < n[2]; k += 3) ops::jacobi_sweep_planes(u, pieces, k, std::min(k + 3, n[2]));
-  for (std::size_t i = 0; i < whole.storage_size(); ++i) ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
+  for (std::size_t i = 0; i < whole.storage_size(); ++i)
+    ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
   ops::jacobi_sweep_planes(u, pieces, 5, 5);  // empty range: no-op
 }

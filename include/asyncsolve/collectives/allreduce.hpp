@@ -19,9 +19,9 @@ enum class ReduceOp { sum, min, max };
 struct AllreduceAlgorithm {
   enum class Kind { mpi, impi, tree, rd, knomial, twolevel };
   Kind kind = Kind::mpi;
-  int degree = 0;              ///< knomial: K >= 2
-  Kind leader = Kind::mpi;     ///< twolevel: the leaders' algorithm (mpi, impi, rd or knomial)
-  int leader_degree = 0;       ///< twolevel with a knomial leader: its K
+  int degree = 0;           ///< knomial: K >= 2
+  Kind leader = Kind::mpi;  ///< twolevel: the leaders' algorithm (mpi, impi, rd or knomial)
+  int leader_degree = 0;    ///< twolevel with a knomial leader: its K
   /// The canonical name: "mpi", "knomial:3", "twolevel:knomial:3", ...
   std::string name() const;
   /// twolevel: the leaders' algorithm on its own.

@@ -25,7 +25,9 @@ std::unique_ptr<collectives::NonblockingAllreduce> make_channel_tree_allreduce(
 /// the same transport (channels) unless that is mpi, where the point-to-point
 /// tree of collectives::make_nonblocking_allreduce is used; "impi" is
 /// MPI_Iallreduce whatever the transport.
-std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(
-    std::string_view name, const par::Comm& comm, std::size_t size, int transport);
+std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(std::string_view name,
+                                                                              const par::Comm& comm,
+                                                                              std::size_t size,
+                                                                              int transport);
 
 }  // namespace asyncsolve::collectives

@@ -102,7 +102,7 @@ class Schedule {
   std::size_t buffer_size_;
   std::vector<ScheduleAction> actions_;
   std::vector<std::size_t> round_begin_{0};  // round r is [round_begin_[r], round_begin_[r+1])
-  bool open_ = false;                         // actions added since the last end_round()
+  bool open_ = false;                        // actions added since the last end_round()
 };
 
 /// Runs a Schedule over a communicator: owns the schedule, its buffer and

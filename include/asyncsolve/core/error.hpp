@@ -7,10 +7,10 @@ namespace asyncsolve::core {
 
 /// Process exit codes of the `asyncsolve` command (documented in the README).
 enum class ExitCode : int {
-  success = 0,        ///< converged, or the command did what was asked
-  bad_input = 2,      ///< options or files the user gave are wrong
-  not_converged = 3,  ///< the solver stopped before reaching the tolerance, or broke down
-  runtime_failure = 4 ///< MPI/SHMEM error, timeout, or another failure at run time
+  success = 0,         ///< converged, or the command did what was asked
+  bad_input = 2,       ///< options or files the user gave are wrong
+  not_converged = 3,   ///< the solver stopped before reaching the tolerance, or broke down
+  runtime_failure = 4  ///< MPI/SHMEM error, timeout, or another failure at run time
 };
 
 /// Bad user input. Thrown identically on every rank (all ranks see the same

@@ -13,8 +13,7 @@ namespace asyncsolve::core {
 std::string iso8601_now();
 
 inline double now_s() noexcept {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 /// Seconds accumulated per phase on this rank. Phases are fixed at

@@ -26,8 +26,8 @@ class Filter2d {
   /// (0, 0) of a padded array with row stride `v_stride` whose elements
   /// v(i + k, j + l) for every |k|, |l| <= r exist; `out` points at element
   /// (0, 0) of an array with row stride `out_stride`. Rows are y.
-  void apply(const double* v, long v_stride, double* out, long out_stride, int x0, int x1,
-             int y0, int y1) const noexcept;
+  void apply(const double* v, long v_stride, double* out, long out_stride, int x0, int x1, int y0,
+             int y1) const noexcept;
 
  private:
   int r_;

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "asyncsolve/collectives/allreduce.hpp"
-#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/kernels/tfim.hpp"
 #include "asyncsolve/par/comm.hpp"
 
@@ -76,11 +76,12 @@ class SpinOperator {
 /// One Lanczos iteration as rank 0 saw it.
 struct LanczosPoint {
   long iteration = 0;
-  double time_s = 0;       ///< since the start of the solve
-  double energy = 0;       ///< theta_j
-  double change = 0;       ///< |theta_j - theta_{j-1}| / |theta_j| (|theta_j - theta_{j-1}| if theta_j = 0; NaN at j = 1)
+  double time_s = 0;  ///< since the start of the solve
+  double energy = 0;  ///< theta_j
+  double change = 0;  ///< |theta_j - theta_{j-1}| / |theta_j| (|theta_j - theta_{j-1}| if theta_j =
+                      ///< 0; NaN at j = 1)
   double alpha = 0;
-  double beta = 0;         ///< beta_{j+1}
+  double beta = 0;            ///< beta_{j+1}
   double residual_bound = 0;  ///< beta_{j+1} |s_j|: ||H y - theta y|| for the Ritz vector y
 };
 

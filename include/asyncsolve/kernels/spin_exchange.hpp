@@ -36,9 +36,9 @@ namespace asyncsolve::kernels {
 
 /// Settings of a SpinExchange.
 struct SpinExchangeOptions {
-  std::string transport = "mpi";  ///< mpi, rma or shmem
-  int buffers = 2;                ///< mpi: K round-robin receive buffers (>= 2)
-  std::size_t chunk = 1 << 15;    ///< mpi: doubles per message (>= 1; capped at the block)
+  std::string transport = "mpi";   ///< mpi, rma or shmem
+  int buffers = 2;                 ///< mpi: K round-robin receive buffers (>= 2)
+  std::size_t chunk = 1 << 15;     ///< mpi: doubles per message (>= 1; capped at the block)
   std::string rma_sync = "fence";  ///< rma: fence or notify
 };
 

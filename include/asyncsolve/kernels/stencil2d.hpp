@@ -57,8 +57,8 @@ struct Stencil2dGrid {
 
 /// What a Stencil2d runs.
 struct Stencil2dSpec {
-  int local = 64;   ///< n: the block is n x n
-  int radius = 1;   ///< r: 1 <= r < n
+  int local = 64;  ///< n: the block is n x n
+  int radius = 1;  ///< r: 1 <= r < n
   /// Test hook: the last rank adds 1 to the first point of its north-east
   /// halo corner every time its halo is complete, so validation must fail.
   bool corrupt_corner = false;

@@ -153,25 +153,25 @@ enum class MasteronlySource {
 struct MvmFit {
   int threads = 2;
   int reserved = 1;
-  MvmCosts x;                        ///< seconds per point of an n_i × n_j plane
-  double comm_over_overlap = 0;      ///< x_comm / x_MVM,overlap (infinite when x_MVM,overlap = 0)
-  double non_over_overlap = 0;       ///< x_MVM,non / x_MVM,overlap (infinite when x_MVM,overlap = 0)
-  bool non_ratio_fixed = false;      ///< x_MVM,non / x_MVM,overlap was given, not fitted
+  MvmCosts x;                    ///< seconds per point of an n_i × n_j plane
+  double comm_over_overlap = 0;  ///< x_comm / x_MVM,overlap (infinite when x_MVM,overlap = 0)
+  double non_over_overlap = 0;   ///< x_MVM,non / x_MVM,overlap (infinite when x_MVM,overlap = 0)
+  bool non_ratio_fixed = false;  ///< x_MVM,non / x_MVM,overlap was given, not fitted
   MasteronlySource masteronly_source = MasteronlySource::regression;
   /// n_k^loc where eq. 14 gives ε = 1: (x_comm/x_MVM,overlap)(n − m)/m.
   double nk_crossover = 0;
   /// n_k^loc where both terms of the max in eq. 14 are equal (ε is largest):
   /// (x_comm/x_MVM,overlap)(n − m)/(m n).
   double nk_best = 0;
-  double epsilon_at_best = 1;  ///< eq. 14 at nk_best
+  double epsilon_at_best = 1;    ///< eq. 14 at nk_best
   double rms_epsilon_error = 0;  ///< root mean square of predicted − measured ε
   struct Row {
     long nk_local = 0;
-    double epsilon_measured = 1;  ///< masteronly_s / funneled_s
-    double epsilon_predicted = 1;  ///< eq. 14
+    double epsilon_measured = 1;             ///< masteronly_s / funneled_s
+    double epsilon_predicted = 1;            ///< eq. 14
     std::optional<double> epsilon_multiple;  ///< masteronly_s / multiple_s
     std::optional<double> f_comm_measured;   ///< masteronly_comm_s / masteronly_s
-    double f_comm_predicted = 0;   ///< eq. 11 over eqs. 11–13
+    double f_comm_predicted = 0;             ///< eq. 11 over eqs. 11–13
   };
   std::vector<Row> rows;  ///< in the sweep's order
 };

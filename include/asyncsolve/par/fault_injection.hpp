@@ -7,11 +7,11 @@ namespace asyncsolve::par {
 
 /// What to inject. All off by default.
 struct FaultOptions {
-  int slow_rank = -1;       ///< this rank's sweeps take slow_factor times longer (-1: none)
-  double slow_factor = 1.0; ///< >= 1
-  double noise_us = 0.0;    ///< every rank is interrupted for this long ...
-  double noise_hz = 0.0;    ///< ... this many times per second (0: no noise)
-  std::uint64_t seed = 1;   ///< seeds each rank's noise phase (rank added)
+  int slow_rank = -1;        ///< this rank's sweeps take slow_factor times longer (-1: none)
+  double slow_factor = 1.0;  ///< >= 1
+  double noise_us = 0.0;     ///< every rank is interrupted for this long ...
+  double noise_hz = 0.0;     ///< ... this many times per second (0: no noise)
+  std::uint64_t seed = 1;    ///< seeds each rank's noise phase (rank added)
 };
 
 /// Injects the faults of FaultOptions on one rank by busy-waiting, so the

@@ -4,11 +4,11 @@
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -32,7 +32,13 @@ struct JacobiOptions {
 };
 
 /// Phases timed by jacobi_sync, in PhaseTimers index order.
-enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_phase, reduce_phase };
+enum JacobiPhase : std::size_t {
+  halo_phase,
+  sweep_phase,
+  copy_phase,
+  residual_phase,
+  reduce_phase
+};
 
 /// Collective over the decomposition's communicator: synchronous Jacobi.
 ///
@@ -55,8 +61,8 @@ enum JacobiPhase : std::size_t { halo_phase, sweep_phase, copy_phase, residual_p
 /// bits. Phases are the master thread's: halo = HybridTimes::exchange_start
 /// + exchange_wait, sweep = interior + boundary (see HybridTimes).
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
-                        grid::Field& u, comm::HaloExchange& halo,
-                        collectives::Allreduce& reduction, const JacobiOptions& options);
+                        grid::Field& u, comm::HaloExchange& halo, collectives::Allreduce& reduction,
+                        const JacobiOptions& options);
 
 /// Collective: ||b||_2, where b holds the boundary contributions (the 7-point
 /// residual of a field shaped like `shape` that is zero except for the

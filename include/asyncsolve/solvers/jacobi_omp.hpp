@@ -28,8 +28,9 @@ struct OmpJacobiOptions {
 /// Phases timed by jacobi_omp, in PhaseTimers index order (per thread; the
 /// result holds the largest over threads).
 enum OmpJacobiPhase : std::size_t {
-  omp_sweep_phase,     ///< u_new = (sum of neighbours of u)/6 on the slab (async: lock waits included)
-  omp_copy_phase,      ///< sync --copy: u = u_new on the slab; async/racy: publishing the boundary planes
+  omp_sweep_phase,  ///< u_new = (sum of neighbours of u)/6 on the slab (async: lock waits included)
+  omp_copy_phase,   ///< sync --copy: u = u_new on the slab; async/racy: publishing the boundary
+                    ///< planes
   omp_residual_phase,  ///< the slab's residual and its reduction or running-sum update
   omp_barrier_phase,   ///< sync: waiting at the barrier after the sweep
 };

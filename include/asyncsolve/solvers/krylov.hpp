@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
@@ -36,7 +37,6 @@
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
-#include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/solvers/csr_system.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
@@ -74,10 +74,10 @@ KrylovSystem make_krylov_system(const grid::Problem& problem,
 /// Settings of the Krylov solvers.
 struct KrylovOptions {
   KrylovMethod method = KrylovMethod::cg;
-  double tol = 1e-6;         ///< stop when ||r||_2 / ||b||_2 < tol
-  long max_iters = 10000;    ///< stop after this many iterations
-  int test_every = 4;        ///< interior planes between halo tests (0: never test)
-  bool jacobi = false;       ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
+  double tol = 1e-6;       ///< stop when ||r||_2 / ||b||_2 < tol
+  long max_iters = 10000;  ///< stop after this many iterations
+  int test_every = 4;      ///< interior planes between halo tests (0: never test)
+  bool jacobi = false;     ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
   /// Inner-product reductions: a collectives::make_nonblocking_allreduce name
   /// ("mpi", "impi" or "tree").
   std::string allreduce = "mpi";

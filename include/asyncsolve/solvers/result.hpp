@@ -11,37 +11,37 @@ namespace asyncsolve::solvers {
 /// One residual check as seen by one rank.
 struct HistoryPoint {
   long iteration = 0;
-  double time_s = 0;    ///< since the start of the solve
-  double residual = 0;  ///< relative residual ||b - A u||_2 / ||b||_2 (global; an
-                        ///< estimate in the asynchronous variants)
+  double time_s = 0;          ///< since the start of the solve
+  double residual = 0;        ///< relative residual ||b - A u||_2 / ||b||_2 (global; an
+                              ///< estimate in the asynchronous variants)
   double local_residual = 0;  ///< this rank's part: ||(b - A u) on this block|| / ||b||
                               ///< (OpenMP Jacobi: this thread's slab)
-  int thread = 0;  ///< OpenMP Jacobi: the thread that made the check (0 elsewhere)
+  int thread = 0;             ///< OpenMP Jacobi: the thread that made the check (0 elsewhere)
 };
 
 /// The outcome of a solve on this rank. Values that are global (residuals,
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
   bool converged = false;
-  std::string reason;          ///< "tolerance", "max_iters" or "breakdown"
-  std::string detail;          ///< what broke down, and at which iteration (empty otherwise)
-  long iterations = 0;         ///< iterations (sweeps) this rank performed
-  double time_s = 0;           ///< wall time of the solve on this rank
-  double residual_estimate = 0;  ///< the relative residual the stop decision used
-  double true_residual = 0;      ///< relative residual measured synchronously after the solve
+  std::string reason;               ///< "tolerance", "max_iters" or "breakdown"
+  std::string detail;               ///< what broke down, and at which iteration (empty otherwise)
+  long iterations = 0;              ///< iterations (sweeps) this rank performed
+  double time_s = 0;                ///< wall time of the solve on this rank
+  double residual_estimate = 0;     ///< the relative residual the stop decision used
+  double true_residual = 0;         ///< relative residual measured synchronously after the solve
   std::optional<double> error_inf;  ///< max |u - exact| when the exact solution is known
   core::PhaseTimers phases{{}};
   std::vector<HistoryPoint> history;
-  long halo_exchanges = 0;     ///< halo exchanges this rank performed
-  long halo_tests = 0;         ///< HaloExchange::test() calls made while the interior was computed
-  long messages_sent = 0;      ///< halo messages this rank sent
-  double bytes_sent = 0;       ///< halo bytes this rank sent
-  double sweep_bytes = 0;      ///< bytes the sweeps moved (16 per point and sweep)
-  long skipped_sends = 0;      ///< asynchronous: sends skipped because a channel was full
+  long halo_exchanges = 0;  ///< halo exchanges this rank performed
+  long halo_tests = 0;      ///< HaloExchange::test() calls made while the interior was computed
+  long messages_sent = 0;   ///< halo messages this rank sent
+  double bytes_sent = 0;    ///< halo bytes this rank sent
+  double sweep_bytes = 0;   ///< bytes the sweeps moved (16 per point and sweep)
+  long skipped_sends = 0;   ///< asynchronous: sends skipped because a channel was full
   std::vector<long> batch_sizes;  ///< asynchronous: batch_sizes[n] = recv calls that got n messages
   long unconfirmed_stops = 0;  ///< OpenMP async/racy: estimates below tol the true residual refuted
   long final_sync_iterations = 0;  ///< synchronous iterations run after an asynchronous solve
-  double injected_s = 0;       ///< seconds of injected faults and noise on this rank
+  double injected_s = 0;           ///< seconds of injected faults and noise on this rank
   /// OpenMP Jacobi: iterations (sweeps) of each thread, in thread order;
   /// `iterations` is then the largest of them. Empty for the MPI solvers.
   std::vector<long> thread_iterations;

@@ -28,8 +28,8 @@ class BlockingAllreduce final : public NonblockingBase {
   void start(std::span<const double> values) override {
     check_start(values);
     std::copy(values.begin(), values.end(), result_.begin());
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, result_.data(), count(), MPI_DOUBLE,
-                                 to_mpi_op(op_), comm_.get()),
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, result_.data(), count(), MPI_DOUBLE, to_mpi_op(op_),
+                                 comm_.get()),
                    "MPI_Allreduce");
     active_ = true;
   }

@@ -35,8 +35,8 @@ class ImpiAllreduce final : public NonblockingBase {
   void start(std::span<const double> values) override {
     check_start(values);
     std::copy(values.begin(), values.end(), send_.begin());
-    par::check_mpi(MPI_Iallreduce(send_.data(), recv_.data(), count(), MPI_DOUBLE,
-                                  to_mpi_op(op_), comm_.get(), &request_),
+    par::check_mpi(MPI_Iallreduce(send_.data(), recv_.data(), count(), MPI_DOUBLE, to_mpi_op(op_),
+                                  comm_.get(), &request_),
                    "MPI_Iallreduce");
   }
 
@@ -68,8 +68,8 @@ class ImpiAllreduce final : public NonblockingBase {
 
 }  // namespace
 
-std::unique_ptr<NonblockingAllreduce> make_impi_allreduce(const par::Comm& comm,
-                                                          std::size_t size, ReduceOp op) {
+std::unique_ptr<NonblockingAllreduce> make_impi_allreduce(const par::Comm& comm, std::size_t size,
+                                                          ReduceOp op) {
   return std::make_unique<ImpiAllreduce>(comm, size, op);
 }
 

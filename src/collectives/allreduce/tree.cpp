@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <climits>
 #include <stdexcept>
 #include <vector>
@@ -183,8 +183,8 @@ class TreeAllreduce final : public NonblockingBase {
 
 }  // namespace
 
-std::unique_ptr<NonblockingAllreduce> make_tree_allreduce(const par::Comm& comm,
-                                                          std::size_t size, ReduceOp op) {
+std::unique_ptr<NonblockingAllreduce> make_tree_allreduce(const par::Comm& comm, std::size_t size,
+                                                          ReduceOp op) {
   return std::make_unique<TreeAllreduce>(comm, size, op);
 }
 

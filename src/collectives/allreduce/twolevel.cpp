@@ -21,8 +21,8 @@ namespace {
 /// the node reduction, and the broadcast by the one that completes ALG.
 class TwoLevelAllreduce final : public NonblockingBase {
  public:
-  TwoLevelAllreduce(const AllreduceAlgorithm& algorithm, const par::Comm& comm,
-                    std::size_t size, ReduceOp op, int node_color)
+  TwoLevelAllreduce(const AllreduceAlgorithm& algorithm, const par::Comm& comm, std::size_t size,
+                    ReduceOp op, int node_color)
       : NonblockingBase(comm, size, op),
         name_(algorithm.name()),
         node_(split_node(node_color)),
@@ -83,7 +83,7 @@ class TwoLevelAllreduce final : public NonblockingBase {
 
  private:
   enum class Phase { idle, up, across, down };
-  static constexpr int kDegree = 2;          // within the node
+  static constexpr int kDegree = 2;   // within the node
   static constexpr int kDownTag = 1;  // the broadcast's tag on the node communicator
 
   par::Comm split_node(int node_color) const {

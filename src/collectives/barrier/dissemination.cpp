@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "../algorithms.hpp"
 #include "asyncsolve/collectives/schedule.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "../algorithms.hpp"
 
 namespace asyncsolve::collectives {
 

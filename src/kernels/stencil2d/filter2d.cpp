@@ -28,8 +28,8 @@ Filter2d::Filter2d(int radius) : r_(radius) {
   for (double& w : w_) w /= sum;
 }
 
-void Filter2d::apply(const double* v, long v_stride, double* out, long out_stride, int x0,
-                     int x1, int y0, int y1) const noexcept {
+void Filter2d::apply(const double* v, long v_stride, double* out, long out_stride, int x0, int x1,
+                     int y0, int y1) const noexcept {
   if (x0 >= x1) return;
   const int side = 2 * r_ + 1;
   if (x1 - x0 < narrow_width) {
@@ -83,7 +83,8 @@ std::vector<double> filter2d_serial(const Filter2d& filter, int size_x, int size
   std::vector<double> padded(static_cast<std::size_t>(stride * rows), 0.0);
   std::vector<double> field(static_cast<std::size_t>(size_x) * size_y);
   for (int y = 0; y < size_y; ++y)
-    for (int x = 0; x < size_x; ++x) field[static_cast<std::size_t>(y) * size_x + x] = stencil2d_initial(x, y);
+    for (int x = 0; x < size_x; ++x)
+      field[static_cast<std::size_t>(y) * size_x + x] = stencil2d_initial(x, y);
   const auto wrap = [](long i, long n) { return ((i % n) + n) % n; };
   double* origin = padded.data() + r * stride + r;
   for (long it = 0; it < iterations; ++it) {

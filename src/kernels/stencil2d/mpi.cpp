@@ -43,7 +43,8 @@ class Stencil2dMpi final : public Stencil2dBlock {
  public:
   Stencil2dMpi(MpiVariant variant, const par::Comm& comm, const Stencil2dGrid& grid,
                const Stencil2dSpec& spec)
-      : Stencil2dBlock(grid, spec), variant_(variant),
+      : Stencil2dBlock(grid, spec),
+        variant_(variant),
         storage_(static_cast<std::size_t>(layout_.doubles()), 0.0) {
     v_ = storage_.data();
     check_mpi(MPI_Comm_dup(comm.get(), &comm_), "MPI_Comm_dup");
@@ -81,9 +82,12 @@ class Stencil2dMpi final : public Stencil2dBlock {
   std::string transport() const override { return "mpi"; }
   std::string variant() const override {
     switch (variant_) {
-      case MpiVariant::trivial: return "trivial";
-      case MpiVariant::sendrecv: return "sendrecv";
-      case MpiVariant::halo: return "halo";
+      case MpiVariant::trivial:
+        return "trivial";
+      case MpiVariant::sendrecv:
+        return "sendrecv";
+      case MpiVariant::halo:
+        return "halo";
     }
     return "?";
   }
@@ -97,9 +101,15 @@ class Stencil2dMpi final : public Stencil2dBlock {
     for (long it = 0; it < iterations; ++it) {
       copy_in();  // V(interior) = dom
       switch (variant_) {
-        case MpiVariant::trivial: exchange_trivial(); break;
-        case MpiVariant::sendrecv: exchange_sendrecv(); break;
-        case MpiVariant::halo: exchange_halo(); break;
+        case MpiVariant::trivial:
+          exchange_trivial();
+          break;
+        case MpiVariant::sendrecv:
+          exchange_sendrecv();
+          break;
+        case MpiVariant::halo:
+          exchange_halo();
+          break;
       }
       halo_complete();
       filter_all();  // dom = filter(V)
@@ -126,17 +136,16 @@ class Stencil2dMpi final : public Stencil2dBlock {
   void exchange_trivial() {
     std::array<MPI_Request, 2 * stencil2d_directions> requests{};
     for (int d = 0; d < stencil2d_directions; ++d) {
-      check_mpi(MPI_Irecv(v_, 1, recv_[d], grid_.neighbour[d], dir2d_opposite(d), comm_,
-                          &requests[d]),
-                "MPI_Irecv");
+      check_mpi(
+          MPI_Irecv(v_, 1, recv_[d], grid_.neighbour[d], dir2d_opposite(d), comm_, &requests[d]),
+          "MPI_Irecv");
     }
     for (int d = 0; d < stencil2d_directions; ++d) {
       check_mpi(MPI_Isend(v_, 1, send_[d], grid_.neighbour[d], d, comm_,
                           &requests[stencil2d_directions + d]),
                 "MPI_Isend");
     }
-    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                          MPI_STATUSES_IGNORE),
+    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
               "MPI_Waitall");
   }
 
@@ -160,14 +169,10 @@ class Stencil2dMpi final : public Stencil2dBlock {
       const int b = a + 1;               // w or s
       MPI_Datatype* send = phase == 0 ? &send_[a] : &send_wide_[0];
       MPI_Datatype* recv = phase == 0 ? &recv_[a] : &recv_wide_[0];
-      check_mpi(MPI_Irecv(v_, 1, recv[0], grid_.neighbour[a], b, comm_, &requests[0]),
-                "MPI_Irecv");
-      check_mpi(MPI_Irecv(v_, 1, recv[1], grid_.neighbour[b], a, comm_, &requests[1]),
-                "MPI_Irecv");
-      check_mpi(MPI_Isend(v_, 1, send[0], grid_.neighbour[a], a, comm_, &requests[2]),
-                "MPI_Isend");
-      check_mpi(MPI_Isend(v_, 1, send[1], grid_.neighbour[b], b, comm_, &requests[3]),
-                "MPI_Isend");
+      check_mpi(MPI_Irecv(v_, 1, recv[0], grid_.neighbour[a], b, comm_, &requests[0]), "MPI_Irecv");
+      check_mpi(MPI_Irecv(v_, 1, recv[1], grid_.neighbour[b], a, comm_, &requests[1]), "MPI_Irecv");
+      check_mpi(MPI_Isend(v_, 1, send[0], grid_.neighbour[a], a, comm_, &requests[2]), "MPI_Isend");
+      check_mpi(MPI_Isend(v_, 1, send[1], grid_.neighbour[b], b, comm_, &requests[3]), "MPI_Isend");
       check_mpi(MPI_Waitall(4, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     }
   }

@@ -61,10 +61,14 @@ class Stencil2dOneSided final : public Stencil2dBlock {
   std::string transport() const override { return space_->transport(); }
   std::string variant() const override {
     switch (variant_) {
-      case OneSidedVariant::put: return "put";
-      case OneSidedVariant::get: return "get";
-      case OneSidedVariant::get0: return "get0";
-      case OneSidedVariant::get1: return "get1";
+      case OneSidedVariant::put:
+        return "put";
+      case OneSidedVariant::get:
+        return "get";
+      case OneSidedVariant::get0:
+        return "get0";
+      case OneSidedVariant::get1:
+        return "get1";
     }
     return "?";
   }
@@ -156,7 +160,8 @@ class Stencil2dOneSided final : public Stencil2dBlock {
         fetch_halo(k, true);
         filter_border();
         break;
-      case OneSidedVariant::put: break;
+      case OneSidedVariant::put:
+        break;
     }
   }
 

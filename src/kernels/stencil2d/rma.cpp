@@ -74,16 +74,15 @@ class RmaSpace final : public OneSidedSpace {
 
   void get_block(int target, int d, bool fine) override {
     if (!fine) {
-      check_mpi(MPI_Get(v_, 1, recv_[d], target, 0, 1, send_[dir2d_opposite(d)], win_),
-                "MPI_Get");
+      check_mpi(MPI_Get(v_, 1, recv_[d], target, 0, 1, send_[dir2d_opposite(d)], win_), "MPI_Get");
       return;
     }
     const Rect2d h = layout_.halo(d);
     const Rect2d b = layout_.border(dir2d_opposite(d));
     for (int row = 0; row < h.h; ++row) {
       const MPI_Aint disp = static_cast<MPI_Aint>(layout_.index(b.x0, b.y0 + row)) * 8;
-      check_mpi(MPI_Get(v_ + layout_.index(h.x0, h.y0 + row), h.w, MPI_DOUBLE, target, disp,
-                        h.w, MPI_DOUBLE, win_),
+      check_mpi(MPI_Get(v_ + layout_.index(h.x0, h.y0 + row), h.w, MPI_DOUBLE, target, disp, h.w,
+                        MPI_DOUBLE, win_),
                 "MPI_Get");
     }
   }
@@ -149,7 +148,8 @@ class RmaSpace final : public OneSidedSpace {
 
 }  // namespace
 
-std::unique_ptr<OneSidedSpace> make_rma_space(const par::Comm& comm, const Stencil2dLayout& layout) {
+std::unique_ptr<OneSidedSpace> make_rma_space(const par::Comm& comm,
+                                              const Stencil2dLayout& layout) {
   return std::make_unique<RmaSpace>(comm, layout);
 }
 

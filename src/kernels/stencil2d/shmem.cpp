@@ -163,8 +163,9 @@ class ShmemSpace final : public OneSidedSpace {
 std::unique_ptr<OneSidedSpace> make_shmem_space(const par::Comm& comm,
                                                 const Stencil2dLayout& layout) {
   if (!par::shmem_initialized()) {
-    throw core::RuntimeFailure("stencil2d: OpenSHMEM is not started (run under oshrun with "
-                               "--transport shmem)");
+    throw core::RuntimeFailure(
+        "stencil2d: OpenSHMEM is not started (run under oshrun with "
+        "--transport shmem)");
   }
   int bad = comm.size() != shmem_n_pes() || comm.rank() != shmem_my_pe() ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");

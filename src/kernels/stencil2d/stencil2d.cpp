@@ -39,7 +39,8 @@ Stencil2dGrid Stencil2dGrid::create(int rank, int size) {
   g.rank = rank;
   g.cx = rank / g.py;
   g.cy = rank % g.py;
-  for (int d = 0; d < stencil2d_directions; ++d) g.neighbour[d] = g.rank_of(g.cx + dx[d], g.cy + dy[d]);
+  for (int d = 0; d < stencil2d_directions; ++d)
+    g.neighbour[d] = g.rank_of(g.cx + dx[d], g.cy + dy[d]);
   return g;
 }
 
@@ -185,9 +186,9 @@ std::unique_ptr<Stencil2d> make_stencil2d(std::string_view transport, std::strin
         fmt::format("stencil2d: no variant '{}' over transport '{}'", variant, transport));
   }
   if (spec.radius < 1 || spec.local <= spec.radius) {
-    throw std::invalid_argument(fmt::format(
-        "stencil2d: radius {} with local size {}: expected 1 <= radius < local size",
-        spec.radius, spec.local));
+    throw std::invalid_argument(
+        fmt::format("stencil2d: radius {} with local size {}: expected 1 <= radius < local size",
+                    spec.radius, spec.local));
   }
   const Stencil2dGrid grid = Stencil2dGrid::create(comm.rank(), comm.size());
   if (transport == "mpi") return detail::make_stencil2d_mpi(variant, comm, grid, spec);

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/kernels/filter2d.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 
 namespace asyncsolve::kernels::detail {
 
@@ -97,8 +97,7 @@ std::unique_ptr<OneSidedSpace> make_shmem_space(const par::Comm& comm,
                                                 const Stencil2dLayout& layout);
 
 std::unique_ptr<Stencil2d> make_stencil2d_mpi(std::string_view variant, const par::Comm& comm,
-                                              const Stencil2dGrid& grid,
-                                              const Stencil2dSpec& spec);
+                                              const Stencil2dGrid& grid, const Stencil2dSpec& spec);
 std::unique_ptr<Stencil2d> make_stencil2d_onesided(std::string_view variant,
                                                    std::unique_ptr<OneSidedSpace> space,
                                                    const Stencil2dGrid& grid,

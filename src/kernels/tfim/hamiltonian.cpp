@@ -11,7 +11,8 @@
 namespace asyncsolve::kernels {
 
 SpinLattice make_chain(int sites) {
-  if (sites < 2) throw std::invalid_argument(fmt::format("a chain needs >= 2 sites, got {}", sites));
+  if (sites < 2)
+    throw std::invalid_argument(fmt::format("a chain needs >= 2 sites, got {}", sites));
   SpinLattice l;
   l.name = "chain";
   l.sites = sites;
@@ -23,8 +24,8 @@ SpinLattice make_chain(int sites) {
 
 SpinLattice make_square(int length, int width) {
   if (length < 2 || width < 2) {
-    throw std::invalid_argument(fmt::format("a square lattice needs sides >= 2, got {}x{}", length,
-                                            width));
+    throw std::invalid_argument(
+        fmt::format("a square lattice needs sides >= 2, got {}x{}", length, width));
   }
   SpinLattice l;
   l.name = fmt::format("square:{}x{}", length, width);
@@ -115,8 +116,8 @@ std::vector<double> TfimHamiltonian::dense() const {
 
 double tfim_chain_ground_energy(int sites, double coupling, double field) {
   if (sites < 2 || sites % 2 != 0) {
-    throw std::invalid_argument(fmt::format("free-fermion energy: even n >= 2 expected, got {}",
-                                            sites));
+    throw std::invalid_argument(
+        fmt::format("free-fermion energy: even n >= 2 expected, got {}", sites));
   }
   const double j = std::abs(coupling);
   const double g = std::abs(field);

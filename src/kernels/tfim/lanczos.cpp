@@ -11,8 +11,8 @@
 
 namespace asyncsolve::kernels {
 
-SpinOperator::SpinOperator(const kernels::TfimHamiltonian& hamiltonian, kernels::SpinExchange& exchange,
-                           const par::Comm& comm)
+SpinOperator::SpinOperator(const kernels::TfimHamiltonian& hamiltonian,
+                           kernels::SpinExchange& exchange, const par::Comm& comm)
     : h_(hamiltonian), exchange_(exchange) {
   const int m = exchange.partners();
   if ((1 << m) != comm.size()) {
@@ -25,8 +25,8 @@ SpinOperator::SpinOperator(const kernels::TfimHamiltonian& hamiltonian, kernels:
   first_state_ = static_cast<std::uint64_t>(comm.rank()) << local_bits_;
 }
 
-void SpinOperator::apply(std::span<const double> x, std::span<double> y,
-                         core::PhaseTimers* timers, PhaseIds ids) const {
+void SpinOperator::apply(std::span<const double> x, std::span<double> y, core::PhaseTimers* timers,
+                         PhaseIds ids) const {
   double t0 = core::now_s();
   // Send x to the m partners first, so that it travels while the local part
   // is computed (paper 004: MSG_NB, then L4).

@@ -56,10 +56,10 @@ class RmaSpinExchange final : public SpinExchange {
       : comm_(comm.dup()), partners_(partners), block_(block) {
     rank_ = comm_.rank();
     if (partners_ == 0) return;  // one rank: no window (every rank agrees)
-    const auto bytes = static_cast<MPI_Aint>(static_cast<std::size_t>(partners_) * block_ *
-                                             sizeof(double));
-    check_mpi(MPI_Win_allocate(bytes, static_cast<int>(sizeof(double)), MPI_INFO_NULL,
-                               comm_.get(), &base_, &win_),
+    const auto bytes =
+        static_cast<MPI_Aint>(static_cast<std::size_t>(partners_) * block_ * sizeof(double));
+    check_mpi(MPI_Win_allocate(bytes, static_cast<int>(sizeof(double)), MPI_INFO_NULL, comm_.get(),
+                               &base_, &win_),
               "MPI_Win_allocate");
     check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   }
@@ -206,9 +206,9 @@ class RmaNotifySpinExchange final : public SpinExchange {
 
   /// Sets `target`'s counter at `disp` atomically and completes it there.
   void write(int target, MPI_Aint disp, std::int64_t value) const {
-    check_mpi(MPI_Accumulate(&value, 1, MPI_INT64_T, target, disp, 1, MPI_INT64_T, MPI_REPLACE,
-                             win_),
-              "MPI_Accumulate");
+    check_mpi(
+        MPI_Accumulate(&value, 1, MPI_INT64_T, target, disp, 1, MPI_INT64_T, MPI_REPLACE, win_),
+        "MPI_Accumulate");
     check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush");
   }
 

@@ -28,8 +28,8 @@
 
 #include <fmt/format.h>
 
-#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/par/check.hpp"
 
 #ifdef ASYNCSOLVE_HAVE_SHMEM
@@ -41,8 +41,9 @@ namespace asyncsolve::kernels::detail {
 #ifndef ASYNCSOLVE_HAVE_SHMEM
 
 std::unique_ptr<SpinExchange> make_spin_exchange_shmem(const par::Comm&, int, std::size_t) {
-  throw core::InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
-                         "mpi or rma");
+  throw core::InputError(
+      "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
+      "mpi or rma");
 }
 
 #else
@@ -60,8 +61,9 @@ class ShmemSpinExchange final : public SpinExchange {
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm.get()),
                    "MPI_Allreduce");
     if (bad != 0) {
-      throw core::InputError("--transport shmem: MPI ranks and OpenSHMEM PEs differ, expected a "
-                             "run under oshrun with every PE in the solve");
+      throw core::InputError(
+          "--transport shmem: MPI ranks and OpenSHMEM PEs differ, expected a "
+          "run under oshrun with every PE in the solve");
     }
     if (partners_ == 0) return;
     const std::size_t bytes = data_bytes() + 2 * static_cast<std::size_t>(partners_) * sizeof(long);
@@ -127,7 +129,8 @@ class ShmemSpinExchange final : public SpinExchange {
   int partners() const override { return partners_; }
   std::size_t block() const override { return block_; }
   std::size_t buffer_bytes() const override {
-    return partners_ == 0 ? 0 : data_bytes() + 2 * static_cast<std::size_t>(partners_) * sizeof(long);
+    return partners_ == 0 ? 0
+                          : data_bytes() + 2 * static_cast<std::size_t>(partners_) * sizeof(long);
   }
 
  private:

@@ -18,8 +18,7 @@ std::size_t spin_exchange_buffer_bytes(const SpinExchangeOptions& options, int p
                                        std::size_t block) {
   if (partners == 0) return 0;
   if (options.transport == "mpi") {
-    const std::size_t chunk =
-        std::min({options.chunk, block, detail::max_message_doubles});
+    const std::size_t chunk = std::min({options.chunk, block, detail::max_message_doubles});
     return static_cast<std::size_t>(options.buffers) * chunk * sizeof(double);
   }
   // rma and shmem: a slot of a whole block per partner (plus two counters).
@@ -30,16 +29,18 @@ std::unique_ptr<SpinExchange> make_spin_exchange(const SpinExchangeOptions& opti
                                                  const par::Comm& comm, std::size_t block) {
   const int size = comm.size();
   if (!std::has_single_bit(static_cast<unsigned>(size))) {
-    throw core::InputError(fmt::format("{} ranks: the TFIM states are split by their high bits, "
-                                       "expected a power of two",
-                                       size));
+    throw core::InputError(
+        fmt::format("{} ranks: the TFIM states are split by their high bits, "
+                    "expected a power of two",
+                    size));
   }
   const int partners = std::countr_zero(static_cast<unsigned>(size));
   if (options.transport == "mpi") {
     if (options.buffers < 2) {
-      throw core::InputError(fmt::format("--buffers {}: expected an integer >= 2 (round-robin "
-                                         "receive buffers)",
-                                         options.buffers));
+      throw core::InputError(
+          fmt::format("--buffers {}: expected an integer >= 2 (round-robin "
+                      "receive buffers)",
+                      options.buffers));
     }
     if (options.chunk < 1) {
       throw core::InputError("--chunk 0: expected an integer >= 1 (doubles per message)");
@@ -48,19 +49,21 @@ std::unique_ptr<SpinExchange> make_spin_exchange(const SpinExchangeOptions& opti
   }
   if (options.transport == "rma") {
     if (options.rma_sync != "fence" && options.rma_sync != "notify") {
-      throw core::InputError(fmt::format("--rma-sync '{}': expected fence or notify",
-                                         options.rma_sync));
+      throw core::InputError(
+          fmt::format("--rma-sync '{}': expected fence or notify", options.rma_sync));
     }
     return detail::make_spin_exchange_rma(comm, partners, block, options.rma_sync == "notify");
   }
   if (options.transport == "shmem") {
     if (!par::shmem_available()) {
-      throw core::InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, "
-                             "expected mpi or rma");
+      throw core::InputError(
+          "--transport shmem: this build of asyncsolve has no OpenSHMEM, "
+          "expected mpi or rma");
     }
     if (!par::shmem_initialized()) {
-      throw core::InputError("--transport shmem: OpenSHMEM is not started, expected a run under "
-                             "oshrun with --transport shmem");
+      throw core::InputError(
+          "--transport shmem: OpenSHMEM is not started, expected a run under "
+          "oshrun with --transport shmem");
     }
     return detail::make_spin_exchange_shmem(comm, partners, block);
   }
