@@ -27,6 +27,7 @@ if [ -z "$cxx" ] || ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, u
   exit 77
 fi
 mkdir -p "$build/corpus" "$build/findings"
+build=$(cd "$build" && pwd)  # the run below changes directory
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$src/include" \
   "$here/fuzz_matrix_market.cpp" "$src/src/sparse/matrix_market.cpp" "$src/src/sparse/csr.cpp" \
