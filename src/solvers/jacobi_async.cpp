@@ -10,6 +10,7 @@
 #include "asyncsolve/channel.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "jacobi_check.hpp"
 
 namespace asyncsolve::solvers {
 namespace {
@@ -43,7 +44,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   result.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce"});
   core::PhaseTimers& timers = result.phases;
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
 
   // One channel per neighbour. Both ends of a face have the same face size
   // (blocks of one process row share their extents), so the configs match.
@@ -122,20 +123,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     bool stop = false;
     {
       const auto scope = timers.time(reduce_phase_a);
-      if (convergence.active() && convergence.test(sum)) {
-        estimate = std::sqrt(sum[0]) / b_norm;
-        const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
-        result.history.push_back(point);
-        if (base.monitor) base.monitor(point);
-        if (estimate < base.tol) {
-          result.converged = true;
-          result.reason = "tolerance";
-          stop = true;
-        } else if (sum[1] > 0.0) {
-          result.reason = "max_iters";
-          stop = true;
-        }
-      }
+      stop = convergence.active() && convergence.test(sum) &&
+             detail::finish_async_check(result, base, k, t0, sum, local_r2, b_norm, estimate);
     }
     if (stop) break;
     if (k >= base.max_iters) {

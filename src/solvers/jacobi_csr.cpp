@@ -13,6 +13,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/csr.hpp"
 #include "asyncsolve/ops/vector.hpp"
+#include "jacobi_check.hpp"
 
 namespace asyncsolve::solvers {
 namespace {
@@ -186,20 +187,8 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
     bool stop = false;
     if (convergence.active()) {
       const auto scope = timers.time(reduce_phase_a);
-      if (convergence.test(sum)) {
-        estimate = std::sqrt(sum[0]) / b_norm;
-        const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
-        result.history.push_back(point);
-        if (base.monitor) base.monitor(point);
-        if (estimate < base.tol) {
-          result.converged = true;
-          result.reason = "tolerance";
-          stop = true;
-        } else if (sum[1] > 0.0) {
-          result.reason = "max_iters";
-          stop = true;
-        }
-      }
+      stop = convergence.test(sum) &&
+             detail::finish_async_check(result, base, k, t0, sum, local_r2, b_norm, estimate);
     }
     if (stop) break;
     if (k >= base.max_iters) {
