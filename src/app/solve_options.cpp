@@ -248,6 +248,8 @@ bool is_krylov(const SolveConfig& config) { return is_krylov(config.method); }
 
 bool is_hybrid(const SolveConfig& config) { return config.hybrid != comm::HybridMode::none; }
 
+bool is_sparse(const SolveConfig& config) { return config.sparse.is_sparse(); }
+
 std::string reduction_name(const SolveConfig& config) {
   if (config.allreduce) return config.allreduce->name();
   // OpenMP Jacobi: an OpenMP reduction (sync) or the running shared sum.
@@ -292,10 +294,11 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
       applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
   const Applies lanczos =
       applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
-  t.choice("--problem", a.problem, names<Problem>(),
-           {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
-                    "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
-                    "transverse-field Ising model; --method lanczos)"});
+  a.sparse.problem = t.choice(
+      "--problem", a.problem, names<Problem>(),
+      {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
+               "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
+               "transverse-field Ising model; --method lanczos)"});
   t.number("--offset", c.offset, {-1e12, 1e12},
            {.help = "Added to plume's boundary values and initial guess (paper 000 §6.1)",
             .applies = applies_when({when("--problem", {"plume"})})});
@@ -329,12 +332,11 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Jacobi variant: sync, async (newest whole halo message), racy (freshest "
                     "data)",
             .applies = jacobi});
-  t.choice(
-      "--transport", a.transport, names<Transport>(),
-      {.help = "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
-               "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
-               "rank, paper 000 §3.3)",
-       .applies = applies_when({when("--method", {"jacobi", "lanczos"})})});
+  t.choice("--transport", a.transport, names<Transport>(),
+           {.help = "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
+                    "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
+                    "rank, paper 000 §3.3)",
+            .applies = applies_when({when("--method", {"jacobi", "lanczos"})})});
   std::vector<std::string> hybrid_modes{"none"};
   for (const auto& mode : comm::hybrid_mode_names()) hybrid_modes.push_back(mode);
   a.threads = t.number(
@@ -388,8 +390,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
           .limits = "knomial:K: K 2 to 1024"});
   t.number("--max-in-flight", c.max_in_flight, {1, 512},
            {.help = "Async/racy: unacknowledged halo messages per neighbour and direction (R)",
-            .applies = applies_when({when("--method", {"jacobi"}),
-                                     when("--variant", asynchronous),
+            .applies = applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous),
                                      when("--transport", mpi_transports)})});
   t.number("--final-sync", c.final_sync, {0, 1e9},
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
@@ -435,8 +436,8 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Compute the global residual every K iterations", .applies = jacobi});
   t.number("--halo-every", c.halo_every, {1, 1e6},
            {.help = "Swap halos only every N iterations (paper 000 §6.3)",
-            .applies = applies_when(
-                {when("--method", {"jacobi"}), when("--transport", mpi_transports)})});
+            .applies =
+                applies_when({when("--method", {"jacobi"}), when("--transport", mpi_transports)})});
   t.flag("--copy", c.copy,
          {.help = "Copy u_new into u each iteration instead of swapping pointers",
           .applies = applies_when({when("--method", {"jacobi"}), when("--variant", {"sync"})})});
@@ -445,6 +446,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Seconds between --monitor lines (each residual check at most)"});
   t.path("--json", c.json_path, {.help = "Write the result document to this file"});
   add_spin_options(t, a.spin, lanczos);
+  add_sparse_options(t, a.sparse);
 }
 
 SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
@@ -455,13 +457,24 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   if (c.decomposition.global && c.decomposition.local) {
     throw InputError("--global and --local both given: expected one of them");
   }
+  SparseContext sparse_context{a.method,
+                               a.problem,
+                               a.transport,
+                               a.hybrid,
+                               !a.global.empty() || !a.local.empty() || !a.dims.empty(),
+                               !a.global.empty()  ? "--global"
+                               : !a.local.empty() ? "--local"
+                                                  : "--dims",
+                               c.copy,
+                               c.shift,
+                               c.offset};
+  c.sparse = validate_sparse(a.sparse, sparse_context);
   if (parse<Method>(a.method) == Method::lanczos || parse<Problem>(a.problem) == Problem::tfim) {
     validate_spin(a, c);
     table.refuse_inapplicable(solve_context(c));
     return c;
   }
-  expect_one_of("--problem", a.problem, names<Problem>(),
-                " (tfim goes with --method lanczos)");
+  expect_one_of("--problem", a.problem, names<Problem>(), " (tfim goes with --method lanczos)");
   c.problem = *parse<Problem>(a.problem);
   expect_finite("--offset", c.offset);
   if (c.offset != 0.0 && c.problem != Problem::plume) {
@@ -476,7 +489,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   if (is_krylov(c)) {
     validate_krylov(a, l, c);
   } else {
-    if (c.problem == Problem::laplace27) {
+    if (c.problem == Problem::laplace27 && !c.sparse.assemble) {
       std::vector<std::string> krylov;
       for (const Method m : values<Method>())
         if (is_krylov(m)) krylov.emplace_back(name(m));

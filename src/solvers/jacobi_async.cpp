@@ -11,6 +11,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
 #include "asyncsolve/solvers/norm.hpp"
+#include "jacobi_check.hpp"
 
 namespace asyncsolve::solvers {
 namespace {
@@ -123,23 +124,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     bool stop = false;
     {
       const auto scope = timers.time(reduce_phase_a);
-      if (convergence.active() && convergence.test(sum)) {
-        estimate = std::sqrt(sum[0]) / b_norm;
-        const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
-        result.history.push_back(point);
-        if (base.monitor) base.monitor(point);
-        if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
-          set_breakdown(result, estimate, k);
-          stop = true;
-        } else if (estimate < base.tol) {
-          result.converged = true;
-          result.reason = "tolerance";
-          stop = true;
-        } else if (sum[1] > 0.0) {
-          result.reason = "max_iters";
-          stop = true;
-        }
-      }
+      stop = convergence.active() && convergence.test(sum) &&
+             detail::finish_async_check(result, base, k, t0, sum, local_r2, b_norm, estimate);
     }
     if (stop) break;
     if (k >= base.max_iters) {
