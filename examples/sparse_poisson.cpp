@@ -68,14 +68,16 @@ int main(int argc, char** argv) {
   const solvers::SolveResult r = solvers::krylov_solve(system, a, *halo, options);
 
   double error = 0.0;
-  for (int i = 0; i < a.local_rows(); ++i) error = std::max(error, std::abs(system.x.origin()[i] - 1.0));
+  for (int i = 0; i < a.local_rows(); ++i)
+    error = std::max(error, std::abs(system.x.origin()[i] - 1.0));
   MPI_Allreduce(MPI_IN_PLACE, &error, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const bool ok = r.converged && r.true_residual < 1e-9 && error < 1e-7;
   if (world.is_root()) {
-    std::printf("sparse_poisson: %lld rows on %d ranks, edge cut %lld, %d iterations, true "
-                "residual %.3e, max |x - 1| = %.3e: %s\n",
-                rows, world.size(), static_cast<long long>(a.metrics().edge_cut),
-                static_cast<int>(r.iterations), r.true_residual, error, ok ? "ok" : "FAILED");
+    std::printf(
+        "sparse_poisson: %lld rows on %d ranks, edge cut %lld, %d iterations, true "
+        "residual %.3e, max |x - 1| = %.3e: %s\n",
+        rows, world.size(), static_cast<long long>(a.metrics().edge_cut),
+        static_cast<int>(r.iterations), r.true_residual, error, ok ? "ok" : "FAILED");
   }
   // Collective frees at a point every rank reaches.
   halo->close();

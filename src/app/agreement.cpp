@@ -167,8 +167,8 @@ bool ranks_agree(const par::Comm& world, std::uint64_t hash) {
   // The largest hash and the largest complement (the smallest hash): equal
   // exactly when every rank has the same one.
   std::uint64_t both[2] = {hash, ~hash};
-  par::check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_UINT64_T, MPI_MAX, world.get()), "MPI_Allreduce");
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_UINT64_T, MPI_MAX, world.get()),
+                 "MPI_Allreduce");
   return both[0] == hash && both[1] == ~hash;
 }
 

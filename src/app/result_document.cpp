@@ -142,12 +142,12 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     const nlohmann::json& q = p.parameters["partition"];
     if (p.parameters.contains("matrix")) {
       const nlohmann::json& m = p.parameters["matrix"];
-      line("matrix", fmt::format("{}: {} x {}, {} non-zeros ({} {} {}; {} duplicates summed)",
-                                 m["file"].get<std::string>(), m["rows"].get<long long>(),
-                                 m["cols"].get<long long>(), m["nnz"].get<long long>(),
-                                 m["format"].get<std::string>(), m["field"].get<std::string>(),
-                                 m["symmetry"].get<std::string>(),
-                                 m["duplicates_summed"].get<long long>()));
+      line("matrix",
+           fmt::format("{}: {} x {}, {} non-zeros ({} {} {}; {} duplicates summed)",
+                       m["file"].get<std::string>(), m["rows"].get<long long>(),
+                       m["cols"].get<long long>(), m["nnz"].get<long long>(),
+                       m["format"].get<std::string>(), m["field"].get<std::string>(),
+                       m["symmetry"].get<std::string>(), m["duplicates_summed"].get<long long>()));
     } else {
       line("problem", fmt::format("{} assembled as a CSR matrix, global {}x{}x{}", p.name,
                                   p.global[0], p.global[1], p.global[2]));
@@ -165,10 +165,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                               p.parameters["jacobi_check"]["rho_upper_bound"].get<double>()));
     }
   } else {
-  line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
-                              p.global[1], p.global[2], local,
-                              omp ? "thread" : "rank",
-                              c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
+    line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
+                                p.global[1], p.global[2], local, omp ? "thread" : "rank",
+                                c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
   }
   const std::string iters =
       s.iterations.min == s.iterations.max

@@ -113,15 +113,12 @@ nlohmann::json gather_batches(const par::Comm& comm, std::vector<long> batches) 
   return out;
 }
 
-
 grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
   grid::Int3 out = v;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
                  "MPI_Allreduce");
   return out;
 }
-
-
 
 /// The objects of --hybrid: the linkwise exchange of the multiple scheme and
 /// the stencil driver. Empty without --hybrid.
@@ -405,8 +402,8 @@ std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig
                             ? static_cast<double>(p.iteration - state->last_iteration) /
                                   (p.time_s - state->last_time)
                             : 0.0;
-    std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration,
-                p.residual, rate, p.time_s);
+    std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration, p.residual,
+                rate, p.time_s);
     std::fflush(stdout);
     state->last_print = p.time_s;
     state->last_iteration = p.iteration;
@@ -492,7 +489,6 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
   if (write_failed != 0) return core::ExitCode::runtime_failure;
   return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;
 }
-
 
 core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
                          const par::Environment& env, const std::vector<std::string>& command) {

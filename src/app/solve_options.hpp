@@ -102,8 +102,8 @@ struct SolveConfig {
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
   /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
   Preconditioner pc = Preconditioner::none;
-  double shift = 0.0;  ///< solve (A + shift I) x = b
-  SpinConfig spin;     ///< --method lanczos --problem tfim
+  double shift = 0.0;   ///< solve (A + shift I) x = b
+  SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
 };
 

@@ -15,7 +15,8 @@ namespace asyncsolve::solvers::detail {
 /// sets `estimate` (the relative residual), records the check at iteration
 /// k in result.history (calling options.monitor), and returns whether to
 /// stop, with result.converged and result.reason set: a residual that is not
-/// finite (breakdown), below options.tol, or some rank reached max_iters. Local; t0 is the solve's start (core::now_s).
+/// finite (breakdown), below options.tol, or some rank reached max_iters. Local; t0 is the solve's
+/// start (core::now_s).
 inline bool finish_async_check(SolveResult& result, const JacobiOptions& options, long k, double t0,
                                const double (&sum)[2], double local_r2, double b_norm,
                                double& estimate) {

@@ -141,8 +141,9 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                          comm::SparseHaloExchange& halo, const KrylovOptions& options) {
   const detail::KrylovLoop loop = loop_of(options.method);
   if (options.hybrid != nullptr) {
-    throw core::InputError("--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
-                           "problems only; expected no --hybrid with --matrix");
+    throw core::InputError(
+        "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
+        "problems only; expected no --hybrid with --matrix");
   }
   if (is_preconditioned(options.method, options.jacobi)) {
     const DiagonalCheck d = smallest_diagonal(matrix, system.op);

@@ -52,8 +52,8 @@ TEST(SparseOptions, ParsedIntoTheConfig) {
                   .solve.sparse.assemble);
   EXPECT_FALSE(parse({"solve"}).solve.sparse.is_sparse());
   if (sparse::partitioner_available(sparse::Partitioner::metis)) {
-    const auto p = parse({"solve", "--matrix", "a.mtx", "--partition", "metis:nnz"})
-                       .solve.sparse.partition;
+    const auto p =
+        parse({"solve", "--matrix", "a.mtx", "--partition", "metis:nnz"}).solve.sparse.partition;
     EXPECT_EQ(p.method, sparse::Partitioner::metis);
     EXPECT_EQ(p.weight, sparse::PartWeight::nnz);
   } else {

@@ -34,8 +34,7 @@ inline std::optional<double> parse_real(std::string_view text) {
 /// All of `text` as an integer of type T, decimal digits with an optional
 /// '-' (no "0x10", no "1e3", no "010" read as octal), or nullopt.
 template <typename T>
-  requires std::is_integral_v<T>
-std::optional<T> parse_integer(std::string_view text) {
+requires std::is_integral_v<T> std::optional<T> parse_integer(std::string_view text) {
   T value{};
   if (!parse_whole(text, value)) return std::nullopt;
   return value;
