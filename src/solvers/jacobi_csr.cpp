@@ -25,9 +25,10 @@ std::vector<double> inverse_diagonal(const ops::CsrOperator& op) {
   return dinv;
 }
 
+/// ||b||, scaled (no under/overflow; collective); 1 for b = 0.
 double b_norm_of(const CsrSystem& s, collectives::Allreduce& reduction) {
-  const double bb = reduction.sum(ops::dot(s.b, s.b));
-  return bb > 0.0 ? std::sqrt(bb) : 1.0;
+  const double norm = field_norm(s.b, &reduction);
+  return norm > 0.0 ? norm : 1.0;
 }
 
 /// Rows per "plane" of an n-row block (a cube's plane: n^(2/3)).

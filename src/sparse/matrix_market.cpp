@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -19,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 
 namespace asyncsolve::sparse {
@@ -497,27 +499,13 @@ std::string_view name(MmFormat format) noexcept {
 }
 
 std::string_view name(MmField field) noexcept {
-  switch (field) {
-    case MmField::real:
-      return "real";
-    case MmField::integer:
-      return "integer";
-    case MmField::pattern:
-      return "pattern";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> names{"real", "integer", "pattern"};
+  return core::enum_name(names, field);
 }
 
 std::string_view name(MmSymmetry symmetry) noexcept {
-  switch (symmetry) {
-    case MmSymmetry::general:
-      return "general";
-    case MmSymmetry::symmetric:
-      return "symmetric";
-    case MmSymmetry::skew_symmetric:
-      return "skew-symmetric";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> names{"general", "symmetric", "skew-symmetric"};
+  return core::enum_name(names, symmetry);
 }
 
 double read_bytes_estimate(const MatrixMarketInfo& info) noexcept {

@@ -1,11 +1,13 @@
 #include "asyncsolve/sparse/partition.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 
 namespace asyncsolve::sparse {
@@ -69,15 +71,8 @@ void fill_empty_parts(std::vector<int>& part, int parts) {
 }  // namespace
 
 std::string_view name(Partitioner method) noexcept {
-  switch (method) {
-    case Partitioner::block:
-      return "block";
-    case Partitioner::metis:
-      return "metis";
-    case Partitioner::scotch:
-      return "scotch";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> names{"block", "metis", "scotch"};
+  return core::enum_name(names, method);
 }
 
 std::string_view name(PartWeight weight) noexcept {
