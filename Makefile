@@ -14,6 +14,7 @@
 #   make peers          CG/PCG beside PETSc and hypre (installs petsc-dev, libhypre-dev)
 #   make sim            the simulation build (installs libsimgrid-dev; smpicxx, build-sim/)
 #   make test-sim       its tests: simulated runs under smpirun, deterministic replay
+#   make fuzz           the Matrix Market reader under libFuzzer for FUZZ_SECONDS (600; clang-14)
 #   make install PREFIX=/usr/local
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -32,7 +33,7 @@ DEMO_SUITE ?= suites/demo.toml
 # Debian packages the build, tests and benchmarks need.
 DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi-dev \
                 libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev liblapack-dev \
-                python3 python3-venv \
+                libmetis-dev libscotch-dev python3 python3-venv \
                 gfortran libcoarrays-openmpi-dev
 # (gfortran: the Fortran module asyncsolve_channel, its example and tests;
 # libcoarrays-openmpi-dev: OpenCoarrays over Open MPI, caf and cafrun, for
@@ -60,7 +61,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
+.PHONY: fuzz all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
         bench peers install clean
 
 all: build
@@ -249,8 +250,16 @@ sim: deps deps-sim $(SIM_BUILD)/build.ninja
 test-sim: sim
 	ctest --test-dir $(SIM_BUILD) --output-on-failure -j $(JOBS)
 
+# The reader's fuzz target (tests/fuzz): clang with libFuzzer, ASan and UBSan.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@command -v clang++-14 > /dev/null || { sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clang-14 libclang-rt-14-dev libfmt-dev > /dev/null; }
+	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --build build-fuzz
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) $(SIM_BUILD) build-peers $(VENV)
+	rm -rf build-fuzz $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(TSAN_OMP_BUILD) $(SIM_BUILD) build-peers $(VENV)

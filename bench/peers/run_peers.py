@@ -12,11 +12,21 @@ PURPOSE
       ones-pcg1        --method pcg1         PETSc KSPCG, PC Jacobi
       ones-pipecg      --method pipecg       PETSc KSPPIPECG, PC none
       laplace27-pcg1   --method pcg1         hypre ParCSR PCG, DiagScale
+      mtx-cg           --matrix F --method cg    PETSc KSPCG on F, PC none   (with --matrix)
+      mtx-pcg1         --matrix F --method pcg1  PETSc KSPCG on F, PC Jacobi (with --matrix)
+      mtx-spmv         bench/spmv --matrix F     PETSc MatMult on F          (with --matrix)
 
     ones: 7-point operator on --size (global grid, default 128^3); laplace27:
     hypre's ij -laplacian -27pt on --local per rank (default 60^3, paper
     003's -n 60 60 60). See bench/peers/README.md for the matrices and the
-    stopping tests.
+    stopping tests. With --matrix F.mtx the mtx-* configurations run on the
+    matrix of a Matrix Market file: bench/mtx2petsc (built beside
+    asyncsolve) writes it in PETSc's binary format through asyncsolve's own
+    reader, so that PETSc's MatLoad (bench/peers/petsc_mtx) and asyncsolve
+    hold the very same matrix, both distributed in contiguous row blocks
+    (asyncsolve's --partition block); b = A * 1, x0 = 0. mtx-spmv sets
+    bench/spmv's time per mat-vec (asyncsolve's CSR operator, halo exchange
+    in flight) beside MatMult's, --spmv-iterations calls per run.
 
     It installs petsc-dev and libhypre-dev with apt-get when missing (as
     root; otherwise it says what to install), configures and builds the peer
@@ -36,6 +46,7 @@ USAGE
         [--petsc-norm unpreconditioned|natural] [--mpiexec "mpiexec --oversubscribe"]
         [--build-dir build-peers] [--timeout 600] [--json results/peers/peers.json]
         [--runs-dir DIR] [--peers-only] [--smoke]
+        [--matrix FILE.mtx [--spmv-iterations 100]]
 
     Paths are relative to the repository root. --size is N or NX,NY,NZ.
     --peers-only runs the peers alone (no asyncsolve binary needed).
@@ -86,7 +97,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_ARGS = 0, 1, 2
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEERS_SOURCE = os.path.join("bench", "peers")
 DEB_PACKAGES = ("petsc-dev", "libhypre-dev", "pkg-config", "cmake")
-DRIVERS = {"petsc": "petsc_cg", "hypre": "hypre_pcg"}
+DRIVERS = {"petsc": "petsc_cg", "hypre": "hypre_pcg", "petsc_mtx": "petsc_mtx"}
 
 # name -> (problem, asyncsolve method, peer, peer ksp, peer pc)
 CONFIGURATIONS = {
@@ -94,7 +105,12 @@ CONFIGURATIONS = {
     "ones-pcg1": ("ones", "pcg1", "petsc", "cg", "jacobi"),
     "ones-pipecg": ("ones", "pipecg", "petsc", "pipecg", "none"),
     "laplace27-pcg1": ("laplace27", "pcg1", "hypre", "pcg", "diagscale"),
+    "mtx-cg": ("matrix", "cg", "petsc_mtx", "cg", "none"),
+    "mtx-pcg1": ("matrix", "pcg1", "petsc_mtx", "cg", "jacobi"),
+    "mtx-spmv": ("matrix", "spmv", "petsc_mtx", "spmv", "none"),
 }
+GRID_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items() if v[0] != "matrix"]
+MATRIX_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items() if v[0] == "matrix"]
 
 
 class SetupFailed(Exception):
@@ -130,8 +146,12 @@ def parse_args(argv):
     p.add_argument("--repeat", type=int, help="runs of each side (default: 5; 1 with --smoke)")
     p.add_argument("--tol", type=float, default=1e-6, help="relative tolerance (default: 1e-6)")
     p.add_argument("--max-iters", type=int, default=10000, help="iteration limit")
-    p.add_argument("--configs", default=",".join(CONFIGURATIONS),
-                   help="comma-separated subset of " + ",".join(CONFIGURATIONS))
+    p.add_argument("--configs",
+                   help="comma-separated subset of " + ",".join(CONFIGURATIONS) + " (default: "
+                   + ",".join(GRID_CONFIGURATIONS) + ", and the mtx-* ones with --matrix)")
+    p.add_argument("--matrix", help="Matrix Market file of the mtx-* configurations")
+    p.add_argument("--spmv-iterations", type=int, default=100,
+                   help="mtx-spmv: mat-vecs per run (default: %(default)s)")
     p.add_argument("--petsc-norm", default="unpreconditioned",
                    choices=("unpreconditioned", "natural"),
                    help="PETSc's norm type (natural: same test here, one reduction fewer in CG)")
@@ -168,11 +188,24 @@ def validate(args):
         raise BadArguments(f"--tol {args.tol}: expected 0 < tol < 1")
     if args.max_iters < 1 or args.timeout <= 0:
         raise BadArguments("--max-iters and --timeout: expected positive numbers")
+    if args.configs is None:
+        args.configs = ",".join(GRID_CONFIGURATIONS + (MATRIX_CONFIGURATIONS if args.matrix
+                                                       else []))
     args.config_list = [c.strip() for c in args.configs.split(",") if c.strip()]
     bad = [c for c in args.config_list if c not in CONFIGURATIONS]
     if bad or not args.config_list or len(set(args.config_list)) != len(args.config_list):
         raise BadArguments(f"--configs {args.configs!r}: expected distinct names from "
                            + ",".join(CONFIGURATIONS))
+    if any(CONFIGURATIONS[c][0] == "matrix" for c in args.config_list):
+        if not args.matrix:
+            raise BadArguments("the mtx-* configurations need --matrix FILE.mtx")
+        args.matrix_path = in_repo(args.matrix)
+        if not os.path.isfile(args.matrix_path):
+            raise BadArguments(f"--matrix {args.matrix}: no such file")
+    else:
+        args.matrix_path = None
+    if args.spmv_iterations < 1:
+        raise BadArguments(f"--spmv-iterations {args.spmv_iterations}: expected at least 1")
     args.asyncsolve_path = in_repo(args.asyncsolve)
     if not args.peers_only and not (os.path.isfile(args.asyncsolve_path)
                                     and os.access(args.asyncsolve_path, os.X_OK)):
@@ -254,10 +287,49 @@ def mpi_environment():
 
 # ---------------------------------------------------------------- commands
 
-def configurations(args, launcher, drivers):
+def convert_matrix(args):
+    """The --matrix file in PETSc's binary format, written by bench/mtx2petsc (built
+    beside asyncsolve) through asyncsolve's reader; returns its path."""
+    tool = os.path.join(os.path.dirname(args.asyncsolve_path), "bench", "mtx2petsc")
+    if not os.access(tool, os.X_OK):
+        raise SetupFailed(f"{tool} not found: build asyncsolve with its benchmarks "
+                          "(cmake --build build --target mtx2petsc spmv)")
+    os.makedirs(args.build_path, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(args.matrix_path))[0]
+    out = os.path.join(args.build_path, stem + ".petsc")
+    p = subprocess.run([tool, args.matrix_path, out], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SetupFailed(f"mtx2petsc {args.matrix}: {p.stderr.strip()}")
+    return out
+
+
+def matrix_configuration(args, name, mpi, drivers, petsc_file):
+    """The commands of one mtx-* configuration."""
+    _, method, peer, ksp, pc = CONFIGURATIONS[name]
+    if method == "spmv":
+        spmv = os.path.join(os.path.dirname(args.asyncsolve_path), "bench", "spmv")
+        asyncsolve = (mpi + [spmv, "--matrix", args.matrix_path, "--iterations",
+                             str(args.spmv_iterations), "--repeats", "1"])
+    else:
+        asyncsolve = (mpi + [args.asyncsolve_path, "solve", "--matrix", args.matrix_path,
+                             "--partition", "block", "--method", method, "--tol",
+                             repr(args.tol), "--max-iters", str(args.max_iters)])
+    peer_cmd = (mpi + [drivers.get(peer, DRIVERS[peer]), "--matrix", petsc_file, "--ksp", ksp,
+                       "--pc", pc, "--rtol", repr(args.tol), "--max-it", str(args.max_iters),
+                       "--iterations", str(args.spmv_iterations)])
+    return {"name": name, "problem": "matrix", "grid": args.matrix,
+            "asyncsolve": {"method": method, "command": asyncsolve},
+            "peer": {"name": peer, "ksp": ksp, "pc": pc, "command": peer_cmd}}
+
+
+def configurations(args, launcher, drivers, petsc_file=None):
     configs = []
     for name in args.config_list:
         problem, method, peer, ksp, pc = CONFIGURATIONS[name]
+        if problem == "matrix":
+            configs.append(matrix_configuration(args, name, launcher + ["-n", str(args.ranks)],
+                                                drivers, petsc_file))
+            continue
         if problem == "ones":
             grid = ["--global", ",".join(map(str, args.global_triple))]
         else:
@@ -442,12 +514,13 @@ def main(argv=None):
     try:
         ensure_packages()
         drivers = build_drivers(args, peers)
+        petsc_file = convert_matrix(args) if args.matrix_path else None
     except SetupFailed as e:
         print(f"run_peers.py: {e}", file=sys.stderr)
         return EXIT_FAILED
     launcher, launcher_version = launcher_line(args.launcher)
     env = mpi_environment()
-    configs = configurations(args, launcher, drivers)
+    configs = configurations(args, launcher, drivers, petsc_file)
     sides = ("peer",) if args.peers_only else ("asyncsolve", "peer")
 
     runs = []
@@ -491,6 +564,7 @@ def main(argv=None):
                        "max_iters": args.max_iters, "configs": args.config_list,
                        "petsc_norm": args.petsc_norm, "peers_only": args.peers_only,
                        "smoke": args.smoke, "asyncsolve": args.asyncsolve_path,
+                       "matrix": args.matrix, "spmv_iterations": args.spmv_iterations,
                        "mpiexec": launcher, "order": "repeat-major, asyncsolve then peer"},
         "configurations": configs,
         "runs": runs,

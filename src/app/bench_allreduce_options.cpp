@@ -28,11 +28,9 @@ std::vector<NoiseSetting> parse_noise(const std::string& text) {
     if (colon == std::string::npos ||
         !core::parse_whole(std::string_view(item).substr(0, colon), n.us) ||
         !core::parse_whole(std::string_view(item).substr(colon + 1), n.hz) || !(n.us > 0.0) ||
-        !(n.hz > 0.0) || !(n.us <= 1e6) || !(n.hz <= 1e6) ||
-        n.us * 1e-6 * n.hz >= 1.0) {
-      throw InputError(
-          fmt::format("--noise '{}': bad setting '{}', expected {}", core::printable(text),
-                      core::printable(item), expected));
+        !(n.hz > 0.0) || !(n.us <= 1e6) || !(n.hz <= 1e6) || n.us * 1e-6 * n.hz >= 1.0) {
+      throw InputError(fmt::format("--noise '{}': bad setting '{}', expected {}",
+                                   core::printable(text), core::printable(item), expected));
     }
     out.push_back(n);
   }
@@ -99,7 +97,8 @@ void add_bench_allreduce_options(OptionTable& t, BenchAllreduceArgs& a) {
   t.path("--json", c.json_path, {.help = "Write the result document to this file"});
 }
 
-BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& a, const OptionTable& table) {
+BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& a,
+                                              const OptionTable& table) {
   BenchAllreduceConfig c = a.values;
   const std::vector<std::string> algorithms =
       split_list("--algorithms", a.algorithms,
@@ -111,17 +110,15 @@ BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& a, const
   for (const auto& m : split_list("--modes", a.modes, modes_expected)) {
     const std::optional<AllreduceMode> mode = parse<AllreduceMode>(m);
     if (!mode) {
-      throw InputError(
-          fmt::format("--modes '{}': unknown mode '{}', expected {}", core::printable(a.modes),
-                      core::printable(m), modes_expected));
+      throw InputError(fmt::format("--modes '{}': unknown mode '{}', expected {}",
+                                   core::printable(a.modes), core::printable(m), modes_expected));
     }
     c.modes.push_back(*mode);
   }
   const std::optional<Progress> progress = parse_progress(a.progress);
   if (!progress || (progress->mode == Progress::Mode::thread && progress->sleep_us)) {
-    throw InputError(
-        fmt::format("--progress '{}': expected none, poll:K with K >= 1, or thread",
-                    core::printable(a.progress)));
+    throw InputError(fmt::format("--progress '{}': expected none, poll:K with K >= 1, or thread",
+                                 core::printable(a.progress)));
   }
   c.progress = *progress;
   c.noise_global = core::parse_triple(a.noise_global, "--noise-global", 1, noise_global_max);

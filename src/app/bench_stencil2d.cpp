@@ -34,9 +34,9 @@
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/core/statistics.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/kernels/stencil2d.hpp"
+#include "asyncsolve/kernels/stencil2d_bench.hpp"
 #include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "commands.hpp"
@@ -45,21 +45,13 @@
 namespace asyncsolve::app {
 namespace {
 
-using core::median;
-using core::series_json;
 using par::max_over_ranks;
 
 constexpr double to_us = 1e6;
 constexpr double validation_tol = 1e-12;
 
 /// One variant at one local size, over the repeats (slowest rank's figures).
-struct Record {
-  Stencil2dRun run;
-  int local = 0;
-  long halo_bytes = 0;
-  long calls = 0;
-  std::vector<double> iteration_us, exchange_us, filter_us, bandwidth_mbs;
-};
+using Record = kernels::Stencil2dMeasurement;
 
 struct Failure {
   std::string message;
@@ -98,7 +90,9 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
   for (const auto& run : config.runs) {
     variants.push_back(kernels::make_stencil2d(name(run.transport), name(run.variant), comm, spec));
     Record rec;
-    rec.run = run;
+    rec.name = run.name();
+    rec.transport = name(run.transport);
+    rec.variant = name(run.variant);
     rec.local = n;
     rec.halo_bytes = variants.back()->halo_bytes();
     rec.calls = variants.back()->messages_per_iteration();
@@ -125,7 +119,7 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
             "bench stencil2d: {} failed validation (local {}, radius {}, {} ranks, repeat {}, "
             "after {} iterations): first wrong point (x, y) = ({}, {}) of the {}x{} domain, got "
             "{:.17g}, expected {:.17g} ({} point{} wrong)",
-            rec.run.name(), n, config.radius, comm.size(), repeat + 1, total, check.gx, check.gy,
+            rec.name, n, config.radius, comm.size(), repeat + 1, total, check.gx, check.gy,
             static_cast<long>(grid.px) * n, static_cast<long>(grid.py) * n, check.got,
             check.expected, check.wrong_points, check.wrong_points == 1 ? "" : "s")};
         break;
@@ -159,71 +153,24 @@ nlohmann::ordered_json make_document(const std::vector<std::string>& command,
       transports.push_back(t);
     if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
   }
-  doc["parameters"] = {
-      {"local_sizes", c.local_sizes},
-      {"radius", c.radius},
-      {"iterations", c.iterations},
-      {"warmup", c.warmup},
-      {"repeats", c.repeats},
-      {"transport", c.transport_text},
-      {"variant", c.variant_text},
-      {"transports", transports},
-      {"variants", variants},
-      {"runs",
-       [&] {
-         std::vector<std::string> names;
-         for (const auto& r : c.runs) names.push_back(r.name());
-         return names;
-       }()},
-      {"filter", "(2r+1)^2 weights 1 + (3(k+r) + 7(l+r)) mod 13, normalised to sum 1"},
-      {"initial_field", "splitmix64 hash of the global coordinates, in [0, 1)"},
-      {"validation",
-       {{"reference", "kernels::filter2d_serial on rank 0, the whole periodic domain"},
-        {"every_repeat", true},
-        {"relative_tolerance", validation_tol}}},
-      {"timing",
-       "per rank per iteration, then the maximum over ranks; exchange = iteration - "
-       "filter; bandwidth = halo bytes per rank / exchange time"}};
+  kernels::Stencil2dParameters p;
+  p.local_sizes = c.local_sizes;
+  p.radius = c.radius;
+  p.iterations = c.iterations;
+  p.warmup = c.warmup;
+  p.repeats = c.repeats;
+  p.transport = c.transport_text;
+  p.variant = c.variant_text;
+  p.transports = transports;
+  p.variants = variants;
+  for (const auto& r : c.runs) p.runs.push_back(r.name());
+  p.worker = "rank";
+  p.reference_worker = "rank 0";
+  p.validation_tol = validation_tol;
+  doc["parameters"] = kernels::stencil2d_parameters_json(p);
   doc["grid"] = {{"dims", {g.px, g.py}}, {"periodic", true}};
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (const auto& r : records) {
-    results.push_back(
-        {{"name", r.run.name()},
-         {"transport", name(r.run.transport)},
-         {"variant", name(r.run.variant)},
-         {"local", r.local},
-         {"global", {static_cast<long>(g.px) * r.local, static_cast<long>(g.py) * r.local}},
-         {"radius", c.radius},
-         {"ranks", env.ranks},
-         {"halo_bytes_per_rank", r.halo_bytes},
-         {"calls_per_iteration", r.calls},
-         {"validated", true},
-         {"iteration_us", series_json(r.iteration_us)},
-         {"exchange_us", series_json(r.exchange_us)},
-         {"filter_us", series_json(r.filter_us)},
-         {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
-  }
-  doc["results"] = results;
+  doc["results"] = kernels::stencil2d_results_json(records, g.px, g.py, c.radius, env.ranks);
   return doc;
-}
-
-std::string table(const BenchStencil2dConfig& config, const std::vector<Record>& records) {
-  std::string out =
-      fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}\n", "local", "variant",
-                  "iteration us med [min, max]", "exchange", "filter", "halo MB/s", "calls");
-  for (const auto& r : records) {
-    const double mn = core::minimum(r.iteration_us);
-    const double mx = core::maximum(r.iteration_us);
-    out += fmt::format(
-        "  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}\n", r.local, r.run.name(),
-        fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
-        median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs), r.calls);
-  }
-  out += fmt::format(
-      "  every repeat validated against the serial filter ({} of {} iterations "
-      "timed); times: slowest rank, per iteration\n",
-      config.iterations, config.warmup + config.iterations);
-  return out;
 }
 
 }  // namespace
@@ -249,7 +196,8 @@ core::ExitCode run_bench_stencil2d(const BenchStencil2dConfig& config, const par
       return core::ExitCode::runtime_failure;
     }
   }
-  par::print_on_root(world, table(config, records));
+  par::print_on_root(world, kernels::stencil2d_table(records, config.iterations, config.warmup,
+                                                     "rank", /*with_syncs=*/false));
 
   const bool written = par::write_document(
       world, config.json_path, "asyncsolve", "  json       {}",

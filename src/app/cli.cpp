@@ -93,8 +93,7 @@ struct Declarations {
   Declarations& operator=(const Declarations&) = delete;
 
   std::vector<const OptionTable*> tables() const {
-    return {&*solve_table, &*bench_allreduce_table, &*bench_stencil2d_table,
-            &*model_hybrid_table};
+    return {&*solve_table, &*bench_allreduce_table, &*bench_stencil2d_table, &*model_hybrid_table};
   }
 };
 
@@ -166,11 +165,11 @@ Command parse_command_line(const std::vector<std::string>& args) {
                         : model_hybrid->parsed()    ? "model hybrid"
                         : model->parsed()           ? "model"
                                                     : "info";
-    throw InputError(fmt::format(
-        "unexpected argument{} '{}': expected the options listed by "
-        "'asyncsolve {} --help'",
-        extras.size() == 1 ? "" : "s", core::printable(fmt::format("{}", fmt::join(extras, " "))),
-        which));
+    throw InputError(
+        fmt::format("unexpected argument{} '{}': expected the options listed by "
+                    "'asyncsolve {} --help'",
+                    extras.size() == 1 ? "" : "s",
+                    core::printable(fmt::format("{}", fmt::join(extras, " "))), which));
   } catch (const CLI::ArgumentMismatch& e) {
     throw InputError(argument_mismatch(e.what(), tables));
   } catch (const CLI::ParseError& e) {
@@ -184,10 +183,10 @@ Command parse_command_line(const std::vector<std::string>& args) {
                       : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
                                     core::printable(args[2]));
       } else if (args[1] == "model") {
-        message = args.size() <= 2 || args[2].starts_with("-")
-                      ? std::string("model: no model given: expected hybrid")
-                      : fmt::format("unknown model '{}': expected hybrid",
-                                    core::printable(args[2]));
+        message =
+            args.size() <= 2 || args[2].starts_with("-")
+                ? std::string("model: no model given: expected hybrid")
+                : fmt::format("unknown model '{}': expected hybrid", core::printable(args[2]));
       } else if (!args[1].starts_with("-")) {
         message = fmt::format("unknown command '{}': expected one of solve, bench, model, info",
                               core::printable(args[1]));

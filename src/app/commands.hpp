@@ -25,6 +25,14 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
 core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                            const par::Environment& env, const std::vector<std::string>& command);
 
+/// Collective over `world`: runs `asyncsolve solve` on a general sparse
+/// system: --matrix FILE.mtx (read on rank 0 and distributed), or a model
+/// problem assembled as a CSR matrix (--assemble). Called by run_solve.
+/// Throws core::InputError (identically on every rank) for bad input.
+core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
+                                const par::Environment& env,
+                                const std::vector<std::string>& command);
+
 /// Collective over `world`: runs `asyncsolve bench allreduce` (latency,
 /// overlap and noise modes). Prints the tables and writes the result document
 /// (schema asyncsolve.bench.allreduce/1) on rank 0. Throws core::InputError

@@ -22,9 +22,7 @@
 namespace {
 
 /// A message as one line of stderr (user text in it may hold newlines).
-std::string one_line(const char* message) {
-  return asyncsolve::core::printable(message, 4000);
-}
+std::string one_line(const char* message) { return asyncsolve::core::printable(message, 4000); }
 
 /// What to try after running out of memory, by command.
 const char* memory_hint(const asyncsolve::app::Command& command) {

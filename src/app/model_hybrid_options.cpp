@@ -145,9 +145,8 @@ ModelHybridConfig validate_model_hybrid(const ModelHybridArgs& a, const OptionTa
     return c;
   }
   if (!a.non_ratio.empty()) {
-    throw InputError(
-        fmt::format("--non-ratio {} without --fit: expected --fit FILE with it",
-                    quote_value(a.non_ratio)));
+    throw InputError(fmt::format("--non-ratio {} without --fit: expected --fit FILE with it",
+                                 quote_value(a.non_ratio)));
   }
   if (!given(a.threads)) {
     throw InputError(

@@ -72,9 +72,9 @@ bool holds(const Applies& applies, const Context& context);
 
 /// One option of a subcommand.
 struct OptionRow {
-  std::string names;          ///< as declared: "-i,--iterations"
-  std::string name;           ///< as messages name it: the first of `names` ("-i")
-  std::string value;          ///< the value's form: "N", "X", "X,Y,Z", "a|b|c"; empty: a flag
+  std::string names;           ///< as declared: "-i,--iterations"
+  std::string name;            ///< as messages name it: the first of `names` ("-i")
+  std::string value;           ///< the value's form: "N", "X", "X,Y,Z", "a|b|c"; empty: a flag
   std::optional<Range> range;  ///< numbers only
   bool integer = false;        ///< an integer number
   std::string default_text;    ///< shown in --help and the README

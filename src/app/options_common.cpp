@@ -26,44 +26,12 @@ void expect_one_of(std::string_view option, std::string_view text,
   }
 }
 
-void expect_at_least(std::string_view option, long long value, long long min,
-                     std::string_view note) {
-  expect(value >= min, option, value, fmt::format("an integer >= {}{}", min, note));
-}
-
 void expect_finite(std::string_view option, double value) {
   expect(std::isfinite(value), option, value, "a finite number");
 }
 
 void refuse(bool refused, std::string_view what, std::string_view context, std::string_view tail) {
   if (refused) throw InputError(fmt::format("{} with {}: {}", what, context, tail));
-}
-
-void expect_repetitions(long iterations, long warmup, int repeats) {
-  expect_at_least("-i", iterations, 1);
-  expect_at_least("-x", warmup, 0);
-  expect_at_least("--repeats", repeats, 1);
-}
-
-std::vector<std::string> split_list(std::string_view option, const std::string& text,
-                                    std::string_view expected) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t end = text.find(',', begin);
-    std::string item =
-        text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (item.empty()) {
-      throw InputError(fmt::format("{} '{}': empty item, expected {}", option, text, expected));
-    }
-    if (std::find(items.begin(), items.end(), item) != items.end()) {
-      throw InputError(
-          fmt::format("{} '{}': '{}' listed twice, expected {}", option, text, item, expected));
-    }
-    items.push_back(std::move(item));
-    if (end == std::string::npos) return items;
-    begin = end + 1;
-  }
 }
 
 bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }

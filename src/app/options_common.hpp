@@ -14,6 +14,7 @@
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/parse.hpp"
 
 namespace CLI {
 class App;
@@ -100,8 +101,7 @@ void expect(bool ok, std::string_view option, const T& value, std::string_view e
 }
 
 /// expect() for integers: "OPTION VALUE: expected an integer >= MIN{note}".
-void expect_at_least(std::string_view option, long long value, long long min,
-                     std::string_view note = {});
+using core::expect_at_least;
 
 /// expect() for numbers: "OPTION VALUE: expected a finite number".
 void expect_finite(std::string_view option, double value);
@@ -111,12 +111,10 @@ void expect_finite(std::string_view option, double value);
 void refuse(bool refused, std::string_view what, std::string_view context, std::string_view tail);
 
 /// Checks -i (>= 1), -x (>= 0) and --repeats (>= 1) of a benchmark.
-void expect_repetitions(long iterations, long warmup, int repeats);
+using core::expect_repetitions;
 
-/// Splits a comma-separated list. Throws core::InputError naming `option`,
-/// the text and `expected` for an empty item or an item listed twice.
-std::vector<std::string> split_list(std::string_view option, const std::string& text,
-                                    std::string_view expected);
+/// Splits a comma-separated list (core::split_list).
+using core::split_list;
 
 /// True when the command line gave `option` (null: never declared).
 bool given(const CLI::Option* option);

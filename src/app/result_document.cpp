@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 
 namespace asyncsolve::app {
@@ -68,7 +69,16 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"decomposition_input", c.decomposition.global ? "global" : "local"},
       {"test_every", c.test_every},
       {"pc", name(c.pc)},
-      {"shift", c.shift}};
+      {"shift", c.shift},
+      {"matrix", c.sparse.matrix_path},
+      {"rhs", c.sparse.rhs_path},
+      {"x0", c.sparse.x0_path},
+      {"write_solution", c.sparse.write_solution_path},
+      {"partition", sparse::format_partition(c.sparse.partition)},
+      {"scale", name(c.sparse.scale)},
+      {"force", c.sparse.force},
+      {"assemble", c.sparse.assemble},
+      {"matrix_memory_gib", c.sparse.matrix_memory_gib}};
   std::vector<long long> per_rank;
   for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
   nlohmann::ordered_json iterations = {{"min", std::llround(s.iterations.min)},
@@ -133,9 +143,38 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (p.local_min != p.local_max) {
     local = fmt::format("{}x{}x{} to {}", p.local_min[0], p.local_min[1], p.local_min[2], local);
   }
-  line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0], p.global[1],
-                              p.global[2], local, omp ? "thread" : "rank",
-                              c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
+  if (p.parameters.contains("partition")) {
+    // A distributed CSR matrix (--matrix, --assemble).
+    const nlohmann::json& q = p.parameters["partition"];
+    if (p.parameters.contains("matrix")) {
+      const nlohmann::json& m = p.parameters["matrix"];
+      line("matrix",
+           fmt::format("{}: {} x {}, {} non-zeros ({} {} {}; {} duplicates summed)",
+                       m["file"].get<std::string>(), m["rows"].get<long long>(),
+                       m["cols"].get<long long>(), m["nnz"].get<long long>(),
+                       m["format"].get<std::string>(), m["field"].get<std::string>(),
+                       m["symmetry"].get<std::string>(), m["duplicates_summed"].get<long long>()));
+    } else {
+      line("problem", fmt::format("{} assembled as a CSR matrix, global {}x{}x{}", p.name,
+                                  p.global[0], p.global[1], p.global[2]));
+    }
+    line("partition",
+         fmt::format("{}: rows {} to {} per rank (imbalance {:.3f}), edge cut {}, {} values in "
+                     "{} messages per exchange",
+                     q["method"].get<std::string>(), q["rows_min"].get<long long>(),
+                     q["rows_max"].get<long long>(), q["row_imbalance"].get<double>(),
+                     q["edge_cut"].get<long long>(), q["communication_volume"].get<long long>(),
+                     q["messages"].get<long long>()));
+    if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null()) {
+      line("rho", fmt::format("rho(|D^-1 (A - D)|) ~ {:.6f} (upper bound {:.6f})",
+                              p.parameters["jacobi_check"]["rho_estimate"].get<double>(),
+                              p.parameters["jacobi_check"]["rho_upper_bound"].get<double>()));
+    }
+  } else {
+    line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
+                                p.global[1], p.global[2], local, omp ? "thread" : "rank",
+                                c.offset != 0.0 ? fmt::format(", offset {}", c.offset) : ""));
+  }
   const std::string iters =
       s.iterations.min == s.iterations.max
           ? fmt::format("{} iterations", static_cast<long>(s.iterations.max))
@@ -184,8 +223,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));
   } else {
-    line("sweep",
-         fmt::format("{:.2f} GB/s aggregate (16 B per point and sweep)", s.sweep_bandwidth_gbs));
+    const char* bytes = p.parameters.contains("partition") ? "12 B per non-zero, 32 B per row"
+                                                           : "16 B per point and sweep";
+    line("sweep", fmt::format("{:.2f} GB/s aggregate ({})", s.sweep_bandwidth_gbs, bytes));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
 // The result document (schema asyncsolve.result/1) and the rank-0 summary.
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -7,10 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/document.hpp"
+#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/solvers/result.hpp"
 #include "cli.hpp"
 
 namespace asyncsolve::app {
@@ -64,6 +67,31 @@ struct RunProblem {
   grid::Int3 dims{};
   nlohmann::json parameters;
 };
+
+/// What a solver branch hands to the shared report.
+struct Solved {
+  solvers::SolveResult result;
+  long progress_passes = 0;  ///< passes of the progress thread's loop (Krylov, --progress thread)
+  std::string halo;
+  std::string allreduce;
+  int threads = 1;  ///< OpenMP threads per rank (--hybrid)
+};
+
+/// The --monitor printer (call it on rank 0): iteration, residual and rate,
+/// at most every --monitor-every seconds. Defined in solve_command.cpp.
+std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig& config);
+
+/// Collective: a solve's result summarised over the ranks of `comm` (with
+/// `omp`, over OpenMP Jacobi's threads). Defined in solve_command.cpp.
+RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp);
+
+/// Collective: rank 0 prints the summary and writes the --json document; a
+/// failure to write is broadcast. Returns the exit code, the same on every
+/// rank. Defined in solve_command.cpp.
+core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string>& command,
+                            const std::string& started, const RunEnvironment& env,
+                            const RunProblem& problem, const SolveConfig& config,
+                            const RunSummary& summary, const solvers::SolveResult& result);
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,

@@ -113,46 +113,12 @@ nlohmann::json gather_batches(const par::Comm& comm, std::vector<long> batches) 
   return out;
 }
 
-/// The --monitor printer (rank 0): iteration, residual and rate, at most
-/// every --monitor-every seconds.
-std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig& config) {
-  struct State {
-    double last_print = -1e300;
-    long last_iteration = 0;
-    double last_time = 0;
-  };
-  auto state = std::make_shared<State>();
-  const double every = config.monitor_every_s;
-  return [state, every](const solvers::HistoryPoint& p) {
-    if (p.time_s - state->last_print < every && p.iteration != 0) return;
-    const double rate = p.time_s > state->last_time
-                            ? static_cast<double>(p.iteration - state->last_iteration) /
-                                  (p.time_s - state->last_time)
-                            : 0.0;
-    std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration, p.residual,
-                rate, p.time_s);
-    std::fflush(stdout);
-    state->last_print = p.time_s;
-    state->last_iteration = p.iteration;
-    state->last_time = p.time_s;
-  };
-}
-
 grid::Int3 reduce_triple(const par::Comm& comm, const grid::Int3& v, MPI_Op op) {
   grid::Int3 out = v;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), 3, MPI_INT, op, comm.get()),
                  "MPI_Allreduce");
   return out;
 }
-
-/// What a solver branch hands to the shared report.
-struct Solved {
-  solvers::SolveResult result;
-  long progress_passes = 0;  ///< passes of the progress thread's loop (Krylov, --progress thread)
-  std::string halo;
-  std::string allreduce;
-  int threads = 1;  ///< OpenMP threads per rank (--hybrid)
-};
 
 /// The objects of --hybrid: the linkwise exchange of the multiple scheme and
 /// the stencil driver. Empty without --hybrid.
@@ -426,23 +392,33 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
 
 }  // namespace
 
-core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
-                         const par::Environment& env, const std::vector<std::string>& command) {
-  if (is_lanczos(config)) return run_lanczos(config, world, env, command);
-  const std::string started = core::iso8601_now();
-  check_json_path(config.json_path, world);
-  const auto problem =
-      grid::make_problem(name(config.problem), grid::ProblemOptions{config.offset});
-  const bool omp = config.transport == Transport::omp;
-  const int threads = omp ? omp_threads(config) : 1;
-  grid::Decomposition decomposition = grid::Decomposition::create(
-      world, omp ? omp_decomposition_spec(config, world.size(), threads) : config.decomposition);
-  const par::Comm& comm = decomposition.comm();
-  Solved solved = is_krylov(config) ? solve_krylov(config, *problem, decomposition)
-                  : omp             ? solve_jacobi_omp(config, *problem, decomposition, threads)
-                                    : solve_jacobi(config, *problem, decomposition);
-  const solvers::SolveResult& result = solved.result;
+/// The --monitor printer (rank 0): iteration, residual and rate, at most
+/// every --monitor-every seconds.
+std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig& config) {
+  struct State {
+    double last_print = -1e300;
+    long last_iteration = 0;
+    double last_time = 0;
+  };
+  auto state = std::make_shared<State>();
+  const double every = config.monitor_every_s;
+  return [state, every](const solvers::HistoryPoint& p) {
+    if (p.time_s - state->last_print < every && p.iteration != 0) return;
+    const double rate = p.time_s > state->last_time
+                            ? static_cast<double>(p.iteration - state->last_iteration) /
+                                  (p.time_s - state->last_time)
+                            : 0.0;
+    std::printf("  iteration %8ld  residual %.6e  %10.1f it/s  %8.2f s\n", p.iteration, p.residual,
+                rate, p.time_s);
+    std::fflush(stdout);
+    state->last_print = p.time_s;
+    state->last_iteration = p.iteration;
+    state->last_time = p.time_s;
+  };
+}
 
+RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
+  const solvers::SolveResult& result = solved.result;
   // Summaries over ranks: every rank takes part in every reduction.
   RunSummary s;
   s.converged = result.converged;
@@ -492,6 +468,54 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   s.progress_passes = par::rank_stats(comm, static_cast<double>(solved.progress_passes));
   s.idle_waits = par::rank_stats(comm, static_cast<double>(result.idle_waits));
 
+  return s;
+}
+
+core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string>& command,
+                            const std::string& started, const RunEnvironment& e,
+                            const RunProblem& p, const SolveConfig& config, const RunSummary& s,
+                            const solvers::SolveResult& result) {
+  // Rank 0 reports; a failure to write the document is broadcast so that
+  // every rank returns the same exit code.
+  int write_failed = 0;
+  if (comm.is_root()) {
+    std::fputs(format_summary(e, p, config, s).c_str(), stdout);
+    std::fflush(stdout);
+    if (!config.json_path.empty()) {
+      try {
+        const auto doc = make_result_document(command, started, e, p, config, s);
+        core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
+        std::printf("  %-10s %s\n", "json", config.json_path.c_str());
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());
+        write_failed = 1;
+      }
+    }
+  }
+  par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  if (write_failed != 0) return core::ExitCode::runtime_failure;
+  return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;
+}
+
+core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
+                         const par::Environment& env, const std::vector<std::string>& command) {
+  if (is_lanczos(config)) return run_lanczos(config, world, env, command);
+  if (is_sparse(config)) return run_sparse_solve(config, world, env, command);
+  const std::string started = core::iso8601_now();
+  check_json_path(config.json_path, world);
+  const auto problem =
+      grid::make_problem(name(config.problem), grid::ProblemOptions{config.offset});
+  const bool omp = config.transport == Transport::omp;
+  const int threads = omp ? omp_threads(config) : 1;
+  grid::Decomposition decomposition = grid::Decomposition::create(
+      world, omp ? omp_decomposition_spec(config, world.size(), threads) : config.decomposition);
+  const par::Comm& comm = decomposition.comm();
+  Solved solved = is_krylov(config) ? solve_krylov(config, *problem, decomposition)
+                  : omp             ? solve_jacobi_omp(config, *problem, decomposition, threads)
+                                    : solve_jacobi(config, *problem, decomposition);
+  const solvers::SolveResult& result = solved.result;
+  const RunSummary s = summarise(comm, solved, omp);
+
   RunProblem p;
   p.name = std::string(problem->name());
   p.global = decomposition.global();
@@ -519,27 +543,9 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   RunEnvironment e = describe_environment(comm, env);
   e.threads = omp ? threads : solved.threads;
 
-  // Rank 0 reports; a failure to write the document is broadcast so that
-  // every rank returns the same exit code.
-  int write_failed = 0;
-  if (comm.is_root()) {
-    std::fputs(format_summary(e, p, config, s).c_str(), stdout);
-    std::fflush(stdout);
-    if (!config.json_path.empty()) {
-      try {
-        const auto doc = make_result_document(command, started, e, p, config, s);
-        core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
-        std::printf("  %-10s %s\n", "json", config.json_path.c_str());
-      } catch (const std::exception& ex) {
-        std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());
-        write_failed = 1;
-      }
-    }
-  }
-  par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  const core::ExitCode code = report_solve(comm, command, started, e, p, config, s, result);
   decomposition.free();
-  if (write_failed != 0) return core::ExitCode::runtime_failure;
-  return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;
+  return code;
 }
 
 }  // namespace asyncsolve::app

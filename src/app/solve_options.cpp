@@ -284,6 +284,8 @@ bool is_krylov(const SolveConfig& config) { return is_krylov(config.method); }
 
 bool is_hybrid(const SolveConfig& config) { return config.hybrid != comm::HybridMode::none; }
 
+bool is_sparse(const SolveConfig& config) { return config.sparse.is_sparse(); }
+
 std::string reduction_name(const SolveConfig& config) {
   if (config.allreduce) return config.allreduce->name();
   // OpenMP Jacobi: an OpenMP reduction (sync) or the running shared sum.
@@ -328,10 +330,11 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
       applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
   const Applies lanczos =
       applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
-  t.choice("--problem", a.problem, names<Problem>(),
-           {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
-                    "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
-                    "transverse-field Ising model; --method lanczos)"});
+  a.sparse.problem = t.choice(
+      "--problem", a.problem, names<Problem>(),
+      {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
+               "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
+               "transverse-field Ising model; --method lanczos)"});
   t.number("--offset", c.offset, {-1e12, 1e12},
            {.help = "Added to plume's boundary values and initial guess (paper 000 §6.1)",
             .applies = applies_when({when("--problem", {"plume"})})});
@@ -491,6 +494,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Seconds between --monitor lines (each residual check at most)"});
   t.path("--json", c.json_path, {.help = "Write the result document to this file"});
   add_spin_options(t, a.spin, lanczos);
+  add_sparse_options(t, a.sparse);
 }
 
 SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
@@ -501,6 +505,18 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   if (c.decomposition.global && c.decomposition.local) {
     throw InputError("--global and --local both given: expected one of them");
   }
+  SparseContext sparse_context{a.method,
+                               a.problem,
+                               a.transport,
+                               a.hybrid,
+                               !a.global.empty() || !a.local.empty() || !a.dims.empty(),
+                               !a.global.empty()  ? "--global"
+                               : !a.local.empty() ? "--local"
+                                                  : "--dims",
+                               c.copy,
+                               c.shift,
+                               c.offset};
+  c.sparse = validate_sparse(a.sparse, sparse_context);
   if (parse<Method>(a.method) == Method::lanczos || parse<Problem>(a.problem) == Problem::tfim) {
     if (parse<Method>(a.method) == Method::lanczos) refuse_max_time_and_idle_with_lanczos(a);
     validate_spin(a, c);
@@ -522,7 +538,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   if (is_krylov(c)) {
     validate_krylov(a, l, c);
   } else {
-    if (c.problem == Problem::laplace27) {
+    if (c.problem == Problem::laplace27 && !c.sparse.assemble) {
       std::vector<std::string> krylov;
       for (const Method m : values<Method>())
         if (is_krylov(m)) krylov.emplace_back(name(m));

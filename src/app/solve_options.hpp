@@ -11,6 +11,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
+#include "sparse_options.hpp"
 #include "spin_options.hpp"
 
 namespace asyncsolve::app {
@@ -107,8 +108,9 @@ struct SolveConfig {
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
   /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
   Preconditioner pc = Preconditioner::none;
-  double shift = 0.0;  ///< solve (A + shift I) x = b
-  SpinConfig spin;     ///< --method lanczos --problem tfim
+  double shift = 0.0;   ///< solve (A + shift I) x = b
+  SpinConfig spin;      ///< --method lanczos --problem tfim
+  SparseConfig sparse;  ///< --matrix and its companions, --assemble
 };
 
 /// True for --method lanczos (the TFIM ground state, paper 004).
@@ -119,6 +121,9 @@ bool is_krylov(const SolveConfig& config);
 
 /// True when --hybrid names a scheme (not none).
 bool is_hybrid(const SolveConfig& config);
+
+/// True for --matrix or --assemble: the solve runs on a distributed CSR matrix.
+bool is_sparse(const SolveConfig& config);
 
 /// The global reduction as the result document names it: the algorithm's
 /// name, or for --transport omp "omp" (sync: an OpenMP reduction) or
@@ -147,6 +152,7 @@ struct SolveArgs {
   CLI::Option* max_time = nullptr;
   CLI::Option* threads = nullptr;
   SpinArgs spin;
+  SparseArgs sparse;
 };
 
 /// Declares every option of `solve` in `table` (help text, default, range,

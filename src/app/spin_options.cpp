@@ -22,13 +22,13 @@ void add_spin_options(OptionTable& t, SpinArgs& a, const Applies& lanczos) {
     out.any.front().push_back(Condition{"--transport", {std::move(transport)}});
     return out;
   };
-  a.sites = t.number("--sites", s.sites, {2, kernels::tfim_max_sites},
-                     {.help = "--problem tfim: n lattice sites, 2^n states (with --lattice "
-                              "square:LxW it must equal L*W)",
-                      .applies = lanczos,
-                      .shown_default = "16; L*W for square:LxW",
-                      .note = fmt::format(" (2^n states: at most {} sites)",
-                                          kernels::tfim_max_sites)});
+  a.sites =
+      t.number("--sites", s.sites, {2, kernels::tfim_max_sites},
+               {.help = "--problem tfim: n lattice sites, 2^n states (with --lattice "
+                        "square:LxW it must equal L*W)",
+                .applies = lanczos,
+                .shown_default = "16; L*W for square:LxW",
+                .note = fmt::format(" (2^n states: at most {} sites)", kernels::tfim_max_sites)});
   t.number("--coupling", s.coupling, {-1e6, 1e6},
            {.help = "--problem tfim: J of H = J sum_<ij> Z_i Z_j + Gamma sum_i X_i (Pauli "
                     "matrices; J > 0 antiferromagnetic)",

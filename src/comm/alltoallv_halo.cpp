@@ -8,9 +8,9 @@ namespace asyncsolve::comm {
 
 AlltoallvHalo::AlltoallvHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                              Neighbourhood neighbourhood, bool nonblocking)
-    : comm_(decomposition.comm().get()),
+    : PackedHaloBase(decomposition, shape, neighbourhood),
+      comm_(decomposition.comm().get()),
       nonblocking_(nonblocking),
-      packed_(decomposition, shape, neighbourhood),
       counts_(packed_.dense_counts(decomposition.ranks())) {}
 
 AlltoallvHalo::~AlltoallvHalo() {

@@ -2,8 +2,7 @@
 // Internal: halo exchange by one MPI_Alltoallv or MPI_Ialltoallv.
 #include <mpi.h>
 
-#include "asyncsolve/comm/halo_exchange.hpp"
-#include "halo_links.hpp"
+#include "halo_bases.hpp"
 
 namespace asyncsolve::comm {
 
@@ -20,7 +19,7 @@ namespace asyncsolve::comm {
 /// Collective over the decomposition's communicator: every rank of it calls
 /// start() and finish() the same number of times (in the same order as any
 /// other collective on that communicator). Holds no communicator of its own.
-class AlltoallvHalo final : public HaloExchange {
+class AlltoallvHalo final : public PackedHaloBase {
  public:
   AlltoallvHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                 Neighbourhood neighbourhood, bool nonblocking);
@@ -28,8 +27,6 @@ class AlltoallvHalo final : public HaloExchange {
   std::string_view name() const override { return nonblocking_ ? "ialltoallv" : "alltoallv"; }
   void start(grid::Field& field) override;
   void finish(grid::Field& field) override;
-  int messages_per_exchange() const override { return packed_.links(); }
-  std::size_t bytes_per_exchange() const override { return packed_.bytes(); }
 
  protected:
   bool do_test() override;
@@ -37,10 +34,8 @@ class AlltoallvHalo final : public HaloExchange {
  private:
   MPI_Comm comm_;
   bool nonblocking_;
-  PackedHalo packed_;
   PackedHalo::DenseCounts counts_;
   MPI_Request request_ = MPI_REQUEST_NULL;
-  bool in_flight_ = false;  ///< between start() and finish()
 };
 
 }  // namespace asyncsolve::comm

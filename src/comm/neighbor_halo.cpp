@@ -9,7 +9,7 @@ namespace asyncsolve::comm {
 
 NeighborHalo::NeighborHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                            Neighbourhood neighbourhood)
-    : packed_(decomposition, shape, neighbourhood) {
+    : PackedHaloBase(decomposition, shape, neighbourhood) {
   std::vector<int> ranks;
   for (const PackedHalo::Peer& p : packed_.peers()) {
     ranks.push_back(p.rank);

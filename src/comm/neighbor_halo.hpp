@@ -4,9 +4,8 @@
 
 #include <vector>
 
-#include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/par/comm.hpp"
-#include "halo_links.hpp"
+#include "halo_bases.hpp"
 
 namespace asyncsolve::comm {
 
@@ -25,7 +24,7 @@ namespace asyncsolve::comm {
 /// Construction and close() are collective over the decomposition's
 /// communicator; start()/finish() involve the neighbours only. Call close()
 /// (after the last finish()) before MPI is finalized.
-class NeighborHalo final : public HaloExchange {
+class NeighborHalo final : public PackedHaloBase {
  public:
   NeighborHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                Neighbourhood neighbourhood);
@@ -33,20 +32,16 @@ class NeighborHalo final : public HaloExchange {
   std::string_view name() const override { return "neighbor"; }
   void start(grid::Field& field) override;
   void finish(grid::Field& field) override;
-  int messages_per_exchange() const override { return packed_.links(); }
-  std::size_t bytes_per_exchange() const override { return packed_.bytes(); }
   void close() override;
 
  protected:
   bool do_test() override;
 
  private:
-  PackedHalo packed_;
   // Per peer, in the order of the graph's sources (= destinations).
   std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
   par::Comm graph_;
   MPI_Request request_ = MPI_REQUEST_NULL;
-  bool in_flight_ = false;  ///< between start() and finish()
 };
 
 }  // namespace asyncsolve::comm

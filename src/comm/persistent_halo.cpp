@@ -9,13 +9,13 @@ namespace asyncsolve::comm {
 
 PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                                Neighbourhood neighbourhood)
-    : links_(buffered_halo_links(decomposition, shape, neighbourhood)), bytes_(send_bytes(links_)) {
-  // links_ never changes after this: the requests hold its buffers' addresses.
+    : LinkedHalo(decomposition, shape, neighbourhood) {
   const MPI_Comm comm = decomposition.comm().get();
+  // The buffers never move after construction: the requests hold their addresses.
   requests_.assign(2 * links_.size(), MPI_REQUEST_NULL);
   try {
     for (std::size_t i = 0; i < links_.size(); ++i) {
-      BufferedLink& l = links_[i];
+      Link& l = links_[i];
       par::check_mpi(MPI_Recv_init(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE, l.link.rank,
                                    l.link.recv_tag, comm, &requests_[i]),
                      "MPI_Recv_init");
@@ -49,7 +49,7 @@ void PersistentHalo::free_requests() noexcept {
 void PersistentHalo::start(grid::Field& field) {
   require_idle(in_flight_, name());
   if (closed_) throw std::logic_error("persistent halo: start() after close()");
-  for (BufferedLink& l : links_) l.pack(field);
+  for (Link& l : links_) grid::pack(field, l.link.send_box, l.send_buffer.data());
   // Receives first (array order), then sends. (Open MPI rejects
   // MPI_Startall with no requests, as on a single rank.)
   if (!requests_.empty())
@@ -76,7 +76,7 @@ void PersistentHalo::finish(grid::Field& field) {
         MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
         "MPI_Waitall");
   in_flight_ = false;
-  for (const BufferedLink& l : links_) l.unpack(field);
+  unpack_all(field);
 }
 
 void PersistentHalo::close() {

@@ -4,8 +4,7 @@
 
 #include <vector>
 
-#include "asyncsolve/comm/halo_exchange.hpp"
-#include "halo_links.hpp"
+#include "halo_bases.hpp"
 
 namespace asyncsolve::comm {
 
@@ -20,7 +19,7 @@ namespace asyncsolve::comm {
 /// come first: a persistent request is never freed while active); the
 /// destructor frees them too if close() was not called and MPI is not
 /// finalized.
-class PersistentHalo final : public HaloExchange {
+class PersistentHalo final : public LinkedHalo {
  public:
   PersistentHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                  Neighbourhood neighbourhood);
@@ -28,8 +27,6 @@ class PersistentHalo final : public HaloExchange {
   std::string_view name() const override { return "persistent"; }
   void start(grid::Field& field) override;
   void finish(grid::Field& field) override;
-  int messages_per_exchange() const override { return static_cast<int>(links_.size()); }
-  std::size_t bytes_per_exchange() const override { return bytes_; }
   void close() override;
 
  protected:
@@ -38,10 +35,7 @@ class PersistentHalo final : public HaloExchange {
  private:
   void free_requests() noexcept;
 
-  std::vector<BufferedLink> links_;
   std::vector<MPI_Request> requests_;  ///< receives, then sends; inactive between exchanges
-  std::size_t bytes_ = 0;
-  bool in_flight_ = false;  ///< between start() and finish()
   bool closed_ = false;
 };
 

@@ -2,13 +2,13 @@
 
 #include <cassert>
 
+#include "asyncsolve/par/check.hpp"
+
 namespace asyncsolve::comm {
 
 WaitallHalo::WaitallHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
                          Neighbourhood neighbourhood)
-    : comm_(decomposition.comm().get()),
-      links_(buffered_halo_links(decomposition, shape, neighbourhood)),
-      bytes_(send_bytes(links_)) {}
+    : LinkedHalo(decomposition, shape, neighbourhood), comm_(decomposition.comm().get()) {}
 
 WaitallHalo::~WaitallHalo() {
   // A started exchange must be finished before destruction; tell debug builds.
@@ -18,8 +18,17 @@ WaitallHalo::~WaitallHalo() {
 
 void WaitallHalo::start(grid::Field& field) {
   require_idle(in_flight_, name());
-  for (BufferedLink& l : links_) l.post_receive(comm_, requests_.add());
-  for (BufferedLink& l : links_) l.post_send(field, comm_, requests_.add());
+  for (Link& l : links_) {
+    par::check_mpi(MPI_Irecv(l.recv_buffer.data(), l.link.recv_count, MPI_DOUBLE, l.link.rank,
+                             l.link.recv_tag, comm_, requests_.add()),
+                   "MPI_Irecv");
+  }
+  for (Link& l : links_) {
+    grid::pack(field, l.link.send_box, l.send_buffer.data());
+    par::check_mpi(MPI_Isend(l.send_buffer.data(), l.link.send_count, MPI_DOUBLE, l.link.rank,
+                             l.link.send_tag, comm_, requests_.add()),
+                   "MPI_Isend");
+  }
   in_flight_ = true;
 }
 
@@ -27,7 +36,7 @@ void WaitallHalo::finish(grid::Field& field) {
   require_in_flight(in_flight_, name());
   requests_.wait_all();
   in_flight_ = false;
-  for (const BufferedLink& l : links_) l.unpack(field);
+  unpack_all(field);
 }
 
 }  // namespace asyncsolve::comm

@@ -133,9 +133,8 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw RuntimeFailure(
-        fmt::format("cannot rename the temporary file to '{}': {}", printable(path.string()),
-                    std::strerror(err)));
+    throw RuntimeFailure(fmt::format("cannot rename the temporary file to '{}': {}",
+                                     printable(path.string()), std::strerror(err)));
   }
 }
 
@@ -146,9 +145,9 @@ std::string read_input_file(const std::filesystem::path& path, std::size_t max_b
   if (fd < 0) {
     const int err = errno;
     throw InputError(fmt::format("{}: {}", shown,
-                                 err == ENOENT ? std::string("no such file")
-                                               : fmt::format("cannot be read ({})",
-                                                             std::strerror(err))));
+                                 err == ENOENT
+                                     ? std::string("no such file")
+                                     : fmt::format("cannot be read ({})", std::strerror(err))));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -158,8 +157,8 @@ std::string read_input_file(const std::filesystem::path& path, std::size_t max_b
   }
   const auto too_large = [&](double bytes) {
     ::close(fd);
-    return InputError(fmt::format("{}: is {} bytes, more than the {} read from such a file",
-                                  shown, format_number(bytes),
+    return InputError(fmt::format("{}: is {} bytes, more than the {} read from such a file", shown,
+                                  format_number(bytes),
                                   format_number(static_cast<double>(max_bytes))));
   };
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {

@@ -1,5 +1,7 @@
 #include "asyncsolve/core/parse.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "asyncsolve/core/error.hpp"
@@ -73,6 +75,40 @@ std::string printable(std::string_view text, std::size_t max_chars) {
     }
   }
   return out;
+}
+
+std::vector<std::string> split_list(std::string_view option, const std::string& text,
+                                    std::string_view expected) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(',', begin);
+    std::string item =
+        text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (item.empty()) {
+      throw InputError(fmt::format("{} '{}': empty item, expected {}", option, text, expected));
+    }
+    if (std::find(items.begin(), items.end(), item) != items.end()) {
+      throw InputError(
+          fmt::format("{} '{}': '{}' listed twice, expected {}", option, text, item, expected));
+    }
+    items.push_back(std::move(item));
+    if (end == std::string::npos) return items;
+    begin = end + 1;
+  }
+}
+
+void expect_at_least(std::string_view option, long long value, long long min,
+                     std::string_view note) {
+  if (value < min) {
+    throw InputError(fmt::format("{} {}: expected an integer >= {}{}", option, value, min, note));
+  }
+}
+
+void expect_repetitions(long iterations, long warmup, int repeats) {
+  expect_at_least("-i", iterations, 1);
+  expect_at_least("-x", warmup, 0);
+  expect_at_least("--repeats", repeats, 1);
 }
 
 }  // namespace asyncsolve::core

@@ -323,10 +323,10 @@ MvmSweep load_mvm_sweep(const std::filesystem::path& path) {
   try {
     doc = nlohmann::json::parse(text, limit_depth);
   } catch (const TooDeep&) {
-    throw InputError(fmt::format("{}: JSON nested deeper than {} levels, expected a JSON file "
-                                 "with schema \"{}\"",
-                                 core::printable(path.string()), mvm_sweep_max_depth,
-                                 mvm_sweep_schema));
+    throw InputError(
+        fmt::format("{}: JSON nested deeper than {} levels, expected a JSON file "
+                    "with schema \"{}\"",
+                    core::printable(path.string()), mvm_sweep_max_depth, mvm_sweep_schema));
   } catch (const nlohmann::json::parse_error& e) {
     // e.what() reads "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string what = e.what();

@@ -200,8 +200,17 @@ double axpy_dot(double alpha, const Field& s, Field& r) noexcept {
   return sum;
 }
 
-std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
-                                    const PipeVectors& v) noexcept {
+namespace {
+
+/// M^-1 = c I seen as a row: minv[i] is c for every i.
+struct ConstantRow {
+  double c;
+  double operator[](int) const noexcept { return c; }
+};
+
+template <class Minv>
+std::array<double, 3> pipecg_update_impl(double alpha, double beta, const Minv& minv_row,
+                                         const PipeVectors& v) noexcept {
   double ru = 0.0;
   double wu = 0.0;
   double rr = 0.0;
@@ -216,6 +225,7 @@ std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
     double* __restrict q = v.q->origin() + o;
     double* __restrict s = v.s->origin() + o;
     double* __restrict p = v.p->origin() + o;
+    const auto minv = minv_row(o);
 #pragma omp simd reduction(+ : ru, wu, rr)
     for (int i = 0; i < nx; ++i) {
       const double zi = n[i] + beta * z[i];
@@ -233,7 +243,7 @@ std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
       r[i] = ri;
       u[i] = ui;
       w[i] = wi;
-      m[i] = minv * wi;
+      m[i] = minv[i] * wi;
       ru += ri * ui;
       wu += wi * ui;
       rr += ri * ri;
@@ -243,7 +253,8 @@ std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
   return {ru, wu, rr};
 }
 
-std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept {
+template <class Minv>
+std::array<double, 3> pipecg_dots_impl(const Minv& minv_row, const PipeVectors& v) noexcept {
   double ru = 0.0;
   double wu = 0.0;
   double rr = 0.0;
@@ -252,9 +263,10 @@ std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept {
     const double* __restrict u = v.u->origin() + o;
     const double* __restrict w = v.w->origin() + o;
     double* __restrict m = v.m->origin() + o;
+    const auto minv = minv_row(o);
 #pragma omp simd reduction(+ : ru, wu, rr)
     for (int i = 0; i < nx; ++i) {
-      m[i] = minv * w[i];
+      m[i] = minv[i] * w[i];
       ru += r[i] * u[i];
       wu += w[i] * u[i];
       rr += r[i] * r[i];
@@ -262,6 +274,75 @@ std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept {
   });
   charge_streams(*v.x, 4);
   return {ru, wu, rr};
+}
+
+}  // namespace
+
+std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
+                                    const PipeVectors& v) noexcept {
+  return pipecg_update_impl(
+      alpha, beta, [minv](std::ptrdiff_t) { return ConstantRow{minv}; }, v);
+}
+
+std::array<double, 3> pipecg_update(double alpha, double beta, const Field& minv,
+                                    const PipeVectors& v) noexcept {
+  assert(same_shape(minv, *v.x));
+  return pipecg_update_impl(
+      alpha, beta, [&minv](std::ptrdiff_t o) { return minv.origin() + o; }, v);
+}
+
+std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept {
+  return pipecg_dots_impl([minv](std::ptrdiff_t) { return ConstantRow{minv}; }, v);
+}
+
+std::array<double, 3> pipecg_dots(const Field& minv, const PipeVectors& v) noexcept {
+  assert(same_shape(minv, *v.x));
+  return pipecg_dots_impl([&minv](std::ptrdiff_t o) { return minv.origin() + o; }, v);
+}
+
+double scale_dot(const Field& c, const Field& x, Field& y) noexcept {
+  assert(same_shape(c, x) && same_shape(x, y));
+  double sum = 0.0;
+  for_rows(x, [&](std::ptrdiff_t o, int nx) {
+    const double* __restrict pc = c.origin() + o;
+    const double* __restrict px = x.origin() + o;
+    double* __restrict py = y.origin() + o;
+#pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < nx; ++i) {
+      const double v = pc[i] * px[i];
+      py[i] = v;
+      sum += v * v;
+    }
+  });
+  return sum;
+}
+
+void scale(const Field& c, const Field& x, Field& y) noexcept {
+  assert(same_shape(c, x) && same_shape(x, y));
+  for_rows(x, [&](std::ptrdiff_t o, int nx) {
+    const double* __restrict pc = c.origin() + o;
+    const double* __restrict px = x.origin() + o;
+    double* __restrict py = y.origin() + o;
+#pragma omp simd
+    for (int i = 0; i < nx; ++i) py[i] = pc[i] * px[i];
+  });
+}
+
+double diag_scale_dot(const Field& x, const Field& d, Field& y) noexcept {
+  assert(same_shape(x, d) && same_shape(x, y));
+  double sum = 0.0;
+  for_rows(x, [&](std::ptrdiff_t o, int nx) {
+    const double* __restrict pd = d.origin() + o;
+    const double* __restrict px = x.origin() + o;
+    double* __restrict py = y.origin() + o;
+#pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < nx; ++i) {
+      const double v = px[i] / pd[i];
+      py[i] = v;
+      sum += px[i] * v;
+    }
+  });
+  return sum;
 }
 
 }  // namespace asyncsolve::ops

@@ -13,6 +13,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
 #include "asyncsolve/solvers/norm.hpp"
+#include "jacobi_check.hpp"
 
 namespace asyncsolve::solvers {
 namespace {
@@ -50,9 +51,6 @@ double unpack_both(grid::Field& u, grid::Field& u_new, const grid::Box& box,
   return change_sq;
 }
 
-/// The values of the convergence reduction, summed over the ranks.
-enum ConvergenceValue : std::size_t { residual_sq_value, at_max_iters_value, over_time_value };
-
 /// How long one wait for news lasts before the reduction is progressed
 /// again (as_channels_wait_any sleeps at most AS_WAIT_MAX_SLEEP_US at a time).
 constexpr double idle_slice_s = 200e-6;
@@ -78,7 +76,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   core::PhaseTimers& timers = result.phases;
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
   const double points = static_cast<double>(core::product(u.interior()));
-  const double ranks = static_cast<double>(decomposition.comm().size());
+  const int size = decomposition.comm().size();
+  const auto ranks = static_cast<double>(size);
   // Below this part of ||b - A u||^2, a rank with nothing new idles.
   const double idle_r2 = std::pow(async_idle_fraction * base.tol * b_norm, 2) / ranks;
   const bool timed = std::isfinite(base.max_time_s);
@@ -131,8 +130,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   // the halos' change since.
   double local_r2 = std::numeric_limits<double>::infinity();
   long k = 0;
-  std::array<double, async_convergence_values> contribution{};
-  std::array<double, async_convergence_values> sum{};
+  detail::AsyncCheckSums contribution{};
+  detail::AsyncCheckSums sum{};
 
   // The newest halo of every neighbour that sent one, into the halos of both
   // fields (the sweep never writes halos, so the next one reads it too).
@@ -172,9 +171,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   // Starts a round with this rank's part: its residual, whether it made
   // max_iters sweeps, whether it ran out of time.
   const auto start_round = [&]() {
-    contribution[residual_sq_value] = local_r2;
-    contribution[at_max_iters_value] = k >= base.max_iters ? 1.0 : 0.0;
-    contribution[over_time_value] = timed && core::now_s() - t0 >= base.max_time_s ? 1.0 : 0.0;
+    contribution = detail::async_contribution(base, k, t0, local_r2);
     convergence.start(contribution);
   };
   // Tests the round in flight; true when it completed and stops the solve
@@ -184,20 +181,9 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   long recorded_k = -1;
   const auto round_stops = [&]() {
     if (!convergence.active() || !convergence.test(sum)) return false;
-    estimate = std::sqrt(sum[residual_sq_value]) / b_norm;
-    bool stop = true;
-    if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
-      set_breakdown(result, estimate, k);
-    } else if (estimate < base.tol) {
-      result.converged = true;
-      result.reason = "tolerance";
-    } else if (sum[over_time_value] > 0.0) {
-      result.reason = "max_time";
-    } else if (sum[at_max_iters_value] > ranks - 0.5) {  // every rank made max_iters sweeps
-      result.reason = "max_iters";
-    } else {
-      stop = false;
-    }
+    estimate = std::sqrt(sum[detail::residual_sq_value]) / b_norm;
+    // The decision every asynchronous Jacobi shares (jacobi_check.hpp).
+    const bool stop = detail::async_check_stops(result, base, k, sum, estimate, size);
     if (k != recorded_k || stop) {
       recorded_k = k;
       const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};

@@ -132,7 +132,30 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         system.op.shift, system.op.diagonal(), krylov_method_name(options.method),
         -(system.op.diagonal() - system.op.shift)));
   }
-  detail::KrylovContext k(system, decomposition, halo, options);
+  detail::StencilLinearOperator a(system.op, decomposition, system.x, halo);
+  detail::KrylovContext k(a, system.x, system.b, options);
+  return k.run(loop);
+}
+
+SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
+                         comm::SparseHaloExchange& halo, const KrylovOptions& options) {
+  const detail::KrylovLoop loop = loop_of(options.method);
+  if (options.hybrid != nullptr) {
+    throw core::InputError(
+        "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
+        "problems only; expected no --hybrid with --matrix");
+  }
+  if (is_preconditioned(options.method, options.jacobi)) {
+    const DiagonalCheck d = smallest_diagonal(matrix, system.op);
+    if (!(d.value > 0.0)) {
+      throw core::InputError(fmt::format(
+          "the Jacobi preconditioner of {} divides by the diagonal, and global row {} has "
+          "a_ii = {}: expected a positive diagonal (try --method cg)",
+          krylov_method_name(options.method), d.row, d.value));
+    }
+  }
+  detail::CsrLinearOperator a(system.op, matrix, halo);
+  detail::KrylovContext k(a, system.x, system.b, options);
   return k.run(loop);
 }
 

@@ -82,20 +82,21 @@ std::unique_lock<std::mutex> InnerProduct::guard() {
 
 // ---- KrylovContext ----------------------------------------------------------
 
-KrylovContext::KrylovContext(KrylovSystem& system, const grid::Decomposition& decomposition,
-                             comm::HaloExchange& halo, const KrylovOptions& options)
-    : system_(system),
-      halo_(halo),
+KrylovContext::KrylovContext(LinearOperator& a, grid::Field& x, const grid::Field& b,
+                             const KrylovOptions& options)
+    : a_(a),
+      x_(x),
+      b_(b),
+      halo_(a.halo()),
       options_(options),
-      split_(grid::split_for_overlap(decomposition)),
-      comm_(decomposition.comm()),
-      setup_sum_(collectives::make_allreduce("mpi", decomposition.comm())) {
+      comm_(a.comm()),
+      setup_sum_(collectives::make_allreduce("mpi", a.comm())) {
   result_.phases = core::PhaseTimers(krylov_phase_names());
 }
 
 SolveResult KrylovContext::run(KrylovLoop loop) {
   // ||b||, scaled (no under/overflow): setup, not timed
-  const double b_norm = field_norm(system_.b, setup_sum_.get());
+  const double b_norm = field_norm(b_, setup_sum_.get());
   b_norm_ = b_norm > 0.0 ? b_norm : 1.0;
   comm_.barrier();
   t_start_ = core::now_s();
@@ -113,12 +114,6 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
   return std::move(result_);
 }
 
-Field KrylovContext::make_field() const {
-  Field f(system_.x.interior(), system_.x.halo());
-  f.fill(0.0);
-  return f;
-}
-
 InnerProduct& KrylovContext::add_inner_product(std::size_t size, KrylovPhase start,
                                                KrylovPhase wait) {
   products_.push_back(std::make_unique<InnerProduct>(
@@ -134,23 +129,24 @@ double KrylovContext::matvec(Field& in, Field& out) {
   double t1 = core::now_s();
   t.add(halo_start_phase, t1 - t0);
   double dot = 0.0;
-  const grid::Box& inner = split_.interior;
   const int step = options_.test_every;
   par::FaultInjector* faults = options_.faults;
-  if (step > 0 && !split_.boundary.empty()) {
+  if (step > 0 && a_.has_boundary()) {
     bool done = false;
-    for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
-      dot += ops::apply(system_.op, in, out, grid::planes(inner, k, k + step));
+    const int pieces = a_.interior_pieces(step);
+    for (int piece = 0; piece < pieces; ++piece) {
+      dot += a_.apply_interior(in, out, piece, step);
       if (faults != nullptr) faults->poll();
       if (!done) done = halo_.test();
     }
   } else if (faults != nullptr && step > 0) {
-    for (int k = inner.lo[2]; k < inner.hi[2]; k += step) {
-      dot += ops::apply(system_.op, in, out, grid::planes(inner, k, k + step));
+    const int pieces = a_.interior_pieces(step);
+    for (int piece = 0; piece < pieces; ++piece) {
+      dot += a_.apply_interior(in, out, piece, step);
       faults->poll();
     }
   } else {
-    dot += ops::apply(system_.op, in, out, inner);
+    dot += a_.apply_interior(in, out, 0, 0);
   }
   t0 = core::now_s();
   if (faults != nullptr) faults->after_sweep(t0 - t1);  // the straggler's slower mat-vec
@@ -159,7 +155,7 @@ double KrylovContext::matvec(Field& in, Field& out) {
   halo_.finish(in);
   t1 = core::now_s();
   t.add(halo_wait_phase, t1 - t0);
-  for (const grid::Box& box : split_.boundary) dot += ops::apply(system_.op, in, out, box);
+  dot += a_.apply_boundary(in, out);
   t.add(matvec_boundary_phase, core::now_s() - t1);
   ++result_.halo_exchanges;
   return dot;
@@ -170,9 +166,7 @@ double KrylovContext::matvec(Field& in, Field& out) {
 /// then over threads in thread order).
 double KrylovContext::hybrid_matvec(Field& in, Field& out) {
   comm::HybridTimes times;
-  const ops::StencilOperator& op = system_.op;
-  const double dot = options_.hybrid->apply(
-      in, [&](const grid::Box& box) { return ops::apply(op, in, out, box); }, times);
+  const double dot = a_.apply_hybrid(*options_.hybrid, in, out, times);
   par::FaultInjector* faults = options_.faults;
   if (faults != nullptr) {
     // The straggler's slower mat-vec: its delay counts as interior time.
@@ -191,8 +185,8 @@ double KrylovContext::hybrid_matvec(Field& in, Field& out) {
 }
 
 double KrylovContext::initial_residual(Field& ax, Field& r, InnerProduct& product) {
-  matvec(system_.x, ax);
-  return product.reduce(ops::residual(system_.b, ax, r));
+  matvec(x_, ax);
+  return product.reduce(ops::residual(b_, ax, r));
 }
 
 namespace {
@@ -244,10 +238,11 @@ void KrylovContext::drain_and_free() {
 /// time.
 void KrylovContext::measure_true_residual() {
   Field ax = make_field();
-  Field r(system_.x.interior(), system_.x.halo());
-  halo_.exchange(system_.x);
-  ops::apply(system_.op, system_.x, ax, system_.x.interior_box());
-  ops::residual(system_.b, ax, r);  // r = b - A x
+  Field r = make_field();
+  halo_.exchange(x_);
+  a_.apply_interior(x_, ax, 0, 0);
+  a_.apply_boundary(x_, ax);
+  (void)ops::residual(b_, ax, r);  // r = b - A x
   result_.true_residual = field_norm(r, setup_sum_.get()) / b_norm_;
   result_.halo_tests = halo_.tests();
   if (options_.faults != nullptr) result_.injected_s = options_.faults->injected_s();
@@ -259,7 +254,7 @@ void KrylovContext::measure_true_residual() {
 // ---- Pcg2State --------------------------------------------------------------
 
 Pcg2State::Pcg2State(KrylovContext& k)
-    : linv(1.0 / std::sqrt(k.diagonal())),
+    : linv(k.inverse_sqrt_diagonal()),
       r(k.make_field()),
       t(k.make_field()),
       w(k.make_field()),

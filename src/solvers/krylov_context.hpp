@@ -17,7 +17,9 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/split.hpp"
+#include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "linear_operator.hpp"
 
 namespace asyncsolve::solvers::detail {
 
@@ -103,15 +105,16 @@ void run_pcg_overlap(KrylovContext& k);
 /// Ghysels and Vanroose 2014, Algorithm 4 (pipecg.cpp).
 void run_pipecg(KrylovContext& k);
 
-/// The state of one solve that every method shares: the system, the
-/// operator with its overlapped halo exchange, the reductions (owned), the
-/// timers and the result being built. Borrows the system, decomposition,
-/// halo and options, which must outlive it.
+/// The state of one solve that every method shares: the operator with its
+/// overlapped halo exchange (structured stencils or a distributed CSR
+/// matrix, linear_operator.hpp), x and b, the reductions (owned), the
+/// timers and the result being built. Borrows the operator, x, b and the
+/// options, which must outlive it.
 class KrylovContext {
  public:
-  /// Local (split_for_overlap only).
-  KrylovContext(KrylovSystem& system, const grid::Decomposition& decomposition,
-                comm::HaloExchange& halo, const KrylovOptions& options);
+  /// Local.
+  KrylovContext(LinearOperator& a, grid::Field& x, const grid::Field& b,
+                const KrylovOptions& options);
 
   /// Collective: ||b|| (one blocking reduction), a barrier, then `loop` on
   /// the clock; a Breakdown it throws ends it with reason "breakdown". Then
@@ -120,15 +123,16 @@ class KrylovContext {
   /// in the traffic counts. Call once.
   SolveResult run(KrylovLoop loop);
 
-  /// A zero field shaped like x (halo width included).
-  grid::Field make_field() const;
+  /// A zero vector laid out like x (halo width included).
+  grid::Field make_field() const { return a_.make_vector(); }
   /// Collective: a new inner product of `size` doubles, timed as the two
   /// phases; owned by the context, freed when run() returns.
   InnerProduct& add_inner_product(std::size_t size, KrylovPhase start, KrylovPhase wait);
 
   /// Collective: out = A in (paper 001 Listing 3): start the halo exchange
   /// of `in`, compute the interior while testing the exchange every
-  /// test_every planes, complete the exchange, compute the boundary. With
+  /// test_every planes (of rows, for a CSR matrix), complete the exchange,
+  /// compute the boundary. With
   /// options.hybrid, the same with OpenMP threads in its scheme. Returns the
   /// local in . out.
   double matvec(grid::Field& in, grid::Field& out);
@@ -152,20 +156,24 @@ class KrylovContext {
   }
 
   const KrylovOptions& options() const { return options_; }
-  /// The (constant) diagonal of A, the Jacobi preconditioner's.
-  double diagonal() const { return system_.op.diagonal(); }
-  grid::Field& x() { return system_.x; }
-  const grid::Field& b() const { return system_.b; }
+  /// The Jacobi preconditioner M = diag(A): M, M^-1 and M^-1/2 (constants
+  /// for the stencils, per point for a general matrix).
+  ops::Scaling diagonal() const { return a_.diagonal(); }
+  ops::Scaling inverse_diagonal() const { return a_.inverse_diagonal(); }
+  ops::Scaling inverse_sqrt_diagonal() const { return a_.inverse_sqrt_diagonal(); }
+  grid::Field& x() { return x_; }
+  const grid::Field& b() const { return b_; }
 
  private:
   double hybrid_matvec(grid::Field& in, grid::Field& out);
   void drain_and_free();
   void measure_true_residual();
 
-  KrylovSystem& system_;
+  LinearOperator& a_;
+  grid::Field& x_;
+  const grid::Field& b_;
   comm::HaloExchange& halo_;
   const KrylovOptions& options_;
-  grid::OverlapSplit split_;
   const par::Comm& comm_;
   std::unique_ptr<collectives::Allreduce> setup_sum_;  ///< blocking: ||b||, the true residual
   std::vector<std::unique_ptr<InnerProduct>> products_;
@@ -187,7 +195,7 @@ struct Pcg2State {
   /// behind (none when the loop never got past its first test).
   void finish_x(KrylovContext& k);
 
-  double linv;  ///< L^-1 = 1/sqrt(diag A)
+  ops::Scaling linv;  ///< L^-1 = 1/sqrt(diag A)
   grid::Field r, t, w, p, p_prev, s;
   InnerProduct& sdotp_product;
   InnerProduct& gamma_product;

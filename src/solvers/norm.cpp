@@ -5,13 +5,26 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/ops/norm.hpp"
+#include "asyncsolve/ops/stencil7.hpp"
 
 namespace asyncsolve::solvers {
 
-double scaled_norm(collectives::Allreduce* reduction, double local_max_abs,
+namespace {
+
+/// Below this a plain sum of squares may have lost squares to underflow
+/// (each below ~1e-308); above it, and finite, it is exact to rounding.
+constexpr double plain_sum_floor = 1e-250;
+
+}  // namespace
+
+double scaled_norm(collectives::Allreduce* reduction, double local_sum_sq,
+                   const std::function<double()>& local_max_abs,
                    const std::function<double(int exponent)>& local_sum_sq_scaled) {
+  const double plain = reduction != nullptr ? reduction->sum(local_sum_sq) : local_sum_sq;
+  if (std::isnan(plain)) return plain;
+  if (std::isfinite(plain) && plain >= plain_sum_floor) return std::sqrt(plain);
   // The same M on every rank, so every rank takes the same branches below.
-  const double m = reduction != nullptr ? reduction->max(local_max_abs) : local_max_abs;
+  const double m = reduction != nullptr ? reduction->max(local_max_abs()) : local_max_abs();
   if (!std::isfinite(m)) return m;  // NaN or infinity somewhere: no norm to speak of
   // (every rank still takes part in the second reduction)
   int e = 0;
@@ -22,14 +35,16 @@ double scaled_norm(collectives::Allreduce* reduction, double local_max_abs,
 }
 
 double field_norm(const grid::Field& x, collectives::Allreduce* reduction) {
-  return scaled_norm(reduction, ops::max_abs(x),
-                     [&](int e) { return ops::sum_sq_scaled(x, e); });
+  return scaled_norm(
+      reduction, ops::sum_sq_scaled(x, 0), [&] { return ops::max_abs(x); },
+      [&](int e) { return ops::sum_sq_scaled(x, e); });
 }
 
 double jacobi_residual_norm(const grid::Field& u, collectives::Allreduce* reduction) {
   const int nz = u.interior()[2];
-  return scaled_norm(reduction, ops::jacobi_residual_max_abs(u, 0, nz),
-                     [&](int e) { return ops::jacobi_residual_sum_sq_scaled(u, e, 0, nz); });
+  return scaled_norm(
+      reduction, ops::residual_norm_sq(u), [&] { return ops::jacobi_residual_max_abs(u, 0, nz); },
+      [&](int e) { return ops::jacobi_residual_sum_sq_scaled(u, e, 0, nz); });
 }
 
 bool breaks_down(double residual) noexcept { return !std::isfinite(residual); }

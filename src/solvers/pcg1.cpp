@@ -9,7 +9,7 @@
 namespace asyncsolve::solvers::detail {
 
 void run_pcg1(KrylovContext& k) {
-  const double d = k.diagonal();
+  const ops::Scaling d = k.diagonal();
   grid::Field r = k.make_field();
   grid::Field p = k.make_field();
   grid::Field s = k.make_field();

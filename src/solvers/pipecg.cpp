@@ -15,7 +15,7 @@
 namespace asyncsolve::solvers::detail {
 
 void run_pipecg(KrylovContext& k) {
-  const double minv = k.options().jacobi ? 1.0 / k.diagonal() : 1.0;
+  const ops::Scaling minv = k.options().jacobi ? k.inverse_diagonal() : ops::Scaling{1.0, nullptr};
   grid::Field r = k.make_field();
   grid::Field u = k.make_field();
   grid::Field w = k.make_field();

@@ -321,7 +321,7 @@ TEST(AllreduceNames, BadNamesAreBadInput) {
       EXPECT_EQ(std::string(e.what()),
                 std::string("--allreduce '") + bad +
                     "': expected one of mpi, impi, tree, rd, knomial:K (K >= 2), twolevel:ALG "
-                    "(ALG: rd, knomial:K, mpi, impi)");
+                    "(ALG: rd, knomial:K, mpi, impi); K at most 1024");
     }
     EXPECT_THROW(collectives::make_nonblocking_allreduce(bad, world(), 1), core::InputError) << bad;
     EXPECT_THROW(collectives::make_allreduce(bad, world()), core::InputError) << bad;

@@ -34,8 +34,7 @@ inline std::optional<double> parse_real(std::string_view text) {
 /// All of `text` as an integer of type T, decimal digits with an optional
 /// '-' (no "0x10", no "1e3", no "010" read as octal), or nullopt.
 template <typename T>
-  requires std::is_integral_v<T>
-std::optional<T> parse_integer(std::string_view text) {
+requires std::is_integral_v<T> std::optional<T> parse_integer(std::string_view text) {
   T value{};
   if (!parse_whole(text, value)) return std::nullopt;
   return value;
@@ -56,5 +55,18 @@ std::vector<std::size_t> parse_message_sizes(std::string_view text, std::size_t 
 /// escapes) and bytes outside printable ASCII written as \n, \t or \xHH,
 /// and cut to `max_chars` with "..." (a message quotes what the user typed).
 std::string printable(std::string_view text, std::size_t max_chars = 200);
+
+/// Splits a comma-separated list. Throws InputError naming `option`, the
+/// text and `expected` for an empty item or an item listed twice.
+std::vector<std::string> split_list(std::string_view option, const std::string& text,
+                                    std::string_view expected);
+
+/// Throws InputError("OPTION VALUE: expected an integer >= MIN{note}")
+/// unless value >= min: the one-line format of a bad number.
+void expect_at_least(std::string_view option, long long value, long long min,
+                     std::string_view note = {});
+
+/// Checks -i (>= 1), -x (>= 0) and --repeats (>= 1) of a benchmark.
+void expect_repetitions(long iterations, long warmup, int repeats);
 
 }  // namespace asyncsolve::core

@@ -62,4 +62,55 @@ std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
 /// Local {r . u, w . u, r . r} and m = minv w (the first iteration).
 std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept;
 
+// Per-point diagonals (the Jacobi preconditioner of a general matrix): `c`,
+// `d` and `minv` are fields shaped like the vectors, read on the interior.
+
+/// y = c x point by point, returns local y . y.
+double scale_dot(const Field& c, const Field& x, Field& y) noexcept;
+/// y = c x point by point.
+void scale(const Field& c, const Field& x, Field& y) noexcept;
+/// y = x / d point by point, returns local x . y.
+double diag_scale_dot(const Field& x, const Field& d, Field& y) noexcept;
+/// pipecg_update with m = minv w point by point.
+std::array<double, 3> pipecg_update(double alpha, double beta, const Field& minv,
+                                    const PipeVectors& v) noexcept;
+/// pipecg_dots with m = minv w point by point.
+std::array<double, 3> pipecg_dots(const Field& minv, const PipeVectors& v) noexcept;
+
+/// A diagonal matrix: `constant` I (the stencils' constant diagonal), or,
+/// when `values` is set, the per-point values of that field (a general
+/// matrix's). Borrows the field. The kernels below pick the constant or the
+/// per-point kernel once per call, so the stencils' arithmetic is unchanged.
+struct Scaling {
+  double constant = 1.0;
+  const Field* values = nullptr;
+};
+
+/// y = c x, returns local y . y.
+inline double scale_dot(const Scaling& c, const Field& x, Field& y) noexcept {
+  return c.values != nullptr ? scale_dot(*c.values, x, y) : scale_dot(c.constant, x, y);
+}
+/// y = c x.
+inline void scale(const Scaling& c, const Field& x, Field& y) noexcept {
+  if (c.values != nullptr) {
+    scale(*c.values, x, y);
+  } else {
+    scale(c.constant, x, y);
+  }
+}
+/// y = x / d, returns local x . y.
+inline double diag_scale_dot(const Field& x, const Scaling& d, Field& y) noexcept {
+  return d.values != nullptr ? diag_scale_dot(x, *d.values, y) : diag_scale_dot(x, d.constant, y);
+}
+/// pipecg_update with M^-1 = minv.
+inline std::array<double, 3> pipecg_update(double alpha, double beta, const Scaling& minv,
+                                           const PipeVectors& v) noexcept {
+  return minv.values != nullptr ? pipecg_update(alpha, beta, *minv.values, v)
+                                : pipecg_update(alpha, beta, minv.constant, v);
+}
+/// pipecg_dots with M^-1 = minv.
+inline std::array<double, 3> pipecg_dots(const Scaling& minv, const PipeVectors& v) noexcept {
+  return minv.values != nullptr ? pipecg_dots(*minv.values, v) : pipecg_dots(minv.constant, v);
+}
+
 }  // namespace asyncsolve::ops

@@ -31,12 +31,14 @@
 
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
+#include "asyncsolve/comm/sparse_halo.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
+#include "asyncsolve/solvers/csr_system.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -138,5 +140,16 @@ std::vector<std::string> krylov_phase_names();
 /// iteration. The reductions are freed before returning.
 SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomposition,
                          comm::HaloExchange& halo, const KrylovOptions& options);
+
+/// Collective over the matrix's communicator: the same methods on a
+/// distributed CSR matrix (the same loops: the solvers are written once over
+/// an operator, see docs/design.md). `halo` must be built on `matrix`, and
+/// `system` from it (make_csr_system). The mat-vec tests the exchange every
+/// test_every "planes" of interior rows (n^(2/3) rows of an n-row block).
+/// The Jacobi preconditioner divides by each row's diagonal entry: a
+/// diagonal entry <= 0 or missing is refused with core::InputError (on
+/// every rank); --hybrid is refused (structured problems only).
+SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
+                         comm::SparseHaloExchange& halo, const KrylovOptions& options);
 
 }  // namespace asyncsolve::solvers

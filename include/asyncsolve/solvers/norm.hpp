@@ -14,13 +14,18 @@
 namespace asyncsolve::solvers {
 
 /// The Euclidean norm of values spread over ranks without overflow or
-/// underflow: M = the largest |x| over the ranks, 2^e the power of two near
-/// it, then 2^e sqrt(sum over the ranks of (x 2^-e)^2). `local_max_abs` is
-/// this rank's largest |x| and `local_sum_sq_scaled(e)` its sum of
-/// (x 2^-e)^2. Collective over `reduction` (two reductions, the same on
-/// every rank); a null `reduction` takes this rank's values alone. A NaN or
-/// infinite value gives a non-finite norm.
-double scaled_norm(collectives::Allreduce* reduction, double local_max_abs,
+/// underflow. First the plain sum of squares (`local_sum_sq`, reduced): when
+/// it is finite and far above the underflow range it is the answer, bit for
+/// bit what a solver's own estimate from the same kernel gives. Otherwise
+/// (overflow to infinity, or a sum so small that squares may have underflowed)
+/// M = the largest |x| over the ranks, 2^e the power of two near it, then
+/// 2^e sqrt(sum over the ranks of (x 2^-e)^2): `local_max_abs()` is this
+/// rank's largest |x| and `local_sum_sq_scaled(e)` its sum of (x 2^-e)^2.
+/// Collective over `reduction` (one reduction, or three, the same on every
+/// rank since the branch depends on reduced values only); a null
+/// `reduction` takes this rank's values alone. A NaN value gives NaN.
+double scaled_norm(collectives::Allreduce* reduction, double local_sum_sq,
+                   const std::function<double()>& local_max_abs,
                    const std::function<double(int exponent)>& local_sum_sq_scaled);
 
 /// ||x||_2 over the interiors of every rank's `x`, scaled. Collective (see

@@ -123,10 +123,9 @@ LanczosResult lanczos_ground_state(const SpinOperator& op, collectives::Allreduc
       // Reduced values, the same on every rank: all stop here.
       r.iterations = j;
       r.reason = "breakdown";
-      r.detail = std::isfinite(a) ? "beta^2 = " + std::to_string(b2) + " at iteration " +
-                                        std::to_string(j)
-                                  : "alpha = " + std::to_string(a) + " at iteration " +
-                                        std::to_string(j);
+      r.detail = std::isfinite(a)
+                     ? "beta^2 = " + std::to_string(b2) + " at iteration " + std::to_string(j)
+                     : "alpha = " + std::to_string(a) + " at iteration " + std::to_string(j);
       break;
     }
     const double b_next = std::sqrt(std::max(b2, 0.0));

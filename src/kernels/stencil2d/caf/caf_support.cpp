@@ -3,14 +3,16 @@
 // the two measure the same thing and write the same document.
 //
 //   options     parsed with CLI11 like the asyncsolve command's (the same
-//               names, defaults, checks and one-line errors), identically on
-//               every image;
+//               names, defaults, checks and one-line errors: the common ones
+//               declared and checked by kernels/stencil2d_bench.hpp),
+//               identically on every image;
 //   the kernel  kernels::stencil2d_initial (the initial field),
 //               kernels::Filter2d (the weights) and kernels::filter2d_serial
 //               (the serial reference every repeat is validated against);
 //   the output  the banner, the table and the document
 //               asyncsolve.bench.stencil2d/1 with "model": "caf", written
-//               atomically by image 1.
+//               atomically by image 1 (table, parameters and result rows by
+//               kernels/stencil2d_bench.hpp, as bench stencil2d's).
 //
 // Everything here is local to the calling image; the Fortran side decides
 // which image calls what (image 1 prints and writes). Open MPI has been
@@ -33,11 +35,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/kernels/filter2d.hpp"
+#include "asyncsolve/kernels/stencil2d_bench.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -77,26 +81,16 @@ struct asyncsolve_caf_config {
 
 namespace {
 
-/// One variant at one local size, over the repeats (slowest image's figures).
-struct Record {
-  int variant = 0;
-  int local = 0;
-  long long halo_bytes = 0;
-  long long calls = 0;
-  long long syncs = 0;
-  std::vector<double> iteration_us, exchange_us, filter_us, bandwidth_mbs;
-};
-
 /// What the run was asked for and what it measured (this image's copy).
 struct State {
   std::vector<std::string> command;
   std::string started;
-  std::string local_text = "256";
+  asyncsolve::kernels::Stencil2dBenchArgs args;  ///< --local, --radius, -i, -x, --repeats
   std::string variant_text = "all";
   std::string grid_text;
   std::string json_path;
   asyncsolve_caf_config config{};
-  std::vector<Record> records;
+  std::vector<asyncsolve::kernels::Stencil2dMeasurement> records;  ///< slowest image's figures
 };
 
 State& state() {
@@ -135,77 +129,25 @@ void print_error(const std::string& message) {
   std::fflush(stderr);
 }
 
-/// Splits a comma-separated list; an empty item or a repeated one is bad input.
-std::vector<std::string> split_list(std::string_view option, const std::string& text,
-                                    std::string_view expected) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t end = text.find(',', begin);
-    std::string item = text.substr(begin, end == std::string::npos ? end : end - begin);
-    if (item.empty()) {
-      throw asyncsolve::core::InputError(
-          fmt::format("{} '{}': empty item, expected {}", option, text, expected));
-    }
-    if (std::find(items.begin(), items.end(), item) != items.end()) {
-      throw asyncsolve::core::InputError(
-          fmt::format("{} '{}': '{}' listed twice, expected {}", option, text, item, expected));
-    }
-    items.push_back(std::move(item));
-    if (end == std::string::npos) return items;
-    begin = end + 1;
-  }
-}
-
 /// Checks the options (the same rules as `asyncsolve bench stencil2d`) and
 /// resolves the grid. Throws core::InputError naming the value.
 void validate(State& s, int images) {
   asyncsolve_caf_config& c = s.config;
-  const std::string sizes_expected = "a comma-separated list of block sizes >= 2, e.g. 64,128,256";
-  const auto sizes = split_list("--local", s.local_text, sizes_expected);
-  if (sizes.size() > static_cast<std::size_t>(max_sizes)) {
-    throw asyncsolve::core::InputError(fmt::format("--local '{}': {} sizes, expected at most {}",
-                                                   s.local_text, sizes.size(), max_sizes));
-  }
+  const std::vector<int> sizes = asyncsolve::kernels::validate_stencil2d_bench_args(
+      s.args, static_cast<std::size_t>(max_sizes));
   c.local_count = 0;
-  for (const auto& item : sizes) {
-    int n = 0;
-    if (!asyncsolve::core::parse_whole(item, n) || n < 2 || n > 65536) {
-      throw asyncsolve::core::InputError(
-          fmt::format("--local '{}': bad size '{}', expected {} (at most 65536)", s.local_text,
-                      item, sizes_expected));
-    }
-    c.local[c.local_count++] = n;
-  }
-  if (c.radius < 1) {
-    throw asyncsolve::core::InputError(
-        fmt::format("--radius {}: expected an integer >= 1", c.radius));
-  }
-  for (int i = 0; i < c.local_count; ++i) {
-    if (c.radius >= c.local[i]) {
-      throw asyncsolve::core::InputError(fmt::format(
-          "--radius {} with --local {}: expected 1 <= radius < the local size (the halo comes "
-          "from the neighbour's block)",
-          c.radius, c.local[i]));
-    }
-  }
-  if (c.iterations < 1) {
-    throw asyncsolve::core::InputError(
-        fmt::format("-i {}: expected an integer >= 1", c.iterations));
-  }
-  if (c.warmup < 0) {
-    throw asyncsolve::core::InputError(fmt::format("-x {}: expected an integer >= 0", c.warmup));
-  }
-  if (c.repeats < 1) {
-    throw asyncsolve::core::InputError(
-        fmt::format("--repeats {}: expected an integer >= 1", c.repeats));
-  }
+  for (const int n : sizes) c.local[c.local_count++] = n;
+  c.radius = s.args.radius;
+  c.iterations = s.args.iterations;
+  c.warmup = s.args.warmup;
+  c.repeats = s.args.repeats;
   std::vector<std::string> variants;
   if (s.variant_text == "all") {
     variants.assign(std::begin(variant_names), std::end(variant_names));
   } else {
-    variants = split_list("--variant", s.variant_text,
-                          "all or a comma-separated list of trivial, put, get, get0, get1");
+    variants = asyncsolve::core::split_list(
+        "--variant", s.variant_text,
+        "all or a comma-separated list of trivial, put, get, get0, get1");
   }
   c.variant_count = 0;
   for (const auto& v : variants) {
@@ -258,40 +200,7 @@ void validate(State& s, int images) {
   }
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-nlohmann::ordered_json series_json(const std::vector<double>& v) {
-  return {{"repeats", v},
-          {"min", v.empty() ? 0.0 : *std::min_element(v.begin(), v.end())},
-          {"median", median(v)},
-          {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())}};
-}
-
 std::string run_name(int variant) { return fmt::format("caf/{}", variant_names[variant - 1]); }
-
-std::string table(const State& s) {
-  std::string out = fmt::format("  {:>6}  {:<14} {:>26}  {:>10}  {:>10}  {:>10}  {:>6}  {:>5}\n",
-                                "local", "variant", "iteration us med [min, max]", "exchange",
-                                "filter", "halo MB/s", "calls", "syncs");
-  for (const auto& r : s.records) {
-    const auto mn = *std::min_element(r.iteration_us.begin(), r.iteration_us.end());
-    const auto mx = *std::max_element(r.iteration_us.begin(), r.iteration_us.end());
-    out += fmt::format(
-        "  {:>6}  {:<14} {:>26}  {:>10.2f}  {:>10.2f}  {:>10.1f}  {:>6}  {:>5}\n", r.local,
-        run_name(r.variant), fmt::format("{:.2f} [{:.2f}, {:.2f}]", median(r.iteration_us), mn, mx),
-        median(r.exchange_us), median(r.filter_us), median(r.bandwidth_mbs), r.calls, r.syncs);
-  }
-  out += fmt::format(
-      "  every repeat validated against the serial filter ({} of {} iterations "
-      "timed); times: slowest image, per iteration\n",
-      s.config.iterations, s.config.warmup + s.config.iterations);
-  return out;
-}
 
 std::string thread_level_name() {
   int provided = -1;
@@ -314,12 +223,8 @@ std::string thread_level_name() {
 
 nlohmann::ordered_json make_document(const State& s, int images) {
   const asyncsolve_caf_config& c = s.config;
-  nlohmann::ordered_json doc;
-  doc["schema"] = "asyncsolve.bench.stencil2d/1";
-  doc["version"] = asyncsolve::version;
-  doc["git"] = asyncsolve::git_commit;
-  doc["started"] = s.started;
-  doc["command"] = s.command;
+  nlohmann::ordered_json doc =
+      asyncsolve::core::document_header("asyncsolve.bench.stencil2d/1", s.command, s.started);
   doc["model"] = "caf";
   const char* osc = std::getenv("OMPI_MCA_osc");
   doc["environment"] = {
@@ -336,59 +241,30 @@ nlohmann::ordered_json make_document(const State& s, int images) {
       {"coarray_runtime",
        fmt::format("OpenCoarrays {} (libcaf_mpi over Open MPI)", ASYNCSOLVE_CAF_VERSION)},
       {"mpi_osc", osc != nullptr ? osc : "default"}};
-  std::vector<int> sizes(c.local, c.local + c.local_count);
-  std::vector<std::string> variants;
-  std::vector<std::string> runs;
+  asyncsolve::kernels::Stencil2dParameters p;
+  p.local_sizes.assign(c.local, c.local + c.local_count);
+  p.radius = c.radius;
+  p.iterations = static_cast<long>(c.iterations);
+  p.warmup = static_cast<long>(c.warmup);
+  p.repeats = c.repeats;
+  p.transport = "caf";
+  p.variant = s.variant_text;
+  p.transports = {"caf"};
   for (int i = 0; i < c.variant_count; ++i) {
-    variants.emplace_back(variant_names[c.variants[i] - 1]);
-    runs.push_back(run_name(c.variants[i]));
+    p.variants.emplace_back(variant_names[c.variants[i] - 1]);
+    p.runs.push_back(run_name(c.variants[i]));
   }
-  doc["parameters"] = {
-      {"local_sizes", sizes},
-      {"radius", c.radius},
-      {"iterations", c.iterations},
-      {"warmup", c.warmup},
-      {"repeats", c.repeats},
-      {"transport", "caf"},
-      {"variant", s.variant_text},
-      {"transports", {"caf"}},
-      {"variants", variants},
-      {"runs", runs},
-      {"grid", s.grid_text.empty() ? "auto" : s.grid_text},
-      {"filter", "(2r+1)^2 weights 1 + (3(k+r) + 7(l+r)) mod 13, normalised to sum 1"},
-      {"initial_field", "splitmix64 hash of the global coordinates, in [0, 1)"},
-      {"validation",
-       {{"reference", "kernels::filter2d_serial on image 1, the whole periodic domain"},
-        {"every_repeat", true},
-        {"relative_tolerance", c.validation_tol}}},
-      {"timing",
-       "per image per iteration, then the maximum over images; exchange = iteration "
-       "- filter; bandwidth = halo bytes per image / exchange time"},
-      {"synchronisation",
-       "trivial: two sync all per iteration; put, get, get0, get1: two pairwise handshakes "
-       "(sync images with the x neighbours, then with the y neighbours)"}};
+  p.grid = s.grid_text.empty() ? "auto" : s.grid_text;
+  p.worker = "image";
+  p.reference_worker = "image 1";
+  p.validation_tol = c.validation_tol;
+  p.synchronisation =
+      "trivial: two sync all per iteration; put, get, get0, get1: two pairwise handshakes "
+      "(sync images with the x neighbours, then with the y neighbours)";
+  doc["parameters"] = asyncsolve::kernels::stencil2d_parameters_json(p);
   doc["grid"] = {{"dims", {c.px, c.py}}, {"periodic", true}};
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (const auto& r : s.records) {
-    results.push_back(
-        {{"name", run_name(r.variant)},
-         {"model", "caf"},
-         {"transport", "caf"},
-         {"variant", std::string(variant_names[r.variant - 1])},
-         {"local", r.local},
-         {"global", {static_cast<long>(c.px) * r.local, static_cast<long>(c.py) * r.local}},
-         {"radius", c.radius},
-         {"ranks", images},
-         {"halo_bytes_per_rank", r.halo_bytes},
-         {"calls_per_iteration", r.calls},
-         {"syncs_per_iteration", r.syncs},
-         {"validated", true},
-         {"iteration_us", series_json(r.iteration_us)},
-         {"exchange_us", series_json(r.exchange_us)},
-         {"filter_us", series_json(r.filter_us)},
-         {"bandwidth_mbs", series_json(r.bandwidth_mbs)}});
-  }
-  doc["results"] = results;
+  doc["results"] =
+      asyncsolve::kernels::stencil2d_results_json(s.records, c.px, c.py, c.radius, images);
   return doc;
 }
 
@@ -419,7 +295,7 @@ void _gfortran_caf_finalize();
 int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
                          asyncsolve_caf_config* config) {
   State& s = state();
-  s = State{};
+  s = State();
   s.started = asyncsolve::core::iso8601_now();
   std::vector<std::string> words;
   const char* p = args;
@@ -430,10 +306,6 @@ int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
   s.command = words;
   s.command[0] = program_name;
   asyncsolve_caf_config& c = s.config;
-  c.radius = 1;
-  c.repeats = 5;
-  c.iterations = 100;
-  c.warmup = 5;
   c.validation_tol = validation_tol;
   bool corrupt = false;
 
@@ -443,14 +315,7 @@ int asyncsolve_caf_setup(int argc, const char* args, int images, int print,
       "against the serial filter before any time is reported",
       program_name};
   app.option_defaults()->always_capture_default();
-  app.add_option("--local", s.local_text,
-                 "Block size n per image (n x n points; weak scaling: the domain grows with the "
-                 "images), or a comma-separated sweep, e.g. 64,128,256");
-  app.add_option("--radius", c.radius, "Halo width r (stencil (2r+1) x (2r+1)), 1 <= r < n");
-  app.add_option("-i,--iterations", c.iterations, "Timed iterations per measurement");
-  app.add_option("-x,--warmup", c.warmup, "Untimed iterations before them");
-  app.add_option("--repeats", c.repeats,
-                 "Measurements of every variant, interleaved; min/median/max are reported");
+  asyncsolve::kernels::add_stencil2d_bench_options(app, s.args, "image");
   app.add_option("--variant", s.variant_text,
                  "all, or a comma-separated list of the CAF variants: trivial, put, get, get0, "
                  "get1");
@@ -548,12 +413,15 @@ int asyncsolve_caf_reference(int size_x, int size_y, int radius, long long itera
 void asyncsolve_caf_record(int variant, int local, long long halo_bytes, long long calls,
                            long long syncs, int repeats, const double* iteration_us,
                            const double* exchange_us, const double* filter_us) {
-  Record r;
-  r.variant = variant;
+  asyncsolve::kernels::Stencil2dMeasurement r;
+  r.name = run_name(variant);
+  r.model = "caf";
+  r.transport = "caf";
+  r.variant = variant_names[variant - 1];
   r.local = local;
-  r.halo_bytes = halo_bytes;
-  r.calls = calls;
-  r.syncs = syncs;
+  r.halo_bytes = static_cast<long>(halo_bytes);
+  r.calls = static_cast<long>(calls);
+  r.syncs = static_cast<long>(syncs);
   r.iteration_us.assign(iteration_us, iteration_us + repeats);
   r.exchange_us.assign(exchange_us, exchange_us + repeats);
   r.filter_us.assign(filter_us, filter_us + repeats);
@@ -581,7 +449,10 @@ void asyncsolve_caf_validation_failed(int variant, int local, int images, int re
 /// image 1 calls it.
 int asyncsolve_caf_finish(int images) {
   const State& s = state();
-  std::fputs(table(s).c_str(), stdout);
+  const std::string table = asyncsolve::kernels::stencil2d_table(
+      s.records, static_cast<long>(s.config.iterations), static_cast<long>(s.config.warmup),
+      "image", /*with_syncs=*/true);
+  std::fputs(table.c_str(), stdout);
   std::fflush(stdout);
   if (s.json_path.empty()) return 0;
   try {

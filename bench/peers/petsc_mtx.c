@@ -1,0 +1,226 @@
+/* NAME
+ *     petsc_mtx - a Matrix Market matrix solved by PETSc's KSPCG, or its MatMult timed
+ *
+ * PURPOSE
+ *     The PETSc peer of `asyncsolve solve --matrix FILE.mtx` and of
+ *     bench/spmv on the same file: the matrix is read with MatLoad from the
+ *     PETSc binary file that bench/mtx2petsc writes from the Matrix Market
+ *     file through asyncsolve's own reader (so both sides hold the very same
+ *     matrix), as an MPIAIJ matrix with PETSc's default row distribution
+ *     (contiguous blocks, the first rows % P ranks one row more: asyncsolve's
+ *     --partition block). b = A * 1 and x0 = 0, as asyncsolve without --rhs.
+ *
+ *     --ksp cg: KSPCG with --pc none or jacobi, the unpreconditioned norm,
+ *     ||r_n||_2 <= rtol ||b||_2 (as petsc_cg.c; see README.md), timed around
+ *     KSPSolve only.
+ *     --ksp spmv: --iterations MatMult calls y = A x, x_i = 1 + i mod 7 (the
+ *     global index), after --warmup untimed ones; time per MatMult.
+ *
+ * USAGE
+ *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|spmv] [--pc none|jacobi]
+ *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
+ *     PETSc's own options come only from PETSC_OPTIONS.
+ *
+ * OUTPUT
+ *     One JSON object on stdout from rank 0, with the fields run_peers.py
+ *     reads of every peer: iterations (CG iterations, or MatMult calls),
+ *     time_s (max over ranks), time_per_iteration_s, converged, residual
+ *     (||b - Ax|| / ||b|| after the solve; spmv: 0), version, reason, norm,
+ *     setup_s, rows, nonzeros. Exit codes: 0 converged, 2 bad input, 3 not
+ *     converged, 4 PETSc error.
+ */
+#include <petscksp.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_BAD_INPUT = 2, EXIT_NOT_CONVERGED = 3, EXIT_PETSC = 4 };
+
+typedef struct {
+  const char* matrix;
+  char ksp[16];
+  char pc[16];
+  double rtol;
+  int max_it;
+  int iterations;
+  int warmup;
+} Options;
+
+static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
+  o->matrix = NULL;
+  strcpy(o->ksp, "cg");
+  strcpy(o->pc, "none");
+  o->rtol = 1e-6;
+  o->max_it = 10000;
+  o->iterations = 100;
+  o->warmup = 5;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (v == NULL) {
+      snprintf(err, n, "%s: expected a value", a);
+      return 1;
+    }
+    if (strcmp(a, "--matrix") == 0) {
+      o->matrix = v;
+    } else if (strcmp(a, "--ksp") == 0 && (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0)) {
+      snprintf(o->ksp, sizeof o->ksp, "%s", v);
+    } else if (strcmp(a, "--pc") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0)) {
+      snprintf(o->pc, sizeof o->pc, "%s", v);
+    } else if (strcmp(a, "--rtol") == 0) {
+      o->rtol = atof(v);
+    } else if (strcmp(a, "--max-it") == 0) {
+      o->max_it = atoi(v);
+    } else if (strcmp(a, "--iterations") == 0) {
+      o->iterations = atoi(v);
+    } else if (strcmp(a, "--warmup") == 0) {
+      o->warmup = atoi(v);
+    } else {
+      snprintf(err, n, "%s %s: unknown option or value (see the header of petsc_mtx.c)", a, v);
+      return 1;
+    }
+    ++i;
+  }
+  if (o->matrix == NULL) {
+    snprintf(err, n, "expected --matrix FILE.petsc (bench/mtx2petsc writes one)");
+    return 1;
+  }
+  if (!(o->rtol > 0 && o->rtol < 1) || o->max_it < 1 || o->iterations < 1 || o->warmup < 0) {
+    snprintf(err, n, "--rtol in (0, 1), --max-it and --iterations >= 1, --warmup >= 0");
+    return 1;
+  }
+  return 0;
+}
+
+static double max_over_ranks(double v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  return v;
+}
+
+static PetscErrorCode run(const Options* o, int* exit_code) {
+  Mat A;
+  Vec x, b, r;
+  PetscViewer viewer;
+  PetscInt rows, cols, lo, hi, its = 0;
+  MatInfo info;
+  char version[128];
+  PetscMPIInt rank, ranks;
+  double time_s = 0, residual = 0;
+  int converged = 1;
+  const char* reason = "spmv";
+  const char* norm = "none";
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &ranks));
+  PetscCall(PetscGetVersion(version, sizeof version));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  const double setup_t0 = MPI_Wtime();
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, o->matrix, FILE_MODE_READ, &viewer));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetType(A, MATAIJ));
+  PetscCall(MatLoad(A, viewer));
+  PetscCall(PetscViewerDestroy(&viewer));
+  PetscCall(MatGetSize(A, &rows, &cols));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+
+  if (strcmp(o->ksp, "spmv") == 0) {
+    /* x_i = 1 + i mod 7, as bench/spmv */
+    PetscScalar* xx;
+    PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+    PetscCall(VecGetArray(x, &xx));
+    for (PetscInt i = lo; i < hi; ++i) xx[i - lo] = 1.0 + (double)(i % 7);
+    PetscCall(VecRestoreArray(x, &xx));
+    const double setup_s = max_over_ranks(MPI_Wtime() - setup_t0);
+    for (int w = 0; w < o->warmup; ++w) PetscCall(MatMult(A, x, b));
+    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    const double t0 = MPI_Wtime();
+    for (int it = 0; it < o->iterations; ++it) PetscCall(MatMult(A, x, b));
+    time_s = max_over_ranks(MPI_Wtime() - t0);
+    its = o->iterations;
+    if (rank == 0) {
+      printf(
+          "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"spmv\", \"pc\": \"none\", "
+          "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
+          "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
+          "\"converged\": true, \"residual\": 0, \"reason\": \"%s\", \"norm\": \"%s\"}\n",
+          version, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
+          time_s / (double)its, setup_s, reason, norm);
+    }
+  } else {
+    KSP ksp;
+    PC pc;
+    KSPConvergedReason why;
+    PetscReal rnorm, bnorm;
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(A, x, b)); /* b = A * 1 */
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, KSPCG));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
+    PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+    PetscCall(KSPSetTolerances(ksp, o->rtol, 0.0, 1e30, o->max_it));
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
+    PetscCall(KSPSetFromOptions(ksp));
+    PetscCall(KSPSetUp(ksp));
+    const double setup_s = max_over_ranks(MPI_Wtime() - setup_t0);
+    PetscCall(VecSet(x, 0.0));
+    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    const double t0 = MPI_Wtime();
+    PetscCall(KSPSolve(ksp, b, x));
+    time_s = max_over_ranks(MPI_Wtime() - t0);
+    PetscCall(KSPGetIterationNumber(ksp, &its));
+    PetscCall(KSPGetConvergedReason(ksp, &why));
+    PetscCall(MatMult(A, x, r));
+    PetscCall(VecAYPX(r, -1.0, b));
+    PetscCall(VecNorm(r, NORM_2, &rnorm));
+    PetscCall(VecNorm(b, NORM_2, &bnorm));
+    residual = bnorm > 0 ? rnorm / bnorm : NAN;
+    converged = why > 0;
+    if (rank == 0) {
+      printf(
+          "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"cg\", \"pc\": \"%s\", "
+          "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
+          "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
+          "\"converged\": %s, \"residual\": %.9g, \"reason\": \"%s\", "
+          "\"norm\": \"unpreconditioned\"}\n",
+          version, o->pc, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
+          its > 0 ? time_s / (double)its : 0.0, setup_s, converged ? "true" : "false", residual,
+          KSPConvergedReasons[why]);
+    }
+    PetscCall(KSPDestroy(&ksp));
+  }
+  fflush(stdout);
+  *exit_code = converged ? 0 : EXIT_NOT_CONVERGED;
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&x));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char** argv) {
+  Options o;
+  char err[512] = "";
+  int rank = 0, exit_code = EXIT_PETSC;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (parse(argc, argv, &o, err, sizeof err) != 0) {
+    if (rank == 0) fprintf(stderr, "petsc_mtx: %s\n", err);
+    MPI_Finalize();
+    return EXIT_BAD_INPUT;
+  }
+  int petsc_argc = 1;
+  char* petsc_args[2] = {argv[0], NULL};
+  char** petsc_argv = petsc_args;
+  if (PetscInitialize(&petsc_argc, &petsc_argv, NULL, NULL) != 0) MPI_Abort(MPI_COMM_WORLD, 4);
+  if (run(&o, &exit_code) != 0) MPI_Abort(MPI_COMM_WORLD, EXIT_PETSC);
+  PetscFinalize();
+  MPI_Finalize();
+  return exit_code;
+}

@@ -1,0 +1,35 @@
+#pragma once
+/// A sparse matrix in compressed sparse row form, held whole by one process
+/// (the matrix a file holds, before it is distributed).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace asyncsolve::sparse {
+
+/// Rows in CSR form with 0-based indices: row i holds the entries
+/// row_ptr[i] .. row_ptr[i+1] of `col` and `val`, columns strictly ascending
+/// (no duplicates). Owns its arrays; plain aggregate.
+struct CsrMatrix {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<std::int64_t> row_ptr{0};  ///< rows + 1 offsets
+  std::vector<std::int32_t> col;         ///< column of each entry
+  std::vector<double> val;               ///< value of each entry
+
+  /// Number of stored entries.
+  std::int64_t nnz() const noexcept { return row_ptr.empty() ? 0 : row_ptr.back(); }
+};
+
+/// Local: y = A x in plain loops (the serial reference of every distributed
+/// mat-vec). x has a.cols values, y a.rows.
+void multiply(const CsrMatrix& a, std::span<const double> x, std::span<double> y);
+
+/// Local: the row index of the first row whose diagonal entry is missing or
+/// zero, or -1 if every diagonal entry is non-zero (square matrices).
+std::int64_t first_zero_diagonal(const CsrMatrix& a) noexcept;
+
+/// Local: true if the sparsity pattern and the values are symmetric.
+bool is_symmetric(const CsrMatrix& a);
+
+}  // namespace asyncsolve::sparse

@@ -1,0 +1,82 @@
+#pragma once
+/// The stop decision the asynchronous Jacobi solvers share (structured and
+/// CSR): what to do once their convergence reduction has completed.
+#include <array>
+#include <cmath>
+
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/solvers/jacobi.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/norm.hpp"
+#include "asyncsolve/solvers/result.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+/// The values of a round of the asynchronous convergence reduction
+/// (async_convergence_values doubles), each summed over the ranks.
+enum AsyncCheckValue : std::size_t {
+  residual_sq_value,   ///< this rank's ||b - A u||^2
+  at_max_iters_value,  ///< 1 if this rank has made max_iters sweeps
+  over_time_value,     ///< 1 if this rank has run options.max_time_s seconds
+};
+
+/// The values array of one round.
+using AsyncCheckSums = std::array<double, async_convergence_values>;
+
+/// This rank's part of a round: its residual^2, whether it has made
+/// options.max_iters sweeps (k of them) and whether it has run
+/// options.max_time_s seconds since t0 (core::now_s). Local.
+inline AsyncCheckSums async_contribution(const JacobiOptions& options, long k, double t0,
+                                         double local_r2) {
+  AsyncCheckSums c{};
+  c[residual_sq_value] = local_r2;
+  c[at_max_iters_value] = k >= options.max_iters ? 1.0 : 0.0;
+  c[over_time_value] =
+      std::isfinite(options.max_time_s) && core::now_s() - t0 >= options.max_time_s ? 1.0 : 0.0;
+  return c;
+}
+
+/// The verdict of a completed round with the global `sum` over `ranks`
+/// ranks (the same on every rank): true, with result.converged and
+/// result.reason set, when the solve stops: the estimate `estimate` is not
+/// finite (breakdown), below options.tol ("tolerance"), some rank has run
+/// options.max_time_s ("max_time"), or every rank has made options.max_iters
+/// sweeps ("max_iters": the limit counts the slowest rank's sweeps, so a
+/// fast rank cannot end a solve its partners are still progressing). Local.
+inline bool async_check_stops(SolveResult& result, const JacobiOptions& options, long k,
+                              const AsyncCheckSums& sum, double estimate, int ranks) {
+  if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
+    set_breakdown(result, estimate, k);
+    return true;
+  }
+  if (estimate < options.tol) {
+    result.converged = true;
+    result.reason = "tolerance";
+    return true;
+  }
+  if (sum[over_time_value] > 0.0) {
+    result.reason = "max_time";
+    return true;
+  }
+  if (sum[at_max_iters_value] > ranks - 0.5) {
+    result.reason = "max_iters";
+    return true;
+  }
+  return false;
+}
+
+/// Called on every rank when a round has completed with the global `sum`:
+/// sets `estimate` (the relative residual), records the check at iteration
+/// k in result.history (calling options.monitor), and returns
+/// async_check_stops's verdict. Local; t0 is the solve's start (core::now_s).
+inline bool finish_async_check(SolveResult& result, const JacobiOptions& options, long k, double t0,
+                               const AsyncCheckSums& sum, double local_r2, double b_norm, int ranks,
+                               double& estimate) {
+  estimate = std::sqrt(sum[residual_sq_value]) / b_norm;
+  const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
+  result.history.push_back(point);
+  if (options.monitor) options.monitor(point);
+  return async_check_stops(result, options, k, sum, estimate, ranks);
+}
+
+}  // namespace asyncsolve::solvers::detail

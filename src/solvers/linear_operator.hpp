@@ -1,0 +1,131 @@
+#pragma once
+/// The operator a solver iterates with (internal to the solvers layer): its
+/// vectors, its mat-vec split around a halo exchange (paper 001 Listing 3)
+/// and its diagonal. The solvers are written once against this interface;
+/// two implementations serve them:
+///
+/// - StencilLinearOperator: a model problem's 7- or 27-point stencil on a
+///   structured block (grid::Field with a halo of width 1; the interior is
+///   split_for_overlap's inner box, in pieces of test_every z-planes);
+/// - CsrLinearOperator: a distributed CSR matrix (one-row fields without
+///   halo; the ghosts live in the sparse halo exchange; the interior rows in
+///   pieces of test_every "planes" of rows, a plane being n^(2/3) rows of an
+///   n-row block, as many as a cube of n points has in one plane).
+#include <memory>
+
+#include "asyncsolve/comm/halo_exchange.hpp"
+#include "asyncsolve/comm/hybrid_stencil.hpp"
+#include "asyncsolve/comm/sparse_halo.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/grid/split.hpp"
+#include "asyncsolve/ops/csr.hpp"
+#include "asyncsolve/ops/stencil.hpp"
+#include "asyncsolve/ops/vector.hpp"
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/sparse/dist_matrix.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+class LinearOperator {
+ public:
+  virtual ~LinearOperator() = default;
+
+  /// A zero vector laid out for this operator.
+  virtual grid::Field make_vector() const = 0;
+  /// The exchange that fills what the boundary part reads.
+  virtual comm::HaloExchange& halo() = 0;
+  /// The communicator of the operator's ranks.
+  virtual const par::Comm& comm() const = 0;
+  /// True if the boundary part reads data of other ranks (the exchange is
+  /// then tested while the interior is computed).
+  virtual bool has_boundary() const = 0;
+  /// Pieces of the interior with a halo test every `test_every` (> 0) planes.
+  virtual int interior_pieces(int test_every) const = 0;
+  /// out = A in on interior piece `piece` of those (test_every > 0), or on
+  /// the whole interior (test_every == 0); reads no halo. Returns the local
+  /// in . out over it.
+  virtual double apply_interior(const grid::Field& in, grid::Field& out, int piece,
+                                int test_every) = 0;
+  /// out = A in on the rest, after halo().finish(in); returns the local in . out.
+  virtual double apply_boundary(const grid::Field& in, grid::Field& out) = 0;
+  /// out = A in with OpenMP threads in `hybrid`'s scheme (structured
+  /// stencils only; others throw std::logic_error).
+  virtual double apply_hybrid(comm::HybridStencil& hybrid, grid::Field& in, grid::Field& out,
+                              comm::HybridTimes& times) = 0;
+
+  /// D, D^-1 and D^-1/2 for D = diag(A) (constants for the stencils, per
+  /// point for a general matrix; the inverses only where D > 0).
+  virtual ops::Scaling diagonal() const = 0;
+  virtual ops::Scaling inverse_diagonal() const = 0;
+  virtual ops::Scaling inverse_sqrt_diagonal() const = 0;
+  /// Local: the smallest diagonal entry of this rank.
+  virtual double min_diagonal() const = 0;
+};
+
+/// The structured stencils. Borrows everything, which must outlive it.
+class StencilLinearOperator final : public LinearOperator {
+ public:
+  StencilLinearOperator(const ops::StencilOperator& op, const grid::Decomposition& decomposition,
+                        const grid::Field& shape, comm::HaloExchange& halo);
+  grid::Field make_vector() const override;
+  comm::HaloExchange& halo() override { return halo_; }
+  const par::Comm& comm() const override { return decomposition_.comm(); }
+  bool has_boundary() const override { return !split_.boundary.empty(); }
+  int interior_pieces(int test_every) const override;
+  double apply_interior(const grid::Field& in, grid::Field& out, int piece,
+                        int test_every) override;
+  double apply_boundary(const grid::Field& in, grid::Field& out) override;
+  double apply_hybrid(comm::HybridStencil& hybrid, grid::Field& in, grid::Field& out,
+                      comm::HybridTimes& times) override;
+  ops::Scaling diagonal() const override { return {op_.diagonal(), nullptr}; }
+  ops::Scaling inverse_diagonal() const override { return {1.0 / op_.diagonal(), nullptr}; }
+  ops::Scaling inverse_sqrt_diagonal() const override;
+  double min_diagonal() const override { return op_.diagonal(); }
+
+ private:
+  const ops::StencilOperator& op_;
+  const grid::Decomposition& decomposition_;
+  grid::Int3 interior_;
+  int halo_width_;
+  comm::HaloExchange& halo_;
+  grid::OverlapSplit split_;
+};
+
+/// A distributed CSR matrix. Borrows the operator, the matrix and the
+/// exchange; owns the fields of its diagonal.
+class CsrLinearOperator final : public LinearOperator {
+ public:
+  CsrLinearOperator(const ops::CsrOperator& op, const sparse::DistMatrix& matrix,
+                    comm::SparseHaloExchange& halo);
+  grid::Field make_vector() const override;
+  comm::HaloExchange& halo() override { return halo_; }
+  const par::Comm& comm() const override { return matrix_.comm(); }
+  bool has_boundary() const override;
+  int interior_pieces(int test_every) const override;
+  double apply_interior(const grid::Field& in, grid::Field& out, int piece,
+                        int test_every) override;
+  double apply_boundary(const grid::Field& in, grid::Field& out) override;
+  double apply_hybrid(comm::HybridStencil& hybrid, grid::Field& in, grid::Field& out,
+                      comm::HybridTimes& times) override;
+  ops::Scaling diagonal() const override { return {1.0, &d_}; }
+  ops::Scaling inverse_diagonal() const override { return {1.0, &dinv_}; }
+  ops::Scaling inverse_sqrt_diagonal() const override { return {1.0, &dinv_sqrt_}; }
+  double min_diagonal() const override;
+
+  /// Rows of one piece of the interior with a test every `test_every` planes.
+  int piece_rows(int test_every) const noexcept;
+  const ops::CsrOperator& csr() const noexcept { return op_; }
+  comm::SparseHaloExchange& sparse_halo() noexcept { return halo_; }
+
+ private:
+  const ops::CsrOperator& op_;
+  const sparse::DistMatrix& matrix_;
+  comm::SparseHaloExchange& halo_;
+  grid::Field d_;
+  grid::Field dinv_;
+  grid::Field dinv_sqrt_;
+  int plane_rows_ = 1;
+};
+
+}  // namespace asyncsolve::solvers::detail

@@ -1,0 +1,42 @@
+#include "asyncsolve/sparse/csr.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace asyncsolve::sparse {
+
+void multiply(const CsrMatrix& a, std::span<const double> x, std::span<double> y) {
+  assert(static_cast<std::int64_t>(x.size()) == a.cols);
+  assert(static_cast<std::int64_t>(y.size()) == a.rows);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    double sum = 0.0;
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) sum += a.val[k] * x[a.col[k]];
+    y[i] = sum;
+  }
+}
+
+std::int64_t first_zero_diagonal(const CsrMatrix& a) noexcept {
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const auto first = a.col.begin() + a.row_ptr[i];
+    const auto last = a.col.begin() + a.row_ptr[i + 1];
+    const auto it = std::lower_bound(first, last, static_cast<std::int32_t>(i));
+    if (it == last || *it != i || a.val[it - a.col.begin()] == 0.0) return i;
+  }
+  return -1;
+}
+
+bool is_symmetric(const CsrMatrix& a) {
+  if (a.rows != a.cols) return false;
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      const std::int64_t j = a.col[k];
+      const auto first = a.col.begin() + a.row_ptr[j];
+      const auto last = a.col.begin() + a.row_ptr[j + 1];
+      const auto it = std::lower_bound(first, last, static_cast<std::int32_t>(i));
+      if (it == last || *it != i || a.val[it - a.col.begin()] != a.val[k]) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace asyncsolve::sparse

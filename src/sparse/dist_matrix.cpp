@@ -1,0 +1,336 @@
+// The distributed matrix: validation, local numbering, ghost discovery, the
+// neighbour plan and the metrics of the distribution.
+//
+// Ghost discovery: each rank lists the global columns it references outside
+// its own rows (sorted and unique: its ghosts). The owner of a column is the
+// rank whose row range holds it (a binary search in the row offsets every
+// rank knows), so the ghosts, being ascending, come grouped by owner. One
+// MPI_Alltoall tells every owner how many of its entries each rank needs,
+// one MPI_Alltoallv which ones; the owner's send list to a rank is that
+// rank's request, in the order the requester stores the ghosts. The counts
+// take O(ranks) memory per rank.
+#include "asyncsolve/sparse/dist_matrix.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::sparse {
+namespace {
+
+constexpr std::int64_t kMaxLocal = std::numeric_limits<std::int32_t>::max();
+
+/// This rank's problems with its rows, or "" if none.
+std::string check_rows(int rank, std::int64_t global_rows, std::int64_t first_row,
+                       const RowsView& rows) {
+  if (rows.row_ptr.size() < 2)
+    return fmt::format("rank {} has no row: expected at least one", rank);
+  const std::int64_t n = static_cast<std::int64_t>(rows.row_ptr.size()) - 1;
+  if (n > kMaxLocal)
+    return fmt::format("rank {} has {} rows: expected at most {}", rank, n, kMaxLocal);
+  if (rows.row_ptr[0] != 0)
+    return fmt::format("rank {}: row_ptr[0] is {}: expected 0", rank, rows.row_ptr[0]);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (rows.row_ptr[i + 1] < rows.row_ptr[i]) {
+      return fmt::format("rank {}: row_ptr decreases at local row {} (global row {})", rank, i,
+                         first_row + i);
+    }
+  }
+  const std::int64_t nnz = rows.row_ptr[n];
+  if (static_cast<std::int64_t>(rows.col.size()) != nnz ||
+      static_cast<std::int64_t>(rows.val.size()) != nnz) {
+    return fmt::format("rank {}: row_ptr ends at {} entries but there are {} columns and {} values",
+                       rank, nnz, rows.col.size(), rows.val.size());
+  }
+  if (nnz > kMaxLocal)
+    return fmt::format("rank {} has {} entries: expected at most {}", rank, nnz, kMaxLocal);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k) {
+      if (rows.col[k] < 0 || rows.col[k] >= global_rows) {
+        return fmt::format("rank {}: global row {} has column {}: expected 0 to {}", rank,
+                           first_row + i, rows.col[k], global_rows - 1);
+      }
+    }
+  }
+  return "";
+}
+
+int owner_of(const std::vector<std::int64_t>& offsets, std::int64_t global) {
+  return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), global) -
+                          offsets.begin()) -
+         1;
+}
+
+/// Collective: the undirected edges between ranks of the symmetrised
+/// pattern, each counted once. Every rank sends each of its cut pairs
+/// (min, max) to the owner of the smaller index, which removes duplicates.
+std::int64_t count_edge_cut(const par::Comm& comm, const std::vector<std::int64_t>& offsets,
+                            std::int64_t first_row, const std::vector<std::int64_t>& row_ptr,
+                            const std::vector<std::int32_t>& col,
+                            const std::vector<std::int64_t>& ghosts) {
+  const int ranks = comm.size();
+  const auto n = static_cast<std::int64_t>(row_ptr.size()) - 1;
+  std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(ranks));
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      if (col[k] < n) continue;
+      const std::int64_t a = first_row + i;
+      const std::int64_t b = ghosts[col[k] - n];
+      const std::int64_t lo = std::min(a, b);
+      auto& to = out[owner_of(offsets, lo)];
+      to.push_back(lo);
+      to.push_back(std::max(a, b));
+    }
+  }
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks));
+  std::vector<int> send_displs(static_cast<std::size_t>(ranks));
+  std::vector<std::int64_t> send;
+  for (int r = 0; r < ranks; ++r) {
+    send_displs[r] = static_cast<int>(send.size());
+    send_counts[r] = static_cast<int>(out[r].size());
+    send.insert(send.end(), out[r].begin(), out[r].end());
+  }
+  std::vector<int> recv_counts(static_cast<std::size_t>(ranks));
+  par::check_mpi(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
+      "MPI_Alltoall");
+  std::vector<int> recv_displs(static_cast<std::size_t>(ranks), 0);
+  for (int r = 1; r < ranks; ++r) recv_displs[r] = recv_displs[r - 1] + recv_counts[r - 1];
+  std::vector<std::int64_t> recv(static_cast<std::size_t>(recv_displs.back() + recv_counts.back()) +
+                                 1);
+  send.push_back(0);  // never empty: data() must be a valid pointer
+  par::check_mpi(
+      MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_INT64_T, recv.data(),
+                    recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm.get()),
+      "MPI_Alltoallv");
+  recv.pop_back();
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  pairs.reserve(recv.size() / 2);
+  for (std::size_t i = 0; i + 1 < recv.size(); i += 2) pairs.emplace_back(recv[i], recv[i + 1]);
+  std::sort(pairs.begin(), pairs.end());
+  std::int64_t cut = std::unique(pairs.begin(), pairs.end()) - pairs.begin();
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &cut, 1, MPI_INT64_T, MPI_SUM, comm.get()),
+                 "MPI_Allreduce");
+  return cut;
+}
+
+}  // namespace
+
+std::vector<int> NeighbourPlan::neighbours() const {
+  std::vector<int> out;
+  for (const RecvLink& r : recvs) out.push_back(r.rank);
+  for (const SendLink& s : sends) out.push_back(s.rank);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::int64_t NeighbourPlan::send_volume() const noexcept {
+  std::int64_t v = 0;
+  for (const SendLink& s : sends) v += static_cast<std::int64_t>(s.indices.size());
+  return v;
+}
+
+void DistMatrix::exchange_ghosts(std::span<const double> owned, std::span<double> ghosts) const {
+  constexpr int tag = 7118;
+  std::vector<MPI_Request> requests;
+  for (const RecvLink& r : plan_.recvs) {
+    requests.push_back(MPI_REQUEST_NULL);
+    par::check_mpi(MPI_Irecv(ghosts.data() + r.offset, r.count, MPI_DOUBLE, r.rank, tag,
+                             comm_.get(), &requests.back()),
+                   "MPI_Irecv");
+  }
+  std::vector<std::vector<double>> buffers;
+  buffers.reserve(plan_.sends.size());
+  for (const SendLink& l : plan_.sends) {
+    std::vector<double>& b = buffers.emplace_back();
+    for (const int i : l.indices) b.push_back(owned[i]);
+    requests.push_back(MPI_REQUEST_NULL);
+    par::check_mpi(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_DOUBLE, l.rank, tag,
+                             comm_.get(), &requests.back()),
+                   "MPI_Isend");
+  }
+  par::check_mpi(
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+      "MPI_Waitall");
+}
+
+void DistMatrix::scale_symmetric(std::span<const double> s) {
+  std::vector<double> ghosts(static_cast<std::size_t>(plan_.ghosts) + 1, 0.0);
+  exchange_ghosts(s, ghosts);
+  const int n = local_rows_;
+  for (int i = 0; i < n; ++i) {
+    for (std::int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) {
+      const std::int32_t c = col_[k];
+      val_[k] *= s[i] * (c < n ? s[c] : ghosts[c - n]);
+    }
+  }
+}
+
+void raise_together(const par::Comm& comm, const std::string& local_error) {
+  int first = local_error.empty() ? comm.size() : comm.rank();
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm.get()),
+                 "MPI_Allreduce");
+  if (first == comm.size()) return;
+  std::string message = local_error;
+  int length = static_cast<int>(message.size());
+  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm.get()), "MPI_Bcast");
+  message.resize(static_cast<std::size_t>(length));
+  par::check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm.get()), "MPI_Bcast");
+  throw core::InputError(message);
+}
+
+DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows, RowsView rows) {
+  DistMatrix m;
+  m.comm_ = comm.dup();
+  const par::Comm& c = m.comm_;
+  const int ranks = c.size();
+  const int rank = c.rank();
+  m.global_rows_ = global_rows;
+
+  // Row ranges: every rank's count, in rank order.
+  const std::int64_t n =
+      rows.row_ptr.empty() ? 0 : static_cast<std::int64_t>(rows.row_ptr.size()) - 1;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks));
+  par::check_mpi(MPI_Allgather(&n, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, c.get()),
+                 "MPI_Allgather");
+  m.offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
+  for (int r = 0; r < ranks; ++r) m.offsets_[r + 1] = m.offsets_[r] + counts[r];
+  if (m.offsets_.back() != global_rows) {
+    throw core::InputError(
+        fmt::format("the ranks own {} rows in all: expected {} (the global "
+                    "rows)",
+                    m.offsets_.back(), global_rows));
+  }
+  m.first_row_ = m.offsets_[rank];
+  raise_together(c, check_rows(rank, global_rows, m.first_row_, rows));
+  m.local_rows_ = static_cast<int>(n);
+
+  // Ghosts: the referenced columns outside [first, first + n), ascending.
+  const std::int64_t first = m.first_row_;
+  const std::int64_t last = first + n;
+  for (const std::int64_t j : rows.col)
+    if (j < first || j >= last) m.ghost_globals_.push_back(j);
+  std::sort(m.ghost_globals_.begin(), m.ghost_globals_.end());
+  m.ghost_globals_.erase(std::unique(m.ghost_globals_.begin(), m.ghost_globals_.end()),
+                         m.ghost_globals_.end());
+  if (n + static_cast<std::int64_t>(m.ghost_globals_.size()) > kMaxLocal) {
+    throw core::RuntimeFailure(
+        fmt::format("rank {}: {} rows and {} ghosts exceed 32-bit local "
+                    "indices",
+                    rank, n, m.ghost_globals_.size()));
+  }
+
+  // The local CSR: each row sorted by global column, repeated columns summed.
+  m.row_ptr_.assign(static_cast<std::size_t>(n) + 1, 0);
+  m.col_.reserve(rows.col.size());
+  m.val_.reserve(rows.val.size());
+  std::vector<std::pair<std::int64_t, double>> row;
+  for (std::int64_t i = 0; i < n; ++i) {
+    row.clear();
+    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
+      row.emplace_back(rows.col[k], rows.val[k]);
+    std::stable_sort(row.begin(), row.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::int64_t previous = -1;
+    for (const auto& [j, v] : row) {
+      if (j == previous) {
+        m.val_.back() += v;
+        continue;
+      }
+      previous = j;
+      const std::int64_t local =
+          (j >= first && j < last)
+              ? j - first
+              : n + (std::lower_bound(m.ghost_globals_.begin(), m.ghost_globals_.end(), j) -
+                     m.ghost_globals_.begin());
+      m.col_.push_back(static_cast<std::int32_t>(local));
+      m.val_.push_back(v);
+    }
+    m.row_ptr_[i + 1] = static_cast<std::int64_t>(m.col_.size());
+  }
+
+  // The receive side of the plan: ghosts grouped by owner.
+  std::vector<int> want(static_cast<std::size_t>(ranks), 0);
+  NeighbourPlan& plan = m.plan_;
+  plan.ghosts = static_cast<int>(m.ghost_globals_.size());
+  for (std::size_t g = 0; g < m.ghost_globals_.size();) {
+    const int owner = owner_of(m.offsets_, m.ghost_globals_[g]);
+    const std::int64_t owner_end = m.offsets_[owner + 1];
+    std::size_t e = g;
+    while (e < m.ghost_globals_.size() && m.ghost_globals_[e] < owner_end) ++e;
+    plan.recvs.push_back({owner, static_cast<int>(g), static_cast<int>(e - g)});
+    want[owner] = static_cast<int>(e - g);
+    g = e;
+  }
+  // The send side: what every rank asks of this one.
+  std::vector<int> asked(static_cast<std::size_t>(ranks), 0);
+  par::check_mpi(MPI_Alltoall(want.data(), 1, MPI_INT, asked.data(), 1, MPI_INT, c.get()),
+                 "MPI_Alltoall");
+  std::vector<int> want_displs(static_cast<std::size_t>(ranks), 0);
+  std::vector<int> asked_displs(static_cast<std::size_t>(ranks), 0);
+  for (int r = 1; r < ranks; ++r) {
+    want_displs[r] = want_displs[r - 1] + want[r - 1];
+    asked_displs[r] = asked_displs[r - 1] + asked[r - 1];
+  }
+  std::vector<std::int64_t> requests(static_cast<std::size_t>(asked_displs.back() + asked.back()) +
+                                     1);
+  std::vector<std::int64_t> ghosts_sent(m.ghost_globals_);
+  ghosts_sent.push_back(0);  // never empty: data() must be a valid pointer
+  par::check_mpi(
+      MPI_Alltoallv(ghosts_sent.data(), want.data(), want_displs.data(), MPI_INT64_T,
+                    requests.data(), asked.data(), asked_displs.data(), MPI_INT64_T, c.get()),
+      "MPI_Alltoallv");
+  for (int r = 0; r < ranks; ++r) {
+    if (asked[r] == 0) continue;
+    SendLink link{r, {}};
+    link.indices.reserve(static_cast<std::size_t>(asked[r]));
+    for (int k = 0; k < asked[r]; ++k) {
+      const std::int64_t g = requests[asked_displs[r] + k];
+      if (g < first || g >= last)
+        throw std::logic_error("DistMatrix: a rank asked for an entry this rank does not own");
+      link.indices.push_back(static_cast<int>(g - first));
+    }
+    plan.sends.push_back(std::move(link));
+  }
+
+  // Metrics, the same on every rank.
+  PartitionMetrics& s = m.metrics_;
+  std::int64_t interior = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    bool inner = true;
+    for (std::int64_t k = m.row_ptr_[i]; k < m.row_ptr_[i + 1]; ++k) inner = inner && m.col_[k] < n;
+    interior += inner ? 1 : 0;
+  }
+  std::int64_t sums[4] = {static_cast<std::int64_t>(plan.ghosts),
+                          static_cast<std::int64_t>(plan.recvs.size()), interior, m.local_nnz()};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_INT64_T, MPI_SUM, c.get()),
+                 "MPI_Allreduce");
+  s.volume = sums[0];
+  s.messages = sums[1];
+  s.interior_rows = sums[2];
+  m.global_nnz_ = sums[3];
+  std::int64_t maxima[5] = {static_cast<std::int64_t>(plan.ghosts),
+                            static_cast<std::int64_t>(plan.neighbours().size()), n, -n,
+                            m.local_nnz()};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, maxima, 5, MPI_INT64_T, MPI_MAX, c.get()),
+                 "MPI_Allreduce");
+  s.max_rank_volume = maxima[0];
+  s.max_neighbours = static_cast<int>(maxima[1]);
+  s.max_rows = maxima[2];
+  s.min_rows = -maxima[3];
+  s.row_imbalance = static_cast<double>(maxima[2]) * ranks / static_cast<double>(global_rows);
+  s.nnz_imbalance = m.global_nnz_ > 0 ? static_cast<double>(maxima[4]) * ranks /
+                                            static_cast<double>(m.global_nnz_)
+                                      : 1.0;
+  s.edge_cut = count_edge_cut(c, m.offsets_, first, m.row_ptr_, m.col_, m.ghost_globals_);
+  return m;
+}
+
+}  // namespace asyncsolve::sparse

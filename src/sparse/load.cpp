@@ -1,0 +1,325 @@
+// Rank 0 reads, partitions and sends every rank its rows (see load.hpp).
+#include "asyncsolve/sparse/load.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::sparse {
+namespace {
+
+constexpr int kTag = 7117;
+
+/// Rank 0's verdict, broadcast: "" (go on), or a kind letter ('I' input,
+/// 'R' runtime) and the message. Throws the same exception on every rank.
+void share_verdict(const par::Comm& comm, char kind, const std::string& message) {
+  std::string text = kind == 0 ? std::string() : std::string(1, kind) + message;
+  int length = static_cast<int>(text.size());
+  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  text.resize(static_cast<std::size_t>(length));
+  par::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
+  if (text.empty()) return;
+  if (text[0] == 'I') throw core::InputError(text.substr(1));
+  throw core::RuntimeFailure(text.substr(1));
+}
+
+/// What rank 0 prepared: the matrix, the vectors and the new row order.
+struct Prepared {
+  MatrixMarketFile file;
+  std::vector<double> b;
+  std::vector<double> x0;
+  std::vector<std::int64_t> order;      ///< file rows in the distributed order
+  std::vector<std::int64_t> new_index;  ///< distributed index of every file row
+  std::vector<std::int64_t> offsets;    ///< first distributed row of each rank
+  double read_s = 0;
+  double partition_s = 0;
+};
+
+double default_limit() {
+  const auto pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
+  const auto page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  return pages > 0 && page > 0 ? 0.5 * pages * page : std::numeric_limits<double>::infinity();
+}
+
+Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, int ranks) {
+  Prepared p;
+  ReadLimits limits = options.limits;
+  if (!(limits.max_bytes > 0)) limits.max_bytes = default_limit();
+  const double t0 = core::now_s();
+  p.file = read_matrix_market(path, limits);
+  const CsrMatrix& a = p.file.matrix;
+  if (a.rows != a.cols) {
+    throw core::InputError(
+        fmt::format("{}: a {} x {} matrix: expected a square matrix (a linear "
+                    "system)",
+                    path.string(), a.rows, a.cols));
+  }
+  if (a.rows < ranks) {
+    throw core::InputError(
+        fmt::format("{}: a matrix of {} rows on {} ranks: expected at least "
+                    "one row per rank",
+                    path.string(), a.rows, ranks));
+  }
+  if (options.rhs) p.b = read_vector(*options.rhs, a.rows, "--rhs", limits);
+  if (options.x0) p.x0 = read_vector(*options.x0, a.rows, "--x0", limits);
+  p.read_s = core::now_s() - t0;
+
+  const double t1 = core::now_s();
+  const std::vector<int> part = partition_rows(a, ranks, options.partition);
+  // Distributed order: part by part; in a part, the rows whose columns all
+  // lie in the part (interior rows) first, then the others; file order within.
+  std::vector<std::int64_t> count(static_cast<std::size_t>(ranks) * 2, 0);
+  std::vector<char> interior(static_cast<std::size_t>(a.rows), 1);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      if (part[a.col[k]] != part[i]) {
+        interior[i] = 0;
+        break;
+      }
+    }
+    ++count[2 * part[i] + (interior[i] != 0 ? 0 : 1)];
+  }
+  std::vector<std::int64_t> next(count.size(), 0);
+  p.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
+  std::int64_t at = 0;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
+    p.offsets[r] = at;
+    next[2 * r] = at;
+    next[2 * r + 1] = at + count[2 * r];
+    at += count[2 * r] + count[2 * r + 1];
+  }
+  p.offsets[ranks] = at;
+  p.order.assign(static_cast<std::size_t>(a.rows), 0);
+  p.new_index.assign(static_cast<std::size_t>(a.rows), 0);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const std::int64_t to = next[2 * part[i] + (interior[i] != 0 ? 0 : 1)]++;
+    p.order[to] = i;
+    p.new_index[i] = to;
+  }
+  for (int r = 0; r < ranks; ++r) {
+    std::int64_t nnz = 0;
+    for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k)
+      nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
+    if (nnz > std::numeric_limits<std::int32_t>::max()) {
+      throw core::InputError(
+          fmt::format("{}: rank {} would hold {} entries: expected at most {} "
+                      "per rank (use more ranks)",
+                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max()));
+    }
+  }
+  p.partition_s = core::now_s() - t1;
+  return p;
+}
+
+/// One rank's rows as sent: row lengths, global columns (distributed
+/// numbering), values, file rows, b and x0 entries.
+struct Part {
+  std::vector<std::int64_t> row_ptr{0};
+  std::vector<std::int64_t> col;
+  std::vector<double> val;
+  std::vector<std::int64_t> file_rows;
+  std::vector<double> b;
+  std::vector<double> x0;
+};
+
+Part pack_part(const Prepared& p, int r) {
+  Part out;
+  const CsrMatrix& a = p.file.matrix;
+  for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
+    const std::int64_t i = p.order[k];
+    for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
+      out.col.push_back(p.new_index[a.col[e]]);
+      out.val.push_back(a.val[e]);
+    }
+    out.row_ptr.push_back(static_cast<std::int64_t>(out.col.size()));
+    out.file_rows.push_back(i);
+    if (!p.b.empty()) out.b.push_back(p.b[i]);
+    if (!p.x0.empty()) out.x0.push_back(p.x0[i]);
+  }
+  return out;
+}
+
+void send_part(const Part& part, int to, MPI_Comm comm) {
+  const std::int64_t sizes[4] = {
+      static_cast<std::int64_t>(part.file_rows.size()), static_cast<std::int64_t>(part.col.size()),
+      static_cast<std::int64_t>(part.b.size()), static_cast<std::int64_t>(part.x0.size())};
+  par::check_mpi(MPI_Send(sizes, 4, MPI_INT64_T, to, kTag, comm), "MPI_Send");
+  const auto n = static_cast<int>(sizes[0]);
+  const auto nnz = static_cast<int>(sizes[1]);
+  par::check_mpi(MPI_Send(part.row_ptr.data(), n + 1, MPI_INT64_T, to, kTag, comm), "MPI_Send");
+  par::check_mpi(MPI_Send(part.col.data(), nnz, MPI_INT64_T, to, kTag, comm), "MPI_Send");
+  par::check_mpi(MPI_Send(part.val.data(), nnz, MPI_DOUBLE, to, kTag, comm), "MPI_Send");
+  par::check_mpi(MPI_Send(part.file_rows.data(), n, MPI_INT64_T, to, kTag, comm), "MPI_Send");
+  par::check_mpi(MPI_Send(part.b.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, to, kTag, comm),
+                 "MPI_Send");
+  par::check_mpi(MPI_Send(part.x0.data(), static_cast<int>(sizes[3]), MPI_DOUBLE, to, kTag, comm),
+                 "MPI_Send");
+}
+
+Part receive_part(MPI_Comm comm) {
+  std::int64_t sizes[4] = {0, 0, 0, 0};
+  par::check_mpi(MPI_Recv(sizes, 4, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+  Part part;
+  const auto n = static_cast<int>(sizes[0]);
+  const auto nnz = static_cast<int>(sizes[1]);
+  part.row_ptr.resize(static_cast<std::size_t>(n) + 1);
+  part.col.resize(static_cast<std::size_t>(nnz));
+  part.val.resize(static_cast<std::size_t>(nnz));
+  part.file_rows.resize(static_cast<std::size_t>(n));
+  part.b.resize(static_cast<std::size_t>(sizes[2]));
+  part.x0.resize(static_cast<std::size_t>(sizes[3]));
+  par::check_mpi(
+      MPI_Recv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
+      "MPI_Recv");
+  par::check_mpi(MPI_Recv(part.col.data(), nnz, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
+                 "MPI_Recv");
+  par::check_mpi(MPI_Recv(part.val.data(), nnz, MPI_DOUBLE, 0, kTag, comm, MPI_STATUS_IGNORE),
+                 "MPI_Recv");
+  par::check_mpi(MPI_Recv(part.file_rows.data(), n, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
+                 "MPI_Recv");
+  par::check_mpi(MPI_Recv(part.b.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, 0, kTag, comm,
+                          MPI_STATUS_IGNORE),
+                 "MPI_Recv");
+  par::check_mpi(MPI_Recv(part.x0.data(), static_cast<int>(sizes[3]), MPI_DOUBLE, 0, kTag, comm,
+                          MPI_STATUS_IGNORE),
+                 "MPI_Recv");
+  return part;
+}
+
+}  // namespace
+
+LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& matrix,
+                         const LoadOptions& options) {
+  LoadedSystem out;
+  const int ranks = comm.size();
+  Prepared prepared;
+  if (comm.is_root()) {
+    char kind = 0;
+    std::string message;
+    try {
+      prepared = prepare(matrix, options, ranks);
+    } catch (const core::InputError& e) {
+      kind = 'I';
+      message = e.what();
+    } catch (const core::RuntimeFailure& e) {
+      kind = 'R';
+      message = e.what();
+    } catch (const std::bad_alloc&) {
+      kind = 'I';
+      message = fmt::format("{}: out of memory while reading: expected a smaller matrix",
+                            matrix.string());
+    }
+    share_verdict(comm, kind, message);
+  } else {
+    share_verdict(comm, 0, "");
+  }
+
+  // What the file declared, and rank 0's times, on every rank.
+  const MatrixMarketInfo& info = prepared.file.info;
+  std::int64_t header[12] = {static_cast<std::int64_t>(info.format),
+                             static_cast<std::int64_t>(info.field),
+                             static_cast<std::int64_t>(info.symmetry),
+                             info.rows,
+                             info.cols,
+                             info.entries,
+                             info.duplicates,
+                             info.mirrored,
+                             info.zeros_dropped,
+                             static_cast<std::int64_t>(prepared.file.matrix.nnz()),
+                             0,
+                             0};
+  par::check_mpi(MPI_Bcast(header, 12, MPI_INT64_T, 0, comm.get()), "MPI_Bcast");
+  double times[2] = {prepared.read_s, prepared.partition_s};
+  par::check_mpi(MPI_Bcast(times, 2, MPI_DOUBLE, 0, comm.get()), "MPI_Bcast");
+  out.info.format = static_cast<MmFormat>(header[0]);
+  out.info.field = static_cast<MmField>(header[1]);
+  out.info.symmetry = static_cast<MmSymmetry>(header[2]);
+  out.info.rows = header[3];
+  out.info.cols = header[4];
+  out.info.entries = header[5];
+  out.info.duplicates = header[6];
+  out.info.mirrored = header[7];
+  out.info.zeros_dropped = header[8];
+  out.read_s = times[0];
+  out.partition_s = times[1];
+
+  const double t0 = core::now_s();
+  Part mine;
+  if (comm.is_root()) {
+    for (int r = 1; r < ranks; ++r) send_part(pack_part(prepared, r), r, comm.get());
+    mine = pack_part(prepared, 0);
+    prepared = Prepared{};  // rank 0's copy of the whole matrix is no longer needed
+  } else {
+    mine = receive_part(comm.get());
+  }
+  out.matrix = DistMatrix::from_rows(comm, out.info.rows, {mine.row_ptr, mine.col, mine.val});
+  out.file_rows = std::move(mine.file_rows);
+  const auto n = static_cast<std::size_t>(out.matrix.local_rows());
+  out.exact_known = !options.rhs.has_value();
+  if (options.rhs) {
+    out.b = std::move(mine.b);
+  } else {
+    // b = A * 1: the row sums (no communication).
+    out.b.assign(n, 0.0);
+    const auto& ptr = out.matrix.row_ptr();
+    const auto& val = out.matrix.val();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::int64_t k = ptr[i]; k < ptr[i + 1]; ++k) out.b[i] += val[k];
+  }
+  out.x0 = options.x0 ? std::move(mine.x0) : std::vector<double>(n, 0.0);
+  out.distribute_s = core::now_s() - t0;
+  return out;
+}
+
+std::vector<double> gather_in_file_order(const par::Comm& comm,
+                                         std::span<const std::int64_t> file_rows,
+                                         std::span<const double> x, std::int64_t global_rows) {
+  const int ranks = comm.size();
+  const int n = static_cast<int>(x.size());
+  std::vector<int> counts(comm.is_root() ? static_cast<std::size_t>(ranks) : 0);
+  par::check_mpi(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.get()),
+                 "MPI_Gather");
+  std::vector<int> displs(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  const std::size_t total = comm.is_root() ? static_cast<std::size_t>(global_rows) : 0;
+  std::vector<double> values(total + 1);
+  std::vector<std::int64_t> rows(total + 1);
+  par::check_mpi(MPI_Gatherv(x.data(), n, MPI_DOUBLE, values.data(), counts.data(), displs.data(),
+                             MPI_DOUBLE, 0, comm.get()),
+                 "MPI_Gatherv");
+  par::check_mpi(MPI_Gatherv(file_rows.data(), n, MPI_INT64_T, rows.data(), counts.data(),
+                             displs.data(), MPI_INT64_T, 0, comm.get()),
+                 "MPI_Gatherv");
+  std::vector<double> out(total, 0.0);
+  for (std::size_t k = 0; k < total; ++k) out[rows[k]] = values[k];
+  return out;
+}
+
+void write_solution(const DistMatrix& matrix, std::span<const std::int64_t> file_rows,
+                    std::span<const double> x, const std::filesystem::path& path) {
+  const par::Comm& comm = matrix.comm();
+  const std::vector<double> all = gather_in_file_order(comm, file_rows, x, matrix.global_rows());
+  char kind = 0;
+  std::string message;
+  if (comm.is_root()) {
+    try {
+      core::write_file_atomic(path, format_vector(all));
+    } catch (const core::RuntimeFailure& e) {
+      kind = 'R';
+      message = e.what();
+    }
+  }
+  share_verdict(comm, kind, message);
+}
+
+}  // namespace asyncsolve::sparse

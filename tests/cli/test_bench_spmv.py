@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Smoke test of bench/spmv and bench/mtx2petsc: the shape of their output,
+never their speed. Usage: test_bench_spmv.py --spmv BIN --mtx2petsc BIN --mpiexec LINE"""
+import argparse
+import json
+import os
+import shlex
+import struct
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--spmv", required=True)
+    p.add_argument("--mtx2petsc", required=True)
+    p.add_argument("--mpiexec", required=True)
+    a = p.parse_args()
+    mpiexec = shlex.split(a.mpiexec.replace(";", " "))
+    with tempfile.TemporaryDirectory() as d:
+        mtx = os.path.join(d, "lap.mtx")
+        subprocess.run([a.spmv, "--write-laplacian", "6", "--out", mtx], check=True)
+        doc = os.path.join(d, "spmv.json")
+        for source in (["--matrix", mtx, "--partition", "metis"], ["--laplacian", "6"]):
+            subprocess.run([*mpiexec, "-n", "2", a.spmv, *source, "--iterations", "3",
+                            "--repeats", "2", "--triad-n", "1000", "--halo", "neighbor",
+                            "--json", doc], check=True)
+            with open(doc) as f:
+                j = json.load(f)
+            assert j["schema"] == "asyncsolve.bench.spmv/1", j["schema"]
+            assert j["parameters"]["rows"] == 216 and j["parameters"]["nnz"] == 216 * 7 - 6 * 36
+            assert j["result"]["converged"] is True
+            assert j["result"]["iterations"]["max"] == 3
+            assert j["result"]["time_per_iteration_s"] > 0
+            assert len(j["ratio_to_triad"]["repeats"]) == 2
+        petsc = os.path.join(d, "lap.petsc")
+        subprocess.run([a.mtx2petsc, mtx, petsc], check=True, capture_output=True)
+        with open(petsc, "rb") as f:
+            head = struct.unpack(">4i", f.read(16))
+        assert head == (1211216, 216, 216, 216 * 7 - 6 * 36), head
+        assert os.path.getsize(petsc) == 16 + 4 * 216 + 12 * head[3]
+        bad = subprocess.run([a.mtx2petsc, os.path.join(d, "missing.mtx"), petsc],
+                             capture_output=True, text=True, check=False)
+        assert bad.returncode == 2 and "cannot open" in bad.stderr, bad.stderr
+    print("bench_spmv: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

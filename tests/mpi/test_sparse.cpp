@@ -1,0 +1,480 @@
+// The distributed CSR matrix on 1, 2, 3, 4 and 8 ranks: ghost discovery and
+// the neighbour plan, every halo strategy and the channels filling the
+// ghosts, the CSR kernels against their references and the serial product,
+// the metrics against a serial count, loading from files with every
+// partitioner, writing the solution, and bad input stopping every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "asyncsolve/comm/sparse_halo.hpp"
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/ops/csr.hpp"
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/sparse/dist_matrix.hpp"
+#include "asyncsolve/sparse/load.hpp"
+#include "asyncsolve/sparse/matrix_market.hpp"
+#include "asyncsolve/sparse/partition.hpp"
+
+namespace fs = std::filesystem;
+using namespace asyncsolve;
+
+namespace {
+
+par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
+
+/// The test matrices, defined row by row on every rank.
+enum class Kind { laplacian, unsymmetric };
+
+/// Global matrix of `kind` with n rows (laplacian: a 2-D grid of width 7).
+sparse::CsrMatrix global_matrix(Kind kind, int n) {
+  sparse::CsrMatrix a;
+  a.rows = a.cols = n;
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::pair<int, double>> row;
+    if (kind == Kind::laplacian) {
+      constexpr int w = 7;
+      if (i - w >= 0) row.emplace_back(i - w, -1.0);
+      if (i % w != 0) row.emplace_back(i - 1, -1.0);
+      row.emplace_back(i, 4.0 + 0.01 * i);
+      if (i % w != w - 1 && i + 1 < n) row.emplace_back(i + 1, -1.0);
+      if (i + w < n) row.emplace_back(i + w, -1.0);
+    } else {
+      // Diagonally dominant, unsymmetric pattern and values.
+      row.emplace_back(i, 10.0);
+      row.emplace_back((i * 7 + 3) % n, 0.5 + 0.001 * i);
+      row.emplace_back((i * 13 + 1) % n, -0.25);
+      row.emplace_back((i + n / 2) % n, 1.0 / 3.0);
+    }
+    std::sort(row.begin(), row.end());
+    // Merge repeated columns.
+    std::vector<std::pair<int, double>> merged;
+    for (const auto& e : row) {
+      if (!merged.empty() && merged.back().first == e.first) {
+        merged.back().second += e.second;
+      } else {
+        merged.push_back(e);
+      }
+    }
+    for (const auto& [j, v] : merged) {
+      a.col.push_back(j);
+      a.val.push_back(v);
+    }
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col.size()));
+  }
+  return a;
+}
+
+/// Uneven contiguous row counts: rank r gets base + (r % 3) rows, the last the rest.
+std::vector<std::int64_t> offsets_for(int n, int ranks) {
+  std::vector<std::int64_t> off(static_cast<std::size_t>(ranks) + 1, 0);
+  const int base = std::max(1, n / ranks - 1);
+  for (int r = 0; r < ranks; ++r) off[r + 1] = off[r] + (r + 1 < ranks ? base + r % 3 : 0);
+  off[ranks] = n;
+  return off;
+}
+
+/// This rank's rows of `a` under `off`, with global columns, the columns of
+/// each row listed in reverse and the first entry split in two (from_rows
+/// must sort and sum).
+struct OwnedRows {
+  std::vector<std::int64_t> row_ptr{0};
+  std::vector<std::int64_t> col;
+  std::vector<double> val;
+};
+OwnedRows owned_rows(const sparse::CsrMatrix& a, const std::vector<std::int64_t>& off, int rank) {
+  OwnedRows out;
+  for (std::int64_t i = off[rank]; i < off[rank + 1]; ++i) {
+    for (std::int64_t k = a.row_ptr[i + 1] - 1; k >= a.row_ptr[i]; --k) {
+      if (k == a.row_ptr[i]) {
+        out.col.push_back(a.col[k]);
+        out.val.push_back(0.5 * a.val[k]);
+        out.col.push_back(a.col[k]);
+        out.val.push_back(a.val[k] - 0.5 * a.val[k]);
+      } else {
+        out.col.push_back(a.col[k]);
+        out.val.push_back(a.val[k]);
+      }
+    }
+    out.row_ptr.push_back(static_cast<std::int64_t>(out.col.size()));
+  }
+  return out;
+}
+
+sparse::DistMatrix build(Kind kind, int n) {
+  const par::Comm w = world();
+  const sparse::CsrMatrix a = global_matrix(kind, n);
+  const auto off = offsets_for(n, w.size());
+  const OwnedRows rows = owned_rows(a, off, w.rank());
+  return sparse::DistMatrix::from_rows(w, n, {rows.row_ptr, rows.col, rows.val});
+}
+
+/// The channel transports of this build of the test: mpi and rma, and
+/// shmem in the shmem_sparse build (run under oshrun).
+std::vector<int> transports() {
+#ifdef ASYNCSOLVE_TEST_SHMEM
+  return {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA, AS_TRANSPORT_SHMEM};
+#else
+  return {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA};
+#endif
+}
+
+double value_of(std::int64_t global) { return 0.5 + static_cast<double>(global) * 0.25; }
+
+/// A one-row field holding value_of(global index) for this rank's rows.
+grid::Field owned_vector(const sparse::DistMatrix& m) {
+  grid::Field x({m.local_rows(), 1, 1}, 0);
+  for (int i = 0; i < m.local_rows(); ++i) x.origin()[i] = value_of(m.first_row() + i);
+  return x;
+}
+
+void expect_ghosts(const sparse::DistMatrix& m, std::span<const double> ghosts,
+                   const std::string& what) {
+  ASSERT_GE(ghosts.size(), m.ghost_globals().size());
+  for (std::size_t g = 0; g < m.ghost_globals().size(); ++g)
+    ASSERT_EQ(ghosts[g], value_of(m.ghost_globals()[g])) << what << " ghost " << g;
+}
+
+std::string scratch_dir() {
+  const par::Comm w = world();
+  std::string dir;
+  if (w.is_root()) {
+    dir =
+        (fs::temp_directory_path() / ("asyncsolve_sparse_" + std::to_string(::getpid()))).string();
+    fs::create_directories(dir);
+  }
+  int length = static_cast<int>(dir.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  dir.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(dir.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return dir;
+}
+
+}  // namespace
+
+TEST(DistMatrix, OwnershipGhostsAndPlanAreConsistent) {
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
+    sparse::DistMatrix m = build(kind, 61);
+    const par::Comm w = world();
+    EXPECT_EQ(m.global_rows(), 61);
+    EXPECT_EQ(m.row_offsets(), offsets_for(61, w.size()));
+    EXPECT_EQ(m.first_row(), m.row_offsets()[w.rank()]);
+    // Ghosts: ascending, none owned here, each referenced.
+    const auto& g = m.ghost_globals();
+    EXPECT_TRUE(std::is_sorted(g.begin(), g.end()));
+    for (const auto x : g) EXPECT_TRUE(x < m.first_row() || x >= m.first_row() + m.local_rows());
+    // Receive blocks tile the ghost array in rank order.
+    int at = 0;
+    for (const auto& r : m.plan().recvs) {
+      EXPECT_EQ(r.offset, at);
+      EXPECT_NE(r.rank, w.rank());
+      at += r.count;
+    }
+    EXPECT_EQ(at, m.plan().ghosts);
+    // What this rank sends, summed over ranks, is what the others receive.
+    std::int64_t sent = m.plan().send_volume();
+    MPI_Allreduce(MPI_IN_PLACE, &sent, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(sent, m.metrics().volume);
+    if (w.size() == 1) {
+      EXPECT_EQ(m.plan().ghosts, 0);
+    }
+    // Entries are sorted and summed: the local matrix equals the global one's rows.
+    const sparse::CsrMatrix a = global_matrix(kind, 61);
+    for (int i = 0; i < m.local_rows(); ++i) {
+      const std::int64_t gi = m.first_row() + i;
+      ASSERT_EQ(m.row_ptr()[i + 1] - m.row_ptr()[i], a.row_ptr[gi + 1] - a.row_ptr[gi]);
+      for (std::int64_t k = 0; k < a.row_ptr[gi + 1] - a.row_ptr[gi]; ++k) {
+        const std::int32_t c = m.col()[m.row_ptr()[i] + k];
+        const std::int64_t global = c < m.local_rows() ? m.first_row() + c : g[c - m.local_rows()];
+        EXPECT_EQ(global, a.col[a.row_ptr[gi] + k]);
+        EXPECT_DOUBLE_EQ(m.val()[m.row_ptr()[i] + k], a.val[a.row_ptr[gi] + k]);
+      }
+    }
+    m.free();
+  }
+}
+
+TEST(DistMatrix, MetricsMatchASerialCount) {
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
+    sparse::DistMatrix m = build(kind, 61);
+    const par::Comm w = world();
+    const sparse::CsrMatrix a = global_matrix(kind, 61);
+    std::vector<int> part(61);
+    const auto off = offsets_for(61, w.size());
+    for (int r = 0; r < w.size(); ++r)
+      for (std::int64_t i = off[r]; i < off[r + 1]; ++i) part[i] = r;
+    EXPECT_EQ(m.metrics().edge_cut, sparse::edge_cut(sparse::symmetrised_graph(a), part));
+    EXPECT_EQ(m.global_nnz(), a.nnz());
+    EXPECT_GE(m.metrics().row_imbalance, 1.0);
+    if (w.size() == 1) {
+      EXPECT_EQ(m.metrics().interior_rows, 61);
+      EXPECT_EQ(m.metrics().messages, 0);
+    }
+    m.free();
+  }
+}
+
+TEST(DistMatrix, BadRowsStopEveryRankWithOneMessage) {
+  const par::Comm w = world();
+  const int n = 4 * w.size();
+  std::vector<std::int64_t> row_ptr{0, 1, 2, 3, 4};
+  std::vector<std::int64_t> col(4);
+  for (int k = 0; k < 4; ++k) col[k] = 4 * w.rank() + k;
+  if (w.rank() == w.size() - 1) col[2] = n + 5;  // out of range on the last rank
+  std::vector<double> val(4, 1.0);
+  try {
+    sparse::DistMatrix::from_rows(w, n, {row_ptr, col, val});
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(w.size() - 1)), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected 0 to"), std::string::npos) << e.what();
+  }
+  // Row counts that do not add up.
+  EXPECT_THROW(sparse::DistMatrix::from_rows(w, n + 1, {row_ptr, col, val}), core::InputError);
+}
+
+TEST(SparseHalo, EveryStrategyFillsTheGhosts) {
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
+    sparse::DistMatrix m = build(kind, 61);
+    grid::Field x = owned_vector(m);
+    for (const comm::HaloStrategy s : {comm::HaloStrategy::waitall, comm::HaloStrategy::alltoallv,
+                                       comm::HaloStrategy::ialltoallv, comm::HaloStrategy::neighbor,
+                                       comm::HaloStrategy::persistent}) {
+      auto halo = comm::make_sparse_halo_exchange(s, m);
+      for (int round = 0; round < 3; ++round) {
+        std::fill(halo->ghosts().begin(), halo->ghosts().end(), -1.0);
+        halo->start(x);
+        while (!halo->test()) {
+        }
+        halo->finish(x);
+        expect_ghosts(m, halo->ghosts(), std::string(comm::halo_strategy_name(s)));
+      }
+      EXPECT_EQ(halo->messages_per_exchange(), static_cast<int>(m.plan().sends.size()));
+      EXPECT_EQ(halo->bytes_per_exchange(), m.plan().send_volume() * sizeof(double));
+      halo->close();
+    }
+    for (const int transport : transports()) {
+      auto halo = comm::make_sparse_channel_halo_exchange(m, transport);
+      for (int round = 0; round < 3; ++round) {
+        // A different vector each round: the exchange must deliver this round's.
+        for (int i = 0; i < m.local_rows(); ++i)
+          x.origin()[i] = value_of(m.first_row() + i) + round;
+        halo->start(x);
+        halo->finish(x);
+        for (std::size_t g = 0; g < m.ghost_globals().size(); ++g)
+          ASSERT_EQ(halo->ghosts()[g], value_of(m.ghost_globals()[g]) + round);
+      }
+      halo->close();
+    }
+    m.free();
+  }
+}
+
+TEST(SparseHalo, AsynchronousChannelsDeliverEventually) {
+  for (const int transport : transports()) {
+    for (const bool racy : {false, true}) {
+      sparse::DistMatrix m = build(Kind::unsymmetric, 61);
+      grid::Field x = owned_vector(m);
+      comm::SparseHaloChannels channels(m, {transport, racy, 2});
+      std::vector<double> ghosts(static_cast<std::size_t>(m.plan().ghosts) + 1, -1.0);
+      std::vector<long> batches;
+      EXPECT_EQ(channels.send(x.origin()), 0);
+      const auto complete = [&] {
+        for (std::size_t g = 0; g < m.ghost_globals().size(); ++g)
+          if (ghosts[g] != value_of(m.ghost_globals()[g])) return false;
+        return true;
+      };
+      const double t0 = MPI_Wtime();
+      while (!complete() && MPI_Wtime() - t0 < 60) channels.recv(ghosts, batches);
+      EXPECT_TRUE(complete()) << "transport " << transport << " racy " << racy;
+      EXPECT_EQ(channels.messages_sent(), static_cast<long>(m.plan().sends.size()));
+      // Every rank got everything before anyone destroys (destroy completes
+      // what is in flight either way).
+      MPI_Barrier(MPI_COMM_WORLD);
+      channels.destroy();
+      m.free();
+    }
+  }
+}
+
+TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
+    sparse::DistMatrix m = build(kind, 61);
+    const sparse::CsrMatrix a = global_matrix(kind, 61);
+    const ops::CsrOperator op(m);
+    EXPECT_EQ(op.interior_rows() + op.boundary_rows(), m.local_rows());
+    EXPECT_EQ(op.nnz(), m.local_nnz());
+    grid::Field x = owned_vector(m);
+    auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+    halo->exchange(x);
+    const double* gh = halo->ghosts().data();
+    const auto n = static_cast<std::size_t>(m.local_rows());
+
+    // Reference == serial product (same order of summation; FMA contraction
+    // may differ between the two loops, so to rounding).
+    std::vector<double> xs(61);
+    for (int i = 0; i < 61; ++i) xs[i] = value_of(i);
+    std::vector<double> ys(61);
+    sparse::multiply(a, xs, ys);
+    std::vector<double> y_ref(n), y(n, -7.0);
+    const double dot_ref = ops::spmv_ref(m, x.origin(), gh, y_ref.data());
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_NEAR(y_ref[i], ys[m.first_row() + i], 1e-14 * std::abs(ys[m.first_row() + i]));
+
+    // Fast: interior in three pieces, then the boundary.
+    const int ni = op.interior_rows();
+    double dot = 0.0;
+    dot += ops::spmv_interior(op, x.origin(), y.data(), 0, ni / 3);
+    dot += ops::spmv_interior(op, x.origin(), y.data(), ni / 3, 2 * ni / 3);
+    dot += ops::spmv_interior(op, x.origin(), y.data(), 2 * ni / 3, ni);
+    dot += ops::spmv_boundary(op, x.origin(), gh, y.data());
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + 1e-15);
+    EXPECT_NEAR(dot, dot_ref, 1e-12 * std::abs(dot_ref));
+
+    // Jacobi step and residual.
+    std::vector<double> b(n), u_new(n), u_new_ref(n), r(n), r_ref(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = 1.0 + 0.1 * static_cast<double>(i % 5);
+    std::vector<double> dinv(n);
+    for (std::size_t i = 0; i < n; ++i) dinv[i] = 1.0 / op.diagonal()[i];
+    const double rr_ref = ops::jacobi_ref(m, b.data(), x.origin(), gh, u_new_ref.data());
+    const double rr =
+        ops::jacobi_interior(op, b.data(), dinv.data(), x.origin(), u_new.data(), 0, ni) +
+        ops::jacobi_boundary(op, b.data(), dinv.data(), x.origin(), gh, u_new.data());
+    EXPECT_NEAR(rr, rr_ref, 1e-12 * rr_ref);
+    // u + D^-1 r cancels: compare to the size of u.
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_NEAR(u_new[i], u_new_ref[i], 1e-13 * std::abs(x.origin()[i]));
+    EXPECT_NEAR(ops::residual(op, b.data(), x.origin(), gh, r.data()),
+                ops::residual_ref(m, b.data(), x.origin(), gh, r_ref.data()), 1e-12 * rr_ref);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(r[i], r_ref[i], 1e-12);
+    halo->close();
+    m.free();
+  }
+}
+
+TEST(LoadSystem, EveryPartitionerGivesTheSerialProductAndWritesBack) {
+  const par::Comm w = world();
+  const std::string dir = scratch_dir();
+  const std::string path = dir + "/a.mtx";
+  const std::string rhs = dir + "/b.mtx";
+  const sparse::CsrMatrix a = global_matrix(Kind::unsymmetric, 97);
+  if (w.is_root()) {
+    std::ofstream(path) << sparse::format_matrix(a);
+    std::vector<double> b(97);
+    for (int i = 0; i < 97; ++i) b[i] = i;
+    std::ofstream(rhs) << sparse::format_vector(b);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<double> xs(97), ys(97);
+  for (int i = 0; i < 97; ++i) xs[i] = value_of(i);
+  sparse::multiply(a, xs, ys);
+  for (const auto method :
+       {sparse::Partitioner::block, sparse::Partitioner::metis, sparse::Partitioner::scotch}) {
+    if (!sparse::partitioner_available(method)) continue;
+    for (const auto weight : {sparse::PartWeight::rows, sparse::PartWeight::nnz}) {
+      sparse::LoadOptions options;
+      options.partition = {method, weight};
+      options.rhs = rhs;
+      sparse::LoadedSystem s = sparse::load_system(w, path, options);
+      const sparse::DistMatrix& m = s.matrix;
+      EXPECT_EQ(m.global_rows(), 97);
+      EXPECT_EQ(s.info.entries, a.nnz());
+      EXPECT_FALSE(s.exact_known);
+      // b arrives permuted like the rows.
+      for (int i = 0; i < m.local_rows(); ++i) ASSERT_EQ(s.b[i], s.file_rows[i]);
+      // The distributed numbering puts interior rows first.
+      const ops::CsrOperator op(m);
+      ASSERT_LE(op.interior().runs.size(), 1u);
+      ASSERT_LE(op.boundary_local().runs.size(), 1u);
+      // y = A x in the distributed numbering, gathered in file order.
+      grid::Field x({m.local_rows(), 1, 1}, 0);
+      for (int i = 0; i < m.local_rows(); ++i) x.origin()[i] = value_of(s.file_rows[i]);
+      auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::neighbor, m);
+      halo->exchange(x);
+      std::vector<double> y(static_cast<std::size_t>(m.local_rows()));
+      ops::spmv_interior(op, x.origin(), y.data(), 0, op.interior_rows());
+      ops::spmv_boundary(op, x.origin(), halo->ghosts().data(), y.data());
+      halo->close();
+      const auto all = sparse::gather_in_file_order(m.comm(), s.file_rows, y, 97);
+      if (w.is_root()) {
+        for (int i = 0; i < 97; ++i) ASSERT_NEAR(all[i], ys[i], 1e-13 * std::abs(ys[i]));
+      }
+      // The solution file: x in file order, bit for bit.
+      sparse::write_solution(s.matrix, s.file_rows, std::span<const double>(x.origin(), y.size()),
+                             dir + "/x.mtx");
+      if (w.is_root()) {
+        EXPECT_EQ(sparse::read_vector(dir + "/x.mtx", 97, "--x0"), xs);
+      }
+      s.matrix.free();
+    }
+  }
+  // Without --rhs: b = A * 1 (row sums), the solution known.
+  sparse::LoadedSystem s = sparse::load_system(w, path, {});
+  EXPECT_TRUE(s.exact_known);
+  for (int i = 0; i < s.matrix.local_rows(); ++i) {
+    const std::int64_t f = s.file_rows[i];
+    double sum = 0.0;
+    for (std::int64_t k = a.row_ptr[f]; k < a.row_ptr[f + 1]; ++k) sum += a.val[k];
+    EXPECT_DOUBLE_EQ(s.b[i], sum);
+    EXPECT_EQ(s.x0[i], 0.0);
+  }
+  s.matrix.free();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (w.is_root()) fs::remove_all(dir);
+}
+
+TEST(LoadSystem, BadFilesStopEveryRankWithTheSameLine) {
+  const par::Comm w = world();
+  const std::string dir = scratch_dir();
+  if (w.is_root()) {
+    std::ofstream(dir + "/bad.mtx") << "%%MatrixMarket matrix coordinate real general\n3 3 2\n"
+                                       "1 1 1\n4 1 1\n";
+    std::ofstream(dir + "/rect.mtx") << "%%MatrixMarket matrix coordinate real general\n3 4 1\n"
+                                        "1 1 1\n";
+    std::ofstream(dir + "/short.mtx") << sparse::format_vector(std::vector<double>(2, 1.0));
+    std::ofstream(dir + "/big.mtx") << "%%MatrixMarket matrix coordinate real general\n"
+                                       "1000000 1000000 100000000000\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto message = [&](const std::string& file, sparse::LoadOptions options = {}) {
+    try {
+      sparse::LoadedSystem s = sparse::load_system(w, dir + "/" + file, options);
+      s.matrix.free();
+    } catch (const core::InputError& e) {
+      // The same line on every rank.
+      std::string m = e.what();
+      std::string root = m;
+      int length = static_cast<int>(root.size());
+      MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      root.resize(static_cast<std::size_t>(length));
+      MPI_Bcast(root.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+      EXPECT_EQ(m, root);
+      return m;
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("bad.mtx").find("bad.mtx:4: row index '4'"), std::string::npos);
+  EXPECT_NE(message("missing.mtx").find("missing.mtx: cannot open"), std::string::npos);
+  EXPECT_NE(message("rect.mtx").find("expected a square matrix"), std::string::npos);
+  EXPECT_NE(message("big.mtx").find("big.mtx:2:"), std::string::npos);
+  sparse::LoadOptions with_rhs;
+  with_rhs.rhs = dir + "/short.mtx";
+  if (w.is_root()) {
+    std::ofstream(dir + "/ok.mtx") << sparse::format_matrix(global_matrix(Kind::laplacian, 12));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_NE(message("ok.mtx", with_rhs).find("--rhs"), std::string::npos);
+  EXPECT_NE(message("ok.mtx", with_rhs).find("expected 12"), std::string::npos);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (w.is_root()) fs::remove_all(dir);
+}
