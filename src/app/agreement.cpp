@@ -75,6 +75,17 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("spin.buffers", s.buffers);
   w("spin.chunk", s.chunk);
   w("spin.rma_sync", name(s.rma_sync));
+  const SparseConfig& m = c.sparse;
+  w("sparse.matrix_path", m.matrix_path);
+  w("sparse.rhs_path", m.rhs_path);
+  w("sparse.x0_path", m.x0_path);
+  w("sparse.write_solution_path", m.write_solution_path);
+  w("sparse.partition",
+    fmt::format("{}:{}", sparse::name(m.partition.method), sparse::name(m.partition.weight)));
+  w("sparse.scale", name(m.scale));
+  w("sparse.force", m.force);
+  w("sparse.assemble", m.assemble);
+  w("sparse.matrix_memory_gib", m.matrix_memory_gib);
 }
 
 void write_bench_allreduce(Writer& w, const BenchAllreduceConfig& c) {

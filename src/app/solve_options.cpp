@@ -256,7 +256,9 @@ Context solve_context(const SolveConfig& c) {
                   {"--method", {std::string(name(c.method))}},
                   {"--variant", {std::string(name(c.variant))}},
                   {"--transport", {std::string(name(c.transport))}},
-                  {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}}}};
+                  {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}},
+                  {"--matrix", {c.sparse.matrix_path.empty() ? "" : "FILE"}},
+                  {"--assemble", {c.sparse.assemble ? "given" : ""}}}};
 }
 
 solvers::KrylovMethod krylov_method(Method method) {

@@ -13,6 +13,9 @@ using core::InputError;
 
 void add_sparse_options(OptionTable& t, SparseArgs& a) {
   SparseConfig& c = a.values;
+  // "--matrix FILE" in a context: a matrix file was given (solve_context).
+  const Applies with_matrix = applies_when({{"--matrix", {"FILE"}}});
+  const Applies on_csr = Applies{{{{"--matrix", {"FILE"}}}, {{"--assemble", {"given"}}}}};
   t.text("--matrix", c.matrix_path,
          {.help = "Solve A x = b for the square matrix of this Matrix Market file (read on "
                   "rank 0, distributed by rows; instead of --problem)",
@@ -22,31 +25,38 @@ void add_sparse_options(OptionTable& t, SparseArgs& a) {
   t.text("--rhs", c.rhs_path,
          {.help = "--matrix: b from this Matrix Market file (N x 1); default b = A * 1, whose "
                   "solution is all ones",
+          .applies = with_matrix,
           .sample = "b.mtx",
           .value = "FILE"});
   t.text("--x0", c.x0_path,
          {.help = "--matrix: the initial guess from this file (default 0)",
+          .applies = with_matrix,
           .sample = "x0.mtx",
           .value = "FILE"});
   t.path("--write-solution", c.write_solution_path,
          {.help = "--matrix: write x to this Matrix Market file (N x 1, the file's row order)",
+          .applies = with_matrix,
           .sample = "x.mtx"});
   t.text("--partition", a.partition,
          {.help = "--matrix: block (contiguous rows), metis or scotch (graph partitioning of "
                   "the symmetrised pattern); :rows or :nnz balances rows or non-zeros",
+          .applies = with_matrix,
           .sample = "block:nnz",
           .value = "NAME[:rows|:nnz]"});
   t.choice("--scale", a.scale, {"none", "unit-diagonal"},
            {.help = "--matrix or --assemble: none, or unit-diagonal (solve D^-1/2 A D^-1/2 y = "
-                    "D^-1/2 b, x = D^-1/2 y)"});
+                    "D^-1/2 b, x = D^-1/2 y)",
+            .applies = on_csr});
   t.flag("--force", c.force,
          {.help = "Run async or racy Jacobi even when rho(|D^-1 (A - D)|) >= 1 (no convergence "
-                  "guarantee)"});
+                  "guarantee)",
+          .applies = on_csr});
   t.flag("--assemble", c.assemble,
          {.help = "Assemble the model problem (ones, plume, laplace27) as a distributed CSR "
                   "matrix and solve with the sparse operator"});
-  a.matrix_memory = t.number("--matrix-memory", c.matrix_memory_gib, {1e-6, 1e6},
+  a.matrix_memory = t.number("--matrix-memory", c.matrix_memory_gib, {0, 1e6},
                              {.help = "--matrix: GiB rank 0 may use to read the file",
+                              .applies = with_matrix,
                               .shown_default = "half of rank 0's node memory",
                               .sample = "2"});
 }

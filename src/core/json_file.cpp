@@ -1,11 +1,11 @@
 #include "asyncsolve/core/json_file.hpp"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <string>
 

@@ -24,7 +24,9 @@ std::string format_number(double value) {
     const bool negative = exponent[0] == '-';
     exponent.erase(0, 1);
     while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
-    text = text.substr(0, e) + "e" + (negative ? "-" : "") + exponent;
+    text.resize(e);
+    text += negative ? "e-" : "e";
+    text += exponent;
     if (text.size() < best.size() || best.find('e') != std::string::npos) best = text;
     break;
   }
