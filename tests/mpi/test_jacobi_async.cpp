@@ -175,6 +175,7 @@ TEST(AsyncJacobiMaxIters, StopsEveryRankWithoutConverging) {
     s.base.max_iters = 30;
     s.base.check_every = 3;
     s.idle = idle;
+    s.final_sync = 0;  // the asynchronous stop itself, no sync iterations after it
     const Outcome a = run(s);
     EXPECT_FALSE(a.result.converged);
     EXPECT_EQ(a.result.reason, "max_iters");
