@@ -359,7 +359,8 @@ class Solve(unittest.TestCase):
         # --idle off: a rank that made its 20 sweeps stops sweeping and waits
         # for the others (max_iters counts the slowest rank's sweeps).
         doc, _ = self.solve(["--variant", "racy", "--local", "6,6,6", "--max-iters", "20",
-                             "--tol", "1e-12", "--check-every", "4", "--idle", "off"], 2,
+                             "--tol", "1e-12", "--check-every", "4", "--idle", "off",
+                             "--final-sync", "0"], 2,
                             expect_code=3)
         self.assertFalse(doc["result"]["converged"])
         self.assertEqual(doc["result"]["reason"], "max_iters")
@@ -371,7 +372,8 @@ class Solve(unittest.TestCase):
         # Idle on (the default): a fast rank goes on past 20 sweeps while its
         # residual is not small; the solve ends when every rank made 20.
         doc, _ = self.solve(["--variant", "async", "--local", "6,6,6", "--max-iters", "20",
-                             "--tol", "1e-12", "--slow-rank", "1", "--slow-factor", "4"], 2,
+                             "--tol", "1e-12", "--slow-rank", "1", "--slow-factor", "4",
+                             "--final-sync", "0"], 2,
                             expect_code=3)
         self.assertEqual(doc["result"]["reason"], "max_iters")
         self.assertGreaterEqual(doc["result"]["iterations"]["min"], 20)
