@@ -86,7 +86,7 @@ struct SolveConfig {
   double monitor_every_s = 2.0;
   std::string json_path;  ///< empty: no result document
   int max_in_flight = 100;
-  int final_sync = 1000;  ///< async/racy: sync iterations when the true residual missed --tol
+  int final_sync = 0;
   /// --transport omp, or --hybrid: OpenMP threads (per rank with --hybrid);
   /// 0 when --threads is not given (then omp_get_max_threads(), i.e.
   /// OMP_NUM_THREADS, at solve time).

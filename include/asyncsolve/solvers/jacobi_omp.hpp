@@ -22,7 +22,7 @@ struct OmpJacobiOptions {
   JacobiOptions base;
   OmpVariant variant = OmpVariant::sync;
   int threads = 1;     ///< OpenMP threads, 1 .. the number of z-planes
-  int final_sync = 1000;  ///< async/racy: up to this many sync iterations after the stop (0: none)
+  int final_sync = 0;  ///< async/racy: up to this many sync iterations after the stop
 };
 
 /// Phases timed by jacobi_omp, in PhaseTimers index order (per thread; the
