@@ -192,9 +192,6 @@ TEST(AsyncJacobiSkew, NoHangWithASlowRankOrALateStart) {
     s.max_in_flight = 1 + repeat % 3;
     s.progress_planes = repeat % 3 == 0 ? 2 : 0;
     s.transport = repeat % 5 < 2 ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
-    // "Converged" needs the true residual below tol; a stop on a stale
-    // estimate is confirmed by synchronous iterations (--final-sync).
-    s.final_sync = 1000;
     if (repeat % 2 == 0) {
       s.faults.slow_rank = size - 1;
       s.faults.slow_factor = 5.0;
