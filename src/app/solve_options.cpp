@@ -432,8 +432,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                                      when("--transport", mpi_transports)})});
   t.number("--final-sync", c.final_sync, {0, 1e9},
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
-                    "until the true residual is below --tol (0: none; a solve whose true "
-                    "residual missed --tol then ends 'unconfirmed', exit 3)",
+                    "until the true residual is below --tol",
             .applies = async_jacobi});
   t.choice("--idle", a.idle, {"on", "off"},
            {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "

@@ -86,7 +86,7 @@ struct SolveConfig {
   double monitor_every_s = 2.0;
   std::string json_path;  ///< empty: no result document
   int max_in_flight = 100;
-  int final_sync = 1000;  ///< async/racy: sync iterations when the true residual missed --tol
+  int final_sync = 0;
   /// --idle on|off: async/racy Jacobi (mpi, rma, shmem, omp) wait for news
   /// instead of sweeping stale data. On unless --idle off.
   bool idle = true;

@@ -3,11 +3,13 @@
 // and its companions, and --assemble (issue 15). Pure: no MPI, no output.
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "asyncsolve/sparse/partition.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
+
+namespace CLI {
+class Option;
+}  // namespace CLI
 
 namespace asyncsolve::app {
 

@@ -301,10 +301,11 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   // The true residual of this rank's last iterate together with the others'.
   sync_halo.exchange(u);
   result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
-  if (options.final_sync > 0 && result.reason != "breakdown" && result.reason != "max_time" &&
-      !(result.true_residual < base.tol)) {
+  if (const long tail_iterations =
+          detail::final_sync_iterations(result, base.tol, options.final_sync);
+      tail_iterations > 0) {
     JacobiOptions sync = base;
-    sync.max_iters = options.final_sync;
+    sync.max_iters = tail_iterations;
     sync.check_every = 1;
     sync.halo_every = 1;
     sync.monitor = nullptr;

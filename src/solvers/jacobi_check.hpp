@@ -79,4 +79,24 @@ inline bool finish_async_check(SolveResult& result, const JacobiOptions& options
   return async_check_stops(result, options, k, sum, estimate, ranks);
 }
 
+/// Sync iterations that confirm a stop on a stale estimate: an asynchronous
+/// solve whose estimate met tol but whose true residual did not gets up to
+/// this many before it could end "unconfirmed".
+inline constexpr long confirm_iterations = 1000;
+
+/// How many synchronous iterations follow an asynchronous stop, given its
+/// measured true residual: none when it met tol, broke down or ran out of
+/// --max-time (the guard ends the solve, no tail after it); up to
+/// `final_sync` (--final-sync) after any other stop; after a stop on the
+/// tolerance at least confirm_iterations, so that "converged" keeps meaning
+/// that the true residual met tol. Local, the same on every rank (the stop
+/// and the true residual are reduced values).
+inline long final_sync_iterations(const SolveResult& result, double tol, int final_sync) {
+  if (result.reason == "breakdown" || result.reason == "max_time" || result.true_residual < tol) {
+    return 0;
+  }
+  const long confirm = result.reason == "tolerance" ? confirm_iterations : 0;
+  return final_sync > confirm ? final_sync : confirm;
+}
+
 }  // namespace asyncsolve::solvers::detail

@@ -265,9 +265,11 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
   result.true_residual = std::sqrt(reduction.sum(ops::residual(
                              op, b, u.origin(), sync_halo.ghosts().data(), nullptr))) /
                          b_norm;
-  if (options.final_sync > 0 && result.reason != "max_time" && !(result.true_residual < base.tol)) {
+  if (const long tail_iterations =
+          detail::final_sync_iterations(result, base.tol, options.final_sync);
+      tail_iterations > 0) {
     JacobiOptions sync = base;
-    sync.max_iters = options.final_sync;
+    sync.max_iters = tail_iterations;
     sync.check_every = 1;
     sync.halo_every = 1;
     sync.monitor = nullptr;

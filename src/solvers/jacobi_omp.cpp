@@ -21,6 +21,7 @@
 #include "asyncsolve/ops/stencil7.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
 #include "asyncsolve/solvers/norm.hpp"
+#include "jacobi_check.hpp"
 
 // OpenMP Jacobi (paper 000 §3.3). All threads work on one pair of fields
 // covering the whole grid; thread t owns the z-planes [k0, k1) of both.
@@ -747,13 +748,15 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
 
   // The true residual of the returned iterate, measured by this thread alone.
   result.true_residual = jacobi_residual_norm(u, nullptr) / b_norm;
-  if (options.variant != OmpVariant::sync && options.final_sync > 0 &&
-      result.reason != "breakdown" && result.reason != "max_time" &&
-      !(result.true_residual < base.tol)) {
+  const long tail_iterations =
+      options.variant == OmpVariant::sync
+          ? 0
+          : detail::final_sync_iterations(result, base.tol, options.final_sync);
+  if (tail_iterations > 0) {
     OmpJacobiOptions tail_options = options;
     tail_options.variant = OmpVariant::sync;
     tail_options.final_sync = 0;
-    tail_options.base.max_iters = options.final_sync;
+    tail_options.base.max_iters = tail_iterations;
     tail_options.base.check_every = 1;
     tail_options.base.monitor = nullptr;
     tail_options.base.max_time_s = std::numeric_limits<double>::infinity();

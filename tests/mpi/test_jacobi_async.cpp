@@ -34,7 +34,7 @@ struct SolveSetup {
   std::string allreduce = "tree";
   solvers::JacobiOptions base{};
   int max_in_flight = 4;
-  int final_sync = solvers::AsyncJacobiOptions{}.final_sync;  // the library's default
+  int final_sync = 0;
   int progress_planes = 0;
   int transport = AS_TRANSPORT_MPI;
   par::FaultOptions faults{};

@@ -175,3 +175,36 @@ def bench_results(tmp_path_factory, caps) -> Path:
     results = tmp_path_factory.mktemp("benches") / "results"
     run_text(BENCH_SUITE, results, caps)
     return results
+
+
+def start_long_suite(tmp_path: Path, binary: Path, name: str, long_ranks: int):
+    """Starts `asyncsolve-lab run` (a new session) on a suite of a quick run
+    and a run that never converges (`long_ranks` ranks); returns the process
+    the results folder, the command and its environment (to run it again)."""
+    import subprocess
+    suite = tmp_path / "s.toml"
+    suite.write_text(f"""
+[suite]
+name = "{name}"
+[[experiment]]
+name = "quick"
+program = "solve"
+ranks = [1]
+[experiment.options]
+local = "8,8,8"
+[[experiment]]
+name = "long"
+program = "solve"
+ranks = [{long_ranks}]
+[experiment.options]
+local = "40,40,40"
+tol = 1e-30
+max-iters = 100000000
+""")
+    results = tmp_path / "r"
+    cmd = [sys.executable, "-m", "asyncsolve_lab", "run", str(suite), "--results", str(results),
+           "--binary", str(binary)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    return proc, results, cmd, env

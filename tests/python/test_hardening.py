@@ -15,7 +15,7 @@ import pytest
 
 from asyncsolve_lab.runner import check_ranks
 from asyncsolve_lab.suite import SuiteError, parse_suite
-from conftest import ROOT, TINY_SUITE
+from conftest import ROOT, TINY_SUITE, start_long_suite
 
 SMALL_SUITE = """
 [suite]
@@ -160,31 +160,8 @@ def test_sigterm_and_sighup_stop_the_runs_and_the_suite_resumes(tmp_path, binary
     """The signal to the lab alone (a `kill PID`): its runs' process groups
     must end with it, no document may be left without a sidecar, and a rerun
     resumes."""
-    suite = tmp_path / "s.toml"
-    suite.write_text("""
-[suite]
-name = "term"
-[[experiment]]
-name = "quick"
-program = "solve"
-ranks = [1]
-[experiment.options]
-local = "8,8,8"
-[[experiment]]
-name = "long"
-program = "solve"
-ranks = [2]
-[experiment.options]
-local = "40,40,40"
-tol = 1e-30
-max-iters = 100000000
-""")
-    results = tmp_path / "r"
-    cmd = [sys.executable, "-m", "asyncsolve_lab", "run", str(suite), "--results", str(results),
-           "--binary", str(binary)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc, results, cmd, env = start_long_suite(tmp_path, binary, "term", 2)
+    suite = tmp_path / "s.toml"  # written by start_long_suite
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not _processes_mentioning(str(results / "runs" / "long")):
         time.sleep(0.1)

@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from asyncsolve_lab import runner
 from asyncsolve_lab.capabilities import check_suite, parse_help
 from asyncsolve_lab.suite import SuiteError, parse_suite
-from conftest import ROOT, TINY_SUITE, run_text
+from conftest import TINY_SUITE, run_text, start_long_suite
 
 
 def sidecars(results: Path) -> list[dict]:
@@ -165,31 +164,8 @@ def test_interrupted_suite_resumes(tmp_path, caps, monkeypatch):
 
 def test_sigint_to_the_command_stops_the_run_and_resumes(tmp_path, binary):
     """A real Ctrl-C (SIGINT to the process group) during a long run."""
-    suite = tmp_path / "s.toml"
-    suite.write_text("""
-[suite]
-name = "sigint"
-[[experiment]]
-name = "quick"
-program = "solve"
-ranks = [1]
-[experiment.options]
-local = "8,8,8"
-[[experiment]]
-name = "long"
-program = "solve"
-ranks = [1]
-[experiment.options]
-local = "40,40,40"
-tol = 1e-30
-max-iters = 100000000
-""")
-    results = tmp_path / "r"
-    cmd = [sys.executable, "-m", "asyncsolve_lab", "run", str(suite), "--results", str(results),
-           "--binary", str(binary)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc, results, cmd, env = start_long_suite(tmp_path, binary, "sigint", 1)
+    suite = tmp_path / "s.toml"  # written by start_long_suite
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(list((results / "runs").glob("*.lab.json"))) < 1:
         time.sleep(0.1)

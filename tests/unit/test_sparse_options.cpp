@@ -9,6 +9,7 @@
 
 #include "app/cli.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "cli_support.hpp"
 
 using asyncsolve::app::Command;
 using asyncsolve::app::parse_command_line;
@@ -18,19 +19,8 @@ namespace sparse = asyncsolve::sparse;
 
 namespace {
 
-Command parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "asyncsolve");
-  return parse_command_line(args);
-}
-
-std::string error_of(std::vector<std::string> args) {
-  try {
-    parse(std::move(args));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using asyncsolve_test::error_of;
+using asyncsolve_test::parse;
 
 }  // namespace
 

@@ -13,11 +13,7 @@ struct AsyncJacobiOptions {
   JacobiOptions base;
   bool racy = false;        ///< racy channels (one landing buffer, element-wise freshest data)
   int max_in_flight = 100;  ///< R: unacknowledged halo messages per neighbour and direction
-  /// Up to this many synchronous iterations after the asynchronous stop when
-  /// the true residual missed tol (0: none; the solve then ends
-  /// "unconfirmed"): a solve counts as converged only when its true residual
-  /// met tol.
-  int final_sync = 1000;
+  int final_sync = 0;       ///< up to this many synchronous iterations after the asynchronous stop
   /// 0: communication progresses only in the channel calls of each iteration
   /// (--progress none); K > 0: also every K planes of the sweep (poll:K).
   int progress_planes = 0;

@@ -21,8 +21,8 @@ struct OmpJacobiOptions {
   /// != 1 and faults).
   JacobiOptions base;
   OmpVariant variant = OmpVariant::sync;
-  int threads = 1;        ///< OpenMP threads, 1 .. the number of z-planes
-  int final_sync = 1000;  ///< async/racy: up to this many sync iterations after the stop (0: none)
+  int threads = 1;     ///< OpenMP threads, 1 .. the number of z-planes
+  int final_sync = 0;  ///< async/racy: up to this many sync iterations after the stop
   /// async/racy (--idle on): a thread with nothing new to work on waits for
   /// news instead of sweeping the same planes again (see jacobi_omp).
   bool idle = true;
