@@ -39,7 +39,7 @@ AS=$1; N=$2; OUT=${3:-$(mktemp -d /tmp/soak.XXXXXX)}
 TIMEOUT=${TIMEOUT:-60}; LOCAL=${LOCAL:-14,14,14}; TOL=${TOL:-1e-4}; EXTRA=${EXTRA:-}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=ucx
+export OMPI_MCA_rmaps_base_oversubscribe=1
 RANDOM=${SOAK_SEED:-7}
 
 load_pid=""
@@ -62,7 +62,10 @@ for i in $(seq "$N"); do
   tr=${transports[$((pair / 2))]}; v=${variants[$((pair % 2))]}
   np=$((2 + RANDOM % 3)); slow=$((RANDOM % np)); fac=$((1 + RANDOM % 5))
   noise=""; [ $((RANDOM % 3)) = 0 ] && noise="--noise-us 200 --noise-hz 500 --noise-seed $i"
-  launcher="mpirun --oversubscribe -np"; [ "$tr" = shmem ] && launcher="oshrun --oversubscribe -np"
+  # OMPI_MCA_osc=ucx only under oshrun (Debian's OSHMEM crashes in shmem_finalize without
+  # it); rma keeps Open MPI's own choice of one-sided component, as a user's run does.
+  launcher="mpirun --oversubscribe -np"
+  [ "$tr" = shmem ] && launcher="env OMPI_MCA_osc=ucx oshrun --oversubscribe -np"
   f="$OUT/r$i.json"
   # shellcheck disable=SC2086
   timeout --kill-after=5 "$TIMEOUT" $launcher $np "$AS" solve --problem plume --local "$LOCAL" \
