@@ -230,20 +230,9 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
     convergence = collectives::make_convergence_allreduce(
         allreduce.name(), comm, solvers::async_convergence_values, transport);
   }
-  par::FaultInjector faults(
-      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
-                        static_cast<std::uint64_t>(config.noise_seed)},
-      comm.rank());
-
-  solvers::JacobiOptions options;
-  options.tol = config.tol;
-  options.max_iters = config.max_iters;
-  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
-  options.check_every = config.check_every;
-  options.halo_every = config.halo_every;
+  par::FaultInjector faults(fault_options(config), comm.rank());
+  solvers::JacobiOptions options = jacobi_options(config, comm, faults);
   options.copy = config.copy;
-  if (faults.is_active()) options.faults = &faults;
-  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   const HybridSetup hybrid =
       make_hybrid(config, decomposition, u, *halo, comm::Neighbourhood::faces);
   options.hybrid = hybrid.stencil.get();
@@ -366,10 +355,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, comm.size()));
   }
-  par::FaultInjector faults(
-      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
-                        static_cast<std::uint64_t>(config.noise_seed)},
-      comm.rank());
+  par::FaultInjector faults(fault_options(config), comm.rank());
   if (faults.is_active()) options.faults = &faults;
   const HybridSetup hybrid = make_hybrid(config, decomposition, system.x, *halo, neighbourhood);
   options.hybrid = hybrid.stencil.get();
@@ -391,6 +377,24 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
 }
 
 }  // namespace
+
+par::FaultOptions fault_options(const SolveConfig& config) {
+  return par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
+                           static_cast<std::uint64_t>(config.noise_seed)};
+}
+
+solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm& comm,
+                                      par::FaultInjector& faults) {
+  solvers::JacobiOptions options;
+  options.tol = config.tol;
+  options.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
+  options.check_every = config.check_every;
+  options.halo_every = config.halo_every;
+  if (faults.is_active()) options.faults = &faults;
+  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  return options;
+}
 
 /// The --monitor printer (rank 0): iteration, residual and rate, at most
 /// every --monitor-every seconds.
