@@ -354,6 +354,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   options.max_iters = config.max_iters;
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (config.slow_rank >= comm.size()) {
@@ -460,6 +461,9 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.halo_tests = par::rank_stats(comm, static_cast<double>(result.halo_tests));
   s.halo_exchanges = result.halo_exchanges;
   s.progress_passes = par::rank_stats(comm, static_cast<double>(solved.progress_passes));
+  s.pc = result.pc;
+  s.pc_setup_s = par::rank_stats(comm, result.pc.setup_s);
+  s.pc_applies_behind_reduction = result.pc_applies_behind_reduction;
 
   return s;
 }

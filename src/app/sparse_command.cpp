@@ -189,6 +189,7 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   options.max_iters = config.max_iters;
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   par::FaultInjector faults(
