@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -188,9 +189,11 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
     const auto spec = std::find_if(specs.begin(), specs.end(),
                                    [&](const PcOptionSpec& s) { return s.name == name; });
     if (spec == specs.end()) {
+      std::vector<std::string_view> names;
+      for (const PcOptionSpec& s : specs) names.push_back(s.name);
       throw InputError(fmt::format("--pc-option '{}': {} has no option '{}', expected one of {}",
                                    item, pc_kind_name(settings.kind), name,
-                                   pc_option_summary(settings.kind)));
+                                   fmt::join(names, ", ")));
     }
     settings.options.emplace_back(std::string(name), checked_value(*spec, value, settings.kind));
   }
