@@ -401,7 +401,8 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                   "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (sym-gs), "
                   "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
                   "max_levels (25), pmax (4); the README lists their values",
-          .applies = applies_when({when("--pc", {"chebyshev", "boomeramg"})}),
+          .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                                   when("--pc", {"chebyshev", "boomeramg"})}),
           .shown_default = "none",
           .sample = "lanczos_steps=20",
           .value = "NAME=VALUE"})

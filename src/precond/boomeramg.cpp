@@ -43,12 +43,12 @@ int hypre_code(std::string_view option, std::string_view value) {
     int code;
   };
   static constexpr Code codes[] = {
-      {"coarsen", "cljp", 0},      {"coarsen", "rs", 3},         {"coarsen", "falgout", 6},
-      {"coarsen", "pmis", 8},      {"coarsen", "hmis", 10},      {"interp", "classical", 0},
-      {"interp", "direct", 3},     {"interp", "ext+i", 6},       {"interp", "standard", 8},
-      {"interp", "ext", 14},       {"relax", "jacobi", 0},       {"relax", "sym-gs", 6},
-      {"relax", "l1-sym-gs", 8},   {"relax", "chebyshev", 16},   {"relax", "l1-jacobi", 18},
-      {"cycle", "v", 1},           {"cycle", "w", 2}};
+      {"coarsen", "cljp", 0},    {"coarsen", "rs", 3},       {"coarsen", "falgout", 6},
+      {"coarsen", "pmis", 8},    {"coarsen", "hmis", 10},    {"interp", "classical", 0},
+      {"interp", "direct", 3},   {"interp", "ext+i", 6},     {"interp", "standard", 8},
+      {"interp", "ext", 14},     {"relax", "jacobi", 0},     {"relax", "sym-gs", 6},
+      {"relax", "l1-sym-gs", 8}, {"relax", "chebyshev", 16}, {"relax", "l1-jacobi", 18},
+      {"cycle", "v", 1},         {"cycle", "w", 2}};
   for (const Code& c : codes)
     if (c.option == option && c.value == value) return c.code;
   return -1;

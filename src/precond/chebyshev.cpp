@@ -106,12 +106,9 @@ class Chebyshev final : public Preconditioner {
           "{:.6e}]: expected a positive definite A",
           ritz_min, ritz_max));
     }
-    report_.numbers = {{"degree", degree_},
-                       {"lanczos_steps", done},
-                       {"ritz_min", ritz_min},
-                       {"ritz_max", ritz_max},
-                       {"lambda_min", lambda_min_},
-                       {"lambda_max", lambda_max_}};
+    report_.numbers = {{"degree", degree_},         {"lanczos_steps", done},
+                       {"ritz_min", ritz_min},      {"ritz_max", ritz_max},
+                       {"lambda_min", lambda_min_}, {"lambda_max", lambda_max_}};
     report_.settings = {{"lanczos_steps", fmt::format("{}", steps)},
                         {"lambda_max_factor", fmt::format("{}", factor)}};
     report_.setup_s = core::now_s() - t0;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,17 +80,42 @@ std::string checked_value(const PcOptionSpec& spec, std::string_view value, PcKi
 
 std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
   static const std::array<PcOptionSpec, 2> chebyshev{{
-      {"lanczos_steps", "10", {}, true, 2, 200,
+      {"lanczos_steps",
+       "10",
+       {},
+       true,
+       2,
+       200,
        "CG (Lanczos) steps that estimate the eigenvalue bounds at setup"},
-      {"lambda_max_factor", "1.1", {}, false, 1, 10,
+      {"lambda_max_factor",
+       "1.1",
+       {},
+       false,
+       1,
+       10,
        "safety factor on the largest eigenvalue estimate"},
   }};
   static const std::array<PcOptionSpec, 10> boomeramg{{
-      {"coarsen", "hmis", {"hmis", "pmis", "falgout", "cljp", "rs"}, false, 0, 0,
+      {"coarsen",
+       "hmis",
+       {"hmis", "pmis", "falgout", "cljp", "rs"},
+       false,
+       0,
+       0,
        "coarsening (HYPRE_BoomerAMGSetCoarsenType)"},
-      {"interp", "ext+i", {"ext+i", "ext", "standard", "classical", "direct"}, false, 0, 0,
+      {"interp",
+       "ext+i",
+       {"ext+i", "ext", "standard", "classical", "direct"},
+       false,
+       0,
+       0,
        "interpolation (HYPRE_BoomerAMGSetInterpType)"},
-      {"relax", "sym-gs", {"sym-gs", "l1-sym-gs", "jacobi", "l1-jacobi", "chebyshev"}, false, 0, 0,
+      {"relax",
+       "sym-gs",
+       {"sym-gs", "l1-sym-gs", "jacobi", "l1-jacobi", "chebyshev"},
+       false,
+       0,
+       0,
        "smoother, symmetric as CG needs (HYPRE_BoomerAMGSetRelaxType)"},
       {"cycle", "v", {"v", "w"}, false, 0, 0, "cycle type"},
       {"cycles", "1", {}, true, 1, 10, "cycles per apply"},
@@ -113,8 +138,16 @@ std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
 }
 
 std::string pc_option_value(const PcSettings& settings, std::string_view name) {
-  for (auto it = settings.options.rbegin(); it != settings.options.rend(); ++it)
-    if (it->first == name) return it->second;
+  // the last one given wins
+  std::string given;
+  bool found = false;
+  for (const auto& [key, value] : settings.options) {
+    if (key == name) {
+      given = value;
+      found = true;
+    }
+  }
+  if (found) return given;
   for (const PcOptionSpec& spec : pc_option_specs(settings.kind))
     if (spec.name == name) return std::string(spec.default_value);
   return {};
@@ -154,9 +187,9 @@ void parse_pc(std::string_view text, PcSettings& settings) {
   if (text.substr(0, prefix.size()) == prefix) {
     const auto degree = to_integer(text.substr(prefix.size()));
     if (!degree || *degree < 1 || *degree > max_degree) {
-      throw InputError(fmt::format(
-          "--pc {}: expected chebyshev:DEGREE with DEGREE an integer from 1 to {}", text,
-          max_degree));
+      throw InputError(
+          fmt::format("--pc {}: expected chebyshev:DEGREE with DEGREE an integer from 1 to {}",
+                      text, max_degree));
     }
     settings.kind = PcKind::chebyshev;
     settings.degree = static_cast<int>(*degree);
@@ -175,9 +208,9 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
     if (item.empty()) continue;
     const std::span<const PcOptionSpec> specs = pc_option_specs(settings.kind);
     if (specs.empty()) {
-      throw InputError(fmt::format(
-          "--pc-option '{}' with --pc {}: {} takes no options, expected no --pc-option", item,
-          pc_kind_name(settings.kind), pc_kind_name(settings.kind)));
+      throw InputError(
+          fmt::format("--pc-option '{}' with --pc {}: {} takes no options, expected no --pc-option",
+                      item, pc_kind_name(settings.kind), pc_kind_name(settings.kind)));
     }
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
@@ -202,7 +235,7 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
 std::string pc_options_text(const PcSettings& settings) {
   std::vector<std::string> pairs;
   pairs.reserve(settings.options.size());
-  for (const auto& [name, value] : settings.options) pairs.push_back(name + "=" + value);
+  for (const auto& [name, value] : settings.options) pairs.push_back(fmt::format("{}={}", name, value));
   return fmt::format("{}", fmt::join(pairs, ","));
 }
 
@@ -212,8 +245,8 @@ std::string pc_option_summary(PcKind kind) {
     const std::string values = !spec.choices.empty()
                                    ? fmt::format("{}", fmt::join(spec.choices, "|"))
                                    : fmt::format("{} to {}", spec.min, spec.max);
-    parts.push_back(fmt::format("{}={} ({}, default {})", spec.name, values, spec.help,
-                                spec.default_value));
+    parts.push_back(
+        fmt::format("{}={} ({}, default {})", spec.name, values, spec.help, spec.default_value));
   }
   if (parts.empty()) return "none";
   return fmt::format("{}", fmt::join(parts, "; "));

@@ -126,10 +126,11 @@ int krylov_fields(KrylovMethod method) {
 }
 
 std::vector<std::string> krylov_phase_names() {
-  return {"matvec_interior", "halo_start", "halo_wait",   "matvec_boundary",
-          "sdotp_start",     "sdotp_wait", "gamma_start", "gamma_wait",
-          "iprod_start",     "iprod_wait", "dots_start",  "dots_wait",
-          "precond",         "axpy",       "vector_scale", "precond_setup", "precond_hidden"};
+  return {"matvec_interior", "halo_start", "halo_wait",    "matvec_boundary",
+          "sdotp_start",     "sdotp_wait", "gamma_start",  "gamma_wait",
+          "iprod_start",     "iprod_wait", "dots_start",   "dots_wait",
+          "precond",         "axpy",       "vector_scale", "precond_setup",
+          "precond_hidden"};
 }
 
 KrylovSystem make_krylov_system(const grid::Problem& problem,
@@ -168,7 +169,9 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         "--pc {} with --hybrid: the hybrid schemes run with jacobi or none, expected no --hybrid",
         precond::pc_text(options.pc)));
   }
-  if (is_preconditioned(options.method, options.jacobi || options.pc.kind == precond::PcKind::chebyshev) && !(system.op.diagonal() > 0.0)) {
+  if (is_preconditioned(options.method,
+                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev) &&
+      !(system.op.diagonal() > 0.0)) {
     throw core::InputError(fmt::format(
         "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
         "a positive diagonal; expected a shift above {}",
@@ -188,7 +191,8 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method, options.jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
+  if (is_preconditioned(options.method,
+                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
     const DiagonalCheck d = smallest_diagonal(matrix, system.op);
     if (!(d.value > 0.0)) {
       throw core::InputError(fmt::format(

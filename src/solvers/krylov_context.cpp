@@ -30,8 +30,7 @@ void check_positive(std::string_view what, double value, long iteration) {
 
 InnerProduct::InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
                            core::PhaseTimers& timers, KrylovPhase start_phase,
-                           KrylovPhase wait_phase, par::ProgressThread* progress,
-                           int* in_flight)
+                           KrylovPhase wait_phase, par::ProgressThread* progress, int* in_flight)
     : reduction_(collectives::make_nonblocking_allreduce(algorithm, comm, size)),
       timers_(timers),
       start_phase_(start_phase),
@@ -124,8 +123,9 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
 
 InnerProduct& KrylovContext::add_inner_product(std::size_t size, KrylovPhase start,
                                                KrylovPhase wait) {
-  products_.push_back(std::make_unique<InnerProduct>(
-      options_.allreduce, comm_, size, result_.phases, start, wait, options_.progress, &in_flight_));
+  products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size,
+                                                     result_.phases, start, wait, options_.progress,
+                                                     &in_flight_));
   return *products_.back();
 }
 

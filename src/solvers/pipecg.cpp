@@ -19,8 +19,8 @@ void run_pipecg(KrylovContext& k) {
   // make m = w, and m = M^-1 w is applied at the top of the loop, behind
   // the reduction.
   const bool general = k.has_preconditioner();
-  const ops::Scaling minv = k.options().jacobi && !general ? k.inverse_diagonal()
-                                                           : ops::Scaling{1.0, nullptr};
+  const ops::Scaling minv =
+      k.options().jacobi && !general ? k.inverse_diagonal() : ops::Scaling{1.0, nullptr};
   grid::Field r = k.make_field();
   grid::Field u = k.make_field();
   grid::Field w = k.make_field();

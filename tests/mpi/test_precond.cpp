@@ -142,8 +142,8 @@ TEST_P(Preconditioned, ReachesTheToleranceWithTheTrueResidual) {
 }
 
 std::string case_name(const testing::TestParamInfo<Case>& p) {
-  std::string n = p.param.problem + (p.param.assembled ? "_csr_" : "_") + p.param.method + "_" +
-                  p.param.pc;
+  std::string n =
+      p.param.problem + (p.param.assembled ? "_csr_" : "_") + p.param.method + "_" + p.param.pc;
   for (char& ch : n)
     if (ch == '-' || ch == ':') ch = '_';
   return n;

@@ -111,10 +111,10 @@ class PcOperator {
 /// What a preconditioner's setup found and what it was set up with, for the
 /// result document ("method.pc_setup").
 struct PcReport {
-  std::string name;     ///< pc_kind_name
-  double setup_s = 0;   ///< this rank's setup time
-  long matvecs = 0;     ///< mat-vecs made by the applies (chebyshev)
-  long applies = 0;     ///< applies made
+  std::string name;    ///< pc_kind_name
+  double setup_s = 0;  ///< this rank's setup time
+  long matvecs = 0;    ///< mat-vecs made by the applies (chebyshev)
+  long applies = 0;    ///< applies made
   /// Numbers setup found (chebyshev: lambda_min, lambda_max, the Lanczos
   /// steps; boomeramg: levels), identical on every rank.
   std::vector<std::pair<std::string, double>> numbers;
