@@ -64,6 +64,8 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("noise_seed", c.noise_seed);
   w("test_every", c.test_every);
   w("pc", name(c.pc));
+  w("pc_degree", c.pc_settings.degree);
+  w("pc_options", precond::pc_options_text(c.pc_settings));
   w("shift", c.shift);
   const SpinConfig& s = c.spin;
   w("spin.sites", s.sites);

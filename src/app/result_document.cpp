@@ -69,6 +69,8 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"decomposition_input", c.decomposition.global ? "global" : "local"},
       {"test_every", c.test_every},
       {"pc", name(c.pc)},
+      {"pc_degree", c.pc_settings.degree},
+      {"pc_options", precond::pc_options_text(c.pc_settings)},
       {"shift", c.shift},
       {"matrix", c.sparse.matrix_path},
       {"rhs", c.sparse.rhs_path},
@@ -113,6 +115,19 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                   {"halo_tests", stats_json(s.halo_tests)},
                   {"progress_passes", stats_json(s.progress_passes)},
                   {"idle_waits", stats_json(s.idle_waits)}};
+  if (!s.pc.name.empty()) {
+    nlohmann::ordered_json pc = {{"name", s.pc.name},
+                                 {"setup_s", s.pc_setup_s.max},
+                                 {"setup_s_ranks", stats_json(s.pc_setup_s)},
+                                 {"applies", s.pc.applies},
+                                 {"applies_behind_reduction", s.pc_applies_behind_reduction},
+                                 {"matvecs", s.pc.matvecs}};
+    for (const auto& [key, value] : s.pc.numbers) pc[key] = value;
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : s.pc.settings) settings[key] = value;
+    pc["settings"] = settings;
+    doc["pc_setup"] = pc;
+  }
   doc["history"] = s.history;
   return doc;
 }

@@ -57,6 +57,9 @@ struct RunSummary {
   long halo_exchanges = 0;    ///< rank 0's halo exchanges
   par::RankStats progress_passes;  ///< passes of the progress thread's loop per rank
   par::RankStats idle_waits;  ///< async/racy Jacobi: waits for news per rank (OpenMP: all threads)
+  precond::PcReport pc;       ///< rank 0's preconditioner report (name empty: none set up)
+  par::RankStats pc_setup_s;  ///< the preconditioner's setup time per rank
+  long pc_applies_behind_reduction = 0;  ///< rank 0's applies with a reduction in flight
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

@@ -349,6 +349,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (config.slow_rank >= comm.size()) {
@@ -471,6 +472,9 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.halo_exchanges = result.halo_exchanges;
   s.progress_passes = par::rank_stats(comm, static_cast<double>(solved.progress_passes));
   s.idle_waits = par::rank_stats(comm, static_cast<double>(result.idle_waits));
+  s.pc = result.pc;
+  s.pc_setup_s = par::rank_stats(comm, result.pc.setup_s);
+  s.pc_applies_behind_reduction = result.pc_applies_behind_reduction;
 
   return s;
 }

@@ -71,18 +71,32 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     // cg is unpreconditioned and so, unless asked, is pipecg.
     const bool plain = c.method == Method::cg || c.method == Method::pipecg;
     c.pc = plain ? Preconditioner::none : Preconditioner::jacobi;
-    return;
-  }
-  if (c.method == Method::pipecg) {
-    expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
-  } else if (c.method == Method::cg) {
-    expect_one_of("--pc", a.pc, {"auto", "none"},
-                  " (cg is unpreconditioned; pcg1, pcg2 and pcg-overlap use jacobi)");
   } else {
-    expect_one_of("--pc", a.pc, {"auto", "jacobi"},
-                  fmt::format(" ({} is the Jacobi-preconditioned CG of paper 003)", a.method));
+    precond::PcSettings pc;
+    precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
+    const bool general =
+        pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+    if (c.method == Method::pipecg) {
+      if (!general) expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
+    } else if (c.method == Method::cg) {
+      expect_one_of("--pc", a.pc, {"auto", "none"},
+                    " (cg is unpreconditioned; pcg1, pcg2, pcg-overlap and pipecg take "
+                    "jacobi, chebyshev or boomeramg)");
+    } else if (!general) {
+      expect_one_of(
+          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg"},
+          fmt::format(" ({} is the preconditioned CG of paper 003; none is cg)", a.method));
+    }
+    if (pc.kind == precond::PcKind::boomeramg && !precond::boomeramg_available()) {
+      throw InputError(
+          "--pc boomeramg: this build has no hypre (configure with libhypre-dev installed), "
+          "expected jacobi or chebyshev");
+    }
+    c.pc = *parse<Preconditioner>(precond::pc_kind_name(pc.kind));
+    c.pc_settings = pc;
   }
-  c.pc = *parse<Preconditioner>(a.pc);
+  c.pc_settings.kind = static_cast<precond::PcKind>(static_cast<int>(c.pc));
+  if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc_settings);
 }
 
 /// What --transport omp takes (checks that need the rank count or the grid
@@ -258,7 +272,8 @@ Context solve_context(const SolveConfig& c) {
                   {"--transport", {std::string(name(c.transport))}},
                   {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}},
                   {"--matrix", {c.sparse.matrix_path.empty() ? "" : "FILE"}},
-                  {"--assemble", {c.sparse.assemble ? "given" : ""}}}};
+                  {"--assemble", {c.sparse.assemble ? "given" : ""}},
+                  {"--pc", {std::string(name(c.pc))}}}};
 }
 
 solvers::KrylovMethod krylov_method(Method method) {
@@ -407,10 +422,27 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
                     "mat-vec (0: never; paper 001 §3.4)",
             .applies = krylov});
-  t.choice("--pc", a.pc, {"auto", "none", "jacobi"},
-           {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
-                    "none for pipecg), none or jacobi (pipecg)",
-            .applies = krylov});
+  t.text("--pc", a.pc,
+         {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
+                  "none for pipecg), none (pipecg), jacobi, chebyshev[:DEGREE] (Chebyshev "
+                  "polynomial of D^-1 A, DEGREE mat-vecs per apply, default 3; no inner "
+                  "products) or boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre)",
+          .applies = krylov,
+          .sample = "chebyshev:4",
+          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg",
+          .limits = "DEGREE 1 to 100"});
+  t.text("--pc-option", a.pc_option,
+         {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
+                  "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
+                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (sym-gs), "
+                  "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
+                  "max_levels (25), pmax (4); the README lists their values",
+          .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                                   when("--pc", {"chebyshev", "boomeramg"})}),
+          .shown_default = "none",
+          .sample = "lanczos_steps=20",
+          .value = "NAME=VALUE"})
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   t.number("--shift", c.shift, {-1e12, 1e12},
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",

@@ -8,6 +8,7 @@
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
@@ -55,10 +56,11 @@ struct EnumNames<Transport> {
 };
 
 /// --pc, resolved (auto is resolved during validation).
-enum class Preconditioner { none, jacobi };
+enum class Preconditioner { none, jacobi, chebyshev, boomeramg };
 template <>
 struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 2> names{"none", "jacobi"};
+  static constexpr std::array<std::string_view, 4> names{"none", "jacobi", "chebyshev",
+                                                         "boomeramg"};
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -108,6 +110,9 @@ struct SolveConfig {
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
   /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
   Preconditioner pc = Preconditioner::none;
+  /// --pc and --pc-option as the precond layer takes them (kind mirrors pc;
+  /// chebyshev's degree; the validated name=value pairs).
+  precond::PcSettings pc_settings;
   double shift = 0.0;   ///< solve (A + shift I) x = b
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
@@ -145,6 +150,7 @@ struct SolveArgs {
   std::string hybrid = "none";
   std::string halo = "waitall";
   std::string pc = "auto";
+  std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
   std::string allreduce = "auto";
   std::string progress = "none";
   std::string idle;  ///< --idle as given ("" when absent: on for async and racy)

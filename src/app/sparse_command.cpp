@@ -181,6 +181,7 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   par::FaultInjector faults(fault_options(config), comm.rank());

@@ -197,6 +197,7 @@ TEST(OptionTable, OptionsThatDoNothingAreRefused) {
       {"--halo", {"solve", "--transport", "omp", "--halo", "alltoallv"}},
       {"--test-every", {"solve", "--test-every", "8"}},
       {"--pc", {"solve", "--pc", "jacobi"}},
+      {"--pc-option", {"solve", "--pc-option", "lanczos_steps=20"}},
       {"--shift", {"solve", "--shift", "1"}},
       {"--allreduce", {"solve", "--transport", "omp", "--allreduce", "impi"}},
       {"--max-in-flight", {"solve", "--max-in-flight", "7"}},

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 
 namespace asyncsolve::solvers {
 
@@ -49,6 +50,13 @@ struct SolveResult {
   /// OpenMP Jacobi: iterations (sweeps) of each thread, in thread order;
   /// `iterations` is then the largest of them. Empty for the MPI solvers.
   std::vector<long> thread_iterations;
+  /// Krylov methods with --pc chebyshev or boomeramg: what the
+  /// preconditioner's setup found, its settings and counts (name empty
+  /// otherwise).
+  precond::PcReport pc;
+  /// Preconditioner applies made while a reduction was in flight (started,
+  /// not yet waited for): pcg-overlap's iprod, pipecg's three dots.
+  long pc_applies_behind_reduction = 0;
 };
 
 }  // namespace asyncsolve::solvers
