@@ -174,30 +174,24 @@ struct Lanes;
 
 template <>
 struct Lanes<__m512d> {
-  static __m512d load(__mmask8 m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
-  static void store(double* p, __mmask8 m, __m512d v) noexcept { _mm512_mask_storeu_pd(p, m, v); }
-  static __m512d add(__m512d a, __m512d b) noexcept { return _mm512_add_pd(a, b); }
-  static __m512d mul(__m512d a, __m512d b) noexcept { return _mm512_mul_pd(a, b); }
-  static __m512d fnmadd(__m512d a, __m512d b, __m512d c) noexcept {
-    return _mm512_fnmadd_pd(a, b, c);
-  }
-  static __m512d fmadd(__m512d a, __m512d b, __m512d c) noexcept {
-    return _mm512_fmadd_pd(a, b, c);
-  }
+  using V = __m512d;
+  static V load(__mmask8 m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
+  static void store(double* p, __mmask8 m, V v) noexcept { _mm512_mask_storeu_pd(p, m, v); }
+  static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
+  static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
+  static V fnmadd(V a, V b, V c) noexcept { return _mm512_fnmadd_pd(a, b, c); }
+  static V fmadd(V a, V b, V c) noexcept { return _mm512_fmadd_pd(a, b, c); }
 };
 
 template <>
 struct Lanes<__m256d> {
-  static __m256d load(__mmask8 m, const double* p) noexcept { return _mm256_maskz_loadu_pd(m, p); }
-  static void store(double* p, __mmask8 m, __m256d v) noexcept { _mm256_mask_storeu_pd(p, m, v); }
-  static __m256d add(__m256d a, __m256d b) noexcept { return _mm256_add_pd(a, b); }
-  static __m256d mul(__m256d a, __m256d b) noexcept { return _mm256_mul_pd(a, b); }
-  static __m256d fnmadd(__m256d a, __m256d b, __m256d c) noexcept {
-    return _mm256_fnmadd_pd(a, b, c);
-  }
-  static __m256d fmadd(__m256d a, __m256d b, __m256d c) noexcept {
-    return _mm256_fmadd_pd(a, b, c);
-  }
+  using V = __m256d;
+  static V load(__mmask8 m, const double* p) noexcept { return _mm256_maskz_loadu_pd(m, p); }
+  static void store(double* p, __mmask8 m, V v) noexcept { _mm256_mask_storeu_pd(p, m, v); }
+  static V add(V a, V b) noexcept { return _mm256_add_pd(a, b); }
+  static V mul(V a, V b) noexcept { return _mm256_mul_pd(a, b); }
+  static V fnmadd(V a, V b, V c) noexcept { return _mm256_fnmadd_pd(a, b, c); }
+  static V fmadd(V a, V b, V c) noexcept { return _mm256_fmadd_pd(a, b, c); }
 };
 
 /// One row of a pass: its centre c = u(0, j, k), the rows south (j - 1),
