@@ -233,10 +233,19 @@ void refuse_max_time_and_idle_with_lanczos(const SolveArgs& a) {
 }
 
 /// --idle on|off: asynchronous Jacobi only (any --idle, even "on", with sync,
-/// a Krylov method or lanczos is refused).
+/// a Krylov method or lanczos is refused). The CSR system's asynchronous
+/// Jacobi (--matrix, --assemble) does not idle: --idle on is refused there
+/// and the document records off.
 void validate_idle(const SolveArgs& a, SolveConfig& c) {
+  const bool csr = !c.sparse.matrix_path.empty() || c.sparse.assemble;
+  if (csr) c.idle = false;
   if (a.idle.empty()) return;
   expect_one_of("--idle", a.idle, {"on", "off"});
+  if (csr && a.idle == "on" && c.method == Method::jacobi && c.variant != Variant::sync) {
+    throw InputError(
+        "--idle on with --matrix or --assemble: the asynchronous Jacobi of a CSR system "
+        "sweeps without idling, expected --idle off or no --idle");
+  }
   if (c.method != Method::jacobi) {
     throw InputError(
         fmt::format("--idle {} with --method {}: idling applies to asynchronous "
@@ -249,7 +258,7 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
                     "racy variants, expected no --idle (or --variant async or racy)",
                     a.idle));
   }
-  c.idle = a.idle == "on";
+  c.idle = a.idle == "on" && !csr;
 }
 
 /// When to stop and report: --tol, --max-iters, --check-every, --halo-every,

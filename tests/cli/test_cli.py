@@ -133,6 +133,9 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--transport", "omp", "--idle", "off"],
                    "--idle off with --variant sync")
         self.check(["solve", "--method", "cg", "--idle", "off"], "--idle off with --method cg")
+        # The CSR system's asynchronous Jacobi does not idle: on is refused, off accepted.
+        self.check(["solve", "--assemble", "--variant", "async", "--idle", "on"],
+                   "--idle on with --matrix or --assemble")
 
     def test_unknown_choices(self):
         self.check(["solve", "--problem", "heat"], "heat")
