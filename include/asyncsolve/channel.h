@@ -25,11 +25,11 @@
  *   AS_TRANSPORT_MPI  two-sided (MPI_Issend / MPI_Irecv); creation and
  *                     destruction involve only the two ends of each channel.
  *   AS_TRANSPORT_RMA  MPI-3 one-sided, passive target: MPI_Win_allocate,
- *                     MPI_Win_lock_all, MPI_Put (async) or MPI_Accumulate
- *                     with MPI_REPLACE (racy) plus MPI_Win_flush, and
- *                     arrival / acknowledgement flags in the window. A message
- *                     is acknowledged when the receiver has taken it
- *                     (delivered or discarded), freeing its slot.
+ *                     MPI_Win_lock_all, MPI_Put into R slots (async and racy)
+ *                     plus MPI_Win_flush, and arrival / acknowledgement flags
+ *                     in the window (MPI_Fetch_and_op). A message is
+ *                     acknowledged when the receiver has taken it (delivered
+ *                     or discarded), freeing its slot.
  *                     Creation and destruction are COLLECTIVE OVER `comm`:
  *                     every rank of comm calls as_channels_create once with
  *                     all its rma channels on comm (a rank with none passes
@@ -159,6 +159,13 @@ int as_channel_can_send(as_channel* channel, int* flag);
  *  (check can_send first). On return sendbuf may be reused. */
 int as_channel_send(as_channel* channel);
 
+/** Sends sendbuf if it can without blocking: completes acknowledged sends,
+ *  then, if fewer than max_in_flight messages are unacknowledged, sends as
+ *  send() does and sets *sent = 1; otherwise sends nothing and sets *sent =
+ *  0. can_send() followed by send() in one call, progressing once (it does
+ *  not progress receives). */
+int as_channel_try_send(as_channel* channel, int* sent);
+
 /** *flag = 1 if a message has arrived since the last recv() (async), or
  *  always 1 (racy). */
 int as_channel_can_recv(as_channel* channel, int* flag);
@@ -171,6 +178,27 @@ int as_channel_recv(as_channel* channel, int* messages);
 
 /** Progresses the channel's transfers without sending or receiving. */
 int as_channel_progress(as_channel* channel);
+
+/** Waits for news on any of `count` channels: returns when a message has
+ *  arrived on one of them since its last recv() (async and racy alike: in
+ *  racy mode, unlike can_recv(), only a real arrival counts), or when
+ *  `timeout_s` seconds have passed. *index is the first such channel's
+ *  position in `channels`, or -1 at the timeout. timeout_s = 0 polls once;
+ *  it must be >= 0 and finite. count = 0 is valid (it only waits).
+ *
+ *  While it waits, every channel's sends and receives are progressed (sends
+ *  complete and free their slots; racy: recvbuf may change), and the caller's
+ *  core is given up between polls with a bounded back-off: a few polls
+ *  back to back, then sleeps that double from a few microseconds up to
+ *  AS_WAIT_MAX_SLEEP_US (and never past the timeout). So a process with
+ *  nothing to do does not steal the core a slower peer needs, and wakes
+ *  within about that long of the news. Call it in a loop with a short
+ *  timeout to progress other work (a non-blocking reduction) in between.
+ *  Local (no matching call needed); NULL entries are an error (AS_ERR_ARG). */
+int as_channels_wait_any(int count, as_channel** channels, double timeout_s, int* index);
+
+/** The longest sleep, in microseconds, between two polls of as_channels_wait_any. */
+#define AS_WAIT_MAX_SLEEP_US 200
 
 /** Copies the channel's counters. */
 int as_channel_get_stats(const as_channel* channel, as_channel_stats* stats);

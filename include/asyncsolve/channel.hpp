@@ -92,6 +92,12 @@ class Channel {
   }
   /// Sends the send buffer (blocks while the channel is full).
   void send() { check_channel(as_channel_send(handle_), "as_channel_send"); }
+  /// Sends the send buffer if the channel has room; false (nothing sent) if full.
+  bool try_send() {
+    int sent = 0;
+    check_channel(as_channel_try_send(handle_, &sent), "as_channel_try_send");
+    return sent != 0;
+  }
   /// True if a message arrived since the last recv() (always, in racy mode).
   bool can_recv() {
     int flag = 0;
@@ -106,6 +112,25 @@ class Channel {
     return n;
   }
   void progress() { check_channel(as_channel_progress(handle_), "as_channel_progress"); }
+  /// as_channels_wait_any on the open channels of `channels`: waits (with
+  /// back-off, progressing them all) for a message on any of them, at most
+  /// `timeout_s` seconds. Returns the position in `channels` of the first
+  /// one with news, or -1 at the timeout. Local.
+  static int wait_any(std::span<Channel> channels, double timeout_s) {
+    std::vector<as_channel*> handles;
+    std::vector<int> positions;
+    handles.reserve(channels.size());
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      if (channels[i].handle_ == nullptr) continue;
+      handles.push_back(channels[i].handle_);
+      positions.push_back(static_cast<int>(i));
+    }
+    int index = -1;
+    check_channel(
+        as_channels_wait_any(static_cast<int>(handles.size()), handles.data(), timeout_s, &index),
+        "as_channels_wait_any");
+    return index < 0 ? -1 : positions[static_cast<std::size_t>(index)];
+  }
   as_channel_stats stats() const {
     as_channel_stats s{};
     check_channel(as_channel_get_stats(handle_, &s), "as_channel_get_stats");

@@ -45,6 +45,7 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("progress", c.progress.name());
   w("tol", c.tol);
   w("max_iters", c.max_iters);
+  w("max_time_s", c.max_time_s);
   w("check_every", c.check_every);
   w("halo_every", c.halo_every);
   w("copy", c.copy);
@@ -53,6 +54,7 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("json_path", c.json_path);
   w("max_in_flight", c.max_in_flight);
   w("final_sync", c.final_sync);
+  w("idle", c.idle);
   w("threads", c.threads);
   w("hybrid", comm::hybrid_mode_name(c.hybrid));
   w("slow_rank", c.slow_rank);
@@ -62,6 +64,8 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("noise_seed", c.noise_seed);
   w("test_every", c.test_every);
   w("pc", name(c.pc));
+  w("pc_degree", c.pc_settings.degree);
+  w("pc_options", precond::pc_options_text(c.pc_settings));
   w("shift", c.shift);
   const SpinConfig& s = c.spin;
   w("spin.sites", s.sites);

@@ -39,41 +39,48 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                                  {"offset", c.offset}};
   for (const auto& [key, value] : problem.parameters.items()) prob[key] = value;
   doc["problem"] = prob;
-  doc["method"] = {{"name", name(c.method)},
-                   {"variant", name(c.variant)},
-                   {"transport", name(c.transport)},
-                   {"halo", s.halo},
-                   {"allreduce", s.allreduce},
-                   {"max_in_flight", c.max_in_flight},
-                   {"final_sync", c.final_sync},
-                   {"threads", env.threads},
-                   {"hybrid", comm::hybrid_mode_name(c.hybrid)},
-                   {"slow_rank", c.slow_rank},
-                   {"slow_factor", c.slow_factor},
-                   {"noise_us", c.noise_us},
-                   {"noise_hz", c.noise_hz},
-                   {"noise_seed", c.noise_seed},
-                   {"progress", c.progress.name()},
-                   {"tol", c.tol},
-                   {"max_iters", c.max_iters},
-                   {"check_every", c.check_every},
-                   {"halo_every", c.halo_every},
-                   {"copy", c.copy},
-                   {"monitor", c.monitor},
-                   {"monitor_every", c.monitor_every_s},
-                   {"decomposition_input", c.decomposition.global ? "global" : "local"},
-                   {"test_every", c.test_every},
-                   {"pc", name(c.pc)},
-                   {"shift", c.shift},
-                   {"matrix", c.sparse.matrix_path},
-                   {"rhs", c.sparse.rhs_path},
-                   {"x0", c.sparse.x0_path},
-                   {"write_solution", c.sparse.write_solution_path},
-                   {"partition", sparse::format_partition(c.sparse.partition)},
-                   {"scale", name(c.sparse.scale)},
-                   {"force", c.sparse.force},
-                   {"assemble", c.sparse.assemble},
-                   {"matrix_memory_gib", c.sparse.matrix_memory_gib}};
+  doc["method"] = {
+      {"name", name(c.method)},
+      {"variant", name(c.variant)},
+      {"transport", name(c.transport)},
+      {"halo", s.halo},
+      {"allreduce", s.allreduce},
+      {"max_in_flight", c.max_in_flight},
+      {"final_sync", c.final_sync},
+      {"threads", env.threads},
+      {"hybrid", comm::hybrid_mode_name(c.hybrid)},
+      {"slow_rank", c.slow_rank},
+      {"slow_factor", c.slow_factor},
+      {"noise_us", c.noise_us},
+      {"noise_hz", c.noise_hz},
+      {"noise_seed", c.noise_seed},
+      {"progress", c.progress.name()},
+      {"tol", c.tol},
+      {"max_iters", c.max_iters},
+      {"max_time", c.max_time_s > 0.0 ? nlohmann::json(c.max_time_s) : nlohmann::json(nullptr)},
+      {"idle", c.method == Method::jacobi && c.variant != Variant::sync
+                   ? nlohmann::json(c.idle ? "on" : "off")
+                   : nlohmann::json(nullptr)},
+      {"check_every", c.check_every},
+      {"halo_every", c.halo_every},
+      {"copy", c.copy},
+      {"monitor", c.monitor},
+      {"monitor_every", c.monitor_every_s},
+      {"decomposition_input", c.decomposition.global ? "global" : "local"},
+      {"test_every", c.test_every},
+      {"pc", name(c.pc)},
+      {"pc_degree", c.pc_settings.degree},
+      {"pc_options", precond::pc_options_text(c.pc_settings)},
+      {"shift", c.shift},
+      {"matrix", c.sparse.matrix_path},
+      {"rhs", c.sparse.rhs_path},
+      {"x0", c.sparse.x0_path},
+      {"write_solution", c.sparse.write_solution_path},
+      {"partition", sparse::format_partition(c.sparse.partition)},
+      {"scale", name(c.sparse.scale)},
+      {"force", c.sparse.force},
+      {"assemble", c.sparse.assemble},
+      {"matrix_memory_gib", c.sparse.matrix_memory_gib}};
   std::vector<long long> per_rank;
   for (const double it : s.iterations_per_rank) per_rank.push_back(std::llround(it));
   nlohmann::ordered_json iterations = {{"min", std::llround(s.iterations.min)},
@@ -106,7 +113,21 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
                   {"batch_sizes", s.batch_sizes},
                   {"halo_exchanges", s.halo_exchanges},
                   {"halo_tests", stats_json(s.halo_tests)},
-                  {"progress_passes", stats_json(s.progress_passes)}};
+                  {"progress_passes", stats_json(s.progress_passes)},
+                  {"idle_waits", stats_json(s.idle_waits)}};
+  if (!s.pc.name.empty()) {
+    nlohmann::ordered_json pc = {{"name", s.pc.name},
+                                 {"setup_s", s.pc_setup_s.max},
+                                 {"setup_s_ranks", stats_json(s.pc_setup_s)},
+                                 {"applies", s.pc.applies},
+                                 {"applies_behind_reduction", s.pc_applies_behind_reduction},
+                                 {"matvecs", s.pc.matvecs}};
+    for (const auto& [key, value] : s.pc.numbers) pc[key] = value;
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : s.pc.settings) settings[key] = value;
+    pc["settings"] = settings;
+    doc["pc_setup"] = pc;
+  }
   doc["history"] = s.history;
   return doc;
 }
@@ -189,6 +210,10 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (s.final_sync_iterations > 0) {
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }
+    if (s.idle_waits.max > 0) {
+      line("idle",
+           fmt::format("{} waits for news over the threads", std::llround(s.idle_waits.max)));
+    }
   } else if (c.variant != Variant::sync) {
     line("messages",
          fmt::format("{:.2f} sends per iteration, {} skipped (channel full){}",
@@ -196,6 +221,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      s.final_sync_iterations > 0
                          ? fmt::format(", {} final sync iterations", s.final_sync_iterations)
                          : std::string()));
+    if (s.idle_waits.max > 0) {
+      line("idle", fmt::format("waits for news per rank: min {} mean {:.1f} max {}",
+                               std::llround(s.idle_waits.min), s.idle_waits.mean,
+                               std::llround(s.idle_waits.max)));
+    }
   }
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
   std::string phases;

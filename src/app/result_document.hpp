@@ -12,7 +12,9 @@
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
+#include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/result.hpp"
 #include "cli.hpp"
 
@@ -54,6 +56,10 @@ struct RunSummary {
   par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
   long halo_exchanges = 0;    ///< rank 0's halo exchanges
   par::RankStats progress_passes;  ///< passes of the progress thread's loop per rank
+  par::RankStats idle_waits;  ///< async/racy Jacobi: waits for news per rank (OpenMP: all threads)
+  precond::PcReport pc;       ///< rank 0's preconditioner report (name empty: none set up)
+  par::RankStats pc_setup_s;  ///< the preconditioner's setup time per rank
+  long pc_applies_behind_reduction = 0;  ///< rank 0's applies with a reduction in flight
 };
 
 /// What the solve ran on: problem and decomposition as resolved.
@@ -79,6 +85,17 @@ struct Solved {
 /// The --monitor printer (call it on rank 0): iteration, residual and rate,
 /// at most every --monitor-every seconds. Defined in solve_command.cpp.
 std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig& config);
+
+/// Jacobi's options from the config (tol, --max-iters, --max-time,
+/// --check-every, --halo-every; `faults` when it injects anything; the
+/// --monitor printer on the root of `comm`), for the structured and the CSR
+/// solves alike. Local; `faults` must outlive the solve. Defined in
+/// solve_command.cpp.
+solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm& comm,
+                                      par::FaultInjector& faults);
+
+/// The fault injection --slow-rank, --slow-factor and --noise-* ask for.
+par::FaultOptions fault_options(const SolveConfig& config);
 
 /// Collective: a solve's result summarised over the ranks of `comm` (with
 /// `omp`, over OpenMP Jacobi's threads). Defined in solve_command.cpp.

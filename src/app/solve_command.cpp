@@ -227,21 +227,12 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
   if (asynchronous) {
-    convergence = collectives::make_convergence_allreduce(allreduce.name(), comm, 2, transport);
+    convergence = collectives::make_convergence_allreduce(
+        allreduce.name(), comm, solvers::async_convergence_values, transport);
   }
-  par::FaultInjector faults(
-      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
-                        static_cast<std::uint64_t>(config.noise_seed)},
-      comm.rank());
-
-  solvers::JacobiOptions options;
-  options.tol = config.tol;
-  options.max_iters = config.max_iters;
-  options.check_every = config.check_every;
-  options.halo_every = config.halo_every;
+  par::FaultInjector faults(fault_options(config), comm.rank());
+  solvers::JacobiOptions options = jacobi_options(config, comm, faults);
   options.copy = config.copy;
-  if (faults.is_active()) options.faults = &faults;
-  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   const HybridSetup hybrid =
       make_hybrid(config, decomposition, u, *halo, comm::Neighbourhood::faces);
   options.hybrid = hybrid.stencil.get();
@@ -259,6 +250,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
     async.final_sync = config.final_sync;
     async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
     async.transport = transport;
+    async.idle = config.idle;
     out.result =
         solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence, async);
   } else {
@@ -323,6 +315,7 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
   solvers::OmpJacobiOptions options;
   options.base.tol = config.tol;
   options.base.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.base.max_time_s = config.max_time_s;
   options.base.check_every = config.check_every;
   options.base.copy = config.copy;
   if (config.monitor) options.base.monitor = make_monitor(config);
@@ -331,6 +324,7 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
                                                        : solvers::OmpVariant::racy;
   options.threads = threads;
   options.final_sync = config.final_sync;
+  options.idle = config.idle;
   Solved out;
   out.result = solvers::jacobi_omp(problem, decomposition, u, options);
   out.halo = "none";
@@ -352,18 +346,17 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   options.method = krylov_method(config.method);
   options.tol = config.tol;
   options.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (config.slow_rank >= comm.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, comm.size()));
   }
-  par::FaultInjector faults(
-      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
-                        static_cast<std::uint64_t>(config.noise_seed)},
-      comm.rank());
+  par::FaultInjector faults(fault_options(config), comm.rank());
   if (faults.is_active()) options.faults = &faults;
   const HybridSetup hybrid = make_hybrid(config, decomposition, system.x, *halo, neighbourhood);
   options.hybrid = hybrid.stencil.get();
@@ -385,6 +378,24 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
 }
 
 }  // namespace
+
+par::FaultOptions fault_options(const SolveConfig& config) {
+  return par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
+                           static_cast<std::uint64_t>(config.noise_seed)};
+}
+
+solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm& comm,
+                                      par::FaultInjector& faults) {
+  solvers::JacobiOptions options;
+  options.tol = config.tol;
+  options.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
+  options.check_every = config.check_every;
+  options.halo_every = config.halo_every;
+  if (faults.is_active()) options.faults = &faults;
+  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  return options;
+}
 
 /// The --monitor printer (rank 0): iteration, residual and rate, at most
 /// every --monitor-every seconds.
@@ -460,6 +471,10 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.halo_tests = par::rank_stats(comm, static_cast<double>(result.halo_tests));
   s.halo_exchanges = result.halo_exchanges;
   s.progress_passes = par::rank_stats(comm, static_cast<double>(solved.progress_passes));
+  s.idle_waits = par::rank_stats(comm, static_cast<double>(result.idle_waits));
+  s.pc = result.pc;
+  s.pc_setup_s = par::rank_stats(comm, result.pc.setup_s);
+  s.pc_applies_behind_reduction = result.pc_applies_behind_reduction;
 
   return s;
 }

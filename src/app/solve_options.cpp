@@ -71,18 +71,32 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     // cg is unpreconditioned and so, unless asked, is pipecg.
     const bool plain = c.method == Method::cg || c.method == Method::pipecg;
     c.pc = plain ? Preconditioner::none : Preconditioner::jacobi;
-    return;
-  }
-  if (c.method == Method::pipecg) {
-    expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
-  } else if (c.method == Method::cg) {
-    expect_one_of("--pc", a.pc, {"auto", "none"},
-                  " (cg is unpreconditioned; pcg1, pcg2 and pcg-overlap use jacobi)");
   } else {
-    expect_one_of("--pc", a.pc, {"auto", "jacobi"},
-                  fmt::format(" ({} is the Jacobi-preconditioned CG of paper 003)", a.method));
+    precond::PcSettings pc;
+    precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
+    const bool general =
+        pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+    if (c.method == Method::pipecg) {
+      if (!general) expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
+    } else if (c.method == Method::cg) {
+      expect_one_of("--pc", a.pc, {"auto", "none"},
+                    " (cg is unpreconditioned; pcg1, pcg2, pcg-overlap and pipecg take "
+                    "jacobi, chebyshev or boomeramg)");
+    } else if (!general) {
+      expect_one_of(
+          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg"},
+          fmt::format(" ({} is the preconditioned CG of paper 003; none is cg)", a.method));
+    }
+    if (pc.kind == precond::PcKind::boomeramg && !precond::boomeramg_available()) {
+      throw InputError(
+          "--pc boomeramg: this build has no hypre (configure with libhypre-dev installed), "
+          "expected jacobi or chebyshev");
+    }
+    c.pc = *parse<Preconditioner>(precond::pc_kind_name(pc.kind));
+    c.pc_settings = pc;
   }
-  c.pc = *parse<Preconditioner>(a.pc);
+  c.pc_settings.kind = static_cast<precond::PcKind>(static_cast<int>(c.pc));
+  if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc_settings);
 }
 
 /// What --transport omp takes (checks that need the rank count or the grid
@@ -202,6 +216,42 @@ void validate_faults(const SolveConfig& c) {
   }
 }
 
+/// --max-time and --idle with --method lanczos: the Lanczos iteration has
+/// no wall-clock guard and does not idle (the table checked the number).
+void refuse_max_time_and_idle_with_lanczos(const SolveArgs& a) {
+  if (given(a.max_time)) {
+    throw InputError(
+        "--max-time with --method lanczos: the Lanczos iteration has no wall-clock guard, "
+        "expected no --max-time");
+  }
+  if (a.idle.empty()) return;
+  expect_one_of("--idle", a.idle, {"on", "off"});
+  throw InputError(
+      fmt::format("--idle {} with --method lanczos: idling applies to asynchronous "
+                  "Jacobi, expected no --idle",
+                  a.idle));
+}
+
+/// --idle on|off: asynchronous Jacobi only (any --idle, even "on", with sync,
+/// a Krylov method or lanczos is refused).
+void validate_idle(const SolveArgs& a, SolveConfig& c) {
+  if (a.idle.empty()) return;
+  expect_one_of("--idle", a.idle, {"on", "off"});
+  if (c.method != Method::jacobi) {
+    throw InputError(
+        fmt::format("--idle {} with --method {}: idling applies to asynchronous "
+                    "Jacobi, expected no --idle",
+                    a.idle, name(c.method)));
+  }
+  if (c.variant == Variant::sync) {
+    throw InputError(
+        fmt::format("--idle {} with --variant sync: idling applies to the async and "
+                    "racy variants, expected no --idle (or --variant async or racy)",
+                    a.idle));
+  }
+  c.idle = a.idle == "on";
+}
+
 /// When to stop and report: --tol, --max-iters, --check-every, --halo-every,
 /// --monitor-every.
 void validate_stop(const SolveConfig& c) {
@@ -222,7 +272,8 @@ Context solve_context(const SolveConfig& c) {
                   {"--transport", {std::string(name(c.transport))}},
                   {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}},
                   {"--matrix", {c.sparse.matrix_path.empty() ? "" : "FILE"}},
-                  {"--assemble", {c.sparse.assemble ? "given" : ""}}}};
+                  {"--assemble", {c.sparse.assemble ? "given" : ""}},
+                  {"--pc", {std::string(name(c.pc))}}}};
 }
 
 solvers::KrylovMethod krylov_method(Method method) {
@@ -371,10 +422,27 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
                     "mat-vec (0: never; paper 001 §3.4)",
             .applies = krylov});
-  t.choice("--pc", a.pc, {"auto", "none", "jacobi"},
-           {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
-                    "none for pipecg), none or jacobi (pipecg)",
-            .applies = krylov});
+  t.text("--pc", a.pc,
+         {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
+                  "none for pipecg), none (pipecg), jacobi, chebyshev[:DEGREE] (Chebyshev "
+                  "polynomial of D^-1 A, DEGREE mat-vecs per apply, default 3; no inner "
+                  "products) or boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre)",
+          .applies = krylov,
+          .sample = "chebyshev:4",
+          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg",
+          .limits = "DEGREE 1 to 100"});
+  t.text("--pc-option", a.pc_option,
+         {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
+                  "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
+                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (sym-gs), "
+                  "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
+                  "max_levels (25), pmax (4); the README lists their values",
+          .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                                   when("--pc", {"chebyshev", "boomeramg"})}),
+          .shown_default = "none",
+          .sample = "lanczos_steps=20",
+          .value = "NAME=VALUE"})
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   t.number("--shift", c.shift, {-1e12, 1e12},
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",
@@ -398,6 +466,12 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
                     "until the true residual is below --tol",
             .applies = async_jacobi});
+  t.choice("--idle", a.idle, {"on", "off"},
+           {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
+                    "what it has waits for news instead of sweeping stale data) or off",
+            .applies = async_jacobi,
+            .shown_default = "on for async and racy",
+            .sample = "off"});
   t.number("--slow-rank", c.slow_rank, {-1, 1e6},
            {.help = "Fault injection: this rank's sweeps take --slow-factor times longer (-1: "
                     "none)",
@@ -434,6 +508,12 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                                      "for lanczos",
                     .sample = "1e-8"});
   t.number("--max-iters", c.max_iters, {0, 1e9}, {.help = "Stop after this many iterations"});
+  a.max_time = t.number("--max-time", c.max_time_s, {1e-300, 1e9},
+                        {.help = "Wall-clock guard of every solve, in seconds: it stops (exit "
+                                 "code 3, reason max_time) once it has run this long",
+                         .applies = grid_method,
+                         .shown_default = "none",
+                         .noun = "a positive number of seconds"});
   t.number("--check-every", c.check_every, {1, 1e9},
            {.help = "Compute the global residual every K iterations", .applies = jacobi});
   t.number("--halo-every", c.halo_every, {1, 1e6},
@@ -472,6 +552,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
                                c.offset};
   c.sparse = validate_sparse(a.sparse, sparse_context);
   if (parse<Method>(a.method) == Method::lanczos || parse<Problem>(a.problem) == Problem::tfim) {
+    if (parse<Method>(a.method) == Method::lanczos) refuse_max_time_and_idle_with_lanczos(a);
     validate_spin(a, c);
     table.refuse_inapplicable(solve_context(c));
     return c;
@@ -507,6 +588,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
     c.pc = Preconditioner::none;
   }
   c.variant = parse_one_of<Variant>("--variant", a.variant);
+  validate_idle(a, c);
   c.transport = parse_one_of<Transport>("--transport", a.transport);
   validate_hybrid(a, l, c);
   if (c.transport == Transport::omp) {

@@ -8,6 +8,7 @@
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
@@ -55,10 +56,11 @@ struct EnumNames<Transport> {
 };
 
 /// --pc, resolved (auto is resolved during validation).
-enum class Preconditioner { none, jacobi };
+enum class Preconditioner { none, jacobi, chebyshev, boomeramg };
 template <>
 struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 2> names{"none", "jacobi"};
+  static constexpr std::array<std::string_view, 4> names{"none", "jacobi", "chebyshev",
+                                                         "boomeramg"};
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -87,6 +89,12 @@ struct SolveConfig {
   std::string json_path;  ///< empty: no result document
   int max_in_flight = 100;
   int final_sync = 0;
+  /// --idle on|off: async/racy Jacobi (mpi, rma, shmem, omp) wait for news
+  /// instead of sweeping stale data. On unless --idle off.
+  bool idle = true;
+  /// --max-time SECONDS: wall-clock guard of every solve (Jacobi and Krylov);
+  /// 0 when not given (no guard).
+  double max_time_s = 0.0;
   /// --transport omp, or --hybrid: OpenMP threads (per rank with --hybrid);
   /// 0 when --threads is not given (then omp_get_max_threads(), i.e.
   /// OMP_NUM_THREADS, at solve time).
@@ -102,6 +110,9 @@ struct SolveConfig {
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
   /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
   Preconditioner pc = Preconditioner::none;
+  /// --pc and --pc-option as the precond layer takes them (kind mirrors pc;
+  /// chebyshev's degree; the validated name=value pairs).
+  precond::PcSettings pc_settings;
   double shift = 0.0;   ///< solve (A + shift I) x = b
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
@@ -139,9 +150,12 @@ struct SolveArgs {
   std::string hybrid = "none";
   std::string halo = "waitall";
   std::string pc = "auto";
+  std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
   std::string allreduce = "auto";
   std::string progress = "none";
+  std::string idle;  ///< --idle as given ("" when absent: on for async and racy)
   CLI::Option* tol = nullptr;
+  CLI::Option* max_time = nullptr;
   CLI::Option* threads = nullptr;
   SpinArgs spin;
   SparseArgs sparse;

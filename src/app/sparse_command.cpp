@@ -146,22 +146,13 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   const collectives::AllreduceAlgorithm& allreduce = *config.allreduce;
   auto reduction = collectives::make_allreduce(
       asynchronous ? collectives::AllreduceAlgorithm{} : allreduce, comm);
-  par::FaultInjector faults(
-      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
-                        static_cast<std::uint64_t>(config.noise_seed)},
-      comm.rank());
-  solvers::JacobiOptions options;
-  options.tol = config.tol;
-  options.max_iters = config.max_iters;
-  options.check_every = config.check_every;
-  options.halo_every = config.halo_every;
-  if (faults.is_active()) options.faults = &faults;
-  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  par::FaultInjector faults(fault_options(config), comm.rank());
+  const solvers::JacobiOptions options = jacobi_options(config, comm, faults);
   Solved out;
   if (asynchronous) {
     const int transport = transport_of(config);
-    auto convergence =
-        collectives::make_convergence_allreduce(allreduce.name(), comm, 2, transport);
+    auto convergence = collectives::make_convergence_allreduce(
+        allreduce.name(), comm, solvers::async_convergence_values, transport);
     solvers::AsyncJacobiOptions async;
     async.base = options;
     async.racy = config.variant == Variant::racy;
@@ -187,14 +178,13 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   options.method = krylov_method(config.method);
   options.tol = config.tol;
   options.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
-  par::FaultInjector faults(
-      par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
-                        static_cast<std::uint64_t>(config.noise_seed)},
-      comm.rank());
+  par::FaultInjector faults(fault_options(config), comm.rank());
   if (faults.is_active()) options.faults = &faults;
   if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(

@@ -3,10 +3,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <new>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -239,6 +242,12 @@ int as_channel_send(as_channel* channel) {
   return guarded([&] { channel->impl->send(); });
 }
 
+int as_channel_try_send(as_channel* channel, int* sent) {
+  if (channel == nullptr || sent == nullptr) return AS_ERR_ARG;
+  *sent = 0;
+  return guarded([&] { *sent = channel->impl->try_send() ? 1 : 0; });
+}
+
 int as_channel_can_recv(as_channel* channel, int* flag) {
   if (channel == nullptr || flag == nullptr) return AS_ERR_ARG;
   return guarded([&] { *flag = channel->impl->can_recv() ? 1 : 0; });
@@ -255,6 +264,35 @@ int as_channel_recv(as_channel* channel, int* messages) {
 int as_channel_progress(as_channel* channel) {
   if (channel == nullptr) return AS_ERR_ARG;
   return guarded([&] { channel->impl->progress(); });
+}
+
+int as_channels_wait_any(int count, as_channel** channels, double timeout_s, int* index) {
+  if (count < 0 || index == nullptr || (count > 0 && channels == nullptr)) return AS_ERR_ARG;
+  if (!(timeout_s >= 0.0) || !std::isfinite(timeout_s)) return AS_ERR_ARG;
+  for (int i = 0; i < count; ++i)
+    if (channels[i] == nullptr) return AS_ERR_ARG;
+  *index = -1;
+  return guarded([&] {
+    // Back-off: polls back to back at first (news often follows within
+    // microseconds), then sleeps doubling up to AS_WAIT_MAX_SLEEP_US.
+    constexpr int eager_polls = 4;
+    const double deadline = MPI_Wtime() + timeout_s;
+    double sleep_s = 2e-6;
+    for (int round = 0;; ++round) {
+      for (int i = 0; i < count; ++i) {
+        if (channels[i]->impl->poll_news()) {
+          *index = i;
+          return;
+        }
+      }
+      const double left = deadline - MPI_Wtime();
+      if (left <= 0.0) return;
+      if (round < eager_polls) continue;
+      const double pause = std::min(sleep_s, left);
+      std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+      sleep_s = std::min(2.0 * sleep_s, AS_WAIT_MAX_SLEEP_US * 1e-6);
+    }
+  });
 }
 
 int as_channel_get_stats(const as_channel* channel, as_channel_stats* stats) {

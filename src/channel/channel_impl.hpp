@@ -63,10 +63,20 @@ class ChannelImpl {
   virtual void finish_create() = 0;
   virtual bool can_send() = 0;
   virtual void send() = 0;
+  /// can_send() and, if true, send(), progressing once; true if it sent.
+  virtual bool try_send() {
+    if (!can_send()) return false;
+    send();
+    return true;
+  }
   virtual bool can_recv() = 0;
   /// Returns the number of messages that arrived since the last call.
   virtual int recv() = 0;
   virtual void progress() = 0;
+  /// Progresses sends and receives like progress(); true if a message has
+  /// arrived since the last recv() (racy too: a real arrival, not can_recv's
+  /// constant true).
+  virtual bool poll_news() = 0;
   /// Starts the closing protocol: tell the peer how many messages were sent.
   virtual void start_destroy() = 0;
   /// Progresses the closing protocol; true when nothing is left in flight.

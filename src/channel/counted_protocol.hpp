@@ -12,8 +12,16 @@
 // that many and all its own messages are acknowledged; the last channel of a
 // store releases it (collectively).
 //
-// A Store provides: int members, open; long long read(MPI_Aint) const (atomic
-// read of an own count, progressing the transport); void write(int peer,
+// Racy mode lands in one slot when the Store's racy_in_one_slot is true (its
+// racy put writes 8-byte elements whole while the owner may read them);
+// otherwise in R slots used as async uses them (a slot is rewritten only once
+// taken, so a plain put never meets a read), the newest copied into recvbuf
+// element by element.
+//
+// A Store provides: static constexpr bool racy_in_one_slot; int members, open;
+// long long read(MPI_Aint) const (atomic
+// read of an own count); void turn_progress() const (runs the transport's
+// progress engine: called when a count read has not moved); void write(int peer,
 // MPI_Aint, long long) const (atomic remote count write, complete at the
 // peer); void put(int peer, MPI_Aint, const void*, std::size_t bytes, bool
 // racy) const (data, complete or ordered before later writes; racy: 8-byte
@@ -55,6 +63,7 @@ class CountedChannel final : public ChannelImpl {
         size_(c.message_size),
         depth_(c.max_in_flight),
         racy_(c.mode == AS_MODE_RACY),
+        one_slot_(racy_ && Store::racy_in_one_slot),
         sendbuf_(c.sendbuf),
         recvbuf_(c.recvbuf),
         my_offset_(offset) {
@@ -64,7 +73,8 @@ class CountedChannel final : public ChannelImpl {
   /// Bytes of window this end needs (0 for a placeholder).
   static MPI_Aint footprint(const as_channel_config& c) {
     if (c.peer == MPI_PROC_NULL) return 0;
-    return kData + round8(c.message_size) * (c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
+    const bool one_slot = c.mode == AS_MODE_RACY && Store::racy_in_one_slot;
+    return kData + round8(c.message_size) * (one_slot ? 1 : c.max_in_flight);
   }
 
   bool null() const { return peer_ == MPI_PROC_NULL; }
@@ -98,11 +108,24 @@ class CountedChannel final : public ChannelImpl {
   /// Called once the store exists and is initialised on every rank.
   void open() { w_->open = w_->members; }
 
+  // The acknowledgement count is read only when the slots look full: a flag
+  // read is an MPI (or SHMEM) call, and under load every call that finds
+  // nothing to progress can give the core away (mpi_yield_when_idle).
   bool can_send() override {
     if (null()) return true;
-    progress();
-    refresh_acks();
+    if (sent_ - acked_ >= depth_) refresh_acks();
     return sent_ - acked_ < depth_;
+  }
+
+  bool try_send() override {
+    if (null()) {
+      ++stats_.sent;
+      return true;
+    }
+    if (sent_ - acked_ >= depth_) refresh_acks();
+    if (sent_ - acked_ >= depth_) return false;
+    put_message();
+    return true;
   }
 
   void send() override {
@@ -111,7 +134,7 @@ class CountedChannel final : public ChannelImpl {
       return;
     }
     progress();
-    refresh_acks();
+    if (sent_ - acked_ >= depth_) refresh_acks();
     if (sent_ - acked_ >= depth_) {
       ++stats_.blocked_sends;
       while (sent_ - acked_ >= depth_) {
@@ -119,12 +142,7 @@ class CountedChannel final : public ChannelImpl {
         refresh_acks();
       }
     }
-    // The data, complete at the peer before its arrival flag (flush or fence).
-    const MPI_Aint slot = racy_ ? 0 : static_cast<MPI_Aint>(sent_ % depth_);
-    w_->put(peer_, peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, racy_);
-    ++sent_;
-    ++stats_.sent;
-    w_->write(peer_, peer_offset_ + kArrival, sent_);
+    put_message();
   }
 
   bool can_recv() override {
@@ -167,6 +185,14 @@ class CountedChannel final : public ChannelImpl {
     }
   }
 
+  bool poll_news() override {
+    if (null()) return false;
+    // A flag read (which also turns the progress engine); a racy arrival is
+    // copied into recvbuf at once, as progress() does.
+    progress();
+    return racy_ ? since_last_recv_ > 0 : arrived_ > taken_;
+  }
+
   void start_destroy() override {
     if (null()) return;
     w_->write(peer_, peer_offset_ + kClosing, sent_);
@@ -180,7 +206,10 @@ class CountedChannel final : public ChannelImpl {
       stats_.discarded += arrived_ - taken_;
       take(arrived_);
     }
-    if (peer_total_ < 0) peer_total_ = w_->read(my_offset_ + kClosing);
+    if (peer_total_ < 0) {
+      peer_total_ = w_->read(my_offset_ + kClosing);
+      if (peer_total_ < 0) stalled_read();
+    }
     return peer_total_ >= 0 && taken_ == peer_total_ && acked_ == sent_;
   }
 
@@ -198,14 +227,44 @@ class CountedChannel final : public ChannelImpl {
   int window_group_size() const override { return w_->members; }
 
  private:
+  /// Message sent_ into its slot at the peer, then its arrival flag (a slot must be free).
+  void put_message() {
+    // The data, complete at the peer before its arrival flag (flush or fence).
+    const MPI_Aint slot = one_slot_ ? 0 : static_cast<MPI_Aint>(sent_ % depth_);
+    w_->put(peer_, peer_offset_ + kData + slot * round8(size_), sendbuf_, size_, one_slot_);
+    ++sent_;
+    ++stats_.sent;
+    w_->write(peer_, peer_offset_ + kArrival, sent_);
+  }
+
   unsigned char* slot_address(MPI_Aint slot) const {
     return w_->local(my_offset_ + kData + slot * round8(size_));
   }
 
-  void refresh_acks() { acked_ = w_->read(my_offset_ + kAck); }
+  // A flag that has not moved since the last read may be waiting for the
+  // transport's progress engine (remote operations may move only inside it):
+  // every stalled_reads_per_turn-th such read turns it. Not every one: with
+  // mpi_yield_when_idle each MPI call that progresses nothing gives the core
+  // away, which on a loaded machine costs a time slice, and a rank that
+  // reads an unchanged arrival count once per iteration would pay it every
+  // iteration. A caller that spins on a flag still turns the engine within
+  // a few reads.
+  static constexpr int stalled_reads_per_turn = 8;
+
+  void stalled_read() {
+    if (++stalled_reads_ % stalled_reads_per_turn == 0) w_->turn_progress();
+  }
+
+  void refresh_acks() {
+    const long long v = w_->read(my_offset_ + kAck);
+    if (v == acked_) stalled_read();
+    acked_ = v;
+  }
 
   void refresh_arrivals() {
-    arrived_ = w_->read(my_offset_ + kArrival);
+    const long long v = w_->read(my_offset_ + kArrival);
+    if (v == arrived_) stalled_read();
+    arrived_ = v;
     stats_.arrived = arrived_;
   }
 
@@ -215,12 +274,19 @@ class CountedChannel final : public ChannelImpl {
     w_->write(peer_, peer_offset_ + kAck, taken_);
   }
 
-  /// Racy: if messages arrived, copies the landing slot element-atomically
-  /// into recvbuf and acknowledges them.
+  /// Racy: if messages arrived, copies the landing slot (one slot: read
+  /// element-atomically; R slots: the newest, whole, as async takes it) into
+  /// recvbuf element-atomically and acknowledges them.
   void land_racy() {
     refresh_arrivals();
     if (arrived_ == taken_) return;
-    w_->fetch_racy(my_offset_ + kData, staging_.data(), size_ / 8);
+    if (one_slot_) {
+      w_->fetch_racy(my_offset_ + kData, staging_.data(), size_ / 8);
+    } else {
+      w_->sync_local();
+      const MPI_Aint slot = static_cast<MPI_Aint>((arrived_ - 1) % depth_);
+      std::memcpy(staging_.data(), slot_address(slot), size_);
+    }
     atomic_copy(recvbuf_, staging_.data(), size_);
     stats_.delivered += arrived_ - taken_;
     since_last_recv_ += arrived_ - taken_;
@@ -234,6 +300,7 @@ class CountedChannel final : public ChannelImpl {
   std::size_t size_;
   int depth_;
   bool racy_;
+  bool one_slot_;  // racy in one landing slot written element-atomically (else R slots)
   void* sendbuf_;
   void* recvbuf_;
   MPI_Aint my_offset_;
@@ -246,6 +313,7 @@ class CountedChannel final : public ChannelImpl {
   long long taken_ = 0;    // of them, delivered or discarded
   long long peer_total_ = -1;
   long long since_last_recv_ = 0;
+  long long stalled_reads_ = 0;  // flag reads that found the flag where it was
 
   MPI_Request control_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   long long mine_[4] = {};

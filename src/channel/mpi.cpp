@@ -102,6 +102,16 @@ class MpiChannel final : public ChannelImpl {
     return in_flight_ < depth_;
   }
 
+  bool try_send() override {
+    // Sends are tested only when the slots are all taken: every MPI call
+    // that progresses nothing can give the core away (mpi_yield_when_idle),
+    // which on a loaded machine costs a time slice.
+    if (in_flight_ == depth_) progress_sends();
+    if (in_flight_ == depth_) return false;
+    post_send();
+    return true;
+  }
+
   void send() override {
     progress_sends();
     if (in_flight_ == depth_) {
@@ -110,14 +120,7 @@ class MpiChannel final : public ChannelImpl {
       check(MPI_Wait(&send_requests_[oldest_send()], MPI_STATUS_IGNORE), "MPI_Wait");
       --in_flight_;
     }
-    const std::size_t slot = next_send_;
-    next_send_ = (next_send_ + 1) % send_slots_.size();
-    std::memcpy(send_slots_[slot].data(), sendbuf_, size_);
-    check(MPI_Issend(send_slots_[slot].data(), static_cast<int>(size_), MPI_BYTE, peer_, data_tag_,
-                     comm_, &send_requests_[slot]),
-          "MPI_Issend");
-    ++in_flight_;
-    ++stats_.sent;
+    post_send();
     progress_receives();
   }
 
@@ -132,7 +135,6 @@ class MpiChannel final : public ChannelImpl {
 
   int recv() override {
     ++stats_.recv_calls;
-    progress_sends();
     progress_receives();
     if (racy_) {
       const int n = static_cast<int>(since_last_recv_);
@@ -157,6 +159,13 @@ class MpiChannel final : public ChannelImpl {
   void progress() override {
     progress_sends();
     progress_receives();
+  }
+
+  bool poll_news() override {
+    // MPI matches in posting order: testing the oldest pending receive (what
+    // progress_receives does) is MPI_Testany over this channel's receives.
+    progress();
+    return racy_ ? since_last_recv_ > 0 : completed_ > 0;
   }
 
   void start_destroy() override {
@@ -210,6 +219,19 @@ class MpiChannel final : public ChannelImpl {
     check(MPI_Irecv(landing_[i].data(), static_cast<int>(size_), MPI_BYTE, peer_, data_tag_, comm_,
                     &recv_requests_[i]),
           "MPI_Irecv");
+  }
+
+  /// Copies sendbuf into the next slot and starts its synchronous send
+  /// (a slot must be free).
+  void post_send() {
+    const std::size_t slot = next_send_;
+    next_send_ = (next_send_ + 1) % send_slots_.size();
+    std::memcpy(send_slots_[slot].data(), sendbuf_, size_);
+    check(MPI_Issend(send_slots_[slot].data(), static_cast<int>(size_), MPI_BYTE, peer_, data_tag_,
+                     comm_, &send_requests_[slot]),
+          "MPI_Issend");
+    ++in_flight_;
+    ++stats_.sent;
   }
 
   std::size_t oldest_send() const {

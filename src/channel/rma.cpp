@@ -30,18 +30,18 @@
 //                racy: one slot
 // The three counters are the arrival and acknowledgement flags of paper 000
 // §3.2 in monotonic form. They are written only by the peer, with
-// MPI_Accumulate(MPI_REPLACE) followed by MPI_Win_flush, and read by the
+// MPI_Fetch_and_op(MPI_REPLACE) followed by MPI_Win_flush, and read by the
 // owner with MPI_Fetch_and_op(MPI_NO_OP) on itself followed by MPI_Win_flush:
-// accumulate operations on the same location and datatype are atomic with
-// respect to each other, so the flags never race (unified or separate model).
+// accumulate operations (MPI_Fetch_and_op is one) on the same location and
+// datatype are atomic with respect to each other, so the flags never race
+// (unified or separate model). (MPI_Accumulate would be as legal; osc/ucx
+// emulates it under a lock, which costs progress-engine turns.)
 //
 // Sending message k (0-based): wait until k - ack < max_in_flight (flow
 // control; ack counts messages the receiver has taken, delivered or
-// discarded), write the data (async: MPI_Put into slot k % max_in_flight;
-// racy: MPI_Accumulate(MPI_REPLACE) of 8-byte MPI_UINT64_T elements into the
-// one slot, so concurrent updates never tear an element), MPI_Win_flush (the
-// data is complete at the target), then set the peer's arrival to k+1 and
-// flush. The sendbuf may be reused on return.
+// discarded), write the data (MPI_Put into slot k % max_in_flight, async and
+// racy alike), MPI_Win_flush (the data is complete at the target), then set
+// the peer's arrival to k+1 and flush. The sendbuf may be reused on return.
 //
 // Receiving, async: arrival A > taken means messages taken..A-1 are complete
 // in their slots (each was flushed before its flag). recv() calls
@@ -51,10 +51,17 @@
 // sender reuses a slot only after it is acknowledged, so a slot is never
 // read while a put into it may be in progress.
 //
-// Receiving, racy: on any call, if arrival moved, the slot is read with one
-// MPI_Get_accumulate(MPI_NO_OP) of MPI_UINT64_T elements on itself (atomic per
-// element against the peer's accumulates) into a private buffer, copied into
-// recvbuf with relaxed 8-byte atomic stores, and acknowledged.
+// Receiving, racy: on any call that progresses the channel, if arrival
+// moved, the newest slot is copied as async copies it (after MPI_Win_sync;
+// the sender reuses a slot only once it is acknowledged, so no put is in
+// progress into it) into a private buffer, then into recvbuf with relaxed
+// 8-byte atomic stores, and every arrived message is acknowledged. (Until
+// issue 13 racy used one slot written with MPI_Accumulate(MPI_REPLACE) of
+// 8-byte elements and read with MPI_Get_accumulate(MPI_NO_OP): legal, but
+// osc/ucx emulates both under a lock at the target, and each spin of that
+// lock is a turn of the progress engine, which with mpi_yield_when_idle gives
+// the core away: on a loaded machine a racy solve took 20 to 60 s. Racy now
+// needs R slots of window, as async does.)
 //
 // Closing: each end writes its final sent count into the peer's closing
 // field, then keeps taking (and dropping) arriving messages and acknowledging
@@ -67,10 +74,15 @@
 // Progress: with Open MPI's osc/sm and osc/rdma the target takes no part in
 // passive-target operations; osc/ucx (and any component emulating RMA in
 // software) moves them only inside MPI calls at the target, and an
-// operation on oneself need not run the progress engine. So every flag read
-// also calls MPI_Iprobe on a private duplicate of comm, on which no message
-// is ever sent: without it, a sender spinning on can_send() under osc/ucx
-// never saw the acknowledgement its receiver had put.
+// operation on oneself need not run the progress engine. So every eighth
+// flag read that finds the flag where it was also calls MPI_Iprobe on a
+// private duplicate of comm, on which no message is ever sent: without it, a
+// sender spinning on can_send() under osc/ucx never saw the acknowledgement
+// its receiver had put. (Not on every read: with mpi_yield_when_idle every
+// MPI call that progresses nothing gives the core away, which under load
+// costs a time slice per call, and a rank reads an unchanged arrival count
+// in every iteration its neighbour sent nothing. Acknowledgements are
+// likewise read only when the slots look full.)
 //
 // Threads: the channels of one create call share a window; calling them from
 // different threads at once needs MPI_THREAD_MULTIPLE.
@@ -92,6 +104,12 @@ namespace {
 
 /// The window shared by the channels of one create call on this rank.
 struct RmaWindow {
+  /// Racy channels use R slots like async ones: element-atomic writes into
+  /// one slot would need MPI_Accumulate and MPI_Get_accumulate (the standard
+  /// leaves a put concurrent with a read undefined), which osc/ucx emulates
+  /// under a lock at the target, turning the progress engine on every spin.
+  static constexpr bool racy_in_one_slot = false;
+
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   MPI_Win win = MPI_WIN_NULL;
@@ -106,18 +124,27 @@ struct RmaWindow {
     check(MPI_Fetch_and_op(&ignored, &value, MPI_INT64_T, rank, disp, MPI_NO_OP, win),
           "MPI_Fetch_and_op");
     check(MPI_Win_flush(rank, win), "MPI_Win_flush");
-    // Runs the progress engine, for components that move remote operations
-    // only inside MPI calls at the target; nothing is ever sent on `quiet`.
-    int flag = 0;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe");
     return static_cast<long long>(value);
   }
 
-  /// Sets an int64 flag in `target`'s window atomically and completes it there.
+  /// Runs the progress engine, for components that move remote operations
+  /// only inside MPI calls at the target; nothing is ever sent on `quiet`.
+  void turn_progress() const {
+    int flag = 0;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe");
+  }
+
+  /// Sets an int64 flag in `target`'s window atomically and completes it
+  /// there. MPI_Fetch_and_op(MPI_REPLACE) rather than MPI_Accumulate: both
+  /// are atomic with the owner's MPI_Fetch_and_op reads, but Open MPI's
+  /// osc/ucx makes the first one network atomic (a swap) and emulates the
+  /// second under a lock at the target, spinning in the progress engine,
+  /// which with mpi_yield_when_idle gives the core away at every turn.
   void write(int target, MPI_Aint disp, long long v) const {
     const std::int64_t value = v;
-    check(MPI_Accumulate(&value, 1, MPI_INT64_T, target, disp, 1, MPI_INT64_T, MPI_REPLACE, win),
-          "MPI_Accumulate");
+    std::int64_t previous = 0;
+    check(MPI_Fetch_and_op(&value, &previous, MPI_INT64_T, target, disp, MPI_REPLACE, win),
+          "MPI_Fetch_and_op");
     check(MPI_Win_flush(target, win), "MPI_Win_flush");
   }
 

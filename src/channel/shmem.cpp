@@ -52,10 +52,11 @@
 // over all PEs: every PE destroys its create calls in the same order).
 //
 // Progress: OSHMEM over UCX moves remote atomics and puts through its
-// progress engine, which runs inside SHMEM and MPI calls. Every flag read
-// therefore also calls MPI_Iprobe on a private duplicate of comm on which no
-// message is ever sent, as the rma transport does: a PE spinning on
-// can_send() keeps the engine turning so its peer's acknowledgement lands.
+// progress engine, which runs inside SHMEM and MPI calls. Every eighth flag
+// read that finds the flag where it was therefore also calls MPI_Iprobe on a
+// private duplicate of comm on which no message is ever sent, as the rma
+// transport does: a PE spinning on can_send() keeps the engine turning so
+// its peer's acknowledgement lands.
 #include <mpi.h>
 
 #include <algorithm>
@@ -92,6 +93,10 @@ static_assert(sizeof(long) == 8, "the flags are 8-byte longs");
 
 /// The symmetric block shared by the channels of one create call on this PE.
 struct ShmemBlock {
+  /// Racy channels land in one slot, written with plain puts (paper 000's
+  /// scheme: aligned 8-byte words arrive whole).
+  static constexpr bool racy_in_one_slot = true;
+
   unsigned char* base = nullptr;  // symmetric: the same address names every PE's block
   int pe = 0;
   MPI_Comm quiet = MPI_COMM_NULL;  // a private duplicate of comm, never used for messages
@@ -100,13 +105,18 @@ struct ShmemBlock {
 
   long* flag(MPI_Aint offset) const { return reinterpret_cast<long*>(base + offset); }
 
-  /// Reads a flag of this PE's block atomically, and turns the progress engine.
+  /// Reads a flag of this PE's block atomically.
   long long read(MPI_Aint offset) const {
-    int probe = 0;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &probe, MPI_STATUS_IGNORE), "MPI_Iprobe");
     const long v = shmem_long_atomic_fetch(flag(offset), pe);
     std::atomic_thread_fence(std::memory_order_acquire);
     return v;
+  }
+
+  /// Turns the progress engine (OSHMEM over UCX shares MPI's); nothing is
+  /// ever sent on `quiet`.
+  void turn_progress() const {
+    int probe = 0;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &probe, MPI_STATUS_IGNORE), "MPI_Iprobe");
   }
 
   /// Sets a flag in `target`'s block atomically.

@@ -1,6 +1,8 @@
 #include "asyncsolve/par/fault_injection.hpp"
 
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/simulation.hpp"
@@ -10,6 +12,9 @@ namespace asyncsolve::par {
 FaultInjector::FaultInjector(const FaultOptions& options, int rank) {
   slow_ = options.slow_rank == rank && options.slow_factor > 1.0;
   factor_ = options.slow_factor;
+  pause_ = options.pause_rank == rank && options.pause_s > 0.0;
+  pause_s_ = options.pause_s;
+  pause_after_ = options.pause_after < 1 ? 1 : options.pause_after;
   noise_ = options.noise_us > 0.0 && options.noise_hz > 0.0;
   if (noise_) {
     noise_s_ = options.noise_us * 1e-6;
@@ -21,6 +26,10 @@ FaultInjector::FaultInjector(const FaultOptions& options, int rank) {
 }
 
 void FaultInjector::after_sweep(double seconds) noexcept {
+  if (pause_ && ++sweeps_ == pause_after_) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(pause_s_));
+    injected_s_ += pause_s_;
+  }
   if (!slow_) return;
   const double extra = (factor_ - 1.0) * seconds;
   occupy_for(extra);

@@ -1,6 +1,7 @@
 #include "asyncsolve/solvers/jacobi.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -49,16 +50,21 @@ std::optional<double> error_inf(const grid::Problem& problem,
 namespace {
 
 /// One residual check of sync Jacobi at iterate k: sums `local` (this
-/// block's ||b - A u^k||^2) over the ranks, records it in the history and
-/// tells the monitor. True, with `result` marked converged at k, when the
-/// relative residual is below the tolerance.
+/// block's ||b - A u^k||^2) and whether this rank ran out of time over the
+/// ranks, records the residual in the history and tells the monitor. True,
+/// with `result` marked converged (or stopped by max_time) at k, when the
+/// solve ends here: the relative residual is below the tolerance, or a rank
+/// has run options.max_time_s seconds (the same verdict on every rank).
 bool check_residual(long k, double local, double t0, double b_norm,
                     collectives::Allreduce& reduction, const JacobiOptions& options,
                     SolveResult& result, double& residual) {
+  // [||b - A u^k||^2, ranks over time]: one reduction for both.
+  std::array<double, 2> sums{local, core::now_s() - t0 >= options.max_time_s ? 1.0 : 0.0};
   {
     const auto scope = result.phases.time(reduce_phase);
-    residual = std::sqrt(reduction.sum(local)) / b_norm;
+    reduction.reduce(sums, collectives::ReduceOp::sum);
   }
+  residual = std::sqrt(sums[0]) / b_norm;
   const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
   result.history.push_back(point);
   if (options.monitor) options.monitor(point);
@@ -67,11 +73,18 @@ bool check_residual(long k, double local, double t0, double b_norm,
     result.iterations = k;
     return true;
   }
-  if (!(residual < options.tol)) return false;
-  result.converged = true;
-  result.reason = "tolerance";
-  result.iterations = k;
-  return true;
+  if (residual < options.tol) {
+    result.converged = true;
+    result.reason = "tolerance";
+    result.iterations = k;
+    return true;
+  }
+  if (sums[1] > 0.0) {
+    result.reason = "max_time";
+    result.iterations = k;
+    return true;
+  }
+  return false;
 }
 
 /// After the loop: time, injected delay, estimate and the traffic counts.
@@ -110,6 +123,10 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
     ops::jacobi_sweep_box(u, u_new, box);
     return 0.0;
   };
+  // The sweep of a check iteration, which also returns the box's ||b - A u||^2.
+  const comm::HybridStencil::Kernel sweep_residual = [&](const grid::Box& box) {
+    return ops::jacobi_sweep_residual_box(u, u_new, box);
+  };
   const comm::HybridStencil::Kernel residual_part = [&](const grid::Box& slab) {
     return ops::residual_norm_sq_planes(u, slab.lo[2], slab.hi[2]);
   };
@@ -126,8 +143,9 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   double residual = std::numeric_limits<double>::infinity();
   // Per iteration: one halo exchange (<= 6 face messages; by the master, by
   // thread 0 beside the interior, or by all threads), one sweep (16 B/point)
-  // shared by the threads. Every check_every iterations: one residual pass
-  // (threads) and one allreduce of 1 double (master).
+  // shared by the threads. Every check_every iterations the sweep also
+  // returns the residual (fused: no extra pass) and the master makes one
+  // allreduce of 2 doubles.
   for (long k = 0;; ++k) {
     const bool check = k % options.check_every == 0;
     if (!check && k >= options.max_iters) {
@@ -135,13 +153,14 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
       result.iterations = k;
       break;
     }
+    double local = 0.0;  // check iterations: ||b - A u^k||^2 on this block
     {
       // u^{k+1} = (sum of neighbours of u^k) / 6, exchanging u^k's halo first.
       const double ts = core::now_s();
       double halo_s = 0.0;  // the master's part in the exchange
       if (check || k % options.halo_every == 0) {
         comm::HybridTimes times;
-        hybrid.apply(u, sweep, times);
+        local = hybrid.apply(u, check ? sweep_residual : sweep, times);
         ++result.halo_exchanges;
         halo_s = times.exchange_start + times.exchange_wait;
         timers.add(halo_phase, halo_s);
@@ -154,11 +173,6 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
       if (options.faults != nullptr) options.faults->poll();
     }
     if (check) {
-      double local = 0.0;
-      {
-        const auto scope = timers.time(residual_phase);
-        local = hybrid.compute(residual_part);  // ||b - A u^k||^2 on this block
-      }
       if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
       if (k >= options.max_iters) {
         result.reason = "max_iters";
@@ -205,7 +219,9 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
   const double t0 = core::now_s();
   double residual = std::numeric_limits<double>::infinity();
   // Per iteration: one halo exchange (<= 6 face messages), one sweep (16 B/point).
-  // Every check_every iterations: one residual pass and one allreduce of 1 double.
+  // Every check_every iterations the sweep also returns ||b - A u^k||^2 (the
+  // fused kernel: no extra pass), then one allreduce of 2 doubles. A check
+  // that stops the solve keeps u^k and drops the u^{k+1} its sweep made.
   for (long k = 0;; ++k) {
     const bool check = k % options.check_every == 0;
     if (check || k % options.halo_every == 0) {
@@ -213,26 +229,32 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
       halo.exchange(u);
       ++result.halo_exchanges;
     }
-    if (check) {
-      double local = 0.0;
-      {
-        const auto scope = timers.time(residual_phase);
-        local = ops::residual_norm_sq(u);  // ||b - A u^k||^2 on this block
-      }
-      if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
-    }
-    if (k >= options.max_iters) {
+    if (!check && k >= options.max_iters) {
       result.reason = "max_iters";
       result.iterations = k;
       break;
     }
     {
       const double ts = core::now_s();
-      ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
+      double local = 0.0;
+      if (check) {
+        // u^{k+1} = (sum of neighbours of u^k) / 6; local = ||b - A u^k||^2 on this block
+        local = ops::jacobi_sweep_residual(u, u_new);
+      } else {
+        ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
+      }
       // A straggler's sweep takes longer: its delay counts as sweep time.
       if (options.faults != nullptr) options.faults->after_sweep(core::now_s() - ts);
       timers.add(sweep_phase, core::now_s() - ts);
       if (options.faults != nullptr) options.faults->poll();
+      if (check) {
+        if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
+        if (k >= options.max_iters) {
+          result.reason = "max_iters";
+          result.iterations = k;
+          break;
+        }
+      }
     }
     if (options.copy) {
       const auto scope = timers.time(copy_phase);

@@ -3,8 +3,10 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "asyncsolve/channel.hpp"
@@ -23,15 +25,39 @@ struct FaceLink {
   grid::Box recv_box;
   std::vector<double> send_buffer;
   std::vector<double> recv_buffer;
+  bool unsent = false;  ///< the newest faces were not sent: the channel was full
 };
 
-enum AsyncPhase : std::size_t {
-  recv_phase,
-  sweep_phase_a,
-  send_phase,
-  residual_phase_a,
-  reduce_phase_a
-};
+/// Copies a neighbour's halo `in` into the values of `box` (a face of the
+/// halo) in both fields, and returns the squared 2-norm of the change in u.
+/// A face halo value enters exactly one interior point's residual, with
+/// coefficient 1: the change of ||b - A u|| is at most the norm returned.
+double unpack_both(grid::Field& u, grid::Field& u_new, const grid::Box& box,
+                   const double* in) noexcept {
+  const int nx = box.hi[0] - box.lo[0];
+  double change_sq = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      double* a = u.origin() + u.index(box.lo[0], j, k);
+      double* b = u_new.origin() + u_new.index(box.lo[0], j, k);
+      for (int i = 0; i < nx; ++i) {
+        const double d = in[i] - a[i];
+        change_sq += d * d;
+        a[i] = in[i];
+        b[i] = in[i];
+      }
+      in += nx;
+    }
+  return change_sq;
+}
+
+/// How long one wait for news lasts before the reduction is progressed
+/// again (as_channels_wait_any sleeps at most AS_WAIT_MAX_SLEEP_US at a time).
+constexpr double idle_slice_s = 200e-6;
+
+/// With --idle on, every idle_refresh-th sweep returns the residual too, so
+/// that the bound the idle decision uses follows the block's convergence.
+constexpr long idle_refresh = 4;
 
 }  // namespace
 
@@ -40,12 +66,21 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
                          collectives::Allreduce& reduction,
                          collectives::NonblockingAllreduce& convergence,
                          const AsyncJacobiOptions& options) {
+  if (convergence.size() != async_convergence_values) {
+    throw std::invalid_argument("jacobi_async: the convergence reduction must carry " +
+                                std::to_string(async_convergence_values) + " doubles");
+  }
   const JacobiOptions& base = options.base;
   SolveResult result;
-  result.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce"});
+  result.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
   core::PhaseTimers& timers = result.phases;
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const auto points = static_cast<double>(core::product(u.interior()));
+  const double points = static_cast<double>(core::product(u.interior()));
+  const int size = decomposition.comm().size();
+  const auto ranks = static_cast<double>(size);
+  // Below this part of ||b - A u||^2, a rank with nothing new idles.
+  const double idle_r2 = std::pow(async_idle_fraction * base.tol * b_norm, 2) / ranks;
+  const bool timed = std::isfinite(base.max_time_s);
 
   // One channel per neighbour. Both ends of a face have the same face size
   // (blocks of one process row share their extents), so the configs match.
@@ -89,94 +124,173 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
 
   const double t0 = core::now_s();
   double estimate = std::numeric_limits<double>::infinity();
-  double local_r2 = 0.0;
-  bool at_max = false;
+  // An upper bound of this block's ||b - A u||^2 with its current halos: the
+  // fused sweep's value for the iterate it read (a Jacobi sweep with fixed
+  // halos does not increase it: r_{k+1} = (N / 6) r_k, ||N / 6|| < 1), plus
+  // the halos' change since.
+  double local_r2 = std::numeric_limits<double>::infinity();
   long k = 0;
-  double contribution[2] = {0.0, 0.0};
-  double sum[2] = {0.0, 0.0};
+  detail::AsyncCheckSums contribution{};
+  detail::AsyncCheckSums sum{};
+
+  // The newest halo of every neighbour that sent one, into the halos of both
+  // fields (the sweep never writes halos, so the next one reads it too).
+  // local_r2 stays an upper bound of this block's ||b - A u||^2 with the
+  // halos it now has: the halos' change is added to its root.
+  const auto take_news = [&]() {
+    double change_sq = 0.0;
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const int n = channels[i].recv();
+      const auto batch = static_cast<std::size_t>(n);
+      if (batch >= result.batch_sizes.size()) result.batch_sizes.resize(batch + 1, 0);
+      ++result.batch_sizes[batch];
+      if (n == 0) continue;  // async: nothing new; racy: nothing landed since the last recv
+      change_sq += unpack_both(u, u_new, links[i].recv_box, links[i].recv_buffer.data());
+    }
+    if (change_sq > 0.0) local_r2 = std::pow(std::sqrt(local_r2) + std::sqrt(change_sq), 2);
+  };
+  // The new faces to every neighbour whose channel has room; the others are
+  // marked unsent (the paper skips them; idle waits retry them).
+  const auto send_faces = [&]() {
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      FaceLink& link = links[i];
+      grid::pack(u, link.send_box, link.send_buffer.data());
+      link.unsent = !channels[i].try_send();
+      if (link.unsent) ++result.skipped_sends;  // R messages in flight
+    }
+  };
+  const auto retry_unsent = [&]() {
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      FaceLink& link = links[i];
+      if (!link.unsent || !channels[i].can_send()) continue;
+      grid::pack(u, link.send_box, link.send_buffer.data());
+      channels[i].send();
+      link.unsent = false;
+    }
+  };
+  // Starts a round with this rank's part: its residual, whether it made
+  // max_iters sweeps, whether it ran out of time.
+  const auto start_round = [&]() {
+    contribution = detail::async_contribution(base, k, t0, local_r2);
+    convergence.start(contribution);
+  };
+  // Tests the round in flight; true when it completed and stops the solve
+  // (the same decision on every rank: the sums are the same).
+  // The history keeps one point per iteration of this rank (an idle rank
+  // completes many rounds without sweeping) and the last one.
+  long recorded_k = -1;
+  const auto round_stops = [&]() {
+    if (!convergence.active() || !convergence.test(sum)) return false;
+    estimate = std::sqrt(sum[detail::residual_sq_value]) / b_norm;
+    // The decision every asynchronous Jacobi shares (jacobi_check.hpp).
+    const bool stop = detail::async_check_stops(result, base, k, sum, estimate, size);
+    if (k != recorded_k || stop) {
+      recorded_k = k;
+      const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
+      result.history.push_back(point);
+      if (base.monitor) base.monitor(point);
+    }
+    return stop;
+  };
+  // Waits for news (idle on), keeping sends and the reduction going; true
+  // when a round stops the solve meanwhile.
+  const auto idle_wait = [&]() {
+    ++result.idle_waits;
+    const double start = core::now_s();
+    bool stop = false;
+    for (;;) {
+      if (!convergence.active()) start_round();  // restarted at once: nothing else to do
+      if (round_stops()) {
+        stop = true;
+        break;
+      }
+      retry_unsent();
+      if (Channel::wait_any(channels, idle_slice_s) >= 0) break;
+    }
+    timers.add(async_idle_phase, core::now_s() - start);
+    return stop;
+  };
+
   // Per iteration: at most one message per neighbour in each direction (fewer
-  // when a channel is full or halo_every > 1), one sweep (16 B/point); every
-  // check_every iterations a local residual pass and one started reduction of
-  // 2 doubles, progressed by a test every iteration.
+  // when a channel is full or halo_every > 1), one fused sweep (16 B/point)
+  // that also yields this block's residual, one test of the reduction; every
+  // check_every iterations one started reduction of 3 doubles.
   for (;;) {
     {
-      const auto scope = timers.time(recv_phase);
-      for (std::size_t i = 0; i < links.size(); ++i) {
-        const int n = channels[i].recv();
-        if (static_cast<std::size_t>(n) >= result.batch_sizes.size()) {
-          result.batch_sizes.resize(static_cast<std::size_t>(n) + 1, 0);
-        }
-        ++result.batch_sizes[static_cast<std::size_t>(n)];
-        // Async: a new whole message; racy: whatever has landed so far.
-        if (n > 0 || options.racy) grid::unpack(u, links[i].recv_box, links[i].recv_buffer.data());
-      }
+      const auto scope = timers.time(async_recv_phase);
+      take_news();
     }
-    if (!convergence.active() && (k % base.check_every == 0 || at_max)) {
-      {
-        const auto scope = timers.time(residual_phase_a);
-        local_r2 = ops::residual_norm_sq(u);  // ||b - A u||^2 on this block, current halos
-      }
-      contribution[0] = local_r2;
-      contribution[1] = at_max ? 1.0 : 0.0;
-      const auto scope = timers.time(reduce_phase_a);
-      convergence.start(contribution);
+    if (options.idle && k > 0 && local_r2 < idle_r2 && !links.empty()) {
+      // This block is converged against its halos, and what arrived since
+      // the last sweep (if anything) changes its residual too little to
+      // matter: another sweep would only spin on (nearly) stale data. (A
+      // rank without neighbours never gets news: it goes on.)
+      if (idle_wait()) break;
+      continue;
     }
-    bool stop = false;
-    {
-      const auto scope = timers.time(reduce_phase_a);
-      stop = convergence.active() && convergence.test(sum) &&
-             detail::finish_async_check(result, base, k, t0, sum, local_r2, b_norm, estimate);
-    }
-    if (stop) break;
-    if (k >= base.max_iters) {
-      // Wait (progressing) until the reduction lets every rank stop.
-      at_max = true;
-      for (Channel& ch : channels) ch.progress();
+    if (!options.idle && k >= base.max_iters) {
+      // Done with its sweeps: wait, taking news and keeping the reduction
+      // going, until every rank is (or the solve ends otherwise).
+      if (idle_wait()) break;
       continue;
     }
     {
       const double ts = core::now_s();
+      // The residual comes with the sweep (fused, no extra pass) when a
+      // round starts after it, and with idle on every idle_refresh sweeps
+      // (the bound the idle decision uses). Other sweeps keep the bound: a
+      // sweep with fixed halos does not increase it.
+      const bool round_next =
+          !convergence.active() && ((k + 1) % base.check_every == 0 || k + 1 == base.max_iters ||
+                                    (timed && core::now_s() - t0 >= base.max_time_s));
+      const bool fused = k == 0 || round_next || (options.idle && k % idle_refresh == 0);
+      const auto sweep = [&](int z0, int z1) {
+        // u^{k+1} = (sum of neighbours of u^k) / 6 on planes [z0, z1), and
+        // (fused) ||b - A u^k||^2 there
+        if (fused) return ops::jacobi_sweep_residual_planes(u, u_new, z0, z1);
+        ops::jacobi_sweep_planes(u, u_new, z0, z1);
+        return 0.0;
+      };
+      const int nz = u.interior()[2];
+      double r2 = 0.0;
       if (options.progress_planes > 0) {
-        // u^{k+1} = (sum of neighbours of u^k) / 6, K planes at a time, the
-        // channels progressed in between (messages move inside MPI calls).
-        const int nz = u.interior()[2];
+        // K planes at a time, the channels progressed in between (messages
+        // move inside MPI calls).
         for (int z = 0; z < nz; z += options.progress_planes) {
-          ops::jacobi_sweep_planes(u, u_new, z, std::min(nz, z + options.progress_planes));
+          r2 += sweep(z, std::min(nz, z + options.progress_planes));
           for (Channel& ch : channels) ch.progress();
         }
       } else {
-        ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
+        r2 = sweep(0, nz);
       }
+      if (fused) local_r2 = r2;
       if (base.faults != nullptr) base.faults->after_sweep(core::now_s() - ts);
-      // u_new carries the newest halo: the next recv may bring nothing new.
-      grid::copy_face_halos(u, u_new);
-      u.swap(u_new);
-      timers.add(sweep_phase_a, core::now_s() - ts);
+      u.swap(u_new);  // both carry the newest halos
+      timers.add(async_sweep_phase, core::now_s() - ts);
       if (base.faults != nullptr) base.faults->poll();
     }
     ++k;
     if (k % base.halo_every == 0) {
-      const auto scope = timers.time(send_phase);
-      for (std::size_t i = 0; i < links.size(); ++i) {
-        if (!channels[i].can_send()) {
-          ++result.skipped_sends;  // R messages in flight: skip, as the paper does
-          continue;
-        }
-        grid::pack(u, links[i].send_box, links[i].send_buffer.data());
-        channels[i].send();
+      const auto scope = timers.time(async_send_phase);
+      send_faces();
+    }
+    {
+      const auto scope = timers.time(async_reduce_phase);
+      if (!convergence.active() && (k % base.check_every == 0 || k == base.max_iters ||
+                                    (timed && core::now_s() - t0 >= base.max_time_s))) {
+        start_round();
       }
+      if (round_stops()) break;
     }
   }
   result.time_s = core::now_s() - t0;
   result.iterations = k;
   result.residual_estimate = estimate;
-  for (const Channel& ch : channels) {
-    const as_channel_stats s = ch.stats();
-    result.messages_sent += s.sent;
-  }
   result.bytes_sent = 0;
   for (std::size_t i = 0; i < links.size(); ++i) {
-    result.bytes_sent += static_cast<double>(channels[i].stats().sent) *
+    const as_channel_stats s = channels[i].stats();
+    result.messages_sent += s.sent;
+    result.bytes_sent += static_cast<double>(s.sent) *
                          static_cast<double>(links[i].send_buffer.size() * sizeof(double));
   }
   // Nothing may stay in flight: complete every message in both directions.
@@ -195,6 +309,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     sync.check_every = 1;
     sync.halo_every = 1;
     sync.monitor = nullptr;
+    sync.max_time_s = std::numeric_limits<double>::infinity();
     const SolveResult tail = jacobi_sync(problem, decomposition, u, sync_halo, reduction, sync);
     result.final_sync_iterations = tail.iterations;
     result.converged = tail.converged;

@@ -1,29 +1,50 @@
 #pragma once
 /// The stop decision the asynchronous Jacobi solvers share (structured and
 /// CSR): what to do once their convergence reduction has completed.
+#include <array>
 #include <cmath>
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
 #include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers::detail {
 
-/// Called on every rank when the reduction of {||b - A u||^2 on this rank,
-/// 1 if this rank is at max_iters} has completed with the global `sum`:
-/// sets `estimate` (the relative residual), records the check at iteration
-/// k in result.history (calling options.monitor), and returns whether to
-/// stop, with result.converged and result.reason set: a residual that is not
-/// finite (breakdown), below options.tol, or some rank reached max_iters. Local; t0 is the solve's
-/// start (core::now_s).
-inline bool finish_async_check(SolveResult& result, const JacobiOptions& options, long k, double t0,
-                               const double (&sum)[2], double local_r2, double b_norm,
-                               double& estimate) {
-  estimate = std::sqrt(sum[0]) / b_norm;
-  const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
-  result.history.push_back(point);
-  if (options.monitor) options.monitor(point);
+/// The values of a round of the asynchronous convergence reduction
+/// (async_convergence_values doubles), each summed over the ranks.
+enum AsyncCheckValue : std::size_t {
+  residual_sq_value,   ///< this rank's ||b - A u||^2
+  at_max_iters_value,  ///< 1 if this rank has made max_iters sweeps
+  over_time_value,     ///< 1 if this rank has run options.max_time_s seconds
+};
+
+/// The values array of one round.
+using AsyncCheckSums = std::array<double, async_convergence_values>;
+
+/// This rank's part of a round: its residual^2, whether it has made
+/// options.max_iters sweeps (k of them) and whether it has run
+/// options.max_time_s seconds since t0 (core::now_s). Local.
+inline AsyncCheckSums async_contribution(const JacobiOptions& options, long k, double t0,
+                                         double local_r2) {
+  AsyncCheckSums c{};
+  c[residual_sq_value] = local_r2;
+  c[at_max_iters_value] = k >= options.max_iters ? 1.0 : 0.0;
+  c[over_time_value] =
+      std::isfinite(options.max_time_s) && core::now_s() - t0 >= options.max_time_s ? 1.0 : 0.0;
+  return c;
+}
+
+/// The verdict of a completed round with the global `sum` over `ranks`
+/// ranks (the same on every rank): true, with result.converged and
+/// result.reason set, when the solve stops: the estimate `estimate` is not
+/// finite (breakdown), below options.tol ("tolerance"), some rank has run
+/// options.max_time_s ("max_time"), or every rank has made options.max_iters
+/// sweeps ("max_iters": the limit counts the slowest rank's sweeps, so a
+/// fast rank cannot end a solve its partners are still progressing). Local.
+inline bool async_check_stops(SolveResult& result, const JacobiOptions& options, long k,
+                              const AsyncCheckSums& sum, double estimate, int ranks) {
   if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
     set_breakdown(result, estimate, k);
     return true;
@@ -33,11 +54,29 @@ inline bool finish_async_check(SolveResult& result, const JacobiOptions& options
     result.reason = "tolerance";
     return true;
   }
-  if (sum[1] > 0.0) {
+  if (sum[over_time_value] > 0.0) {
+    result.reason = "max_time";
+    return true;
+  }
+  if (sum[at_max_iters_value] > ranks - 0.5) {
     result.reason = "max_iters";
     return true;
   }
   return false;
+}
+
+/// Called on every rank when a round has completed with the global `sum`:
+/// sets `estimate` (the relative residual), records the check at iteration
+/// k in result.history (calling options.monitor), and returns
+/// async_check_stops's verdict. Local; t0 is the solve's start (core::now_s).
+inline bool finish_async_check(SolveResult& result, const JacobiOptions& options, long k, double t0,
+                               const AsyncCheckSums& sum, double local_r2, double b_norm, int ranks,
+                               double& estimate) {
+  estimate = std::sqrt(sum[residual_sq_value]) / b_norm;
+  const HistoryPoint point{k, core::now_s() - t0, estimate, std::sqrt(local_r2) / b_norm};
+  result.history.push_back(point);
+  if (options.monitor) options.monitor(point);
+  return async_check_stops(result, options, k, sum, estimate, ranks);
 }
 
 /// Sync iterations that confirm a stop on a stale estimate: an asynchronous
@@ -46,13 +85,16 @@ inline bool finish_async_check(SolveResult& result, const JacobiOptions& options
 inline constexpr long confirm_iterations = 1000;
 
 /// How many synchronous iterations follow an asynchronous stop, given its
-/// measured true residual: none when it met tol or broke down; up to
+/// measured true residual: none when it met tol, broke down or ran out of
+/// --max-time (the guard ends the solve, no tail after it); up to
 /// `final_sync` (--final-sync) after any other stop; after a stop on the
 /// tolerance at least confirm_iterations, so that "converged" keeps meaning
 /// that the true residual met tol. Local, the same on every rank (the stop
 /// and the true residual are reduced values).
 inline long final_sync_iterations(const SolveResult& result, double tol, int final_sync) {
-  if (result.reason == "breakdown" || result.true_residual < tol) return 0;
+  if (result.reason == "breakdown" || result.reason == "max_time" || result.true_residual < tol) {
+    return 0;
+  }
   const long confirm = result.reason == "tolerance" ? confirm_iterations : 0;
   return final_sync > confirm ? final_sync : confirm;
 }

@@ -5,6 +5,7 @@
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -63,10 +64,11 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
 
   const double t0 = core::now_s();
   double residual = std::numeric_limits<double>::infinity();
+  bool over_time = false;
   // Per iteration: one halo exchange (the plan's messages) in flight while
   // the interior rows are swept, one sweep (12 B per non-zero, 32 B per row)
   // that also gives ||b - A u^k||^2; every check_every iterations one
-  // allreduce of 1 double.
+  // allreduce of 2 doubles (the residual and whether a rank ran out of time).
   for (long k = 0;; ++k) {
     const bool check = k % options.check_every == 0 || k >= options.max_iters;
     const bool exchange = check || k % options.halo_every == 0;
@@ -96,7 +98,11 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
     if (check) {
       {
         const auto scope = timers.time(reduce_phase);
-        residual = std::sqrt(reduction.sum(local)) / b_norm;
+        // [||b - A u^k||^2, ranks over time]: one reduction for both.
+        std::array<double, 2> sums{local, core::now_s() - t0 >= options.max_time_s ? 1.0 : 0.0};
+        reduction.reduce(sums, collectives::ReduceOp::sum);
+        residual = std::sqrt(sums[0]) / b_norm;
+        over_time = sums[1] > 0.0;
       }
       const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(local) / b_norm};
       result.history.push_back(point);
@@ -111,6 +117,11 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
         result.reason = "tolerance";
         result.iterations = k;
         break;  // u^k stands; u^{k+1} is dropped
+      }
+      if (over_time) {
+        result.reason = "max_time";
+        result.iterations = k;
+        break;
       }
       if (k >= options.max_iters) {
         result.reason = "max_iters";
@@ -179,12 +190,14 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
   double estimate = std::numeric_limits<double>::infinity();
   double local_r2 = 0.0;
   long k = 0;
-  double contribution[2] = {0.0, 0.0};
-  double sum[2] = {0.0, 0.0};
+  detail::AsyncCheckSums contribution{};
+  detail::AsyncCheckSums sum{};
+  const int ranks = matrix.comm().size();
   // Per iteration: at most one message per neighbour and direction (fewer
   // when a channel is full or halo_every > 1), one sweep (12 B per non-zero,
   // 32 B per row) that gives the residual of its input; every check_every
-  // iterations one started reduction of 2 doubles, tested every iteration.
+  // iterations one started reduction of async_convergence_values doubles,
+  // tested every iteration.
   for (;;) {
     {
       // Async: the newest whole message of every neighbour; racy: whatever landed.
@@ -194,17 +207,17 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
     bool stop = false;
     if (convergence.active()) {
       const auto scope = timers.time(reduce_phase_a);
-      stop = convergence.test(sum) &&
-             detail::finish_async_check(result, base, k, t0, sum, local_r2, b_norm, estimate);
+      stop = convergence.test(sum) && detail::finish_async_check(result, base, k, t0, sum, local_r2,
+                                                                 b_norm, ranks, estimate);
     }
     if (stop) break;
     if (k >= base.max_iters) {
       // Wait (progressing) until a reduction lets every rank stop: this rank's
-      // contributions now say it is at max_iters.
+      // contributions now say it is at max_iters (the solve stops there when
+      // every rank is, or on time or convergence).
 
       if (!convergence.active()) {
-        contribution[0] = local_r2;
-        contribution[1] = 1.0;
+        contribution = detail::async_contribution(base, k, t0, local_r2);
         convergence.start(contribution);
       }
       channels.progress();
@@ -226,8 +239,7 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
     }
     local_r2 = r2;
     if (!convergence.active() && k % base.check_every == 0) {
-      contribution[0] = local_r2;
-      contribution[1] = 0.0;
+      contribution = detail::async_contribution(base, k, t0, local_r2);
       const auto scope = timers.time(reduce_phase_a);
       convergence.start(contribution);
     }
@@ -262,6 +274,7 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
     sync.halo_every = 1;
     sync.monitor = nullptr;
     sync.faults = nullptr;
+    sync.max_time_s = std::numeric_limits<double>::infinity();
     const SolveResult tail = jacobi_sync(system, matrix, sync_halo, reduction, sync);
     result.final_sync_iterations = tail.iterations;
     result.converged = tail.converged;

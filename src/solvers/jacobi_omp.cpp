@@ -3,19 +3,25 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
 #include "asyncsolve/solvers/norm.hpp"
+#include "jacobi_check.hpp"
 
 // OpenMP Jacobi (paper 000 §3.3). All threads work on one pair of fields
 // covering the whole grid; thread t owns the z-planes [k0, k1) of both.
@@ -39,7 +45,7 @@ using grid::Field;
 /// atomically; atomic_ref would formally demand that every access made while
 /// any atomic_ref to the value exists go through atomic_ref.
 inline double load_relaxed(const double* p) noexcept {
-  auto* q = const_cast<double*>(p);  // omp atomic read takes a modifiable lvalue
+  double* q = const_cast<double*>(p);  // omp atomic read takes a modifiable lvalue
   double v;
 #pragma omp atomic read relaxed
   v = *q;
@@ -82,15 +88,17 @@ std::vector<Part> split_slab(int k0, int k1, int t, int threads) {
 /// below read from the mailbox `below` (nx * ny values, row by row) instead
 /// of plane k - 1 of u when `below` is not null, and likewise `above`; with
 /// `atomic`, mailbox values are read with relaxed atomic loads. The
-/// neighbours are added in jacobi_sweep_ref's order.
-void sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
-                       const double* above, bool atomic) noexcept {
+/// neighbours are added in jacobi_sweep_ref's order. Returns ||b - A u||^2
+/// on the plane with the values it read (fused, as ops::jacobi_sweep_residual).
+double sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
+                         const double* above, bool atomic) noexcept {
   const int nx = u.interior()[0];
   const int ny = u.interior()[1];
   const std::ptrdiff_t sy = u.stride_y();
   const std::ptrdiff_t sz = u.stride_z();
   const bool atomic_below = atomic && below != nullptr;
   const bool atomic_above = atomic && above != nullptr;
+  double sum_sq = 0.0;
   for (int j = 0; j < ny; ++j) {
     const double* c = u.origin() + u.index(0, j, k);
     const double* b = below != nullptr ? below + static_cast<std::ptrdiff_t>(j) * nx : c - sz;
@@ -99,9 +107,13 @@ void sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
     for (int i = 0; i < nx; ++i) {
       const double down = atomic_below ? load_relaxed(b + i) : b[i];
       const double up = atomic_above ? load_relaxed(t + i) : t[i];
-      out[i] = (c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up) * (1.0 / 6.0);
+      const double sum = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up;
+      out[i] = sum * (1.0 / 6.0);
+      const double r = sum - 6.0 * c[i];
+      sum_sq += r * r;
     }
   }
+  return sum_sq;
 }
 
 /// ||b - A u||^2 on plane k, the planes below and above read as in
@@ -130,39 +142,60 @@ double residual_plane_boxed(const Field& u, int k, const double* below, const do
 }
 
 /// Plane k of f (interior points) into the mailbox `box` (nx * ny values,
-/// row by row); with `atomic`, with relaxed atomic stores.
-void plane_to_box(const Field& f, int k, double* box, bool atomic) noexcept {
+/// row by row); with `atomic`, with relaxed atomic stores. Returns the
+/// squared 2-norm of the change of the mailbox (the caller is its only
+/// writer, so reading its old values races with nothing but reads).
+double plane_to_box(const Field& f, int k, double* box, bool atomic) noexcept {
   const int nx = f.interior()[0];
   const int ny = f.interior()[1];
+  double change_sq = 0.0;
   for (int j = 0; j < ny; ++j) {
     const double* src = f.origin() + f.index(0, j, k);
     double* dst = box + static_cast<std::ptrdiff_t>(j) * nx;
-    if (atomic) {
-      for (int i = 0; i < nx; ++i) store_relaxed(dst + i, src[i]);
-    } else {
-      for (int i = 0; i < nx; ++i) dst[i] = src[i];  // a loop, not memcpy: see copy_planes
+    for (int i = 0; i < nx; ++i) {
+      const double d = src[i] - dst[i];
+      change_sq += d * d;
+      // A loop, not memcpy: see copy_planes.
+      if (atomic) {
+        store_relaxed(dst + i, src[i]);
+      } else {
+        dst[i] = src[i];
+      }
     }
   }
+  return change_sq;
 }
 
 /// The mailboxes of async/racy: thread t publishes its bottom plane in
 /// bottom(t) (read by thread t - 1) and its top plane in top(t) (read by
-/// thread t + 1). Lock b guards top(b) and bottom(b + 1).
+/// thread t + 1). Lock b guards top(b) and bottom(b + 1). Each mailbox also
+/// has a drift: the sum of the 2-norms of the changes of its plane, added
+/// (release) after every publication. A reader that noted the drift at its
+/// last sweep knows how far, at most, the plane moved since: by the triangle
+/// inequality, by no more than the drift's growth.
 class Mailboxes {
  public:
   Mailboxes(int threads, int nx, int ny)
       : plane_(static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny)),
-        data_(2 * static_cast<std::size_t>(threads) * plane_, 0.0) {}
+        data_(2 * static_cast<std::size_t>(threads) * plane_, 0.0),
+        drift_(std::make_unique<std::atomic<double>[]>(2 * static_cast<std::size_t>(threads))) {}
   double* bottom(int t) noexcept {
     return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_;
   }
   double* top(int t) noexcept {
     return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_;
   }
+  std::atomic<double>& bottom_drift(int t) noexcept {
+    return drift_[2 * static_cast<std::size_t>(t)];
+  }
+  std::atomic<double>& top_drift(int t) noexcept {
+    return drift_[2 * static_cast<std::size_t>(t) + 1];
+  }
 
  private:
   std::size_t plane_;
   std::vector<double> data_;
+  std::unique_ptr<std::atomic<double>[]> drift_;
 };
 
 /// u = u_new on planes [k_begin, k_end) (interior points only).
@@ -226,15 +259,39 @@ double local_rhs_norm(const grid::Problem& problem, const grid::Decomposition& d
 }
 
 core::PhaseTimers omp_timers() {
-  return core::PhaseTimers({"sweep", "copy", "residual", "barrier"});
+  return core::PhaseTimers({"sweep", "copy", "residual", "barrier", "idle"});
 }
 
 /// What every thread leaves behind for the result.
 struct ThreadRecord {
   long iterations = 0;
   double sweep_points = 0;  ///< points of its slab
+  long idle_waits = 0;
   core::PhaseTimers timers = omp_timers();
   std::vector<HistoryPoint> history;
+};
+
+/// Why the threads stop (async/racy: the first reason set wins; sync: the
+/// check's verdict).
+enum class OmpStop : int { none, tolerance, max_iters, max_time, breakdown };
+
+/// Sleeps of a waiting thread: a few polls back to back, then sleeps doubling
+/// from 2 us to 200 us (as as_channels_wait_any), so that a thread with
+/// nothing to do gives its core to one that has.
+class Backoff {
+ public:
+  void pause() {
+    if (polls_ < 4) {
+      ++polls_;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s_));
+    sleep_s_ = std::min(2.0 * sleep_s_, 200e-6);
+  }
+
+ private:
+  int polls_ = 0;
+  double sleep_s_ = 2e-6;
 };
 
 }  // namespace
@@ -266,6 +323,11 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
   std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
   const double b_norm = local_rhs_norm(problem, decomposition, u);
   const double b_norm_sq = b_norm * b_norm;
+  const bool timed = std::isfinite(base.max_time_s);
+  // async/racy: below this part of ||b - A u||^2 a thread with nothing new
+  // idles (the MPI solver's threshold: all threads there would put the
+  // estimate below tol * async_idle_fraction).
+  const double idle_r2 = std::pow(async_idle_fraction * base.tol, 2) * b_norm_sq / threads;
 
   std::vector<ThreadRecord> records(static_cast<std::size_t>(threads));
   BoundaryLocks locks(threads - 1);
@@ -273,18 +335,26 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
                   u.interior()[1]);
   // Shared state of the parallel region.
   double reduced_sq = 0.0;              // sync: the OpenMP reduction's target
+  bool sync_over_time = false;          // sync: set in a single before each check
+  OmpStop sync_stop = OmpStop::none;    // sync: why the threads stopped (thread 0 writes)
   std::atomic<double> running_sq{0.0};  // async/racy: the running global residual^2
-  std::atomic<bool> stop{false};        // async/racy: the convergence (or stop) flag
-  std::atomic<bool> broke_down{false};  // async/racy: an estimate was not finite
-  bool stop_converged = false;          // written only by the thread that set `stop`
-  double stop_estimate = std::numeric_limits<double>::infinity();  // likewise
+  std::atomic<int> stop{0};             // async/racy: an OmpStop, set once per round
+  std::atomic<int> at_max{0};           // async/racy: threads that made max_iters sweeps
+  double stop_estimate = std::numeric_limits<double>::infinity();  // by the thread that set `stop`
   double sync_residual = std::numeric_limits<double>::infinity();  // sync: written by thread 0
   std::atomic<bool> wrong_team{false};
-  double verify_sq = 0.0;  // async/racy: true residual^2 at a stop (under barriers)
-  long restarts = 0;       // async/racy: stops the true residual did not confirm
+  double verify_sq = 0.0;           // async/racy: true residual^2 at a stop (under barriers)
+  OmpStop verdict = OmpStop::none;  // async/racy: a round's outcome (in a single)
+  long restarts = 0;                // async/racy: stops the true residual did not confirm
 
   const bool racy = options.variant == OmpVariant::racy;
   const double t0 = core::now_s();
+  const auto over_time = [&] { return timed && core::now_s() - t0 >= base.max_time_s; };
+  // The first reason wins; true if this call set it.
+  const auto set_stop = [&](OmpStop why) {
+    int none = static_cast<int>(OmpStop::none);
+    return stop.compare_exchange_strong(none, static_cast<int>(why));
+  };
 
 #pragma omp parallel num_threads(threads) default(shared)
   {
@@ -301,24 +371,35 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
       if (options.variant == OmpVariant::sync) {
         // Per iteration: one sweep of the slab (16 B/point), one barrier;
         // with copy (the paper's two loops) also u = u_new (16 B/point) and
-        // a second barrier.
-        // Every check_every iterations: the slab's residual, an OpenMP
-        // reduction over the threads (2 barriers).
+        // a second barrier. Every check_every iterations the sweep is the
+        // fused one, which returns the slab's residual in the same pass,
+        // summed by an OpenMP reduction (whose barrier is the sweep's).
         Field* cur = &u;
         Field* next = &u_new;
         for (long k = 0;; ++k) {
-          if (k % base.check_every == 0) {
+          const bool check = k % base.check_every == 0;
+          if (!check && k >= base.max_iters) {
+            me.iterations = k;
+            if (t == 0) sync_stop = OmpStop::max_iters;
+            break;
+          }
+          if (check) {
             double mine = 0.0;
             {
-              const auto scope = timers.time(omp_residual_phase);
+              const auto scope = timers.time(omp_sweep_phase);
 #pragma omp single
-              reduced_sq = 0.0;
+              {
+                reduced_sq = 0.0;
+                sync_over_time = over_time();  // one clock decides for all
+              }
 #pragma omp for schedule(static, 1) reduction(+ : reduced_sq)
               for (int i = 0; i < threads; ++i) {
-                mine = ops::residual_norm_sq_planes(*cur, k0, k1);  // ||b - A u^k||^2 on the slab
+                // u^{k+1} = (sum of neighbours of u^k)/6 and ||b - A u^k||^2 on the slab
+                mine = ops::jacobi_sweep_residual_planes(*cur, *next, k0, k1);
                 reduced_sq += mine;
               }
             }
+            // The for's barrier: u^{k+1} is written everywhere, the sum complete.
             const double residual = std::sqrt(reduced_sq) / b_norm;
             const HistoryPoint point{k, core::now_s() - t0, residual, std::sqrt(mine) / b_norm, t};
             me.history.push_back(point);
@@ -326,23 +407,25 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
               sync_residual = residual;
               if (base.monitor) base.monitor(point);
             }
-            // Every thread read the same reduced_sq: all decide alike (a
-            // residual that is not finite stops at once: a breakdown).
-            if (residual < base.tol || breaks_down(residual)) {
+            // Every thread read the same values: all decide alike, and the
+            // iterate kept is u^k (in cur); the u^{k+1} just made is dropped.
+            // A residual that is not finite stops at once: a breakdown.
+            const OmpStop why = breaks_down(residual) ? OmpStop::breakdown
+                                : residual < base.tol ? OmpStop::tolerance
+                                : sync_over_time      ? OmpStop::max_time
+                                : k >= base.max_iters ? OmpStop::max_iters
+                                                      : OmpStop::none;
+            if (why != OmpStop::none) {
               me.iterations = k;
+              if (t == 0) sync_stop = why;
               break;
             }
-          }
-          if (k >= base.max_iters) {
-            me.iterations = k;
-            break;
-          }
-          {
-            const auto scope = timers.time(omp_sweep_phase);
-            ops::jacobi_sweep_planes(*cur, *next, k0,
-                                     k1);  // u^{k+1} = (sum of neighbours of u^k)/6
-          }
-          {
+          } else {
+            {
+              const auto scope = timers.time(omp_sweep_phase);
+              // u^{k+1} = (sum of neighbours of u^k)/6
+              ops::jacobi_sweep_planes(*cur, *next, k0, k1);
+            }
             // Nobody reads u^{k+1} before all of it is written, and nobody
             // overwrites u^k (the next u_new) while another thread reads it.
             const auto scope = timers.time(omp_barrier_phase);
@@ -363,18 +446,25 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
           }
         }
       } else {
-        // Per iteration, without waiting for other threads: one sweep of the
-        // slab from this thread's current array into its other one (16
-        // B/point; planes [k0, k1) of both arrays are private to the thread,
-        // which swaps its two views as sync does), then its two boundary
+        // Per iteration, without waiting for other threads: one fused sweep
+        // of the slab from this thread's current array into its other one
+        // (16 B/point; planes [k0, k1) of both arrays are private to the
+        // thread, which swaps its two views as sync does), which also gives
+        // the slab's residual of the iterate read; then its two boundary
         // planes are published into the mailboxes its neighbours read (2
-        // planes, not the slab: no copy u = u_new). A plane next to a
-        // neighbour reads that neighbour's plane from its mailbox: whole and
-        // from one iteration, under the boundary's lock (async), or element
-        // by element with relaxed atomic loads (racy; mailboxes are then
-        // written with relaxed atomic stores). Every check_every iterations:
-        // the slab's residual and one atomic add to the running global
-        // residual^2.
+        // planes, not the slab: no copy u = u_new), and the mailboxes'
+        // drifts grown by their change. A plane next to a neighbour reads
+        // that neighbour's plane from its mailbox: whole and from one
+        // iteration, under the boundary's lock (async), or element by element
+        // with relaxed atomic loads (racy; mailboxes are then written with
+        // relaxed atomic stores). Every check_every iterations: one atomic add of the change
+        // of the slab's residual^2 to the running global residual^2.
+        //
+        // With options.idle, a thread whose slab's part of ||b - A u||^2 is
+        // below idle_r2 even counting what its neighbours' planes moved since
+        // its last sweep waits for news instead of sweeping (nearly) the same
+        // planes again. Without, a thread that made max_iters sweeps waits
+        // for the others: max_iters counts the slowest thread's sweeps.
         const std::vector<Part> parts = split_slab(k0, k1, t, threads);
         Field* cur = &u;
         Field* next = &u_new;
@@ -382,18 +472,34 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
         const bool upper = t < threads - 1;
         const double* const from_below = lower ? boxes.top(t - 1) : nullptr;
         const double* const from_above = upper ? boxes.bottom(t + 1) : nullptr;
+        std::atomic<double>* const drift_below = lower ? &boxes.top_drift(t - 1) : nullptr;
+        std::atomic<double>* const drift_above = upper ? &boxes.bottom_drift(t + 1) : nullptr;
         omp_lock_t* const lock_below = !racy && lower ? locks.at(t - 1) : nullptr;
         omp_lock_t* const lock_above = !racy && upper ? locks.at(t) : nullptr;
-        // This thread's boundary planes of f into the mailboxes its neighbours read.
+        // This thread's boundary planes of f into the mailboxes its
+        // neighbours read, and the drifts grown by their changes (this
+        // thread is the only writer of both).
+        const auto grow = [](std::atomic<double>& drift, double change_sq) {
+          if (change_sq > 0.0) {
+            drift.store(drift.load(std::memory_order_relaxed) + std::sqrt(change_sq),
+                        std::memory_order_release);
+          }
+        };
         const auto publish = [&](const Field& f) {
           if (lower) {
             const LockGuard guard(lock_below);
-            plane_to_box(f, k0, boxes.bottom(t), racy);
+            grow(boxes.bottom_drift(t), plane_to_box(f, k0, boxes.bottom(t), racy));
           }
           if (upper) {
             const LockGuard guard(lock_above);
-            plane_to_box(f, k1 - 1, boxes.top(t), racy);
+            grow(boxes.top_drift(t), plane_to_box(f, k1 - 1, boxes.top(t), racy));
           }
+        };
+        // The drifts of the mailboxes this thread reads.
+        const auto drifts = [&] {
+          return std::array<double, 2>{
+              drift_below != nullptr ? drift_below->load(std::memory_order_acquire) : 0.0,
+              drift_above != nullptr ? drift_above->load(std::memory_order_acquire) : 0.0};
         };
         // Locks in ascending order (below = t - 1 before above = t): no deadlock.
         const auto slab_residual_sq = [&] {
@@ -410,86 +516,142 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
           }
           return sum;
         };
+        // next = (sum of neighbours of cur)/6 on the slab; with `fused`,
+        // returns the slab's ||b - A cur||^2 with the planes read (the
+        // boundary planes always compute it: one plane each).
+        const auto sweep_slab = [&](bool fused) {
+          double sum = 0.0;
+          for (const Part& p : parts) {
+            if (!p.below && !p.above) {
+              if (fused) {
+                sum += ops::jacobi_sweep_residual_planes(*cur, *next, p.begin, p.end);
+              } else {
+                ops::jacobi_sweep_planes(*cur, *next, p.begin, p.end);
+              }
+            } else {
+              const LockGuard lo(p.below ? lock_below : nullptr);
+              const LockGuard hi(p.above ? lock_above : nullptr);
+              sum += sweep_plane_boxed(*cur, *next, p.begin, p.below ? from_below : nullptr,
+                                       p.above ? from_above : nullptr, racy);
+            }
+          }
+          return sum;
+        };
 
         // Every thread publishes its first planes, then takes its part of the
         // initial residual, before anyone sweeps.
         publish(*cur);
 #pragma omp barrier
         double contributed = slab_residual_sq();
+        double last_r2 = contributed;  // of the iterate the last sweep read
         running_sq.fetch_add(contributed);
 #pragma omp barrier
         long k = 0;
+        bool counted_max = false;
+        std::array<double, 2> seen{};  // the drifts when the last fused sweep read the mailboxes
+        // An upper bound of the slab's ||b - A u|| with the planes the
+        // mailboxes hold now: the last fused sweep's value for the iterate it
+        // read (sweeps with fixed planes do not increase it) plus how far
+        // those planes moved since (each enters one plane's residual with
+        // coefficient 1).
+        const auto bound = [&] {
+          const std::array<double, 2> now = drifts();
+          return std::sqrt(last_r2) + (now[0] - seen[0]) + (now[1] - seen[1]);
+        };
         double estimate = std::numeric_limits<double>::infinity();
-        // Rounds: an asynchronous phase until the estimate falls below tol
-        // (or max_iters), then every thread stops at a barrier and the true
-        // residual is summed over the quiescent grid. If it is not below tol
-        // (the estimate mixed parts measured at different times), the
-        // running sum restarts from those fresh parts and the asynchronous
-        // phase goes on. A stop is therefore only reported converged when
-        // the iterate really is.
+        // The running estimate with this thread's part brought up to date;
+        // below tol it stops everyone (the first reason set wins).
+        const auto contribute = [&] {
+          const double delta = last_r2 - contributed;  // change since the last contribution
+          contributed = last_r2;
+          const double global_sq =
+              delta != 0.0 ? running_sq.fetch_add(delta) + delta : running_sq.load();
+          // Rounding in the running sum can leave it slightly below zero.
+          estimate = std::sqrt(std::max(global_sq, 0.0) / b_norm_sq);
+          if (breaks_down(estimate)) {  // stops everyone at once
+            if (set_stop(OmpStop::breakdown)) stop_estimate = estimate;
+          } else if (estimate < base.tol && set_stop(OmpStop::tolerance)) {
+            stop_estimate = estimate;
+          }
+        };
+        // Rounds: an asynchronous phase until a thread stops it (estimate
+        // below tol, every thread at max_iters, or out of time); then every
+        // thread stops at a barrier and the true residual is summed over the
+        // quiescent grid. If the stop was the estimate's and the true
+        // residual is not below tol (the estimate mixed parts measured at
+        // different times), the running sum restarts from those fresh parts
+        // and the asynchronous phase goes on. A stop is therefore only
+        // reported converged when the iterate really is. The decision to
+        // go on is made once (in a single) from shared values, so that every
+        // thread takes it.
         for (;;) {
-          for (;; ++k) {
-            if (k % base.check_every == 0) {
-              double global_sq = 0.0;
+          for (;;) {
+            if (!counted_max && k >= base.max_iters) {
+              counted_max = true;
+              if (at_max.fetch_add(1) + 1 == threads && set_stop(OmpStop::max_iters)) {
+                stop_estimate = estimate;
+              }
+            }
+            if (over_time() && set_stop(OmpStop::max_time)) stop_estimate = estimate;
+            if (stop.load(std::memory_order_acquire) != 0) break;
+            // Idle on: this slab converged against the planes it has, and
+            // its neighbours' planes moved too little since to matter (a
+            // thread without neighbours never gets news: it goes on). Idle
+            // off: done with its sweeps.
+            const auto converged_here = [&] {
+              const double b = bound();
+              return b * b < idle_r2;
+            };
+            const bool wait =
+                options.idle ? threads > 1 && k > 0 && converged_here() : k >= base.max_iters;
+            if (wait) {
+              // Wait for news (idle off: for the stop), keeping this
+              // thread's part of the estimate current.
+              ++me.idle_waits;
+              const auto scope = timers.time(omp_idle_phase);
+              Backoff backoff;
+              while (stop.load(std::memory_order_acquire) == 0 &&
+                     (!options.idle || converged_here())) {
+                contribute();
+                if (over_time() && set_stop(OmpStop::max_time)) stop_estimate = estimate;
+                backoff.pause();
+              }
+              continue;
+            }
+            // The residual comes with the sweep (fused) at checks and, with
+            // idle on, every 4 sweeps (the bound); otherwise the bound stays
+            // (a sweep with fixed planes does not increase it).
+            const bool check = k % base.check_every == 0;
+            const bool fused = check || (options.idle && k % 4 == 0);
+            const std::array<double, 2> reading = drifts();
+            {
+              const auto scope = timers.time(omp_sweep_phase);
+              // next = (sum of neighbours of cur)/6; (fused) ||b - A cur||^2 on the slab
+              const double r2 = sweep_slab(fused);
+              if (fused) {
+                last_r2 = r2;
+                seen = reading;
+              }
+            }
+            if (check) {
               {
                 const auto scope = timers.time(omp_residual_phase);
-                if (k == 0) {
-                  global_sq = running_sq.load();
-                } else {
-                  const double now = slab_residual_sq();
-                  const double delta = now - contributed;  // change since the last contribution
-                  contributed = now;
-                  global_sq = running_sq.fetch_add(delta) + delta;
-                }
+                contribute();
               }
-              // Rounding in the running sum can leave it slightly below zero.
-              estimate = std::sqrt(std::max(global_sq, 0.0) / b_norm_sq);
               const HistoryPoint point{k, core::now_s() - t0, estimate,
                                        std::sqrt(contributed) / b_norm, t};
               me.history.push_back(point);
               if (t == 0 && base.monitor) base.monitor(point);
-              // The paper's rule: the first thread whose check sees the
-              // estimate below tol stops everyone. The parts of the sum were
-              // measured at different times: a thread that iterated alone
-              // while a neighbour was descheduled may have converged against
-              // that neighbour's old planes, so the true residual at the stop
-              // can be larger; the check below confirms or refutes it.
-              if (breaks_down(estimate)) {  // stops everyone at once
-                broke_down.store(true);
-                stop.store(true, std::memory_order_release);
-                break;
-              }
-              if (estimate < base.tol) {
-                if (!stop.exchange(true)) {
-                  stop_converged = true;
-                  stop_estimate = estimate;
-                }
-                break;
-              }
-            }
-            if (stop.load(std::memory_order_acquire)) break;
-            if (k >= base.max_iters) {
-              if (!stop.exchange(true)) stop_estimate = estimate;
-              break;
-            }
-            {
-              const auto scope = timers.time(omp_sweep_phase);
-              for (const Part& p : parts) {  // next = (sum of neighbours of cur)/6 on the slab
-                if (!p.below && !p.above) {
-                  ops::jacobi_sweep_planes(*cur, *next, p.begin, p.end);
-                } else {
-                  const LockGuard lo(p.below ? lock_below : nullptr);
-                  const LockGuard hi(p.above ? lock_above : nullptr);
-                  sweep_plane_boxed(*cur, *next, p.begin, p.below ? from_below : nullptr,
-                                    p.above ? from_above : nullptr, racy);
-                }
-              }
+              // Stopped here (by this estimate or another thread): the
+              // iterate is cur = u^k; the next one just made is dropped.
+              if (stop.load(std::memory_order_acquire) != 0) break;
             }
             {
               const auto scope = timers.time(omp_copy_phase);
               publish(*next);
             }
             std::swap(cur, next);
+            ++k;
           }
           // Every thread has left the asynchronous phase: its iterate goes to u
           // (its own planes: nobody else reads them), then the grid is quiescent.
@@ -499,27 +661,42 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
             cur = &u;
             next = &u_new;
           }
+          {
+            const auto scope = timers.time(omp_barrier_phase);
 #pragma omp barrier
+          }
 #pragma omp single
           verify_sq = 0.0;  // (the single's implicit barrier publishes it)
           const double fresh = ops::residual_norm_sq_planes(u, k0, k1);
 #pragma omp atomic
           verify_sq += fresh;
 #pragma omp barrier
-          const bool verified = !stop_converged || std::sqrt(verify_sq) / b_norm < base.tol;
-          if (verified || k >= base.max_iters || broke_down.load()) break;
-            // Everyone has read verify_sq and stop_converged: restart the round.
-            // The mailboxes hold every thread's planes of u already.
-#pragma omp barrier
 #pragma omp single
           {
-            running_sq.store(0.0);
-            stop.store(false);
-            stop_converged = false;
-            stop_estimate = std::numeric_limits<double>::infinity();
-            ++restarts;
-          }
+            // One verdict for all: the stop stands unless it was the
+            // estimate's and the true residual refutes it with time and
+            // sweeps left.
+            const auto why = static_cast<OmpStop>(stop.load());
+            const bool refuted =
+                why == OmpStop::tolerance && !(std::sqrt(verify_sq) / b_norm < base.tol);
+            if (!refuted) {
+              verdict = why;
+            } else if (over_time()) {
+              verdict = OmpStop::max_time;
+            } else if (at_max.load() == threads) {
+              verdict = OmpStop::max_iters;
+            } else {
+              verdict = OmpStop::none;  // go on: restart the round
+              running_sq.store(0.0);
+              stop.store(static_cast<int>(OmpStop::none));
+              stop_estimate = std::numeric_limits<double>::infinity();
+              ++restarts;
+            }
+          }  // (implicit barrier: everyone sees the verdict and the reset)
+          if (verdict != OmpStop::none) break;
+          // The mailboxes hold every thread's planes of u already.
           contributed = fresh;
+          last_r2 = fresh;
           running_sq.fetch_add(fresh);
 #pragma omp barrier
         }
@@ -538,6 +715,7 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.thread_iterations.push_back(r.iterations);
     most = std::max(most, r.iterations);
     result.sweep_bytes += 16.0 * r.sweep_points * static_cast<double>(r.iterations);
+    result.idle_waits += r.idle_waits;
     for (std::size_t i = 0; i < result.phases.size(); ++i) {
       // Each phase as the slowest thread saw it.
       result.phases.add(i, std::max(0.0, r.timers.seconds(i) - result.phases.seconds(i)));
@@ -547,31 +725,41 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.history.insert(result.history.end(), r.history.begin(), r.history.end());
   result.iterations = most;
 
+  const auto reason = [](OmpStop why) {
+    return why == OmpStop::tolerance   ? "tolerance"
+           : why == OmpStop::max_time  ? "max_time"
+           : why == OmpStop::breakdown ? "breakdown"
+                                       : "max_iters";
+  };
   if (options.variant == OmpVariant::sync) {
     // The last iterate u^iterations is in u_new after an odd number of sweeps.
     if (!base.copy && most % 2 == 1) u.swap(u_new);
     result.residual_estimate = sync_residual;
-    result.converged = sync_residual < base.tol;
-    result.reason = result.converged ? "tolerance" : "max_iters";
-    if (breaks_down(sync_residual)) set_breakdown(result, sync_residual, most);
+    result.converged = sync_stop == OmpStop::tolerance;
+    result.reason = reason(sync_stop);
+    if (sync_stop == OmpStop::breakdown) set_breakdown(result, sync_residual, most);
   } else {
     result.residual_estimate = stop_estimate;
-    result.converged = stop_converged && std::sqrt(verify_sq) / b_norm < base.tol;
-    result.reason = result.converged ? "tolerance" : "max_iters";
+    result.converged = verdict == OmpStop::tolerance;
+    result.reason = reason(verdict);
     result.unconfirmed_stops = restarts;
-    if (broke_down.load()) set_breakdown(result, stop_estimate, most);
+    if (verdict == OmpStop::breakdown) set_breakdown(result, stop_estimate, most);
   }
 
   // The true residual of the returned iterate, measured by this thread alone.
   result.true_residual = jacobi_residual_norm(u, nullptr) / b_norm;
-  if (options.variant != OmpVariant::sync && options.final_sync > 0 &&
-      result.reason != "breakdown" && !(result.true_residual < base.tol)) {
+  const long tail_iterations =
+      options.variant == OmpVariant::sync
+          ? 0
+          : detail::final_sync_iterations(result, base.tol, options.final_sync);
+  if (tail_iterations > 0) {
     OmpJacobiOptions tail_options = options;
     tail_options.variant = OmpVariant::sync;
     tail_options.final_sync = 0;
-    tail_options.base.max_iters = options.final_sync;
+    tail_options.base.max_iters = tail_iterations;
     tail_options.base.check_every = 1;
     tail_options.base.monitor = nullptr;
+    tail_options.base.max_time_s = std::numeric_limits<double>::infinity();
     const SolveResult tail = jacobi_omp(problem, decomposition, u, tail_options);
     result.final_sync_iterations = tail.iterations;
     // The stop decision is now the synchronous phase's.

@@ -4,12 +4,14 @@
 #include "asyncsolve/solvers/krylov.hpp"
 
 #include <array>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/timer.hpp"
 #include "krylov_context.hpp"
 
 namespace asyncsolve::solvers {
@@ -53,6 +55,41 @@ bool is_preconditioned(KrylovMethod method, bool jacobi) {
   return true;
 }
 
+/// True for the preconditioners applied through the precond interface.
+bool is_general(const precond::PcSettings& pc) {
+  return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+}
+
+/// Collective: sets the preconditioner up (when options.pc is general),
+/// runs `loop`, frees the preconditioner; its report goes into the result.
+SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
+                      const KrylovOptions& options, detail::KrylovLoop loop) {
+  std::unique_ptr<precond::Preconditioner> pc;
+  detail::KrylovContext k(a, x, b, options);
+  if (is_general(options.pc)) {
+    const double t0 = core::now_s();
+    pc = precond::make_preconditioner(options.pc, a);
+    k.add_setup_time(core::now_s() - t0);
+    k.set_preconditioner(pc.get());
+  }
+  SolveResult result = k.run(loop);
+  if (pc) {
+    result.pc = pc->report();
+    pc->free();
+  }
+  return result;
+}
+
+/// Throws core::InputError for a general preconditioner with cg.
+void check_pc(const KrylovOptions& options) {
+  if (is_general(options.pc) && options.method == KrylovMethod::cg) {
+    throw core::InputError(fmt::format(
+        "--pc {} with --method cg: cg is unpreconditioned, expected pcg1, pcg2, pcg-overlap or "
+        "pipecg",
+        precond::pc_text(options.pc)));
+  }
+}
+
 }  // namespace
 
 std::string_view krylov_method_name(KrylovMethod method) {
@@ -89,10 +126,11 @@ int krylov_fields(KrylovMethod method) {
 }
 
 std::vector<std::string> krylov_phase_names() {
-  return {"matvec_interior", "halo_start", "halo_wait",   "matvec_boundary",
-          "sdotp_start",     "sdotp_wait", "gamma_start", "gamma_wait",
-          "iprod_start",     "iprod_wait", "dots_start",  "dots_wait",
-          "precond",         "axpy",       "vector_scale"};
+  return {"matvec_interior", "halo_start", "halo_wait",    "matvec_boundary",
+          "sdotp_start",     "sdotp_wait", "gamma_start",  "gamma_wait",
+          "iprod_start",     "iprod_wait", "dots_start",   "dots_wait",
+          "precond",         "axpy",       "vector_scale", "precond_setup",
+          "precond_hidden"};
 }
 
 KrylovSystem make_krylov_system(const grid::Problem& problem,
@@ -125,7 +163,15 @@ KrylovSystem make_krylov_system(const grid::Problem& problem,
 SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomposition,
                          comm::HaloExchange& halo, const KrylovOptions& options) {
   const detail::KrylovLoop loop = loop_of(options.method);
-  if (is_preconditioned(options.method, options.jacobi) && !(system.op.diagonal() > 0.0)) {
+  check_pc(options);
+  if (is_general(options.pc) && options.hybrid != nullptr) {
+    throw core::InputError(fmt::format(
+        "--pc {} with --hybrid: the hybrid schemes run with jacobi or none, expected no --hybrid",
+        precond::pc_text(options.pc)));
+  }
+  if (is_preconditioned(options.method,
+                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev) &&
+      !(system.op.diagonal() > 0.0)) {
     throw core::InputError(fmt::format(
         "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
         "a positive diagonal; expected a shift above {}",
@@ -133,19 +179,20 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         -(system.op.diagonal() - system.op.shift)));
   }
   detail::StencilLinearOperator a(system.op, decomposition, system.x, halo);
-  detail::KrylovContext k(a, system.x, system.b, options);
-  return k.run(loop);
+  return run_solve(a, system.x, system.b, options, loop);
 }
 
 SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                          comm::SparseHaloExchange& halo, const KrylovOptions& options) {
   const detail::KrylovLoop loop = loop_of(options.method);
+  check_pc(options);
   if (options.hybrid != nullptr) {
     throw core::InputError(
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method, options.jacobi)) {
+  if (is_preconditioned(options.method,
+                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
     const DiagonalCheck d = smallest_diagonal(matrix, system.op);
     if (!(d.value > 0.0)) {
       throw core::InputError(fmt::format(
@@ -155,8 +202,7 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
     }
   }
   detail::CsrLinearOperator a(system.op, matrix, halo);
-  detail::KrylovContext k(a, system.x, system.b, options);
-  return k.run(loop);
+  return run_solve(a, system.x, system.b, options, loop);
 }
 
 }  // namespace asyncsolve::solvers

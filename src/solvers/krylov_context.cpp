@@ -30,12 +30,13 @@ void check_positive(std::string_view what, double value, long iteration) {
 
 InnerProduct::InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
                            core::PhaseTimers& timers, KrylovPhase start_phase,
-                           KrylovPhase wait_phase, par::ProgressThread* progress)
+                           KrylovPhase wait_phase, par::ProgressThread* progress, int* in_flight)
     : reduction_(collectives::make_nonblocking_allreduce(algorithm, comm, size)),
       timers_(timers),
       start_phase_(start_phase),
       wait_phase_(wait_phase),
       progress_(progress),
+      in_flight_(in_flight),
       result_(size) {
   if (progress_ != nullptr) {
     registration_ = progress_->add([this] {
@@ -53,6 +54,8 @@ void InnerProduct::start(std::span<const double> local) {
   const auto lock = guard();
   done_ = false;
   reduction_->start(local);
+  if (in_flight_ != nullptr && !started_) ++*in_flight_;
+  started_ = true;
 }
 
 void InnerProduct::wait(std::span<double> global) {
@@ -60,6 +63,8 @@ void InnerProduct::wait(std::span<double> global) {
   const auto lock = guard();
   if (!done_) reduction_->wait(result_);
   done_ = false;
+  if (in_flight_ != nullptr && started_) --*in_flight_;
+  started_ = false;
   std::copy(result_.begin(), result_.end(), global.begin());
 }
 
@@ -67,6 +72,8 @@ void InnerProduct::drain() {
   const auto lock = guard();
   if (reduction_->active()) reduction_->wait(result_);
   done_ = false;
+  if (in_flight_ != nullptr && started_) --*in_flight_;
+  started_ = false;
 }
 
 void InnerProduct::free() {
@@ -116,8 +123,9 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
 
 InnerProduct& KrylovContext::add_inner_product(std::size_t size, KrylovPhase start,
                                                KrylovPhase wait) {
-  products_.push_back(std::make_unique<InnerProduct>(
-      options_.allreduce, comm_, size, result_.phases, start, wait, options_.progress));
+  products_.push_back(std::make_unique<InnerProduct>(options_.allreduce, comm_, size,
+                                                     result_.phases, start, wait, options_.progress,
+                                                     &in_flight_));
   return *products_.back();
 }
 
@@ -189,6 +197,35 @@ double KrylovContext::initial_residual(Field& ax, Field& r, InnerProduct& produc
   return product.reduce(ops::residual(b_, ax, r));
 }
 
+namespace {
+
+/// Iterations between two checks of KrylovOptions::max_time_s.
+constexpr long max_time_check_every = 16;
+
+}  // namespace
+
+double KrylovContext::precondition(Field& r, Field& z) {
+  const double t0 = core::now_s();
+  pc_->apply(r, z);
+  const double dot = ops::dot(r, z);
+  const double elapsed = core::now_s() - t0;
+  result_.phases.add(precond_phase, elapsed);
+  if (in_flight_ > 0) {
+    result_.phases.add(precond_hidden_phase, elapsed);
+    ++result_.pc_applies_behind_reduction;
+  }
+  return dot;
+}
+
+void KrylovContext::check_preconditioned(double gamma, double rr, long iteration) {
+  check_finite("r^T M^-1 r", gamma, iteration);
+  if (!(gamma > 0.0) && rr > 0.0) {
+    throw Breakdown{fmt::format(
+        "r^T M^-1 r = {:.6e} <= 0 at iteration {}: the preconditioner is not positive definite",
+        gamma, iteration)};
+  }
+}
+
 bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   HistoryPoint p;
   p.iteration = iteration;
@@ -208,6 +245,14 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   }
   if (iteration >= options_.max_iters) {
     result_.reason = "max_iters";
+    return true;
+  }
+  // The wall-clock guard: every max_time_check_every iterations, one
+  // blocking reduction of the longest time any rank has run (none without
+  // --max-time), so every rank reaches the same verdict.
+  if (std::isfinite(options_.max_time_s) && iteration % max_time_check_every == 0 &&
+      setup_sum_->max(core::now_s() - t_start_) >= options_.max_time_s) {
+    result_.reason = "max_time";
     return true;
   }
   return false;
@@ -253,10 +298,24 @@ Pcg2State::Pcg2State(KrylovContext& k)
   iprod = k.initial_residual(s, r, iprod_product);
   rr_local = ops::dot(r, r);
   check_finite("r^T r", iprod, 0);
-  // t = L^-1 r; gamma = t^T t
-  const double gamma_local = k.timed(precond_phase, [&] { return ops::scale_dot(linv, r, t); });
+  // t = L^-1 r; gamma = t^T t (general: w = M^-1 r; gamma = r^T w)
+  const double gamma_local = precondition_start(k);
   gamma = gamma_product.reduce(gamma_local);
   gamma_old = gamma;
+  if (k.has_preconditioner()) KrylovContext::check_preconditioned(gamma, iprod, 0);
+  // w = L^-T t
+  precondition_finish(k);
+}
+
+double Pcg2State::precondition_start(KrylovContext& k) {
+  // w = M^-1 r; the local r^T w
+  if (k.has_preconditioner()) return k.precondition(r, w);
+  // t = L^-1 r; the local t^T t in the same pass
+  return k.timed(precond_phase, [&] { return ops::scale_dot(linv, r, t); });
+}
+
+void Pcg2State::precondition_finish(KrylovContext& k) {
+  if (k.has_preconditioner()) return;
   // w = L^-T t
   k.timed(precond_phase, [&] { ops::scale(linv, t, w); });
 }

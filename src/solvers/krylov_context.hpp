@@ -47,9 +47,11 @@ class InnerProduct {
  public:
   /// Collective (duplicates `comm`). `timers` and `progress` (may be null)
   /// must outlive this object.
+  /// `in_flight` (may be null) counts the reductions started and not yet
+  /// waited for.
   InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
                core::PhaseTimers& timers, KrylovPhase start_phase, KrylovPhase wait_phase,
-               par::ProgressThread* progress);
+               par::ProgressThread* progress, int* in_flight = nullptr);
   InnerProduct(const InnerProduct&) = delete;
   InnerProduct& operator=(const InnerProduct&) = delete;
   ~InnerProduct();
@@ -83,6 +85,8 @@ class InnerProduct {
   KrylovPhase start_phase_;
   KrylovPhase wait_phase_;
   par::ProgressThread* progress_;
+  int* in_flight_;
+  bool started_ = false;  ///< started, not yet waited for
   int registration_ = -1;
   std::vector<double> result_;
   bool done_ = false;  ///< the progress thread completed the active reduction
@@ -143,7 +147,9 @@ class KrylovContext {
   /// Records the residual sqrt(rr) / ||b|| after `iteration` iterations
   /// (history on rank 0, the monitor, noise polling) and decides: true, with
   /// the outcome set, when it is below the tolerance ("tolerance") or the
-  /// iterations are used up ("max_iters"). `local_rr` is this rank's part.
+  /// iterations are used up ("max_iters"), or (collectively, every 16
+  /// iterations, only when options.max_time_s is finite) some rank has run
+  /// options.max_time_s seconds ("max_time"). `local_rr` is this rank's part.
   bool stop(long iteration, double rr, double local_rr);
 
   /// Runs `step` with its time added to `phase`; returns what it returns.
@@ -152,6 +158,21 @@ class KrylovContext {
     const auto scope = result_.phases.time(phase);
     return step();
   }
+
+  /// True when a preconditioner is applied through the precond interface
+  /// (chebyshev, boomeramg) rather than fused into the vector kernels.
+  bool has_preconditioner() const { return pc_ != nullptr; }
+  /// Uses `pc` (not owned; outlives run()) for precondition().
+  void set_preconditioner(precond::Preconditioner* pc) { pc_ = pc; }
+  /// Collective: z = M^-1 r through the preconditioner, timed as precond
+  /// (and as precond_hidden when a reduction is in flight meanwhile);
+  /// returns the local r . z.
+  double precondition(grid::Field& r, grid::Field& z);
+  /// Throws Breakdown when gamma = r^T M^-1 r (global) is not > 0 while
+  /// r^T r is: M is not positive definite.
+  static void check_preconditioned(double gamma, double rr, long iteration);
+  /// Adds `seconds` to the precond_setup phase.
+  void add_setup_time(double seconds) { result_.phases.add(precond_setup_phase, seconds); }
 
   const KrylovOptions& options() const { return options_; }
   /// The Jacobi preconditioner M = diag(A): M, M^-1 and M^-1/2 (constants
@@ -175,6 +196,8 @@ class KrylovContext {
   const par::Comm& comm_;
   std::unique_ptr<collectives::Allreduce> setup_sum_;  ///< blocking: ||b||, the true residual
   std::vector<std::unique_ptr<InnerProduct>> products_;
+  precond::Preconditioner* pc_ = nullptr;
+  int in_flight_ = 0;  ///< reductions started and not yet waited for
   SolveResult result_;
   double b_norm_ = 1.0;  ///< ||b|| (1 when b = 0)
   double t_start_ = 0.0;
@@ -187,8 +210,14 @@ class KrylovContext {
 struct Pcg2State {
   /// Collective: allocates the vectors, builds the three inner products and
   /// makes the start of both methods: r = b - A x, iprod = r^T r,
-  /// t = L^-1 r, gamma = t^T t, w = L^-T t.
+  /// t = L^-1 r, gamma = t^T t, w = L^-T t (with a general preconditioner:
+  /// w = M^-1 r, gamma = r^T w).
   explicit Pcg2State(KrylovContext& k);
+  /// The first half of the preconditioner: t = L^-1 r, returns the local
+  /// t^T t (general: w = M^-1 r, returns the local r^T w).
+  double precondition_start(KrylovContext& k);
+  /// The second half: w = L^-T t (general: nothing left to do).
+  void precondition_finish(KrylovContext& k);
   /// After the loop: x += alpha p_prev, the X_Axpy that lags one iteration
   /// behind (none when the loop never got past its first test).
   void finish_x(KrylovContext& k);

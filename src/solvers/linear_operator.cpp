@@ -5,7 +5,16 @@
 #include <limits>
 #include <stdexcept>
 
+#include "asyncsolve/par/check.hpp"
+
 namespace asyncsolve::solvers::detail {
+
+void LinearOperator::apply(grid::Field& in, grid::Field& out) {
+  halo().start(in);
+  apply_interior(in, out, 0, 0);
+  halo().finish(in);
+  apply_boundary(in, out);
+}
 
 // ---- StencilLinearOperator -------------------------------------------------
 
@@ -53,6 +62,62 @@ double StencilLinearOperator::apply_hybrid(comm::HybridStencil& hybrid, grid::Fi
 
 ops::Scaling StencilLinearOperator::inverse_sqrt_diagonal() const {
   return {1.0 / std::sqrt(op_.diagonal()), nullptr};
+}
+
+precond::AssembledRows StencilLinearOperator::assemble() {
+  const grid::Int3 n = interior_;
+  const std::int64_t local = static_cast<std::int64_t>(n[0]) * n[1] * n[2];
+  precond::AssembledRows rows;
+  std::int64_t first = 0;
+  std::int64_t total = local;
+  MPI_Comm comm = decomposition_.comm().get();
+  par::check_mpi(MPI_Exscan(&local, &first, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Exscan");
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm),
+                 "MPI_Allreduce");
+  if (decomposition_.comm().rank() == 0) first = 0;  // MPI_Exscan leaves rank 0's undefined
+  rows.first_row = first;
+  rows.global_rows = total;
+  // Global row numbers of this block and, after the exchange, of the
+  // neighbours' points in the halo (-1: the physical boundary).
+  grid::Field ids(n, halo_width_);
+  ids.fill(-1.0);
+  std::int64_t next = first;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) ids(i, j, k) = static_cast<double>(next++);
+  halo_.exchange(ids);
+  const bool faces_only = op_.stencil == ops::Stencil::seven_point;
+  rows.row_ptr.reserve(static_cast<std::size_t>(local) + 1);
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) {
+        for (int dk = -1; dk <= 1; ++dk)
+          for (int dj = -1; dj <= 1; ++dj)
+            for (int di = -1; di <= 1; ++di) {
+              const int away = std::abs(di) + std::abs(dj) + std::abs(dk);
+              if (faces_only && away > 1) continue;
+              const double id = ids(i + di, j + dj, k + dk);
+              if (id < 0.0) continue;
+              rows.col.push_back(static_cast<std::int64_t>(id));
+              rows.val.push_back(away == 0 ? op_.diagonal() : -1.0);
+            }
+        rows.row_ptr.push_back(static_cast<std::int64_t>(rows.col.size()));
+      }
+  return rows;
+}
+
+void StencilLinearOperator::gather(const grid::Field& v, std::span<double> out) const {
+  std::size_t at = 0;
+  for (int k = 0; k < interior_[2]; ++k)
+    for (int j = 0; j < interior_[1]; ++j)
+      for (int i = 0; i < interior_[0]; ++i) out[at++] = v(i, j, k);
+}
+
+void StencilLinearOperator::scatter(std::span<const double> in, grid::Field& v) const {
+  std::size_t at = 0;
+  for (int k = 0; k < interior_[2]; ++k)
+    for (int j = 0; j < interior_[1]; ++j)
+      for (int i = 0; i < interior_[0]; ++i) v(i, j, k) = in[at++];
 }
 
 // ---- CsrLinearOperator -----------------------------------------------------
@@ -118,6 +183,33 @@ double CsrLinearOperator::min_diagonal() const {
   double m = std::numeric_limits<double>::infinity();
   for (const double d : op_.diagonal()) m = std::min(m, d);
   return m;
+}
+
+}  // namespace asyncsolve::solvers::detail
+
+namespace asyncsolve::solvers::detail {
+
+precond::AssembledRows CsrLinearOperator::assemble() {
+  precond::AssembledRows rows;
+  rows.first_row = matrix_.first_row();
+  rows.global_rows = matrix_.global_rows();
+  const int n = matrix_.local_rows();
+  rows.row_ptr = matrix_.row_ptr();
+  rows.val = matrix_.val();
+  rows.col.reserve(matrix_.col().size());
+  const std::vector<std::int64_t>& ghosts = matrix_.ghost_globals();
+  for (const std::int32_t c : matrix_.col()) {
+    rows.col.push_back(c < n ? matrix_.first_row() + c : ghosts[static_cast<std::size_t>(c - n)]);
+  }
+  return rows;
+}
+
+void CsrLinearOperator::gather(const grid::Field& v, std::span<double> out) const {
+  std::copy(v.origin(), v.origin() + op_.rows(), out.begin());
+}
+
+void CsrLinearOperator::scatter(std::span<const double> in, grid::Field& v) const {
+  std::copy(in.begin(), in.begin() + op_.rows(), v.origin());
 }
 
 }  // namespace asyncsolve::solvers::detail

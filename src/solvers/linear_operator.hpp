@@ -23,20 +23,21 @@
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
 
 namespace asyncsolve::solvers::detail {
 
-class LinearOperator {
+/// Also what a preconditioner sees of the operator (precond::PcOperator:
+/// the mat-vec, the diagonal, the rows in a global numbering).
+class LinearOperator : public precond::PcOperator {
  public:
-  virtual ~LinearOperator() = default;
-
   /// A zero vector laid out for this operator.
-  virtual grid::Field make_vector() const = 0;
+  grid::Field make_vector() const override = 0;
   /// The exchange that fills what the boundary part reads.
   virtual comm::HaloExchange& halo() = 0;
   /// The communicator of the operator's ranks.
-  virtual const par::Comm& comm() const = 0;
+  const par::Comm& comm() const override = 0;
   /// True if the boundary part reads data of other ranks (the exchange is
   /// then tested while the interior is computed).
   virtual bool has_boundary() const = 0;
@@ -57,10 +58,15 @@ class LinearOperator {
   /// D, D^-1 and D^-1/2 for D = diag(A) (constants for the stencils, per
   /// point for a general matrix; the inverses only where D > 0).
   virtual ops::Scaling diagonal() const = 0;
-  virtual ops::Scaling inverse_diagonal() const = 0;
+  ops::Scaling inverse_diagonal() const override = 0;
   virtual ops::Scaling inverse_sqrt_diagonal() const = 0;
   /// Local: the smallest diagonal entry of this rank.
   virtual double min_diagonal() const = 0;
+
+  /// Collective: out = A in, the exchange started before the interior and
+  /// finished before the boundary (untimed, no halo tests: a
+  /// preconditioner's mat-vec).
+  void apply(grid::Field& in, grid::Field& out) override;
 };
 
 /// The structured stencils. Borrows everything, which must outlive it.
@@ -82,6 +88,11 @@ class StencilLinearOperator final : public LinearOperator {
   ops::Scaling inverse_diagonal() const override { return {1.0 / op_.diagonal(), nullptr}; }
   ops::Scaling inverse_sqrt_diagonal() const override;
   double min_diagonal() const override { return op_.diagonal(); }
+  /// Collective (one halo exchange of the row numbers): the stencil's rows,
+  /// numbered x fastest within each rank's block, blocks in rank order.
+  precond::AssembledRows assemble() override;
+  void gather(const grid::Field& v, std::span<double> out) const override;
+  void scatter(std::span<const double> in, grid::Field& v) const override;
 
  private:
   const ops::StencilOperator& op_;
@@ -112,6 +123,10 @@ class CsrLinearOperator final : public LinearOperator {
   ops::Scaling inverse_diagonal() const override { return {1.0, &dinv_}; }
   ops::Scaling inverse_sqrt_diagonal() const override { return {1.0, &dinv_sqrt_}; }
   double min_diagonal() const override;
+  /// Local: the matrix's rows in its own numbering (rows are contiguous per rank).
+  precond::AssembledRows assemble() override;
+  void gather(const grid::Field& v, std::span<double> out) const override;
+  void scatter(std::span<const double> in, grid::Field& v) const override;
 
   /// Rows of one piece of the interior with a test every `test_every` planes.
   int piece_rows(int test_every) const noexcept;

@@ -21,9 +21,13 @@ void run_pcg1(KrylovContext& k) {
   double iprod = k.initial_residual(s, r, iprod_product);
   double rr_local = ops::dot(r, r);
   check_finite("r^T r", iprod, 0);
-  // p = C^-1 r = r / d; gamma = r^T p
-  const double gamma_local0 = k.timed(precond_phase, [&] { return ops::diag_scale_dot(r, d, p); });
+  // p = C^-1 r = r / d; gamma = r^T p (a general preconditioner: p = M^-1 r)
+  const bool general = k.has_preconditioner();
+  const double gamma_local0 =
+      general ? k.precondition(r, p)
+              : k.timed(precond_phase, [&] { return ops::diag_scale_dot(r, d, p); });
   double gamma = gamma_product.reduce(gamma_local0);
+  if (general) KrylovContext::check_preconditioned(gamma, iprod, 0);
 
   // Per iteration (one rank, per unknown of its block):
   //   messages:   one halo exchange, in the mat-vec (<= 6 face messages with
@@ -42,14 +46,17 @@ void run_pcg1(KrylovContext& k) {
     const double gamma_old = gamma;
     // x += alpha p; r -= alpha s; the local r^T r in the same pass
     rr_local = k.timed(axpy_phase, [&] { return ops::cg_update(alpha, p, s, k.x(), r); });
-    // s = C^-1 r = r / d; the local r^T s in the same pass
-    const double gamma_local = k.timed(precond_phase, [&] { return ops::diag_scale_dot(r, d, s); });
+    // s = C^-1 r = r / d; the local r^T s in the same pass (general: s = M^-1 r)
+    const double gamma_local =
+        general ? k.precondition(r, s)
+                : k.timed(precond_phase, [&] { return ops::diag_scale_dot(r, d, s); });
     // gamma = r^T s
     gamma = gamma_product.reduce(gamma_local);
     // iprod = r^T r
     iprod = iprod_product.reduce(rr_local);
     check_finite("r^T C^-1 r", gamma, it + 1);
     check_finite("r^T r", iprod, it + 1);
+    if (general) KrylovContext::check_preconditioned(gamma, iprod, it + 1);
     // p = s + beta p, beta = gamma / gamma_old
     const double beta = gamma / gamma_old;
     k.timed(vector_scale_phase, [&] { ops::xpby(s, beta, p); });

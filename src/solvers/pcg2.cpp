@@ -40,17 +40,17 @@ void run_pcg2(KrylovContext& k) {
     v.rr_local = k.timed(axpy_phase, [&] { return ops::axpy_dot(v.alpha, v.s, v.r); });
     // iprod = r^T r
     v.iprod = v.iprod_product.reduce(v.rr_local);
-    // t = L^-1 r; the local t^T t in the same pass
-    const double gamma_local =
-        k.timed(precond_phase, [&] { return ops::scale_dot(v.linv, v.r, v.t); });
+    // t = L^-1 r; the local t^T t in the same pass (general: w = M^-1 r, r^T w)
+    const double gamma_local = v.precondition_start(k);
     v.gamma_old = v.gamma;
     // gamma = t^T t
     v.gamma = v.gamma_product.reduce(gamma_local);
     check_finite("r^T r", v.iprod, it + 1);
     std::swap(v.p, v.p_prev);  // p_prev: this iteration's direction
-    // w = L^-T t
-    k.timed(precond_phase, [&] { ops::scale(v.linv, v.t, v.w); });
+    // w = L^-T t (general: made above)
+    v.precondition_finish(k);
     check_finite("t^T t", v.gamma, it + 1);
+    if (k.has_preconditioner()) KrylovContext::check_preconditioned(v.gamma, v.iprod, it + 1);
   }
   // x += alpha p_prev: the last X_Axpy
   v.finish_x(k);

@@ -48,19 +48,20 @@ void run_pcg_overlap(KrylovContext& k) {
     // r -= alpha s; the local r^T r in the same pass; start iprod = r^T r
     v.rr_local = k.timed(axpy_phase, [&] { return ops::axpy_dot(v.alpha, v.s, v.r); });
     v.iprod_product.start(v.rr_local);
-    // t = L^-1 r, behind iprod; the local t^T t in the same pass
-    const double gamma_local =
-        k.timed(precond_phase, [&] { return ops::scale_dot(v.linv, v.r, v.t); });
+    // t = L^-1 r, behind iprod; the local t^T t in the same pass (general:
+    // w = M^-1 r and the local r^T w, behind iprod)
+    const double gamma_local = v.precondition_start(k);
     v.gamma_old = v.gamma;
     // start gamma = t^T t; wait for iprod (the next stop test needs it)
     v.gamma_product.start(gamma_local);
     v.iprod = v.iprod_product.wait();
     check_finite("r^T r", v.iprod, it + 1);
     std::swap(v.p, v.p_prev);  // p_prev: this iteration's direction
-    // w = L^-T t, behind gamma (w does not depend on it)
-    k.timed(precond_phase, [&] { ops::scale(v.linv, v.t, v.w); });
+    // w = L^-T t, behind gamma (w does not depend on it; general: nothing)
+    v.precondition_finish(k);
     v.gamma = v.gamma_product.wait();
     check_finite("t^T t", v.gamma, it + 1);
+    if (k.has_preconditioner()) KrylovContext::check_preconditioned(v.gamma, v.iprod, it + 1);
   }
   // x += alpha p_prev: the last X_Axpy
   v.finish_x(k);

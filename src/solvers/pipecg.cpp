@@ -15,7 +15,12 @@
 namespace asyncsolve::solvers::detail {
 
 void run_pipecg(KrylovContext& k) {
-  const ops::Scaling minv = k.options().jacobi ? k.inverse_diagonal() : ops::Scaling{1.0, nullptr};
+  // With a general preconditioner (chebyshev, boomeramg) the fused passes
+  // make m = w, and m = M^-1 w is applied at the top of the loop, behind
+  // the reduction.
+  const bool general = k.has_preconditioner();
+  const ops::Scaling minv =
+      k.options().jacobi && !general ? k.inverse_diagonal() : ops::Scaling{1.0, nullptr};
   grid::Field r = k.make_field();
   grid::Field u = k.make_field();
   grid::Field w = k.make_field();
@@ -32,7 +37,11 @@ void run_pipecg(KrylovContext& k) {
   k.matvec(k.x(), n);
   ops::residual(k.b(), n, r);
   // u = M^-1 r
-  k.timed(precond_phase, [&] { ops::scale(minv, r, u); });
+  if (general) {
+    (void)k.precondition(r, u);
+  } else {
+    k.timed(precond_phase, [&] { ops::scale(minv, r, u); });
+  }
   // w = A u
   k.matvec(u, w);
   // m = M^-1 w; the local r^T u, w^T u, r^T r
@@ -51,6 +60,8 @@ void run_pipecg(KrylovContext& k) {
   for (long it = 0;; ++it) {
     // start {gamma, delta, r^T r} = {r^T u, w^T u, r^T r}
     dots_product.start(local);
+    // general: m = M^-1 w, behind the reduction
+    if (general) (void)k.precondition(w, m);
     // n = A m, behind the reduction
     k.matvec(m, n);
     dots_product.wait(global);
@@ -60,6 +71,7 @@ void run_pipecg(KrylovContext& k) {
     if (k.stop(it, rr, local[2])) return;
     check_finite("r^T M^-1 r", gamma, it);
     check_finite("w^T u", delta, it);
+    if (general) KrylovContext::check_preconditioned(gamma, rr, it);
     double alpha = 0.0;
     double beta = 0.0;
     if (it == 0) {

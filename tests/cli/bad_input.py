@@ -153,6 +153,24 @@ def hand_cases(tmp: str) -> list[Case]:
     bad("solve --method cg --variant async", "--variant")
     bad("solve --problem ones --offset 1", "--offset")
     bad("solve --pc jacobi", "--pc")
+    # Preconditioners (issue 16).
+    bad("solve --method pcg1 --pc foo", "--pc 'foo'")
+    bad("solve --method pcg1 --pc chebyshev:0", "--pc chebyshev:0")
+    bad("solve --method pcg1 --pc chebyshev:-2", "--pc chebyshev:-2")
+    bad("solve --method pcg1 --pc chebyshev:x", "--pc chebyshev:x")
+    bad("solve --method pcg1 --pc chebyshev:101", "--pc chebyshev:101")
+    bad("solve --method cg --pc chebyshev", "--pc 'chebyshev'")
+    bad("solve --method pcg1 --pc boomeramg --pc-option foo=1", "no option 'foo'")
+    bad("solve --method pcg1 --pc boomeramg --pc-option coarsen", "expected name=value")
+    bad("solve --method pcg1 --pc boomeramg --pc-option =hmis", "expected name=value")
+    bad("solve --method pcg1 --pc boomeramg --pc-option coarsen=xyz", "--pc-option coarsen=xyz")
+    bad("solve --method pcg1 --pc boomeramg --pc-option cycles=0", "--pc-option cycles=0")
+    bad("solve --method pcg1 --pc boomeramg --pc-option strong_threshold=nan",
+        "strong_threshold=nan")
+    bad("solve --method pcg1 --pc chebyshev --pc-option lanczos_steps=1", "lanczos_steps=1")
+    bad("solve --method pcg1 --pc chebyshev --pc-option coarsen=hmis", "no option 'coarsen'")
+    bad("solve --method pcg1 --pc jacobi --pc-option a=1", "--pc-option")
+    bad(f"solve --method pcg1 --pc chebyshev --shift -3 {SMALL}", "positive definite")
     bad("solve --shift 1", "--shift")
     bad("solve --test-every 8", "--test-every")
     bad("solve --threads 2", "--threads")
@@ -222,6 +240,10 @@ def hand_cases(tmp: str) -> list[Case]:
     c.append(Case(s("solve --local 6,6,6 --json " + "m" * 250), 0, "",
                   untouched=[]))  # a legal long name: written next to itself
     c.append(Case(s("solve --local 6,6,6 --method cg --shift -100 --max-iters 200"), 3, ""))
+    # A preconditioner that is not positive definite (too few Lanczos steps,
+    # no safety factor, a high degree): breakdown with the iteration.
+    c.append(Case(s("solve --problem ones --local 12,12,12 --method pcg-overlap --pc chebyshev:7 "
+                    "--pc-option lanczos_steps=2,lambda_max_factor=1 --max-iters 200"), 3, ""))
     # Ranks that do not agree: refused before anything collective.
     c.append(Case(s("solve --local 10,10,10 : solve --local 0,10,10"), 2, "", tool="mpmd"))
     c.append(Case(s("solve --local 6,6,6 --tol 1e-4 : solve --local 6,6,6 --tol 1e-5"), 2,

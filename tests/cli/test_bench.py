@@ -51,13 +51,16 @@ class JacobiSweepBench(unittest.TestCase):
         self.assertEqual(doc["grid"], [12, 10, 9])
         self.assertTrue(doc["validation"]["passed"])
         self.assertTrue(doc["validation"]["benchmark_grid_sweep_identical"])
-        for kernel, unit_bytes in [("triad", 24), ("sweep", 16), ("residual", 8)]:
+        self.assertTrue(doc["validation"]["benchmark_grid_fused_identical"])
+        for kernel, unit_bytes in [("triad", 24), ("sweep", 16), ("residual", 8), ("fused", 16)]:
             k = doc["kernels"][kernel]
             self.assertEqual(k["bytes_counted_per_unit"], unit_bytes)
             self.assertEqual(len(k["gbs"]), 3)
             self.assertLessEqual(k["gbs_min"], k["gbs_median"])
             self.assertLessEqual(k["gbs_median"], k["gbs_max"])
         self.assertEqual(len(doc["ratios"]["sweep/triad"]["per_repeat"]), 3)
+        self.assertEqual(len(doc["ratios"]["fused/triad"]["per_repeat"]), 3)
+        self.assertEqual(doc["fused_target"]["ratio"], "fused/triad")
 
     def test_bad_input_exits_2_with_one_line(self):
         for args in (["--grid", "0,4,4"], ["--repeats", "0"], ["--bogus"]):

@@ -36,7 +36,7 @@ class Help(unittest.TestCase):
                        "--variant", "--transport", "--halo", "--allreduce", "--progress",
                        "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
                        "--monitor", "--monitor-every", "--json", "--test-every", "--pc",
-                       "--shift", "--threads", "--hybrid"]:
+                       "--shift", "--threads", "--hybrid", "--idle", "--max-time"]:
             self.assertIn(option, out)
         self.assertIn("1e-4 for jacobi, 1e-6 for the Krylov methods", out)
         for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
@@ -122,6 +122,17 @@ class BadInput(unittest.TestCase):
     def test_asynchronous_options(self):
         self.check(["solve", "--variant", "async", "--max-in-flight", "0"], "--max-in-flight 0")
         self.check(["solve", "--variant", "racy", "--allreduce", "mpi"], "non-blocking")
+
+    def test_max_time_and_idle(self):
+        for value in ("0", "-2", "abc", "inf", "1s"):
+            # The option table's number message: the text as typed, then the range.
+            self.check(["solve", "--max-time", value],
+                       f"--max-time {value}: expected a positive number of seconds")
+        self.check(["solve", "--variant", "async", "--idle", "maybe"], "--idle 'maybe'")
+        self.check(["solve", "--idle", "on"], "--idle on with --variant sync")
+        self.check(["solve", "--transport", "omp", "--idle", "off"],
+                   "--idle off with --variant sync")
+        self.check(["solve", "--method", "cg", "--idle", "off"], "--idle off with --method cg")
 
     def test_unknown_choices(self):
         self.check(["solve", "--problem", "heat"], "heat")
@@ -345,11 +356,52 @@ class Solve(unittest.TestCase):
         self.assertEqual(doc["method"]["slow_rank"], 1)
 
     def test_async_not_converged_exits_3(self):
+        # --idle off: a rank that made its 20 sweeps stops sweeping and waits
+        # for the others (max_iters counts the slowest rank's sweeps).
         doc, _ = self.solve(["--variant", "racy", "--local", "6,6,6", "--max-iters", "20",
-                             "--tol", "1e-12", "--check-every", "4"], 2, expect_code=3)
+                             "--tol", "1e-12", "--check-every", "4", "--idle", "off",
+                             "--final-sync", "0"], 2,
+                            expect_code=3)
         self.assertFalse(doc["result"]["converged"])
         self.assertEqual(doc["result"]["reason"], "max_iters")
         self.assertLessEqual(doc["result"]["iterations"]["max"], 20)
+        self.assertEqual(doc["result"]["iterations"]["min"], 20)
+        self.assertEqual(doc["method"]["idle"], "off")
+
+    def test_max_iters_counts_the_slowest_rank(self):
+        # Idle on (the default): a fast rank goes on past 20 sweeps while its
+        # residual is not small; the solve ends when every rank made 20.
+        doc, _ = self.solve(["--variant", "async", "--local", "6,6,6", "--max-iters", "20",
+                             "--tol", "1e-12", "--slow-rank", "1", "--slow-factor", "4",
+                             "--final-sync", "0"], 2,
+                            expect_code=3)
+        self.assertEqual(doc["result"]["reason"], "max_iters")
+        self.assertGreaterEqual(doc["result"]["iterations"]["min"], 20)
+        self.assertEqual(doc["method"]["idle"], "on")
+        self.assertIn("idle_waits", doc["stats"])
+        self.assertIn("idle", doc["phases"])
+
+    def test_max_time_ends_every_method_with_exit_3(self):
+        unreachable = ["--tol", "1e-300", "--max-iters", "1000000000", "--max-time", "0.5"]
+        # The Krylov methods on a grid they cannot solve to rounding level in
+        # 0.5 s (a rank slowed 100x): at that level pipecg's p^T A p loses its
+        # sign and the solve would end in a breakdown before the time is up.
+        krylov = ["--local", "48,48,48", "--slow-rank", "0", "--slow-factor", "100"]
+        for extra in (["--variant", "sync"], ["--variant", "async"], ["--variant", "racy"],
+                      ["--transport", "omp", "--variant", "async", "--threads", "2"],
+                      ["--method", "cg"] + krylov, ["--method", "pipecg"] + krylov):
+            ranks = 1 if "omp" in extra else 2
+            local = [] if "--local" in extra else ["--local", "8,8,8"]
+            doc, out = self.solve(local + unreachable + extra, ranks, expect_code=3)
+            r = doc["result"]
+            self.assertFalse(r["converged"], extra)
+            self.assertEqual(r["reason"], "max_time", extra)
+            self.assertGreaterEqual(r["time_s"], 0.5, extra)
+            self.assertEqual(doc["method"]["max_time"], 0.5)
+            self.assertIn("NOT converged (max_time)", out)
+        doc, _ = self.solve(["--local", "6,6,6"], 1)
+        self.assertIsNone(doc["method"]["max_time"])  # no guard unless asked
+        self.assertIsNone(doc["method"]["idle"])      # sync does not idle
 
     def test_krylov_methods_documents(self):
         iterations = {}

@@ -39,6 +39,7 @@ struct SolveSetup {
   int transport = AS_TRANSPORT_MPI;
   par::FaultOptions faults{};
   double late_start_s = 0;  // rank 1 (if any) enters late
+  bool idle = true;
 };
 
 Outcome run(const SolveSetup& s) {
@@ -62,8 +63,8 @@ Outcome run(const SolveSetup& s) {
   if (s.variant == "sync") {
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
-    auto convergence =
-        collectives::make_convergence_allreduce(s.allreduce, d.comm(), 2, s.transport);
+    auto convergence = collectives::make_convergence_allreduce(
+        s.allreduce, d.comm(), solvers::async_convergence_values, s.transport);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = s.variant == "racy";
@@ -71,6 +72,7 @@ Outcome run(const SolveSetup& s) {
     options.final_sync = s.final_sync;
     options.progress_planes = s.progress_planes;
     options.transport = s.transport;
+    options.idle = s.idle;
     out.result = solvers::jacobi_async(*problem, d, u, *halo, *sum, *convergence, options);
     EXPECT_FALSE(convergence->active());
     EXPECT_EQ(convergence->outstanding_requests(), 0);
@@ -167,15 +169,48 @@ TEST(AsyncJacobiFinalSync, ReachesTheToleranceForReal) {
 }
 
 TEST(AsyncJacobiMaxIters, StopsEveryRankWithoutConverging) {
-  SolveSetup s;
-  s.base.tol = 1e-12;
-  s.base.max_iters = 30;
-  s.base.check_every = 3;
-  const Outcome a = run(s);
-  EXPECT_FALSE(a.result.converged);
-  EXPECT_EQ(a.result.reason, "max_iters");
-  EXPECT_LE(a.max_iterations, 30);
-  EXPECT_GT(a.result.true_residual, 1e-12);
+  for (const bool idle : {true, false}) {
+    SolveSetup s;
+    s.base.tol = 1e-12;
+    s.base.max_iters = 30;
+    s.base.check_every = 3;
+    s.idle = idle;
+    s.final_sync = 0;  // the asynchronous stop itself, no sync iterations after it
+    const Outcome a = run(s);
+    EXPECT_FALSE(a.result.converged);
+    EXPECT_EQ(a.result.reason, "max_iters");
+    // max_iters counts the slowest rank's sweeps: the solve ends once every
+    // rank has made them. With idle off a rank that gets there first stops
+    // sweeping; with idle on it goes on while its residual is not small.
+    EXPECT_GE(a.min_iterations, 30) << "idle " << idle;
+    if (!idle) {
+      EXPECT_EQ(a.max_iterations, 30);
+    }
+    EXPECT_GT(a.result.true_residual, 1e-12);
+  }
+}
+
+TEST(AsyncJacobiMaxTime, EndsAnUnreachableSolveOnTheClock) {
+  // A tolerance no solve reaches and more iterations than the time allows:
+  // the wall-clock guard ends it, with the same verdict on every rank.
+  for (const char* variant : {"sync", "async", "racy"}) {
+    SolveSetup s;
+    s.variant = variant;
+    s.base.tol = 1e-300;
+    s.base.max_iters = 1L << 40;
+    s.base.check_every = 5;
+    s.base.max_time_s = 0.3;
+    s.transport = variant[0] == 'r' ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
+    const Outcome a = run(s);
+    EXPECT_FALSE(a.result.converged) << variant;
+    EXPECT_EQ(a.result.reason, "max_time") << variant;
+    // Each rank times from its own start: the one that saw the limit first ran it.
+    double longest = a.result.time_s;
+    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_GE(longest, 0.3) << variant;
+    EXPECT_GT(a.min_iterations, 0) << variant;
+    EXPECT_GT(a.result.true_residual, 0.0) << variant;
+  }
 }
 
 TEST(AsyncJacobiSkew, NoHangWithASlowRankOrALateStart) {

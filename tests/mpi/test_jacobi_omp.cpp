@@ -125,6 +125,10 @@ void expect_async_converges(solvers::OmpVariant variant, const std::string& name
     most = std::max(most, it);
   }
   EXPECT_EQ(r.iterations, most);
+  // A thread whose neighbour is descheduled waits for news (idle) instead of
+  // sweeping stale planes until max_iters (100000), which on a loaded
+  // machine took every core from the neighbour it waited for.
+  EXPECT_LT(most, 50000);
   // Every thread checked at least at iteration 0.
   std::vector<int> seen(static_cast<std::size_t>(threads), 0);
   for (const auto& p : r.history) {
@@ -193,6 +197,42 @@ TEST(OmpJacobi, OneThreadAsyncIsSync) {
     const OmpRun run = run_omp(*problem, global, make_options(variant, 1, 1e-4, 10));
     EXPECT_EQ(run.result.iterations, sync.result.iterations);
     EXPECT_NEAR(run.result.true_residual, sync.result.true_residual, 1e-12);
+  }
+}
+
+TEST_P(OmpThreads, AsyncStopsWhenTheSlowestThreadReachesMaxIters) {
+  // An unreachable tolerance: every variant ends at max_iters, and in async
+  // and racy every thread has made max_iters sweeps (the slowest thread's
+  // count decides), the decision taken by all threads alike (no hang).
+  const auto problem = grid::make_problem("plume", {});
+  for (const auto variant : {solvers::OmpVariant::async, solvers::OmpVariant::racy}) {
+    for (const bool idle : {true, false}) {
+      auto options = make_options(variant, GetParam(), 1e-300, 7);
+      options.base.max_iters = 40;
+      options.idle = idle;
+      options.final_sync = 0;  // the asynchronous stop itself, no sync iterations after it
+      const OmpRun run = run_omp(*problem, Int3{12, 12, 3 * GetParam()}, options);
+      EXPECT_FALSE(run.result.converged);
+      EXPECT_EQ(run.result.reason, "max_iters");
+      for (const long it : run.result.thread_iterations) EXPECT_GE(it, 40);
+      if (!idle) {
+        for (const long it : run.result.thread_iterations) EXPECT_EQ(it, 40);
+      }
+    }
+  }
+}
+
+TEST_P(OmpThreads, MaxTimeEndsEveryVariant) {
+  const auto problem = grid::make_problem("plume", {});
+  for (const auto variant :
+       {solvers::OmpVariant::sync, solvers::OmpVariant::async, solvers::OmpVariant::racy}) {
+    auto options = make_options(variant, GetParam(), 1e-300, 5);
+    options.base.max_iters = 1L << 40;
+    options.base.max_time_s = 0.2;
+    const OmpRun run = run_omp(*problem, Int3{10, 10, 4 * GetParam()}, options);
+    EXPECT_FALSE(run.result.converged);
+    EXPECT_EQ(run.result.reason, "max_time");
+    EXPECT_GE(run.result.time_s, 0.2);
   }
 }
 

@@ -308,6 +308,28 @@ TEST(Krylov, MaxItersStopsWithoutConverging) {
   }
 }
 
+TEST(Krylov, MaxTimeStopsEveryMethod) {
+  for (const auto& method : solvers::krylov_method_names()) {
+    // Rank 0 stops for 0.3 s after its first mat-vec: the 16 iterations
+    // before the first check outlast the limit, long before the tolerance.
+    par::FaultOptions pause;
+    pause.pause_rank = 0;
+    pause.pause_s = 0.3;
+    pause.pause_after = 1;
+    par::FaultInjector faults(pause, world_rank());
+    solvers::KrylovOptions o = options_for(method, 1e-12);
+    o.max_time_s = 0.2;
+    o.faults = &faults;
+    const Solved run = solve("plume", global_spec({16, 16, 16}), o);
+    EXPECT_FALSE(run.result.converged) << method;
+    EXPECT_EQ(run.result.reason, "max_time") << method << ": " << run.result.detail;
+    double longest = run.result.time_s;  // the rank that saw the limit ran it
+    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_GE(longest, 0.2) << method;
+    EXPECT_EQ(run.result.iterations % 16, 0) << method;  // checked every 16 iterations
+  }
+}
+
 // The overlap really tests the halo exchange while the interior is computed:
 // on ranks with a neighbour, every mat-vec made at least one test.
 TEST(Krylov, HaloIsTestedDuringTheInterior) {

@@ -109,8 +109,9 @@ Outcome run_jacobi(const std::string& variant, int transport, int check_every,
     out.result = solvers::jacobi_sync(*problem, d, u, *halo, *sum, base);
   } else {
     // The tree over the same transport as the halos (channels over shmem).
-    auto convergence = collectives::make_convergence_allreduce(
-        "tree", d.comm(), 2, transport >= 0 ? transport : AS_TRANSPORT_MPI);
+    auto convergence =
+        collectives::make_convergence_allreduce("tree", d.comm(), solvers::async_convergence_values,
+                                                transport >= 0 ? transport : AS_TRANSPORT_MPI);
     solvers::AsyncJacobiOptions options;
     options.base = base;
     options.racy = variant == "racy";

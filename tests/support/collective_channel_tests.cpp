@@ -329,6 +329,63 @@ TEST_P(CollectiveChannelModes, DestroyUnderSkewLeavesNothingOutstanding) {
   MPI_Comm_free(&p.comm);
 }
 
+TEST_P(CollectiveChannelModes, TrySendAndWaitForNews) {
+  const int mode = GetParam();
+  Pair p = make_pair();
+  constexpr int depth = 3;
+  std::vector<double> out(8, 0.0), in(8, 0.0);
+  int index = 0;
+  EXPECT_EQ(as_channels_wait_any(0, nullptr, 0.0, &index), AS_SUCCESS);  // nothing to wait on
+  EXPECT_EQ(index, -1);
+  EXPECT_EQ(as_channels_wait_any(0, nullptr, -1.0, &index), AS_ERR_ARG);
+  EXPECT_EQ(as_channels_wait_any(0, nullptr, 0.0, nullptr), AS_ERR_ARG);
+  std::vector<as_channel_config> configs{config(p, out, in, depth, mode)};
+  std::vector<Channel> chs = Channel::create_many(configs);
+  if (p.peer >= 0) {
+    if (p.sender) {
+      // Nothing comes back to the sender: the wait ends at its timeout.
+      EXPECT_EQ(Channel::wait_any(chs, 0.01), -1);
+      // try_send fills the channel, then refuses without blocking: after
+      // `depth` messages, or a few more where the receiver's posted landing
+      // receives acknowledge some before it takes them (see FlowControl...).
+      int sent = 0;
+      for (;;) {
+        std::fill(out.begin(), out.end(), sent + 1.0);
+        if (!chs[0].try_send()) break;
+        ++sent;
+        ASSERT_LE(sent, 2 * depth + 1);
+      }
+      EXPECT_GE(sent, depth);
+      EXPECT_EQ(chs[0].stats().sent, sent);
+      EXPECT_EQ(chs[0].stats().blocked_sends, 0);
+      MPI_Send(&sent, 1, MPI_INT, p.peer, 1000, p.comm);
+    } else {
+      int sent = 0;
+      MPI_Recv(&sent, 1, MPI_INT, p.peer, 1000, p.comm, MPI_STATUS_IGNORE);
+      // News: wait_any says which channel, and recv() takes it.
+      long long taken = 0;
+      EXPECT_TRUE(spin_until([&] {
+        if (Channel::wait_any(chs, 0.5) != 0) return false;
+        const int n = chs[0].recv();
+        EXPECT_GE(n, 1);  // a wait that ended on news has something to take
+        taken += n;
+        return taken == sent;
+      }));
+      EXPECT_EQ(taken, sent);
+      EXPECT_EQ(in.front(), static_cast<double>(sent));  // the newest message is whole
+      EXPECT_EQ(in.back(), static_cast<double>(sent));
+      // Everything was taken: no news (racy too, where can_recv() is always true).
+      EXPECT_EQ(Channel::wait_any(chs, 0.0), -1);
+    }
+  } else {
+    EXPECT_EQ(Channel::wait_any(chs, 0.001), -1);  // a placeholder gets no news
+    EXPECT_TRUE(chs[0].try_send());                // and sends nowhere
+  }
+  Channel::destroy_many(chs);
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, CollectiveChannelModes,
                          ::testing::Values(AS_MODE_ASYNC, AS_MODE_RACY),
                          [](const auto& param_info) {

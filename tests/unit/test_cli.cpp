@@ -96,6 +96,40 @@ TEST(Cli, AsynchronousOptions) {
             (Progress{Progress::Mode::poll, 8, std::nullopt}));
 }
 
+TEST(Cli, IdleAndMaxTime) {
+  const Command d = parse({"solve", "--variant", "async"});
+  EXPECT_TRUE(d.solve.idle);           // on by default for async and racy
+  EXPECT_EQ(d.solve.max_time_s, 0.0);  // no guard unless asked
+  const Command c = parse({"solve", "--variant", "racy", "--idle", "off", "--max-time", "2.5"});
+  EXPECT_FALSE(c.solve.idle);
+  EXPECT_EQ(c.solve.max_time_s, 2.5);
+  EXPECT_EQ(parse({"solve", "--method", "pipecg", "--max-time", "1e3"}).solve.max_time_s, 1e3);
+  // The option table's number message (issue 19's format): the text as
+  // typed, then the range.
+  EXPECT_EQ(error_of({"solve", "--max-time", "0"}),
+            "--max-time 0: expected a positive number of seconds from 1e-300 to 1e9");
+  EXPECT_EQ(error_of({"solve", "--max-time", "nan"}),
+            "--max-time nan: expected a positive number of seconds from 1e-300 to 1e9 (a finite "
+            "number)");
+  EXPECT_EQ(error_of({"solve", "--max-time", "abc"}),
+            "--max-time abc: expected a positive number of seconds from 1e-300 to 1e9");
+  EXPECT_EQ(error_of({"solve", "--variant", "async", "--idle", "yes"}),
+            "--idle 'yes': expected one of on, off");
+  EXPECT_NE(error_of({"solve", "--idle", "off"}).find("--idle off with --variant sync"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--idle", "on"}).find("--idle on with --variant sync"),
+            std::string::npos);  // any --idle, even the default, with sync
+  EXPECT_NE(
+      error_of({"solve", "--method", "cg", "--idle", "off"}).find("--idle off with --method cg"),
+      std::string::npos);
+  EXPECT_NE(error_of({"solve", "--method", "lanczos", "--problem", "tfim", "--idle", "on"})
+                .find("--idle on with --method lanczos"),
+            std::string::npos);
+  EXPECT_NE(error_of({"solve", "--method", "lanczos", "--problem", "tfim", "--max-time", "3"})
+                .find("--max-time with --method lanczos"),
+            std::string::npos);
+}
+
 TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(parse({"--help"}).kind, Command::Kind::help);
   const Command h = parse({"solve", "--help"});

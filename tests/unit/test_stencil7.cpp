@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "asyncsolve/grid/field.hpp"
@@ -119,4 +122,90 @@ TEST(Stencil7, SweepInPiecesEqualsTheWholeSweep) {
   for (std::size_t i = 0; i < whole.storage_size(); ++i)
     ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
   ops::jacobi_sweep_planes(u, pieces, 5, 5);  // empty range: no-op
+}
+
+namespace {
+
+/// Bits of a double, so that EXPECT_EQ reports a difference in the last bit.
+std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
+bool same_storage(const Field& a, const Field& b) {
+  for (std::size_t i = 0; i < a.storage_size(); ++i)
+    if (bits(a.storage()[i]) != bits(b.storage()[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST(Stencil7, FusedSweepResidualIsTheSweepAndThePlainResidualBitForBit) {
+  // Odd sizes put rows at every alignment (the peel), short rows have no
+  // vector at all, and the last grid is larger than common last-level caches
+  // (the streaming-store path).
+  for (const Int3 n :
+       {Int3{1, 1, 1}, Int3{7, 5, 3}, Int3{8, 4, 4}, Int3{9, 3, 2}, Int3{33, 17, 9}, Int3{64, 8, 8},
+        Int3{13, 1, 21}, Int3{100, 3, 2}, Int3{203, 5, 4}, Int3{33, 501, 501}}) {
+    Field u(n, 1);
+    randomise(u, 5);
+    Field fused(n, 1);
+    Field plain(n, 1);
+    Field ref(n, 1);
+    Field fused_ref(n, 1);
+    const double r_fused = ops::jacobi_sweep_residual(u, fused);
+    ops::jacobi_sweep(u, plain);
+    ops::jacobi_sweep_ref(u, ref);
+    const double r_fused_ref = ops::jacobi_sweep_residual_ref(u, fused_ref);
+    EXPECT_TRUE(same_storage(fused, ref)) << "fused sweep differs from the reference sweep";
+    EXPECT_TRUE(same_storage(plain, ref));
+    EXPECT_TRUE(same_storage(fused_ref, ref));
+    EXPECT_EQ(bits(r_fused), bits(ops::residual_norm_sq(u)))
+        << n[0] << "x" << n[1] << "x" << n[2] << ": " << r_fused << " vs "
+        << ops::residual_norm_sq(u);
+    EXPECT_EQ(bits(r_fused_ref), bits(ops::residual_norm_sq_ref(u)));
+    EXPECT_NEAR(r_fused, r_fused_ref, 1e-12 * r_fused_ref);
+  }
+}
+
+TEST(Stencil7, FusedSweepResidualInPlanesAndBoxes) {
+  const Int3 n{19, 7, 11};
+  Field u(n, 1);
+  randomise(u, 13);
+  Field whole(n, 1);
+  Field pieces(n, 1);
+  ops::jacobi_sweep(u, whole);
+  for (int k = 0; k < n[2]; k += 3) {
+    const int end = std::min(k + 3, n[2]);
+    EXPECT_EQ(bits(ops::jacobi_sweep_residual_planes(u, pieces, k, end)),
+              bits(ops::residual_norm_sq_planes(u, k, end)));
+  }
+  EXPECT_TRUE(same_storage(whole, pieces));
+  // Boxes that tile the block along y: the same field, the same residual up
+  // to the order of the sum.
+  Field boxes(n, 1);
+  double total = 0.0;
+  for (int j = 0; j < n[1]; j += 2) {
+    const grid::Box box{{0, j, 0}, {n[0], std::min(j + 2, n[1]), n[2]}};
+    total += ops::jacobi_sweep_residual_box(u, boxes, box);
+  }
+  EXPECT_TRUE(same_storage(whole, boxes));
+  EXPECT_NEAR(total, ops::residual_norm_sq_ref(u), 1e-12 * total);
+  EXPECT_EQ(ops::jacobi_sweep_residual_planes(u, pieces, 4, 4), 0.0);  // empty range
+  EXPECT_EQ(ops::jacobi_sweep_residual_box(u, pieces, grid::Box{{0, 0, 0}, {0, 0, 0}}), 0.0);
+}
+
+TEST(Stencil7, FusedResidualIsThatOfTheIterateRead) {
+  // b - A u = 6 (u_new - u) on every interior point: the residual returned
+  // is that of u, the field read, not of u_new.
+  const Int3 n{6, 5, 4};
+  Field u(n, 1);
+  randomise(u, 21);
+  Field u_new(n, 1);
+  const double r2 = ops::jacobi_sweep_residual(u, u_new);
+  double via_update = 0.0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) {
+        const double d = 6.0 * (u_new(i, j, k) - u(i, j, k));
+        via_update += d * d;
+      }
+  EXPECT_NEAR(r2, via_update, 1e-12 * r2);
 }

@@ -1,6 +1,7 @@
 #pragma once
 /// Synchronous Jacobi for the model problems (paper 000, Figure 1).
 #include <functional>
+#include <limits>
 
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
@@ -16,10 +17,15 @@ namespace asyncsolve::solvers {
 /// Settings of the Jacobi solvers.
 struct JacobiOptions {
   double tol = 1e-4;        ///< stop when ||b - A u|| / ||b|| < tol
-  long max_iters = 100000;  ///< stop after this many iterations
-  int check_every = 100;    ///< compute the global residual every K iterations
-  int halo_every = 1;       ///< swap halos every N iterations (paper 000 §6.3)
-  bool copy = false;        ///< copy u_new into u (paper's loop) instead of swapping
+  long max_iters = 100000;  ///< stop after this many iterations (async: of the slowest rank)
+  /// Wall-clock guard: stop (reason "max_time", not converged) once the solve
+  /// has run this many seconds; infinity: none. Decided collectively at a
+  /// residual check (sync: every check_every iterations), so every rank
+  /// stops at the same iteration.
+  double max_time_s = std::numeric_limits<double>::infinity();
+  int check_every = 100;  ///< compute the global residual every K iterations
+  int halo_every = 1;     ///< swap halos every N iterations (paper 000 §6.3)
+  bool copy = false;      ///< copy u_new into u (paper's loop) instead of swapping
   /// Called on every rank after each residual check (the app prints on rank 0).
   std::function<void(const HistoryPoint&)> monitor;
   /// Straggler and noise injection after each sweep (not owned; may be null).
@@ -45,21 +51,25 @@ enum JacobiPhase : std::size_t {
 /// On entry `u` holds the initial guess in its interior and the Dirichlet data
 /// in its physical-boundary halo (grid::apply_initial_guess and
 /// grid::apply_boundary); on exit it holds the last iterate. Each iteration k:
-/// swap halos (if k is a multiple of halo_every, or a check iteration); every
-/// check_every iterations compute ||b - A u^k|| and stop if below tol; then
-/// sweep u^{k+1} = (sum of neighbours of u^k)/6. A check iteration always
-/// swaps halos, so the residual that stops the solve is exact. Per
-/// iteration: 1 halo exchange (up to 6 messages of one face each), 1 sweep
-/// (16 B/point); every K iterations one residual pass and one allreduce of
-/// one double. `iterations` counts sweeps; the returned iterate is u^iterations.
+/// swap halos (if k is a multiple of halo_every, or a check iteration); sweep
+/// u^{k+1} = (sum of neighbours of u^k)/6; every check_every iterations the
+/// sweep is the fused kernel (ops::jacobi_sweep_residual), which also returns
+/// ||b - A u^k||^2 in the same pass, and one allreduce of [that, "this rank
+/// ran out of time"] follows: below tol the solve stops at u^k (the u^{k+1}
+/// just made is dropped); if a rank has run max_time_s seconds it stops too,
+/// reason "max_time". A check iteration always swaps halos, so the residual
+/// that stops the solve is exact. Per iteration: 1 halo exchange (up to 6
+/// messages of one face each), 1 sweep (16 B/point); every K iterations one
+/// allreduce of two doubles (the residual costs no pass of its own, so
+/// check_every = 1 is affordable). `iterations` counts sweeps kept; the
+/// returned iterate is u^iterations, with the bits of the separate residual
+/// pass and sweep of earlier releases.
 ///
-/// With options.hybrid the iterates are the same bits. The exchange of a
-/// check iteration serves both the residual of u^k and the sweep to
-/// u^{k+1}, so a hybrid solve sweeps first and takes the residual of u^k
-/// after (the sweep of the last iteration is then thrown away); the residual
-/// is summed per thread, so it can differ from the pure MPI one in the last
-/// bits. Phases are the master thread's: halo = HybridTimes::exchange_start
-/// + exchange_wait, sweep = interior + boundary (see HybridTimes).
+/// With options.hybrid the iterates are the same bits. The threads' fused
+/// sweeps return the residual, summed per thread, so it can differ from the
+/// pure MPI one in the last bits. Phases are the master thread's: halo =
+/// HybridTimes::exchange_start + exchange_wait, sweep = interior + boundary
+/// (see HybridTimes); `residual` stays 0 (no separate pass).
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
                         grid::Field& u, comm::HaloExchange& halo, collectives::Allreduce& reduction,
                         const JacobiOptions& options);

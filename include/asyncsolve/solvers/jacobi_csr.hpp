@@ -33,11 +33,13 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
 /// takes the newest ghosts, sweeps, and every halo_every iterations sends
 /// the entries each neighbour needs (skipped when its channel is full);
 /// every check_every iterations the residual of the sweep's input starts a
-/// non-blocking reduction of [residual^2, ranks at max_iters], and every
-/// rank stops when one completes below tol (or with a rank at max_iters).
+/// non-blocking reduction of [residual^2, ranks at max_iters, ranks over
+/// max_time_s], and every rank stops when one completes below tol (or with
+/// every rank at max_iters, or a rank over max_time_s).
 /// The ghosts start from one synchronous exchange of x0 (`sync_halo`), which
 /// also measures the true residual afterwards; then up to final_sync
-/// synchronous iterations. `convergence` must carry 2 doubles.
+/// synchronous iterations. `convergence` must carry async_convergence_values
+/// doubles.
 /// options.progress_planes > 0 progresses the channels every that many
 /// "planes" of rows (n^(2/3) rows each) of the sweep.
 SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,

@@ -23,6 +23,7 @@
 /// krylov_context.hpp (the overlapped mat-vec, the reductions, the history);
 /// krylov.cpp holds krylov_solve, which picks the loop.
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@
 #include "asyncsolve/ops/stencil.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/progress.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/solvers/csr_system.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
@@ -76,8 +78,17 @@ struct KrylovOptions {
   KrylovMethod method = KrylovMethod::cg;
   double tol = 1e-6;       ///< stop when ||r||_2 / ||b||_2 < tol
   long max_iters = 10000;  ///< stop after this many iterations
-  int test_every = 4;      ///< interior planes between halo tests (0: never test)
-  bool jacobi = false;     ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
+  /// Wall-clock guard (--max-time): stop, reason "max_time", once the solve
+  /// has run this long on any rank; checked every 16 iterations with one
+  /// MPI_Allreduce of one value (none when infinite, the default).
+  double max_time_s = std::numeric_limits<double>::infinity();
+  int test_every = 4;   ///< interior planes between halo tests (0: never test)
+  bool jacobi = false;  ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
+  /// A preconditioner set up before the solve and applied through the
+  /// precond interface: chebyshev or boomeramg (pcg1, pcg2, pcg-overlap,
+  /// pipecg; cg refuses them). none and jacobi here leave the methods as
+  /// `jacobi` says (Jacobi fused into their vector kernels).
+  precond::PcSettings pc;
   /// Inner-product reductions: a collectives::make_nonblocking_allreduce name
   /// ("mpi", "impi" or "tree").
   std::string allreduce = "mpi";
@@ -117,9 +128,11 @@ enum KrylovPhase : std::size_t {
   iprod_wait_phase,
   dots_start_phase,  ///< pipecg's single reduction of three values
   dots_wait_phase,
-  precond_phase,
+  precond_phase,  ///< applying the preconditioner (its mat-vecs included)
   axpy_phase,
   vector_scale_phase,
+  precond_setup_phase,   ///< setting the preconditioner up (outside time_s)
+  precond_hidden_phase,  ///< the part of precond during which a reduction was in flight
   krylov_phase_count
 };
 /// Names of the phases in KrylovPhase order.

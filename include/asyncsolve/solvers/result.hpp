@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 
 namespace asyncsolve::solvers {
 
@@ -23,7 +24,8 @@ struct HistoryPoint {
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
   bool converged = false;
-  std::string reason;               ///< "tolerance", "max_iters" or "breakdown"
+  /// "tolerance", "max_iters", "max_time", "final_sync" or "breakdown"
+  std::string reason;
   std::string detail;               ///< what broke down, and at which iteration (empty otherwise)
   long iterations = 0;              ///< iterations (sweeps) this rank performed
   double time_s = 0;                ///< wall time of the solve on this rank
@@ -41,10 +43,20 @@ struct SolveResult {
   std::vector<long> batch_sizes;  ///< asynchronous: batch_sizes[n] = recv calls that got n messages
   long unconfirmed_stops = 0;  ///< OpenMP async/racy: estimates below tol the true residual refuted
   long final_sync_iterations = 0;  ///< synchronous iterations run after an asynchronous solve
-  double injected_s = 0;           ///< seconds of injected faults and noise on this rank
+  /// Asynchronous Jacobi (MPI: this rank; OpenMP: all threads): times a rank
+  /// (thread) with nothing new to work on waited for news instead of sweeping.
+  long idle_waits = 0;
+  double injected_s = 0;  ///< seconds of injected faults and noise on this rank
   /// OpenMP Jacobi: iterations (sweeps) of each thread, in thread order;
   /// `iterations` is then the largest of them. Empty for the MPI solvers.
   std::vector<long> thread_iterations;
+  /// Krylov methods with --pc chebyshev or boomeramg: what the
+  /// preconditioner's setup found, its settings and counts (name empty
+  /// otherwise).
+  precond::PcReport pc;
+  /// Preconditioner applies made while a reduction was in flight (started,
+  /// not yet waited for): pcg-overlap's iprod, pipecg's three dots.
+  long pc_applies_behind_reduction = 0;
 };
 
 }  // namespace asyncsolve::solvers

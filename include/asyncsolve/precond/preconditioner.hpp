@@ -1,0 +1,146 @@
+#pragma once
+/// Preconditioners behind one interface, for the Krylov solvers (pcg1, pcg2,
+/// pcg-overlap and pipecg through `--pc`):
+///
+/// - `none`: M = I;
+/// - `jacobi`: M = diag(A) (the solvers fuse it into their vector kernels);
+/// - `chebyshev[:DEGREE]`: z = p(D^-1 A) D^-1 r, p the Chebyshev polynomial
+///   of degree DEGREE (default 3) approximating 1/t on [lambda_min,
+///   lambda_max] of D^-1 A; the bounds are estimated once at setup by a few
+///   Jacobi-preconditioned CG (Lanczos) steps. An apply makes DEGREE
+///   mat-vecs and no inner product, so no global reduction;
+/// - `boomeramg`: one cycle of hypre's BoomerAMG (optional at build time,
+///   boomeramg_available()), set up from the operator's rows.
+///
+/// A preconditioner sees the operator through PcOperator, which the solvers
+/// layer implements for the structured stencils and for the distributed CSR
+/// matrix: the mat-vec (with its halo exchange in flight while the interior
+/// is computed), the diagonal, and the owned rows in a global numbering.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/ops/vector.hpp"
+#include "asyncsolve/par/comm.hpp"
+
+namespace asyncsolve::precond {
+
+/// The preconditioners (see above).
+enum class PcKind { none, jacobi, chebyshev, boomeramg };
+
+/// "none", "jacobi", "chebyshev" or "boomeramg".
+std::string_view pc_kind_name(PcKind kind);
+
+/// `--pc` and `--pc-option`, parsed and validated (plain values, identical
+/// on every rank).
+struct PcSettings {
+  PcKind kind = PcKind::none;
+  int degree = 3;  ///< chebyshev: the polynomial's degree (mat-vecs per apply)
+  /// --pc-option name=value pairs, validated and in canonical spelling, in
+  /// the order given (a name given twice keeps its last value).
+  std::vector<std::pair<std::string, std::string>> options;
+};
+
+/// The value of `--pc` as the command line spells it: "chebyshev:5" for a
+/// non-default degree, else the kind's name.
+std::string pc_text(const PcSettings& settings);
+
+/// Parses `--pc TEXT` (none, jacobi, chebyshev, chebyshev:DEGREE with
+/// DEGREE from 1 to 100, boomeramg) into settings.kind and settings.degree.
+/// Throws core::InputError naming the value and what was expected.
+void parse_pc(std::string_view text, PcSettings& settings);
+
+/// Parses `--pc-option` text: name=value pairs separated by commas or
+/// newlines (the option may be given several times), each name one that
+/// settings.kind takes (pc_option_names) and each value in its range.
+/// Throws core::InputError for a pair without '=', an unknown name or a
+/// value out of range, and for any option with `none` or `jacobi`.
+void parse_pc_options(std::string_view text, PcSettings& settings);
+
+/// "name=value,name=value" of settings.options (empty: none given).
+std::string pc_options_text(const PcSettings& settings);
+
+/// The --pc-option names `kind` takes, with their defaults and ranges, as
+/// one line of text for --help and messages.
+std::string pc_option_summary(PcKind kind);
+
+/// True when this build has hypre's BoomerAMG (ASYNCSOLVE_HYPRE).
+bool boomeramg_available();
+
+/// This rank's rows of the operator in a global numbering where each rank's
+/// rows follow those of the ranks before it (the numbering hypre needs),
+/// columns global. Vector entries are in the same order as PcOperator's
+/// gather/scatter.
+struct AssembledRows {
+  std::int64_t first_row = 0;    ///< global index of this rank's first row
+  std::int64_t global_rows = 0;  ///< rows over all ranks
+  std::vector<std::int64_t> row_ptr{0};
+  std::vector<std::int64_t> col;
+  std::vector<double> val;
+  int rows() const noexcept { return static_cast<int>(row_ptr.size()) - 1; }
+};
+
+/// The operator as a preconditioner sees it (implemented by the solvers
+/// layer for stencils and distributed CSR matrices).
+class PcOperator {
+ public:
+  virtual ~PcOperator() = default;
+  /// The communicator of the operator's ranks.
+  virtual const par::Comm& comm() const = 0;
+  /// A zero vector laid out for the operator.
+  virtual grid::Field make_vector() const = 0;
+  /// Collective: out = A in (the halo exchange of `in` in flight while the
+  /// interior is computed). Counts toward the preconditioner's time, not
+  /// the solver's mat-vec phases.
+  virtual void apply(grid::Field& in, grid::Field& out) = 0;
+  /// D^-1 for D = diag(A) (a constant for the stencils, per row otherwise).
+  virtual ops::Scaling inverse_diagonal() const = 0;
+  /// Collective: this rank's rows (for an algebraic setup: BoomerAMG).
+  virtual AssembledRows assemble() = 0;
+  /// Local: the owned entries of `v` in row order (AssembledRows' order).
+  virtual void gather(const grid::Field& v, std::span<double> out) const = 0;
+  /// Local: writes `in` (row order) into the owned entries of `v`.
+  virtual void scatter(std::span<const double> in, grid::Field& v) const = 0;
+};
+
+/// What a preconditioner's setup found and what it was set up with, for the
+/// result document ("method.pc_setup").
+struct PcReport {
+  std::string name;    ///< pc_kind_name
+  double setup_s = 0;  ///< this rank's setup time
+  long matvecs = 0;    ///< mat-vecs made by the applies (chebyshev)
+  long applies = 0;    ///< applies made
+  /// Numbers setup found (chebyshev: lambda_min, lambda_max, the Lanczos
+  /// steps; boomeramg: levels), identical on every rank.
+  std::vector<std::pair<std::string, double>> numbers;
+  /// The settings it ran with, defaults included (boomeramg: coarsen=hmis, ...).
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
+/// A preconditioner set up on one operator. Borrows the operator, which
+/// must outlive it.
+class Preconditioner {
+ public:
+  virtual ~Preconditioner() = default;
+  /// Collective over the operator's communicator: z = M^-1 r on the owned
+  /// rows (`r` is not changed; its halo may be).
+  virtual void apply(grid::Field& r, grid::Field& z) = 0;
+  /// What setup found, and the counts so far.
+  virtual const PcReport& report() const = 0;
+  /// Collective: frees what setup made (hypre's objects). Call once, at a
+  /// point every rank reaches; apply is not allowed after it.
+  virtual void free() {}
+};
+
+/// Collective over op.comm(): sets up settings.kind on `op` (timed into the
+/// report's setup_s). Throws core::InputError for boomeramg in a build
+/// without hypre, and core::CollectiveFailure (on every rank) when hypre's
+/// setup fails, with hypre's error code in one line.
+std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, PcOperator& op);
+
+}  // namespace asyncsolve::precond
