@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -198,6 +199,44 @@ class RealAsyncsolve(unittest.TestCase):
         self.assertTrue(doc["ok"])
         for c in doc["configurations"]:
             self.assertTrue(c["comparison"]["iterations_agree"], c["name"])
+
+def asyncsolve_has_boomeramg():
+    """Whether ASYNCSOLVE_BINARY was built with hypre (without, --pc boomeramg exits 2)."""
+    if not (REAL and os.path.exists(REAL) and shutil.which("mpiexec")):
+        return False
+    env = run_peers.mpi_environment()
+    p = subprocess.run(["mpiexec", "-n", "1", REAL, "solve", "--problem", "ones", "--global",
+                        "4,4,4", "--method", "pcg1", "--pc", "boomeramg"], env=env,
+                       capture_output=True, text=True, timeout=120, check=False)
+    return p.returncode == 0
+
+
+@unittest.skipUnless(can_run_end_to_end() and asyncsolve_has_boomeramg(),
+                     "needs petsc-dev, libhypre-dev and ASYNCSOLVE_BINARY built with hypre")
+class BoomerAmgIterations(unittest.TestCase):
+    """asyncsolve's pcg1 --pc boomeramg beside hypre's own PCG + BoomerAMG with the same
+    settings (bench/peers/hypre_pcg.c mirrors src/precond/boomeramg.cpp) on the same
+    matrices, 1 and 2 ranks: the same iteration count, within +-1."""
+
+    def test_iterations_agree_with_hypre(self):
+        for ranks in (1, 2):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "peers.json")
+                with redirect_stdout(io.StringIO()) as text:
+                    code = run_peers.main(["--ranks", str(ranks), "--size", "24", "--local",
+                                           "16,16,16", "--repeat", "1", "--configs",
+                                           "ones-amg,laplace27-amg", "--asyncsolve", REAL,
+                                           "--json", out])
+                self.assertEqual(code, 0, text.getvalue())
+                with open(out) as f:
+                    doc = json.load(f)
+            for c in doc["configurations"]:
+                s = c["comparison"]
+                self.assertEqual(c["peer"]["pc"], "boomeramg")
+                self.assertIn("--pc boomeramg", c["asyncsolve"]["command"])
+                self.assertTrue(s["iterations_agree"],
+                                f"{c['name']} on {ranks} ranks: asyncsolve "
+                                f"{s['asyncsolve']['iterations']}, hypre {s['peer']['iterations']}")
 
 
 if __name__ == "__main__":
