@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(o.pc, "boomeramg") == 0) {
     /* asyncsolve's --pc boomeramg defaults (src/precond/boomeramg.cpp), call
        for call: HMIS coarsening (10), extended+i interpolation (6) with at
-       most 4 elements per row, hybrid symmetric Gauss-Seidel (6), one sweep
+       most 4 elements per row, l1-scaled hybrid symmetric Gauss-Seidel (8), one sweep
        down and up, one V-cycle (1) from zero per apply, strength threshold
        0.25, no aggressive coarsening, at most 25 levels, tol 0 (no residual
        norm inside the cycle). PCG zeroes the preconditioner's output before
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     HYPRE_CHECK(HYPRE_BoomerAMGCreate(&amg));
     HYPRE_CHECK(HYPRE_BoomerAMGSetCoarsenType(amg, 10));
     HYPRE_CHECK(HYPRE_BoomerAMGSetInterpType(amg, 6));
-    HYPRE_CHECK(HYPRE_BoomerAMGSetRelaxType(amg, 6));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetRelaxType(amg, 8));
     HYPRE_CHECK(HYPRE_BoomerAMGSetCycleType(amg, 1));
     HYPRE_CHECK(HYPRE_BoomerAMGSetMaxIter(amg, 1));
     HYPRE_CHECK(HYPRE_BoomerAMGSetNumSweeps(amg, 1));

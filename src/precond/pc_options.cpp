@@ -111,8 +111,8 @@ std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
        0,
        "interpolation (HYPRE_BoomerAMGSetInterpType)"},
       {"relax",
-       "sym-gs",
-       {"sym-gs", "l1-sym-gs", "jacobi", "l1-jacobi", "chebyshev"},
+       "l1-sym-gs",
+       {"l1-sym-gs", "sym-gs", "jacobi", "l1-jacobi", "chebyshev"},
        false,
        0,
        0,
@@ -235,7 +235,8 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
 std::string pc_options_text(const PcSettings& settings) {
   std::vector<std::string> pairs;
   pairs.reserve(settings.options.size());
-  for (const auto& [name, value] : settings.options) pairs.push_back(fmt::format("{}={}", name, value));
+  for (const auto& [name, value] : settings.options)
+    pairs.push_back(fmt::format("{}={}", name, value));
   return fmt::format("{}", fmt::join(pairs, ","));
 }
 
