@@ -180,7 +180,27 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual([r["side"] for r in failed], ["asyncsolve"])
         self.assertIn("exit code 4", failed[0]["error"])
 
-
+    def test_run_pc_smoke_with_fake_asyncsolve(self):
+        import run_pc
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "pc.json")
+            with redirect_stdout(io.StringIO()) as text:
+                code = run_pc.main(["--smoke", "--ranks", "1", "--problems", "laplace27",
+                                    "--variants", "as-pcg1-amg,petsc-gamg,petsc-hypre,hypre-amg",
+                                    "--asyncsolve", FAKE, "--json", out])
+            self.assertEqual(code, 0, text.getvalue())
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["schema"], "asyncsolve.bench.pc/1")
+        self.assertEqual([r["variant"] for r in doc["runs"]],
+                         ["as-pcg1-amg", "petsc-gamg", "petsc-hypre", "hypre-amg"])
+        for r in doc["runs"]:
+            self.assertIsNone(r["error"], r)
+            self.assertAlmostEqual(r["one_s"], r["setup_s"] + r["solve_s"])
+            self.assertAlmostEqual(r["ten_s"], r["setup_s"] + 10 * r["solve_s"])
+        best = doc["summaries"][0]["best"]
+        self.assertIn(best["petsc_one_s"][1], ("petsc-gamg", "petsc-hypre"))
+        self.assertIsNotNone(best["ratio_peers_ten_s"])
 
 
 @unittest.skipUnless(can_run_end_to_end() and REAL and os.path.exists(REAL),
@@ -199,6 +219,7 @@ class RealAsyncsolve(unittest.TestCase):
         self.assertTrue(doc["ok"])
         for c in doc["configurations"]:
             self.assertTrue(c["comparison"]["iterations_agree"], c["name"])
+
 
 def asyncsolve_has_boomeramg():
     """Whether ASYNCSOLVE_BINARY was built with hypre (without, --pc boomeramg exits 2)."""
