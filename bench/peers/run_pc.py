@@ -95,7 +95,10 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="run_pc.py", description=__doc__.split("\n\n")[1])
     p.add_argument("--asyncsolve", default="build/asyncsolve")
     p.add_argument("--ranks", default="1,2", help="comma-separated rank counts")
-    p.add_argument("--problems", default="ones,laplace27")
+    p.add_argument("--problems", default="ones,laplace27",
+                   help="ones and/or laplace27, or empty for --matrix alone")
+    p.add_argument("--matrix", help="also a Matrix Market file (problem 'matrix'; asyncsolve "
+                   "--partition block, PETSc petsc_mtx; b = A*1; hypre-amg is skipped)")
     p.add_argument("--size", default="128", help="ones: global grid N or NX,NY,NZ")
     p.add_argument("--local", default="60,60,60", help="laplace27: points per rank")
     p.add_argument("--repeat", type=int)
@@ -108,10 +111,13 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=900.0)
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--list", action="store_true", help="print the variants and exit")
+    p.add_argument("--write-anisotropic", nargs=3, metavar=("N", "EPS", "FILE"),
+                   help="write the anisotropic 3-D diffusion matrix (N^3, coefficient EPS in z) "
+                   "and exit")
     p.add_argument("--summarise", metavar="FILE",
                    help="print the tables of an earlier run's document and exit")
     args = p.parse_args(argv)
-    if args.list or args.summarise:
+    if args.list or args.summarise or args.write_anisotropic:
         return args
     if args.smoke:
         args.size, args.local = "24", "12,12,12"
@@ -121,12 +127,20 @@ def parse_args(argv):
         args.rank_list = [int(r) for r in args.ranks.split(",")]
     except ValueError:
         raise BadArguments(f"--ranks {args.ranks!r}: expected integers") from None
-    args.problem_list = args.problems.split(",")
+    args.problem_list = [x for x in args.problems.split(",") if x]
     args.variant_list = args.variants.split(",")
     if min(args.rank_list) < 1 or args.repeat < 1:
         raise BadArguments("--ranks and --repeat: expected positive numbers")
     if any(x not in ("ones", "laplace27") for x in args.problem_list):
         raise BadArguments(f"--problems {args.problems!r}: expected ones and/or laplace27")
+    args.matrix_path = None
+    if args.matrix:
+        args.matrix_path = run_peers.in_repo(args.matrix)
+        if not os.path.isfile(args.matrix_path):
+            raise BadArguments(f"--matrix {args.matrix}: no such file")
+        args.problem_list.append("matrix")
+    if not args.problem_list:
+        raise BadArguments("no problem: expected --problems or --matrix")
     bad = [v for v in args.variant_list if v not in VARIANTS]
     if bad:
         raise BadArguments(f"--variants: unknown {','.join(bad)} (see --list)")
@@ -139,13 +153,50 @@ def parse_args(argv):
     return args
 
 
+def write_anisotropic(path, n, eps):
+    """The 7-point matrix of -div(K grad u), K = diag(1, 1, eps), on an n^3 grid with
+    Dirichlet points eliminated (no h^2 scaling): 4 + 2 eps on the diagonal, -1 to the x and
+    y neighbours, -eps to the z neighbours; rows x fastest. Matrix Market, symmetric (lower
+    triangle), written with the standard library only."""
+    rows = n ** 3
+    lines = []
+    for k in range(n):
+        for j in range(n):
+            for i in range(n):
+                r = i + n * (j + n * k) + 1
+                if k > 0:
+                    lines.append(f"{r} {r - n * n} {-eps!r}")
+                if j > 0:
+                    lines.append(f"{r} {r - n} -1")
+                if i > 0:
+                    lines.append(f"{r} {r - 1} -1")
+                lines.append(f"{r} {r} {4 + 2 * eps!r}")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real symmetric\n")
+        f.write(f"% anisotropic 3-D diffusion, {n}^3, K = diag(1, 1, {eps!r}) (run_pc.py)\n")
+        f.write(f"{rows} {rows} {len(lines)}\n")
+        f.write("\n".join(lines))
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def command(args, drivers, variant, problem, ranks):
     side, extra = VARIANTS[variant]
+    mpi = args.launcher + ["-q", "-n", str(ranks)]
+    if problem == "matrix":
+        if side == "asyncsolve":
+            return mpi + [args.asyncsolve_path, "solve", "--matrix", args.matrix_path,
+                          "--partition", "block"] + extra + [
+                "--tol", repr(args.tol), "--max-iters", str(args.max_iters)]
+        if side != "petsc":
+            return None
+        return mpi + [drivers["petsc_mtx"], "--matrix", args.petsc_file] + extra + [
+            "--rtol", repr(args.tol), "--max-it", str(args.max_iters)]
     if problem == "ones":
         grid = ["--global", ",".join(map(str, args.global_triple))]
     else:
         grid = ["--local", ",".join(map(str, args.local_triple))]
-    mpi = args.launcher + ["-q", "-n", str(ranks)]
     if side == "asyncsolve":
         return mpi + [args.asyncsolve_path, "solve", "--problem", problem] + grid + extra + [
             "--tol", repr(args.tol), "--max-iters", str(args.max_iters)]
@@ -173,6 +224,8 @@ def asyncsolve_record(doc):
 def run_one(args, env, drivers, variant, problem, ranks, repeat, tmp):
     side = VARIANTS[variant][0]
     cmd = command(args, drivers, variant, problem, ranks)
+    if cmd is None:
+        return None
     path = os.path.join(tmp, f"{variant}.{problem}.{ranks}.{repeat}.json")
     if side == "asyncsolve":
         cmd += ["--json", path]
@@ -258,6 +311,10 @@ def main(argv=None):
         for name, (side, extra) in VARIANTS.items():
             print(f"{name:<22} {side:<10} {shlex.join(extra)}")
         return 0
+    if args.write_anisotropic:
+        n, eps, path = args.write_anisotropic
+        write_anisotropic(run_peers.in_repo(path), int(n), float(eps))
+        return 0
     if args.summarise:
         with open(args.summarise) as f:
             doc = json.load(f)
@@ -267,8 +324,11 @@ def main(argv=None):
                 print_summary(summarise(doc["runs"], problem, ranks, list(p["variants"])))
         return 0
     peers = sorted({VARIANTS[v][0] for v in args.variant_list} & set(PEER_SIDES))
+    if args.matrix_path and "petsc" in peers:
+        peers.append("petsc_mtx")
     try:
         drivers = run_peers.build_drivers(args, peers) if peers else {}
+        args.petsc_file = run_peers.convert_matrix(args) if args.matrix_path else None
     except run_peers.SetupFailed as e:
         print(f"run_pc.py: {e}", file=sys.stderr)
         return 1
@@ -282,6 +342,8 @@ def main(argv=None):
                 for ranks in args.rank_list:
                     for v in args.variant_list:
                         rec = run_one(args, env, drivers, v, problem, ranks, rep, tmp)
+                        if rec is None:
+                            continue
                         runs.append(rec)
                         status = rec["error"] or (
                             f"{rec['iterations']} its, setup {rec['setup_s']:.3f} s, "
@@ -300,6 +362,7 @@ def main(argv=None):
            "git": {"commit": git_commit(), "dirty": git_dirty()},
            "parameters": {"ranks": args.rank_list, "problems": args.problem_list,
                           "size": args.global_triple, "local": args.local_triple,
+                          "matrix": args.matrix,
                           "repeat": args.repeat, "tol": args.tol,
                           "variants": {v: VARIANTS[v] for v in args.variant_list},
                           "order": "repeat, problem, ranks, variant (interleaved)"},
