@@ -15,6 +15,7 @@
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
+#include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/solvers/result.hpp"
 #include "cli.hpp"
 
@@ -92,6 +93,14 @@ std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig
 /// solves alike. Local; `faults` must outlive the solve. Defined in
 /// solve_command.cpp.
 solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm& comm,
+                                      par::FaultInjector& faults);
+
+/// The Krylov methods' options from the config (method, tol, --max-iters,
+/// --max-time, --test-every, --pc, the reduction; `faults` when it injects
+/// anything; the --monitor printer on the root of `comm`), for the
+/// structured and the CSR solves alike. Local; `faults` must outlive the
+/// solve. Defined in solve_command.cpp.
+solvers::KrylovOptions krylov_options(const SolveConfig& config, const par::Comm& comm,
                                       par::FaultInjector& faults);
 
 /// The fault injection --slow-rank, --slow-factor and --noise-* ask for.

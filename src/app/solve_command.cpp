@@ -342,22 +342,12 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                                  ? comm::Neighbourhood::full
                                  : comm::Neighbourhood::faces;
   auto halo = comm::make_halo_exchange(config.halo, decomposition, system.x, neighbourhood);
-  solvers::KrylovOptions options;
-  options.method = krylov_method(config.method);
-  options.tol = config.tol;
-  options.max_iters = config.max_iters;
-  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
-  options.test_every = config.test_every;
-  options.jacobi = config.pc == Preconditioner::jacobi;
-  options.pc = config.pc_settings;
-  options.allreduce = config.allreduce->name();
-  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (config.slow_rank >= comm.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, comm.size()));
   }
   par::FaultInjector faults(fault_options(config), comm.rank());
-  if (faults.is_active()) options.faults = &faults;
+  solvers::KrylovOptions options = krylov_options(config, comm, faults);
   const HybridSetup hybrid = make_hybrid(config, decomposition, system.x, *halo, neighbourhood);
   options.hybrid = hybrid.stencil.get();
   const auto progress = start_progress_thread(config, comm);
@@ -394,6 +384,22 @@ solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm
   options.halo_every = config.halo_every;
   if (faults.is_active()) options.faults = &faults;
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  return options;
+}
+
+solvers::KrylovOptions krylov_options(const SolveConfig& config, const par::Comm& comm,
+                                      par::FaultInjector& faults) {
+  solvers::KrylovOptions options;
+  options.method = krylov_method(config.method);
+  options.tol = config.tol;
+  options.max_iters = config.max_iters;
+  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
+  options.test_every = config.test_every;
+  options.jacobi = config.pc == Preconditioner::jacobi;
+  options.pc = config.pc_settings;
+  options.allreduce = config.allreduce->name();
+  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
+  if (faults.is_active()) options.faults = &faults;
   return options;
 }
 

@@ -174,18 +174,8 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
 Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSystem& system,
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
-  solvers::KrylovOptions options;
-  options.method = krylov_method(config.method);
-  options.tol = config.tol;
-  options.max_iters = config.max_iters;
-  if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
-  options.test_every = config.test_every;
-  options.jacobi = config.pc == Preconditioner::jacobi;
-  options.pc = config.pc_settings;
-  options.allreduce = config.allreduce->name();
-  if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   par::FaultInjector faults(fault_options(config), comm.rank());
-  if (faults.is_active()) options.faults = &faults;
+  const solvers::KrylovOptions options = krylov_options(config, comm, faults);
   if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(
         fmt::format("--progress {} with --matrix or --assemble: expected none "

@@ -171,16 +171,27 @@ double residual(const CsrOperator& a, const double* b, const double* u, const do
   return rr;
 }
 
+namespace {
+
+/// Row i of the plain reference product: sum over the row's non-zeros in
+/// stored order, owned columns from x and ghost columns from ghosts.
+double row_ref(const sparse::DistMatrix& m, int i, const double* x, const double* ghosts) noexcept {
+  const int n = m.local_rows();
+  double sum = 0.0;
+  for (std::int64_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k) {
+    const std::int32_t c = m.col()[k];
+    sum += m.val()[k] * (c < n ? x[c] : ghosts[c - n]);
+  }
+  return sum;
+}
+
+}  // namespace
+
 double spmv_ref(const sparse::DistMatrix& m, const double* x, const double* ghosts,
                 double* y) noexcept {
-  const int n = m.local_rows();
   double dot = 0.0;
-  for (int i = 0; i < n; ++i) {
-    double sum = 0.0;
-    for (std::int64_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k) {
-      const std::int32_t c = m.col()[k];
-      sum += m.val()[k] * (c < n ? x[c] : ghosts[c - n]);
-    }
+  for (int i = 0; i < m.local_rows(); ++i) {
+    const double sum = row_ref(m, i, x, ghosts);
     y[i] = sum;
     dot += x[i] * sum;
   }
@@ -189,15 +200,9 @@ double spmv_ref(const sparse::DistMatrix& m, const double* x, const double* ghos
 
 double jacobi_ref(const sparse::DistMatrix& m, const double* b, const double* u,
                   const double* ghosts, double* u_new) noexcept {
-  const int n = m.local_rows();
   double rr = 0.0;
-  for (int i = 0; i < n; ++i) {
-    double sum = 0.0;
-    for (std::int64_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k) {
-      const std::int32_t c = m.col()[k];
-      sum += m.val()[k] * (c < n ? u[c] : ghosts[c - n]);
-    }
-    const double r = b[i] - sum;
+  for (int i = 0; i < m.local_rows(); ++i) {
+    const double r = b[i] - row_ref(m, i, u, ghosts);
     u_new[i] = u[i] + r / diagonal_of(m, i);
     rr += r * r;
   }
@@ -206,15 +211,9 @@ double jacobi_ref(const sparse::DistMatrix& m, const double* b, const double* u,
 
 double residual_ref(const sparse::DistMatrix& m, const double* b, const double* u,
                     const double* ghosts, double* r) noexcept {
-  const int n = m.local_rows();
   double rr = 0.0;
-  for (int i = 0; i < n; ++i) {
-    double sum = 0.0;
-    for (std::int64_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k) {
-      const std::int32_t c = m.col()[k];
-      sum += m.val()[k] * (c < n ? u[c] : ghosts[c - n]);
-    }
-    const double ri = b[i] - sum;
+  for (int i = 0; i < m.local_rows(); ++i) {
+    const double ri = b[i] - row_ref(m, i, u, ghosts);
     if (r != nullptr) r[i] = ri;
     rr += ri * ri;
   }

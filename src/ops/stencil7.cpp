@@ -166,6 +166,74 @@ enum class Store {
   stream,  ///< u_new with streaming stores past the cache (64-byte aligned vectors)
 };
 
+/// The AVX-512 operations both passes use, by vector type: 8 points in a
+/// 512-bit vector (pass_avx512) or 4 in a 256-bit one (AVX-512VL,
+/// pass_avx512_ymm); masks select lanes 0 .. count - 1.
+template <class V>
+struct Lanes;
+
+template <>
+struct Lanes<__m512d> {
+  using V = __m512d;
+  static V load(__mmask8 m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
+  static void store(double* p, __mmask8 m, V v) noexcept { _mm512_mask_storeu_pd(p, m, v); }
+  static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
+  static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
+  static V fnmadd(V a, V b, V c) noexcept { return _mm512_fnmadd_pd(a, b, c); }
+  static V fmadd(V a, V b, V c) noexcept { return _mm512_fmadd_pd(a, b, c); }
+};
+
+template <>
+struct Lanes<__m256d> {
+  using V = __m256d;
+  static V load(__mmask8 m, const double* p) noexcept { return _mm256_maskz_loadu_pd(m, p); }
+  static void store(double* p, __mmask8 m, V v) noexcept { _mm256_mask_storeu_pd(p, m, v); }
+  static V add(V a, V b) noexcept { return _mm256_add_pd(a, b); }
+  static V mul(V a, V b) noexcept { return _mm256_mul_pd(a, b); }
+  static V fnmadd(V a, V b, V c) noexcept { return _mm256_fnmadd_pd(a, b, c); }
+  static V fmadd(V a, V b, V c) noexcept { return _mm256_fmadd_pd(a, b, c); }
+};
+
+/// One row of a pass: its centre c = u(0, j, k), the rows south (j - 1),
+/// north (j + 1), bottom (k - 1) and top (k + 1), and u_new's row (null
+/// for Store::none).
+struct Row {
+  const double* c;
+  const double* s;
+  const double* n;
+  const double* b;
+  const double* t;
+  double* out;
+};
+
+template <Store S>
+Row row_at(const Field& u, Field* u_new, int j, int k) noexcept {
+  const double* c = u.origin() + u.index(0, j, k);
+  double* out = nullptr;
+  if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
+  return {c, c - u.stride_y(), c + u.stride_y(), c - u.stride_z(), c + u.stride_z(), out};
+}
+
+/// Points lo .. lo + count - 1 of `row` (count at most the vector's lanes)
+/// as one masked vector: u_new unless Store::none, and with `Residual` the
+/// squared residuals into `acc`. Masked loads neither fault nor read what
+/// they leave out; left-out lanes are not stored and add exactly 0.
+template <class V, Store S, bool Residual>
+void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexcept {
+  using L = Lanes<V>;
+  const auto m = static_cast<__mmask8>((1U << count) - 1U);
+  V sum = L::add(L::load(m, row.c + lo - 1), L::load(m, row.c + lo + 1));
+  sum = L::add(sum, L::load(m, row.s + lo));
+  sum = L::add(sum, L::load(m, row.n + lo));
+  sum = L::add(sum, L::load(m, row.b + lo));
+  sum = L::add(sum, L::load(m, row.t + lo));
+  if constexpr (S != Store::none) L::store(row.out + lo, m, L::mul(sum, w));
+  if constexpr (Residual) {
+    const V r = L::fnmadd(six, L::load(m, row.c + lo), sum);  // sum - 6 c
+    acc = L::fmadd(r, r, acc);
+  }
+}
+
 /// One pass of the 7-point stencil over the rows of planes [k_begin, k_end)
 /// with AVX-512: the Jacobi sweep u_new = (sum of the six neighbours of u)/6
 /// (unless `S` is Store::none) and, with `Residual`, ||b - A u||^2 of the
@@ -202,7 +270,6 @@ template <Store S, bool Residual>
 double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcept {
   const int nx = u.interior()[0];
   const std::ptrdiff_t sy = u.stride_y();
-  const std::ptrdiff_t sz = u.stride_z();
   const std::uintptr_t ahead = prefetch_distance(sy);
   const __m512d w = _mm512_set1_pd(sixth);
   const __m512d six = _mm512_set1_pd(6.0);
@@ -211,51 +278,33 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
   for_each_row_blocked(
       u,
       [&](int j, int k) {
-        const double* c = u.origin() + u.index(0, j, k);
-        const double* s = c - sy;
-        const double* n = c + sy;
-        const double* b = c - sz;
-        const double* t = c + sz;
-        double* out = nullptr;
-        if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
-        // Points lo .. lo + count - 1 (count <= 8) as one masked vector, their
-        // squared residuals into acc[0].
+        const Row row = row_at<S>(u, u_new, j, k);
+        // Points lo .. lo + count - 1 (count <= 8), their squared residuals into acc[0].
         const auto masked = [&](int lo, int count) {
-          const auto m = static_cast<__mmask8>((1U << count) - 1U);
-          __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(m, c + lo - 1),
-                                      _mm512_maskz_loadu_pd(m, c + lo + 1));
-          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, s + lo));
-          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, n + lo));
-          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, b + lo));
-          sum = _mm512_add_pd(sum, _mm512_maskz_loadu_pd(m, t + lo));
-          if constexpr (S != Store::none) _mm512_mask_storeu_pd(out + lo, m, _mm512_mul_pd(sum, w));
-          if constexpr (Residual) {
-            const __m512d r = _mm512_fnmadd_pd(six, _mm512_maskz_loadu_pd(m, c + lo), sum);
-            acc[0] = _mm512_fmadd_pd(r, r, acc[0]);
-          }
+          masked_points<__m512d, S, Residual>(row, lo, count, w, six, acc[0]);
         };
 
-        int i = peel_count(c, nx);
+        int i = peel_count(row.c, nx);
         if (i > 0) masked(0, i);
         if (i + 8 <= nx) {
           // Lane 7 of `west_of` is c[i - 1]; `centre` is c[i .. i + 7].
-          __m512d west_of = _mm512_set1_pd(c[i - 1]);
-          __m512d centre = _mm512_loadu_pd(c + i);
+          __m512d west_of = _mm512_set1_pd(row.c[i - 1]);
+          __m512d centre = _mm512_loadu_pd(row.c + i);
           // Points at .. at + 7 (c + at 64-byte aligned); squared residuals into `into`.
           const auto vector = [&](int at, __m512d& into) {
-            prefetch_ahead(t + at, ahead);
+            prefetch_ahead(row.t + at, ahead);
             // c[at + 8 .. at + 15]: only lane 0 (at most c[nx], in the halo) is
             // used; the rest lies in the next row or the halo, inside the field.
-            const __m512d east_of = _mm512_loadu_pd(c + at + 8);
+            const __m512d east_of = _mm512_loadu_pd(row.c + at + 8);
             __m512d sum =
                 _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
                               shift_in(centre, east_of, std::integral_constant<int, 1>{}));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(s + at));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(n + at));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(b + at));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + at));
-            if constexpr (S == Store::stream) _mm512_stream_pd(out + at, _mm512_mul_pd(sum, w));
-            if constexpr (S == Store::normal) _mm512_storeu_pd(out + at, _mm512_mul_pd(sum, w));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.s + at));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.n + at));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.b + at));
+            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.t + at));
+            if constexpr (S == Store::stream) _mm512_stream_pd(row.out + at, _mm512_mul_pd(sum, w));
+            if constexpr (S == Store::normal) _mm512_storeu_pd(row.out + at, _mm512_mul_pd(sum, w));
             if constexpr (Residual) {
               const __m512d r = _mm512_fnmadd_pd(six, centre, sum);  // sum - 6 c
               into = _mm512_fmadd_pd(r, r, into);
@@ -302,8 +351,6 @@ template <Store S, bool Residual>
 double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noexcept {
   static_assert(S != Store::stream, "fields in the cache are not streamed");
   const int nx = u.interior()[0];
-  const std::ptrdiff_t sy = u.stride_y();
-  const std::ptrdiff_t sz = u.stride_z();
   const __m256d w = _mm256_set1_pd(sixth);
   const __m256d six = _mm256_set1_pd(6.0);
   __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
@@ -311,42 +358,26 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
   for_each_row_blocked(
       u,
       [&](int j, int k) {
-        const double* c = u.origin() + u.index(0, j, k);
-        const double* s = c - sy;
-        const double* n = c + sy;
-        const double* b = c - sz;
-        const double* t = c + sz;
-        double* out = nullptr;
-        if constexpr (S != Store::none) out = u_new->origin() + u_new->index(0, j, k);
-        // Points lo .. lo + count - 1 (count <= 4) as one masked vector.
+        const Row row = row_at<S>(u, u_new, j, k);
+        // Points lo .. lo + count - 1 (count <= 4), their squared residuals into acc[0].
         const auto masked = [&](int lo, int count) {
-          const auto m = static_cast<__mmask8>((1U << count) - 1U);
-          __m256d sum = _mm256_add_pd(_mm256_maskz_loadu_pd(m, c + lo - 1),
-                                      _mm256_maskz_loadu_pd(m, c + lo + 1));
-          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, s + lo));
-          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, n + lo));
-          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, b + lo));
-          sum = _mm256_add_pd(sum, _mm256_maskz_loadu_pd(m, t + lo));
-          if constexpr (S != Store::none) _mm256_mask_storeu_pd(out + lo, m, _mm256_mul_pd(sum, w));
-          if constexpr (Residual) {
-            const __m256d r = _mm256_fnmadd_pd(six, _mm256_maskz_loadu_pd(m, c + lo), sum);
-            acc[0] = _mm256_fmadd_pd(r, r, acc[0]);
-          }
+          masked_points<__m256d, S, Residual>(row, lo, count, w, six, acc[0]);
         };
         // Points at .. at + 3; squared residuals into `into`.
         const auto vector = [&](int at, __m256d& into) {
-          __m256d sum = _mm256_add_pd(_mm256_loadu_pd(c + at - 1), _mm256_loadu_pd(c + at + 1));
-          sum = _mm256_add_pd(sum, _mm256_loadu_pd(s + at));
-          sum = _mm256_add_pd(sum, _mm256_loadu_pd(n + at));
-          sum = _mm256_add_pd(sum, _mm256_loadu_pd(b + at));
-          sum = _mm256_add_pd(sum, _mm256_loadu_pd(t + at));
-          if constexpr (S != Store::none) _mm256_storeu_pd(out + at, _mm256_mul_pd(sum, w));
+          __m256d sum =
+              _mm256_add_pd(_mm256_loadu_pd(row.c + at - 1), _mm256_loadu_pd(row.c + at + 1));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(row.s + at));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(row.n + at));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(row.b + at));
+          sum = _mm256_add_pd(sum, _mm256_loadu_pd(row.t + at));
+          if constexpr (S != Store::none) _mm256_storeu_pd(row.out + at, _mm256_mul_pd(sum, w));
           if constexpr (Residual) {
-            const __m256d r = _mm256_fnmadd_pd(six, _mm256_loadu_pd(c + at), sum);  // sum - 6 c
+            const __m256d r = _mm256_fnmadd_pd(six, _mm256_loadu_pd(row.c + at), sum);  // sum - 6 c
             into = _mm256_fmadd_pd(r, r, into);
           }
         };
-        const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(c) % 32;
+        const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(row.c) % 32;
         int i =
             misalign == 0 ? 0 : std::min(nx, static_cast<int>((32 - misalign) / sizeof(double)));
         if (i > 0) masked(0, i);

@@ -154,17 +154,10 @@ std::string pc_option_value(const PcSettings& settings, std::string_view name) {
 }
 
 std::string_view pc_kind_name(PcKind kind) {
-  switch (kind) {
-    case PcKind::none:
-      return "none";
-    case PcKind::jacobi:
-      return "jacobi";
-    case PcKind::chebyshev:
-      return "chebyshev";
-    case PcKind::boomeramg:
-      return "boomeramg";
-  }
-  return "unknown";
+  // In PcKind's order.
+  constexpr std::array<std::string_view, 4> names{"none", "jacobi", "chebyshev", "boomeramg"};
+  const auto index = static_cast<std::size_t>(kind);
+  return index < names.size() ? names[index] : "unknown";
 }
 
 std::string pc_text(const PcSettings& settings) {

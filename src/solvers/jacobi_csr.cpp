@@ -32,11 +32,41 @@ double b_norm_of(const CsrSystem& s, collectives::Allreduce& reduction) {
   return norm > 0.0 ? norm : 1.0;
 }
 
+/// ||b - A u||_2 over every rank, scaled like ||b|| (no under/overflow; the
+/// residual vector is formed once). Collective over `reduction`.
+double true_residual_norm(const ops::CsrOperator& op, const double* b, const double* u,
+                          const double* ghosts, collectives::Allreduce& reduction) {
+  grid::Field r({op.rows(), 1, 1}, 0);
+  ops::residual(op, b, u, ghosts, r.origin());
+  return field_norm(r, &reduction);
+}
+
 /// Rows per "plane" of an n-row block (a cube's plane: n^(2/3)).
 int plane_rows(int n) {
   const double rows = std::pow(static_cast<double>(std::max(n, 1)), 2.0 / 3.0);
   return std::max(1, static_cast<int>(std::lround(rows)));
 }
+
+/// What both CSR Jacobi solves work on: the operator, 1/d, the iterate
+/// (system.x) and a second vector for the sweep, b, ||b|| (collective, through
+/// `reduction`) and the number of interior rows.
+struct SweepState {
+  SweepState(CsrSystem& system, collectives::Allreduce& reduction)
+      : op(system.op),
+        dinv(inverse_diagonal(system.op)),
+        u(system.x),
+        u_new({system.op.rows(), 1, 1}, 0),
+        b(system.b.origin()),
+        b_norm(b_norm_of(system, reduction)),
+        ni(system.op.interior_rows()) {}
+  const ops::CsrOperator& op;
+  const std::vector<double> dinv;
+  grid::Field& u;
+  grid::Field u_new;
+  const double* b;
+  const double b_norm;
+  const int ni;
+};
 
 /// Bytes one sweep moves: 12 per non-zero, and b, 1/d, u, u_new per row.
 double sweep_bytes(const ops::CsrOperator& op) {
@@ -50,16 +80,11 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
                         const JacobiOptions& options) {
   if (options.hybrid != nullptr || options.copy)
     throw std::invalid_argument("jacobi_sync on a CSR matrix: no hybrid scheme, no copy loop");
-  const ops::CsrOperator& op = system.op;
   SolveResult result;
   result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
   core::PhaseTimers& timers = result.phases;
-  const std::vector<double> dinv = inverse_diagonal(op);
-  grid::Field& u = system.x;
-  grid::Field u_new({op.rows(), 1, 1}, 0);
-  const double* b = system.b.origin();
-  const double b_norm = b_norm_of(system, reduction);
-  const int ni = op.interior_rows();
+  SweepState state(system, reduction);
+  auto& [op, dinv, u, u_new, b, b_norm, ni] = state;
   (void)matrix;
 
   const double t0 = core::now_s();
@@ -142,8 +167,7 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
   // The true residual of the returned iterate, measured synchronously.
   halo.exchange(u);
   result.true_residual =
-      std::sqrt(reduction.sum(ops::residual(op, b, u.origin(), halo.ghosts().data(), nullptr))) /
-      b_norm;
+      true_residual_norm(op, b, u.origin(), halo.ghosts().data(), reduction) / b_norm;
   confirm_convergence(result, options.tol);
   return result;
 }
@@ -165,16 +189,11 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
                          collectives::NonblockingAllreduce& convergence,
                          const AsyncJacobiOptions& options) {
   const JacobiOptions& base = options.base;
-  const ops::CsrOperator& op = system.op;
   SolveResult result;
   result.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce"});
   core::PhaseTimers& timers = result.phases;
-  const std::vector<double> dinv = inverse_diagonal(op);
-  grid::Field& u = system.x;
-  grid::Field u_new({op.rows(), 1, 1}, 0);
-  const double* b = system.b.origin();
-  const double b_norm = b_norm_of(system, reduction);
-  const int ni = op.interior_rows();
+  SweepState state(system, reduction);
+  auto& [op, dinv, u, u_new, b, b_norm, ni] = state;
 
   // The ghosts start from x0 (one synchronous exchange), then come from the
   // channels: one per neighbour rank.
@@ -262,9 +281,8 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
 
   // The true residual of this rank's last iterate together with the others'.
   sync_halo.exchange(u);
-  result.true_residual = std::sqrt(reduction.sum(ops::residual(
-                             op, b, u.origin(), sync_halo.ghosts().data(), nullptr))) /
-                         b_norm;
+  result.true_residual =
+      true_residual_norm(op, b, u.origin(), sync_halo.ghosts().data(), reduction) / b_norm;
   if (const long tail_iterations =
           detail::final_sync_iterations(result, base.tol, options.final_sync);
       tail_iterations > 0) {

@@ -84,14 +84,16 @@ std::vector<Part> split_slab(int k0, int k1, int t, int threads) {
   return parts;
 }
 
-/// Sweep of plane k: u_new = (sum of neighbours of u)/6, with the plane
-/// below read from the mailbox `below` (nx * ny values, row by row) instead
-/// of plane k - 1 of u when `below` is not null, and likewise `above`; with
-/// `atomic`, mailbox values are read with relaxed atomic loads. The
-/// neighbours are added in jacobi_sweep_ref's order. Returns ||b - A u||^2
-/// on the plane with the values it read (fused, as ops::jacobi_sweep_residual).
-double sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
-                         const double* above, bool atomic) noexcept {
+/// Plane k of the sweep and its residual, the plane below read from the
+/// mailbox `below` (nx * ny values, row by row) instead of plane k - 1 of u
+/// when `below` is not null, and likewise `above`; with `atomic`, mailbox
+/// values are read with relaxed atomic loads. The neighbours are added in
+/// jacobi_sweep_ref's order. With `Sweep`, writes u_new = (sum of neighbours
+/// of u)/6 on the plane; either way returns ||b - A u||^2 on the plane with
+/// the values it read (fused, as ops::jacobi_sweep_residual).
+template <bool Sweep>
+double plane_boxed(const Field& u, Field* u_new, int k, const double* below, const double* above,
+                   bool atomic) noexcept {
   const int nx = u.interior()[0];
   const int ny = u.interior()[1];
   const std::ptrdiff_t sy = u.stride_y();
@@ -103,12 +105,13 @@ double sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* belo
     const double* c = u.origin() + u.index(0, j, k);
     const double* b = below != nullptr ? below + static_cast<std::ptrdiff_t>(j) * nx : c - sz;
     const double* t = above != nullptr ? above + static_cast<std::ptrdiff_t>(j) * nx : c + sz;
-    double* out = u_new.origin() + u_new.index(0, j, k);
+    double* out = nullptr;
+    if constexpr (Sweep) out = u_new->origin() + u_new->index(0, j, k);
     for (int i = 0; i < nx; ++i) {
       const double down = atomic_below ? load_relaxed(b + i) : b[i];
       const double up = atomic_above ? load_relaxed(t + i) : t[i];
       const double sum = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up;
-      out[i] = sum * (1.0 / 6.0);
+      if constexpr (Sweep) out[i] = sum * (1.0 / 6.0);
       const double r = sum - 6.0 * c[i];
       sum_sq += r * r;
     }
@@ -116,29 +119,17 @@ double sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* belo
   return sum_sq;
 }
 
+/// Sweep of plane k into u_new (plane_boxed<true>); returns ||b - A u||^2 on it.
+double sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
+                         const double* above, bool atomic) noexcept {
+  return plane_boxed<true>(u, &u_new, k, below, above, atomic);
+}
+
 /// ||b - A u||^2 on plane k, the planes below and above read as in
 /// sweep_plane_boxed.
 double residual_plane_boxed(const Field& u, int k, const double* below, const double* above,
                             bool atomic) noexcept {
-  const int nx = u.interior()[0];
-  const int ny = u.interior()[1];
-  const std::ptrdiff_t sy = u.stride_y();
-  const std::ptrdiff_t sz = u.stride_z();
-  const bool atomic_below = atomic && below != nullptr;
-  const bool atomic_above = atomic && above != nullptr;
-  double sum = 0.0;
-  for (int j = 0; j < ny; ++j) {
-    const double* c = u.origin() + u.index(0, j, k);
-    const double* b = below != nullptr ? below + static_cast<std::ptrdiff_t>(j) * nx : c - sz;
-    const double* t = above != nullptr ? above + static_cast<std::ptrdiff_t>(j) * nx : c + sz;
-    for (int i = 0; i < nx; ++i) {
-      const double down = atomic_below ? load_relaxed(b + i) : b[i];
-      const double up = atomic_above ? load_relaxed(t + i) : t[i];
-      const double r = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up - 6.0 * c[i];
-      sum += r * r;
-    }
-  }
-  return sum;
+  return plane_boxed<false>(u, nullptr, k, below, above, atomic);
 }
 
 /// Plane k of f (interior points) into the mailbox `box` (nx * ny values,
