@@ -6,8 +6,11 @@
  *     `-laplacian -27pt -n nx ny nz` matrix (diagonal 26, -1 for each of the
  *     26 neighbours inside the grid) with b = 1, or asyncsolve's 7-point ones
  *     problem, solved from x0 = 0 by HYPRE_ParCSRPCG with the two-norm
- *     stopping test and diagonal scaling (HYPRE_ParCSRDiagScale) or no
- *     preconditioner, timed around HYPRE_ParCSRPCGSolve only.
+ *     stopping test and diagonal scaling (HYPRE_ParCSRDiagScale), BoomerAMG
+ *     with asyncsolve's --pc boomeramg defaults (one V-cycle per apply; the
+ *     settings are listed where it is created) or no preconditioner, timed
+ *     around HYPRE_ParCSRPCGSolve only (HYPRE_ParCSRPCGSetup, which runs
+ *     BoomerAMG's setup, is in setup_s).
  *
  *     The matrix is assembled through the IJ interface into ParCSR (CSR
  *     storage). Each rank owns one box of the grid, asyncsolve's block
@@ -26,6 +29,7 @@
  *
  * USAGE
  *     mpiexec -n P hypre_pcg --problem laplace27 --local 60,60,60 --pc diagscale
+ *     mpiexec -n P hypre_pcg --problem laplace27 --local 60,60,60 --pc boomeramg
  *     mpiexec -n P hypre_pcg --problem ones --global 128,128,128 --pc none
  *         [--rtol 1e-6] [--max-it 10000] [--warmup 0]
  *
@@ -210,10 +214,33 @@ int main(int argc, char** argv) {
   HYPRE_CHECK(HYPRE_PCGSetRelChange(solver, 0));
   HYPRE_CHECK(HYPRE_PCGSetPrintLevel(solver, 0));
   HYPRE_CHECK(HYPRE_PCGSetLogging(solver, 0));
+  HYPRE_Solver amg = NULL;
   if (strcmp(o.pc, "diagscale") == 0) {
     /* x = D^{-1} y; the solver argument of DiagScale is unused. */
     HYPRE_CHECK(
         HYPRE_ParCSRPCGSetPrecond(solver, HYPRE_ParCSRDiagScale, HYPRE_ParCSRDiagScaleSetup, NULL));
+  } else if (strcmp(o.pc, "boomeramg") == 0) {
+    /* asyncsolve's --pc boomeramg defaults (src/precond/boomeramg.cpp), call
+       for call: HMIS coarsening (10), extended+i interpolation (6) with at
+       most 4 elements per row, l1-scaled hybrid symmetric Gauss-Seidel (8), one sweep
+       down and up, one V-cycle (1) from zero per apply, strength threshold
+       0.25, no aggressive coarsening, at most 25 levels, tol 0 (no residual
+       norm inside the cycle). PCG zeroes the preconditioner's output before
+       every apply, as asyncsolve does. */
+    HYPRE_CHECK(HYPRE_BoomerAMGCreate(&amg));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetCoarsenType(amg, 10));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetInterpType(amg, 6));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetRelaxType(amg, 8));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetCycleType(amg, 1));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetMaxIter(amg, 1));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetNumSweeps(amg, 1));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetStrongThreshold(amg, 0.25));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetAggNumLevels(amg, 0));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetMaxLevels(amg, 25));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetPMaxElmts(amg, 4));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetTol(amg, 0.0));
+    HYPRE_CHECK(HYPRE_BoomerAMGSetPrintLevel(amg, 0));
+    HYPRE_CHECK(HYPRE_ParCSRPCGSetPrecond(solver, HYPRE_BoomerAMGSolve, HYPRE_BoomerAMGSetup, amg));
   }
   HYPRE_CHECK(HYPRE_ParCSRPCGSetup(solver, A, b, x));
   const double setup_s = peer_max_over_ranks(MPI_Wtime() - setup_t0, comm);
@@ -290,6 +317,7 @@ int main(int argc, char** argv) {
 
   HYPRE_IJVectorDestroy(ij_r);
   HYPRE_ParCSRPCGDestroy(solver);
+  if (amg) HYPRE_BoomerAMGDestroy(amg);
   HYPRE_IJVectorDestroy(ij_x);
   HYPRE_IJVectorDestroy(ij_b);
   HYPRE_IJMatrixDestroy(ij_A);

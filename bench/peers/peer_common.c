@@ -95,7 +95,7 @@ void peer_print_usage(const char* peer) {
       "Prints one JSON object on stdout (rank 0). Exit codes: 0 converged,\n"
       "2 bad input, 3 not converged, 4 runtime failure.\n",
       is_petsc ? "petsc_cg" : "hypre_pcg", is_petsc ? "cg|pipecg" : "pcg",
-      is_petsc ? "none|jacobi" : "none|diagscale",
+      is_petsc ? "none|jacobi|gamg|hypre" : "none|diagscale|boomeramg",
       is_petsc ? " [--norm unpreconditioned|natural]" : "", is_petsc ? "cg" : "pcg",
       is_petsc ? "  --norm       the norm PETSc's test uses (default unpreconditioned:\n"
                  "               ||b - Ax||_2; natural: sqrt(r'Br), one reduction fewer)\n"
@@ -105,9 +105,9 @@ void peer_print_usage(const char* peer) {
 int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, char* err,
                        size_t err_size) {
   static const char* const petsc_ksp[] = {"cg", "pipecg", NULL};
-  static const char* const petsc_pc[] = {"none", "jacobi", NULL};
+  static const char* const petsc_pc[] = {"none", "jacobi", "gamg", "hypre", NULL};
   static const char* const hypre_ksp[] = {"pcg", NULL};
-  static const char* const hypre_pc[] = {"none", "diagscale", "jacobi", NULL};
+  static const char* const hypre_pc[] = {"none", "diagscale", "jacobi", "boomeramg", NULL};
   static const char* const norms[] = {"unpreconditioned", "natural", NULL};
   const int is_petsc = strcmp(peer, "petsc") == 0;
   int have_problem = 0;
@@ -160,7 +160,7 @@ int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, 
     } else if (strcmp(name, "--pc") == 0) {
       if (!one_of(value, is_petsc ? petsc_pc : hypre_pc)) {
         set_error(err, err_size, "--pc '%s': expected %s", value,
-                  is_petsc ? "none or jacobi" : "none or diagscale (jacobi: the same)");
+                  is_petsc ? "none or jacobi" : "none, diagscale (jacobi: the same) or boomeramg");
         return -1;
       }
       /* hypre's diagonal scaling is Jacobi; record it under hypre's name. */

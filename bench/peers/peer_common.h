@@ -43,7 +43,7 @@ typedef struct {
   int local[3];                /* --local as given (per rank); 0 with --global */
   int dims[3];                 /* process grid (MPI_Dims_create) */
   char ksp[16];                /* petsc: cg | pipecg; hypre: pcg */
-  char pc[16];                 /* none | jacobi (petsc) | diagscale (hypre) */
+  char pc[16];                 /* petsc: none|jacobi|gamg|hypre; hypre: none|diagscale|boomeramg */
   char norm[24];               /* petsc: unpreconditioned | natural */
   double rtol;                 /* relative tolerance on ||r||_2 / ||b||_2 */
   int max_it;                  /* iteration limit */

@@ -33,6 +33,9 @@
  * USAGE
  *     mpiexec -n P petsc_cg --problem ones --global 128,128,128 --ksp cg --pc none
  *     mpiexec -n P petsc_cg --problem laplace27 --local 60,60,60 --ksp cg --pc jacobi
+ *     mpiexec -n P petsc_cg --problem ones --global 128,128,128 --ksp cg --pc gamg|hypre
+ *         (gamg: PCGAMG with PETSc's defaults; hypre: PCHYPRE BoomerAMG with PETSc's
+ *         default hypre options; both set up inside KSPSetUp, so in setup_s)
  *         [--rtol 1e-6] [--max-it 10000] [--warmup 0] [--norm unpreconditioned]
  *     PETSc's own options come only from PETSC_OPTIONS (e.g. PETSC_OPTIONS=-log_view);
  *     KSPSetFromOptions runs after the settings above, so they can override them.
@@ -136,7 +139,14 @@ static PetscErrorCode run(const PeerOptions* o, int ranks, int* exit_code) {
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, strcmp(o->ksp, "pipecg") == 0 ? KSPPIPECG : KSPCG));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
+  if (strcmp(o->pc, "gamg") == 0) {
+    PetscCall(PCSetType(pc, PCGAMG)); /* PETSc's defaults (smoothed aggregation) */
+  } else if (strcmp(o->pc, "hypre") == 0) {
+    PetscCall(PCSetType(pc, PCHYPRE)); /* BoomerAMG with PETSc's default hypre options */
+    PetscCall(PCHYPRESetType(pc, "boomeramg"));
+  } else {
+    PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
+  }
   PetscCall(KSPSetNormType(
       ksp, strcmp(o->norm, "natural") == 0 ? KSP_NORM_NATURAL : KSP_NORM_UNPRECONDITIONED));
   /* rtol relative to the initial residual norm (= ||b|| in that norm, x0 = 0),

@@ -10,14 +10,16 @@
  *     (contiguous blocks, the first rows % P ranks one row more: asyncsolve's
  *     --partition block). b = A * 1 and x0 = 0, as asyncsolve without --rhs.
  *
- *     --ksp cg: KSPCG with --pc none or jacobi, the unpreconditioned norm,
+ *     --ksp cg: KSPCG with --pc none, jacobi, gamg (PCGAMG, PETSc defaults) or hypre
+ *     (PCHYPRE BoomerAMG, PETSc defaults; both set up in KSPSetUp, so in
+ *     setup_s, which also holds MatLoad), the unpreconditioned norm,
  *     ||r_n||_2 <= rtol ||b||_2 (as petsc_cg.c; see README.md), timed around
  *     KSPSolve only.
  *     --ksp spmv: --iterations MatMult calls y = A x, x_i = 1 + i mod 7 (the
  *     global index), after --warmup untimed ones; time per MatMult.
  *
  * USAGE
- *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|spmv] [--pc none|jacobi]
+ *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|spmv] [--pc none|jacobi|gamg|hypre]
  *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
  *     PETSc's own options come only from PETSC_OPTIONS.
  *
@@ -67,7 +69,8 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
       o->matrix = v;
     } else if (strcmp(a, "--ksp") == 0 && (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0)) {
       snprintf(o->ksp, sizeof o->ksp, "%s", v);
-    } else if (strcmp(a, "--pc") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0)) {
+    } else if (strcmp(a, "--pc") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 ||
+                                          strcmp(v, "gamg") == 0 || strcmp(v, "hypre") == 0)) {
       snprintf(o->pc, sizeof o->pc, "%s", v);
     } else if (strcmp(a, "--rtol") == 0) {
       o->rtol = atof(v);
@@ -162,7 +165,14 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(KSPSetOperators(ksp, A, A));
     PetscCall(KSPSetType(ksp, KSPCG));
     PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
+    if (strcmp(o->pc, "gamg") == 0) {
+      PetscCall(PCSetType(pc, PCGAMG)); /* PETSc's defaults */
+    } else if (strcmp(o->pc, "hypre") == 0) {
+      PetscCall(PCSetType(pc, PCHYPRE)); /* BoomerAMG, PETSc's default hypre options */
+      PetscCall(PCHYPRESetType(pc, "boomeramg"));
+    } else {
+      PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
+    }
     PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
     PetscCall(KSPSetTolerances(ksp, o->rtol, 0.0, 1e30, o->max_it));
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));

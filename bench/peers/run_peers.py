@@ -12,6 +12,10 @@ PURPOSE
       ones-pcg1        --method pcg1         PETSc KSPCG, PC Jacobi
       ones-pipecg      --method pipecg       PETSc KSPPIPECG, PC none
       laplace27-pcg1   --method pcg1         hypre ParCSR PCG, DiagScale
+      ones-amg         --method pcg1 --pc boomeramg   hypre ParCSR PCG, BoomerAMG
+      laplace27-amg    --method pcg1 --pc boomeramg   hypre ParCSR PCG, BoomerAMG
+                       (both with asyncsolve's BoomerAMG defaults: the iteration
+                       counts must agree within +-1)
       mtx-cg           --matrix F --method cg    PETSc KSPCG on F, PC none   (with --matrix)
       mtx-pcg1         --matrix F --method pcg1  PETSc KSPCG on F, PC Jacobi (with --matrix)
       mtx-spmv         bench/spmv --matrix F     PETSc MatMult on F          (with --matrix)
@@ -105,10 +109,14 @@ CONFIGURATIONS = {
     "ones-pcg1": ("ones", "pcg1", "petsc", "cg", "jacobi"),
     "ones-pipecg": ("ones", "pipecg", "petsc", "pipecg", "none"),
     "laplace27-pcg1": ("laplace27", "pcg1", "hypre", "pcg", "diagscale"),
+    "ones-amg": ("ones", "pcg1", "hypre", "pcg", "boomeramg"),
+    "laplace27-amg": ("laplace27", "pcg1", "hypre", "pcg", "boomeramg"),
     "mtx-cg": ("matrix", "cg", "petsc_mtx", "cg", "none"),
     "mtx-pcg1": ("matrix", "pcg1", "petsc_mtx", "cg", "jacobi"),
     "mtx-spmv": ("matrix", "spmv", "petsc_mtx", "spmv", "none"),
 }
+# asyncsolve's --pc where it is not the method's default (the peer's pc names the same)
+ASYNCSOLVE_PC = {"ones-amg": "boomeramg", "laplace27-amg": "boomeramg"}
 GRID_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items() if v[0] != "matrix"]
 MATRIX_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items() if v[0] == "matrix"]
 
@@ -338,6 +346,8 @@ def configurations(args, launcher, drivers, petsc_file=None):
         asyncsolve = (mpi + [args.asyncsolve_path, "solve", "--problem", problem] + grid
                       + ["--method", method, "--tol", repr(args.tol),
                          "--max-iters", str(args.max_iters)])
+        if name in ASYNCSOLVE_PC:
+            asyncsolve += ["--pc", ASYNCSOLVE_PC[name]]
         peer_cmd = (mpi + [drivers.get(peer, DRIVERS[peer]), "--problem", problem] + grid
                     + ["--ksp", ksp, "--pc", pc, "--rtol", repr(args.tol),
                        "--max-it", str(args.max_iters)])

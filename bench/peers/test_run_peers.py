@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -179,7 +180,27 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual([r["side"] for r in failed], ["asyncsolve"])
         self.assertIn("exit code 4", failed[0]["error"])
 
-
+    def test_run_pc_smoke_with_fake_asyncsolve(self):
+        import run_pc
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "pc.json")
+            with redirect_stdout(io.StringIO()) as text:
+                code = run_pc.main(["--smoke", "--ranks", "1", "--problems", "laplace27",
+                                    "--variants", "as-pcg1-amg,petsc-gamg,petsc-hypre,hypre-amg",
+                                    "--asyncsolve", FAKE, "--json", out])
+            self.assertEqual(code, 0, text.getvalue())
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["schema"], "asyncsolve.bench.pc/1")
+        self.assertEqual([r["variant"] for r in doc["runs"]],
+                         ["as-pcg1-amg", "petsc-gamg", "petsc-hypre", "hypre-amg"])
+        for r in doc["runs"]:
+            self.assertIsNone(r["error"], r)
+            self.assertAlmostEqual(r["one_s"], r["setup_s"] + r["solve_s"])
+            self.assertAlmostEqual(r["ten_s"], r["setup_s"] + 10 * r["solve_s"])
+        best = doc["summaries"][0]["best"]
+        self.assertIn(best["petsc_one_s"][1], ("petsc-gamg", "petsc-hypre"))
+        self.assertIsNotNone(best["ratio_peers_ten_s"])
 
 
 @unittest.skipUnless(can_run_end_to_end() and REAL and os.path.exists(REAL),
@@ -198,6 +219,45 @@ class RealAsyncsolve(unittest.TestCase):
         self.assertTrue(doc["ok"])
         for c in doc["configurations"]:
             self.assertTrue(c["comparison"]["iterations_agree"], c["name"])
+
+
+def asyncsolve_has_boomeramg():
+    """Whether ASYNCSOLVE_BINARY was built with hypre (without, --pc boomeramg exits 2)."""
+    if not (REAL and os.path.exists(REAL) and shutil.which("mpiexec")):
+        return False
+    env = run_peers.mpi_environment()
+    p = subprocess.run(["mpiexec", "-n", "1", REAL, "solve", "--problem", "ones", "--global",
+                        "4,4,4", "--method", "pcg1", "--pc", "boomeramg"], env=env,
+                       capture_output=True, text=True, timeout=120, check=False)
+    return p.returncode == 0
+
+
+@unittest.skipUnless(can_run_end_to_end() and asyncsolve_has_boomeramg(),
+                     "needs petsc-dev, libhypre-dev and ASYNCSOLVE_BINARY built with hypre")
+class BoomerAmgIterations(unittest.TestCase):
+    """asyncsolve's pcg1 --pc boomeramg beside hypre's own PCG + BoomerAMG with the same
+    settings (bench/peers/hypre_pcg.c mirrors src/precond/boomeramg.cpp) on the same
+    matrices, 1 and 2 ranks: the same iteration count, within +-1."""
+
+    def test_iterations_agree_with_hypre(self):
+        for ranks in (1, 2):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "peers.json")
+                with redirect_stdout(io.StringIO()) as text:
+                    code = run_peers.main(["--ranks", str(ranks), "--size", "24", "--local",
+                                           "16,16,16", "--repeat", "1", "--configs",
+                                           "ones-amg,laplace27-amg", "--asyncsolve", REAL,
+                                           "--json", out])
+                self.assertEqual(code, 0, text.getvalue())
+                with open(out) as f:
+                    doc = json.load(f)
+            for c in doc["configurations"]:
+                s = c["comparison"]
+                self.assertEqual(c["peer"]["pc"], "boomeramg")
+                self.assertIn("--pc boomeramg", c["asyncsolve"]["command"])
+                self.assertTrue(s["iterations_agree"],
+                                f"{c['name']} on {ranks} ranks: asyncsolve "
+                                f"{s['asyncsolve']['iterations']}, hypre {s['peer']['iterations']}")
 
 
 if __name__ == "__main__":

@@ -443,7 +443,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
   t.text("--pc-option", a.pc_option,
          {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
                   "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
-                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (sym-gs), "
+                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs), "
                   "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
                   "max_levels (25), pmax (4); the README lists their values",
           .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),

@@ -2,7 +2,10 @@
 // once from the operator's rows through hypre's IJ interface into ParCSR.
 // Defaults (what a hypre user expects of BoomerAMG as a CG preconditioner):
 // HMIS coarsening, extended+i interpolation (at most 4 elements per row),
-// hybrid symmetric Gauss-Seidel, one sweep down and up, one V-cycle, tol 0
+// l1-scaled hybrid symmetric Gauss-Seidel (plain hybrid symmetric GS,
+// relax=sym-gs, is Jacobi between ranks and can make M^-1 indefinite on
+// strongly coupled partitions: pyamg's local_disc_galerkin_diffusion on 8
+// ranks breaks down), one sweep down and up, one V-cycle, tol 0
 // (no residual norm, so no inner product inside an apply), every one
 // settable with --pc-option (pc_options.cpp).
 //

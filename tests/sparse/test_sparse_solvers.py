@@ -2,7 +2,9 @@
 generated systems (2-D and 3-D Laplacians, anisotropic and variable-
 coefficient diffusion, a random diagonally dominant unsymmetric matrix) and
 the FEM problems pyamg ships (pyamg.gallery.load_example), on 1, 2, 3, 4 and
-8 ranks and every partitioner: the same solution to the tolerance."""
+8 ranks and every partitioner: the same solution to the tolerance; and the
+preconditioned methods (pcg1, pcg2, pcg-overlap, pipecg) with --pc boomeramg
+and --pc chebyshev on the pyamg examples, likewise."""
 
 import itertools
 
@@ -12,6 +14,8 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+
+from conftest import Solve
 
 RANKS = [1, 2, 3, 4, 8]
 PARTITIONS = ["block", "metis", "scotch:nnz"]
@@ -81,6 +85,7 @@ SYSTEMS = {
     "knot": (lambda: pyamg_example("knot"), True),
     "local_disc_galerkin_diffusion": (lambda: pyamg_example("local_disc_galerkin_diffusion"),
                                       True),
+    "bar": (lambda: pyamg_example("bar"), True),
 }
 
 
@@ -201,3 +206,48 @@ def test_unit_diagonal_scaling_gives_the_same_solution(solve, files, tmp_path):
     x = np.asarray(scipy.io.mmread(solution)).ravel()
     assert np.linalg.norm(x - expected) / np.linalg.norm(expected) < 1e-7
     assert doc["problem"]["scale"] == "unit-diagonal"
+
+
+PCG = ["pcg1", "pcg2", "pcg-overlap", "pipecg"]
+PRECONDITIONED_SYSTEMS = ["local_disc_galerkin_diffusion", "bar", "airfoil"]
+
+
+def preconditioned_runs():
+    """(system, pc, ranks, method, partition): every method with every
+    preconditioner on every system, and every rank count with each pair."""
+    out = []
+    for s, pc in itertools.product(PRECONDITIONED_SYSTEMS, ["boomeramg", "chebyshev"]):
+        for n, ranks in enumerate(RANKS):
+            for k in range(2):
+                method = PCG[(2 * n + k) % len(PCG)]
+                out.append((s, pc, ranks, method, PARTITIONS[(n + k) % len(PARTITIONS)]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def has_boomeramg(asyncsolve, mpiexec, tmp_path_factory):
+    """Whether this build has hypre (one without it refuses --pc boomeramg, exit 2)."""
+    probe = Solve(asyncsolve, mpiexec, tmp_path_factory.mktemp("probe"))
+    rc, _, err, _ = probe(1, "--problem", "ones", "--global", "4,4,4", "--method", "pcg1",
+                          "--pc", "boomeramg")
+    return rc == 0 or "hypre" not in err
+
+
+@pytest.mark.parametrize(("system", "pc", "ranks", "method", "partition"),
+                         preconditioned_runs())
+def test_preconditioned_solution_matches_scipy(solve, files, tmp_path, has_boomeramg, system, pc,
+                                               ranks, method, partition):
+    if pc == "boomeramg" and not has_boomeramg:
+        pytest.skip("this build has no hypre (--pc boomeramg refused)")
+    path, rhs, expected, _ = files[system]
+    solution = tmp_path / "x.mtx"
+    tol = 1e-8 if method == "pipecg" else 1e-10
+    rc, out, err, doc = solve(ranks, "--matrix", path, "--rhs", rhs, "--partition", partition,
+                              "--method", method, "--pc", pc, "--tol", str(tol), "--max-iters",
+                              "20000", "--write-solution", solution)
+    assert rc == 0, out + err
+    assert doc["result"]["converged"] is True
+    x = np.asarray(scipy.io.mmread(solution)).ravel()
+    error = np.linalg.norm(x - expected) / np.linalg.norm(expected)
+    assert error < 1e-6, f"relative error {error:.3e}\n{out}"
+    assert doc["result"]["true_residual"] < 10 * tol

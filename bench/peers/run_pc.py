@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""NAME
+    run_pc.py - asyncsolve's preconditioned CG beside PETSc's and hypre's, setup included
+
+PURPOSE
+    Time to the answer, not time per iteration: for each problem and rank
+    count, asyncsolve's preconditioned CG variants (--method M --pc P) and the
+    peers' (PETSc KSPCG with GAMG, with hypre BoomerAMG through PCHYPRE and
+    with Jacobi; hypre's own ParCSR PCG with BoomerAMG) are run one after the
+    other (A B C ... A B C ..., repeats outermost), and per variant it reports
+    the median [min..max] of
+
+      setup   asyncsolve: the preconditioner's setup (pc_setup.setup_s; the
+              stencil operator needs no assembly); peers: setup_s, i.e.
+              assembly of the matrix and the solver's setup (KSPSetUp /
+              HYPRE_ParCSRPCGSetup, which build the preconditioner)
+      solve   the timed solve (asyncsolve result.time_s; peers time_s), max
+              over ranks
+      one     setup + solve: one solve, setup included
+      ten     setup + 10 x solve: ten solves with the same matrix, setup
+              paid once. Computed, not measured: neither side runs ten
+              solves in one process here (asyncsolve has no option for it),
+              so both are charged their first solve's time ten times.
+
+    and asyncsolve's best "one" and "ten" against PETSc's best and against
+    the best of all peers (hypre's own PCG included). Problems:
+    ones (7-point, --size global, default 128^3) and laplace27 (27-point,
+    --local per rank, default 60^3; hypre's ij -laplacian -27pt), b and x0 as
+    in bench/peers/README.md, tol 1e-6 on ||r||_2/||b||_2 on every side.
+    Nothing here asserts on time.
+
+USAGE
+    bench/peers/run_pc.py [--asyncsolve build/asyncsolve] [--ranks 1,2]
+        [--problems ones,laplace27] [--size 128] [--local 60,60,60] [--repeat 5]
+        [--variants NAME,...] [--tol 1e-6] [--build-dir build-peers]
+        [--json results/peers/pc.json] [--timeout 900] [--smoke]
+
+    --variants picks from the names `run_pc.py --list` prints (default: all).
+    --smoke: --size 24, --local 12,12,12, --repeat 1.
+
+OUTPUT
+    A table per problem and rank count on stdout; one JSON document (schema
+    "asyncsolve.bench.pc/1"): parameters, host, load average before and after,
+    git commit, every run's raw numbers and the summaries.
+    Exit codes: 0 every run converged, 1 a run failed, 2 bad arguments.
+"""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import socket
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import run_peers  # noqa: E402
+from benchkit import (  # noqa: E402
+    BadArguments,
+    fmt,
+    git_commit,
+    git_dirty,
+    run_measured,
+    split_launcher,
+    spread,
+    write_json,
+)
+
+SCHEMA = "asyncsolve.bench.pc/1"
+
+# name -> (side, arguments). asyncsolve: --method and --pc (and --pc-option);
+# peers: driver and its --ksp/--pc.
+VARIANTS = {
+    "as-pcg1-jacobi": ("asyncsolve", ["--method", "pcg1", "--pc", "jacobi"]),
+    "as-pcg-overlap-jacobi": ("asyncsolve", ["--method", "pcg-overlap", "--pc", "jacobi"]),
+    "as-pcg1-cheb3": ("asyncsolve", ["--method", "pcg1", "--pc", "chebyshev:3"]),
+    "as-pcg1-cheb6": ("asyncsolve", ["--method", "pcg1", "--pc", "chebyshev:6"]),
+    "as-pipecg-cheb3": ("asyncsolve", ["--method", "pipecg", "--pc", "chebyshev:3"]),
+    "as-pcg1-amg": ("asyncsolve", ["--method", "pcg1", "--pc", "boomeramg"]),
+    "as-pcg1-amg-agg1": ("asyncsolve", ["--method", "pcg1", "--pc", "boomeramg",
+                                        "--pc-option", "agg_levels=1"]),
+    "as-pcg-overlap-amg": ("asyncsolve", ["--method", "pcg-overlap", "--pc", "boomeramg"]),
+    "as-pipecg-amg": ("asyncsolve", ["--method", "pipecg", "--pc", "boomeramg"]),
+    "petsc-gamg": ("petsc", ["--ksp", "cg", "--pc", "gamg"]),
+    "petsc-hypre": ("petsc", ["--ksp", "cg", "--pc", "hypre"]),
+    "petsc-jacobi": ("petsc", ["--ksp", "cg", "--pc", "jacobi"]),
+    "hypre-amg": ("hypre", ["--pc", "boomeramg"]),
+}
+PEER_SIDES = ("petsc", "hypre")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="run_pc.py", description=__doc__.split("\n\n")[1])
+    p.add_argument("--asyncsolve", default="build/asyncsolve")
+    p.add_argument("--ranks", default="1,2", help="comma-separated rank counts")
+    p.add_argument("--problems", default="ones,laplace27",
+                   help="ones and/or laplace27, or empty for --matrix alone")
+    p.add_argument("--matrix", help="also a Matrix Market file (problem 'matrix'; asyncsolve "
+                   "--partition block, PETSc petsc_mtx; b = A*1; hypre-amg is skipped)")
+    p.add_argument("--size", default="128", help="ones: global grid N or NX,NY,NZ")
+    p.add_argument("--local", default="60,60,60", help="laplace27: points per rank")
+    p.add_argument("--repeat", type=int)
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--tol", type=float, default=1e-6)
+    p.add_argument("--max-iters", type=int, default=10000)
+    p.add_argument("--mpiexec", default="mpiexec --oversubscribe")
+    p.add_argument("--build-dir", default="build-peers")
+    p.add_argument("--json", default=os.path.join("results", "peers", "pc.json"))
+    p.add_argument("--timeout", type=float, default=900.0)
+    p.add_argument("--smoke", action="store_true")
+    p.add_argument("--list", action="store_true", help="print the variants and exit")
+    p.add_argument("--write-anisotropic", nargs=3, metavar=("N", "EPS", "FILE"),
+                   help="write the anisotropic 3-D diffusion matrix (N^3, coefficient EPS in z) "
+                   "and exit")
+    p.add_argument("--summarise", metavar="FILE",
+                   help="print the tables of an earlier run's document and exit")
+    args = p.parse_args(argv)
+    if args.list or args.summarise or args.write_anisotropic:
+        return args
+    if args.smoke:
+        args.size, args.local = "24", "12,12,12"
+    if args.repeat is None:
+        args.repeat = 1 if args.smoke else 5
+    try:
+        args.rank_list = [int(r) for r in args.ranks.split(",")]
+    except ValueError:
+        raise BadArguments(f"--ranks {args.ranks!r}: expected integers") from None
+    args.problem_list = [x for x in args.problems.split(",") if x]
+    args.variant_list = args.variants.split(",")
+    if min(args.rank_list) < 1 or args.repeat < 1:
+        raise BadArguments("--ranks and --repeat: expected positive numbers")
+    if any(x not in ("ones", "laplace27") for x in args.problem_list):
+        raise BadArguments(f"--problems {args.problems!r}: expected ones and/or laplace27")
+    args.matrix_path = None
+    if args.matrix:
+        args.matrix_path = run_peers.in_repo(args.matrix)
+        if not os.path.isfile(args.matrix_path):
+            raise BadArguments(f"--matrix {args.matrix}: no such file")
+        args.problem_list.append("matrix")
+    if not args.problem_list:
+        raise BadArguments("no problem: expected --problems or --matrix")
+    bad = [v for v in args.variant_list if v not in VARIANTS]
+    if bad:
+        raise BadArguments(f"--variants: unknown {','.join(bad)} (see --list)")
+    args.global_triple = run_peers.parse_triple(args.size, "--size")
+    args.local_triple = run_peers.parse_triple(args.local, "--local")
+    args.asyncsolve_path = run_peers.in_repo(args.asyncsolve)
+    args.build_path = run_peers.in_repo(args.build_dir)
+    args.json_path = run_peers.in_repo(args.json)
+    args.launcher = split_launcher(args.mpiexec)
+    return args
+
+
+def write_anisotropic(path, n, eps):
+    """The 7-point matrix of -div(K grad u), K = diag(1, 1, eps), on an n^3 grid with
+    Dirichlet points eliminated (no h^2 scaling): 4 + 2 eps on the diagonal, -1 to the x and
+    y neighbours, -eps to the z neighbours; rows x fastest. Matrix Market, symmetric (lower
+    triangle), written with the standard library only."""
+    rows = n ** 3
+    lines = []
+    for k in range(n):
+        for j in range(n):
+            for i in range(n):
+                r = i + n * (j + n * k) + 1
+                if k > 0:
+                    lines.append(f"{r} {r - n * n} {-eps!r}")
+                if j > 0:
+                    lines.append(f"{r} {r - n} -1")
+                if i > 0:
+                    lines.append(f"{r} {r - 1} -1")
+                lines.append(f"{r} {r} {4 + 2 * eps!r}")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real symmetric\n")
+        f.write(f"% anisotropic 3-D diffusion, {n}^3, K = diag(1, 1, {eps!r}) (run_pc.py)\n")
+        f.write(f"{rows} {rows} {len(lines)}\n")
+        f.write("\n".join(lines))
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def command(args, drivers, variant, problem, ranks):
+    side, extra = VARIANTS[variant]
+    mpi = args.launcher + ["-q", "-n", str(ranks)]
+    if problem == "matrix":
+        if side == "asyncsolve":
+            return mpi + [args.asyncsolve_path, "solve", "--matrix", args.matrix_path,
+                          "--partition", "block"] + extra + [
+                "--tol", repr(args.tol), "--max-iters", str(args.max_iters)]
+        if side != "petsc":
+            return None
+        return mpi + [drivers["petsc_mtx"], "--matrix", args.petsc_file] + extra + [
+            "--rtol", repr(args.tol), "--max-it", str(args.max_iters)]
+    if problem == "ones":
+        grid = ["--global", ",".join(map(str, args.global_triple))]
+    else:
+        grid = ["--local", ",".join(map(str, args.local_triple))]
+    if side == "asyncsolve":
+        return mpi + [args.asyncsolve_path, "solve", "--problem", problem] + grid + extra + [
+            "--tol", repr(args.tol), "--max-iters", str(args.max_iters)]
+    return mpi + [drivers[side], "--problem", problem] + grid + extra + [
+        "--rtol", repr(args.tol), "--max-it", str(args.max_iters)]
+
+
+def asyncsolve_record(doc):
+    r = doc["result"]
+    pc = doc.get("pc_setup") or {}
+    phases = doc.get("phases") or {}
+
+    def phase(name):
+        p = phases.get(name)
+        return p["max"] if p else None
+
+    return {"iterations": r["iterations"]["max"], "solve_s": float(r["time_s"]),
+            "setup_s": float(pc.get("setup_s", 0.0)), "converged": r["converged"],
+            "residual": r.get("true_residual"), "precond_s": phase("precond"),
+            "precond_hidden_s": phase("precond_hidden"), "pc_numbers": {
+                k: pc[k] for k in ("lambda_min", "lambda_max", "applies", "matvecs")
+                if k in pc}}
+
+
+def run_one(args, env, drivers, variant, problem, ranks, repeat, tmp):
+    side = VARIANTS[variant][0]
+    cmd = command(args, drivers, variant, problem, ranks)
+    if cmd is None:
+        return None
+    path = os.path.join(tmp, f"{variant}.{problem}.{ranks}.{repeat}.json")
+    if side == "asyncsolve":
+        cmd += ["--json", path]
+    rec = {"variant": variant, "side": side, "problem": problem, "ranks": ranks,
+           "repeat": repeat, "load_before": os.getloadavg()[0]}
+    m = run_measured(cmd, args.timeout, env=env, stdout=True)
+    rec.update({k: m.get(k) for k in ("command", "exit_code", "error", "wall_s")})
+    if m["exit_code"] is None or rec["error"]:
+        return rec
+    try:
+        if side == "asyncsolve":
+            with open(path) as f:
+                rec.update(asyncsolve_record(json.load(f)))
+        else:
+            n = run_peers.peer_numbers(m["stdout"])
+            rec.update({"iterations": n["iterations"], "solve_s": n["time_s"],
+                        "setup_s": float(n["setup_s"]), "converged": n["converged"],
+                        "residual": n["residual"]})
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        rec["error"] = f"unusable result: {type(e).__name__} {e}"
+        return rec
+    if not rec["converged"]:
+        rec["error"] = "not converged"
+    rec["one_s"] = rec["setup_s"] + rec["solve_s"]
+    rec["ten_s"] = rec["setup_s"] + 10 * rec["solve_s"]
+    return rec
+
+
+def summarise(runs, problem, ranks, variants):
+    rows = {}
+    for v in variants:
+        ok = [r for r in runs if r["variant"] == v and r["problem"] == problem
+              and r["ranks"] == ranks and r["error"] is None]
+        rows[v] = {"runs": len(ok), "iterations": sorted({r["iterations"] for r in ok}),
+                   **{k: spread([r.get(k) for r in ok])
+                      for k in ("setup_s", "solve_s", "one_s", "ten_s", "precond_s",
+                                "precond_hidden_s")}}
+    best = {}
+    groups = {"asyncsolve": ("asyncsolve",), "petsc": ("petsc",), "peers": PEER_SIDES}
+    for key in ("one_s", "ten_s"):
+        for group, sides in groups.items():
+            cands = [(rows[v][key]["median"], v) for v in variants
+                     if rows[v][key] and VARIANTS[v][0] in sides]
+            best[f"{group}_{key}"] = min(cands) if cands else None
+        a = best[f"asyncsolve_{key}"]
+        for group in ("petsc", "peers"):
+            p = best[f"{group}_{key}"]
+            best[f"ratio_{group}_{key}"] = a[0] / p[0] if a and p else None
+    return {"problem": problem, "ranks": ranks, "variants": rows, "best": best}
+
+
+def print_summary(s):
+    print(f"\n{s['problem']}, {s['ranks']} rank(s): seconds, median [min..max]")
+    head = (f"{'variant':<22} {'its':>5} {'setup':>20} {'solve':>20} {'one (setup+solve)':>20}"
+            f" {'ten (setup+10 solve)':>21}")
+    print(head)
+    print("-" * len(head))
+
+    def cell(x):
+        return "-" if not x else f"{x['median']:.3f} [{x['min']:.2f}..{x['max']:.2f}]"
+
+    for v, row in s["variants"].items():
+        its = ",".join(map(str, row["iterations"])) or "-"
+        print(f"{v:<22} {its:>5} {cell(row['setup_s']):>20} {cell(row['solve_s']):>20} "
+              f"{cell(row['one_s']):>20} {cell(row['ten_s']):>21}")
+    b = s["best"]
+    for key, what in (("one_s", "one solve"), ("ten_s", "ten solves")):
+        a = b[f"asyncsolve_{key}"]
+        for group in ("petsc", "peers"):
+            p = b[f"{group}_{key}"]
+            if a and p:
+                print(f"best {what}: asyncsolve {a[1]} {a[0]:.3f} s, {group} {p[1]} "
+                      f"{p[0]:.3f} s, ratio {fmt(b[f'ratio_{group}_{key}'], '.2f')}")
+
+
+def main(argv=None):
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except BadArguments as e:
+        print(f"run_pc.py: {e}", file=sys.stderr)
+        return 2
+    if args.list:
+        for name, (side, extra) in VARIANTS.items():
+            print(f"{name:<22} {side:<10} {shlex.join(extra)}")
+        return 0
+    if args.write_anisotropic:
+        n, eps, path = args.write_anisotropic
+        write_anisotropic(run_peers.in_repo(path), int(n), float(eps))
+        return 0
+    if args.summarise:
+        with open(args.summarise) as f:
+            doc = json.load(f)
+        p = doc["parameters"]
+        for problem in p["problems"]:
+            for ranks in p["ranks"]:
+                print_summary(summarise(doc["runs"], problem, ranks, list(p["variants"])))
+        return 0
+    peers = sorted({VARIANTS[v][0] for v in args.variant_list} & set(PEER_SIDES))
+    if args.matrix_path and "petsc" in peers:
+        peers.append("petsc_mtx")
+    try:
+        drivers = run_peers.build_drivers(args, peers) if peers else {}
+        args.petsc_file = run_peers.convert_matrix(args) if args.matrix_path else None
+    except run_peers.SetupFailed as e:
+        print(f"run_pc.py: {e}", file=sys.stderr)
+        return 1
+    env = run_peers.mpi_environment()
+    started = datetime.datetime.now(datetime.UTC).astimezone()
+    load_start = os.getloadavg()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="run_pc.") as tmp:
+        for rep in range(args.repeat):
+            for problem in args.problem_list:
+                for ranks in args.rank_list:
+                    for v in args.variant_list:
+                        rec = run_one(args, env, drivers, v, problem, ranks, rep, tmp)
+                        if rec is None:
+                            continue
+                        runs.append(rec)
+                        status = rec["error"] or (
+                            f"{rec['iterations']} its, setup {rec['setup_s']:.3f} s, "
+                            f"solve {rec['solve_s']:.3f} s")
+                        print(f"[{rep + 1}/{args.repeat}] {problem} np{ranks} {v:<22} {status}"
+                              f" (load {rec['load_before']:.1f})", flush=True)
+    summaries = [summarise(runs, p, n, args.variant_list)
+                 for p in args.problem_list for n in args.rank_list]
+    for s in summaries:
+        print_summary(s)
+    doc = {"schema": SCHEMA, "started": started.isoformat(timespec="seconds"),
+           "finished": datetime.datetime.now(datetime.UTC).astimezone().isoformat(
+               timespec="seconds"),
+           "hostname": socket.gethostname(), "cores": os.cpu_count(),
+           "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
+           "git": {"commit": git_commit(), "dirty": git_dirty()},
+           "parameters": {"ranks": args.rank_list, "problems": args.problem_list,
+                          "size": args.global_triple, "local": args.local_triple,
+                          "matrix": args.matrix,
+                          "repeat": args.repeat, "tol": args.tol,
+                          "variants": {v: VARIANTS[v] for v in args.variant_list},
+                          "order": "repeat, problem, ranks, variant (interleaved)"},
+           "summaries": summaries, "runs": runs}
+    write_json(args.json_path, doc)
+    print(f"wrote {os.path.relpath(args.json_path)}")
+    return 0 if all(r["error"] is None for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
