@@ -75,7 +75,7 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   result.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
   core::PhaseTimers& timers = result.phases;
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const double points = static_cast<double>(core::product(u.interior()));
+  const auto points = static_cast<double>(core::product(u.interior()));
   const int size = decomposition.comm().size();
   const auto ranks = static_cast<double>(size);
   // Below this part of ||b - A u||^2, a rank with nothing new idles.

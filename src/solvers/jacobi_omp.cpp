@@ -45,7 +45,7 @@ using grid::Field;
 /// atomically; atomic_ref would formally demand that every access made while
 /// any atomic_ref to the value exists go through atomic_ref.
 inline double load_relaxed(const double* p) noexcept {
-  double* q = const_cast<double*>(p);  // omp atomic read takes a modifiable lvalue
+  auto* q = const_cast<double*>(p);  // omp atomic read takes a modifiable lvalue
   double v;
 #pragma omp atomic read relaxed
   v = *q;
