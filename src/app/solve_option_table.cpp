@@ -1,0 +1,240 @@
+#include "solve_options.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "asyncsolve/par/shmem.hpp"
+
+// The solve command's option table: every option with its range, default,
+// help text and where it applies (validated by validate_solve in
+// solve_options.cpp).
+
+namespace asyncsolve::app {
+
+namespace {
+
+/// The conditions of the solve table.
+Condition when(std::string dimension, std::vector<std::string> values) {
+  return Condition{std::move(dimension), std::move(values)};
+}
+
+/// The Krylov methods' names.
+std::vector<std::string> krylov_names() {
+  std::vector<std::string> out;
+  for (const Method m : values<Method>())
+    if (is_krylov(m)) out.emplace_back(name(m));
+  return out;
+}
+
+/// The methods that solve a grid problem (all but lanczos).
+std::vector<std::string> grid_methods() {
+  std::vector<std::string> out{std::string(name(Method::jacobi))};
+  for (const auto& m : krylov_names()) out.push_back(m);
+  return out;
+}
+
+const std::vector<std::string> mpi_transports{"mpi", "rma", "shmem"};
+const std::vector<std::string> asynchronous{"async", "racy"};
+
+}  // namespace
+
+void add_solve_options(OptionTable& t, SolveArgs& a) {
+  SolveConfig& c = a.values;
+  const Applies jacobi = applies_when({when("--method", {"jacobi"})});
+  const Applies krylov = applies_when({when("--method", krylov_names())});
+  const Applies grid_method = applies_when({when("--method", grid_methods())});
+  const Applies jacobi_or_krylov_over_mpi =
+      applies_when({when("--method", grid_methods()), when("--transport", mpi_transports)});
+  const Applies async_jacobi =
+      applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
+  const Applies lanczos =
+      applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
+  a.sparse.problem = t.choice(
+      "--problem", a.problem, names<Problem>(),
+      {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
+               "27-point Laplacian, b = 1; Krylov methods only) or tfim (paper 004's "
+               "transverse-field Ising model; --method lanczos)"});
+  t.number("--offset", c.offset, {-1e12, 1e12},
+           {.help = "Added to plume's boundary values and initial guess (paper 000 §6.1)",
+            .applies = applies_when({when("--problem", {"plume"})})});
+  t.text("--global", a.global,
+         {.help = "Global interior grid NX,NY,NZ, split so local sizes differ by at most one",
+          .applies = grid_method,
+          .shown_default = "",
+          .sample = "12,10,8",
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9"});
+  t.text("--local", a.local,
+         {.help = "Interior points per rank NX,NY,NZ (weak scaling); the default when "
+                  "--global is not given",
+          .applies = grid_method,
+          .shown_default = "50,50,50",
+          .sample = "6,5,4",
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9"});
+  t.text("--dims", a.dims,
+         {.help = "Process grid PX,PY,PZ (default: MPI_Dims_create)",
+          .applies = grid_method,
+          .shown_default = "auto",
+          .sample = "1,1,1",
+          .value = "X,Y,Z",
+          .limits = "each 1 to 1e9, product = ranks"});
+  t.choice("--method", a.method, names<Method>(),
+           {.help = "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
+                    "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
+                    "(pipelined CG) or lanczos (ground state of --problem tfim)"});
+  t.choice("--variant", a.variant, names<Variant>(),
+           {.help = "Jacobi variant: sync, async (newest whole halo message), racy (freshest "
+                    "data)",
+            .applies = jacobi});
+  t.choice("--transport", a.transport, names<Transport>(),
+           {.help = "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
+                    "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
+                    "rank, paper 000 §3.3)",
+            .applies = applies_when({when("--method", {"jacobi", "lanczos"})})});
+  std::vector<std::string> hybrid_modes{"none"};
+  for (const auto& mode : comm::hybrid_mode_names()) hybrid_modes.push_back(mode);
+  a.threads = t.number(
+      "--threads", c.threads, {1, 1024},
+      {.help = "--transport omp: OpenMP threads, each owning a slab of z-planes (with --local, "
+               "the grid grows in z with the threads); with --hybrid: OpenMP threads per MPI "
+               "rank",
+       .applies = Applies{{{when("--transport", {"omp"})},
+                           {when("--hybrid", {hybrid_modes.begin() + 1, hybrid_modes.end()})}}},
+       .shown_default = "OMP_NUM_THREADS, or omp_get_max_threads()",
+       .sample = "2"});
+  t.choice("--hybrid", a.hybrid, hybrid_modes,
+           {.help = "Hybrid MPI+OpenMP (paper 002) for sync Jacobi over mpi and the Krylov "
+                    "mat-vec, --threads per rank: none (pure MPI), masteronly (the master "
+                    "exchanges halos outside parallel regions), funneled (thread 0 exchanges "
+                    "while the others compute the interior; MPI_THREAD_FUNNELED) or multiple "
+                    "(every thread exchanges some of the halo messages; MPI_THREAD_MULTIPLE)",
+            .applies = grid_method});
+  // Sync Jacobi over rma or shmem exchanges halos through channels; async
+  // and racy use --halo for the true residual and the final sync iterations.
+  t.choice("--halo", a.halo, comm::halo_exchange_names(),
+           {.help = "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
+                    "ialltoallv, neighbor, persistent",
+            .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", {"sync"}),
+                                 when("--transport", {"mpi"})},
+                                {when("--method", {"jacobi"}), when("--variant", asynchronous),
+                                 when("--transport", mpi_transports)},
+                                {when("--method", krylov_names())}}}});
+  t.number("--test-every", c.test_every, {0, 1e6},
+           {.help = "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
+                    "mat-vec (0: never; paper 001 §3.4)",
+            .applies = krylov});
+  t.text("--pc", a.pc,
+         {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
+                  "none for pipecg), none (pipecg), jacobi, chebyshev[:DEGREE] (Chebyshev "
+                  "polynomial of D^-1 A, DEGREE mat-vecs per apply, default 3; no inner "
+                  "products) or boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre)",
+          .applies = krylov,
+          .sample = "chebyshev:4",
+          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg",
+          .limits = "DEGREE 1 to 100"});
+  t.text("--pc-option", a.pc_option,
+         {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
+                  "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
+                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs), "
+                  "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
+                  "max_levels (25), pmax (4); the README lists their values",
+          .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                                   when("--pc", {"chebyshev", "boomeramg"})}),
+          .shown_default = "none",
+          .sample = "lanczos_steps=20",
+          .value = "NAME=VALUE"})
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
+  t.number("--shift", c.shift, {-1e12, 1e12},
+           {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
+                    "indefinite and CG breaks down",
+            .applies = krylov});
+  t.text("--allreduce", a.allreduce,
+         {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
+                  "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
+                  "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
+                  "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
+                  "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
+                  "to completion at each check, async and racy take any but mpi",
+          .applies = applies_when({when("--transport", mpi_transports)}),
+          .sample = "impi",
+          .value = "NAME",
+          .limits = "knomial:K: K 2 to 1024"});
+  t.number("--max-in-flight", c.max_in_flight, {1, 512},
+           {.help = "Async/racy: unacknowledged halo messages per neighbour and direction (R)",
+            .applies = applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous),
+                                     when("--transport", mpi_transports)})});
+  t.number("--final-sync", c.final_sync, {0, 1e9},
+           {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
+                    "until the true residual is below --tol",
+            .applies = async_jacobi});
+  t.choice("--idle", a.idle, {"on", "off"},
+           {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
+                    "what it has waits for news instead of sweeping stale data) or off",
+            .applies = async_jacobi,
+            .shown_default = "on for async and racy",
+            .sample = "off"});
+  t.number("--slow-rank", c.slow_rank, {-1, 1e6},
+           {.help = "Fault injection: this rank's sweeps take --slow-factor times longer (-1: "
+                    "none)",
+            .applies = jacobi_or_krylov_over_mpi,
+            .sample = "0"});
+  t.number("--slow-factor", c.slow_factor, {1, 100},
+           {.help = "Slow-down of --slow-rank", .applies = jacobi_or_krylov_over_mpi});
+  t.number("--noise-us", c.noise_us, {0, 1e6},
+           {.help = "Noise injection: every rank is interrupted for this many microseconds ...",
+            .applies = jacobi_or_krylov_over_mpi,
+            .sample = "10"});
+  t.number("--noise-hz", c.noise_hz, {0, 1e6},
+           {.help = "... this many times per second (0: no noise)",
+            .applies = jacobi_or_krylov_over_mpi,
+            .sample = "10"});
+  t.number("--noise-seed", c.noise_seed, {0, 1e15},
+           {.help = "Seed of each rank's noise phase", .applies = jacobi_or_krylov_over_mpi});
+  t.text("--progress", a.progress,
+         {.help = "Communication progress: none (only in the solver's own MPI calls), poll:K "
+                  "(Jacobi async/racy: also every K planes of the sweep) or thread[:US] "
+                  "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
+                  "thread, sleeping US microseconds between passes; needs "
+                  "MPI_THREAD_MULTIPLE)",
+          .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", asynchronous)},
+                              {when("--method", krylov_names())}}},
+          .sample = "poll:4",
+          .value = "MODE",
+          .limits = "K 1 to 1e6, US 0 to 1e6"});
+  a.tol = t.number("--tol", c.tol, {1e-300, 1},
+                   {.help = "Stop when ||b - Au||_2 / ||b||_2 < tol (the true residual must "
+                            "meet it for a solve to count as converged; lanczos: the relative "
+                            "change of the energy)",
+                    .shown_default = "1e-4 for jacobi, 1e-6 for the Krylov methods, 1e-10 "
+                                     "for lanczos",
+                    .sample = "1e-8"});
+  t.number("--max-iters", c.max_iters, {0, 1e9}, {.help = "Stop after this many iterations"});
+  a.max_time = t.number("--max-time", c.max_time_s, {1e-300, 1e9},
+                        {.help = "Wall-clock guard of every solve, in seconds: it stops (exit "
+                                 "code 3, reason max_time) once it has run this long",
+                         .applies = grid_method,
+                         .shown_default = "none",
+                         .noun = "a positive number of seconds"});
+  t.number("--check-every", c.check_every, {1, 1e9},
+           {.help = "Compute the global residual every K iterations", .applies = jacobi});
+  t.number("--halo-every", c.halo_every, {1, 1e6},
+           {.help = "Swap halos only every N iterations (paper 000 §6.3)",
+            .applies =
+                applies_when({when("--method", {"jacobi"}), when("--transport", mpi_transports)})});
+  t.flag("--copy", c.copy,
+         {.help = "Copy u_new into u each iteration instead of swapping pointers",
+          .applies = applies_when({when("--method", {"jacobi"}), when("--variant", {"sync"})})});
+  t.flag("--monitor", c.monitor, {.help = "Print iteration, residual and rate from rank 0"});
+  t.number("--monitor-every", c.monitor_every_s, {0, 86400},
+           {.help = "Seconds between --monitor lines (each residual check at most)"});
+  t.path("--json", c.json_path, {.help = "Write the result document to this file"});
+  add_spin_options(t, a.spin, lanczos);
+  add_sparse_options(t, a.sparse);
+}
+
+}  // namespace asyncsolve::app

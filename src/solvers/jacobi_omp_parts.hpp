@@ -1,0 +1,276 @@
+#pragma once
+// Internal to jacobi_omp.cpp: the pieces OpenMP Jacobi's threads work with
+// (slabs, the boxed plane sweeps that read a neighbour's planes from its
+// mailbox, mailboxes and their locks, per-thread records, the back-off of a
+// waiting thread). See jacobi_omp.cpp for how they fit together.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/solvers/norm.hpp"
+#include "asyncsolve/solvers/result.hpp"
+
+namespace asyncsolve::solvers::omp_detail {
+
+using grid::Field;
+
+/// Relaxed atomic load and store of one double (racy). `omp atomic` rather
+/// than std::atomic_ref: OpenMP's rule is the plain data-race rule (two
+/// accesses conflict only if one writes), so a thread may read its own
+/// boundary plane with plain loads while its neighbour reads the same plane
+/// atomically; atomic_ref would formally demand that every access made while
+/// any atomic_ref to the value exists go through atomic_ref.
+inline double load_relaxed(const double* p) noexcept {
+  auto* q = const_cast<double*>(p);  // omp atomic read takes a modifiable lvalue
+  double v;
+#pragma omp atomic read relaxed
+  v = *q;
+  return v;
+}
+
+inline void store_relaxed(double* p, double v) noexcept {
+#pragma omp atomic write relaxed
+  *p = v;
+}
+
+/// A run of planes of one thread's slab, and whether it touches the
+/// neighbouring thread below (its first plane reads plane begin - 1, which
+/// that neighbour writes) or above (its last plane reads plane end).
+struct Part {
+  int begin = 0;
+  int end = 0;
+  bool below = false;
+  bool above = false;
+};
+
+/// The slab [k0, k1) of thread t of `threads` in at most three parts: the
+/// plane next to the lower neighbour, the planes touching no neighbour, the
+/// plane next to the upper neighbour. A one-plane slab between two
+/// neighbours is one part touching both.
+inline std::vector<Part> split_slab(int k0, int k1, int t, int threads) {
+  const bool lower = t > 0;
+  const bool upper = t < threads - 1;
+  if (k1 - k0 == 1) return {Part{k0, k1, lower, upper}};
+  std::vector<Part> parts;
+  const int mid_begin = lower ? k0 + 1 : k0;
+  const int mid_end = upper ? k1 - 1 : k1;
+  if (lower) parts.push_back({k0, k0 + 1, true, false});
+  if (mid_begin < mid_end) parts.push_back({mid_begin, mid_end, false, false});
+  if (upper) parts.push_back({k1 - 1, k1, false, true});
+  return parts;
+}
+
+/// Plane k of the sweep and its residual, the plane below read from the
+/// mailbox `below` (nx * ny values, row by row) instead of plane k - 1 of u
+/// when `below` is not null, and likewise `above`; with `atomic`, mailbox
+/// values are read with relaxed atomic loads. The neighbours are added in
+/// jacobi_sweep_ref's order. With `Sweep`, writes u_new = (sum of neighbours
+/// of u)/6 on the plane; either way returns ||b - A u||^2 on the plane with
+/// the values it read (fused, as ops::jacobi_sweep_residual).
+template <bool Sweep>
+double plane_boxed(const Field& u, Field* u_new, int k, const double* below, const double* above,
+                   bool atomic) noexcept {
+  const int nx = u.interior()[0];
+  const int ny = u.interior()[1];
+  const std::ptrdiff_t sy = u.stride_y();
+  const std::ptrdiff_t sz = u.stride_z();
+  const bool atomic_below = atomic && below != nullptr;
+  const bool atomic_above = atomic && above != nullptr;
+  double sum_sq = 0.0;
+  for (int j = 0; j < ny; ++j) {
+    const double* c = u.origin() + u.index(0, j, k);
+    const double* b = below != nullptr ? below + static_cast<std::ptrdiff_t>(j) * nx : c - sz;
+    const double* t = above != nullptr ? above + static_cast<std::ptrdiff_t>(j) * nx : c + sz;
+    double* out = nullptr;
+    if constexpr (Sweep) out = u_new->origin() + u_new->index(0, j, k);
+    for (int i = 0; i < nx; ++i) {
+      const double down = atomic_below ? load_relaxed(b + i) : b[i];
+      const double up = atomic_above ? load_relaxed(t + i) : t[i];
+      const double sum = c[i - 1] + c[i + 1] + c[i - sy] + c[i + sy] + down + up;
+      if constexpr (Sweep) out[i] = sum * (1.0 / 6.0);
+      const double r = sum - 6.0 * c[i];
+      sum_sq += r * r;
+    }
+  }
+  return sum_sq;
+}
+
+/// Sweep of plane k into u_new (plane_boxed<true>); returns ||b - A u||^2 on it.
+inline double sweep_plane_boxed(const Field& u, Field& u_new, int k, const double* below,
+                                const double* above, bool atomic) noexcept {
+  return plane_boxed<true>(u, &u_new, k, below, above, atomic);
+}
+
+/// ||b - A u||^2 on plane k, the planes below and above read as in
+/// sweep_plane_boxed.
+inline double residual_plane_boxed(const Field& u, int k, const double* below, const double* above,
+                                   bool atomic) noexcept {
+  return plane_boxed<false>(u, nullptr, k, below, above, atomic);
+}
+
+/// Plane k of f (interior points) into the mailbox `box` (nx * ny values,
+/// row by row); with `atomic`, with relaxed atomic stores. Returns the
+/// squared 2-norm of the change of the mailbox (the caller is its only
+/// writer, so reading its old values races with nothing but reads).
+inline double plane_to_box(const Field& f, int k, double* box, bool atomic) noexcept {
+  const int nx = f.interior()[0];
+  const int ny = f.interior()[1];
+  double change_sq = 0.0;
+  for (int j = 0; j < ny; ++j) {
+    const double* src = f.origin() + f.index(0, j, k);
+    double* dst = box + static_cast<std::ptrdiff_t>(j) * nx;
+    for (int i = 0; i < nx; ++i) {
+      const double d = src[i] - dst[i];
+      change_sq += d * d;
+      // A loop, not memcpy: see copy_planes.
+      if (atomic) {
+        store_relaxed(dst + i, src[i]);
+      } else {
+        dst[i] = src[i];
+      }
+    }
+  }
+  return change_sq;
+}
+
+/// The mailboxes of async/racy: thread t publishes its bottom plane in
+/// bottom(t) (read by thread t - 1) and its top plane in top(t) (read by
+/// thread t + 1). Lock b guards top(b) and bottom(b + 1). Each mailbox also
+/// has a drift: the sum of the 2-norms of the changes of its plane, added
+/// (release) after every publication. A reader that noted the drift at its
+/// last sweep knows how far, at most, the plane moved since: by the triangle
+/// inequality, by no more than the drift's growth.
+class Mailboxes {
+ public:
+  Mailboxes(int threads, int nx, int ny)
+      : plane_(static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny)),
+        data_(2 * static_cast<std::size_t>(threads) * plane_, 0.0),
+        drift_(std::make_unique<std::atomic<double>[]>(2 * static_cast<std::size_t>(threads))) {}
+  double* bottom(int t) noexcept {
+    return data_.data() + (2 * static_cast<std::size_t>(t)) * plane_;
+  }
+  double* top(int t) noexcept {
+    return data_.data() + (2 * static_cast<std::size_t>(t) + 1) * plane_;
+  }
+  std::atomic<double>& bottom_drift(int t) noexcept {
+    return drift_[2 * static_cast<std::size_t>(t)];
+  }
+  std::atomic<double>& top_drift(int t) noexcept {
+    return drift_[2 * static_cast<std::size_t>(t) + 1];
+  }
+
+ private:
+  std::size_t plane_;
+  std::vector<double> data_;
+  std::unique_ptr<std::atomic<double>[]> drift_;
+};
+
+/// u = u_new on planes [k_begin, k_end) (interior points only).
+inline void copy_planes(const Field& u_new, Field& u, int k_begin, int k_end) noexcept {
+  const int nx = u.interior()[0];
+  const int ny = u.interior()[1];
+  for (int k = k_begin; k < k_end; ++k)
+    for (int j = 0; j < ny; ++j) {
+      const double* src = u_new.origin() + u_new.index(0, j, k);
+      double* dst = u.origin() + u.index(0, j, k);
+      // A loop rather than memcpy: ThreadSanitizer with
+      // ignore_noninstrumented_modules=1 does not see memcpy's stores, and the
+      // compiler makes the same code of both.
+      for (int i = 0; i < nx; ++i) dst[i] = src[i];
+    }
+}
+
+/// Holds an OpenMP lock (or nothing, for a null pointer) for its lifetime.
+class LockGuard {
+ public:
+  explicit LockGuard(omp_lock_t* lock) noexcept : lock_(lock) {
+    if (lock_ != nullptr) omp_set_lock(lock_);
+  }
+  ~LockGuard() {
+    if (lock_ != nullptr) omp_unset_lock(lock_);
+  }
+  LockGuard(const LockGuard&) = delete;
+  LockGuard& operator=(const LockGuard&) = delete;
+
+ private:
+  omp_lock_t* lock_;
+};
+
+/// The locks of the inter-thread boundaries: lock b guards the planes on
+/// either side of the boundary between threads b and b + 1.
+class BoundaryLocks {
+ public:
+  explicit BoundaryLocks(int boundaries)
+      : locks_(static_cast<std::size_t>(std::max(0, boundaries))) {
+    for (auto& l : locks_) omp_init_lock(&l);
+  }
+  ~BoundaryLocks() {
+    for (auto& l : locks_) omp_destroy_lock(&l);
+  }
+  BoundaryLocks(const BoundaryLocks&) = delete;
+  BoundaryLocks& operator=(const BoundaryLocks&) = delete;
+  omp_lock_t* at(int b) noexcept { return &locks_[static_cast<std::size_t>(b)]; }
+
+ private:
+  std::vector<omp_lock_t> locks_;
+};
+
+/// ||b||_2 on one rank: the residual of a field that is zero except for the
+/// Dirichlet data in its halo; 1 if that is zero.
+inline double local_rhs_norm(const grid::Problem& problem, const grid::Decomposition& decomposition,
+                             const Field& shape) {
+  Field boundary_only(shape.interior(), shape.halo());
+  grid::apply_boundary(problem, decomposition, boundary_only);
+  const double norm = jacobi_residual_norm(boundary_only, nullptr);  // scaled: no under/overflow
+  return norm > 0.0 ? norm : 1.0;
+}
+
+inline core::PhaseTimers omp_timers() {
+  return core::PhaseTimers({"sweep", "copy", "residual", "barrier", "idle"});
+}
+
+/// What every thread leaves behind for the result.
+struct ThreadRecord {
+  long iterations = 0;
+  double sweep_points = 0;  ///< points of its slab
+  long idle_waits = 0;
+  core::PhaseTimers timers = omp_timers();
+  std::vector<HistoryPoint> history;
+};
+
+/// Why the threads stop (async/racy: the first reason set wins; sync: the
+/// check's verdict).
+enum class OmpStop : int { none, tolerance, max_iters, max_time, breakdown };
+
+/// Sleeps of a waiting thread: a few polls back to back, then sleeps doubling
+/// from 2 us to 200 us (as as_channels_wait_any), so that a thread with
+/// nothing to do gives its core to one that has.
+class Backoff {
+ public:
+  void pause() {
+    if (polls_ < 4) {
+      ++polls_;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s_));
+    sleep_s_ = std::min(2.0 * sleep_s_, 200e-6);
+  }
+
+ private:
+  int polls_ = 0;
+  double sleep_s_ = 2e-6;
+};
+
+}  // namespace asyncsolve::solvers::omp_detail
