@@ -241,11 +241,6 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
   if (csr) c.idle = false;
   if (a.idle.empty()) return;
   expect_one_of("--idle", a.idle, {"on", "off"});
-  if (csr && a.idle == "on" && c.method == Method::jacobi && c.variant != Variant::sync) {
-    throw InputError(
-        "--idle on with --matrix or --assemble: the asynchronous Jacobi of a CSR system "
-        "sweeps without idling, expected --idle off or no --idle");
-  }
   if (c.method != Method::jacobi) {
     throw InputError(
         fmt::format("--idle {} with --method {}: idling applies to asynchronous "
@@ -258,7 +253,12 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
                     "racy variants, expected no --idle (or --variant async or racy)",
                     a.idle));
   }
-  c.idle = a.idle == "on" && !csr;
+  if (csr && a.idle == "on") {
+    throw InputError(
+        "--idle on with --matrix or --assemble: the asynchronous Jacobi of a CSR system "
+        "sweeps without idling, expected --idle off or no --idle");
+  }
+  c.idle = a.idle == "on";
 }
 
 /// When to stop and report: --tol, --max-iters, --check-every, --halo-every,

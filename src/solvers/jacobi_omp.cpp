@@ -38,7 +38,6 @@ namespace asyncsolve::solvers {
 
 // The pieces of jacobi_omp_parts.hpp, by their short names.
 using namespace omp_detail;  // NOLINT(google-build-using-namespace): internal, one file
-using grid::Field;
 
 int omp_plane_begin(int t, int threads, int planes) noexcept {
   const int base = planes / threads;
