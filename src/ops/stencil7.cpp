@@ -32,6 +32,8 @@ namespace asyncsolve::ops {
 
 using grid::Field;
 
+bool stencil7_uses_avx512() noexcept { return ASYNCSOLVE_STENCIL7_AVX512 != 0; }
+
 namespace {
 
 // The shared pieces of stencil7_rows.hpp, by their short names.
@@ -94,7 +96,7 @@ template <>
 struct Lanes<__m512d> {
   using V = __m512d;
   static V load(__mmask8 m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
-  static void store(double* p, __mmask8 m, V v) noexcept { _mm512_mask_storeu_pd(p, m, v); }
+  static void store_aligned(double* p, V v) noexcept { _mm512_store_pd(p, v); }
   static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
   static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
   static V fnmadd(V a, V b, V c) noexcept { return _mm512_fnmadd_pd(a, b, c); }
@@ -105,7 +107,7 @@ template <>
 struct Lanes<__m256d> {
   using V = __m256d;
   static V load(__mmask8 m, const double* p) noexcept { return _mm256_maskz_loadu_pd(m, p); }
-  static void store(double* p, __mmask8 m, V v) noexcept { _mm256_mask_storeu_pd(p, m, v); }
+  static void store_aligned(double* p, V v) noexcept { _mm256_store_pd(p, v); }
   static V add(V a, V b) noexcept { return _mm256_add_pd(a, b); }
   static V mul(V a, V b) noexcept { return _mm256_mul_pd(a, b); }
   static V fnmadd(V a, V b, V c) noexcept { return _mm256_fnmadd_pd(a, b, c); }
@@ -135,7 +137,8 @@ Row row_at(const Field& u, Field* u_new, int j, int k) noexcept {
 /// Points lo .. lo + count - 1 of `row` (count at most the vector's lanes)
 /// as one masked vector: u_new unless Store::none, and with `Residual` the
 /// squared residuals into `acc`. Masked loads neither fault nor read what
-/// they leave out; left-out lanes are not stored and add exactly 0.
+/// they leave out; only lanes lo .. lo + count - 1 are stored, and left-out
+/// lanes add exactly 0.
 template <class V, Store S, bool Residual>
 void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexcept {
   using L = Lanes<V>;
@@ -145,7 +148,15 @@ void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexce
   sum = L::add(sum, L::load(m, row.n + lo));
   sum = L::add(sum, L::load(m, row.b + lo));
   sum = L::add(sum, L::load(m, row.t + lo));
-  if constexpr (S != Store::none) L::store(row.out + lo, m, L::mul(sum, w));
+  if constexpr (S != Store::none) {
+    // Through an aligned buffer and plain stores: on the Zen 5 of
+    // docs/PERFORMANCE.md, AVX-512 masked stores at the two ends of every
+    // row cost the 200^3 sweep 8% of its bandwidth (0.79 against 0.86 of
+    // the triad). The values are the vector's lanes, bit for bit.
+    alignas(64) double lanes[8];
+    L::store_aligned(lanes, L::mul(sum, w));
+    std::copy_n(lanes, count, row.out + lo);
+  }
   if constexpr (Residual) {
     const V r = L::fnmadd(six, L::load(m, row.c + lo), sum);  // sum - 6 c
     acc = L::fmadd(r, r, acc);
@@ -160,7 +171,8 @@ void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexce
 /// Each row is done in vectors of 8 points: a masked vector for the points
 /// before the first 64-byte boundary of u (masked loads neither fault nor
 /// read what they leave out; left-out lanes are not stored and add exactly
-/// 0 to the residual), aligned vectors, and a masked vector for the rest.
+/// 0 to the residual), aligned vectors, and a masked vector for the rest
+/// (stored point by point: masked_points).
 /// Short rows (a 50-point row has at most 10 points outside aligned
 /// vectors) thus cost no scalar loop.
 ///
@@ -182,7 +194,7 @@ void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexce
 /// more than the 16 the sweep needs. They need 64-byte aligned addresses,
 /// which the aligned vectors of u give u_new as well when the two fields
 /// have the same shape (the caller checks; otherwise Store::normal); the
-/// masked vectors store normally. An sfence at the end orders the streamed
+/// masked vectors store point by point. An sfence at the end orders the streamed
 /// stores before whatever follows.
 template <Store S, bool Residual>
 double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcept {

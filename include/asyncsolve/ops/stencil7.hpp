@@ -10,6 +10,11 @@
 
 namespace asyncsolve::ops {
 
+/// True when this build's fast kernels are the AVX-512 ones, false when they
+/// are the portable loops (no AVX-512 on the build machine, or a compiler
+/// that CMakeLists.txt found miscompiling it).
+[[nodiscard]] bool stencil7_uses_avx512() noexcept;
+
 /// One Jacobi sweep over the interior: u_new = (sum of the six neighbours of u) / 6.
 /// Reads u (halo included), writes the interior of u_new. 16 bytes of memory
 /// traffic per point (one read, one write) when the layer condition holds.
