@@ -498,7 +498,8 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
       "Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
       "(residual: 8); kernels built %s AVX-512\n",
       asyncsolve::core::format_triple(n).c_str(),
-      mib(static_cast<double>(u.storage().size_bytes())), asyncsolve::ops::stencil7_uses_avx512() ? "with" : "without");
+      mib(static_cast<double>(u.storage().size_bytes())),
+      asyncsolve::ops::stencil7_uses_avx512() ? "with" : "without");
 
   // -- warm up and calibrate: one call each untimed, one timed
   for (Kernel& k : kernels) {

@@ -86,14 +86,14 @@ enum class Store {
   stream,  ///< u_new with streaming stores past the cache (64-byte aligned vectors)
 };
 
-/// The AVX-512 operations both passes use, by vector type: 8 points in a
+/// The AVX-512 operations both passes use, by vector width: 8 points in a
 /// 512-bit vector (pass_avx512) or 4 in a 256-bit one (AVX-512VL,
 /// pass_avx512_ymm); masks select lanes 0 .. count - 1.
-template <class V>
+template <int Bits>
 struct Lanes;
 
 template <>
-struct Lanes<__m512d> {
+struct Lanes<512> {
   using V = __m512d;
   static V load(__mmask8 m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
   static void store_aligned(double* p, V v) noexcept { _mm512_store_pd(p, v); }
@@ -104,7 +104,7 @@ struct Lanes<__m512d> {
 };
 
 template <>
-struct Lanes<__m256d> {
+struct Lanes<256> {
   using V = __m256d;
   static V load(__mmask8 m, const double* p) noexcept { return _mm256_maskz_loadu_pd(m, p); }
   static void store_aligned(double* p, V v) noexcept { _mm256_store_pd(p, v); }
@@ -136,12 +136,12 @@ Row row_at(const Field& u, Field* u_new, int j, int k) noexcept {
 
 /// Points lo .. lo + count - 1 of `row` (count at most the vector's lanes)
 /// as one masked vector: u_new unless Store::none, and with `Residual` the
-/// squared residuals into `acc`. Masked loads neither fault nor read what
+/// squared residuals added to `acc` (returned). Masked loads neither fault nor read what
 /// they leave out; only lanes lo .. lo + count - 1 are stored, and left-out
 /// lanes add exactly 0.
-template <class V, Store S, bool Residual>
-void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexcept {
-  using L = Lanes<V>;
+template <int Bits, Store S, bool Residual, class V = typename Lanes<Bits>::V>
+[[nodiscard]] V masked_points(const Row& row, int lo, int count, V w, V six, V acc) noexcept {
+  using L = Lanes<Bits>;
   const auto m = static_cast<__mmask8>((1U << count) - 1U);
   V sum = L::add(L::load(m, row.c + lo - 1), L::load(m, row.c + lo + 1));
   sum = L::add(sum, L::load(m, row.s + lo));
@@ -161,6 +161,7 @@ void masked_points(const Row& row, int lo, int count, V w, V six, V& acc) noexce
     const V r = L::fnmadd(six, L::load(m, row.c + lo), sum);  // sum - 6 c
     acc = L::fmadd(r, r, acc);
   }
+  return acc;
 }
 
 /// One pass of the 7-point stencil over the rows of planes [k_begin, k_end)
@@ -209,9 +210,15 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
       u,
       [&](int j, int k) {
         const Row row = row_at<S>(u, u_new, j, k);
-        // Points lo .. lo + count - 1 (count <= 8), their squared residuals into acc[0].
+        // The accumulators in registers for the row (acc[] is captured by
+        // reference: kept there, every FMA would also store it).
+        __m512d a0 = acc[0];
+        __m512d a1 = acc[1];
+        __m512d a2 = acc[2];
+        __m512d a3 = acc[3];
+        // Points lo .. lo + count - 1 (count <= 8), their squared residuals into a0.
         const auto masked = [&](int lo, int count) {
-          masked_points<__m512d, S, Residual>(row, lo, count, w, six, acc[0]);
+          a0 = masked_points<512, S, Residual>(row, lo, count, w, six, a0);
         };
 
         int i = peel_count(row.c, nx);
@@ -243,14 +250,18 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
             centre = east_of;
           };
           for (; i + 32 <= nx; i += 32) {
-            vector(i, acc[0]);
-            vector(i + 8, acc[1]);
-            vector(i + 16, acc[2]);
-            vector(i + 24, acc[3]);
+            vector(i, a0);
+            vector(i + 8, a1);
+            vector(i + 16, a2);
+            vector(i + 24, a3);
           }
-          for (; i + 8 <= nx; i += 8) vector(i, acc[0]);
+          for (; i + 8 <= nx; i += 8) vector(i, a0);
         }
         if (i < nx) masked(i, nx - i);
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
       },
       k_begin, k_end);
   if constexpr (S == Store::stream) _mm_sfence();
@@ -289,9 +300,15 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
       u,
       [&](int j, int k) {
         const Row row = row_at<S>(u, u_new, j, k);
-        // Points lo .. lo + count - 1 (count <= 4), their squared residuals into acc[0].
+        // The accumulators in registers for the row (acc[] is captured by
+        // reference: kept there, every FMA would also store it).
+        __m256d a0 = acc[0];
+        __m256d a1 = acc[1];
+        __m256d a2 = acc[2];
+        __m256d a3 = acc[3];
+        // Points lo .. lo + count - 1 (count <= 4), their squared residuals into a0.
         const auto masked = [&](int lo, int count) {
-          masked_points<__m256d, S, Residual>(row, lo, count, w, six, acc[0]);
+          a0 = masked_points<256, S, Residual>(row, lo, count, w, six, a0);
         };
         // Points at .. at + 3; squared residuals into `into`.
         const auto vector = [&](int at, __m256d& into) {
@@ -312,13 +329,17 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
             misalign == 0 ? 0 : std::min(nx, static_cast<int>((32 - misalign) / sizeof(double)));
         if (i > 0) masked(0, i);
         for (; i + 16 <= nx; i += 16) {
-          vector(i, acc[0]);
-          vector(i + 4, acc[1]);
-          vector(i + 8, acc[2]);
-          vector(i + 12, acc[3]);
+          vector(i, a0);
+          vector(i + 4, a1);
+          vector(i + 8, a2);
+          vector(i + 12, a3);
         }
-        for (; i + 4 <= nx; i += 4) vector(i, acc[0]);
+        for (; i + 4 <= nx; i += 4) vector(i, a0);
         if (i < nx) masked(i, nx - i);
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
       },
       k_begin, k_end);
   if constexpr (!Residual) {
