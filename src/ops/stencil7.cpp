@@ -88,7 +88,8 @@ enum class Store {
 
 /// The AVX-512 operations both passes use, by vector width: 8 points in a
 /// 512-bit vector (pass_avx512) or 4 in a 256-bit one (AVX-512VL,
-/// pass_avx512_ymm); masks select lanes 0 .. count - 1.
+/// pass_avx512_ymm); masks select lanes 0 .. count - 1. (+ and * are
+/// GCC's and Clang's vector operators: vaddpd and vmulpd, lane by lane.)
 template <int Bits>
 struct Lanes;
 
@@ -96,9 +97,8 @@ template <>
 struct Lanes<512> {
   using V = __m512d;
   static V load(__mmask8 m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
+  static V zero() noexcept { return _mm512_setzero_pd(); }
   static void store_aligned(double* p, V v) noexcept { _mm512_store_pd(p, v); }
-  static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
-  static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
   static V fnmadd(V a, V b, V c) noexcept { return _mm512_fnmadd_pd(a, b, c); }
   static V fmadd(V a, V b, V c) noexcept { return _mm512_fmadd_pd(a, b, c); }
 };
@@ -107,9 +107,8 @@ template <>
 struct Lanes<256> {
   using V = __m256d;
   static V load(__mmask8 m, const double* p) noexcept { return _mm256_maskz_loadu_pd(m, p); }
+  static V zero() noexcept { return _mm256_setzero_pd(); }
   static void store_aligned(double* p, V v) noexcept { _mm256_store_pd(p, v); }
-  static V add(V a, V b) noexcept { return _mm256_add_pd(a, b); }
-  static V mul(V a, V b) noexcept { return _mm256_mul_pd(a, b); }
   static V fnmadd(V a, V b, V c) noexcept { return _mm256_fnmadd_pd(a, b, c); }
   static V fmadd(V a, V b, V c) noexcept { return _mm256_fmadd_pd(a, b, c); }
 };
@@ -143,18 +142,18 @@ template <int Bits, Store S, bool Residual, class V = typename Lanes<Bits>::V>
 [[nodiscard]] V masked_points(const Row& row, int lo, int count, V w, V six, V acc) noexcept {
   using L = Lanes<Bits>;
   const auto m = static_cast<__mmask8>((1U << count) - 1U);
-  V sum = L::add(L::load(m, row.c + lo - 1), L::load(m, row.c + lo + 1));
-  sum = L::add(sum, L::load(m, row.s + lo));
-  sum = L::add(sum, L::load(m, row.n + lo));
-  sum = L::add(sum, L::load(m, row.b + lo));
-  sum = L::add(sum, L::load(m, row.t + lo));
+  V sum = L::load(m, row.c + lo - 1) + L::load(m, row.c + lo + 1);
+  sum = sum + L::load(m, row.s + lo);
+  sum = sum + L::load(m, row.n + lo);
+  sum = sum + L::load(m, row.b + lo);
+  sum = sum + L::load(m, row.t + lo);
   if constexpr (S != Store::none) {
     // Through an aligned buffer and plain stores: on the Zen 5 of
     // docs/PERFORMANCE.md, AVX-512 masked stores at the two ends of every
     // row cost the 200^3 sweep 8% of its bandwidth (0.79 against 0.86 of
     // the triad). The values are the vector's lanes, bit for bit.
     alignas(64) double lanes[8];
-    L::store_aligned(lanes, L::mul(sum, w));
+    L::store_aligned(lanes, sum * w);
     std::copy_n(lanes, count, row.out + lo);
   }
   if constexpr (Residual) {
@@ -163,6 +162,28 @@ template <int Bits, Store S, bool Residual, class V = typename Lanes<Bits>::V>
   }
   return acc;
 }
+
+/// The four vector accumulators of the squared residuals (the order is
+/// pass_avx512's). A pass copies them into a local for each row: captured
+/// by reference, they would be stored back after every FMA.
+template <int Bits>
+struct Sums {
+  using L = Lanes<Bits>;
+  typename L::V a0 = L::zero();
+  typename L::V a1 = L::zero();
+  typename L::V a2 = L::zero();
+  typename L::V a3 = L::zero();
+
+  /// The lanes of (a0 + a1) + (a2 + a3), added in order (lane by lane:
+  /// _mm512_reduce_add_pd trips a false g++ 12 warning).
+  [[nodiscard]] double total() const noexcept {
+    alignas(64) double lanes[8];
+    L::store_aligned(lanes, (a0 + a1) + (a2 + a3));
+    double sum = 0.0;
+    for (int lane = 0; lane < Bits / 64; ++lane) sum += lanes[lane];
+    return sum;
+  }
+};
 
 /// One pass of the 7-point stencil over the rows of planes [k_begin, k_end)
 /// with AVX-512: the Jacobi sweep u_new = (sum of the six neighbours of u)/6
@@ -204,21 +225,15 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
   const std::uintptr_t ahead = prefetch_distance(sy);
   const __m512d w = _mm512_set1_pd(sixth);
   const __m512d six = _mm512_set1_pd(6.0);
-  __m512d acc[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(),
-                    _mm512_setzero_pd()};
+  Sums<512> acc;
   for_each_row_blocked(
       u,
       [&](int j, int k) {
         const Row row = row_at<S>(u, u_new, j, k);
-        // The accumulators in registers for the row (acc[] is captured by
-        // reference: kept there, every FMA would also store it).
-        __m512d a0 = acc[0];
-        __m512d a1 = acc[1];
-        __m512d a2 = acc[2];
-        __m512d a3 = acc[3];
+        Sums<512> sums = acc;  // in registers for the row
         // Points lo .. lo + count - 1 (count <= 8), their squared residuals into a0.
         const auto masked = [&](int lo, int count) {
-          a0 = masked_points<512, S, Residual>(row, lo, count, w, six, a0);
+          sums.a0 = masked_points<512, S, Residual>(row, lo, count, w, six, sums.a0);
         };
 
         int i = peel_count(row.c, nx);
@@ -250,32 +265,19 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
             centre = east_of;
           };
           for (; i + 32 <= nx; i += 32) {
-            vector(i, a0);
-            vector(i + 8, a1);
-            vector(i + 16, a2);
-            vector(i + 24, a3);
+            vector(i, sums.a0);
+            vector(i + 8, sums.a1);
+            vector(i + 16, sums.a2);
+            vector(i + 24, sums.a3);
           }
-          for (; i + 8 <= nx; i += 8) vector(i, a0);
+          for (; i + 8 <= nx; i += 8) vector(i, sums.a0);
         }
         if (i < nx) masked(i, nx - i);
-        acc[0] = a0;
-        acc[1] = a1;
-        acc[2] = a2;
-        acc[3] = a3;
+        acc = sums;
       },
       k_begin, k_end);
   if constexpr (S == Store::stream) _mm_sfence();
-  if constexpr (!Residual) {
-    return 0.0;
-  } else {
-    // Lane by lane (_mm512_reduce_add_pd trips the same false g++ 12 warning).
-    alignas(64) double lanes[8];
-    _mm512_store_pd(lanes,
-                    _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]), _mm512_add_pd(acc[2], acc[3])));
-    double total = 0.0;
-    for (const double lane : lanes) total += lane;
-    return total;
-  }
+  return Residual ? acc.total() : 0.0;
 }
 
 /// pass_avx512 for fields that stay in the cache: the same pass on 256-bit
@@ -294,21 +296,15 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
   const int nx = u.interior()[0];
   const __m256d w = _mm256_set1_pd(sixth);
   const __m256d six = _mm256_set1_pd(6.0);
-  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
-                    _mm256_setzero_pd()};
+  Sums<256> acc;
   for_each_row_blocked(
       u,
       [&](int j, int k) {
         const Row row = row_at<S>(u, u_new, j, k);
-        // The accumulators in registers for the row (acc[] is captured by
-        // reference: kept there, every FMA would also store it).
-        __m256d a0 = acc[0];
-        __m256d a1 = acc[1];
-        __m256d a2 = acc[2];
-        __m256d a3 = acc[3];
+        Sums<256> sums = acc;  // in registers for the row
         // Points lo .. lo + count - 1 (count <= 4), their squared residuals into a0.
         const auto masked = [&](int lo, int count) {
-          a0 = masked_points<256, S, Residual>(row, lo, count, w, six, a0);
+          sums.a0 = masked_points<256, S, Residual>(row, lo, count, w, six, sums.a0);
         };
         // Points at .. at + 3; squared residuals into `into`.
         const auto vector = [&](int at, __m256d& into) {
@@ -329,29 +325,17 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
             misalign == 0 ? 0 : std::min(nx, static_cast<int>((32 - misalign) / sizeof(double)));
         if (i > 0) masked(0, i);
         for (; i + 16 <= nx; i += 16) {
-          vector(i, a0);
-          vector(i + 4, a1);
-          vector(i + 8, a2);
-          vector(i + 12, a3);
+          vector(i, sums.a0);
+          vector(i + 4, sums.a1);
+          vector(i + 8, sums.a2);
+          vector(i + 12, sums.a3);
         }
-        for (; i + 4 <= nx; i += 4) vector(i, a0);
+        for (; i + 4 <= nx; i += 4) vector(i, sums.a0);
         if (i < nx) masked(i, nx - i);
-        acc[0] = a0;
-        acc[1] = a1;
-        acc[2] = a2;
-        acc[3] = a3;
+        acc = sums;
       },
       k_begin, k_end);
-  if constexpr (!Residual) {
-    return 0.0;
-  } else {
-    alignas(32) double lanes[4];
-    _mm256_store_pd(lanes,
-                    _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3])));
-    double total = 0.0;
-    for (const double lane : lanes) total += lane;
-    return total;
-  }
+  return Residual ? acc.total() : 0.0;
 }
 
 /// Whether streaming stores can go to u_new: its rows must reach a 64-byte
