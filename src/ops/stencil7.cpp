@@ -379,7 +379,9 @@ using Double4 = double __attribute__((vector_size(32)));
 
 /// v = p[0 .. 3] (an out-parameter: a vector returned by value would change
 /// the calling convention between builds with and without AVX).
-inline void load4(Double4& v, const double* p) noexcept { std::memcpy(&v, p, sizeof v); }
+[[maybe_unused]] inline void load4(Double4& v, const double* p) noexcept {
+  std::memcpy(&v, p, sizeof v);
+}
 
 /// The residual, alone or (with `Sweep`) fused with the sweep into u_new,
 /// without AVX-512 intrinsics. The sum has a fixed order, independent of
