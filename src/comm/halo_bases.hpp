@@ -1,8 +1,12 @@
 #pragma once
-// Internal: the state the halo-exchange strategies share, by the way they
-// move the slabs: one message per link with buffers of its own
+// Internal: what the halo-exchange strategies share. StagedHalo runs an
+// exchange as the same steps for all of them (pack, post, complete, unpack),
+// each strategy supplying how its messages move; below it, the two ways of
+// holding the slabs: one message per link with buffers of its own
 // (LinkedHalo: waitall, persistent), or every link packed into one buffer
 // for a collective (PackedHaloBase: alltoallv, ialltoallv, neighbor).
+#include <mpi.h>
+
 #include <cstddef>
 #include <vector>
 
@@ -11,10 +15,41 @@
 
 namespace asyncsolve::comm {
 
+/// An exchange in steps: start() checks that none is in flight and that
+/// close() has not come, packs, then post()s the transfers; finish()
+/// complete()s them, then unpacks; close() refuses while an exchange is in
+/// flight, then release()s what the strategy holds (start() after it throws).
+/// Misuse (start twice, finish without start) throws std::logic_error.
+class StagedHalo : public HaloExchange {
+ public:
+  /// A started exchange must be finished first (debug builds assert it).
+  ~StagedHalo() override;
+  void start(grid::Field& field) final;
+  void finish(grid::Field& field) final;
+  void close() final;
+
+ protected:
+  /// Copies the send slabs of `field` into the send buffers.
+  virtual void pack(const grid::Field& field) = 0;
+  /// Copies the receive buffers into the halo of `field`.
+  virtual void unpack(grid::Field& field) const = 0;
+  /// Starts the transfers of the packed buffers.
+  virtual void post() = 0;
+  /// Waits until every transfer of the exchange has completed.
+  virtual void complete() = 0;
+  /// Frees what close() releases (requests, communicators); by default nothing.
+  virtual void release() {}
+
+  bool in_flight_ = false;  ///< between start() and finish()
+
+ private:
+  bool closed_ = false;
+};
+
 /// A point-to-point strategy: one send and one receive buffer per link,
 /// allocated once at construction and never moved after (requests may hold
 /// their addresses). Messages per exchange: one per link. Not copyable.
-class LinkedHalo : public HaloExchange {
+class LinkedHalo : public StagedHalo {
  public:
   LinkedHalo(const LinkedHalo&) = delete;
   LinkedHalo& operator=(const LinkedHalo&) = delete;
@@ -35,24 +70,25 @@ class LinkedHalo : public HaloExchange {
   LinkedHalo(const grid::Decomposition& decomposition, const grid::Field& shape,
              Neighbourhood neighbourhood);
 
-  /// Copies every receive buffer into its halo slab of `field`.
-  void unpack_all(grid::Field& field) const;
+  void pack(const grid::Field& field) final;
+  void unpack(grid::Field& field) const final;
 
   std::vector<Link> links_;  ///< in direction_code order; never resized after construction
-  bool in_flight_ = false;   ///< between start() and finish()
 
  private:
   std::size_t bytes_ = 0;
 };
 
 /// A collective strategy: every link packed into one send and one receive
-/// buffer (PackedHalo). Messages and bytes per exchange as for waitall. Not
-/// copyable.
-class PackedHaloBase : public HaloExchange {
+/// buffer (PackedHalo), moved by one collective whose request (if it has
+/// one) is `request_`: test() is MPI_Test on it, complete() MPI_Wait, and the
+/// destructor completes one left active (unless MPI is finalized). Messages
+/// and bytes per exchange as for waitall. Not copyable.
+class PackedHaloBase : public StagedHalo {
  public:
   PackedHaloBase(const PackedHaloBase&) = delete;
   PackedHaloBase& operator=(const PackedHaloBase&) = delete;
-  ~PackedHaloBase() override = default;
+  ~PackedHaloBase() override;
   int messages_per_exchange() const final { return packed_.links(); }
   std::size_t bytes_per_exchange() const final { return packed_.bytes(); }
 
@@ -62,8 +98,13 @@ class PackedHaloBase : public HaloExchange {
                  Neighbourhood neighbourhood)
       : packed_(decomposition, shape, neighbourhood) {}
 
+  void pack(const grid::Field& field) final { packed_.pack(field); }
+  void unpack(grid::Field& field) const final { packed_.unpack(field); }
+  bool do_test() final;
+  void complete() final;
+
   PackedHalo packed_;
-  bool in_flight_ = false;  ///< between start() and finish()
+  MPI_Request request_ = MPI_REQUEST_NULL;  ///< the collective in flight; null if blocking
 };
 
 }  // namespace asyncsolve::comm

@@ -6,12 +6,9 @@
 #include <array>
 #include <stdexcept>
 
-#include "alltoallv_halo.hpp"
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "neighbor_halo.hpp"
-#include "persistent_halo.hpp"
-#include "waitall_halo.hpp"
+#include "halo_strategies.hpp"
 
 namespace asyncsolve::comm {
 

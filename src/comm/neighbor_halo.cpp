@@ -1,7 +1,4 @@
-#include "neighbor_halo.hpp"
-
-#include <cassert>
-#include <stdexcept>
+#include "halo_strategies.hpp"
 
 #include "asyncsolve/par/check.hpp"
 
@@ -34,46 +31,12 @@ NeighborHalo::NeighborHalo(const grid::Decomposition& decomposition, const grid:
   par::check_mpi(MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 }
 
-NeighborHalo::~NeighborHalo() {
-  assert(!in_flight_ && "NeighborHalo destroyed with an exchange in flight");
-  if (request_ != MPI_REQUEST_NULL) {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized == 0) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-  }
-  // graph_ frees itself unless MPI is finalized (par::Comm's fallback).
-}
-
-void NeighborHalo::start(grid::Field& field) {
-  require_idle(in_flight_, name());
-  if (graph_.get() == MPI_COMM_NULL) throw std::logic_error("neighbor halo: start() after close()");
-  packed_.pack(field);
+void NeighborHalo::post() {
   par::check_mpi(
       MPI_Ineighbor_alltoallv(packed_.send_data(), send_counts_.data(), send_displs_.data(),
                               MPI_DOUBLE, packed_.recv_data(), recv_counts_.data(),
                               recv_displs_.data(), MPI_DOUBLE, graph_.get(), &request_),
       "MPI_Ineighbor_alltoallv");
-  in_flight_ = true;
-}
-
-bool NeighborHalo::do_test() {
-  if (request_ == MPI_REQUEST_NULL) return true;
-  int done = 0;
-  par::check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
-  return done != 0;
-}
-
-void NeighborHalo::finish(grid::Field& field) {
-  require_in_flight(in_flight_, name());
-  if (request_ != MPI_REQUEST_NULL)
-    par::check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-  in_flight_ = false;
-  packed_.unpack(field);
-}
-
-void NeighborHalo::close() {
-  if (in_flight_) throw std::logic_error("neighbor halo: close() with an exchange in flight");
-  graph_.free();
 }
 
 }  // namespace asyncsolve::comm

@@ -1,7 +1,4 @@
-#include "persistent_halo.hpp"
-
-#include <cassert>
-#include <stdexcept>
+#include "halo_strategies.hpp"
 
 #include "asyncsolve/par/check.hpp"
 
@@ -30,7 +27,6 @@ PersistentHalo::PersistentHalo(const grid::Decomposition& decomposition, const g
 }
 
 PersistentHalo::~PersistentHalo() {
-  assert(!in_flight_ && "PersistentHalo destroyed with an exchange in flight");
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized != 0) return;
@@ -46,16 +42,12 @@ void PersistentHalo::free_requests() noexcept {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
 }
 
-void PersistentHalo::start(grid::Field& field) {
-  require_idle(in_flight_, name());
-  if (closed_) throw std::logic_error("persistent halo: start() after close()");
-  for (Link& l : links_) grid::pack(field, l.link.send_box, l.send_buffer.data());
+void PersistentHalo::post() {
   // Receives first (array order), then sends. (Open MPI rejects
   // MPI_Startall with no requests, as on a single rank.)
   if (!requests_.empty())
     par::check_mpi(MPI_Startall(static_cast<int>(requests_.size()), requests_.data()),
                    "MPI_Startall");
-  in_flight_ = true;
 }
 
 bool PersistentHalo::do_test() {
@@ -69,20 +61,11 @@ bool PersistentHalo::do_test() {
   return done != 0;
 }
 
-void PersistentHalo::finish(grid::Field& field) {
-  require_in_flight(in_flight_, name());
+void PersistentHalo::complete() {
   if (!requests_.empty())
     par::check_mpi(
         MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
         "MPI_Waitall");
-  in_flight_ = false;
-  unpack_all(field);
-}
-
-void PersistentHalo::close() {
-  if (in_flight_) throw std::logic_error("persistent halo: close() with an exchange in flight");
-  free_requests();
-  closed_ = true;
 }
 
 }  // namespace asyncsolve::comm

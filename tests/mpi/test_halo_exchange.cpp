@@ -257,6 +257,24 @@ TEST(HaloExchange, MessagesAndBytesAgreeAcrossStrategies) {
   }
 }
 
+// Every strategy runs an exchange in the same steps (StagedHalo): close()
+// refuses while one is in flight, and nothing starts after close().
+TEST(HaloExchange, CloseInFlightAndStartAfterCloseThrow) {
+  for (const std::string& name : comm::halo_exchange_names()) {
+    Fixture s({9, 6, 5}, 1);
+    auto halo = comm::make_halo_exchange(name, s.d, s.f, comm::Neighbourhood::faces);
+    s.fill_interior(0);
+    halo->start(s.f);
+    EXPECT_THROW(halo->close(), std::logic_error) << name;
+    halo->finish(s.f);
+    check_halo(s, comm::Neighbourhood::faces, 0, name);
+    halo->close();
+    EXPECT_THROW(halo->start(s.f), std::logic_error) << name;  // before any MPI call
+    halo.reset();
+    s.d.free();
+  }
+}
+
 TEST(HaloExchange, FinishWithoutStartAndDoubleStartThrow) {
   for (const std::string& name : comm::halo_exchange_names()) {
     Fixture s({10, 7, 5}, 1);
