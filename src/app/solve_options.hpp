@@ -114,6 +114,9 @@ struct SolveConfig {
   /// chebyshev's degree; the validated name=value pairs).
   precond::PcSettings pc_settings;
   double shift = 0.0;   ///< solve (A + shift I) x = b
+  /// --repeat-solve: Krylov solves after one setup of the operator and the
+  /// preconditioner, each from the same x0 and timed (1: one solve).
+  int repeat_solves = 1;
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
 };
