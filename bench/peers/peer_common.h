@@ -108,14 +108,14 @@ typedef struct {
   int ranks;
   long long rows, nonzeros;
   int iterations;
-  double time_s;    /* timed solve(s): max over ranks */
-  double setup_s;   /* assembly + solver setup, max over ranks (untimed in time_s) */
-  double residual;  /* ||b - Ax||_2 / ||b||_2, recomputed after the solve */
-  double error_inf; /* max |x - 1| for ones; NaN otherwise */
-  int converged;       /* every timed solve converged */
-  int solves;          /* timed solves run (--repeat-solve; 0: no repeat_solves object) */
-  const double* solve_time_s;   /* each timed solve, max over ranks (solves values) */
-  const int* solve_iterations;  /* each timed solve's iterations (solves values) */
+  double time_s;               /* timed solve(s): max over ranks */
+  double setup_s;              /* assembly + solver setup, max over ranks (untimed in time_s) */
+  double residual;             /* ||b - Ax||_2 / ||b||_2, recomputed after the solve */
+  double error_inf;            /* max |x - 1| for ones; NaN otherwise */
+  int converged;               /* every timed solve converged */
+  int solves;                  /* timed solves run (--repeat-solve; 0: no repeat_solves object) */
+  const double* solve_time_s;  /* each timed solve, max over ranks (solves values) */
+  const int* solve_iterations; /* each timed solve's iterations (solves values) */
 } PeerResult;
 
 /* Prints `"repeat_solves":{"count":N,"time_s":[...],"iterations":[...],

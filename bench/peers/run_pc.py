@@ -350,7 +350,7 @@ def print_summary(s):
 
     for v, row in s["variants"].items():
         its = ",".join(map(str, row["iterations"])) or "-"
-        ten = cell(row["ten_s"]) + ("" if row.get("ten_measured") else "*")
+        ten = cell(row["ten_s"]) + ("*" if row["runs"] and not row.get("ten_measured") else "")
         print(f"{v:<22} {its:>5} {cell(row['setup_s']):>20} {cell(row['solve_s']):>20} "
               f"{cell(row.get('later_s')):>20} {cell(row['one_s']):>20} {ten:>22} "
               f"{cell(row.get('ten_computed_s')):>20}")

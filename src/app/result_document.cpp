@@ -43,10 +43,16 @@ nlohmann::ordered_json repeats_json(const SolveConfig& c,
     change_inf.push_back(r.change_inf);
     total_s += r.time_s;
   }
-  return {{"requested", c.repeat_solves},      {"count", repeats.size()},
-          {"time_s", time_s},                  {"total_time_s", total_s},
-          {"iterations", iterations},          {"converged", converged},
-          {"true_residual", true_residual},    {"change_inf", change_inf}};
+  nlohmann::ordered_json out;
+  out["requested"] = c.repeat_solves;
+  out["count"] = repeats.size();
+  out["time_s"] = time_s;
+  out["total_time_s"] = total_s;
+  out["iterations"] = iterations;
+  out["converged"] = converged;
+  out["true_residual"] = true_residual;
+  out["change_inf"] = change_inf;
+  return out;
 }
 
 }  // namespace
@@ -276,9 +282,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     auto [fewest, most] = std::minmax_element(
         s.repeats.begin(), s.repeats.end(),
         [](const auto& a, const auto& b) { return a.iterations < b.iterations; });
-    auto [fastest, slowest] = std::minmax_element(
-        s.repeats.begin(), s.repeats.end(),
-        [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
+    auto [fastest, slowest] =
+        std::minmax_element(s.repeats.begin(), s.repeats.end(),
+                            [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
     for (const solvers::RepeatedSolve& r : s.repeats) {
       total += r.time_s;
       change = std::max(change, r.change_inf);

@@ -123,8 +123,8 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
 
 /// Collective: `repeats` (the same count on every rank) with each solve's
 /// time_s replaced by its maximum over the ranks of `comm`.
-std::vector<solvers::RepeatedSolve> repeats_over_ranks(
-    const par::Comm& comm, std::vector<solvers::RepeatedSolve> repeats);
+std::vector<solvers::RepeatedSolve> repeats_over_ranks(const par::Comm& comm,
+                                                       std::vector<solvers::RepeatedSolve> repeats);
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,

@@ -337,9 +337,9 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
   // --repeat-solve keeps x0 and the first solution besides the working set
-  check_memory(config, decomposition,
-               solvers::krylov_fields(krylov_method(config.method)) +
-                   (config.repeat_solves > 1 ? 2 : 0));
+  check_memory(
+      config, decomposition,
+      solvers::krylov_fields(krylov_method(config.method)) + (config.repeat_solves > 1 ? 2 : 0));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full

@@ -100,8 +100,8 @@ RepeatedSolve repeated(const SolveResult& r) {
 SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
                       const KrylovOptions& options, detail::KrylovLoop loop) {
   if (options.repeat_solves < 1) {
-    throw core::InputError(fmt::format("--repeat-solve {}: expected at least 1 solve",
-                                       options.repeat_solves));
+    throw core::InputError(
+        fmt::format("--repeat-solve {}: expected at least 1 solve", options.repeat_solves));
   }
   std::unique_ptr<precond::Preconditioner> pc;
   double setup_s = 0.0;
