@@ -76,7 +76,8 @@ void peer_print_usage(const char* peer) {
   const int is_petsc = strcmp(peer, "petsc") == 0;
   printf(
       "usage: %s --problem ones|laplace27 (--global NX,NY,NZ | --local NX,NY,NZ)\n"
-      "         [--ksp %s] [--pc %s] [--rtol R] [--max-it K] [--warmup W]%s\n"
+      "         [--ksp %s] [--pc %s] [--rtol R] [--max-it K] [--warmup W]\n"
+      "         [--repeat-solve N]%s\n"
       "\n"
       "  --problem    ones: 7-point, 6 on the diagonal, -1 per in-grid neighbour,\n"
       "               b = number of out-of-grid neighbours (u = 1 on the boundary),\n"
@@ -90,6 +91,8 @@ void peer_print_usage(const char* peer) {
       "  --rtol       stop when ||r||_2 <= rtol ||b||_2 (default 1e-6; x0 = 0)\n"
       "  --max-it     iteration limit (default 10000)\n"
       "  --warmup     untimed solves before the timed one (default 0)\n"
+      "  --repeat-solve  timed solves after the one setup, each from x0 = 0\n"
+      "               (default 1; time_s is the first, repeat_solves lists all)\n"
       "%s"
       "\n"
       "Prints one JSON object on stdout (rank 0). Exit codes: 0 converged,\n"
@@ -118,6 +121,7 @@ int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, 
   copy_name(o->norm, sizeof o->norm, is_petsc ? "unpreconditioned" : "two-norm");
   o->rtol = 1e-6;
   o->max_it = 10000;
+  o->repeat_solve = 1;
 
   for (int a = 1; a < argc; ++a) {
     const char* name = argv[a];
@@ -185,6 +189,13 @@ int peer_parse_options(const char* peer, int argc, char** argv, PeerOptions* o, 
     } else if (strcmp(name, "--warmup") == 0) {
       if (parse_int(value, &o->warmup) != 0 || o->warmup < 0) {
         set_error(err, err_size, "--warmup '%s': expected an integer >= 0", value);
+        return -1;
+      }
+    } else if (strcmp(name, "--repeat-solve") == 0) {
+      if (parse_int(value, &o->repeat_solve) != 0 || o->repeat_solve < 1 ||
+          o->repeat_solve > 1000000) {
+        set_error(err, err_size, "--repeat-solve '%s': expected an integer from 1 to 1000000",
+                  value);
         return -1;
       }
     } else {
@@ -289,17 +300,22 @@ double peer_rhs(const PeerOptions* o, int i, int j, int k) {
   return (double)outside;
 }
 
-static void print_number(const char* key, double v, int last) {
+/* v as JSON: the shortest of 15..17 significant digits that reads back
+   exactly, or null when not finite. */
+static void format_number(double v, char* text, size_t size) {
   if (!isfinite(v)) {
-    printf("\"%s\":null%s", key, last ? "" : ",");
+    snprintf(text, size, "null");
     return;
   }
-  /* The shortest of 15..17 significant digits that reads back exactly. */
-  char text[40];
   for (int digits = 15; digits <= 17; ++digits) {
-    snprintf(text, sizeof text, "%.*g", digits, v);
+    snprintf(text, size, "%.*g", digits, v);
     if (strtod(text, NULL) == v) break;
   }
+}
+
+static void print_number(const char* key, double v, int last) {
+  char text[40];
+  format_number(v, text, sizeof text);
   printf("\"%s\":%s%s", key, text, last ? "" : ",");
 }
 
@@ -309,6 +325,28 @@ static void print_string(const char* key, const char* v) {
   printf("\"%s\":\"", key);
   for (const char* c = v ? v : ""; *c; ++c) putchar((*c == '"' || *c == '\\') ? '\'' : *c);
   printf("\",");
+}
+
+void peer_print_solves(int solves, const double* time_s, const int* iterations) {
+  double total_s = 0.0;
+  printf("\"repeat_solves\":{\"count\":%d,\"time_s\":[", solves);
+  for (int s = 0; s < solves; ++s) {
+    char text[40];
+    format_number(time_s[s], text, sizeof text);
+    printf("%s%s", s > 0 ? "," : "", text);
+    total_s += time_s[s];
+  }
+  printf("],\"iterations\":[");
+  for (int s = 0; s < solves; ++s) printf("%s%d", s > 0 ? "," : "", iterations[s]);
+  printf("],");
+  print_number("total_time_s", total_s, 1);
+  printf("},");
+}
+
+void peer_alloc_solves(int n, double** time_s, int** iterations) {
+  *time_s = malloc(sizeof(double) * (size_t)n);
+  *iterations = malloc(sizeof(int) * (size_t)n);
+  if (*time_s == NULL || *iterations == NULL) MPI_Abort(MPI_COMM_WORLD, PEER_EXIT_FAILURE);
 }
 
 void peer_print_json(const PeerOptions* o, const PeerResult* r) {
@@ -335,6 +373,8 @@ void peer_print_json(const PeerOptions* o, const PeerResult* r) {
   print_number("residual", r->residual, 0);
   print_number("error_inf", r->error_inf, 0);
   print_string("reason", r->reason);
+  printf("\"repeat_solve\":%d,", o->repeat_solve);
+  if (r->solves > 0) peer_print_solves(r->solves, r->solve_time_s, r->solve_iterations);
   printf("\"converged\":%s}\n", r->converged ? "true" : "false");
   fflush(stdout);
 }

@@ -48,6 +48,7 @@ typedef struct {
   double rtol;                 /* relative tolerance on ||r||_2 / ||b||_2 */
   int max_it;                  /* iteration limit */
   int warmup;                  /* untimed solves before the timed one */
+  int repeat_solve;            /* timed solves after the one setup (1 to 1e6), x = 0 before each */
   int help;                    /* --help was given */
 } PeerOptions;
 
@@ -107,15 +108,27 @@ typedef struct {
   int ranks;
   long long rows, nonzeros;
   int iterations;
-  double time_s;    /* timed solve(s): max over ranks */
-  double setup_s;   /* assembly + solver setup, max over ranks (untimed in time_s) */
-  double residual;  /* ||b - Ax||_2 / ||b||_2, recomputed after the solve */
-  double error_inf; /* max |x - 1| for ones; NaN otherwise */
-  int converged;
+  double time_s;               /* timed solve(s): max over ranks */
+  double setup_s;              /* assembly + solver setup, max over ranks (untimed in time_s) */
+  double residual;             /* ||b - Ax||_2 / ||b||_2, recomputed after the solve */
+  double error_inf;            /* max |x - 1| for ones; NaN otherwise */
+  int converged;               /* every timed solve converged */
+  int solves;                  /* timed solves run (--repeat-solve; 0: no repeat_solves object) */
+  const double* solve_time_s;  /* each timed solve, max over ranks (solves values) */
+  const int* solve_iterations; /* each timed solve's iterations (solves values) */
 } PeerResult;
+
+/* Prints `"repeat_solves":{"count":N,"time_s":[...],"iterations":[...],
+ * "total_time_s":T},` (the shape of asyncsolve's result.repeat_solves).
+ * Call on rank 0 only. */
+void peer_print_solves(int solves, const double* time_s, const int* iterations);
 
 /* Prints the one-line JSON result on stdout. Call on rank 0 only. */
 void peer_print_json(const PeerOptions* o, const PeerResult* r);
+
+/* Allocates the timed solves' records: `n` times and `n` iteration counts
+ * (free() both); aborts the job when memory runs out. */
+void peer_alloc_solves(int n, double** time_s, int** iterations);
 
 /* Elapsed seconds of a phase, as the maximum over the ranks of comm.
  * Collective. */

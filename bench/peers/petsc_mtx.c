@@ -21,6 +21,8 @@
  * USAGE
  *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|spmv] [--pc none|jacobi|gamg|hypre]
  *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
+ *         [--repeat-solve N]  (cg: N timed KSPSolves after the one KSPSetUp, each from
+ *         x0 = 0, listed in repeat_solves; time_s and iterations are the first's)
  *     PETSc's own options come only from PETSC_OPTIONS.
  *
  * OUTPUT
@@ -38,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer_common.h"
+
 enum { EXIT_BAD_INPUT = 2, EXIT_NOT_CONVERGED = 3, EXIT_PETSC = 4 };
 
 typedef struct {
@@ -48,6 +52,7 @@ typedef struct {
   int max_it;
   int iterations;
   int warmup;
+  int repeat_solve;
 } Options;
 
 static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
@@ -58,6 +63,7 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->max_it = 10000;
   o->iterations = 100;
   o->warmup = 5;
+  o->repeat_solve = 1;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -80,6 +86,8 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
       o->iterations = atoi(v);
     } else if (strcmp(a, "--warmup") == 0) {
       o->warmup = atoi(v);
+    } else if (strcmp(a, "--repeat-solve") == 0) {
+      o->repeat_solve = atoi(v);
     } else {
       snprintf(err, n, "%s %s: unknown option or value (see the header of petsc_mtx.c)", a, v);
       return 1;
@@ -90,8 +98,11 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     snprintf(err, n, "expected --matrix FILE.petsc (bench/mtx2petsc writes one)");
     return 1;
   }
-  if (!(o->rtol > 0 && o->rtol < 1) || o->max_it < 1 || o->iterations < 1 || o->warmup < 0) {
-    snprintf(err, n, "--rtol in (0, 1), --max-it and --iterations >= 1, --warmup >= 0");
+  if (!(o->rtol > 0 && o->rtol < 1) || o->max_it < 1 || o->iterations < 1 || o->warmup < 0 ||
+      o->repeat_solve < 1 || o->repeat_solve > 1000000) {
+    snprintf(err, n,
+             "--rtol in (0, 1), --max-it and --iterations >= 1, --warmup >= 0, --repeat-solve "
+             "1 to 1000000");
     return 1;
   }
   return 0;
@@ -179,30 +190,45 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(KSPSetFromOptions(ksp));
     PetscCall(KSPSetUp(ksp));
     const double setup_s = max_over_ranks(MPI_Wtime() - setup_t0);
-    PetscCall(VecSet(x, 0.0));
-    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-    const double t0 = MPI_Wtime();
-    PetscCall(KSPSolve(ksp, b, x));
-    time_s = max_over_ranks(MPI_Wtime() - t0);
-    PetscCall(KSPGetIterationNumber(ksp, &its));
-    PetscCall(KSPGetConvergedReason(ksp, &why));
+    /* The timed solves (--repeat-solve, after the one KSPSetUp; the
+       preconditioner is not set up again): x0 = 0 each time. */
+    double* solve_time_s;
+    int* solve_its;
+    peer_alloc_solves(o->repeat_solve, &solve_time_s, &solve_its);
+    converged = 1;
+    for (int s = 0; s < o->repeat_solve; ++s) {
+      PetscCall(VecSet(x, 0.0));
+      PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+      const double t0 = MPI_Wtime();
+      PetscCall(KSPSolve(ksp, b, x));
+      solve_time_s[s] = max_over_ranks(MPI_Wtime() - t0);
+      PetscCall(KSPGetIterationNumber(ksp, &its));
+      PetscCall(KSPGetConvergedReason(ksp, &why));
+      solve_its[s] = (int)its;
+      if (why <= 0) converged = 0;
+    }
+    time_s = solve_time_s[0];
+    its = solve_its[0];
     PetscCall(MatMult(A, x, r));
     PetscCall(VecAYPX(r, -1.0, b));
     PetscCall(VecNorm(r, NORM_2, &rnorm));
     PetscCall(VecNorm(b, NORM_2, &bnorm));
     residual = bnorm > 0 ? rnorm / bnorm : NAN;
-    converged = why > 0;
     if (rank == 0) {
       printf(
           "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"cg\", \"pc\": \"%s\", "
           "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
           "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
-          "\"converged\": %s, \"residual\": %.9g, \"reason\": \"%s\", "
-          "\"norm\": \"unpreconditioned\"}\n",
+          "\"residual\": %.9g, \"reason\": \"%s\", \"norm\": \"unpreconditioned\", "
+          "\"repeat_solve\": %d, ",
           version, o->pc, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
-          its > 0 ? time_s / (double)its : 0.0, setup_s, converged ? "true" : "false", residual,
-          KSPConvergedReasons[why]);
+          its > 0 ? time_s / (double)its : 0.0, setup_s, residual, KSPConvergedReasons[why],
+          o->repeat_solve);
+      peer_print_solves(o->repeat_solve, solve_time_s, solve_its);
+      printf("\"converged\": %s}\n", converged ? "true" : "false");
     }
+    free(solve_time_s);
+    free(solve_its);
     PetscCall(KSPDestroy(&ksp));
   }
   fflush(stdout);

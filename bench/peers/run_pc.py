@@ -17,26 +17,40 @@ PURPOSE
       solve   the timed solve (asyncsolve result.time_s; peers time_s), max
               over ranks
       one     setup + solve: one solve, setup included
-      ten     setup + 10 x solve: ten solves with the same matrix, setup
-              paid once. Computed, not measured: neither side runs ten
-              solves in one process here (asyncsolve has no option for it),
-              so both are charged their first solve's time ten times.
+      ten     setup + the ten solves measured in the same process after the
+              one setup (--solves 10, the default: asyncsolve --repeat-solve,
+              the peers' --repeat-solve; each solve from x0 = 0, the
+              preconditioner not set up again): ten solves with the same
+              matrix, setup paid once
+      ten_computed  setup + 10 x the first solve, the figure of the first
+              measurements (before the repeat options existed), kept beside
+              it; later solves are usually faster than the first (memory
+              and caches touched already)
+      later   the median of solves 2..N of a run (a warm solve)
 
     and asyncsolve's best "one" and "ten" against PETSc's best and against
     the best of all peers (hypre's own PCG included). Problems:
     ones (7-point, --size global, default 128^3) and laplace27 (27-point,
     --local per rank, default 60^3; hypre's ij -laplacian -27pt), b and x0 as
     in bench/peers/README.md, tol 1e-6 on ||r||_2/||b||_2 on every side.
-    Nothing here asserts on time.
+    --matrix adds a Matrix Market file (the anisotropic diffusion that
+    --write-anisotropic writes, or the hardest pyamg example that
+    --write-pyamg writes; hypre's own driver takes no file and is skipped
+    there). Nothing here asserts on time.
 
 USAGE
     bench/peers/run_pc.py [--asyncsolve build/asyncsolve] [--ranks 1,2]
         [--problems ones,laplace27] [--size 128] [--local 60,60,60] [--repeat 5]
-        [--variants NAME,...] [--tol 1e-6] [--build-dir build-peers]
-        [--json results/peers/pc.json] [--timeout 900] [--smoke]
+        [--variants NAME,...] [--tol 1e-6] [--solves 10] [--build-dir build-peers]
+        [--matrix FILE.mtx] [--json results/peers/pc.json] [--timeout 900] [--smoke]
+    bench/peers/run_pc.py --write-anisotropic N EPS FILE.mtx
+    bench/peers/run_pc.py --write-pyamg NAME FILE.mtx     (needs pyamg and scipy)
 
     --variants picks from the names `run_pc.py --list` prints (default: all).
     --smoke: --size 24, --local 12,12,12, --repeat 1.
+    --solves N: solves per run after the one setup (1: the first only; "ten"
+    is then computed). "ten" is measured when N is 10; with N > 10 it is
+    setup + the first ten measured solves.
 
 OUTPUT
     A table per problem and rank count on stdout; one JSON document (schema
@@ -50,6 +64,7 @@ import json
 import os
 import shlex
 import socket
+import statistics
 import sys
 import tempfile
 
@@ -104,6 +119,9 @@ def parse_args(argv):
     p.add_argument("--repeat", type=int)
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--tol", type=float, default=1e-6)
+    p.add_argument("--solves", type=int, default=10,
+                   help="solves per run after the one setup (asyncsolve and peers "
+                   "--repeat-solve); ten is measured from them when N >= 10")
     p.add_argument("--max-iters", type=int, default=10000)
     p.add_argument("--mpiexec", default="mpiexec --oversubscribe")
     p.add_argument("--build-dir", default="build-peers")
@@ -114,10 +132,13 @@ def parse_args(argv):
     p.add_argument("--write-anisotropic", nargs=3, metavar=("N", "EPS", "FILE"),
                    help="write the anisotropic 3-D diffusion matrix (N^3, coefficient EPS in z) "
                    "and exit")
+    p.add_argument("--write-pyamg", nargs=2, metavar=("NAME", "FILE"),
+                   help="write pyamg.gallery.load_example(NAME)'s matrix (real symmetric) as "
+                   "Matrix Market and exit (needs pyamg and scipy)")
     p.add_argument("--summarise", metavar="FILE",
                    help="print the tables of an earlier run's document and exit")
     args = p.parse_args(argv)
-    if args.list or args.summarise or args.write_anisotropic:
+    if args.list or args.summarise or args.write_anisotropic or args.write_pyamg:
         return args
     if args.smoke:
         args.size, args.local = "24", "12,12,12"
@@ -129,8 +150,9 @@ def parse_args(argv):
         raise BadArguments(f"--ranks {args.ranks!r}: expected integers") from None
     args.problem_list = [x for x in args.problems.split(",") if x]
     args.variant_list = args.variants.split(",")
-    if min(args.rank_list) < 1 or args.repeat < 1:
-        raise BadArguments("--ranks and --repeat: expected positive numbers")
+    if min(args.rank_list) < 1 or args.repeat < 1 or not 1 <= args.solves <= 1000000:
+        raise BadArguments("--ranks, --repeat and --solves: expected positive numbers "
+                           "(--solves at most 1000000)")
     if any(x not in ("ones", "laplace27") for x in args.problem_list):
         raise BadArguments(f"--problems {args.problems!r}: expected ones and/or laplace27")
     args.matrix_path = None
@@ -181,8 +203,23 @@ def write_anisotropic(path, n, eps):
     os.replace(tmp, path)
 
 
+def write_pyamg(path, name):
+    """pyamg.gallery.load_example(name)'s matrix as Matrix Market (symmetric storage when it
+    is symmetric to the last bit), through scipy.io.mmwrite, as PERFORMANCE.md's issue-15
+    section writes them."""
+    import pyamg
+    import scipy.io
+    import scipy.sparse as sp
+    a = sp.csr_matrix(pyamg.gallery.load_example(name)["A"])
+    a.sum_duplicates()
+    tmp = path + ".tmp.mtx"
+    scipy.io.mmwrite(tmp, a, symmetry="symmetric" if abs(a - a.T).max() == 0 else "general")
+    os.replace(tmp, path)
+
+
 def command(args, drivers, variant, problem, ranks):
     side, extra = VARIANTS[variant]
+    extra = extra + (["--repeat-solve", str(args.solves)] if args.solves > 1 else [])
     mpi = args.launcher + ["-q", "-n", str(ranks)]
     if problem == "matrix":
         if side == "asyncsolve":
@@ -213,8 +250,12 @@ def asyncsolve_record(doc):
         p = phases.get(name)
         return p["max"] if p else None
 
+    repeats = r.get("repeat_solves") or {}
     return {"iterations": r["iterations"]["max"], "solve_s": float(r["time_s"]),
-            "setup_s": float(pc.get("setup_s", 0.0)), "converged": r["converged"],
+            "solves_s": [float(t) for t in repeats.get("time_s", [])],
+            "solves_iterations": list(repeats.get("iterations", [])),
+            "setup_s": float(pc.get("setup_s", 0.0)),
+            "converged": r["converged"] and all(repeats.get("converged", [True])),
             "residual": r.get("true_residual"), "precond_s": phase("precond"),
             "precond_hidden_s": phase("precond_hidden"), "pc_numbers": {
                 k: pc[k] for k in ("lambda_min", "lambda_max", "applies", "matvecs")
@@ -241,7 +282,10 @@ def run_one(args, env, drivers, variant, problem, ranks, repeat, tmp):
                 rec.update(asyncsolve_record(json.load(f)))
         else:
             n = run_peers.peer_numbers(m["stdout"])
+            repeats = n.get("repeat_solves") or {}
             rec.update({"iterations": n["iterations"], "solve_s": n["time_s"],
+                        "solves_s": [float(t) for t in repeats.get("time_s", [])],
+                        "solves_iterations": list(repeats.get("iterations", [])),
                         "setup_s": float(n["setup_s"]), "converged": n["converged"],
                         "residual": n["residual"]})
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -249,9 +293,25 @@ def run_one(args, env, drivers, variant, problem, ranks, repeat, tmp):
         return rec
     if not rec["converged"]:
         rec["error"] = "not converged"
-    rec["one_s"] = rec["setup_s"] + rec["solve_s"]
-    rec["ten_s"] = rec["setup_s"] + 10 * rec["solve_s"]
+    elif args.solves > 1 and len(rec["solves_s"]) != args.solves:
+        rec["error"] = (f"{len(rec['solves_s'])} solves reported, expected {args.solves} "
+                        "(repeat_solves missing?)")
+    elif len(set(rec["solves_iterations"])) > 1:
+        rec["error"] = f"the repeated solves took {rec['solves_iterations']} iterations"
+    finish_record(rec)
     return rec
+
+
+def finish_record(rec):
+    """one, ten (measured when ten solves were), ten_computed and later from a record's
+    setup_s, solve_s and solves_s."""
+    solves = rec.get("solves_s") or []
+    rec["one_s"] = rec["setup_s"] + rec["solve_s"]
+    rec["ten_computed_s"] = rec["setup_s"] + 10 * rec["solve_s"]
+    rec["ten_measured"] = len(solves) >= 10
+    rec["ten_s"] = rec["setup_s"] + sum(solves[:10]) if rec["ten_measured"] else \
+        rec["ten_computed_s"]
+    rec["later_s"] = statistics.median(solves[1:]) if len(solves) > 1 else None
 
 
 def summarise(runs, problem, ranks, variants):
@@ -261,11 +321,12 @@ def summarise(runs, problem, ranks, variants):
               and r["ranks"] == ranks and r["error"] is None]
         rows[v] = {"runs": len(ok), "iterations": sorted({r["iterations"] for r in ok}),
                    **{k: spread([r.get(k) for r in ok])
-                      for k in ("setup_s", "solve_s", "one_s", "ten_s", "precond_s",
-                                "precond_hidden_s")}}
+                      for k in ("setup_s", "solve_s", "later_s", "one_s", "ten_s",
+                                "ten_computed_s", "precond_s", "precond_hidden_s")},
+                   "ten_measured": all(r.get("ten_measured", False) for r in ok) and bool(ok)}
     best = {}
     groups = {"asyncsolve": ("asyncsolve",), "petsc": ("petsc",), "peers": PEER_SIDES}
-    for key in ("one_s", "ten_s"):
+    for key in ("one_s", "ten_s", "ten_computed_s"):
         for group, sides in groups.items():
             cands = [(rows[v][key]["median"], v) for v in variants
                      if rows[v][key] and VARIANTS[v][0] in sides]
@@ -279,8 +340,8 @@ def summarise(runs, problem, ranks, variants):
 
 def print_summary(s):
     print(f"\n{s['problem']}, {s['ranks']} rank(s): seconds, median [min..max]")
-    head = (f"{'variant':<22} {'its':>5} {'setup':>20} {'solve':>20} {'one (setup+solve)':>20}"
-            f" {'ten (setup+10 solve)':>21}")
+    head = (f"{'variant':<22} {'its':>5} {'setup':>20} {'solve':>20} {'later solves':>20}"
+            f" {'one (setup+solve)':>20} {'ten (setup+10 solves)':>22} {'ten computed':>20}")
     print(head)
     print("-" * len(head))
 
@@ -289,10 +350,17 @@ def print_summary(s):
 
     for v, row in s["variants"].items():
         its = ",".join(map(str, row["iterations"])) or "-"
+        ten = cell(row["ten_s"]) + ("*" if row["runs"] and not row.get("ten_measured") else "")
         print(f"{v:<22} {its:>5} {cell(row['setup_s']):>20} {cell(row['solve_s']):>20} "
-              f"{cell(row['one_s']):>20} {cell(row['ten_s']):>21}")
+              f"{cell(row.get('later_s')):>20} {cell(row['one_s']):>20} {ten:>22} "
+              f"{cell(row.get('ten_computed_s')):>20}")
+    if not all(row.get("ten_measured") for row in s["variants"].values() if row["runs"]):
+        print("* ten computed (setup + 10 x the first solve): fewer than ten solves measured")
     b = s["best"]
-    for key, what in (("one_s", "one solve"), ("ten_s", "ten solves")):
+    for key, what in (("one_s", "one solve"), ("ten_s", "ten solves"),
+                      ("ten_computed_s", "ten solves computed")):
+        if b.get(f"asyncsolve_{key}") is None:
+            continue
         a = b[f"asyncsolve_{key}"]
         for group in ("petsc", "peers"):
             p = b[f"{group}_{key}"]
@@ -314,6 +382,10 @@ def main(argv=None):
     if args.write_anisotropic:
         n, eps, path = args.write_anisotropic
         write_anisotropic(run_peers.in_repo(path), int(n), float(eps))
+        return 0
+    if args.write_pyamg:
+        name, path = args.write_pyamg
+        write_pyamg(run_peers.in_repo(path), name)
         return 0
     if args.summarise:
         with open(args.summarise) as f:
@@ -363,7 +435,7 @@ def main(argv=None):
            "parameters": {"ranks": args.rank_list, "problems": args.problem_list,
                           "size": args.global_triple, "local": args.local_triple,
                           "matrix": args.matrix,
-                          "repeat": args.repeat, "tol": args.tol,
+                          "repeat": args.repeat, "tol": args.tol, "solves": args.solves,
                           "variants": {v: VARIANTS[v] for v in args.variant_list},
                           "order": "repeat, problem, ranks, variant (interleaved)"},
            "summaries": summaries, "runs": runs}

@@ -404,7 +404,8 @@ def peer_numbers(stdout):
             "version": doc.get("version"), "reason": doc.get("reason"),
             "norm": doc.get("norm"), "setup_s": doc.get("setup_s"),
             "error_inf": doc.get("error_inf"), "global": doc.get("global"),
-            "dims": doc.get("dims"), "nonzeros": doc.get("nonzeros")}
+            "dims": doc.get("dims"), "nonzeros": doc.get("nonzeros"),
+            "repeat_solves": doc.get("repeat_solves")}
 
 
 # ---------------------------------------------------------------- running

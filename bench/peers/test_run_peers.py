@@ -112,6 +112,40 @@ class Compare(unittest.TestCase):
         self.assertIsNone(s["iterations_agree"])
 
 
+class RunPcRecords(unittest.TestCase):
+    """run_pc.py's one / ten / ten_computed / later from a run's numbers."""
+
+    def test_ten_measured_from_ten_solves(self):
+        import run_pc
+        rec = {"setup_s": 2.0, "solve_s": 1.0, "solves_s": [1.0] + [0.5] * 9}
+        run_pc.finish_record(rec)
+        self.assertEqual(rec["one_s"], 3.0)
+        self.assertTrue(rec["ten_measured"])
+        self.assertEqual(rec["ten_s"], 2.0 + 1.0 + 4.5)
+        self.assertEqual(rec["ten_computed_s"], 12.0)
+        self.assertEqual(rec["later_s"], 0.5)
+
+    def test_ten_computed_without_repeats(self):
+        import run_pc
+        for solves in ([], [1.0]):
+            rec = {"setup_s": 2.0, "solve_s": 1.0, "solves_s": solves}
+            run_pc.finish_record(rec)
+            self.assertFalse(rec["ten_measured"])
+            self.assertEqual(rec["ten_s"], 12.0)
+            self.assertIsNone(rec["later_s"])
+
+    def test_first_ten_of_more(self):
+        import run_pc
+        rec = {"setup_s": 0.0, "solve_s": 1.0, "solves_s": [1.0] * 10 + [100.0]}
+        run_pc.finish_record(rec)
+        self.assertEqual(rec["ten_s"], 10.0)
+
+    def test_bad_solves_exit_2(self):
+        import run_pc
+        with redirect_stderr(io.StringIO()):
+            self.assertEqual(run_pc.main(["--solves", "0"]), 2)
+
+
 class Arguments(unittest.TestCase):
     def test_triples(self):
         self.assertEqual(run_peers.parse_triple("128", "--size"), [128, 128, 128])
@@ -197,7 +231,14 @@ class EndToEnd(unittest.TestCase):
         for r in doc["runs"]:
             self.assertIsNone(r["error"], r)
             self.assertAlmostEqual(r["one_s"], r["setup_s"] + r["solve_s"])
-            self.assertAlmostEqual(r["ten_s"], r["setup_s"] + 10 * r["solve_s"])
+            self.assertAlmostEqual(r["ten_computed_s"], r["setup_s"] + 10 * r["solve_s"])
+            # ten solves measured after one setup, on every side
+            self.assertTrue(r["ten_measured"], r)
+            self.assertEqual(len(r["solves_s"]), 10)
+            self.assertEqual(r["solves_s"][0], r["solve_s"])
+            self.assertEqual(r["solves_iterations"], [r["iterations"]] * 10)
+            self.assertAlmostEqual(r["ten_s"], r["setup_s"] + sum(r["solves_s"]))
+            self.assertIn("--repeat-solve 10", r["command"])
         best = doc["summaries"][0]["best"]
         self.assertIn(best["petsc_one_s"][1], ("petsc-gamg", "petsc-hypre"))
         self.assertIsNotNone(best["ratio_peers_ten_s"])

@@ -67,6 +67,7 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("pc_degree", c.pc_settings.degree);
   w("pc_options", precond::pc_options_text(c.pc_settings));
   w("shift", c.shift);
+  w("repeat_solves", c.repeat_solves);
   const SpinConfig& s = c.spin;
   w("spin.sites", s.sites);
   w("spin.coupling", s.coupling);

@@ -1,9 +1,13 @@
 #include "result_document.hpp"
 
+#include <mpi.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "asyncsolve/par/check.hpp"
 #include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -22,7 +26,48 @@ nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+/// result.repeat_solves: every solve after the one setup (--repeat-solve).
+nlohmann::ordered_json repeats_json(const SolveConfig& c,
+                                    const std::vector<solvers::RepeatedSolve>& repeats) {
+  nlohmann::ordered_json time_s = nlohmann::ordered_json::array();
+  nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
+  nlohmann::ordered_json converged = nlohmann::ordered_json::array();
+  nlohmann::ordered_json true_residual = nlohmann::ordered_json::array();
+  nlohmann::ordered_json change_inf = nlohmann::ordered_json::array();
+  double total_s = 0.0;
+  for (const solvers::RepeatedSolve& r : repeats) {
+    time_s.push_back(r.time_s);
+    iterations.push_back(r.iterations);
+    converged.push_back(r.converged);
+    true_residual.push_back(r.true_residual);
+    change_inf.push_back(r.change_inf);
+    total_s += r.time_s;
+  }
+  nlohmann::ordered_json out;
+  out["requested"] = c.repeat_solves;
+  out["count"] = repeats.size();
+  out["time_s"] = time_s;
+  out["total_time_s"] = total_s;
+  out["iterations"] = iterations;
+  out["converged"] = converged;
+  out["true_residual"] = true_residual;
+  out["change_inf"] = change_inf;
+  return out;
+}
+
 }  // namespace
+
+std::vector<solvers::RepeatedSolve> repeats_over_ranks(
+    const par::Comm& comm, std::vector<solvers::RepeatedSolve> repeats) {
+  std::vector<double> time_s;
+  time_s.reserve(repeats.size());
+  for (const solvers::RepeatedSolve& r : repeats) time_s.push_back(r.time_s);
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, time_s.data(), static_cast<int>(time_s.size()),
+                               MPI_DOUBLE, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  for (std::size_t i = 0; i < repeats.size(); ++i) repeats[i].time_s = time_s[i];
+  return repeats;
+}
 
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,
                                             const std::string& started, const RunEnvironment& env,
@@ -72,6 +117,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"pc_degree", c.pc_settings.degree},
       {"pc_options", precond::pc_options_text(c.pc_settings)},
       {"shift", c.shift},
+      {"repeat_solves", c.repeat_solves},
       {"matrix", c.sparse.matrix_path},
       {"rhs", c.sparse.rhs_path},
       {"x0", c.sparse.x0_path},
@@ -105,6 +151,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"final_sync_iterations", s.final_sync_iterations},
       {"unconfirmed_stops", s.unconfirmed_stops},
       {"injected_s", stats_json(s.injected_s)}};
+  if (!s.repeats.empty()) doc["result"]["repeat_solves"] = repeats_json(c, s.repeats);
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
   doc["phases"] = phases;
@@ -228,6 +275,26 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     }
   }
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
+  if (!s.repeats.empty() && c.repeat_solves > 1) {
+    // --repeat-solve: every solve after the one setup
+    double total = 0.0;
+    double change = 0.0;
+    auto [fewest, most] = std::minmax_element(
+        s.repeats.begin(), s.repeats.end(),
+        [](const auto& a, const auto& b) { return a.iterations < b.iterations; });
+    auto [fastest, slowest] =
+        std::minmax_element(s.repeats.begin(), s.repeats.end(),
+                            [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
+    for (const solvers::RepeatedSolve& r : s.repeats) {
+      total += r.time_s;
+      change = std::max(change, r.change_inf);
+    }
+    line("repeats",
+         fmt::format("{} of {} solves after one setup in {:.3f} s (each {:.3f} to {:.3f} s), "
+                     "{} to {} iterations, max |x - x_1| = {:.3e}",
+                     s.repeats.size(), c.repeat_solves, total, fastest->time_s, slowest->time_s,
+                     fewest->iterations, most->iterations, change));
+  }
   std::string phases;
   for (const auto& [name, stats] : s.phases) {
     if (stats.max == 0.0) continue;

@@ -61,6 +61,9 @@ struct RunSummary {
   precond::PcReport pc;       ///< rank 0's preconditioner report (name empty: none set up)
   par::RankStats pc_setup_s;  ///< the preconditioner's setup time per rank
   long pc_applies_behind_reduction = 0;  ///< rank 0's applies with a reduction in flight
+  /// Krylov methods: every solve after the one setup (--repeat-solve; one
+  /// entry without it), each time_s the maximum over ranks. Empty for Jacobi.
+  std::vector<solvers::RepeatedSolve> repeats;
 };
 
 /// What the solve ran on: problem and decomposition as resolved.
@@ -117,6 +120,11 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
                             const std::string& started, const RunEnvironment& env,
                             const RunProblem& problem, const SolveConfig& config,
                             const RunSummary& summary, const solvers::SolveResult& result);
+
+/// Collective: `repeats` (the same count on every rank) with each solve's
+/// time_s replaced by its maximum over the ranks of `comm`.
+std::vector<solvers::RepeatedSolve> repeats_over_ranks(const par::Comm& comm,
+                                                       std::vector<solvers::RepeatedSolve> repeats);
 
 /// The full result document.
 nlohmann::ordered_json make_result_document(const std::vector<std::string>& command,

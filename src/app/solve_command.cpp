@@ -336,7 +336,10 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
-  check_memory(config, decomposition, solvers::krylov_fields(krylov_method(config.method)));
+  // --repeat-solve keeps x0 and the first solution besides the working set
+  check_memory(
+      config, decomposition,
+      solvers::krylov_fields(krylov_method(config.method)) + (config.repeat_solves > 1 ? 2 : 0));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full
@@ -397,6 +400,7 @@ solvers::KrylovOptions krylov_options(const SolveConfig& config, const par::Comm
   options.test_every = config.test_every;
   options.jacobi = config.pc == Preconditioner::jacobi;
   options.pc = config.pc_settings;
+  options.repeat_solves = config.repeat_solves;
   options.allreduce = config.allreduce->name();
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (faults.is_active()) options.faults = &faults;
@@ -481,6 +485,7 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.pc = result.pc;
   s.pc_setup_s = par::rank_stats(comm, result.pc.setup_s);
   s.pc_applies_behind_reduction = result.pc_applies_behind_reduction;
+  s.repeats = repeats_over_ranks(comm, result.repeats);
 
   return s;
 }
@@ -508,7 +513,12 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
   }
   par::check_mpi(MPI_Bcast(&write_failed, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
   if (write_failed != 0) return core::ExitCode::runtime_failure;
-  return result.converged ? core::ExitCode::success : core::ExitCode::not_converged;
+  // --repeat-solve: every solve must converge
+  const bool all_converged =
+      std::all_of(result.repeats.begin(), result.repeats.end(),
+                  [](const solvers::RepeatedSolve& r) { return r.converged; });
+  return result.converged && all_converged ? core::ExitCode::success
+                                           : core::ExitCode::not_converged;
 }
 
 core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,

@@ -153,6 +153,12 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",
             .applies = krylov});
+  t.number("--repeat-solve", c.repeat_solves, {1, 1e6},
+           {.help = "Krylov: set the operator and the preconditioner up once, then solve N "
+                    "times from the same initial guess, each solve timed (result.repeat_solves "
+                    "in the document; the other results are the first solve's)",
+            .applies = krylov,
+            .sample = "3"});
   t.text("--allreduce", a.allreduce,
          {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
                   "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "

@@ -372,6 +372,9 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
            "expected auto (Jacobi takes no preconditioner)");
     refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), "--method jacobi",
            "expected 0 (the shift applies to the Krylov methods)");
+    refuse(c.repeat_solves != 1, fmt::format("--repeat-solve {}", c.repeat_solves),
+           "--method jacobi",
+           "expected 1 (only the Krylov methods repeat a solve after one setup)");
     c.pc = Preconditioner::none;
   }
   c.variant = parse_one_of<Variant>("--variant", a.variant);

@@ -113,7 +113,10 @@ struct SolveConfig {
   /// --pc and --pc-option as the precond layer takes them (kind mirrors pc;
   /// chebyshev's degree; the validated name=value pairs).
   precond::PcSettings pc_settings;
-  double shift = 0.0;   ///< solve (A + shift I) x = b
+  double shift = 0.0;  ///< solve (A + shift I) x = b
+  /// --repeat-solve: Krylov solves after one setup of the operator and the
+  /// preconditioner, each from the same x0 and timed (1: one solve).
+  int repeat_solves = 1;
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
 };

@@ -3,12 +3,15 @@
 // KrylovContext (krylov_context.hpp), which does what every method shares.
 #include "asyncsolve/solvers/krylov.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
@@ -60,23 +63,85 @@ bool is_general(const precond::PcSettings& pc) {
   return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
 }
 
-/// Collective: sets the preconditioner up (when options.pc is general),
-/// runs `loop`, frees the preconditioner; its report goes into the result.
+/// Local: copies every value of `from` (halo included) into `to`, laid out alike.
+void copy_all(const Field& from, Field& to) {
+  const auto src = from.storage();
+  const auto dst = to.storage();
+  if (src.size() != dst.size()) throw std::logic_error("copy_all: vectors laid out differently");
+  std::copy(src.begin(), src.end(), dst.begin());
+}
+
+/// Local: max |x - y| over the owned unknowns of two vectors laid out alike.
+double max_abs_difference(const Field& x, const Field& y) {
+  const grid::Int3& n = x.interior();
+  double out = 0.0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) out = std::max(out, std::abs(x(i, j, k) - y(i, j, k)));
+  return out;
+}
+
+/// One solve as SolveResult::repeats lists it.
+RepeatedSolve repeated(const SolveResult& r) {
+  RepeatedSolve out;
+  out.time_s = r.time_s;
+  out.iterations = r.iterations;
+  out.converged = r.converged;
+  out.reason = r.reason;
+  out.true_residual = r.true_residual;
+  return out;
+}
+
+/// Collective: sets the preconditioner up (when options.pc is general)
+/// once, runs `loop` options.repeat_solves times from the same x0 (x reset
+/// before each solve; the last solution stays in x), frees the
+/// preconditioner. The result is the first solve's, its report included,
+/// with every solve in `repeats`.
 SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
                       const KrylovOptions& options, detail::KrylovLoop loop) {
+  if (options.repeat_solves < 1) {
+    throw core::InputError(
+        fmt::format("--repeat-solve {}: expected at least 1 solve", options.repeat_solves));
+  }
   std::unique_ptr<precond::Preconditioner> pc;
-  detail::KrylovContext k(a, x, b, options);
+  double setup_s = 0.0;
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
     pc = precond::make_preconditioner(options.pc, a);
-    k.add_setup_time(core::now_s() - t0);
+    setup_s = core::now_s() - t0;
+  }
+  const bool repeating = options.repeat_solves > 1;
+  Field x0;     // the initial guess, restored before every solve after the first
+  Field first;  // the first solve's solution, against which the others are measured
+  std::unique_ptr<collectives::Allreduce> reduction;
+  if (repeating) {
+    x0 = a.make_vector();
+    copy_all(x, x0);
+    reduction = collectives::make_allreduce("mpi", a.comm());
+  }
+  SolveResult result;
+  for (int solve = 0; solve < options.repeat_solves; ++solve) {
+    if (solve > 0) copy_all(x0, x);
+    detail::KrylovContext k(a, x, b, options);
     k.set_preconditioner(pc.get());
+    if (solve == 0) k.add_setup_time(setup_s);
+    SolveResult r = k.run(loop);
+    RepeatedSolve one = repeated(r);
+    if (solve == 0) {
+      if (pc) r.pc = pc->report();
+      result = std::move(r);
+      if (repeating) {
+        first = a.make_vector();
+        copy_all(x, first);
+      }
+    } else {
+      // max |x - x_1| (one blocking reduction, outside the solves' times)
+      one.change_inf = reduction->max(max_abs_difference(x, first));
+    }
+    result.repeats.push_back(std::move(one));
+    if (!result.repeats.back().converged) break;
   }
-  SolveResult result = k.run(loop);
-  if (pc) {
-    result.pc = pc->report();
-    pc->free();
-  }
+  if (pc) pc->free();
   return result;
 }
 

@@ -36,7 +36,8 @@ class Help(unittest.TestCase):
                        "--variant", "--transport", "--halo", "--allreduce", "--progress",
                        "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
                        "--monitor", "--monitor-every", "--json", "--test-every", "--pc",
-                       "--shift", "--threads", "--hybrid", "--idle", "--max-time"]:
+                       "--shift", "--threads", "--hybrid", "--idle", "--max-time",
+                       "--repeat-solve"]:
             self.assertIn(option, out)
         self.assertIn("1e-4 for jacobi, 1e-6 for the Krylov methods", out)
         for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
@@ -156,6 +157,17 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--problem", "laplace27"], "--problem laplace27 with --method jacobi")
         self.check(["solve", "--shift", "1"], "--shift 1")
         self.check(["solve", "--method", "pcg2", "--shift", "-7", "--local", "4,4,4"], "--shift -7")
+
+    def test_repeat_solve(self):
+        self.check(["solve", "--method", "jacobi", "--repeat-solve", "2"],
+                   "--repeat-solve 2 with --method jacobi")
+        self.check(["solve", "--method", "pcg1", "--repeat-solve", "0"], "--repeat-solve 0")
+        self.check(["solve", "--method", "pcg1", "--repeat-solve", "1000001"],
+                   "--repeat-solve 1000001")
+        self.check(["solve", "--method", "pcg1", "--repeat-solve", "-3"], "--repeat-solve -3")
+        self.check(["solve", "--method", "cg", "--repeat-solve", "2.5"], "--repeat-solve 2.5")
+        self.check(["solve", "--method", "lanczos", "--problem", "tfim", "--repeat-solve", "4"],
+                   "--repeat-solve 4")
 
     def test_unwritable_json_leaves_no_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -427,6 +439,46 @@ class Solve(unittest.TestCase):
             self.assertIn(f"{method} (pc ", out)
         for method in ["pcg1", "pcg2", "pcg-overlap"]:
             self.assertLessEqual(abs(iterations[method] - iterations["cg"]), 1)
+
+    def test_repeat_solve_documents(self):
+        # every Krylov method, structured and assembled: N solves after one setup,
+        # each the first one's iterations and solution; the other fields stay the
+        # first solve's
+        for ranks in (1, 2, 3):
+            for method, extra in (("cg", []), ("pcg1", ["--pc", "chebyshev"]),
+                                  ("pipecg", ["--assemble"])):
+                doc, out = self.solve(["--problem", "ones", "--global", "10,9,8", "--method",
+                                       method, "--repeat-solve", "3"] + extra, ranks)
+                r = doc["result"]
+                rs = r["repeat_solves"]
+                self.assertEqual(doc["method"]["repeat_solves"], 3)
+                self.assertEqual((rs["requested"], rs["count"]), (3, 3))
+                self.assertEqual(rs["iterations"], [r["iterations"]["max"]] * 3)
+                self.assertEqual(rs["converged"], [True] * 3)
+                self.assertEqual(rs["change_inf"], [0.0] * 3)
+                self.assertEqual(rs["true_residual"], [r["true_residual"]] * 3)
+                self.assertEqual(rs["time_s"][0], r["time_s"])
+                self.assertAlmostEqual(rs["total_time_s"], sum(rs["time_s"]))
+                self.assertEqual(len(doc["history"]), r["iterations"]["max"] + 1)
+                self.assertIn("3 of 3 solves after one setup", out)
+        # without it: one solve, listed
+        doc, out = self.solve(["--problem", "ones", "--global", "8,8,8", "--method", "pcg1"], 2)
+        rs = doc["result"]["repeat_solves"]
+        self.assertEqual((rs["requested"], rs["count"]), (1, 1))
+        self.assertEqual(rs["time_s"], [doc["result"]["time_s"]])
+        self.assertNotIn("repeats", out)
+        # Jacobi has none
+        doc, _ = self.solve(["--local", "6,6,6"], 1)
+        self.assertNotIn("repeat_solves", doc["result"])
+        self.assertEqual(doc["method"]["repeat_solves"], 1)
+
+    def test_repeat_solve_stops_at_a_failed_solve(self):
+        doc, out = self.solve(["--problem", "ones", "--global", "10,10,10", "--method", "pcg1",
+                               "--max-iters", "3", "--repeat-solve", "4"], 2, expect_code=3)
+        rs = doc["result"]["repeat_solves"]
+        self.assertEqual((rs["requested"], rs["count"]), (4, 1))
+        self.assertEqual(rs["converged"], [False])
+        self.assertIn("1 of 4 solves", out)
 
     def test_laplace27_per_rank_size(self):
         doc, _ = self.solve(["--problem", "laplace27", "--local", "6,5,4", "--method",

@@ -3,7 +3,9 @@
 // and on the assembled CSR matrix: each reaches the tolerance with the true
 // residual; the stencil and the assembled matrix give BoomerAMG the same
 // rows (the same iteration count); pcg-overlap and pipecg keep a reduction
-// in flight behind every apply of the loop, pcg1 and pcg2 behind none.
+// in flight behind every apply of the loop, pcg1 and pcg2 behind none;
+// N solves after one setup (--repeat-solve) take the iterations of one
+// solve and reach its solution, bit for bit, every time.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -41,6 +43,7 @@ solvers::KrylovOptions options_for(const Case& c) {
   o.test_every = 2;
   o.allreduce = c.method == "pcg-overlap" || c.method == "pipecg" ? "impi" : "mpi";
   precond::parse_pc(c.pc, o.pc);
+  o.jacobi = o.pc.kind == precond::PcKind::jacobi;  // pipecg's Jacobi (--pc jacobi)
   return o;
 }
 
@@ -54,17 +57,30 @@ grid::DecompositionSpec spec_of(const std::string& problem) {
   return s;
 }
 
-/// Collective: solves case `c`.
-solvers::SolveResult solve(const Case& c) {
+/// This rank's unknowns of `x` (interior points, x fastest).
+std::vector<double> owned(const grid::Field& x) {
+  std::vector<double> out;
+  const Int3& n = x.interior();
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) out.push_back(x(i, j, k));
+  return out;
+}
+
+/// Collective: solves case `c` `repeat_solves` times after one setup;
+/// the last solution's owned unknowns go to `x` when it is given.
+solvers::SolveResult solve(const Case& c, int repeat_solves = 1, std::vector<double>* x = nullptr) {
   auto problem = grid::make_problem(c.problem, {});
   grid::Decomposition d = grid::Decomposition::create(world(), spec_of(c.problem));
-  const solvers::KrylovOptions o = options_for(c);
+  solvers::KrylovOptions o = options_for(c);
+  o.repeat_solves = repeat_solves;
   solvers::SolveResult result;
   if (c.assembled) {
     solvers::AssembledSystem a = solvers::assemble(*problem, d, 0.0);
     solvers::CsrSystem csr = solvers::make_csr_system(a.matrix, a.b, a.x0);
     auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, a.matrix);
     result = solvers::krylov_solve(csr, a.matrix, *halo, o);
+    if (x != nullptr) *x = owned(csr.x);
     halo->close();
     halo.reset();
     a.matrix.free();
@@ -75,6 +91,7 @@ solvers::SolveResult solve(const Case& c) {
                           : comm::Neighbourhood::faces;
     auto halo = comm::make_halo_exchange("waitall", d, system.x, hood);
     result = solvers::krylov_solve(system, d, *halo, o);
+    if (x != nullptr) *x = owned(system.x);
     halo->close();
   }
   d.free();
@@ -160,6 +177,65 @@ TEST(BoomerAmg, StencilAndAssembledAgree) {
     const solvers::SolveResult a = solve({problem, true, "pcg1", "boomeramg"});
     EXPECT_EQ(s.iterations, a.iterations) << problem;
   }
+}
+
+// --repeat-solve: the operator and the preconditioner set up once, then N
+// solves from the same x0: each takes the iterations of a single solve and
+// reaches its solution bit for bit (the same arithmetic in the same order);
+// the result's other fields are the first solve's.
+class Repeated : public testing::TestWithParam<Case> {};
+
+TEST_P(Repeated, EverySolveIsTheSingleSolve) {
+  const Case& c = GetParam();
+  constexpr int solves = 3;
+  std::vector<double> x_once;
+  std::vector<double> x_last;
+  const solvers::SolveResult once = solve(c, 1, &x_once);
+  const solvers::SolveResult many = solve(c, solves, &x_last);
+  ASSERT_TRUE(once.converged) << once.reason << " " << once.detail;
+  ASSERT_EQ(once.repeats.size(), 1U);
+  EXPECT_EQ(once.repeats[0].iterations, once.iterations);
+  EXPECT_EQ(once.repeats[0].time_s, once.time_s);
+  ASSERT_EQ(many.repeats.size(), static_cast<std::size_t>(solves));
+  EXPECT_TRUE(many.converged);
+  EXPECT_EQ(many.iterations, once.iterations);
+  EXPECT_EQ(many.history.size(), once.history.size());  // the first solve's
+  EXPECT_EQ(many.repeats[0].time_s, many.time_s);
+  for (const solvers::RepeatedSolve& r : many.repeats) {
+    EXPECT_TRUE(r.converged) << r.reason;
+    EXPECT_EQ(r.reason, "tolerance");
+    EXPECT_EQ(r.iterations, once.iterations);
+    EXPECT_EQ(r.true_residual, once.true_residual);
+    EXPECT_EQ(r.change_inf, 0.0);  // the same solution as the first solve
+    EXPECT_GT(r.time_s, 0.0);
+  }
+  // the last solve's solution is the single solve's, bit for bit
+  EXPECT_EQ(x_last, x_once);
+  if (c.pc != "jacobi") {
+    // set up once: the report (applies, setup) is the first solve's
+    EXPECT_EQ(many.pc.applies, once.pc.applies);
+    EXPECT_EQ(many.pc.matvecs, once.pc.matvecs);
+  }
+}
+
+std::vector<Case> repeated_cases() {
+  std::vector<std::string> p{"jacobi", "chebyshev"};
+  if (precond::boomeramg_available()) p.emplace_back("boomeramg");
+  std::vector<Case> all;
+  for (const std::string& pc : p)
+    for (const std::string method : {"pcg1", "pcg2", "pcg-overlap", "pipecg"}) {
+      all.push_back({"ones", false, method, pc});
+      all.push_back({"ones", true, method, pc});
+    }
+  all.push_back({"laplace27", false, "pcg1", "chebyshev"});
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Repeated, testing::ValuesIn(repeated_cases()), case_name);
+
+// --repeat-solve below 1 is refused.
+TEST(Repeated, NoSolveIsRefused) {
+  EXPECT_THROW(solve({"ones", false, "pcg1", "jacobi"}, 0), core::InputError);
 }
 
 // cg takes no preconditioner.

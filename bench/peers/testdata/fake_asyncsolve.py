@@ -5,6 +5,7 @@ Accepts the command line run_peers.py gives asyncsolve, and on rank 0 (Open
 MPI's OMPI_COMM_WORLD_RANK, or alone) writes asyncsolve_result_sample.json
 beside this file to --json, with the problem, method and command filled in.
 The numbers are the sample's, not a solve: they test the plumbing only.
+With --repeat-solve N, result.repeat_solves lists N solves, each the sample's.
 FAKE_ASYNCSOLVE_EXIT=N makes it exit N without writing (a failed run).
 """
 import json
@@ -30,6 +31,14 @@ def main(argv):
     doc["command"] = ["asyncsolve"] + argv
     doc["problem"]["name"] = options.get("--problem", "ones")
     doc["method"]["name"] = options.get("--method", "cg")
+    solves = int(options.get("--repeat-solve", "1"))
+    r = doc["result"]
+    r["repeat_solves"] = {"requested": solves, "count": solves, "time_s": [r["time_s"]] * solves,
+                          "total_time_s": r["time_s"] * solves,
+                          "iterations": [r["iterations"]["max"]] * solves,
+                          "converged": [r["converged"]] * solves,
+                          "true_residual": [r["true_residual"]] * solves,
+                          "change_inf": [0.0] * solves}
     tmp = options["--json"] + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f)

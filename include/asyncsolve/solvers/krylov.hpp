@@ -110,6 +110,13 @@ struct KrylovOptions {
   /// master thread. Phases: halo_start / halo_wait / matvec_interior /
   /// matvec_boundary are the master's HybridTimes.
   comm::HybridStencil* hybrid = nullptr;
+  /// Solves after one setup (--repeat-solve, 1 to 1e6): the operator and
+  /// the preconditioner are set up once, then the method runs this many
+  /// times from the same x0 and b (x is reset before each). The result
+  /// describes the first solve and lists every solve in SolveResult::repeats;
+  /// x holds the last solve's solution. A solve that does not converge ends
+  /// the repetition. Needs two more vectors (x0 and the first solution).
+  int repeat_solves = 1;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers

@@ -20,6 +20,19 @@ struct HistoryPoint {
   int thread = 0;             ///< OpenMP Jacobi: the thread that made the check (0 elsewhere)
 };
 
+/// One solve of a run that repeats the solve after one setup (--repeat-solve),
+/// as seen by one rank.
+struct RepeatedSolve {
+  double time_s = 0;         ///< wall time of this solve on this rank
+  long iterations = 0;       ///< its iterations
+  bool converged = false;    ///< its outcome (the true residual met the tolerance)
+  std::string reason;        ///< as SolveResult::reason
+  double true_residual = 0;  ///< ||b - A x|| / ||b|| after it (global)
+  /// max |x - x_1| over every owned unknown (global): how far this solve's
+  /// solution is from the first solve's (0 for the first)
+  double change_inf = 0;
+};
+
 /// The outcome of a solve on this rank. Values that are global (residuals,
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
@@ -57,6 +70,10 @@ struct SolveResult {
   /// Preconditioner applies made while a reduction was in flight (started,
   /// not yet waited for): pcg-overlap's iprod, pipecg's three dots.
   long pc_applies_behind_reduction = 0;
+  /// Krylov methods: every solve run after the one setup, the first
+  /// included (one entry unless KrylovOptions::repeat_solves > 1). The other
+  /// fields describe the first solve.
+  std::vector<RepeatedSolve> repeats;
 };
 
 }  // namespace asyncsolve::solvers
