@@ -353,9 +353,9 @@ def findings(verdicts: list[claims.Verdict], sections: list[Section]) -> list[Fi
 
 def findings_markdown(rows: list[Finding]) -> str:
     out = ["## Findings", "",
-           "Each claim of the papers that the suite checks, and its verdict on these results "
-           "(this machine's figure: the statistic over the successful repeats, min–max in "
-           "brackets, n = repeats with a value).", "",
+           ("Each claim of the papers that the suite checks, and its verdict on these results "
+            "(this machine's figure: the statistic over the successful repeats, min–max in "
+            "brackets, n = repeats with a value)."), "",
            "| " + " | ".join(FINDINGS_COLUMNS) + " |",
            "|" + "|".join("---" for _ in FINDINGS_COLUMNS) + "|"]
     for f in rows:
