@@ -158,12 +158,15 @@ def sim_help_launcher(suite) -> list[str] | None:
 
 
 def _report(results: Path, out, console, quiet: bool) -> int:
-    from .report import print_tables, summary_tables, write_report
-    md, page, _, sections = write_report(results, out)
+    from .claims import evaluate_all
+    from .report import print_tables, print_verdicts, summary_tables, write_report
+    md, page, res, sections = write_report(results, out)
     if not quiet:
         print_tables(summary_tables(sections), console)
     console.print(f"report: {page}", soft_wrap=True)
     console.print(f"markdown: {md}", soft_wrap=True)
+    if not quiet:
+        print_verdicts(evaluate_all(res), console)
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from . import LabError, __version__, plots
+from . import LabError, __version__, claims, plots
 from . import results as rs
 from .results import Group, Results, Spread, groups, load_results, phase_medians, varying_keys
 
@@ -311,6 +311,62 @@ def build_sections(res: Results, plot_dir: Path | None) -> list[Section]:
     return sections
 
 
+@dataclass
+class Finding:
+    """A row of the Findings table: a claim's verdict in one regime."""
+
+    claim: str
+    paper: str  #: "000 §6.1"
+    paper_figure: str
+    check: str  #: the check in words
+    where: str  #: regime and ranks
+    figure: str  #: this machine's figure: median (spread) of each side, the ratio
+    verdict: str
+    reason: str
+    experiment: str  #: the section's anchor
+    plot: str  #: the plot's file name ("" when the experiment drew none)
+
+
+FINDINGS_COLUMNS = ["claim", "paper", "paper's figure", "check", "this machine", "verdict",
+                    "plot"]
+
+
+def findings(verdicts: list[claims.Verdict], sections: list[Section]) -> list[Finding]:
+    """The Findings table's rows, in the suite's claim order."""
+    figures = {s.name: [name for _, name, _ in s.figures if name] for s in sections}
+    out = []
+    for v in verdicts:
+        c = v.claim
+        names = figures.get(c.experiment, [])
+        plot = names[0] if names else ""
+        if c.plot is not None:
+            plot = next((n for n in names if n.startswith(f"{c.experiment}-{c.plot - 1}-")),
+                        plot)
+        ranks = c.compare.ranks
+        out.append(Finding(claim=c.text, paper=f"{c.paper} {c.section}".strip(),
+                           paper_figure=c.paper_figure or "–", check=c.check_text(),
+                           where=f"{v.regime}, {ranks} rank{'s' if ranks != 1 else ''}",
+                           figure=v.figure_text(), verdict=v.verdict, reason=v.reason,
+                           experiment=c.experiment, plot=plot))
+    return out
+
+
+def findings_markdown(rows: list[Finding]) -> str:
+    out = ["## Findings", "",
+           ("Each claim of the papers that the suite checks, and its verdict on these results "
+            "(this machine's figure: the statistic over the successful repeats, min–max in "
+            "brackets, n = repeats with a value)."), "",
+           "| " + " | ".join(FINDINGS_COLUMNS) + " |",
+           "|" + "|".join("---" for _ in FINDINGS_COLUMNS) + "|"]
+    for f in rows:
+        verdict = f"**{f.verdict}**" + (f": {f.reason}" if f.reason else "")
+        plot = f"[plot](plots/{f.plot})" if f.plot else f"[section](#{f.experiment})"
+        cells = [f.claim, f.paper, f.paper_figure, f.check, f"{f.where}: {f.figure}", verdict,
+                 plot]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(out)
+
+
 def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
     out = [f"# asyncsolve-lab report: {meta['suite']}", ""]
     if meta["description"]:
@@ -318,6 +374,8 @@ def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
     out += [(f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
              f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
              f"asyncsolve-lab {__version__}."), ""]
+    if meta["findings"]:
+        out += [findings_markdown(meta["findings"]), ""]
     for s in sections:
         out += [f"## {s.title}", "", f"Experiment `{s.name}`: {s.counts}.", ""]
         if s.notes:
@@ -362,6 +420,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
     sections += stencil2d_comparison(res, plot_dir)
     n_ok = sum(r.ok for r in res.records)
     meta = {"suite": res.name, "description": res.description,
+            "findings": findings(claims.evaluate_all(res), sections),
             "runs": len(res.records), "ok": n_ok, "failed": len(res.records) - n_ok,
             "environment": _environment(res),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
@@ -381,6 +440,15 @@ def _write_text(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as err:
         raise LabError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+def print_verdicts(verdicts: list[claims.Verdict], console) -> None:
+    """The verdicts as plain sentences (the end of `make demo`)."""
+    if not verdicts:
+        return
+    console.print("Findings (the papers' claims on this machine):", style="bold")
+    for v in verdicts:
+        console.print(f"- {v.sentence()}", soft_wrap=True, markup=False, highlight=False)
 
 
 def summary_tables(sections: list[Section]) -> list[Table]:

@@ -741,3 +741,126 @@ def stencil2d_spreads(records: list[Record], quantity: str = "iteration_us"
     keys = sorted(values, key=lambda k: (order.index(k[1]) if k[1] in order else len(order),
                                          list(values).index(k)))
     return {k: Spread.of(values[k]) for k in keys}
+
+
+# --------------------------------------------------------------------------
+# Metrics of claims (claims.py): one number per document, named in a suite's
+# [[claim]] tables. A metric of a document with several records (a
+# benchmark's algorithms and sizes, Stencil2D's variants) picks its record
+# by the claim's selector: `fields` are the record keys it may name (as the
+# suite writes them), and exactly one record must match.
+
+@dataclass(frozen=True)
+class Metric:
+    """A quantity a claim compares: `value(doc, where)` is the number, or
+    None where the document lacks it; AmbiguousRecord when `where` selects
+    more than one record of the document."""
+
+    name: str
+    label: str  #: what it is, with its unit, for the Findings table
+    fields: tuple[str, ...] = ()  #: record keys a selector may name
+    extract: Callable[[dict, dict], float | None] | None = None
+
+    def value(self, doc: dict, where: dict) -> float | None:
+        return self.extract(doc, {k: v for k, v in where.items() if k in self.fields})
+
+
+class AmbiguousRecord(LabError):
+    """A claim's selector matches several records of one document."""
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as a suite means it: numbers by value, bools and strings exactly."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return str(a) == str(b)
+
+
+def _one(entries: list[dict], where: dict, quantity: Callable[[dict], float | None]
+         ) -> float | None:
+    hits = [e for e in entries if all(_same(e.get(k), v) for k, v in where.items())]
+    if len(hits) > 1:
+        shown = ", ".join(f"{k}={v}" for k, v in where.items()) or "no record fields"
+        raise AmbiguousRecord(f"{shown} matches {len(hits)} records of one document")
+    return quantity(hits[0]) if hits else None
+
+
+def _solve_metric(fn: Callable[[dict], float | None]) -> Callable[[dict, dict], float | None]:
+    return lambda doc, _where: fn(doc)
+
+
+def _stencil2d(quantity: str) -> Callable[[dict, dict], float | None]:
+    def value(doc: dict, where: dict) -> float | None:
+        entries = [{"model": p.model, "variant": p.variant, "radius": p.radius, "local": p.local,
+                    "value": getattr(p, quantity)} for p in stencil2d_points(doc)]
+        return _one(entries, where, lambda e: e["value"])
+    return value
+
+
+def _allreduce(section: Callable[[dict], list[AllreducePoint]]
+               ) -> Callable[[dict, dict], float | None]:
+    def value(doc: dict, where: dict) -> float | None:
+        entries = [{"algorithm": p.algorithm, "bytes": p.size_bytes, "value": p.median}
+                   for p in section(doc)]
+        return _one(entries, where, lambda e: e["value"])
+    return value
+
+
+def _noise(doc: dict, where: dict) -> float | None:
+    entries = [{"method": p.method, "allreduce": p.allreduce, "noise-us": p.noise_us,
+                "noise-hz": p.noise_hz, "value": p.slowdown} for p in allreduce_noise(doc)]
+    return _one(entries, where, lambda e: e["value"])
+
+
+def _mvm_epsilon_max(doc: dict, _where: dict) -> float | None:
+    values = [r.epsilon_funneled for r in mvm_records(doc) if r.epsilon_funneled is not None]
+    return max(values) if values else None
+
+
+def _fit_epsilon_at_best(doc: dict) -> float | None:
+    fit = model_fit(doc)
+    return fit.epsilon_at_best if fit else None
+
+
+def _phase(name: str) -> Callable[[dict, dict], float | None]:
+    return lambda doc, _where: phases(doc, "max").get(name)
+
+
+#: Metrics by name; "phase:NAME" (a phase's time, maximum over ranks) is made on demand.
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("time", "time to solution (s)", extract=_solve_metric(time_s)),
+    Metric("iterations", "iterations (mean over ranks)",
+           extract=_solve_metric(partial(iterations, which="mean"))),
+    Metric("iterations_max", "iterations (max over ranks)",
+           extract=_solve_metric(partial(iterations, which="max"))),
+    Metric("time_per_iteration", "time per iteration (s)",
+           extract=_solve_metric(time_per_iteration)),
+    Metric("rate", "iterations/s (mean rank)", extract=_solve_metric(rate)),
+    Metric("true_residual", "true residual", extract=_solve_metric(true_residual)),
+    Metric("stencil2d.iteration_us", "Stencil2D µs per iteration",
+           ("model", "variant", "radius", "local"), _stencil2d("iteration_us")),
+    Metric("stencil2d.exchange_us", "Stencil2D halo exchange µs per iteration",
+           ("model", "variant", "radius", "local"), _stencil2d("exchange_us")),
+    Metric("allreduce.latency_us", "allreduce latency (µs)", ("algorithm", "bytes"),
+           _allreduce(allreduce_latency)),
+    Metric("allreduce.overlap_pct", "allreduce overlap (%)", ("algorithm", "bytes"),
+           _allreduce(allreduce_overlap)),
+    Metric("noise.slowdown", "slowdown under noise (time / quiet time)",
+           ("method", "allreduce", "noise-us", "noise-hz"), _noise),
+    Metric("mvm.epsilon_funneled_max", "largest ε = T_masteronly / T_funneled of the sweep",
+           extract=_mvm_epsilon_max),
+    Metric("beff.pure_over_hybrid", "b_eff pure MPI / hybrid masteronly",
+           extract=lambda doc, _w: beff_summary(doc).pure_over_hybrid),
+    Metric("fit.epsilon_at_best", "ε of eq. 14 at its best n_k^loc",
+           extract=lambda doc, _w: _fit_epsilon_at_best(doc)),
+)}
+
+
+def metric(name: str) -> Metric | None:
+    """The metric called `name` (None for an unknown one)."""
+    if name.startswith("phase:") and len(name) > len("phase:"):
+        phase = name.removeprefix("phase:")
+        return Metric(name, f"phase {phase} (s, max over ranks)", extract=_phase(phase))
+    return METRICS.get(name)

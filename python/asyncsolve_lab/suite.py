@@ -195,6 +195,7 @@ class Suite:
     experiments: list[Experiment]
     locator: KeyLocator
     platforms: dict[str, simulation.Platform] = field(default_factory=dict)  # sim regimes
+    claims: list = field(default_factory=list)  # claims.Claim, in suite order
 
     @property
     def simulated(self) -> bool:
@@ -213,21 +214,12 @@ class Suite:
         return {"schema": SUITE_SCHEMA, "name": self.name, "description": self.description,
                 "file": str(self.path), "timeout_s": self.timeout_s, "repeats": self.repeats,
                 "regimes": self.regimes,
-                "experiments": [e.to_json() for e in self.experiments]}
+                "experiments": [e.to_json() for e in self.experiments],
+                "claims": [c.to_json() for c in self.claims]}
 
     def runs(self) -> list[RunSpec]:
         """Every run, repeats interleaved: all configurations once, then again (A B A B)."""
-        configs: list[tuple[Experiment, dict]] = []
-        for exp in self.experiments:
-            keys = list(exp.matrix)
-            for regime in exp.regimes:
-                for ranks in exp.ranks:
-                    for values in itertools.product(*(exp.matrix[k] for k in keys)):
-                        config = dict(zip(keys, values, strict=True))
-                        where = {"ranks": ranks, "regime": regime, **config}
-                        if any(all(where.get(k) == v for k, v in ex.items()) for ex in exp.exclude):
-                            continue
-                        configs.append((exp, {"regime": regime, "ranks": ranks, **config}))
+        configs = _configurations(self.experiments)
         runs = []
         top = max((e.repeats for e in self.experiments), default=0)
         for repeat in range(top):
@@ -237,6 +229,23 @@ class Suite:
                     runs[-1].order = order
                     runs[-1].platform = self.platforms.get(c["regime"])
         return runs
+
+
+def _configurations(experiments: list[Experiment]) -> list[tuple[Experiment, dict]]:
+    """Every configuration the experiments run ({"regime", "ranks", **matrix
+    values}), exclusions applied, in suite order."""
+    configs: list[tuple[Experiment, dict]] = []
+    for exp in experiments:
+        keys = list(exp.matrix)
+        for regime in exp.regimes:
+            for ranks in exp.ranks:
+                for values in itertools.product(*(exp.matrix[k] for k in keys)):
+                    config = dict(zip(keys, values, strict=True))
+                    where = {"ranks": ranks, "regime": regime, **config}
+                    if any(all(where.get(k) == v for k, v in ex.items()) for ex in exp.exclude):
+                        continue
+                    configs.append((exp, {"regime": regime, "ranks": ranks, **config}))
+    return configs
 
 
 def _slug(value: object) -> str:
@@ -364,7 +373,8 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
         raise SuiteError(f"{path}: not a suite: arrays or tables nested too deeply") from None
     locator = KeyLocator(text)
     ck = _Checker(path, locator)
-    ck.keys(data, {"suite": 1, "experiment": 1}, (), "the suite file", required=("suite",))
+    ck.keys(data, {"suite": 1, "experiment": 1, "claim": 1}, (), "the suite file",
+            required=("suite",))
     head = data["suite"]
     if not isinstance(head, dict):
         raise ck.fail(("suite",), "'suite' must be a table ([suite])")
@@ -410,9 +420,16 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
                     raise ck.fail(("experiment", exp.index, table, key),
                                   f"{v} must name an earlier experiment of this suite")
     _check_simulated(ck, experiments, platforms)
+    claims = []
+    if "claim" in data:
+        from .claims import parse_claims
+        configs: dict[str, list[dict]] = {e.name: [] for e in experiments}
+        for exp, c in _configurations(experiments):
+            configs[exp.name].append(c)
+        claims = parse_claims(ck, data["claim"], experiments, configs)
     return Suite(path=path, text=text, name=name, description=head.get("description", ""),
                  timeout_s=timeout, repeats=repeats, regimes=regimes, results=results,
-                 experiments=experiments, locator=locator, platforms=platforms)
+                 experiments=experiments, locator=locator, platforms=platforms, claims=claims)
 
 
 def _regimes(ck: _Checker, value, keypath: tuple,
