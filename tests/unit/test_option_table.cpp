@@ -199,6 +199,7 @@ TEST(OptionTable, OptionsThatDoNothingAreRefused) {
       {"--pc", {"solve", "--pc", "jacobi"}},
       {"--pc-option", {"solve", "--pc-option", "lanczos_steps=20"}},
       {"--shift", {"solve", "--shift", "1"}},
+      {"--repeat-solve", {"solve", "--repeat-solve", "2"}},
       {"--allreduce", {"solve", "--transport", "omp", "--allreduce", "impi"}},
       {"--max-in-flight", {"solve", "--max-in-flight", "7"}},
       {"--max-in-flight", {"solve", "--method", "cg", "--max-in-flight", "7"}},
