@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "peer_common.h"
+#include "peer_petsc.h"
 
 /* A = the problem's stencil matrix, b its right-hand side, both on da. */
 static PetscErrorCode assemble(DM da, const PeerOptions* o, Mat* A, Vec* b) {
@@ -170,17 +171,8 @@ static PetscErrorCode run(const PeerOptions* o, int ranks, int* exit_code) {
   int* solve_its;
   int all_converged = 1;
   peer_alloc_solves(o->repeat_solve, &solve_time_s, &solve_its);
-  for (int s = 0; s < o->repeat_solve; ++s) {
-    PetscCall(VecSet(x, 0.0));
-    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-    const double t0 = MPI_Wtime();
-    PetscCall(KSPSolve(ksp, b, x));
-    solve_time_s[s] = peer_max_over_ranks(MPI_Wtime() - t0, PETSC_COMM_WORLD);
-    PetscCall(KSPGetIterationNumber(ksp, &its));
-    PetscCall(KSPGetConvergedReason(ksp, &reason));
-    solve_its[s] = (int)its;
-    if (reason <= 0) all_converged = 0;
-  }
+  PetscCall(peer_ksp_timed_solves(ksp, b, x, o->repeat_solve, solve_time_s, solve_its,
+                                  &all_converged, &reason));
   const double time_s = solve_time_s[0];
   its = solve_its[0];
   PetscCall(KSPGetType(ksp, &ksp_type));

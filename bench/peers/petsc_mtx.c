@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "peer_common.h"
+#include "peer_petsc.h"
 
 enum { EXIT_BAD_INPUT = 2, EXIT_NOT_CONVERGED = 3, EXIT_PETSC = 4 };
 
@@ -108,11 +109,6 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   return 0;
 }
 
-static double max_over_ranks(double v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
-  return v;
-}
-
 static PetscErrorCode run(const Options* o, int* exit_code) {
   Mat A;
   Vec x, b, r;
@@ -149,12 +145,12 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(VecGetArray(x, &xx));
     for (PetscInt i = lo; i < hi; ++i) xx[i - lo] = 1.0 + (double)(i % 7);
     PetscCall(VecRestoreArray(x, &xx));
-    const double setup_s = max_over_ranks(MPI_Wtime() - setup_t0);
+    const double setup_s = peer_max_over_ranks(MPI_Wtime() - setup_t0, PETSC_COMM_WORLD);
     for (int w = 0; w < o->warmup; ++w) PetscCall(MatMult(A, x, b));
     PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
     const double t0 = MPI_Wtime();
     for (int it = 0; it < o->iterations; ++it) PetscCall(MatMult(A, x, b));
-    time_s = max_over_ranks(MPI_Wtime() - t0);
+    time_s = peer_max_over_ranks(MPI_Wtime() - t0, PETSC_COMM_WORLD);
     its = o->iterations;
     if (rank == 0) {
       printf(
@@ -189,24 +185,14 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
     PetscCall(KSPSetFromOptions(ksp));
     PetscCall(KSPSetUp(ksp));
-    const double setup_s = max_over_ranks(MPI_Wtime() - setup_t0);
+    const double setup_s = peer_max_over_ranks(MPI_Wtime() - setup_t0, PETSC_COMM_WORLD);
     /* The timed solves (--repeat-solve, after the one KSPSetUp; the
        preconditioner is not set up again): x0 = 0 each time. */
     double* solve_time_s;
     int* solve_its;
     peer_alloc_solves(o->repeat_solve, &solve_time_s, &solve_its);
-    converged = 1;
-    for (int s = 0; s < o->repeat_solve; ++s) {
-      PetscCall(VecSet(x, 0.0));
-      PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-      const double t0 = MPI_Wtime();
-      PetscCall(KSPSolve(ksp, b, x));
-      solve_time_s[s] = max_over_ranks(MPI_Wtime() - t0);
-      PetscCall(KSPGetIterationNumber(ksp, &its));
-      PetscCall(KSPGetConvergedReason(ksp, &why));
-      solve_its[s] = (int)its;
-      if (why <= 0) converged = 0;
-    }
+    PetscCall(peer_ksp_timed_solves(ksp, b, x, o->repeat_solve, solve_time_s, solve_its, &converged,
+                                    &why));
     time_s = solve_time_s[0];
     its = solve_its[0];
     PetscCall(MatMult(A, x, r));

@@ -1,13 +1,10 @@
 #include "result_document.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "asyncsolve/par/check.hpp"
 #include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -62,9 +59,7 @@ std::vector<solvers::RepeatedSolve> repeats_over_ranks(
   std::vector<double> time_s;
   time_s.reserve(repeats.size());
   for (const solvers::RepeatedSolve& r : repeats) time_s.push_back(r.time_s);
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, time_s.data(), static_cast<int>(time_s.size()),
-                               MPI_DOUBLE, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
+  par::max_over_ranks(comm, time_s);
   for (std::size_t i = 0; i < repeats.size(); ++i) repeats[i].time_s = time_s[i];
   return repeats;
 }

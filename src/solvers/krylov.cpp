@@ -15,6 +15,7 @@
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/ops/vector.hpp"
 #include "krylov_context.hpp"
 
 namespace asyncsolve::solvers {
@@ -63,14 +64,6 @@ bool is_general(const precond::PcSettings& pc) {
   return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
 }
 
-/// Local: copies every value of `from` (halo included) into `to`, laid out alike.
-void copy_all(const Field& from, Field& to) {
-  const auto src = from.storage();
-  const auto dst = to.storage();
-  if (src.size() != dst.size()) throw std::logic_error("copy_all: vectors laid out differently");
-  std::copy(src.begin(), src.end(), dst.begin());
-}
-
 /// Local: max |x - y| over the owned unknowns of two vectors laid out alike.
 double max_abs_difference(const Field& x, const Field& y) {
   const grid::Int3& n = x.interior();
@@ -116,12 +109,12 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   std::unique_ptr<collectives::Allreduce> reduction;
   if (repeating) {
     x0 = a.make_vector();
-    copy_all(x, x0);
+    ops::copy(x, x0);
     reduction = collectives::make_allreduce("mpi", a.comm());
   }
   SolveResult result;
   for (int solve = 0; solve < options.repeat_solves; ++solve) {
-    if (solve > 0) copy_all(x0, x);
+    if (solve > 0) ops::copy(x0, x);
     detail::KrylovContext k(a, x, b, options);
     k.set_preconditioner(pc.get());
     if (solve == 0) k.add_setup_time(setup_s);
@@ -132,7 +125,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
       result = std::move(r);
       if (repeating) {
         first = a.make_vector();
-        copy_all(x, first);
+        ops::copy(x, first);
       }
     } else {
       // max |x - x_1| (one blocking reduction, outside the solves' times)

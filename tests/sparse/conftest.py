@@ -63,3 +63,12 @@ class Solve:
 @pytest.fixture
 def solve(asyncsolve, mpiexec, tmp_path):
     return Solve(asyncsolve, mpiexec, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def has_boomeramg(asyncsolve, mpiexec, tmp_path_factory):
+    """Whether this build has hypre (one without it refuses --pc boomeramg, exit 2)."""
+    probe = Solve(asyncsolve, mpiexec, tmp_path_factory.mktemp("probe"))
+    rc, _, err, _ = probe(1, "--problem", "ones", "--global", "4,4,4", "--method", "pcg1",
+                          "--pc", "boomeramg")
+    return rc == 0 or "hypre" not in err

@@ -20,8 +20,6 @@ import scipy.sparse.linalg as spla
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "peers"))
 import run_pc
 
-from conftest import Solve
-
 HARDEST = "local_disc_galerkin_diffusion"
 RANKS = [1, 2, 3, 4, 8]
 PCG = ["pcg1", "pcg2", "pcg-overlap", "pipecg"]
@@ -91,15 +89,6 @@ def test_unpreconditioned_and_jacobi_counts_are_scipys(solve, hardest_file, spd_
                                   "--method", method)
         assert rc == 0, out + err
         assert abs(doc["result"]["iterations"]["max"] - cg_iterations(a, preconditioner)) <= 1
-
-
-@pytest.fixture(scope="module")
-def has_boomeramg(asyncsolve, mpiexec, tmp_path_factory):
-    """Whether this build has hypre (one without it refuses --pc boomeramg, exit 2)."""
-    probe = Solve(asyncsolve, mpiexec, tmp_path_factory.mktemp("probe"))
-    rc, _, err, _ = probe(1, "--problem", "ones", "--global", "4,4,4", "--method", "pcg1",
-                          "--pc", "boomeramg")
-    return rc == 0 or "hypre" not in err
 
 
 @pytest.mark.parametrize("ranks", RANKS)

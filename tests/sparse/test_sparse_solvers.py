@@ -15,8 +15,6 @@ import scipy.io
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from conftest import Solve
-
 RANKS = [1, 2, 3, 4, 8]
 PARTITIONS = ["block", "metis", "scotch:nnz"]
 KRYLOV = ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg"]
@@ -222,15 +220,6 @@ def preconditioned_runs():
                 method = PCG[(2 * n + k) % len(PCG)]
                 out.append((s, pc, ranks, method, PARTITIONS[(n + k) % len(PARTITIONS)]))
     return out
-
-
-@pytest.fixture(scope="module")
-def has_boomeramg(asyncsolve, mpiexec, tmp_path_factory):
-    """Whether this build has hypre (one without it refuses --pc boomeramg, exit 2)."""
-    probe = Solve(asyncsolve, mpiexec, tmp_path_factory.mktemp("probe"))
-    rc, _, err, _ = probe(1, "--problem", "ones", "--global", "4,4,4", "--method", "pcg1",
-                          "--pc", "boomeramg")
-    return rc == 0 or "hypre" not in err
 
 
 @pytest.mark.parametrize(("system", "pc", "ranks", "method", "partition"),
