@@ -18,7 +18,8 @@
 //
 // USAGE
 //   mpirun -np P spmv --matrix FILE.mtx [--partition block] [--halo waitall]
-//                     [--iterations 100] [--repeats 5] [--triad-n N] [--json FILE]
+//                     [--layout auto|csr|sell8] [--iterations 100] [--repeats 5]
+//                     [--triad-n N] [--json FILE]
 //   mpirun -np P spmv --laplacian 128 ...
 //   spmv --write-laplacian 128 --out FILE.mtx   (one rank: writes the matrix)
 //
@@ -70,6 +71,7 @@ struct Config {
   std::string out;
   std::string partition = "block";
   std::string halo = "waitall";
+  std::string layout = "auto";
   int iterations = 100;
   int repeats = 5;
   long long triad_n = 1LL << 24;
@@ -125,7 +127,13 @@ int run(const Config& c, const bench::DriverRun& driver) {
     const auto problem = grid::make_problem("ones", {});
     m = std::move(solvers::assemble(*problem, *d, 0.0).matrix);
   }
-  const ops::CsrOperator op(m);
+  std::optional<ops::InteriorLayout> layout;
+  if (c.layout == "csr") layout = ops::InteriorLayout::csr;
+  if (c.layout == "sell8") layout = ops::InteriorLayout::sell8;
+  const ops::CsrOperator op(m, layout);
+  const char* layout_used = op.interior_layout() == ops::InteriorLayout::sell8 ? "sell8" : "csr";
+  const auto stored = static_cast<long long>(std::llround(
+      par::rank_stats(world, static_cast<double>(op.interior_stored())).mean * world.size()));
   auto halo = comm::make_sparse_halo_exchange(comm::parse_halo_strategy(c.halo), m);
   const auto n = static_cast<std::size_t>(op.rows());
   grid::Field x({op.rows(), 1, 1}, 0);
@@ -186,18 +194,20 @@ int run(const Config& c, const bench::DriverRun& driver) {
   const double median_s = core::median(spmv_s);
   if (world.is_root()) {
     std::printf(
-        "spmv: %lld rows, %lld non-zeros on %d ranks (%s, halo %s): %.3f ms per mat-vec "
+        "spmv: %lld rows, %lld non-zeros on %d ranks (%s, halo %s, interior rows %s with "
+        "%lld entries stored): %.3f ms per mat-vec "
         "(median of %d), %.2f GB/s = %.3f of the triad's %.2f GB/s\n",
         static_cast<long long>(m.global_rows()), static_cast<long long>(m.global_nnz()),
         world.size(), c.matrix.empty() ? "laplacian" : c.partition.c_str(), c.halo.c_str(),
-        median_s * 1e3, c.repeats, core::median(bandwidth), core::median(ratio),
-        core::median(triad_bw));
+        layout_used, stored, median_s * 1e3, c.repeats, core::median(bandwidth),
+        core::median(ratio), core::median(triad_bw));
   }
   const bool written = par::write_document(world, c.json_path, "spmv", "Wrote {}", [&] {
     Json doc = core::document_header("asyncsolve.bench.spmv/1", driver.args, started);
     doc["environment"] = par::environment_json(par::describe_environment(world, driver.env));
     doc["parameters"] = {{"matrix", c.matrix},         {"laplacian", c.laplacian},
                          {"partition", c.partition},   {"halo", c.halo},
+                         {"layout", layout_used},      {"interior_stored", stored},
                          {"iterations", c.iterations}, {"repeats", c.repeats},
                          {"triad_n", c.triad_n},       {"rows", m.global_rows()},
                          {"nnz", m.global_nnz()},      {"bytes_per_spmv", spmv_bytes}};
@@ -231,6 +241,9 @@ int main(int argc, char** argv) {
   app.add_option("--out", c.out, "File --write-laplacian writes");
   app.add_option("--partition", c.partition, "block, metis or scotch[:rows|:nnz]");
   app.add_option("--halo", c.halo, "waitall, alltoallv, ialltoallv, neighbor or persistent");
+  app.add_option("--layout", c.layout,
+                 "Interior rows: auto (SELL-8 unless it pads by more than a quarter), csr "
+                 "or sell8");
   app.add_option("--iterations", c.iterations, "Mat-vecs per repeat");
   app.add_option("--repeats", c.repeats, "Repeats (median reported)");
   app.add_option("--triad-n", c.triad_n, "Elements of each triad array per rank");
@@ -252,6 +265,9 @@ int main(int argc, char** argv) {
               "--iterations, --repeats and --triad-n: expected integers >= 1");
         if (!c.matrix.empty()) asyncsolve::sparse::parse_partition(c.partition);
         asyncsolve::comm::parse_halo_strategy(c.halo);
+        if (c.layout != "auto" && c.layout != "csr" && c.layout != "sell8")
+          throw asyncsolve::core::InputError("--layout " + c.layout +
+                                             ": expected auto, csr or sell8");
         return std::nullopt;
       },
       [&](const asyncsolve::bench::DriverRun& driver) {

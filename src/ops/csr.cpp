@@ -6,8 +6,17 @@
 // loop has no branch; the entries are streamed once, in storage order.
 #include "asyncsolve/ops/csr.hpp"
 
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#define ASYNCSOLVE_CSR_AVX512 1
+#else
+#define ASYNCSOLVE_CSR_AVX512 0
+#endif
+
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace asyncsolve::ops {
 namespace {
@@ -86,6 +95,164 @@ inline void traverse_boundary(const CsrOperator& a, const double* __restrict x,
   }
 }
 
+/// The interior block `csr` in SELL-8, or nothing if that would exceed
+/// 32-bit offsets or (unless `any_padding`) pad by more than a quarter of
+/// its non-zeros.
+std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
+  constexpr int lanes = SellBlock::lanes;
+  SellBlock sell;
+  std::int64_t stored = 0;
+  for (const RowRun& run : csr.runs) {
+    sell.run_slice.push_back(static_cast<int>(sell.start.size()) - 1);
+    for (int lane0 = 0; lane0 < run.count; lane0 += lanes) {
+      std::int32_t width = 0;
+      for (int l = 0; l < lanes; ++l) {
+        const int p = run.position + lane0 + l;
+        const std::int32_t len = lane0 + l < run.count ? csr.ptr[p + 1] - csr.ptr[p] : 0;
+        sell.length.push_back(len);
+        width = std::max(width, len);
+      }
+      stored += static_cast<std::int64_t>(width) * lanes;
+      if (stored > INT32_MAX) return std::nullopt;
+      sell.start.push_back(static_cast<std::int32_t>(stored));
+    }
+  }
+  if (!any_padding && 4 * stored > 5 * static_cast<std::int64_t>(csr.val.size()))
+    return std::nullopt;
+  sell.col.assign(static_cast<std::size_t>(stored), 0);
+  sell.val.assign(static_cast<std::size_t>(stored), 0.0);
+  for (std::size_t r = 0; r < csr.runs.size(); ++r) {
+    const RowRun& run = csr.runs[r];
+    for (int lane0 = 0, slice = sell.run_slice[r]; lane0 < run.count; lane0 += lanes, ++slice) {
+      for (int l = 0; l < lanes && lane0 + l < run.count; ++l) {
+        const int p = run.position + lane0 + l;
+        for (std::int32_t k = csr.ptr[p], j = 0; k < csr.ptr[p + 1]; ++k, ++j) {
+          const auto at = static_cast<std::size_t>(sell.start[slice] + lanes * j + l);
+          sell.col[at] = csr.col[k];
+          sell.val[at] = csr.val[k];
+        }
+      }
+      // Groups of 8 real entries with consecutive columns.
+      for (std::int32_t g = sell.start[slice]; g < sell.start[slice + 1]; g += lanes) {
+        const std::int32_t j = (g - sell.start[slice]) / lanes;
+        bool consecutive = true;
+        for (int l = 0; l < lanes; ++l) {
+          consecutive = consecutive &&
+                        j < sell.length[static_cast<std::size_t>(slice) * lanes + l] &&
+                        sell.col[g + l] == sell.col[g] + l;
+        }
+        sell.consecutive.push_back(consecutive ? 1 : 0);
+      }
+    }
+  }
+  return sell;
+}
+
+/// Calls step(slice, row0, lo, hi) for every slice of `sell` that holds
+/// interior positions in [begin, end): its lane 0 is local row row0 and its
+/// lanes lo .. hi - 1 lie in the range (and in the run).
+template <class Step>
+inline void for_each_slice(const CsrBlock& csr, const SellBlock& sell, int begin, int end,
+                           Step&& step) {
+  constexpr int lanes = SellBlock::lanes;
+  for (std::size_t r = 0; r < csr.runs.size(); ++r) {
+    const RowRun& run = csr.runs[r];
+    const int lo = std::max(begin, run.position) - run.position;
+    const int hi = std::min(end, run.position + run.count) - run.position;
+    for (int lane0 = lo - lo % lanes; lane0 < hi; lane0 += lanes) {
+      step(sell.run_slice[r] + lane0 / lanes, run.first + lane0, std::max(lo - lane0, 0),
+           std::min(hi - lane0, lanes));
+    }
+  }
+}
+
+/// The 8 row sums of slice `slice`, lane by lane: sum over the lane's
+/// entries, in stored order, of val * x[col] (the CSR kernel's loop).
+[[gnu::always_inline]] inline void slice_sums(const SellBlock& sell, int slice,
+                                              const double* __restrict x,
+                                              double (&sums)[SellBlock::lanes]) noexcept {
+  constexpr int lanes = SellBlock::lanes;
+  const std::int32_t* len = sell.length.data() + static_cast<std::ptrdiff_t>(slice) * lanes;
+  const std::int32_t* __restrict col = sell.col.data();
+  const double* __restrict val = sell.val.data();
+  const std::int32_t first = sell.start[slice];
+  for (int l = 0; l < lanes; ++l) {
+    double sum = 0.0;
+    for (std::int32_t j = 0; j < len[l]; ++j) {
+      const std::int32_t k = first + lanes * j + l;
+      sum += val[k] * x[col[k]];
+    }
+    sums[l] = sum;
+  }
+}
+
+#if ASYNCSOLVE_CSR_AVX512
+/// slice_sums as one vector, with one FMA per entry: a step of the slice loads x where its columns
+/// are consecutive and gathers it otherwise (masked to the lanes that have
+/// an entry there; the others keep their sum).
+[[gnu::always_inline]] inline __m512d slice_sums_avx512(const SellBlock& sell, int slice,
+                                                        const double* __restrict x) noexcept {
+  constexpr int lanes = SellBlock::lanes;
+  const __m256i len = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+      sell.length.data() + static_cast<std::ptrdiff_t>(slice) * lanes));
+  const std::int32_t* __restrict col = sell.col.data();
+  const double* __restrict val = sell.val.data();
+  const std::uint8_t* __restrict consecutive = sell.consecutive.data();
+  __m512d sum = _mm512_setzero_pd();
+  std::int32_t j = 0;
+  for (std::int32_t k = sell.start[slice]; k < sell.start[slice + 1]; k += lanes, ++j) {
+    const __m512d v = _mm512_loadu_pd(val + k);
+    if (consecutive[static_cast<std::uint32_t>(k) / lanes] != 0) {
+      sum = _mm512_fmadd_pd(v, _mm512_loadu_pd(x + col[k]), sum);
+    } else {
+      const __mmask8 real = _mm256_cmpgt_epi32_mask(len, _mm256_set1_epi32(j));
+      const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + k));
+      const __m512d xs = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), real, at, x, 8);
+      sum = _mm512_mask3_fmadd_pd(v, xs, sum, real);
+    }
+  }
+  return sum;
+}
+
+/// Lanes lo .. hi - 1 of a vector.
+inline __mmask8 lane_mask(int lo, int hi) noexcept {
+  return static_cast<__mmask8>(((1U << hi) - 1U) & ~((1U << lo) - 1U));
+}
+
+/// The lanes of `v` added in order.
+inline double lane_total(__m512d v) noexcept {
+  alignas(64) double lanes[8];
+  _mm512_store_pd(lanes, v);
+  double sum = 0.0;
+  for (const double lane : lanes) sum += lane;
+  return sum;
+}
+/// The SELL interior rows at positions [begin, end) of `a`: calls
+/// step(row0, mask, ax) with the vector of 8 row sums whose lane 0 is local
+/// row row0 and whose rows in the range are the lanes set in `mask`.
+template <class Step>
+inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int begin, int end,
+                          Step&& step) {
+  for_each_slice(a.interior(), a.interior_sell(), begin, end,
+                 [&](int slice, int row0, int lo, int hi) {
+                   step(row0, lane_mask(lo, hi), slice_sums_avx512(a.interior_sell(), slice, x));
+                 });
+}
+#else
+/// The SELL interior rows at positions [begin, end) of `a`: calls
+/// step(row, ax) for each, as traverse does for the CSR layout.
+template <class Step>
+inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int begin, int end,
+                          Step&& step) {
+  for_each_slice(a.interior(), a.interior_sell(), begin, end,
+                 [&](int slice, int row0, int lo, int hi) {
+                   double sums[SellBlock::lanes];
+                   slice_sums(a.interior_sell(), slice, x, sums);
+                   for (int l = lo; l < hi; ++l) step(row0 + l, sums[l]);
+                 });
+}
+#endif
+
 /// The diagonal entry of local row i of m, 0 if there is none.
 double diagonal_of(const sparse::DistMatrix& m, int i) noexcept {
   const auto& ptr = m.row_ptr();
@@ -96,7 +263,7 @@ double diagonal_of(const sparse::DistMatrix& m, int i) noexcept {
 
 }  // namespace
 
-CsrOperator::CsrOperator(const sparse::DistMatrix& m)
+CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayout> layout)
     : rows_(m.local_rows()), ghosts_(m.plan().ghosts) {
   const int n = rows_;
   diagonal_.resize(static_cast<std::size_t>(n));
@@ -114,15 +281,41 @@ CsrOperator::CsrOperator(const sparse::DistMatrix& m)
       append_row(boundary_ghost_, m, i, ghost, n);
     }
   }
+  interior_nnz_ = static_cast<std::int64_t>(interior_.val.size());
+  if (layout == InteriorLayout::csr) return;
+  std::optional<SellBlock> sell = to_sell(interior_, layout == InteriorLayout::sell8);
+  if (!sell) {
+    if (layout == InteriorLayout::sell8)
+      throw std::length_error("CsrOperator: SELL-8 needs more than 2^31 - 1 entries on one rank");
+    return;
+  }
+  sell_ = std::move(*sell);
+  layout_ = InteriorLayout::sell8;
+  interior_.col = {};  // the entries live in sell_ now
+  interior_.val = {};
 }
 
 double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin,
                      int end) noexcept {
-  double dot = 0.0;
-  traverse(a.interior(), x, begin, end, [&](int row, double ax) {
+  const auto step = [&](int row, double ax, double& dot) {
     y[row] = ax;
     dot += x[row] * ax;
-  });
+  };
+  double dot = 0.0;
+  if (a.interior_layout() == InteriorLayout::sell8) {
+#if ASYNCSOLVE_CSR_AVX512
+    __m512d dots = _mm512_setzero_pd();
+    traverse_sell(a, x, begin, end, [&](int row0, __mmask8 m, __m512d ax) {
+      _mm512_mask_storeu_pd(y + row0, m, ax);
+      dots = _mm512_mask3_fmadd_pd(_mm512_maskz_loadu_pd(m, x + row0), ax, dots, m);
+    });
+    return lane_total(dots);
+#else
+    traverse_sell(a, x, begin, end, [&](int row, double ax) { step(row, ax, dot); });
+    return dot;
+#endif
+  }
+  traverse(a.interior(), x, begin, end, [&](int row, double ax) { step(row, ax, dot); });
   return dot;
 }
 
@@ -138,12 +331,29 @@ double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts
 
 double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv, const double* u,
                        double* u_new, int begin, int end) noexcept {
-  double rr = 0.0;
-  traverse(a.interior(), u, begin, end, [&](int row, double au) {
+  const auto step = [&](int row, double au, double& rr) {
     const double r = b[row] - au;
     u_new[row] = u[row] + dinv[row] * r;
     rr += r * r;
-  });
+  };
+  double rr = 0.0;
+  if (a.interior_layout() == InteriorLayout::sell8) {
+#if ASYNCSOLVE_CSR_AVX512
+    __m512d rrs = _mm512_setzero_pd();
+    traverse_sell(a, u, begin, end, [&](int row0, __mmask8 m, __m512d au) {
+      const __m512d r = _mm512_sub_pd(_mm512_maskz_loadu_pd(m, b + row0), au);
+      const __m512d next = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, dinv + row0), r,
+                                           _mm512_maskz_loadu_pd(m, u + row0));
+      _mm512_mask_storeu_pd(u_new + row0, m, next);
+      rrs = _mm512_mask3_fmadd_pd(r, r, rrs, m);
+    });
+    return lane_total(rrs);
+#else
+    traverse_sell(a, u, begin, end, [&](int row, double au) { step(row, au, rr); });
+    return rr;
+#endif
+  }
+  traverse(a.interior(), u, begin, end, [&](int row, double au) { step(row, au, rr); });
   return rr;
 }
 
@@ -166,7 +376,21 @@ double residual(const CsrOperator& a, const double* b, const double* u, const do
     if (r != nullptr) r[row] = ri;
     rr += ri * ri;
   };
-  traverse(a.interior(), u, 0, a.interior_rows(), step);
+  if (a.interior_layout() == InteriorLayout::sell8) {
+#if ASYNCSOLVE_CSR_AVX512
+    __m512d rrs = _mm512_setzero_pd();
+    traverse_sell(a, u, 0, a.interior_rows(), [&](int row0, __mmask8 m, __m512d au) {
+      const __m512d ri = _mm512_sub_pd(_mm512_maskz_loadu_pd(m, b + row0), au);
+      if (r != nullptr) _mm512_mask_storeu_pd(r + row0, m, ri);
+      rrs = _mm512_mask3_fmadd_pd(ri, ri, rrs, m);
+    });
+    rr = lane_total(rrs);
+#else
+    traverse_sell(a, u, 0, a.interior_rows(), step);
+#endif
+  } else {
+    traverse(a.interior(), u, 0, a.interior_rows(), step);
+  }
   traverse_boundary(a, u, ghosts, step);
   return rr;
 }

@@ -32,15 +32,29 @@ namespace {
 par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
 
 /// The test matrices, defined row by row on every rank.
-enum class Kind { laplacian, unsymmetric };
+enum class Kind { laplacian, unsymmetric, banded, arrow };
 
-/// Global matrix of `kind` with n rows (laplacian: a 2-D grid of width 7).
+/// Global matrix of `kind` with n rows (laplacian: a 2-D grid of width 7;
+/// banded: columns i - 9, i - 1, i, i + 1, i + 9 where they exist, so the
+/// middle rows' SELL-8 steps have consecutive columns; arrow: row 0 full,
+/// the others a diagonal and column 0, so SELL-8 would pad row 0's slice).
 sparse::CsrMatrix global_matrix(Kind kind, int n) {
   sparse::CsrMatrix a;
   a.rows = a.cols = n;
   for (int i = 0; i < n; ++i) {
     std::vector<std::pair<int, double>> row;
-    if (kind == Kind::laplacian) {
+    if (kind == Kind::banded) {
+      for (const int j : {i - 9, i - 1, i + 1, i + 9})
+        if (j >= 0 && j < n) row.emplace_back(j, -1.0 - 0.001 * j);
+      row.emplace_back(i, 5.0);
+    } else if (kind == Kind::arrow) {
+      if (i == 0) {
+        for (int j = 1; j < n; ++j) row.emplace_back(j, 0.5 / n);
+      } else {
+        row.emplace_back(0, 0.25);
+      }
+      row.emplace_back(i, 2.0);
+    } else if (kind == Kind::laplacian) {
       constexpr int w = 7;
       if (i - w >= 0) row.emplace_back(i - w, -1.0);
       if (i % w != 0) row.emplace_back(i - 1, -1.0);
@@ -128,6 +142,13 @@ std::vector<int> transports() {
 }
 
 double value_of(std::int64_t global) { return 0.5 + static_cast<double>(global) * 0.25; }
+
+/// sum over row i of a of |a_ij x_j|: the scale of the rounding of (A x)_i.
+double row_scale(const sparse::CsrMatrix& a, std::size_t i, const std::vector<double>& x) {
+  double sum = 0.0;
+  for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) sum += std::abs(a.val[k] * x[a.col[k]]);
+  return sum;
+}
 
 /// A one-row field holding value_of(global index) for this rank's rows.
 grid::Field owned_vector(const sparse::DistMatrix& m) {
@@ -307,57 +328,108 @@ TEST(SparseHalo, AsynchronousChannelsDeliverEventually) {
 }
 
 TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
-  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow})
+    for (const auto layout : {ops::InteriorLayout::csr, ops::InteriorLayout::sell8}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "kind " << static_cast<int>(kind) << " layout " << static_cast<int>(layout));
+      sparse::DistMatrix m = build(kind, 61);
+      const sparse::CsrMatrix a = global_matrix(kind, 61);
+      const ops::CsrOperator op(m, layout);
+      ASSERT_EQ(op.interior_layout(), layout);
+      EXPECT_GE(op.interior_stored(),
+                op.nnz() - op.boundary_local().val.size() - op.boundary_ghost().val.size());
+      EXPECT_EQ(op.interior_rows() + op.boundary_rows(), m.local_rows());
+      EXPECT_EQ(op.nnz(), m.local_nnz());
+      grid::Field x = owned_vector(m);
+      auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+      halo->exchange(x);
+      const double* gh = halo->ghosts().data();
+      const auto n = static_cast<std::size_t>(m.local_rows());
+
+      // Reference == serial product (same order of summation; FMA contraction
+      // may differ between the two loops, so to rounding).
+      std::vector<double> xs(61);
+      for (int i = 0; i < 61; ++i) xs[i] = value_of(i);
+      std::vector<double> ys(61);
+      sparse::multiply(a, xs, ys);
+      std::vector<double> y_ref(n), y(n, -7.0);
+      const double dot_ref = ops::spmv_ref(m, x.origin(), gh, y_ref.data());
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(y_ref[i], ys[m.first_row() + i], 1e-14 * std::abs(ys[m.first_row() + i]));
+
+      // Fast: interior in three pieces, then the boundary.
+      const int ni = op.interior_rows();
+      double dot = 0.0;
+      dot += ops::spmv_interior(op, x.origin(), y.data(), 0, ni / 3);
+      dot += ops::spmv_interior(op, x.origin(), y.data(), ni / 3, 2 * ni / 3);
+      dot += ops::spmv_interior(op, x.origin(), y.data(), 2 * ni / 3, ni);
+      dot += ops::spmv_boundary(op, x.origin(), gh, y.data());
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + 1e-15);
+      EXPECT_NEAR(dot, dot_ref, 1e-12 * std::abs(dot_ref));
+      // Both layouts sum every row in stored order (SELL-8 with one FMA per
+      // entry; the CSR loop as the compiler contracts it): y to rounding.
+      const ops::CsrOperator plain(m, ops::InteriorLayout::csr);
+      std::vector<double> y_plain(n, -7.0);
+      ops::spmv_interior(plain, x.origin(), y_plain.data(), 0, ni);
+      ops::spmv_boundary(plain, x.origin(), gh, y_plain.data());
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(y[i], y_plain[i], 4e-16 * row_scale(a, m.first_row() + i, xs)) << "row " << i;
+
+      // Jacobi step and residual.
+      std::vector<double> b(n), u_new(n), u_new_ref(n), r(n), r_ref(n);
+      for (std::size_t i = 0; i < n; ++i) b[i] = 1.0 + 0.1 * static_cast<double>(i % 5);
+      std::vector<double> dinv(n);
+      for (std::size_t i = 0; i < n; ++i) dinv[i] = 1.0 / op.diagonal()[i];
+      const double rr_ref = ops::jacobi_ref(m, b.data(), x.origin(), gh, u_new_ref.data());
+      const double rr =
+          ops::jacobi_interior(op, b.data(), dinv.data(), x.origin(), u_new.data(), 0, ni) +
+          ops::jacobi_boundary(op, b.data(), dinv.data(), x.origin(), gh, u_new.data());
+      EXPECT_NEAR(rr, rr_ref, 1e-12 * rr_ref);
+      // u + D^-1 r cancels: compare to the size of u.
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(u_new[i], u_new_ref[i], 1e-13 * std::abs(x.origin()[i]));
+      std::vector<double> u_plain(n, -7.0);
+      ops::jacobi_interior(plain, b.data(), dinv.data(), x.origin(), u_plain.data(), 0, ni / 2);
+      ops::jacobi_interior(plain, b.data(), dinv.data(), x.origin(), u_plain.data(), ni / 2, ni);
+      ops::jacobi_boundary(plain, b.data(), dinv.data(), x.origin(), gh, u_plain.data());
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(u_new[i], u_plain[i], 1e-15 * std::abs(x.origin()[i])) << "row " << i;
+      EXPECT_NEAR(ops::residual(op, b.data(), x.origin(), gh, r.data()),
+                  ops::residual_ref(m, b.data(), x.origin(), gh, r_ref.data()), 1e-12 * rr_ref);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(r[i], r_ref[i], 1e-12);
+      halo->close();
+      m.free();
+    }
+}
+
+TEST(CsrOperator, InteriorLayoutIsSell8UnlessItPadsByMoreThanAQuarter) {
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow}) {
     sparse::DistMatrix m = build(kind, 61);
-    const sparse::CsrMatrix a = global_matrix(kind, 61);
     const ops::CsrOperator op(m);
-    EXPECT_EQ(op.interior_rows() + op.boundary_rows(), m.local_rows());
-    EXPECT_EQ(op.nnz(), m.local_nnz());
-    grid::Field x = owned_vector(m);
-    auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
-    halo->exchange(x);
-    const double* gh = halo->ghosts().data();
-    const auto n = static_cast<std::size_t>(m.local_rows());
-
-    // Reference == serial product (same order of summation; FMA contraction
-    // may differ between the two loops, so to rounding).
-    std::vector<double> xs(61);
-    for (int i = 0; i < 61; ++i) xs[i] = value_of(i);
-    std::vector<double> ys(61);
-    sparse::multiply(a, xs, ys);
-    std::vector<double> y_ref(n), y(n, -7.0);
-    const double dot_ref = ops::spmv_ref(m, x.origin(), gh, y_ref.data());
-    for (std::size_t i = 0; i < n; ++i)
-      ASSERT_NEAR(y_ref[i], ys[m.first_row() + i], 1e-14 * std::abs(ys[m.first_row() + i]));
-
-    // Fast: interior in three pieces, then the boundary.
-    const int ni = op.interior_rows();
-    double dot = 0.0;
-    dot += ops::spmv_interior(op, x.origin(), y.data(), 0, ni / 3);
-    dot += ops::spmv_interior(op, x.origin(), y.data(), ni / 3, 2 * ni / 3);
-    dot += ops::spmv_interior(op, x.origin(), y.data(), 2 * ni / 3, ni);
-    dot += ops::spmv_boundary(op, x.origin(), gh, y.data());
-    for (std::size_t i = 0; i < n; ++i)
-      ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + 1e-15);
-    EXPECT_NEAR(dot, dot_ref, 1e-12 * std::abs(dot_ref));
-
-    // Jacobi step and residual.
-    std::vector<double> b(n), u_new(n), u_new_ref(n), r(n), r_ref(n);
-    for (std::size_t i = 0; i < n; ++i) b[i] = 1.0 + 0.1 * static_cast<double>(i % 5);
-    std::vector<double> dinv(n);
-    for (std::size_t i = 0; i < n; ++i) dinv[i] = 1.0 / op.diagonal()[i];
-    const double rr_ref = ops::jacobi_ref(m, b.data(), x.origin(), gh, u_new_ref.data());
-    const double rr =
-        ops::jacobi_interior(op, b.data(), dinv.data(), x.origin(), u_new.data(), 0, ni) +
-        ops::jacobi_boundary(op, b.data(), dinv.data(), x.origin(), gh, u_new.data());
-    EXPECT_NEAR(rr, rr_ref, 1e-12 * rr_ref);
-    // u + D^-1 r cancels: compare to the size of u.
-    for (std::size_t i = 0; i < n; ++i)
-      ASSERT_NEAR(u_new[i], u_new_ref[i], 1e-13 * std::abs(x.origin()[i]));
-    EXPECT_NEAR(ops::residual(op, b.data(), x.origin(), gh, r.data()),
-                ops::residual_ref(m, b.data(), x.origin(), gh, r_ref.data()), 1e-12 * rr_ref);
-    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(r[i], r_ref[i], 1e-12);
-    halo->close();
+    const ops::CsrOperator sell(m, ops::InteriorLayout::sell8);
+    const std::int64_t interior_nnz =
+        op.nnz() -
+        static_cast<std::int64_t>(op.boundary_local().val.size() + op.boundary_ghost().val.size());
+    // The padded size: every slice of 8 interior rows as wide as its longest row.
+    std::int64_t padded = 0;
+    const auto& ptr = op.interior().ptr;
+    for (int p = 0; p < op.interior_rows(); p += 8) {
+      std::int32_t width = 0;
+      for (int q = p; q < std::min(p + 8, op.interior_rows()); ++q)
+        width = std::max(width, ptr[q + 1] - ptr[q]);
+      padded += 8 * static_cast<std::int64_t>(width);
+    }
+    EXPECT_EQ(sell.interior_stored(), padded);
+    EXPECT_EQ(op.interior_layout(), 4 * padded <= 5 * interior_nnz ? ops::InteriorLayout::sell8
+                                                                   : ops::InteriorLayout::csr)
+        << "kind " << static_cast<int>(kind);
+    // On one rank the arrow's full row 0 is interior and pads its slice
+    // 8-fold; the banded rows are 4 or 5 long.
+    if (world().size() == 1) {
+      EXPECT_EQ(op.interior_layout(),
+                kind == Kind::arrow ? ops::InteriorLayout::csr : ops::InteriorLayout::sell8);
+    }
     m.free();
   }
 }

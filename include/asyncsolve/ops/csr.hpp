@@ -18,7 +18,19 @@
 /// columns in two separate blocks. Per non-zero: 8 bytes of value, 4 of
 /// column index, and the gathered x; per row 4 bytes of offset (8 on the
 /// boundary) and the 8-byte write of y.
+///
+/// Where it pads little, the interior rows' entries are stored instead as sliced
+/// ELLPACK with slices of 8 rows (SELL-8; Kreutzer et al.'s SELL-C-sigma
+/// with C = 8 and no sorting, sigma = 1), so that one vector instruction
+/// works on 8 rows at once instead of one row's short chain of FMAs. Where
+/// the 8 columns of a slice's step are consecutive (every slice of a banded
+/// or stencil-like matrix away from its edges) x is loaded as one vector,
+/// not gathered. Every row still sums its entries in stored order, with one
+/// FMA each from +0 (the CSR loop rounds as the compiler contracts it: GCC
+/// keeps a separate multiply and add in such chains on AMD Zen, so the two
+/// layouts agree to rounding, not bit for bit).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -44,27 +56,66 @@ struct CsrBlock {
   int rows() const noexcept { return static_cast<int>(ptr.size()) - 1; }
 };
 
+/// Rows in SELL-8: the runs' rows in slices of `lanes` consecutive rows (a
+/// slice never spans two runs; lanes past a run's end are empty). Slice s
+/// holds entries [start[s], start[s + 1]) of col/val, step j of lane l at
+/// start[s] + lanes * j + l; a lane shorter than its slice is padded with
+/// value 0 and column 0, which the kernels mask out. consecutive[g] is 1
+/// where the 8 columns of group g (entries 8g .. 8g + 7) are c, c + 1, ...,
+/// c + 7, all of them real entries.
+struct SellBlock {
+  static constexpr int lanes = 8;
+  std::vector<int> run_slice;          ///< first slice of each run of the CsrBlock
+  std::vector<std::int32_t> start{0};  ///< per slice, and one past the last
+  std::vector<std::int32_t> length;    ///< per lane of every slice: its entries
+  std::vector<std::int32_t> col;
+  std::vector<double> val;
+  std::vector<std::uint8_t> consecutive;
+  int slices() const noexcept { return static_cast<int>(start.size()) - 1; }
+};
+
+/// How the interior rows are stored (and multiplied).
+enum class InteriorLayout {
+  csr,   ///< CSR, row by row (a layout that would pad by more than a quarter)
+  sell8  ///< SELL-8 (SellBlock)
+};
+
 /// This rank's rows of a distributed matrix, split for the overlapped
 /// mat-vec. Owns copies of the entries (12 bytes each); cheap to share by
 /// reference, not copied by the solvers.
 class CsrOperator {
  public:
   CsrOperator() = default;
-  /// Local: splits the matrix's local rows into interior and boundary rows.
-  explicit CsrOperator(const sparse::DistMatrix& matrix);
+  /// Local: splits the matrix's local rows into interior and boundary rows,
+  /// storing the interior ones in `layout` (by default SELL-8 unless it
+  /// pads by more than a quarter: interior_layout()).
+  explicit CsrOperator(const sparse::DistMatrix& matrix,
+                       std::optional<InteriorLayout> layout = std::nullopt);
 
   int rows() const noexcept { return rows_; }
   int ghosts() const noexcept { return ghosts_; }
   int interior_rows() const noexcept { return interior_.rows(); }
   int boundary_rows() const noexcept { return boundary_local_.rows(); }
   std::int64_t nnz() const noexcept {
-    return static_cast<std::int64_t>(interior_.val.size() + boundary_local_.val.size() +
-                                     boundary_ghost_.val.size());
+    return interior_nnz_ +
+           static_cast<std::int64_t>(boundary_local_.val.size() + boundary_ghost_.val.size());
+  }
+  /// How the interior rows are stored: SELL-8 unless its padding would
+  /// exceed a quarter of their non-zeros.
+  InteriorLayout interior_layout() const noexcept { return layout_; }
+  /// Entries stored for the interior rows, padding included (their
+  /// non-zeros in the CSR layout).
+  std::int64_t interior_stored() const noexcept {
+    return layout_ == InteriorLayout::sell8 ? static_cast<std::int64_t>(sell_.val.size())
+                                            : interior_nnz_;
   }
   /// a_ii of every local row (0 where the row has no diagonal entry).
   const std::vector<double>& diagonal() const noexcept { return diagonal_; }
 
+  /// The interior rows' runs and offsets; their entries too in the CSR
+  /// layout (with SELL-8, col and val are empty: see interior_sell()).
   const CsrBlock& interior() const noexcept { return interior_; }
+  const SellBlock& interior_sell() const noexcept { return sell_; }
   /// The boundary rows' owned columns (indices into x).
   const CsrBlock& boundary_local() const noexcept { return boundary_local_; }
   /// The boundary rows' ghost columns (indices into the ghost array), same rows and runs.
@@ -73,7 +124,10 @@ class CsrOperator {
  private:
   int rows_ = 0;
   int ghosts_ = 0;
+  std::int64_t interior_nnz_ = 0;
+  InteriorLayout layout_ = InteriorLayout::csr;
   CsrBlock interior_;
+  SellBlock sell_;
   CsrBlock boundary_local_;
   CsrBlock boundary_ghost_;
   std::vector<double> diagonal_;
