@@ -131,6 +131,11 @@ int run(const Config& c, const bench::DriverRun& driver) {
   if (c.layout == "csr") layout = ops::InteriorLayout::csr;
   if (c.layout == "sell8") layout = ops::InteriorLayout::sell8;
   const ops::CsrOperator op(m, layout);
+  const auto& groups = op.interior_sell().consecutive;
+  const double gathered_local =
+      static_cast<double>(std::count(groups.begin(), groups.end(), std::uint8_t{0}));
+  const auto gathered = static_cast<long long>(
+      std::llround(par::rank_stats(world, gathered_local).mean * world.size()));
   const char* layout_used = op.interior_layout() == ops::InteriorLayout::sell8 ? "sell8" : "csr";
   const auto stored = static_cast<long long>(std::llround(
       par::rank_stats(world, static_cast<double>(op.interior_stored())).mean * world.size()));
@@ -195,22 +200,23 @@ int run(const Config& c, const bench::DriverRun& driver) {
   if (world.is_root()) {
     std::printf(
         "spmv: %lld rows, %lld non-zeros on %d ranks (%s, halo %s, interior rows %s with "
-        "%lld entries stored): %.3f ms per mat-vec "
+        "%lld entries stored, %lld steps of 8 gathered): %.3f ms per mat-vec "
         "(median of %d), %.2f GB/s = %.3f of the triad's %.2f GB/s\n",
         static_cast<long long>(m.global_rows()), static_cast<long long>(m.global_nnz()),
         world.size(), c.matrix.empty() ? "laplacian" : c.partition.c_str(), c.halo.c_str(),
-        layout_used, stored, median_s * 1e3, c.repeats, core::median(bandwidth),
+        layout_used, stored, gathered, median_s * 1e3, c.repeats, core::median(bandwidth),
         core::median(ratio), core::median(triad_bw));
   }
   const bool written = par::write_document(world, c.json_path, "spmv", "Wrote {}", [&] {
     Json doc = core::document_header("asyncsolve.bench.spmv/1", driver.args, started);
     doc["environment"] = par::environment_json(par::describe_environment(world, driver.env));
-    doc["parameters"] = {{"matrix", c.matrix},         {"laplacian", c.laplacian},
-                         {"partition", c.partition},   {"halo", c.halo},
-                         {"layout", layout_used},      {"interior_stored", stored},
-                         {"iterations", c.iterations}, {"repeats", c.repeats},
-                         {"triad_n", c.triad_n},       {"rows", m.global_rows()},
-                         {"nnz", m.global_nnz()},      {"bytes_per_spmv", spmv_bytes}};
+    doc["parameters"] = {{"matrix", c.matrix},          {"laplacian", c.laplacian},
+                         {"partition", c.partition},    {"halo", c.halo},
+                         {"layout", layout_used},       {"interior_stored", stored},
+                         {"gathered_steps", gathered},  {"iterations", c.iterations},
+                         {"repeats", c.repeats},        {"triad_n", c.triad_n},
+                         {"rows", m.global_rows()},     {"nnz", m.global_nnz()},
+                         {"bytes_per_spmv", spmv_bytes}};
     doc["result"] = {{"converged", true},
                      {"iterations", {{"max", c.iterations}}},
                      {"time_s", median_s * c.iterations},
