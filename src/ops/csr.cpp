@@ -127,7 +127,7 @@ std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
       for (int l = 0; l < lanes && lane0 + l < run.count; ++l) {
         const int p = run.position + lane0 + l;
         for (std::int32_t k = csr.ptr[p], j = 0; k < csr.ptr[p + 1]; ++k, ++j) {
-          const auto at = static_cast<std::size_t>(sell.start[slice] + lanes * j + l);
+          const std::int32_t at = sell.start[slice] + lanes * j + l;  // < stored <= INT32_MAX
           sell.col[at] = csr.col[k];
           sell.val[at] = csr.val[k];
         }
@@ -163,26 +163,6 @@ inline void for_each_slice(const CsrBlock& csr, const SellBlock& sell, int begin
       step(sell.run_slice[r] + lane0 / lanes, run.first + lane0, std::max(lo - lane0, 0),
            std::min(hi - lane0, lanes));
     }
-  }
-}
-
-/// The 8 row sums of slice `slice`, lane by lane: sum over the lane's
-/// entries, in stored order, of val * x[col] (the CSR kernel's loop).
-[[gnu::always_inline]] inline void slice_sums(const SellBlock& sell, int slice,
-                                              const double* __restrict x,
-                                              double (&sums)[SellBlock::lanes]) noexcept {
-  constexpr int lanes = SellBlock::lanes;
-  const std::int32_t* len = sell.length.data() + static_cast<std::ptrdiff_t>(slice) * lanes;
-  const std::int32_t* __restrict col = sell.col.data();
-  const double* __restrict val = sell.val.data();
-  const std::int32_t first = sell.start[slice];
-  for (int l = 0; l < lanes; ++l) {
-    double sum = 0.0;
-    for (std::int32_t j = 0; j < len[l]; ++j) {
-      const std::int32_t k = first + lanes * j + l;
-      sum += val[k] * x[col[k]];
-    }
-    sums[l] = sum;
   }
 }
 
@@ -259,6 +239,26 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
                  });
 }
 #else
+/// The 8 row sums of slice `slice`, lane by lane: sum over the lane's
+/// entries, in stored order, of val * x[col] (the CSR kernel's loop).
+[[gnu::always_inline]] inline void slice_sums(const SellBlock& sell, int slice,
+                                              const double* __restrict x,
+                                              double (&sums)[SellBlock::lanes]) noexcept {
+  constexpr int lanes = SellBlock::lanes;
+  const std::int32_t* len = sell.length.data() + static_cast<std::ptrdiff_t>(slice) * lanes;
+  const std::int32_t* __restrict col = sell.col.data();
+  const double* __restrict val = sell.val.data();
+  const std::int32_t first = sell.start[slice];
+  for (int l = 0; l < lanes; ++l) {
+    double sum = 0.0;
+    for (std::int32_t j = 0; j < len[l]; ++j) {
+      const std::int32_t k = first + lanes * j + l;
+      sum += val[k] * x[col[k]];
+    }
+    sums[l] = sum;
+  }
+}
+
 /// The SELL interior rows at positions [begin, end) of `a`: calls
 /// step(row, ax) for each, as traverse does for the CSR layout.
 template <class Step>
