@@ -58,7 +58,10 @@ class BadInput(unittest.TestCase):
     def check(self, args, must_contain, ranks=None, env=None, launcher=None):
         code, out, err = run(args, ranks=ranks, env=env, launcher=launcher)
         self.assertEqual(code, 2, f"{args}: stdout={out!r} stderr={err!r}")
-        lines = [s for s in err.splitlines() if s.strip()]
+        # Open MPI 4.1's launcher (its libevent) sometimes warns "[warn] Epoll
+        # MOD(1) on fd N failed ... Bad file descriptor" when 8 ranks exit at
+        # once on a loaded machine: mpirun's own lines, not asyncsolve's.
+        lines = [s for s in err.splitlines() if s.strip() and not s.startswith("[warn] Epoll ")]
         self.assertEqual(len(lines), 1, f"{args}: expected one line, got {lines!r}")
         self.assertTrue(lines[0].startswith("asyncsolve: error: "), lines[0])
         self.assertIn(must_contain, lines[0])
