@@ -131,14 +131,20 @@ int run(const Config& c, const bench::DriverRun& driver) {
   if (c.layout == "csr") layout = ops::InteriorLayout::csr;
   if (c.layout == "sell8") layout = ops::InteriorLayout::sell8;
   const ops::CsrOperator op(m, layout);
+  // Summed over ranks: entries stored for the interior rows, SELL-8 steps
+  // gathered, ranks whose interior rows are in SELL-8 (auto decides per rank).
   const auto& groups = op.interior_sell().consecutive;
-  const double gathered_local =
-      static_cast<double>(std::count(groups.begin(), groups.end(), std::uint8_t{0}));
-  const auto gathered = static_cast<long long>(
-      std::llround(par::rank_stats(world, gathered_local).mean * world.size()));
-  const char* layout_used = op.interior_layout() == ops::InteriorLayout::sell8 ? "sell8" : "csr";
-  const auto stored = static_cast<long long>(std::llround(
-      par::rank_stats(world, static_cast<double>(op.interior_stored())).mean * world.size()));
+  long long totals[3] = {
+      op.interior_stored(),
+      static_cast<long long>(std::count(groups.begin(), groups.end(), std::uint8_t{0})),
+      op.interior_layout() == ops::InteriorLayout::sell8 ? 1 : 0};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_LONG_LONG, MPI_SUM, world.get()),
+                 "MPI_Allreduce");
+  const auto [stored, gathered, sell_ranks] = totals;
+  const std::string layout_used =
+      sell_ranks == world.size() ? "sell8"
+      : sell_ranks == 0          ? "csr"
+                        : fmt::format("sell8 on {} of {} ranks, csr", sell_ranks, world.size());
   auto halo = comm::make_sparse_halo_exchange(comm::parse_halo_strategy(c.halo), m);
   const auto n = static_cast<std::size_t>(op.rows());
   grid::Field x({op.rows(), 1, 1}, 0);
@@ -204,7 +210,7 @@ int run(const Config& c, const bench::DriverRun& driver) {
         "(median of %d), %.2f GB/s = %.3f of the triad's %.2f GB/s\n",
         static_cast<long long>(m.global_rows()), static_cast<long long>(m.global_nnz()),
         world.size(), c.matrix.empty() ? "laplacian" : c.partition.c_str(), c.halo.c_str(),
-        layout_used, stored, gathered, median_s * 1e3, c.repeats, core::median(bandwidth),
+        layout_used.c_str(), stored, gathered, median_s * 1e3, c.repeats, core::median(bandwidth),
         core::median(ratio), core::median(triad_bw));
   }
   const bool written = par::write_document(world, c.json_path, "spmv", "Wrote {}", [&] {
