@@ -133,10 +133,11 @@ int run(const Config& c, const bench::DriverRun& driver) {
   const ops::CsrOperator op(m, layout);
   // Summed over ranks: entries stored for the interior rows, SELL-8 steps
   // gathered, ranks whose interior rows are in SELL-8 (auto decides per rank).
-  const auto& groups = op.interior_sell().consecutive;
+  const auto& steps = op.interior_sell().steps;
   long long totals[3] = {
       op.interior_stored(),
-      static_cast<long long>(std::count(groups.begin(), groups.end(), std::uint8_t{0})),
+      static_cast<long long>(std::count_if(steps.begin(), steps.end(),
+                                           [](ops::SellStep s) { return s.consecutive == 0; })),
       op.interior_layout() == ops::InteriorLayout::sell8 ? 1 : 0};
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_LONG_LONG, MPI_SUM, world.get()),
                  "MPI_Allreduce");

@@ -14,6 +14,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -95,54 +96,102 @@ inline void traverse_boundary(const CsrOperator& a, const double* __restrict x,
   }
 }
 
+/// The slots of one slice's entries: CSR entry ptr[p_l] + j of lane l goes
+/// to step slot[l][j].
+using SliceSlots = std::array<std::vector<std::int32_t>, SellBlock::lanes>;
+
+/// Lays out the slice whose lane l is the row at position p[l] (-1: none)
+/// and local row row0 + l, `width` steps long: aligned on the rows' column
+/// offsets if there are no more than `width` of them, else entry j at step j.
+SliceSlots slice_slots(const CsrBlock& csr, const std::array<int, SellBlock::lanes>& p, int row0,
+                       std::int32_t width) {
+  constexpr int lanes = SellBlock::lanes;
+  std::vector<std::int64_t> offsets;
+  for (int l = 0; l < lanes; ++l) {
+    if (p[l] < 0) continue;
+    for (std::int32_t k = csr.ptr[p[l]]; k < csr.ptr[p[l] + 1]; ++k)
+      offsets.push_back(static_cast<std::int64_t>(csr.col[k]) - (row0 + l));
+  }
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  const bool aligned = offsets.size() <= static_cast<std::size_t>(width);
+  SliceSlots slots;
+  for (int l = 0; l < lanes; ++l) {
+    if (p[l] < 0) continue;
+    for (std::int32_t k = csr.ptr[p[l]], j = 0; k < csr.ptr[p[l] + 1]; ++k, ++j) {
+      const std::int64_t d = static_cast<std::int64_t>(csr.col[k]) - (row0 + l);
+      slots[l].push_back(
+          aligned ? static_cast<std::int32_t>(std::lower_bound(offsets.begin(), offsets.end(), d) -
+                                              offsets.begin())
+                  : j);
+    }
+  }
+  return slots;
+}
+
 /// The interior block `csr` in SELL-8, or nothing if that would exceed
 /// 32-bit offsets or (unless `any_padding`) pad by more than a quarter of
 /// its non-zeros.
 std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
   constexpr int lanes = SellBlock::lanes;
   SellBlock sell;
+  std::vector<std::int32_t> widths;
   std::int64_t stored = 0;
   for (const RowRun& run : csr.runs) {
-    sell.run_slice.push_back(static_cast<int>(sell.start.size()) - 1);
     for (int lane0 = 0; lane0 < run.count; lane0 += lanes) {
       std::int32_t width = 0;
-      for (int l = 0; l < lanes; ++l) {
+      for (int l = 0; l < lanes && lane0 + l < run.count; ++l) {
         const int p = run.position + lane0 + l;
-        const std::int32_t len = lane0 + l < run.count ? csr.ptr[p + 1] - csr.ptr[p] : 0;
-        sell.length.push_back(len);
-        width = std::max(width, len);
+        width = std::max(width, csr.ptr[p + 1] - csr.ptr[p]);
       }
+      widths.push_back(width);
       stored += static_cast<std::int64_t>(width) * lanes;
       if (stored > INT32_MAX) return std::nullopt;
-      sell.start.push_back(static_cast<std::int32_t>(stored));
     }
   }
   if (!any_padding && 4 * stored > 5 * static_cast<std::int64_t>(csr.val.size()))
     return std::nullopt;
-  sell.col.assign(static_cast<std::size_t>(stored), 0);
-  sell.val.assign(static_cast<std::size_t>(stored), 0.0);
-  for (std::size_t r = 0; r < csr.runs.size(); ++r) {
-    const RowRun& run = csr.runs[r];
-    for (int lane0 = 0, slice = sell.run_slice[r]; lane0 < run.count; lane0 += lanes, ++slice) {
-      for (int l = 0; l < lanes && lane0 + l < run.count; ++l) {
-        const int p = run.position + lane0 + l;
-        for (std::int32_t k = csr.ptr[p], j = 0; k < csr.ptr[p + 1]; ++k, ++j) {
-          const std::int32_t at = sell.start[slice] + lanes * j + l;  // < stored <= INT32_MAX
-          sell.col[at] = csr.col[k];
-          sell.val[at] = csr.val[k];
-        }
+  sell.val.reserve(static_cast<std::size_t>(stored));
+  sell.steps.reserve(static_cast<std::size_t>(stored / lanes));
+  std::size_t slice = 0;
+  for (const RowRun& run : csr.runs) {
+    sell.run_slice.push_back(static_cast<int>(slice));
+    for (int lane0 = 0; lane0 < run.count; lane0 += lanes, ++slice) {
+      const std::int32_t width = widths[slice];
+      const int row0 = run.first + lane0;
+      std::array<int, lanes> p{};
+      for (int l = 0; l < lanes; ++l) p[l] = lane0 + l < run.count ? run.position + lane0 + l : -1;
+      const SliceSlots slots = slice_slots(csr, p, row0, width);
+      // step t, lane l: its CSR entry, or -1 for padding
+      std::vector<std::int32_t> entry(static_cast<std::size_t>(width) * lanes, -1);
+      for (int l = 0; l < lanes; ++l) {
+        for (std::size_t j = 0; j < slots[l].size(); ++j)
+          entry[static_cast<std::size_t>(slots[l][j]) * lanes + l] =
+              csr.ptr[p[l]] + static_cast<std::int32_t>(j);
       }
-      // Groups of 8 real entries with consecutive columns.
-      for (std::int32_t g = sell.start[slice]; g < sell.start[slice + 1]; g += lanes) {
-        const std::int32_t j = (g - sell.start[slice]) / lanes;
+      for (std::int32_t t = 0; t < width; ++t) {
+        const std::int32_t* e = entry.data() + static_cast<std::ptrdiff_t>(t) * lanes;
+        SellStep step;
+        std::int64_t base = -1;  // the c of a consecutive step
         bool consecutive = true;
         for (int l = 0; l < lanes; ++l) {
-          consecutive = consecutive &&
-                        j < sell.length[static_cast<std::size_t>(slice) * lanes + l] &&
-                        sell.col[g + l] == sell.col[g] + l;
+          sell.val.push_back(e[l] < 0 ? 0.0 : csr.val[e[l]]);
+          if (e[l] < 0) continue;
+          step.real = static_cast<std::uint8_t>(step.real | (1U << l));
+          const std::int64_t c = static_cast<std::int64_t>(csr.col[e[l]]) - l;
+          consecutive = consecutive && (base < 0 || c == base) && c >= 0;
+          base = c;
         }
-        sell.consecutive.push_back(consecutive ? 1 : 0);
+        step.consecutive = consecutive ? 1 : 0;
+        if (consecutive) {
+          sell.col.push_back(static_cast<std::int32_t>(base));
+        } else {
+          for (int l = 0; l < lanes; ++l) sell.col.push_back(e[l] < 0 ? 0 : csr.col[e[l]]);
+        }
+        sell.steps.push_back(step);
       }
+      sell.start.push_back(static_cast<std::int32_t>(sell.val.size()));
+      sell.col_start.push_back(static_cast<std::int32_t>(sell.col.size()));
     }
   }
   return sell;
@@ -185,31 +234,39 @@ constexpr std::uintptr_t prefetch_entries = 512;
                _MM_HINT_T0);
 }
 
-/// slice_sums as one vector, with one FMA per entry: a step of the slice loads x where its columns
-/// are consecutive and gathers it otherwise (masked to the lanes that have
-/// an entry there; the others keep their sum).
+/// slice_sums as one vector, with one masked FMA per step: a consecutive
+/// step loads its 8 x values as one vector, any other gathers them (both
+/// masked to the lanes that hold an entry; the others keep their sum).
 [[gnu::always_inline]] inline __m512d slice_sums_avx512(const SellBlock& sell, int slice,
                                                         const double* __restrict x) noexcept {
   constexpr int lanes = SellBlock::lanes;
-  const __m256i len = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-      sell.length.data() + static_cast<std::ptrdiff_t>(slice) * lanes));
-  const std::int32_t* __restrict col = sell.col.data();
+  const std::int32_t* __restrict col = sell.col.data() + sell.col_start[slice];
   const double* __restrict val = sell.val.data();
-  const std::uint8_t* __restrict consecutive = sell.consecutive.data();
+  const SellStep* __restrict steps = sell.steps.data();
   __m512d sum = _mm512_setzero_pd();
-  std::int32_t j = 0;
-  for (std::int32_t k = sell.start[slice]; k < sell.start[slice + 1]; k += lanes, ++j) {
+  for (std::int32_t k = sell.start[slice]; k < sell.start[slice + 1]; k += lanes) {
     prefetch_ahead(val + k, 8 * prefetch_entries);
-    if (k % (2 * lanes) == 0) prefetch_ahead(col + k, 4 * prefetch_entries);
+    const SellStep step = steps[static_cast<std::uint32_t>(k) / lanes];
+    const __mmask8 real = step.real;
     const __m512d v = _mm512_loadu_pd(val + k);
-    if (consecutive[static_cast<std::uint32_t>(k) / lanes] != 0) {
-      sum = _mm512_fmadd_pd(v, _mm512_loadu_pd(x + col[k]), sum);
-    } else {
-      const __mmask8 real = _mm256_cmpgt_epi32_mask(len, _mm256_set1_epi32(j));
-      const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + k));
-      const __m512d xs = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), real, at, x, 8);
-      sum = _mm512_mask3_fmadd_pd(v, xs, sum, real);
+    if (step.real == 0xFF && step.consecutive != 0) {
+      // Unmasked: with the mask read from memory, the masked load and FMA
+      // make the 7-point mat-vec 1.3x slower on the EPYC of
+      // docs/PERFORMANCE.md (4.4 against 5.8 ms in a stand-alone model).
+      sum = _mm512_fmadd_pd(v, _mm512_loadu_pd(x + *col), sum);
+      col += 1;
+      continue;
     }
+    __m512d xs;
+    if (step.consecutive != 0) {
+      xs = _mm512_maskz_loadu_pd(real, x + *col);
+      col += 1;
+    } else {
+      const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col));
+      xs = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), real, at, x, 8);
+      col += lanes;
+    }
+    sum = _mm512_mask3_fmadd_pd(v, xs, sum, real);
   }
   return sum;
 }
@@ -245,17 +302,16 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
                                               const double* __restrict x,
                                               double (&sums)[SellBlock::lanes]) noexcept {
   constexpr int lanes = SellBlock::lanes;
-  const std::int32_t* len = sell.length.data() + static_cast<std::ptrdiff_t>(slice) * lanes;
-  const std::int32_t* __restrict col = sell.col.data();
   const double* __restrict val = sell.val.data();
-  const std::int32_t first = sell.start[slice];
-  for (int l = 0; l < lanes; ++l) {
-    double sum = 0.0;
-    for (std::int32_t j = 0; j < len[l]; ++j) {
-      const std::int32_t k = first + lanes * j + l;
-      sum += val[k] * x[col[k]];
+  for (double& sum : sums) sum = 0.0;
+  const std::int32_t* __restrict col = sell.col.data() + sell.col_start[slice];
+  for (std::int32_t k = sell.start[slice]; k < sell.start[slice + 1]; k += lanes) {
+    const SellStep step = sell.steps[static_cast<std::uint32_t>(k) / lanes];
+    for (int l = 0; l < lanes; ++l) {
+      if ((step.real >> l & 1U) == 0) continue;
+      sums[l] += val[k + l] * x[step.consecutive != 0 ? col[0] + l : col[l]];
     }
-    sums[l] = sum;
+    col += step.consecutive != 0 ? 1 : lanes;
   }
 }
 
@@ -314,6 +370,8 @@ CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayo
   interior_.col = {};  // the entries live in sell_ now
   interior_.val = {};
 }
+
+bool csr_kernels_avx512() noexcept { return ASYNCSOLVE_CSR_AVX512 != 0; }
 
 double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin,
                      int end) noexcept {

@@ -434,6 +434,65 @@ TEST(CsrOperator, InteriorLayoutIsSell8UnlessItPadsByMoreThanAQuarter) {
   }
 }
 
+TEST(CsrOperator, KernelsAreTheOnesThisBuildAskedFor) {
+#ifdef ASYNCSOLVE_TEST_PORTABLE_CSR
+  EXPECT_FALSE(ops::csr_kernels_avx512());
+#elif defined(__x86_64__)
+  // The library's csr.cpp has the AVX-512 options where the compiler passed
+  // CMake's probe; a build whose csr.cpp lacks them says so.
+  if (!ops::csr_kernels_avx512()) GTEST_SKIP() << "csr.cpp built without AVX-512";
+  SUCCEED();
+#endif
+}
+
+namespace {
+
+/// Local row of the first lane of every SELL-8 slice of op's interior rows.
+std::vector<int> slice_rows(const ops::CsrOperator& op) {
+  std::vector<int> rows;
+  for (const ops::RowRun& run : op.interior().runs)
+    for (int lane0 = 0; lane0 < run.count; lane0 += ops::SellBlock::lanes)
+      rows.push_back(run.first + lane0);
+  return rows;
+}
+
+}  // namespace
+
+TEST(CsrOperator, Sell8AlignsSlicesOnColumnOffsetsAndStoresOneIndexPerConsecutiveStep) {
+  // Both matrices' rows have columns at fixed offsets from the row (the
+  // Laplacian: -7, -1, 0, 1, 7; banded: -9, -1, 0, 1, 9), some missing at
+  // the grid's x faces or the ends. Aligned on the offsets, a step is
+  // gathered only where its first column would lie before column 0.
+  for (const auto& [kind, reach] : {std::pair{Kind::laplacian, 7}, std::pair{Kind::banded, 9}}) {
+    SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind));
+    sparse::DistMatrix m = build(kind, 61);
+    const ops::CsrOperator op(m, ops::InteriorLayout::sell8);
+    const ops::SellBlock& sell = op.interior_sell();
+    const std::vector<int> row0 = slice_rows(op);
+    ASSERT_EQ(static_cast<int>(row0.size()), sell.slices());
+    std::size_t words = 0;
+    int partial = 0;
+    for (int s = 0; s < sell.slices(); ++s) {
+      ASSERT_EQ(sell.col_start[s], static_cast<std::int32_t>(words));
+      for (std::int32_t g = sell.start[s] / 8; g < sell.start[s + 1] / 8; ++g) {
+        const ops::SellStep step = sell.steps[g];
+        EXPECT_NE(step.real, 0) << "a step of padding only";
+        if (step.real != 0xFF) ++partial;
+        if (step.consecutive == 0) {
+          EXPECT_LT(row0[s], reach) << "slice " << s << " (row " << row0[s] << ") gathers";
+        }
+        words += step.consecutive != 0 ? 1 : 8;
+      }
+    }
+    EXPECT_EQ(sell.col.size(), words);
+    // Every slice of the Laplacian holds a row on an x face (width 7).
+    if (kind == Kind::laplacian && sell.slices() > 0) {
+      EXPECT_GT(partial, 0);
+    }
+    m.free();
+  }
+}
+
 TEST(LoadSystem, EveryPartitionerGivesTheSerialProductAndWritesBack) {
   const par::Comm w = world();
   const std::string dir = scratch_dir();

@@ -56,21 +56,36 @@ struct CsrBlock {
   int rows() const noexcept { return static_cast<int>(ptr.size()) - 1; }
 };
 
+/// One step of a SELL-8 slice: an entry (or padding) in each of its 8 lanes.
+struct SellStep {
+  std::uint8_t real = 0;         ///< bit l set: lane l holds an entry (else value 0, masked out)
+  std::uint8_t consecutive = 0;  ///< 1: lane l's column is c + l, one index word c stored
+};
+
 /// Rows in SELL-8: the runs' rows in slices of `lanes` consecutive rows (a
 /// slice never spans two runs; lanes past a run's end are empty). Slice s
-/// holds entries [start[s], start[s + 1]) of col/val, step j of lane l at
-/// start[s] + lanes * j + l; a lane shorter than its slice is padded with
-/// value 0 and column 0, which the kernels mask out. consecutive[g] is 1
-/// where the 8 columns of group g (entries 8g .. 8g + 7) are c, c + 1, ...,
-/// c + 7, all of them real entries.
+/// holds values [start[s], start[s + 1]), a step of 8 (one per lane) after
+/// another; step g (values 8g .. 8g + 7) is described by steps[g].
+///
+/// Column indices are compressed: a consecutive step stores one index word
+/// c (its lanes read x[c], x[c + 1], ..., x[c + 7], one vector load), any
+/// other step stores 8 (gathered). Slice s's words start at col_start[s].
+///
+/// A slice whose rows' column offsets (column - row) number no more than
+/// its longest row's entries is stored *aligned*: step t holds every lane's
+/// entry at the t-th of those offsets (a lane without one is padding), so
+/// every step is consecutive: the 7-point matrix's rows on an x face, which
+/// lack one neighbour, no longer shift their lanes out of line. Any other
+/// slice stores lane l's j-th entry at step j. Either way a row's entries
+/// are summed in their stored (column) order.
 struct SellBlock {
   static constexpr int lanes = 8;
-  std::vector<int> run_slice;          ///< first slice of each run of the CsrBlock
-  std::vector<std::int32_t> start{0};  ///< per slice, and one past the last
-  std::vector<std::int32_t> length;    ///< per lane of every slice: its entries
+  std::vector<int> run_slice;              ///< first slice of each run of the CsrBlock
+  std::vector<std::int32_t> start{0};      ///< per slice, and one past the last: first value
+  std::vector<std::int32_t> col_start{0};  ///< per slice, and one past the last: first index word
+  std::vector<SellStep> steps;
   std::vector<std::int32_t> col;
   std::vector<double> val;
-  std::vector<std::uint8_t> consecutive;
   int slices() const noexcept { return static_cast<int>(start.size()) - 1; }
 };
 
@@ -132,6 +147,10 @@ class CsrOperator {
   CsrBlock boundary_ghost_;
   std::vector<double> diagonal_;
 };
+
+/// Whether this build's SELL-8 kernels are the AVX-512 ones (else the
+/// portable lane-by-lane loops).
+bool csr_kernels_avx512() noexcept;
 
 /// y = A x on the interior rows stored at positions [begin, end) (0 ..
 /// interior_rows()); returns the local sum of x_i y_i over those rows (the
