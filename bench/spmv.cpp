@@ -198,7 +198,7 @@ int run(const Config& c, const bench::DriverRun& driver) {
     triad_bw.push_back(triad_bytes / t_triad / 1e9);
     ratio.push_back(bandwidth.back() / triad_bw.back());
     if (world.is_root()) {
-      std::printf("repeat %d: spmv %.3f ms (%.2f GB/s), triad %.2f GB/s, ratio %.3f\n", r + 1,
+      std::printf("repeat %d: spmv %.4g ms (%.2f GB/s), triad %.2f GB/s, ratio %.3f\n", r + 1,
                   t_spmv * 1e3, bandwidth.back(), triad_bw.back(), ratio.back());
     }
   }
@@ -207,7 +207,7 @@ int run(const Config& c, const bench::DriverRun& driver) {
   if (world.is_root()) {
     std::printf(
         "spmv: %lld rows, %lld non-zeros on %d ranks (%s, halo %s, interior rows %s with "
-        "%lld entries stored, %lld steps of 8 gathered): %.3f ms per mat-vec "
+        "%lld entries stored, %lld steps of 8 gathered): %.4g ms per mat-vec "
         "(median of %d), %.2f GB/s = %.3f of the triad's %.2f GB/s\n",
         static_cast<long long>(m.global_rows()), static_cast<long long>(m.global_nnz()),
         world.size(), c.matrix.empty() ? "laplacian" : c.partition.c_str(), c.halo.c_str(),

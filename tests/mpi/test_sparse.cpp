@@ -32,18 +32,41 @@ namespace {
 par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
 
 /// The test matrices, defined row by row on every rank.
-enum class Kind { laplacian, unsymmetric, banded, arrow };
+enum class Kind { laplacian, unsymmetric, banded, arrow, blocks };
+
+/// Kind::blocks: the rows in blocks of these sizes, over and over (the
+/// last block cut short), every row of a block coupled to every column of
+/// its own and the two neighbouring blocks, as a DG matrix's element rows.
+constexpr int block_sizes[] = {3, 1, 9, 2, 5, 4, 8, 6, 2, 7};
+
+/// First row of every block of Kind::blocks with n rows, and n.
+std::vector<int> block_starts(int n) {
+  std::vector<int> starts{0};
+  for (int b = 0; starts.back() < n; ++b)
+    starts.push_back(std::min(n, starts.back() + block_sizes[b % std::size(block_sizes)]));
+  return starts;
+}
 
 /// Global matrix of `kind` with n rows (laplacian: a 2-D grid of width 7;
 /// banded: columns i - 9, i - 1, i, i + 1, i + 9 where they exist, so the
 /// middle rows' SELL-8 steps have consecutive columns; arrow: row 0 full,
-/// the others a diagonal and column 0, so SELL-8 would pad row 0's slice).
+/// the others a diagonal and column 0, so SELL-8 would pad row 0's slice;
+/// blocks: rows in groups with identical columns, see block_sizes).
 sparse::CsrMatrix global_matrix(Kind kind, int n) {
   sparse::CsrMatrix a;
   a.rows = a.cols = n;
   for (int i = 0; i < n; ++i) {
     std::vector<std::pair<int, double>> row;
-    if (kind == Kind::banded) {
+    if (kind == Kind::blocks) {
+      const std::vector<int> starts = block_starts(n);
+      const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), i) -
+                                              starts.begin() - 1);
+      const int lo = starts[b == 0 ? 0 : b - 1];
+      const int hi = starts[std::min(b + 2, starts.size() - 1)];
+      for (int j = lo; j < hi; ++j)
+        if (j != i) row.emplace_back(j, -1.0 / (1.0 + 0.01 * (i + 2 * j)));
+      row.emplace_back(i, 1.0 + hi - lo);
+    } else if (kind == Kind::banded) {
       for (const int j : {i - 9, i - 1, i + 1, i + 9})
         if (j >= 0 && j < n) row.emplace_back(j, -1.0 - 0.001 * j);
       row.emplace_back(i, 5.0);
@@ -328,7 +351,8 @@ TEST(SparseHalo, AsynchronousChannelsDeliverEventually) {
 }
 
 TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
-  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow})
+  for (const Kind kind :
+       {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow, Kind::blocks})
     for (const auto layout : {ops::InteriorLayout::csr, ops::InteriorLayout::sell8}) {
       SCOPED_TRACE(::testing::Message()
                    << "kind " << static_cast<int>(kind) << " layout " << static_cast<int>(layout));
@@ -357,6 +381,18 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
       for (std::size_t i = 0; i < n; ++i)
         ASSERT_NEAR(y_ref[i], ys[m.first_row() + i], 1e-14 * std::abs(ys[m.first_row() + i]));
 
+      // How far two orders of summing row i may differ: the layouts' SELL-8
+      // and CSR loops both sum in stored order (SELL-8 with one FMA per
+      // entry, the CSR loop as the compiler contracts it), to rounding; the
+      // grouped rows (Kind::blocks in CSR) add 8 partial sums, so up to
+      // twice the error bound of a sum of the row's length.
+      const auto order_tol = [&](std::size_t i) {
+        const std::size_t g = m.first_row() + i;
+        const double scale = row_scale(a, g, xs);
+        if (kind != Kind::blocks) return 4e-16 * scale;
+        return 2.0 * static_cast<double>(a.row_ptr[g + 1] - a.row_ptr[g]) * 0x1p-52 * scale;
+      };
+
       // Fast: interior in three pieces, then the boundary.
       const int ni = op.interior_rows();
       double dot = 0.0;
@@ -365,16 +401,15 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
       dot += ops::spmv_interior(op, x.origin(), y.data(), 2 * ni / 3, ni);
       dot += ops::spmv_boundary(op, x.origin(), gh, y.data());
       for (std::size_t i = 0; i < n; ++i)
-        ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + 1e-15);
+        ASSERT_NEAR(y[i], y_ref[i], 1e-13 * std::abs(y_ref[i]) + order_tol(i));
       EXPECT_NEAR(dot, dot_ref, 1e-12 * std::abs(dot_ref));
-      // Both layouts sum every row in stored order (SELL-8 with one FMA per
-      // entry; the CSR loop as the compiler contracts it): y to rounding.
+      // The two layouts give y to rounding (order_tol).
       const ops::CsrOperator plain(m, ops::InteriorLayout::csr);
       std::vector<double> y_plain(n, -7.0);
       ops::spmv_interior(plain, x.origin(), y_plain.data(), 0, ni);
       ops::spmv_boundary(plain, x.origin(), gh, y_plain.data());
       for (std::size_t i = 0; i < n; ++i)
-        ASSERT_NEAR(y[i], y_plain[i], 4e-16 * row_scale(a, m.first_row() + i, xs)) << "row " << i;
+        ASSERT_NEAR(y[i], y_plain[i], order_tol(i)) << "row " << i;
 
       // Jacobi step and residual.
       std::vector<double> b(n), u_new(n), u_new_ref(n), r(n), r_ref(n);
@@ -394,7 +429,8 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
       ops::jacobi_interior(plain, b.data(), dinv.data(), x.origin(), u_plain.data(), ni / 2, ni);
       ops::jacobi_boundary(plain, b.data(), dinv.data(), x.origin(), gh, u_plain.data());
       for (std::size_t i = 0; i < n; ++i)
-        ASSERT_NEAR(u_new[i], u_plain[i], 1e-15 * std::abs(x.origin()[i])) << "row " << i;
+        ASSERT_NEAR(u_new[i], u_plain[i], 1e-15 * std::abs(x.origin()[i]) + dinv[i] * order_tol(i))
+            << "row " << i;
       EXPECT_NEAR(ops::residual(op, b.data(), x.origin(), gh, r.data()),
                   ops::residual_ref(m, b.data(), x.origin(), gh, r_ref.data()), 1e-12 * rr_ref);
       for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(r[i], r_ref[i], 1e-12);
@@ -488,6 +524,55 @@ TEST(CsrOperator, Sell8AlignsSlicesOnColumnOffsetsAndStoresOneIndexPerConsecutiv
     // Every slice of the Laplacian holds a row on an x face (width 7).
     if (kind == Kind::laplacian && sell.slices() > 0) {
       EXPECT_GT(partial, 0);
+    }
+    m.free();
+  }
+}
+
+TEST(CsrOperator, CsrRowsWithTheSameColumnsAreGroupedUpToEight) {
+  // Kind::blocks: every block's rows share their columns; a block of 9 is
+  // two groups (8 + 1). The Laplacian's rows all differ: no groups.
+  for (const Kind kind : {Kind::blocks, Kind::laplacian}) {
+    sparse::DistMatrix m = build(kind, 61);
+    const ops::CsrOperator op(m, ops::InteriorLayout::csr);
+    const ops::CsrBlock& in = op.interior();
+    if (kind == Kind::laplacian || in.rows() == 0) {
+      EXPECT_TRUE(in.groups.empty());
+      m.free();
+      continue;
+    }
+    // Grouped where the groups average 1.5 rows or more: then they cover
+    // the rows, each within a run, each at most 8 rows of equal columns,
+    // and no two neighbours could have been one.
+    int groups = 0;
+    for (const ops::RowRun& run : in.runs) {
+      for (int p = run.position; p < run.position + run.count;) {
+        int q = p + 1;
+        const auto same = [&](int r) {
+          return std::equal(in.col.begin() + in.ptr[p], in.col.begin() + in.ptr[p + 1],
+                            in.col.begin() + in.ptr[r], in.col.begin() + in.ptr[r + 1]);
+        };
+        while (q < run.position + run.count && q - p < 8 && same(q)) ++q;
+        ++groups;
+        p = q;
+      }
+    }
+    if (2 * in.rows() < 3 * groups) {
+      EXPECT_TRUE(in.groups.empty());
+    } else {
+      ASSERT_EQ(static_cast<int>(in.groups.size()), groups + 1);
+      EXPECT_EQ(in.groups.front(), 0);
+      EXPECT_EQ(in.groups.back(), in.rows());
+    }
+    if (world().size() == 1) {
+      EXPECT_FALSE(in.groups.empty()) << "61 rows in 13 groups";
+    }
+    for (std::size_t g = 0; g + 1 < in.groups.size(); ++g) {
+      EXPECT_LE(in.groups[g + 1] - in.groups[g], ops::CsrBlock::max_group);
+      for (int p = in.groups[g] + 1; p < in.groups[g + 1]; ++p)
+        EXPECT_TRUE(std::equal(in.col.begin() + in.ptr[p], in.col.begin() + in.ptr[p + 1],
+                               in.col.begin() + in.ptr[in.groups[g]],
+                               in.col.begin() + in.ptr[in.groups[g] + 1]));
     }
     m.free();
   }
