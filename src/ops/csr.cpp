@@ -399,8 +399,8 @@ constexpr std::uintptr_t prefetch_entries = 512;
     const __m512d v = _mm512_loadu_pd(val + k);
     if (step.real == 0xFF && step.consecutive != 0) {
       // Unmasked: with the mask read from memory, the masked load and FMA
-      // make the 7-point mat-vec 1.3x slower on the EPYC of
-      // docs/PERFORMANCE.md (4.4 against 5.8 ms in a stand-alone model).
+      // made the 7-point 128^3 mat-vec 5.9 against 4.6 ms on the EPYC of
+      // docs/PERFORMANCE.md (bench/sell_model models it: 1.14-1.17x).
       sum = _mm512_fmadd_pd(v, _mm512_loadu_pd(x + *col), sum);
       col += 1;
       continue;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Smoke test of bench/spmv and bench/mtx2petsc: the shape of their output,
-never their speed. Usage: test_bench_spmv.py --spmv BIN --mtx2petsc BIN --mpiexec LINE"""
+"""Smoke test of bench/spmv, bench/mtx2petsc and (where built) bench/sell_model:
+the shape of their output, never their speed.
+Usage: test_bench_spmv.py --spmv BIN --mtx2petsc BIN --mpiexec LINE [--sell-model BIN]"""
 import argparse
 import json
 import os
@@ -11,11 +12,32 @@ import sys
 import tempfile
 
 
+def check_sell_model(binary, d):
+    """bench/sell_model validates its kernels, writes its document and
+    refuses a grid that is not a multiple of 8."""
+    doc = os.path.join(d, "sell_model.json")
+    subprocess.run([binary, "--n", "16", "--repeats", "2", "--iterations", "2",
+                    "--triad-n", "4096", "--json", doc], check=True, capture_output=True)
+    with open(doc) as f:
+        j = json.load(f)
+    assert j["schema"] == "asyncsolve.bench.sell_model/1", j["schema"]
+    assert j["validation"]["passed"] is True and j["validation"]["largest_error"] < 1e-13
+    assert set(j["kernels"]) == {"triad", "stream", "masked", "unmasked"}, j["kernels"].keys()
+    for k in j["kernels"].values():
+        assert len(k["seconds"]["repeats"]) == 2 and k["gbs"] > 0
+    assert len(j["masked_over_unmasked"]["repeats"]) == 2
+    bad = subprocess.run([binary, "--n", "12"], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2, bad.returncode
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--n 12" in lines[0], bad.stderr
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--spmv", required=True)
     p.add_argument("--mtx2petsc", required=True)
     p.add_argument("--mpiexec", required=True)
+    p.add_argument("--sell-model", help="bench/sell_model (built with AVX-512 only)")
     a = p.parse_args()
     mpiexec = shlex.split(a.mpiexec.replace(";", " "))
     with tempfile.TemporaryDirectory() as d:
@@ -43,6 +65,8 @@ def main():
         bad = subprocess.run([a.mtx2petsc, os.path.join(d, "missing.mtx"), petsc],
                              capture_output=True, text=True, check=False)
         assert bad.returncode == 2 and "cannot open" in bad.stderr, bad.stderr
+        if a.sell_model:
+            check_sell_model(a.sell_model, d)
     print("bench_spmv: ok")
     return 0
 
