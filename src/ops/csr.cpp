@@ -107,15 +107,17 @@ template <int G>
             ? _mm512_loadu_pd(x + c)
             : _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xFF, at, x, 8);
     for (int q = 0; q < G; ++q)
-      acc[q] = _mm512_fmadd_pd(_mm512_loadu_pd(val + k0 + q * len + j), xs, acc[q]);
+      acc[q] = _mm512_fmadd_pd(_mm512_loadu_pd(val + k0 + j + static_cast<std::ptrdiff_t>(q) * len),
+                               xs, acc[q]);
   }
   if (j < len) {
     const auto m = static_cast<__mmask8>((1U << (len - j)) - 1U);
     const __m256i at = _mm256_maskz_loadu_epi32(m, col + k0 + j);
     const __m512d xs = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, at, x, 8);
     for (int q = 0; q < G; ++q)
-      acc[q] =
-          _mm512_mask3_fmadd_pd(_mm512_maskz_loadu_pd(m, val + k0 + q * len + j), xs, acc[q], m);
+      acc[q] = _mm512_mask3_fmadd_pd(
+          _mm512_maskz_loadu_pd(m, val + k0 + j + static_cast<std::ptrdiff_t>(q) * len), xs, acc[q],
+          m);
   }
   for (int q = 0; q < G; ++q) {
     // The 8 lanes added pairwise. (The unmasked shuffles, and so
@@ -193,7 +195,7 @@ inline void traverse(const CsrBlock& block, const double* __restrict x, int begi
       const int hi = std::min(end, *(group + 1));
       while (run->position + run->count <= lo) ++run;
       const int row = run->first + (lo - run->position);
-      double sums[CsrBlock::max_group];
+      double sums[CsrBlock::max_group] = {};
       block_sums(block, x, lo, hi, sums);
       for (int q = 0; q < hi - lo; ++q) step(row + q, sums[q]);
     }
@@ -227,8 +229,8 @@ inline void traverse_boundary(const CsrOperator& a, const double* __restrict x,
       const int hi = lb.groups[g + 1];
       while (run->position + run->count <= lo) ++run;
       const int row = run->first + (lo - run->position);
-      double owned[CsrBlock::max_group];
-      double ghost[CsrBlock::max_group];
+      double owned[CsrBlock::max_group] = {};
+      double ghost[CsrBlock::max_group] = {};
       block_sums(lb, x, lo, hi, owned);
       block_sums(gb, ghosts, lo, hi, ghost);
       for (int q = 0; q < hi - lo; ++q) step(row + q, owned[q] + ghost[q]);
