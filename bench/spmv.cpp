@@ -109,6 +109,15 @@ void write_laplacian(int n, const std::string& out) {
   core::write_file_atomic(out, sparse::format_matrix(a));
 }
 
+/// --layout: auto (nothing: the operator chooses), csr or sell8; throws
+/// core::InputError for anything else.
+std::optional<ops::InteriorLayout> parse_layout(const std::string& layout) {
+  if (layout == "auto") return std::nullopt;
+  if (layout == "csr") return ops::InteriorLayout::csr;
+  if (layout == "sell8") return ops::InteriorLayout::sell8;
+  throw core::InputError("--layout " + layout + ": expected auto, csr or sell8");
+}
+
 int run(const Config& c, const bench::DriverRun& driver) {
   const par::Comm& world = driver.world;
   const std::string started = core::iso8601_now();
@@ -127,10 +136,7 @@ int run(const Config& c, const bench::DriverRun& driver) {
     const auto problem = grid::make_problem("ones", {});
     m = std::move(solvers::assemble(*problem, *d, 0.0).matrix);
   }
-  std::optional<ops::InteriorLayout> layout;
-  if (c.layout == "csr") layout = ops::InteriorLayout::csr;
-  if (c.layout == "sell8") layout = ops::InteriorLayout::sell8;
-  const ops::CsrOperator op(m, layout);
+  const ops::CsrOperator op(m, parse_layout(c.layout));
   // Summed over ranks: entries stored for the interior rows, SELL-8 steps
   // gathered, ranks whose interior rows are in SELL-8 (auto decides per rank).
   const auto& steps = op.interior_sell().steps;
@@ -278,9 +284,7 @@ int main(int argc, char** argv) {
               "--iterations, --repeats and --triad-n: expected integers >= 1");
         if (!c.matrix.empty()) asyncsolve::sparse::parse_partition(c.partition);
         asyncsolve::comm::parse_halo_strategy(c.halo);
-        if (c.layout != "auto" && c.layout != "csr" && c.layout != "sell8")
-          throw asyncsolve::core::InputError("--layout " + c.layout +
-                                             ": expected auto, csr or sell8");
+        parse_layout(c.layout);
         return std::nullopt;
       },
       [&](const asyncsolve::bench::DriverRun& driver) {

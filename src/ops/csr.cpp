@@ -84,7 +84,7 @@ void group_rows(CsrBlock& block, const CsrBlock* also = nullptr) {
     block.groups = std::move(groups);
 }
 
-#if ASYNCSOLVE_CSR_AVX512 && !defined(ASYNCSOLVE_INODE_SCALAR)
+#if ASYNCSOLVE_CSR_AVX512
 /// The sums of the G rows of a group whose entries start at k0, len each:
 /// 8 columns at a time, x gathered once for all G rows, one FMA per row;
 /// the tail masked. Each row's sum is its 8 lanes' partial sums added, so
@@ -140,7 +140,7 @@ template <int G>
   double acc[G] = {};
   for (std::int32_t j = 0; j < len; ++j) {
     const double xj = x[col[k0 + j]];
-    for (int q = 0; q < G; ++q) acc[q] += val[k0 + q * len + j] * xj;
+    for (int q = 0; q < G; ++q) acc[q] += val[k0 + j + static_cast<std::ptrdiff_t>(q) * len] * xj;
   }
   for (int q = 0; q < G; ++q) sums[q] = acc[q];
 }
@@ -246,37 +246,37 @@ inline void traverse_boundary(const CsrOperator& a, const double* __restrict x,
   }
 }
 
-/// The slots of one slice's entries: CSR entry ptr[p_l] + j of lane l goes
-/// to step slot[l][j].
-using SliceSlots = std::array<std::vector<std::int32_t>, SellBlock::lanes>;
-
 /// Lays out the slice whose lane l is the row at position p[l] (-1: none)
-/// and local row row0 + l, `width` steps long: aligned on the rows' column
-/// offsets if there are no more than `width` of them, else entry j at step j.
-SliceSlots slice_slots(const CsrBlock& csr, const std::array<int, SellBlock::lanes>& p, int row0,
-                       std::int32_t width) {
+/// and local row row0 + l, `width` steps long: entry[t * lanes + l] is the
+/// CSR entry at step t of lane l, or -1 for padding. Aligned on the rows'
+/// column offsets if there are no more than `width` of them, else entry j
+/// of a lane at step j. `offsets` is scratch space, reused across slices.
+void slice_entries(const CsrBlock& csr, const std::array<int, SellBlock::lanes>& p, int row0,
+                   std::int32_t width, std::vector<std::int64_t>& offsets,
+                   std::vector<std::int32_t>& entry) {
   constexpr int lanes = SellBlock::lanes;
-  std::vector<std::int64_t> offsets;
+  const auto offset = [&](int l, std::int32_t k) {
+    return static_cast<std::int64_t>(csr.col[k]) - (row0 + l);
+  };
+  offsets.clear();
   for (int l = 0; l < lanes; ++l) {
     if (p[l] < 0) continue;
     for (std::int32_t k = csr.ptr[p[l]]; k < csr.ptr[p[l] + 1]; ++k)
-      offsets.push_back(static_cast<std::int64_t>(csr.col[k]) - (row0 + l));
+      offsets.push_back(offset(l, k));
   }
   std::sort(offsets.begin(), offsets.end());
   offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
   const bool aligned = offsets.size() <= static_cast<std::size_t>(width);
-  SliceSlots slots;
+  entry.assign(static_cast<std::size_t>(width) * lanes, -1);
   for (int l = 0; l < lanes; ++l) {
     if (p[l] < 0) continue;
     for (std::int32_t k = csr.ptr[p[l]], j = 0; k < csr.ptr[p[l] + 1]; ++k, ++j) {
-      const std::int64_t d = static_cast<std::int64_t>(csr.col[k]) - (row0 + l);
-      slots[l].push_back(
-          aligned ? static_cast<std::int32_t>(std::lower_bound(offsets.begin(), offsets.end(), d) -
-                                              offsets.begin())
-                  : j);
+      const auto t =
+          aligned ? std::lower_bound(offsets.begin(), offsets.end(), offset(l, k)) - offsets.begin()
+                  : j;
+      entry[static_cast<std::size_t>(t) * lanes + l] = k;
     }
   }
-  return slots;
 }
 
 /// The interior block `csr` in SELL-8, or nothing if that would exceed
@@ -303,6 +303,8 @@ std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
     return std::nullopt;
   sell.val.reserve(static_cast<std::size_t>(stored));
   sell.steps.reserve(static_cast<std::size_t>(stored / lanes));
+  std::vector<std::int64_t> offsets;
+  std::vector<std::int32_t> entry;
   std::size_t slice = 0;
   for (const RowRun& run : csr.runs) {
     sell.run_slice.push_back(static_cast<int>(slice));
@@ -311,14 +313,7 @@ std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
       const int row0 = run.first + lane0;
       std::array<int, lanes> p{};
       for (int l = 0; l < lanes; ++l) p[l] = lane0 + l < run.count ? run.position + lane0 + l : -1;
-      const SliceSlots slots = slice_slots(csr, p, row0, width);
-      // step t, lane l: its CSR entry, or -1 for padding
-      std::vector<std::int32_t> entry(static_cast<std::size_t>(width) * lanes, -1);
-      for (int l = 0; l < lanes; ++l) {
-        for (std::size_t j = 0; j < slots[l].size(); ++j)
-          entry[static_cast<std::size_t>(slots[l][j]) * lanes + l] =
-              csr.ptr[p[l]] + static_cast<std::int32_t>(j);
-      }
+      slice_entries(csr, p, row0, width, offsets, entry);
       for (std::int32_t t = 0; t < width; ++t) {
         const std::int32_t* e = entry.data() + static_cast<std::ptrdiff_t>(t) * lanes;
         SellStep step;

@@ -22,13 +22,14 @@
 /// Where it pads little, the interior rows' entries are stored instead as sliced
 /// ELLPACK with slices of 8 rows (SELL-8; Kreutzer et al.'s SELL-C-sigma
 /// with C = 8 and no sorting, sigma = 1), so that one vector instruction
-/// works on 8 rows at once instead of one row's short chain of FMAs. Where
-/// the 8 columns of a slice's step are consecutive (every slice of a banded
-/// or stencil-like matrix away from its edges) x is loaded as one vector,
-/// not gathered. Every row still sums its entries in stored order, with one
-/// FMA each from +0 (the CSR loop rounds as the compiler contracts it: GCC
-/// keeps a separate multiply and add in such chains on AMD Zen, so the two
-/// layouts agree to rounding, not bit for bit).
+/// works on 8 rows at once instead of one row's short chain of FMAs (see
+/// SellBlock: slices aligned on column offsets, x loaded rather than
+/// gathered where a step's 8 columns are consecutive). Every row still sums
+/// its entries in stored order, with one FMA each from +0 (the CSR loop
+/// rounds as the compiler contracts it: GCC keeps a separate multiply and
+/// add in such chains on AMD Zen, so the two layouts agree to rounding, not
+/// bit for bit). Rows kept in CSR with identical columns are multiplied in
+/// groups (CsrBlock::groups), which with AVX-512 also sums in another order.
 #include <cstdint>
 #include <optional>
 #include <span>
