@@ -55,10 +55,6 @@ double unpack_both(grid::Field& u, grid::Field& u_new, const grid::Box& box,
 /// again (as_channels_wait_any sleeps at most AS_WAIT_MAX_SLEEP_US at a time).
 constexpr double idle_slice_s = 200e-6;
 
-/// With --idle on, every idle_refresh-th sweep returns the residual too, so
-/// that the bound the idle decision uses follows the block's convergence.
-constexpr long idle_refresh = 4;
-
 }  // namespace
 
 SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition& decomposition,
@@ -130,6 +126,11 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   // the halos' change since.
   double local_r2 = std::numeric_limits<double>::infinity();
   long k = 0;
+  // With idle on, fused sweeps also refresh local_r2 for the idle decision,
+  // at the pace detail::idle_refresh_gap sets: the last refresh, and the next.
+  double refreshed_r2 = std::numeric_limits<double>::infinity();
+  long refreshed_k = -1;
+  long next_refresh = 0;
   detail::AsyncCheckSums contribution{};
   detail::AsyncCheckSums sum{};
 
@@ -237,13 +238,14 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
     {
       const double ts = core::now_s();
       // The residual comes with the sweep (fused, no extra pass) when a
-      // round starts after it, and with idle on every idle_refresh sweeps
-      // (the bound the idle decision uses). Other sweeps keep the bound: a
-      // sweep with fixed halos does not increase it.
+      // round starts after it, and with idle on when the bound the idle
+      // decision uses is due a refresh (idle_refresh_gap: every 4 to 64
+      // sweeps, more often as it nears the threshold). Other sweeps keep the
+      // bound: a sweep with fixed halos does not increase it.
       const bool round_next =
           !convergence.active() && ((k + 1) % base.check_every == 0 || k + 1 == base.max_iters ||
                                     (timed && core::now_s() - t0 >= base.max_time_s));
-      const bool fused = k == 0 || round_next || (options.idle && k % idle_refresh == 0);
+      const bool fused = k == 0 || round_next || (options.idle && k >= next_refresh);
       const auto sweep = [&](int z0, int z1) {
         // u^{k+1} = (sum of neighbours of u^k) / 6 on planes [z0, z1), and
         // (fused) ||b - A u^k||^2 there
@@ -263,7 +265,12 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
       } else {
         r2 = sweep(0, nz);
       }
-      if (fused) local_r2 = r2;
+      if (fused) {
+        local_r2 = r2;
+        next_refresh = k + detail::idle_refresh_gap(refreshed_r2, refreshed_k, r2, k, idle_r2);
+        refreshed_r2 = r2;
+        refreshed_k = k;
+      }
       if (base.faults != nullptr) base.faults->after_sweep(core::now_s() - ts);
       u.swap(u_new);  // both carry the newest halos
       timers.add(async_sweep_phase, core::now_s() - ts);

@@ -1,6 +1,7 @@
 #pragma once
 /// The stop decision the asynchronous Jacobi solvers share (structured and
 /// CSR): what to do once their convergence reduction has completed.
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -34,6 +35,32 @@ inline AsyncCheckSums async_contribution(const JacobiOptions& options, long k, d
   c[over_time_value] =
       std::isfinite(options.max_time_s) && core::now_s() - t0 >= options.max_time_s ? 1.0 : 0.0;
   return c;
+}
+
+/// With --idle on, the sweeps between two refreshes of a rank's idle bound
+/// (a fused sweep that measures its ||b - A u||^2): never fewer than
+/// idle_refresh_min (the pace near the threshold), never more than
+/// idle_refresh_max.
+inline constexpr long idle_refresh_min = 4;
+inline constexpr long idle_refresh_max = 64;
+
+/// Sweeps from a refresh at iteration k that measured r2 to the next, given
+/// the previous refresh (prev_r2 at prev_k; prev_k < 0 when there was none)
+/// and the bound below which the rank idles, idle_r2: half the sweeps that
+/// the decay from prev_r2 to r2, continued geometrically, needs to reach
+/// idle_r2, within [idle_refresh_min, idle_refresh_max]. So a rank far above
+/// the bound (a slow rank, which never idles) seldom pays for the fused
+/// sweep, and one approaching it refreshes at the minimum pace. The minimum
+/// when the residual did not fall or is already below idle_r2. Local.
+inline long idle_refresh_gap(double prev_r2, long prev_k, double r2, long k, double idle_r2) {
+  if (prev_k < 0 || k <= prev_k || !(r2 > idle_r2) || !(r2 < prev_r2) || !std::isfinite(prev_r2) ||
+      !(idle_r2 > 0.0)) {
+    return idle_refresh_min;
+  }
+  const double log_rate = std::log(r2 / prev_r2) / static_cast<double>(k - prev_k);  // < 0
+  const double predicted = std::log(idle_r2 / r2) / log_rate;                        // > 0
+  if (!(predicted < 2.0 * static_cast<double>(idle_refresh_max))) return idle_refresh_max;
+  return std::max(idle_refresh_min, static_cast<long>(predicted / 2.0));
 }
 
 /// The verdict of a completed round with the global `sum` over `ranks`
