@@ -22,7 +22,7 @@ PURPOSE
 USAGE
     bench/straggler.py --binary build/asyncsolve [--ranks 2] [--repeats 7]
         [--problem plume] [--offset V] [--local 50,50,50] [--tol 1e-6]
-        [--check-every 100] [--async-check-every 1] [--max-in-flight 100]
+        [--check-every 100] [--async-check-every 1] [--max-in-flight 1]
         [--allreduce auto] [--final-sync 0] [--slow-rank 1] [--slow-factor 2]
         [--variants sync,async,racy] [--mpiexec "mpiexec --oversubscribe"]
         [--quiet 0.10] [--quiet-max-wait 300] [--timeout 600]
@@ -109,7 +109,7 @@ def parse_args(argv):
     p.add_argument("--check-every", type=int, default=100, help="sync's residual period")
     p.add_argument("--async-check-every", type=int, default=1,
                    help="async/racy residual period (1: restart the reduction at once)")
-    p.add_argument("--max-in-flight", type=int, default=100, help="async/racy R")
+    p.add_argument("--max-in-flight", type=int, default=1, help="async/racy R (asyncsolve's default)")
     p.add_argument("--allreduce", default="auto", help="async/racy reduction: auto, tree or impi")
     p.add_argument("--final-sync", type=int, default=0, help="async/racy --final-sync K")
     p.add_argument("--slow-rank", type=int, default=1, help="the straggler")

@@ -87,7 +87,9 @@ struct SolveConfig {
   bool monitor = false;
   double monitor_every_s = 2.0;
   std::string json_path;  ///< empty: no result document
-  int max_in_flight = 100;
+  /// R: 1, the optimum of paper 000 §6.3 (Figure 10) and of its reproduction
+  /// here (docs/REPRODUCTION.md); the paper's initial experiments used 100.
+  int max_in_flight = 1;
   int final_sync = 0;
   /// --idle on|off: async/racy Jacobi (mpi, rma, shmem, omp) wait for news
   /// instead of sweeping stale data. On unless --idle off.
