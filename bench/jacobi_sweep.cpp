@@ -217,15 +217,37 @@ bool same_bits(const Field& x, const Field& y) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;
 }
 
+/// `out` against `ref`, two fields that started equal and were swept from
+/// `u` by a fast kernel and by the reference: equal bit for bit, except that
+/// the fast kernel may have given out's x-face halo cells (i < 0 or i >= nx
+/// of an interior row) u's values there, as ops::jacobi_sweep says it may.
+bool same_but_x_halos(const Field& out, const Field& ref, const Field& u) {
+  if (same_bits(out, ref)) return true;
+  const Int3& n = u.interior();
+  const int h = u.halo();
+  for (int k = -h; k < n[2] + h; ++k)
+    for (int j = -h; j < n[1] + h; ++j)
+      for (int i = -h; i < n[0] + h; ++i) {
+        const double got = out(i, j, k);
+        const double want = ref(i, j, k);
+        if (std::memcmp(&got, &want, sizeof got) == 0) continue;
+        const bool x_halo = (i < 0 || i >= n[0]) && j >= 0 && j < n[1] && k >= 0 && k < n[2];
+        const double from_u = u(i, j, k);
+        if (!x_halo || std::memcmp(&got, &from_u, sizeof got) != 0) return false;
+      }
+  return true;
+}
+
 /// jacobi_sweep(u) against jacobi_sweep_ref(u) into fields that start equal:
-/// the results must agree bit for bit, interior and (untouched) halo alike.
-/// `out` holds the fast kernel's result afterwards.
+/// the interiors must agree bit for bit, and the halos too but for the x-face
+/// cells the fast kernel may give u's values (same_but_x_halos). `out` holds
+/// the fast kernel's result afterwards.
 bool sweep_matches_ref(const Field& u, Field& out) {
   Field ref(u.interior(), u.halo());
   std::copy(out.storage().begin(), out.storage().end(), ref.storage().begin());
   ops::jacobi_sweep(u, out);
   ops::jacobi_sweep_ref(u, ref);
-  return same_bits(out, ref);
+  return same_but_x_halos(out, ref, u);
 }
 
 /// The fused sweep and residual against the plain kernels, bit for bit:
@@ -243,7 +265,7 @@ bool fused_matches(const Field& u, Field& out) {
   ops::jacobi_sweep_ref(u, ref);
   const double plain = ops::residual_norm_sq(u);
   const double plain_ref = ops::residual_norm_sq_ref(u);
-  return same_bits(out, ref) && same_bits(twin, ref) &&
+  return same_but_x_halos(out, ref, u) && same_bits(twin, ref) &&
          std::memcmp(&fused, &plain, sizeof fused) == 0 &&
          std::memcmp(&fused_ref, &plain_ref, sizeof fused_ref) == 0;
 }
@@ -409,7 +431,8 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   if (valid) {
     std::printf(
         "Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
-        "3.6M points; residual_norm_sq within points*eps of the reference; "
+        "3.6M points (x-face halos: unchanged or u's); residual_norm_sq within points*eps of "
+        "the reference; "
         "jacobi_sweep_residual bit-identical to the sweep and residual_norm_sq\n",
         check_grids.size());
   }

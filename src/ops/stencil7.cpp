@@ -41,26 +41,32 @@ using namespace stencil7_detail;  // NOLINT(google-build-using-namespace): inter
 
 #if ASYNCSOLVE_STENCIL7_AVX512
 
-/// One pass of the 7-point stencil over the rows of planes [k_begin, k_end)
-/// with AVX-512: the Jacobi sweep u_new = (sum of the six neighbours of u)/6
+/// One pass of the 7-point stencil over planes [k_begin, k_end) with
+/// AVX-512: the Jacobi sweep u_new = (sum of the six neighbours of u)/6
 /// (unless `S` is Store::none) and, with `Residual`, ||b - A u||^2 of the
 /// iterate it read, returned (b - A u = sum - 6 u at every interior point).
+/// For fields of at least 8 points a row (walkable()).
 ///
-/// Each row is done in vectors of 8 points: a masked vector for the points
-/// before the first 64-byte boundary of u (masked loads neither fault nor
-/// read what they leave out; left-out lanes are not stored and add exactly
-/// 0 to the residual), aligned vectors, and a masked vector for the rest
-/// (stored point by point: masked_points).
-/// Short rows (a 50-point row has at most 10 points outside aligned
-/// vectors) thus cost no scalar loop.
+/// The rows of a block of a plane lie one after the other in memory, stride_y
+/// apart, with the stride_y - nx halo cells of the x faces between two rows.
+/// The pass walks each block of each plane as one line, from (0, j0, k) to
+/// (nx - 1, j1 - 1, k), in 64-byte aligned vectors of 8 points: one masked
+/// vector for the points before the first boundary and one for those after
+/// the last (masked_points, on the first and the last row), aligned vectors
+/// between. An aligned vector that holds halo cells (two in about 25 on a
+/// 200-point row) stores u's own halo values there (a blend), so u_new's
+/// x-face halos get u's; every caller keeps the two fields' halos equal or
+/// overwrites u_new's before reading them. Its halo lanes add 0 to the
+/// residual. So a row costs no masked head and tail of its own: only the
+/// block's two ends are masked.
 ///
 /// The sweep is bit-identical to jacobi_sweep_ref: every point adds its six
 /// neighbours in the reference's order (west, east, south, north, bottom,
 /// top), then multiplies by 1/6; vectors only change how many points are done
 /// at once, blocking only the order of the rows. The residual is summed in
 /// an order that depends on the field's shape only, not on `S`: four vector
-/// accumulators across all rows; the aligned vectors of a row go to them in
-/// turn by runs of four, its leftover aligned vectors and its two masked
+/// accumulators across all blocks; the aligned vectors of a block go to them
+/// in turn by runs of four, its leftover aligned vectors and its two masked
 /// vectors to the first; the total is the sum of the lanes, in order, of
 /// (acc0 + acc1) + (acc2 + acc3). (Four chains of FMAs overlap; one would
 /// wait for its FMA every vector.) So the fused sweep returns the same bits
@@ -82,53 +88,71 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
   const __m512d w = _mm512_set1_pd(sixth);
   const __m512d six = _mm512_set1_pd(6.0);
   Sums<512> acc;
-  for_each_row_blocked(
+  for_each_block_plane(
       u,
-      [&](int j, int k) {
-        const Row row = row_at<S>(u, u_new, j, k);
-        Sums<512> sums = acc;  // in registers for the row
-        // Points lo .. lo + count - 1 (count <= 8), their squared residuals into a0.
-        const auto masked = [&](int lo, int count) {
-          sums.a0 = masked_points<512, S, Residual>(row, lo, count, w, six, sums.a0);
-        };
-
-        int i = peel_count(row.c, nx);
-        if (i > 0) masked(0, i);
-        if (i + 8 <= nx) {
-          // Lane 7 of `west_of` is c[i - 1]; `centre` is c[i .. i + 7].
-          __m512d west_of = _mm512_set1_pd(row.c[i - 1]);
-          __m512d centre = _mm512_loadu_pd(row.c + i);
-          // Points at .. at + 7 (c + at 64-byte aligned); squared residuals into `into`.
-          const auto vector = [&](int at, __m512d& into) {
-            prefetch_ahead(row.t + at, ahead);
-            // c[at + 8 .. at + 15]: only lane 0 (at most c[nx], in the halo) is
-            // used; the rest lies in the next row or the halo, inside the field.
-            const __m512d east_of = _mm512_loadu_pd(row.c + at + 8);
-            __m512d sum =
-                _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
-                              shift_in(centre, east_of, std::integral_constant<int, 1>{}));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.s + at));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.n + at));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.b + at));
-            sum = _mm512_add_pd(sum, _mm512_loadu_pd(row.t + at));
-            if constexpr (S == Store::stream) _mm512_stream_pd(row.out + at, _mm512_mul_pd(sum, w));
-            if constexpr (S == Store::normal) _mm512_storeu_pd(row.out + at, _mm512_mul_pd(sum, w));
-            if constexpr (Residual) {
-              const __m512d r = _mm512_fnmadd_pd(six, centre, sum);  // sum - 6 c
-              into = _mm512_fmadd_pd(r, r, into);
-            }
-            west_of = centre;
-            centre = east_of;
-          };
-          for (; i + 32 <= nx; i += 32) {
-            vector(i, sums.a0);
-            vector(i + 8, sums.a1);
-            vector(i + 16, sums.a2);
-            vector(i + 24, sums.a3);
+      [&](int j0, int j1, int k) {
+        const Row first = row_at<S>(u, u_new, j0, k);
+        const double* c = first.c;
+        const double* t = first.t;
+        double* out = first.out;
+        // Points 0 .. length - 1 of the walk; q is where `at` lies in its
+        // row (0 .. sy - 1: from nx on, the halo cells after the row).
+        const std::ptrdiff_t length = (j1 - j0 - 1) * sy + nx;
+        Sums<512> sums = acc;  // in registers for the block
+        std::ptrdiff_t at = peel_count(c, nx);
+        if (at > 0)
+          sums.a0 =
+              masked_points<512, S, Residual>(first, 0, static_cast<int>(at), w, six, sums.a0);
+        std::ptrdiff_t q = at;
+        // Lane 7 of `west_of` is c[at - 1]; `centre` is c[at .. at + 7].
+        __m512d west_of = _mm512_set1_pd(c[at - 1]);
+        __m512d centre = _mm512_load_pd(c + at);
+        const auto vector = [&](__m512d& into) {
+          prefetch_ahead(t + at, ahead);
+          // c[at + 8 .. at + 15]: past the walk's end it lies in the halo or
+          // the next row of the plane, inside the field.
+          const __m512d east_of = _mm512_load_pd(c + at + 8);
+          __m512d sum = _mm512_add_pd(shift_in(west_of, centre, std::integral_constant<int, 7>{}),
+                                      shift_in(centre, east_of, std::integral_constant<int, 1>{}));
+          sum = _mm512_add_pd(sum, _mm512_loadu_pd(first.s + at));
+          sum = _mm512_add_pd(sum, _mm512_loadu_pd(first.n + at));
+          sum = _mm512_add_pd(sum, _mm512_loadu_pd(first.b + at));
+          sum = _mm512_add_pd(sum, _mm512_loadu_pd(t + at));
+          __m512d next = _mm512_mul_pd(sum, w);
+          __m512d r = _mm512_fnmadd_pd(six, centre, sum);  // sum - 6 c
+          if (Residual || q + 8 > nx) {
+            // Halo cells in the vector (q + 8 > nx: two vectors in about 25
+            // on a 200-point row): u's values there, and 0 residual. The
+            // residual passes mask every vector, which costs them less than a
+            // branch that mispredicts at every row end (0.61 against 1.0 of
+            // the triad, fused); the sweep alone is faster with the branch.
+            const __mmask8 inner = interior_lanes(q, nx, sy);
+            next = _mm512_mask_blend_pd(inner, centre, next);
+            if constexpr (Residual) r = _mm512_maskz_mov_pd(inner, r);
           }
-          for (; i + 8 <= nx; i += 8) vector(i, sums.a0);
+          if constexpr (S == Store::stream) _mm512_stream_pd(out + at, next);
+          if constexpr (S == Store::normal) _mm512_storeu_pd(out + at, next);
+          if constexpr (Residual) into = _mm512_fmadd_pd(r, r, into);
+          q += 8;
+          if (q >= sy) q -= sy;
+          at += 8;
+          west_of = centre;
+          centre = east_of;
+        };
+        while (at + 32 <= length) {
+          vector(sums.a0);
+          vector(sums.a1);
+          vector(sums.a2);
+          vector(sums.a3);
         }
-        if (i < nx) masked(i, nx - i);
+        while (at + 8 <= length) vector(sums.a0);
+        if (at < length) {
+          // The last points, all in the last row (fewer than 8 <= nx).
+          const Row last = row_at<S>(u, u_new, j1 - 1, k);
+          const auto lo = static_cast<int>(at - (j1 - 1 - j0) * sy);
+          sums.a0 = masked_points<512, S, Residual>(last, lo, static_cast<int>(length - at), w, six,
+                                                    sums.a0);
+        }
         acc = sums;
       },
       k_begin, k_end);
@@ -201,6 +225,11 @@ bool can_stream(const Field& u, const Field& u_new) noexcept {
   const auto b = reinterpret_cast<std::uintptr_t>(u_new.origin());
   return u.stride_y() == u_new.stride_y() && u.stride_z() == u_new.stride_z() && a % 64 == b % 64;
 }
+
+/// Whether pass_avx512 can walk u's blocks: rows of at least 8 points, so
+/// that an aligned vector holds at most one run of halo cells and a block's
+/// last masked points lie in its last row.
+bool walkable(const Field& u) noexcept { return u.interior()[0] >= 8; }
 
 #endif  // ASYNCSOLVE_STENCIL7_AVX512
 
@@ -327,7 +356,7 @@ void jacobi_sweep_planes(const Field& u, Field& u_new, int k_begin, int k_end) n
   // Fields that stay in cache gain nothing from streaming stores (they would
   // push u_new out to memory); the compiler's loops are as fast there.
   if (out_of_cache(u.storage().size_bytes() + u_new.storage().size_bytes()) &&
-      can_stream(u, u_new)) {
+      can_stream(u, u_new) && walkable(u)) {
     pass_avx512<Store::stream, false>(u, &u_new, k_begin, k_end);
     return;
   }
@@ -381,6 +410,7 @@ double jacobi_sweep_residual_planes(const Field& u, Field& u_new, int k_begin, i
   if (!out_of_cache(2 * u.storage().size_bytes())) {
     return pass_avx512_ymm<Store::normal, true>(u, &u_new, k_begin, k_end);
   }
+  if (!walkable(u)) return pass_portable<true>(u, &u_new, k_begin, k_end);
   if (can_stream(u, u_new)) return pass_avx512<Store::stream, true>(u, &u_new, k_begin, k_end);
   return pass_avx512<Store::normal, true>(u, &u_new, k_begin, k_end);
 #else
@@ -444,6 +474,7 @@ double residual_norm_sq_planes(const Field& u, int k_begin, int k_end) noexcept 
   if (!out_of_cache(2 * u.storage().size_bytes())) {
     return pass_avx512_ymm<Store::none, true>(u, nullptr, k_begin, k_end);
   }
+  if (!walkable(u)) return pass_portable<false>(u, nullptr, k_begin, k_end);
   return pass_avx512<Store::none, true>(u, nullptr, k_begin, k_end);
 #else
   return pass_portable<false>(u, nullptr, k_begin, k_end);

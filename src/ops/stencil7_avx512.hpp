@@ -51,6 +51,18 @@ inline int peel_count(const double* p, int nx) noexcept {
   return head < nx ? head : nx;
 }
 
+/// The lanes of an aligned vector whose lane 0 lies q points into a row
+/// (0 <= q < stride_y, the halo cells after the row from nx on) that are
+/// interior points: those before the row's end and those from the next
+/// row's start on. With nx >= 8 a vector holds at most one run of halo cells.
+inline __mmask8 interior_lanes(std::ptrdiff_t q, int nx, std::ptrdiff_t stride_y) noexcept {
+  // Lanes [0, before) end this row, lanes [from, 8) start the next one.
+  const auto before = static_cast<unsigned>(std::clamp<std::ptrdiff_t>(nx - q, 0, 8));
+  const auto from = static_cast<unsigned>(std::min<std::ptrdiff_t>(stride_y - q, 8));
+  const unsigned lanes = ((1U << before) - 1U) | (0xFFU & ~((1U << from) - 1U));
+  return static_cast<__mmask8>(lanes);
+}
+
 /// What a stencil pass writes besides (or instead of) the residual.
 enum class Store {
   none,    ///< nothing: the residual alone

@@ -87,19 +87,30 @@ inline int block_rows(std::ptrdiff_t stride_y, int ny) noexcept {
   return (ny + blocks - 1) / blocks;
 }
 
-/// Calls row(j, k) for every interior row of planes [k_begin, k_end) (all
-/// planes by default), blocked as block_rows() says.
-template <class Row>
-void for_each_row_blocked(const Field& u, Row&& row, int k_begin = 0, int k_end = -1) {
+/// Calls span(j0, j1, k) for every block of rows [j0, j1) (as block_rows()
+/// cuts them) of every plane k in [k_begin, k_end) (all planes by default):
+/// blocks outermost, then planes.
+template <class Span>
+void for_each_block_plane(const Field& u, Span&& span, int k_begin = 0, int k_end = -1) {
   const int ny = u.interior()[1];
   const int nz = k_end < 0 ? u.interior()[2] : k_end;
   const int rows = block_rows(u.stride_y(), ny);
   for (int j0 = 0; j0 < ny; j0 += rows) {
     const int j1 = std::min(ny, j0 + rows);
-    for (int k = k_begin; k < nz; ++k) {
-      for (int j = j0; j < j1; ++j) row(j, k);
-    }
+    for (int k = k_begin; k < nz; ++k) span(j0, j1, k);
   }
+}
+
+/// Calls row(j, k) for every interior row of planes [k_begin, k_end) (all
+/// planes by default), blocked as block_rows() says.
+template <class Row>
+void for_each_row_blocked(const Field& u, Row&& row, int k_begin = 0, int k_end = -1) {
+  for_each_block_plane(
+      u,
+      [&](int j0, int j1, int k) {
+        for (int j = j0; j < j1; ++j) row(j, k);
+      },
+      k_begin, k_end);
 }
 
 }  // namespace asyncsolve::ops::stencil7_detail

@@ -16,8 +16,12 @@ namespace asyncsolve::ops {
 [[nodiscard]] bool stencil7_uses_avx512() noexcept;
 
 /// One Jacobi sweep over the interior: u_new = (sum of the six neighbours of u) / 6.
-/// Reads u (halo included), writes the interior of u_new. 16 bytes of memory
-/// traffic per point (one read, one write) when the layer condition holds.
+/// Reads u (halo included), writes the interior of u_new. u_new's x-face
+/// halo cells (i < 0 and i >= nx of interior rows) may also be given u's
+/// values there: for fields out of cache the AVX-512 pass runs through the
+/// rows of a plane as one line, halo cells included. Every other halo cell
+/// of u_new is left as it is. 16 bytes of memory traffic per point (one
+/// read, one write) when the layer condition holds.
 void jacobi_sweep(const grid::Field& u, grid::Field& u_new) noexcept;
 void jacobi_sweep_ref(const grid::Field& u, grid::Field& u_new) noexcept;
 /// The sweep restricted to planes k_begin <= k < k_end: a sweep in pieces,
@@ -30,7 +34,8 @@ void jacobi_sweep_planes(const grid::Field& u, grid::Field& u_new, int k_begin, 
 void jacobi_sweep_box(const grid::Field& u, grid::Field& u_new, const grid::Box& box) noexcept;
 
 /// The sweep fused with the residual (the residual for free): writes u_new =
-/// (sum of the six neighbours of u) / 6 like jacobi_sweep and returns this
+/// (sum of the six neighbours of u) / 6 like jacobi_sweep (and may give
+/// u_new's x-face halo cells u's values, as it does) and returns this
 /// block's ||b - A u||_2^2 of the iterate it READ (b - A u = sum - 6 u =
 /// D (u_new - u) on every interior point), in the same pass: 16 bytes of
 /// memory traffic per point, like the sweep alone. The field written has the
