@@ -91,7 +91,7 @@ TEST(Cli, AsynchronousOptions) {
       EXPECT_EQ(asyncsolve::app::reduction_name(r.solve), name);
     }
   }
-  EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 100);
+  EXPECT_EQ(parse({"solve"}).solve.max_in_flight, 1);  // paper 000 §6.3's optimum
   EXPECT_EQ(parse({"solve", "--variant", "async", "--progress", "poll:8"}).solve.progress,
             (Progress{Progress::Mode::poll, 8, std::nullopt}));
 }
