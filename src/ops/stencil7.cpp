@@ -139,13 +139,17 @@ double pass_avx512(const Field& u, Field* u_new, int k_begin, int k_end) noexcep
           west_of = centre;
           centre = east_of;
         };
+        // vector() advances `at` (clang-tidy cannot see that through the
+        // lambda's capture). Written as a for loop that passes `at`, the
+        // fused pass ran 8% slower here.
+        // NOLINTNEXTLINE(bugprone-infinite-loop)
         while (at + 32 <= length) {
           vector(sums.a0);
           vector(sums.a1);
           vector(sums.a2);
           vector(sums.a3);
         }
-        while (at + 8 <= length) vector(sums.a0);
+        while (at + 8 <= length) vector(sums.a0);  // NOLINT(bugprone-infinite-loop): as above
         if (at < length) {
           // The last points, all in the last row (fewer than 8 <= nx).
           const Row last = row_at<S>(u, u_new, j1 - 1, k);
