@@ -109,7 +109,8 @@ def parse_args(argv):
     p.add_argument("--check-every", type=int, default=100, help="sync's residual period")
     p.add_argument("--async-check-every", type=int, default=1,
                    help="async/racy residual period (1: restart the reduction at once)")
-    p.add_argument("--max-in-flight", type=int, default=1, help="async/racy R (asyncsolve's default)")
+    p.add_argument("--max-in-flight", type=int, default=1,
+                   help="async/racy R (asyncsolve's default)")
     p.add_argument("--allreduce", default="auto", help="async/racy reduction: auto, tree or impi")
     p.add_argument("--final-sync", type=int, default=0, help="async/racy --final-sync K")
     p.add_argument("--slow-rank", type=int, default=1, help="the straggler")
