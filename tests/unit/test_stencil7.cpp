@@ -93,6 +93,15 @@ TEST(Stencil7, CopyInteriorLeavesHaloAlone) {
 
 namespace {
 
+/// Bits of a double, so that EXPECT_EQ reports a difference in the last bit.
+std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
+bool same_storage(const Field& a, const Field& b) {
+  for (std::size_t i = 0; i < a.storage_size(); ++i)
+    if (bits(a.storage()[i]) != bits(b.storage()[i])) return false;
+  return true;
+}
+
 /// Cells where a field swept by a fast kernel (`fast`) and one swept by the
 /// reference (`ref`), from the same start, differ in a way the kernels'
 /// contract does not allow: anywhere but u_new's x-face halo cells (i < 0
@@ -106,12 +115,9 @@ std::size_t cells_off_contract(const Field& fast, const Field& ref, const Field&
     for (int j = -h; j < n[1] + h; ++j)
       for (int i = -h; i < n[0] + h; ++i) {
         const double got = fast(i, j, k);
-        if (std::bit_cast<std::uint64_t>(got) == std::bit_cast<std::uint64_t>(ref(i, j, k)))
-          continue;
+        if (bits(got) == bits(ref(i, j, k))) continue;
         const bool x_halo = (i < 0 || i >= n[0]) && j >= 0 && j < n[1] && k >= 0 && k < n[2];
-        if (!x_halo ||
-            std::bit_cast<std::uint64_t>(got) != std::bit_cast<std::uint64_t>(u(i, j, k)))
-          ++off;
+        if (!x_halo || bits(got) != bits(u(i, j, k))) ++off;
       }
   return off;
 }
@@ -154,19 +160,6 @@ TEST(Stencil7, SweepInPiecesEqualsTheWholeSweep) {
     ASSERT_EQ(whole.storage()[i], pieces.storage()[i]);
   ops::jacobi_sweep_planes(u, pieces, 5, 5);  // empty range: no-op
 }
-
-namespace {
-
-/// Bits of a double, so that EXPECT_EQ reports a difference in the last bit.
-std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
-
-bool same_storage(const Field& a, const Field& b) {
-  for (std::size_t i = 0; i < a.storage_size(); ++i)
-    if (bits(a.storage()[i]) != bits(b.storage()[i])) return false;
-  return true;
-}
-
-}  // namespace
 
 TEST(Stencil7, FusedSweepResidualIsTheSweepAndThePlainResidualBitForBit) {
   // Odd sizes put rows at every alignment (the peel), short rows have no
