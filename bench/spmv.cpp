@@ -18,7 +18,8 @@
 //
 // USAGE
 //   mpirun -np P spmv --matrix FILE.mtx [--partition block] [--halo waitall]
-//                     [--layout auto|csr|sell8] [--iterations 100] [--repeats 5]
+//                     [--layout auto|csr|sell8] [--values compressed|plain]
+//                     [--iterations 100] [--repeats 5]
 //                     [--triad-n N] [--json FILE]
 //   mpirun -np P spmv --laplacian 128 ...
 //   spmv --write-laplacian 128 --out FILE.mtx   (one rank: writes the matrix)
@@ -72,6 +73,7 @@ struct Config {
   std::string partition = "block";
   std::string halo = "waitall";
   std::string layout = "auto";
+  std::string values = "compressed";
   int iterations = 100;
   int repeats = 5;
   long long triad_n = 1LL << 24;
@@ -136,18 +138,21 @@ int run(const Config& c, const bench::DriverRun& driver) {
     const auto problem = grid::make_problem("ones", {});
     m = std::move(solvers::assemble(*problem, *d, 0.0).matrix);
   }
-  const ops::CsrOperator op(m, parse_layout(c.layout));
+  const ops::CsrOperator op(m, parse_layout(c.layout), c.values == "compressed");
   // Summed over ranks: entries stored for the interior rows, SELL-8 steps
-  // gathered, ranks whose interior rows are in SELL-8 (auto decides per rank).
+  // gathered, ranks whose interior rows are in SELL-8 (auto decides per
+  // rank), values stored for the interior rows, SELL-8 steps uniform.
   const auto& steps = op.interior_sell().steps;
-  long long totals[3] = {
+  long long totals[5] = {
       op.interior_stored(),
       static_cast<long long>(std::count_if(steps.begin(), steps.end(),
                                            [](ops::SellStep s) { return s.consecutive == 0; })),
-      op.interior_layout() == ops::InteriorLayout::sell8 ? 1 : 0};
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_LONG_LONG, MPI_SUM, world.get()),
+      op.interior_layout() == ops::InteriorLayout::sell8 ? 1 : 0, op.interior_values(),
+      static_cast<long long>(std::count_if(steps.begin(), steps.end(),
+                                           [](ops::SellStep s) { return s.uniform != 0; }))};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 5, MPI_LONG_LONG, MPI_SUM, world.get()),
                  "MPI_Allreduce");
-  const auto [stored, gathered, sell_ranks] = totals;
+  const auto [stored, gathered, sell_ranks, values_stored, uniform] = totals;
   const std::string layout_used =
       sell_ranks == world.size() ? "sell8"
       : sell_ranks == 0          ? "csr"
@@ -213,23 +218,25 @@ int run(const Config& c, const bench::DriverRun& driver) {
   if (world.is_root()) {
     std::printf(
         "spmv: %lld rows, %lld non-zeros on %d ranks (%s, halo %s, interior rows %s with "
-        "%lld entries stored, %lld steps of 8 gathered): %.4g ms per mat-vec "
-        "(median of %d), %.2f GB/s = %.3f of the triad's %.2f GB/s\n",
+        "%lld entries stored, %lld steps of 8 gathered, %lld uniform, %lld values "
+        "stored): %.4g ms per mat-vec (median of %d), %.2f GB/s = %.3f of the triad's "
+        "%.2f GB/s\n",
         static_cast<long long>(m.global_rows()), static_cast<long long>(m.global_nnz()),
         world.size(), c.matrix.empty() ? "laplacian" : c.partition.c_str(), c.halo.c_str(),
-        layout_used.c_str(), stored, gathered, median_s * 1e3, c.repeats, core::median(bandwidth),
-        core::median(ratio), core::median(triad_bw));
+        layout_used.c_str(), stored, gathered, uniform, values_stored, median_s * 1e3, c.repeats,
+        core::median(bandwidth), core::median(ratio), core::median(triad_bw));
   }
   const bool written = par::write_document(world, c.json_path, "spmv", "Wrote {}", [&] {
     Json doc = core::document_header("asyncsolve.bench.spmv/1", driver.args, started);
     doc["environment"] = par::environment_json(par::describe_environment(world, driver.env));
-    doc["parameters"] = {{"matrix", c.matrix},          {"laplacian", c.laplacian},
-                         {"partition", c.partition},    {"halo", c.halo},
-                         {"layout", layout_used},       {"interior_stored", stored},
-                         {"gathered_steps", gathered},  {"iterations", c.iterations},
-                         {"repeats", c.repeats},        {"triad_n", c.triad_n},
-                         {"rows", m.global_rows()},     {"nnz", m.global_nnz()},
-                         {"bytes_per_spmv", spmv_bytes}};
+    doc["parameters"] = {{"matrix", c.matrix},         {"laplacian", c.laplacian},
+                         {"partition", c.partition},   {"halo", c.halo},
+                         {"layout", layout_used},      {"interior_stored", stored},
+                         {"gathered_steps", gathered}, {"uniform_steps", uniform},
+                         {"values", c.values},         {"interior_values", values_stored},
+                         {"iterations", c.iterations}, {"repeats", c.repeats},
+                         {"triad_n", c.triad_n},       {"rows", m.global_rows()},
+                         {"nnz", m.global_nnz()},      {"bytes_per_spmv", spmv_bytes}};
     doc["result"] = {{"converged", true},
                      {"iterations", {{"max", c.iterations}}},
                      {"time_s", median_s * c.iterations},
@@ -263,6 +270,8 @@ int main(int argc, char** argv) {
   app.add_option("--layout", c.layout,
                  "Interior rows: auto (SELL-8 unless it pads by more than a quarter), csr "
                  "or sell8");
+  app.add_option("--values", c.values,
+                 "SELL-8 values: compressed (a uniform step's value once) or plain (8 per step)");
   app.add_option("--iterations", c.iterations, "Mat-vecs per repeat");
   app.add_option("--repeats", c.repeats, "Repeats (median reported)");
   app.add_option("--triad-n", c.triad_n, "Elements of each triad array per rank");
@@ -285,6 +294,9 @@ int main(int argc, char** argv) {
         if (!c.matrix.empty()) asyncsolve::sparse::parse_partition(c.partition);
         asyncsolve::comm::parse_halo_strategy(c.halo);
         parse_layout(c.layout);
+        if (c.values != "compressed" && c.values != "plain")
+          throw asyncsolve::core::InputError("--values " + c.values +
+                                             ": expected compressed or plain");
         return std::nullopt;
       },
       [&](const asyncsolve::bench::DriverRun& driver) {

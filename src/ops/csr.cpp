@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -279,10 +281,16 @@ void slice_entries(const CsrBlock& csr, const std::array<int, SellBlock::lanes>&
   }
 }
 
+/// Whether a and b are the same bits (-0.0 and 0.0 differ, a NaN equals
+/// its own bits).
+bool same_bits(double a, double b) noexcept {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
 /// The interior block `csr` in SELL-8, or nothing if that would exceed
 /// 32-bit offsets or (unless `any_padding`) pad by more than a quarter of
-/// its non-zeros.
-std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
+/// its non-zeros. With `compress_values`, a uniform step stores one value.
+std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding, bool compress_values) {
   constexpr int lanes = SellBlock::lanes;
   SellBlock sell;
   std::vector<std::int32_t> widths;
@@ -319,15 +327,24 @@ std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
         SellStep step;
         std::int64_t base = -1;  // the c of a consecutive step
         bool consecutive = true;
+        std::int32_t first = -1;  // the first lane's entry
+        bool uniform = compress_values;
         for (int l = 0; l < lanes; ++l) {
-          sell.val.push_back(e[l] < 0 ? 0.0 : csr.val[e[l]]);
           if (e[l] < 0) continue;
           step.real = static_cast<std::uint8_t>(step.real | (1U << l));
           const std::int64_t c = static_cast<std::int64_t>(csr.col[e[l]]) - l;
           consecutive = consecutive && (base < 0 || c == base) && c >= 0;
           base = c;
+          if (first < 0) first = e[l];
+          uniform = uniform && same_bits(csr.val[e[l]], csr.val[first]);
         }
         step.consecutive = consecutive ? 1 : 0;
+        step.uniform = uniform && first >= 0 ? 1 : 0;
+        if (step.uniform != 0) {
+          sell.val.push_back(csr.val[first]);
+        } else {
+          for (int l = 0; l < lanes; ++l) sell.val.push_back(e[l] < 0 ? 0.0 : csr.val[e[l]]);
+        }
         if (consecutive) {
           sell.col.push_back(static_cast<std::int32_t>(base));
         } else {
@@ -335,8 +352,9 @@ std::optional<SellBlock> to_sell(const CsrBlock& csr, bool any_padding) {
         }
         sell.steps.push_back(step);
       }
-      sell.start.push_back(static_cast<std::int32_t>(sell.val.size()));
+      sell.start.push_back(sell.start.back() + width * lanes);
       sell.col_start.push_back(static_cast<std::int32_t>(sell.col.size()));
+      sell.val_start.push_back(static_cast<std::int32_t>(sell.val.size()));
     }
   }
   return sell;
@@ -379,6 +397,20 @@ constexpr std::uintptr_t prefetch_entries = 512;
                _MM_HINT_T0);
 }
 
+/// The 8 values of the step described by `step` at `v`: one broadcast for
+/// a uniform step. Advances v past them.
+[[gnu::always_inline]] inline __m512d step_values(SellStep step,
+                                                  const double* __restrict& v) noexcept {
+  if (step.uniform != 0) {
+    const __m512d a = _mm512_set1_pd(*v);
+    v += 1;
+    return a;
+  }
+  const __m512d a = _mm512_loadu_pd(v);
+  v += SellBlock::lanes;
+  return a;
+}
+
 /// slice_sums as one vector, with one masked FMA per step: a consecutive
 /// step loads its 8 x values as one vector, any other gathers them (both
 /// masked to the lanes that hold an entry; the others keep their sum).
@@ -386,19 +418,19 @@ constexpr std::uintptr_t prefetch_entries = 512;
                                                         const double* __restrict x) noexcept {
   constexpr int lanes = SellBlock::lanes;
   const std::int32_t* __restrict col = sell.col.data() + sell.col_start[slice];
-  const double* __restrict val = sell.val.data();
+  const double* __restrict v = sell.val.data() + sell.val_start[slice];
   const SellStep* __restrict steps = sell.steps.data();
   __m512d sum = _mm512_setzero_pd();
-  for (std::int32_t k = sell.start[slice]; k < sell.start[slice + 1]; k += lanes) {
-    prefetch_ahead(val + k, 8 * prefetch_entries);
-    const SellStep step = steps[static_cast<std::uint32_t>(k) / lanes];
+  for (std::int32_t g = sell.start[slice] / lanes; g < sell.start[slice + 1] / lanes; ++g) {
+    prefetch_ahead(v, 8 * prefetch_entries);
+    const SellStep step = steps[g];
     const __mmask8 real = step.real;
-    const __m512d v = _mm512_loadu_pd(val + k);
+    const __m512d a = step_values(step, v);
     if (step.real == 0xFF && step.consecutive != 0) {
       // Unmasked: with the mask read from memory, the masked load and FMA
       // made the 7-point 128^3 mat-vec 5.9 against 4.6 ms on the EPYC of
       // docs/PERFORMANCE.md (bench/sell_model models it: 1.14-1.17x).
-      sum = _mm512_fmadd_pd(v, _mm512_loadu_pd(x + *col), sum);
+      sum = _mm512_fmadd_pd(a, _mm512_loadu_pd(x + *col), sum);
       col += 1;
       continue;
     }
@@ -411,7 +443,7 @@ constexpr std::uintptr_t prefetch_entries = 512;
       xs = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), real, at, x, 8);
       col += lanes;
     }
-    sum = _mm512_mask3_fmadd_pd(v, xs, sum, real);
+    sum = _mm512_mask3_fmadd_pd(a, xs, sum, real);
   }
   return sum;
 }
@@ -447,16 +479,17 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
                                               const double* __restrict x,
                                               double (&sums)[SellBlock::lanes]) noexcept {
   constexpr int lanes = SellBlock::lanes;
-  const double* __restrict val = sell.val.data();
+  const double* __restrict v = sell.val.data() + sell.val_start[slice];
   for (double& sum : sums) sum = 0.0;
   const std::int32_t* __restrict col = sell.col.data() + sell.col_start[slice];
-  for (std::int32_t k = sell.start[slice]; k < sell.start[slice + 1]; k += lanes) {
-    const SellStep step = sell.steps[static_cast<std::uint32_t>(k) / lanes];
+  for (std::int32_t g = sell.start[slice] / lanes; g < sell.start[slice + 1] / lanes; ++g) {
+    const SellStep step = sell.steps[g];
     for (int l = 0; l < lanes; ++l) {
       if ((step.real >> l & 1U) == 0) continue;
-      sums[l] += val[k + l] * x[step.consecutive != 0 ? col[0] + l : col[l]];
+      sums[l] += v[step.uniform != 0 ? 0 : l] * x[step.consecutive != 0 ? col[0] + l : col[l]];
     }
     col += step.consecutive != 0 ? 1 : lanes;
+    v += step.uniform != 0 ? 1 : lanes;
   }
 }
 
@@ -484,7 +517,8 @@ double diagonal_of(const sparse::DistMatrix& m, int i) noexcept {
 
 }  // namespace
 
-CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayout> layout)
+CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayout> layout,
+                         bool compress_values)
     : rows_(m.local_rows()), ghosts_(m.plan().ghosts) {
   const int n = rows_;
   diagonal_.resize(static_cast<std::size_t>(n));
@@ -508,7 +542,8 @@ CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayo
     group_rows(interior_);
     return;
   }
-  std::optional<SellBlock> sell = to_sell(interior_, layout == InteriorLayout::sell8);
+  std::optional<SellBlock> sell =
+      to_sell(interior_, layout == InteriorLayout::sell8, compress_values);
   if (!sell) {
     if (layout == InteriorLayout::sell8)
       throw std::length_error("CsrOperator: SELL-8 needs more than 2^31 - 1 entries on one rank");

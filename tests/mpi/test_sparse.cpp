@@ -529,6 +529,84 @@ TEST(CsrOperator, Sell8AlignsSlicesOnColumnOffsetsAndStoresOneIndexPerConsecutiv
   }
 }
 
+TEST(CsrOperator, Sell8StoresAUniformStepsValueOnceAndComputesTheSameBits) {
+  // The Laplacian's off-diagonal steps are uniform (-1) and its diagonal
+  // (4 + 0.01 i) is not; banded and unsymmetric have a uniform diagonal
+  // and varying off-diagonals; blocks' values all differ (a step with one
+  // entry is uniform all the same). The operator
+  // built with plain values stores 8 per step: its values say which steps
+  // the compressed one must mark uniform, and the kernels of both must
+  // agree bit for bit (a broadcast value is the same value).
+  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::blocks}) {
+    SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind));
+    sparse::DistMatrix m = build(kind, 61);
+    const ops::CsrOperator packed(m, ops::InteriorLayout::sell8);
+    const ops::CsrOperator plain(m, ops::InteriorLayout::sell8, false);
+    const ops::SellBlock& ps = packed.interior_sell();
+    const ops::SellBlock& pl = plain.interior_sell();
+    ASSERT_EQ(ps.steps.size(), pl.steps.size());
+    EXPECT_EQ(pl.val.size(), 8 * pl.steps.size());
+    EXPECT_EQ(packed.interior_stored(), plain.interior_stored());
+    std::size_t values = 0;
+    int uniform = 0;
+    for (int s = 0; s < ps.slices(); ++s) {
+      ASSERT_EQ(ps.val_start[s], static_cast<std::int32_t>(values)) << "slice " << s;
+      for (std::int32_t g = ps.start[s] / 8; g < ps.start[s + 1] / 8; ++g) {
+        EXPECT_EQ(pl.steps[g].uniform, 0);
+        bool same = true;
+        double first = 0.0;
+        bool seen = false;
+        for (int l = 0; l < 8; ++l) {
+          if ((pl.steps[g].real >> l & 1U) == 0) continue;
+          const double v = pl.val[8 * static_cast<std::size_t>(g) + l];
+          same = same && (!seen || v == first);
+          if (!seen) first = v;
+          seen = true;
+        }
+        ASSERT_EQ(ps.steps[g].uniform != 0, same) << "step " << g;
+        if (same) {
+          EXPECT_EQ(ps.val[values], first);
+          ++uniform;
+        }
+        values += same ? 1 : 8;
+      }
+    }
+    EXPECT_EQ(ps.val.size(), values);
+    EXPECT_EQ(packed.interior_values(), static_cast<std::int64_t>(values));
+    if (ps.slices() > 4) {
+      // Aligned slices have uniform steps (the Laplacian's -1s, banded's
+      // diagonal); the unsymmetric rows' diagonals fall at different steps.
+      // No kind is all uniform.
+      if (kind == Kind::laplacian || kind == Kind::banded) EXPECT_GT(uniform, 0);
+      EXPECT_LT(uniform, static_cast<int>(ps.steps.size()));
+    }
+
+    grid::Field x = owned_vector(m);
+    auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+    halo->exchange(x);
+    const double* gh = halo->ghosts().data();
+    const auto n = static_cast<std::size_t>(m.local_rows());
+    const int ni = packed.interior_rows();
+    std::vector<double> y1(n, -7.0), y2(n, -7.0), b(n), dinv(n), u1(n, -7.0), u2(n, -7.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      b[i] = 1.0 + 0.1 * static_cast<double>(i % 5);
+      dinv[i] = 1.0 / packed.diagonal()[i];
+    }
+    EXPECT_EQ(ops::spmv_interior(packed, x.origin(), y1.data(), 0, ni),
+              ops::spmv_interior(plain, x.origin(), y2.data(), 0, ni));
+    EXPECT_EQ(ops::jacobi_interior(packed, b.data(), dinv.data(), x.origin(), u1.data(), 0, ni),
+              ops::jacobi_interior(plain, b.data(), dinv.data(), x.origin(), u2.data(), 0, ni));
+    for (std::size_t i = 0; i < static_cast<std::size_t>(ni); ++i) {
+      ASSERT_EQ(y1[i], y2[i]) << "row " << i;
+      ASSERT_EQ(u1[i], u2[i]) << "row " << i;
+    }
+    EXPECT_EQ(ops::residual(packed, b.data(), x.origin(), gh, nullptr),
+              ops::residual(plain, b.data(), x.origin(), gh, nullptr));
+    halo->close();
+    m.free();
+  }
+}
+
 TEST(CsrOperator, CsrRowsWithTheSameColumnsAreGroupedUpToEight) {
   // Kind::blocks: every block's rows share their columns; a block of 9 is
   // two groups (8 + 1). The Laplacian's rows all differ: no groups.

@@ -73,12 +73,22 @@ struct CsrBlock {
 struct SellStep {
   std::uint8_t real = 0;         ///< bit l set: lane l holds an entry (else value 0, masked out)
   std::uint8_t consecutive = 0;  ///< 1: lane l's column is c + l, one index word c stored
+  std::uint8_t uniform = 0;      ///< 1: every lane holding an entry has one value, stored once
 };
 
 /// Rows in SELL-8: the runs' rows in slices of `lanes` consecutive rows (a
 /// slice never spans two runs; lanes past a run's end are empty). Slice s
-/// holds values [start[s], start[s + 1]), a step of 8 (one per lane) after
-/// another; step g (values 8g .. 8g + 7) is described by steps[g].
+/// holds entries [start[s], start[s + 1]), padding included, a step of 8
+/// (one per lane) after another; step g (entries 8g .. 8g + 7) is described
+/// by steps[g].
+///
+/// Values are compressed too (unless the operator was built without it): a
+/// uniform step, whose lanes that hold an entry all hold the same value
+/// (bit for bit), stores that value once, any other step stores 8 (0 in
+/// the padding lanes). On a matrix of a constant-coefficient stencil every
+/// step is uniform: the 7-point matrix's values take 1 byte per non-zero
+/// instead of 8. Slice s's values start at val_start[s]. (Value compression
+/// after Kourtis, Goumas and Koziris's CSR-VI, 2008, here per step.)
 ///
 /// Column indices are compressed: a consecutive step stores one index word
 /// c (its lanes read x[c], x[c + 1], ..., x[c + 7], one vector load), any
@@ -96,6 +106,7 @@ struct SellBlock {
   std::vector<int> run_slice;              ///< first slice of each run of the CsrBlock
   std::vector<std::int32_t> start{0};      ///< per slice, and one past the last: first value
   std::vector<std::int32_t> col_start{0};  ///< per slice, and one past the last: first index word
+  std::vector<std::int32_t> val_start{0};  ///< per slice, and one past the last: first value
   std::vector<SellStep> steps;
   std::vector<std::int32_t> col;
   std::vector<double> val;
@@ -109,16 +120,19 @@ enum class InteriorLayout {
 };
 
 /// This rank's rows of a distributed matrix, split for the overlapped
-/// mat-vec. Owns copies of the entries (12 bytes each); cheap to share by
+/// mat-vec. Owns copies of the entries (12 bytes each at most); cheap to share by
 /// reference, not copied by the solvers.
 class CsrOperator {
  public:
   CsrOperator() = default;
   /// Local: splits the matrix's local rows into interior and boundary rows,
   /// storing the interior ones in `layout` (by default SELL-8 unless it
-  /// pads by more than a quarter: interior_layout()).
+  /// pads by more than a quarter: interior_layout()); with SELL-8, a
+  /// uniform step's value once unless `compress_values` is false (the
+  /// plain layout, for comparison: bench/spmv --values).
   explicit CsrOperator(const sparse::DistMatrix& matrix,
-                       std::optional<InteriorLayout> layout = std::nullopt);
+                       std::optional<InteriorLayout> layout = std::nullopt,
+                       bool compress_values = true);
 
   int rows() const noexcept { return rows_; }
   int ghosts() const noexcept { return ghosts_; }
@@ -134,6 +148,12 @@ class CsrOperator {
   /// Entries stored for the interior rows, padding included (their
   /// non-zeros in the CSR layout).
   std::int64_t interior_stored() const noexcept {
+    return layout_ == InteriorLayout::sell8 ? static_cast<std::int64_t>(sell_.start.back())
+                                            : interior_nnz_;
+  }
+  /// Values stored for the interior rows: interior_stored() less what
+  /// SELL-8's uniform steps save.
+  std::int64_t interior_values() const noexcept {
     return layout_ == InteriorLayout::sell8 ? static_cast<std::int64_t>(sell_.val.size())
                                             : interior_nnz_;
   }
