@@ -140,6 +140,20 @@ class RunPcRecords(unittest.TestCase):
         run_pc.finish_record(rec)
         self.assertEqual(rec["ten_s"], 10.0)
 
+    def test_matrix_setup_counted_reading_not(self):
+        # --matrix: the partition, distribution and operator build count as
+        # setup (PETSc's MatLoad does), reading the text file does not.
+        import run_pc
+        doc = {"result": {"iterations": {"max": 7}, "time_s": 1.0, "converged": True},
+               "pc_setup": {"setup_s": 0.5},
+               "problem": {"setup_s": {"read": 9.0, "partition": 0.125, "distribute": 0.25,
+                                       "operator": 1.0}}}
+        rec = run_pc.asyncsolve_record(doc)
+        self.assertEqual(rec["setup_s"], 0.5 + 0.125 + 0.25 + 1.0)
+        self.assertEqual(rec["matrix_setup_s"], 1.375)
+        del doc["problem"]
+        self.assertEqual(run_pc.asyncsolve_record(doc)["setup_s"], 0.5)
+
     def test_bad_solves_exit_2(self):
         import run_pc
         with redirect_stderr(io.StringIO()):

@@ -20,6 +20,7 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
 #include "asyncsolve/core/json_file.hpp"
+#include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/check.hpp"
@@ -263,7 +264,11 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
       p.x0[i] /= s[i];
     }
   }
+  const double t_operator = core::now_s();
   solvers::CsrSystem system = solvers::make_csr_system(p.matrix, p.b, p.x0);
+  // The operator's build (interior and boundary blocks, SELL-8): paid once
+  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
+  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
 
   nlohmann::json jacobi_check = nullptr;
   if (jacobi) {

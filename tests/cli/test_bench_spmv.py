@@ -56,6 +56,25 @@ def main():
             assert j["result"]["iterations"]["max"] == 3
             assert j["result"]["time_per_iteration_s"] > 0
             assert len(j["ratio_to_triad"]["repeats"]) == 2
+        # SELL-8's uniform steps: the 7-point matrix's steps all hold one
+        # value (-1 or the diagonal), one value stored per step; --values
+        # plain stores 8. Both pass the validation against the reference.
+        counts = {}
+        for values in ("compressed", "plain"):
+            subprocess.run([*mpiexec, "-n", "2", a.spmv, "--laplacian", "6", "--layout", "sell8",
+                            "--values", values, "--iterations", "2", "--repeats", "1",
+                            "--triad-n", "1000", "--json", doc], check=True, capture_output=True)
+            with open(doc) as f:
+                par = json.load(f)["parameters"]
+            assert par["values"] == values, par
+            counts[values] = (par["uniform_steps"], par["interior_values"], par["interior_stored"])
+        uniform, stored_values, entries = counts["compressed"]
+        assert uniform > 0 and stored_values == entries // 8, counts
+        assert counts["plain"] == (0, entries, entries), counts
+        bad = subprocess.run([*mpiexec, "-n", "2", a.spmv, "--laplacian", "6", "--values", "some"],
+                             capture_output=True, text=True, check=False)
+        assert bad.returncode == 2, bad.returncode
+        assert "--values some" in bad.stderr, bad.stderr
         petsc = os.path.join(d, "lap.petsc")
         subprocess.run([a.mtx2petsc, mtx, petsc], check=True, capture_output=True)
         with open(petsc, "rb") as f:
