@@ -236,8 +236,20 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
     row.clear();
     for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
       row.emplace_back(rows.col[k], rows.val[k]);
-    std::stable_sort(row.begin(), row.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto by_column = [](const auto& a, const auto& b) { return a.first < b.first; };
+    // Rows usually arrive sorted, or nearly (a renumbering moves a few
+    // columns): insertion sort, stable and without the buffer that
+    // std::stable_sort allocates on every call, for short rows.
+    if (row.size() <= 32) {
+      for (std::size_t q = 1; q < row.size(); ++q) {
+        const auto entry = row[q];
+        std::size_t at = q;
+        for (; at > 0 && by_column(entry, row[at - 1]); --at) row[at] = row[at - 1];
+        row[at] = entry;
+      }
+    } else if (!std::is_sorted(row.begin(), row.end(), by_column)) {
+      std::stable_sort(row.begin(), row.end(), by_column);
+    }
     std::int64_t previous = -1;
     for (const auto& [j, v] : row) {
       if (j == previous) {

@@ -135,6 +135,14 @@ struct Part {
 Part pack_part(const Prepared& p, int r) {
   Part out;
   const CsrMatrix& a = p.file.matrix;
+  std::size_t nnz = 0;
+  for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k)
+    nnz += static_cast<std::size_t>(a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]]);
+  const auto rows = static_cast<std::size_t>(p.offsets[r + 1] - p.offsets[r]);
+  out.col.reserve(nnz);
+  out.val.reserve(nnz);
+  out.row_ptr.reserve(rows + 1);
+  out.file_rows.reserve(rows);
   for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
     const std::int64_t i = p.order[k];
     for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
