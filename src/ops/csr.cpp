@@ -260,26 +260,14 @@ void slice_entries(const CsrBlock& csr, const std::array<int, SellBlock::lanes>&
   const auto offset = [&](int l, std::int32_t k) {
     return static_cast<std::int64_t>(csr.col[k]) - (row0 + l);
   };
-  // The distinct offsets, ascending. Short rows: each inserted where it
-  // belongs unless there already (a slice's rows mostly share them, so the
-  // list stays short); long ones (quadratic so) sorted, then made unique.
   offsets.clear();
   for (int l = 0; l < lanes; ++l) {
     if (p[l] < 0) continue;
-    for (std::int32_t k = csr.ptr[p[l]]; k < csr.ptr[p[l] + 1]; ++k) {
-      const std::int64_t o = offset(l, k);
-      if (width > 32) {
-        offsets.push_back(o);
-        continue;
-      }
-      const auto at = std::lower_bound(offsets.begin(), offsets.end(), o);
-      if (at == offsets.end() || *at != o) offsets.insert(at, o);
-    }
+    for (std::int32_t k = csr.ptr[p[l]]; k < csr.ptr[p[l] + 1]; ++k)
+      offsets.push_back(offset(l, k));
   }
-  if (width > 32) {
-    std::sort(offsets.begin(), offsets.end());
-    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
-  }
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
   const bool aligned = offsets.size() <= static_cast<std::size_t>(width);
   entry.assign(static_cast<std::size_t>(width) * lanes, -1);
   for (int l = 0; l < lanes; ++l) {

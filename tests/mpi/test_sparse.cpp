@@ -577,7 +577,9 @@ TEST(CsrOperator, Sell8StoresAUniformStepsValueOnceAndComputesTheSameBits) {
       // Aligned slices have uniform steps (the Laplacian's -1s, banded's
       // diagonal); the unsymmetric rows' diagonals fall at different steps.
       // No kind is all uniform.
-      if (kind == Kind::laplacian || kind == Kind::banded) EXPECT_GT(uniform, 0);
+      if (kind == Kind::laplacian || kind == Kind::banded) {
+        EXPECT_GT(uniform, 0);
+      }
       EXPECT_LT(uniform, static_cast<int>(ps.steps.size()));
     }
 

@@ -104,7 +104,7 @@ struct SellStep {
 struct SellBlock {
   static constexpr int lanes = 8;
   std::vector<int> run_slice;              ///< first slice of each run of the CsrBlock
-  std::vector<std::int32_t> start{0};      ///< per slice, and one past the last: first value
+  std::vector<std::int32_t> start{0};      ///< per slice, and one past the last: first entry
   std::vector<std::int32_t> col_start{0};  ///< per slice, and one past the last: first index word
   std::vector<std::int32_t> val_start{0};  ///< per slice, and one past the last: first value
   std::vector<SellStep> steps;
