@@ -18,7 +18,7 @@
 //
 // USAGE
 //   mpirun -np P spmv --matrix FILE.mtx [--partition block] [--halo waitall]
-//                     [--layout auto|csr|sell8] [--values compressed|plain]
+//                     [--layout auto|csr|sell8|blocks] [--values compressed|plain]
 //                     [--iterations 100] [--repeats 5]
 //                     [--triad-n N] [--json FILE]
 //   mpirun -np P spmv --laplacian 128 ...
@@ -111,13 +111,14 @@ void write_laplacian(int n, const std::string& out) {
   core::write_file_atomic(out, sparse::format_matrix(a));
 }
 
-/// --layout: auto (nothing: the operator chooses), csr or sell8; throws
-/// core::InputError for anything else.
+/// --layout: auto (nothing: the operator chooses), csr, sell8 or blocks;
+/// throws core::InputError for anything else.
 std::optional<ops::InteriorLayout> parse_layout(const std::string& layout) {
   if (layout == "auto") return std::nullopt;
   if (layout == "csr") return ops::InteriorLayout::csr;
   if (layout == "sell8") return ops::InteriorLayout::sell8;
-  throw core::InputError("--layout " + layout + ": expected auto, csr or sell8");
+  if (layout == "blocks") return ops::InteriorLayout::blocks;
+  throw core::InputError("--layout " + layout + ": expected auto, csr, sell8 or blocks");
 }
 
 int run(const Config& c, const bench::DriverRun& driver) {
@@ -140,23 +141,33 @@ int run(const Config& c, const bench::DriverRun& driver) {
   }
   const ops::CsrOperator op(m, parse_layout(c.layout), c.values == "compressed");
   // Summed over ranks: entries stored for the interior rows, SELL-8 steps
-  // gathered, ranks whose interior rows are in SELL-8 (auto decides per
-  // rank), values stored for the interior rows, SELL-8 steps uniform.
+  // gathered, ranks whose interior rows are in SELL-8 and in row blocks
+  // (auto decides per rank), values stored for the interior rows, SELL-8
+  // steps uniform.
   const auto& steps = op.interior_sell().steps;
-  long long totals[5] = {
+  long long totals[6] = {
       op.interior_stored(),
       static_cast<long long>(std::count_if(steps.begin(), steps.end(),
                                            [](ops::SellStep s) { return s.consecutive == 0; })),
-      op.interior_layout() == ops::InteriorLayout::sell8 ? 1 : 0, op.interior_values(),
+      op.interior_layout() == ops::InteriorLayout::sell8 ? 1 : 0,
+      op.interior_layout() == ops::InteriorLayout::blocks ? 1 : 0,
+      op.interior_values(),
       static_cast<long long>(std::count_if(steps.begin(), steps.end(),
                                            [](ops::SellStep s) { return s.uniform != 0; }))};
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 5, MPI_LONG_LONG, MPI_SUM, world.get()),
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 6, MPI_LONG_LONG, MPI_SUM, world.get()),
                  "MPI_Allreduce");
-  const auto [stored, gathered, sell_ranks, values_stored, uniform] = totals;
-  const std::string layout_used =
-      sell_ranks == world.size() ? "sell8"
-      : sell_ranks == 0          ? "csr"
-                        : fmt::format("sell8 on {} of {} ranks, csr", sell_ranks, world.size());
+  const auto [stored, gathered, sell_ranks, block_ranks, values_stored, uniform] = totals;
+  const long long csr_ranks = world.size() - sell_ranks - block_ranks;
+  std::string layout_used;
+  for (const auto& [name, count] :
+       {std::pair{"sell8", sell_ranks}, std::pair{"blocks", block_ranks},
+        std::pair{"csr", csr_ranks}}) {
+    if (count == 0) continue;
+    if (!layout_used.empty()) layout_used += ", ";
+    layout_used += count == world.size()
+                       ? std::string(name)
+                       : fmt::format("{} on {} of {} ranks", name, count, world.size());
+  }
   auto halo = comm::make_sparse_halo_exchange(comm::parse_halo_strategy(c.halo), m);
   const auto n = static_cast<std::size_t>(op.rows());
   grid::Field x({op.rows(), 1, 1}, 0);
@@ -268,8 +279,9 @@ int main(int argc, char** argv) {
   app.add_option("--partition", c.partition, "block, metis or scotch[:rows|:nnz]");
   app.add_option("--halo", c.halo, "waitall, alltoallv, ialltoallv, neighbor or persistent");
   app.add_option("--layout", c.layout,
-                 "Interior rows: auto (SELL-8 unless it pads by more than a quarter), csr "
-                 "or sell8");
+                 "Interior rows: auto (SELL-8 unless it pads by more than a quarter, else row "
+                 "blocks unless they store over 1.5 values a non-zero, else csr), csr, sell8 "
+                 "or blocks");
   app.add_option("--values", c.values,
                  "SELL-8 values: compressed (a uniform step's value once) or plain (8 per step)");
   app.add_option("--iterations", c.iterations, "Mat-vecs per repeat");

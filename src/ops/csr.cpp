@@ -17,6 +17,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -507,6 +508,186 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
 }
 #endif
 
+/// The interior block `csr` in row blocks, or nothing if that would store
+/// more than 2^31 - 1 values or (unless `any_padding`) more than 1.5 per
+/// non-zero. The blocks are cut per run by dynamic programming: the cut
+/// ending at position q minimises the values stored up to q, a block of
+/// rows [p, q) costing lanes * (its columns' union + 1), the 1 a column's
+/// worth of each block's own work (so a few columns more buy fewer, fuller
+/// blocks).
+std::optional<RowBlocks> to_blocks(const CsrBlock& csr, bool any_padding) {
+  constexpr int lanes = RowBlocks::lanes;
+  const int rows = csr.rows();
+  std::int32_t columns = 0;
+  for (const std::int32_t c : csr.col) columns = std::max(columns, c + 1);
+  // union[p]: how many columns rows p .. q - 1 hold together, for the
+  // blocks [p, q) that may end at q; last[c]: the last row before q that
+  // holds column c (-1: none). Adding row q - 1 adds column c to the
+  // unions starting after last[c]: one update a non-zero, not one per
+  // block that may hold it.
+  std::vector<std::int64_t> unions(static_cast<std::size_t>(rows), 0);
+  std::vector<std::int32_t> last(static_cast<std::size_t>(columns), -1);
+  std::vector<std::int64_t> best(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<std::int32_t> cut(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<std::int32_t> width(static_cast<std::size_t>(rows) + 1, 0);
+  for (const RowRun& run : csr.runs) {
+    for (int q = run.position + 1; q <= run.position + run.count; ++q) {
+      const int r = q - 1;
+      const int first = std::max(run.position, q - lanes);  // the earliest start
+      std::array<std::int64_t, lanes + 1> gained{};  // gained[t]: new from start first + t on
+      for (std::int32_t k = csr.ptr[r]; k < csr.ptr[r + 1]; ++k) {
+        std::int32_t& l = last[csr.col[k]];
+        ++gained[std::min(std::max(l + 1, first) - first, lanes)];  // (l == r: a repeat, ignored)
+        l = r;
+      }
+      unions[r] = 0;
+      std::int64_t added = 0;
+      best[q] = std::numeric_limits<std::int64_t>::max();
+      for (int p = first; p < q; ++p) {
+        added += gained[p - first];
+        unions[p] += added;
+        const std::int64_t cost = best[p] + lanes * (unions[p] + 1);
+        if (cost < best[q]) {
+          best[q] = cost;
+          cut[q] = p;
+          width[q] = static_cast<std::int32_t>(unions[p]);
+        }
+      }
+    }
+  }
+  // The blocks, last first.
+  std::vector<std::int32_t> ends;
+  std::int64_t stored = 0;
+  for (int q = rows; q > 0; q = cut[q]) {
+    ends.push_back(q);
+    stored += static_cast<std::int64_t>(lanes) * width[q];
+  }
+  if (stored > INT32_MAX ||
+      (!any_padding && 2 * stored > 3 * static_cast<std::int64_t>(csr.col.size())))
+    return std::nullopt;
+
+  RowBlocks out;
+  out.val.reserve(static_cast<std::size_t>(stored));
+  out.col.reserve(static_cast<std::size_t>(stored / lanes));
+  std::vector<std::int32_t> where(static_cast<std::size_t>(columns),
+                                  0);  // column -> place in the union
+  std::vector<std::int32_t> mark(static_cast<std::size_t>(columns),
+                                 -1);  // mark[c] == p: c in block p's union
+  std::vector<std::int32_t> scratch;
+  auto run = csr.runs.begin();
+  int p = 0;
+  for (auto e = ends.rbegin(); e != ends.rend(); ++e) {
+    const int q = *e;
+    while (run->position + run->count <= p) ++run;
+    const auto c0 = static_cast<std::ptrdiff_t>(out.col.size());
+    scratch.resize(static_cast<std::size_t>(csr.ptr[q] - csr.ptr[p]) + 1);
+    std::int32_t* u = scratch.data();
+    for (std::int32_t k = csr.ptr[p]; k < csr.ptr[q]; ++k) {
+      std::int32_t& m = mark[csr.col[k]];
+      *u = csr.col[k];  // kept (u advances) only if new: branch-free
+      u += m != p ? 1 : 0;
+      m = p;
+    }
+    std::sort(scratch.data(), u);
+    out.col.insert(out.col.end(), scratch.data(), u);
+    for (auto j = c0; j < static_cast<std::ptrdiff_t>(out.col.size()); ++j)
+      where[out.col[j]] = static_cast<std::int32_t>(j - c0);
+    const std::size_t v0 = out.val.size();
+    out.val.resize(v0 + static_cast<std::size_t>(lanes) * (out.col.size() - c0), 0.0);
+    for (int r = p; r < q; ++r) {
+      for (std::int32_t k = csr.ptr[r]; k < csr.ptr[r + 1]; ++k)
+        out.val[v0 + static_cast<std::size_t>(lanes) * where[csr.col[k]] + (r - p)] = csr.val[k];
+    }
+    out.row.push_back(run->first + (p - run->position));
+    out.position.push_back(q);
+    out.col_start.push_back(static_cast<std::int32_t>(out.col.size()));
+    p = q;
+  }
+  return out;
+}
+
+/// Calls step(block, row0, lo, hi) for every row block holding interior
+/// positions in [begin, end): its lane 0 is local row row0 and its lanes
+/// lo .. hi - 1 lie in the range.
+template <class Step>
+inline void for_each_block(const RowBlocks& rb, int begin, int end, Step&& step) {
+  // The block holding position begin (position[0] == 0 <= begin).
+  int b = static_cast<int>(std::upper_bound(rb.position.begin(), rb.position.end(), begin) -
+                           rb.position.begin()) -
+          1;
+  for (; b < rb.blocks() && rb.position[b] < end; ++b) {
+    const int p0 = rb.position[b];
+    step(b, rb.row[b], std::max(begin - p0, 0), std::min(end, rb.position[b + 1]) - p0);
+  }
+}
+
+#if ASYNCSOLVE_CSR_AVX512
+/// Block b's 8 row sums: x[c] broadcast for each of its columns c, one FMA
+/// for the 8 lanes, four sums interleaved over the columns (one would wait
+/// on the FMA's latency) and added at the end.
+[[gnu::always_inline]] inline __m512d block_sums_avx512(const RowBlocks& rb, int b,
+                                                        const double* __restrict x) noexcept {
+  constexpr int lanes = RowBlocks::lanes;
+  const std::int32_t* __restrict col = rb.col.data();
+  std::int32_t j = rb.col_start[b];
+  const std::int32_t end = rb.col_start[b + 1];
+  const double* __restrict v = rb.val.data() + static_cast<std::ptrdiff_t>(lanes) * j;
+  __m512d s0 = _mm512_setzero_pd();
+  __m512d s1 = s0;
+  __m512d s2 = s0;
+  __m512d s3 = s0;
+  for (; j + 4 <= end; j += 4, v += 4 * lanes) {
+    s0 = _mm512_fmadd_pd(_mm512_loadu_pd(v), _mm512_set1_pd(x[col[j]]), s0);
+    s1 = _mm512_fmadd_pd(_mm512_loadu_pd(v + lanes), _mm512_set1_pd(x[col[j + 1]]), s1);
+    s2 = _mm512_fmadd_pd(_mm512_loadu_pd(v + 2 * lanes), _mm512_set1_pd(x[col[j + 2]]), s2);
+    s3 = _mm512_fmadd_pd(_mm512_loadu_pd(v + 3 * lanes), _mm512_set1_pd(x[col[j + 3]]), s3);
+  }
+  for (; j < end; ++j, v += lanes)
+    s0 = _mm512_fmadd_pd(_mm512_loadu_pd(v), _mm512_set1_pd(x[col[j]]), s0);
+  return _mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3));
+}
+
+/// The row-block interior rows at positions [begin, end) of `a`: calls
+/// step(row0, mask, ax) as traverse_sell does.
+template <class Step>
+inline void traverse_blocks(const CsrOperator& a, const double* __restrict x, int begin, int end,
+                            Step&& step) {
+  for_each_block(a.interior_blocks(), begin, end, [&](int b, int row0, int lo, int hi) {
+    step(row0, lane_mask(lo, hi), block_sums_avx512(a.interior_blocks(), b, x));
+  });
+}
+#else
+/// The row-block interior rows at positions [begin, end) of `a`: calls
+/// step(row, ax) for each, lane by lane (each row's sum in column order).
+template <class Step>
+inline void traverse_blocks(const CsrOperator& a, const double* __restrict x, int begin, int end,
+                            Step&& step) {
+  constexpr int lanes = RowBlocks::lanes;
+  const RowBlocks& rb = a.interior_blocks();
+  for_each_block(rb, begin, end, [&](int b, int row0, int lo, int hi) {
+    double sums[lanes] = {};
+    for (std::int32_t j = rb.col_start[b]; j < rb.col_start[b + 1]; ++j) {
+      const double xj = x[rb.col[j]];
+      const double* v = rb.val.data() + static_cast<std::ptrdiff_t>(lanes) * j;
+      for (int l = 0; l < lanes; ++l) sums[l] += v[l] * xj;
+    }
+    for (int l = lo; l < hi; ++l) step(row0 + l, sums[l]);
+  });
+}
+#endif
+
+/// The interior rows at positions [begin, end) of `a` in SELL-8 or row
+/// blocks, whichever `a` has: step as traverse_sell's.
+template <class Step>
+inline void traverse_lanes(const CsrOperator& a, const double* __restrict x, int begin, int end,
+                           Step&& step) {
+  if (a.interior_layout() == InteriorLayout::blocks) {
+    traverse_blocks(a, x, begin, end, step);
+  } else {
+    traverse_sell(a, x, begin, end, step);
+  }
+}
+
 /// The diagonal entry of local row i of m, 0 if there is none.
 double diagonal_of(const sparse::DistMatrix& m, int i) noexcept {
   const auto& ptr = m.row_ptr();
@@ -545,18 +726,30 @@ CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayo
     group_rows(interior_);
     return;
   }
-  std::optional<SellBlock> sell =
-      to_sell(interior_, layout == InteriorLayout::sell8, compress_values);
-  if (!sell) {
+  if (layout != InteriorLayout::blocks) {
+    std::optional<SellBlock> sell =
+        to_sell(interior_, layout == InteriorLayout::sell8, compress_values);
+    if (sell) {
+      sell_ = std::move(*sell);
+      layout_ = InteriorLayout::sell8;
+      interior_.col = {};  // the entries live in sell_ now
+      interior_.val = {};
+      return;
+    }
     if (layout == InteriorLayout::sell8)
       throw std::length_error("CsrOperator: SELL-8 needs more than 2^31 - 1 entries on one rank");
-    group_rows(interior_);
+  }
+  std::optional<RowBlocks> blocks = to_blocks(interior_, layout == InteriorLayout::blocks);
+  if (blocks) {
+    blocks_ = std::move(*blocks);
+    layout_ = InteriorLayout::blocks;
+    interior_.col = {};  // the entries live in blocks_ now
+    interior_.val = {};
     return;
   }
-  sell_ = std::move(*sell);
-  layout_ = InteriorLayout::sell8;
-  interior_.col = {};  // the entries live in sell_ now
-  interior_.val = {};
+  if (layout == InteriorLayout::blocks)
+    throw std::length_error("CsrOperator: row blocks need more than 2^31 - 1 values on one rank");
+  group_rows(interior_);
 }
 
 bool csr_kernels_avx512() noexcept { return ASYNCSOLVE_CSR_AVX512 != 0; }
@@ -568,16 +761,16 @@ double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin
     dot += x[row] * ax;
   };
   double dot = 0.0;
-  if (a.interior_layout() == InteriorLayout::sell8) {
+  if (a.interior_layout() != InteriorLayout::csr) {
 #if ASYNCSOLVE_CSR_AVX512
     __m512d dots = _mm512_setzero_pd();
-    traverse_sell(a, x, begin, end, [&](int row0, __mmask8 m, __m512d ax) {
+    traverse_lanes(a, x, begin, end, [&](int row0, __mmask8 m, __m512d ax) {
       _mm512_mask_storeu_pd(y + row0, m, ax);
       dots = _mm512_mask3_fmadd_pd(_mm512_maskz_loadu_pd(m, x + row0), ax, dots, m);
     });
     return lane_total(dots);
 #else
-    traverse_sell(a, x, begin, end, [&](int row, double ax) { step(row, ax, dot); });
+    traverse_lanes(a, x, begin, end, [&](int row, double ax) { step(row, ax, dot); });
     return dot;
 #endif
   }
@@ -603,10 +796,10 @@ double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv
     rr += r * r;
   };
   double rr = 0.0;
-  if (a.interior_layout() == InteriorLayout::sell8) {
+  if (a.interior_layout() != InteriorLayout::csr) {
 #if ASYNCSOLVE_CSR_AVX512
     __m512d rrs = _mm512_setzero_pd();
-    traverse_sell(a, u, begin, end, [&](int row0, __mmask8 m, __m512d au) {
+    traverse_lanes(a, u, begin, end, [&](int row0, __mmask8 m, __m512d au) {
       const __m512d r = _mm512_sub_pd(_mm512_maskz_loadu_pd(m, b + row0), au);
       const __m512d next = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, dinv + row0), r,
                                            _mm512_maskz_loadu_pd(m, u + row0));
@@ -615,7 +808,7 @@ double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv
     });
     return lane_total(rrs);
 #else
-    traverse_sell(a, u, begin, end, [&](int row, double au) { step(row, au, rr); });
+    traverse_lanes(a, u, begin, end, [&](int row, double au) { step(row, au, rr); });
     return rr;
 #endif
   }
@@ -642,17 +835,17 @@ double residual(const CsrOperator& a, const double* b, const double* u, const do
     if (r != nullptr) r[row] = ri;
     rr += ri * ri;
   };
-  if (a.interior_layout() == InteriorLayout::sell8) {
+  if (a.interior_layout() != InteriorLayout::csr) {
 #if ASYNCSOLVE_CSR_AVX512
     __m512d rrs = _mm512_setzero_pd();
-    traverse_sell(a, u, 0, a.interior_rows(), [&](int row0, __mmask8 m, __m512d au) {
+    traverse_lanes(a, u, 0, a.interior_rows(), [&](int row0, __mmask8 m, __m512d au) {
       const __m512d ri = _mm512_sub_pd(_mm512_maskz_loadu_pd(m, b + row0), au);
       if (r != nullptr) _mm512_mask_storeu_pd(r + row0, m, ri);
       rrs = _mm512_mask3_fmadd_pd(ri, ri, rrs, m);
     });
     rr = lane_total(rrs);
 #else
-    traverse_sell(a, u, 0, a.interior_rows(), step);
+    traverse_lanes(a, u, 0, a.interior_rows(), step);
 #endif
   } else {
     traverse(a.interior(), u, 0, a.interior_rows(), step);

@@ -71,6 +71,19 @@ def main():
         uniform, stored_values, entries = counts["compressed"]
         assert uniform > 0 and stored_values == entries // 8, counts
         assert counts["plain"] == (0, entries, entries), counts
+        # Row blocks on request: validated against the reference like the
+        # others, every rank's interior rows in them, 8 values a block column.
+        subprocess.run([*mpiexec, "-n", "2", a.spmv, "--laplacian", "6", "--layout", "blocks",
+                        "--iterations", "2", "--repeats", "1", "--triad-n", "1000",
+                        "--json", doc], check=True, capture_output=True)
+        with open(doc) as f:
+            par = json.load(f)["parameters"]
+        assert par["layout"] == "blocks", par
+        assert par["interior_stored"] % 8 == 0 and par["interior_stored"] >= entries, par
+        bad = subprocess.run([*mpiexec, "-n", "2", a.spmv, "--laplacian", "6", "--layout", "ell"],
+                             capture_output=True, text=True, check=False)
+        assert bad.returncode == 2, bad.returncode
+        assert "--layout ell" in bad.stderr and "blocks" in bad.stderr, bad.stderr
         bad = subprocess.run([*mpiexec, "-n", "2", a.spmv, "--laplacian", "6", "--values", "some"],
                              capture_output=True, text=True, check=False)
         assert bad.returncode == 2, bad.returncode

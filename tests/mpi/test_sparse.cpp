@@ -32,7 +32,7 @@ namespace {
 par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
 
 /// The test matrices, defined row by row on every rank.
-enum class Kind { laplacian, unsymmetric, banded, arrow, blocks };
+enum class Kind { laplacian, unsymmetric, banded, arrow, blocks, faces };
 
 /// Kind::blocks: the rows in blocks of these sizes, over and over (the
 /// last block cut short), every row of a block coupled to every column of
@@ -51,7 +51,11 @@ std::vector<int> block_starts(int n) {
 /// banded: columns i - 9, i - 1, i, i + 1, i + 9 where they exist, so the
 /// middle rows' SELL-8 steps have consecutive columns; arrow: row 0 full,
 /// the others a diagonal and column 0, so SELL-8 would pad row 0's slice;
-/// blocks: rows in groups with identical columns, see block_sizes).
+/// blocks: rows in groups with identical columns, see block_sizes; faces:
+/// rows in elements of 8, row l of element e coupled to e's columns and
+/// to the first l of element e + 1, as a DG element's face rows: 8 to 15
+/// long in every slice, so SELL-8 pads by 30 %, while an element's rows
+/// hold 15 columns together).
 sparse::CsrMatrix global_matrix(Kind kind, int n) {
   sparse::CsrMatrix a;
   a.rows = a.cols = n;
@@ -66,6 +70,11 @@ sparse::CsrMatrix global_matrix(Kind kind, int n) {
       for (int j = lo; j < hi; ++j)
         if (j != i) row.emplace_back(j, -1.0 / (1.0 + 0.01 * (i + 2 * j)));
       row.emplace_back(i, 1.0 + hi - lo);
+    } else if (kind == Kind::faces) {
+      const int e = i / 8;
+      for (int j = 8 * e; j < std::min(n, 8 * e + 8 + i % 8); ++j)
+        if (j != i) row.emplace_back(j, -1.0 / (1.0 + 0.01 * (i + 2 * j)));
+      row.emplace_back(i, 16.0);
     } else if (kind == Kind::banded) {
       for (const int j : {i - 9, i - 1, i + 1, i + 9})
         if (j >= 0 && j < n) row.emplace_back(j, -1.0 - 0.001 * j);
@@ -352,8 +361,9 @@ TEST(SparseHalo, AsynchronousChannelsDeliverEventually) {
 
 TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
   for (const Kind kind :
-       {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow, Kind::blocks})
-    for (const auto layout : {ops::InteriorLayout::csr, ops::InteriorLayout::sell8}) {
+       {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow, Kind::blocks, Kind::faces})
+    for (const auto layout :
+         {ops::InteriorLayout::csr, ops::InteriorLayout::sell8, ops::InteriorLayout::blocks}) {
       SCOPED_TRACE(::testing::Message()
                    << "kind " << static_cast<int>(kind) << " layout " << static_cast<int>(layout));
       sparse::DistMatrix m = build(kind, 61);
@@ -384,12 +394,13 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
       // How far two orders of summing row i may differ: the layouts' SELL-8
       // and CSR loops both sum in stored order (SELL-8 with one FMA per
       // entry, the CSR loop as the compiler contracts it), to rounding; the
-      // grouped rows (Kind::blocks in CSR) add 8 partial sums, so up to
-      // twice the error bound of a sum of the row's length.
+      // grouped rows (Kind::blocks in CSR) add 8 partial sums and the row
+      // blocks 4, so up to twice the error bound of a sum of the row's
+      // length.
       const auto order_tol = [&](std::size_t i) {
         const std::size_t g = m.first_row() + i;
         const double scale = row_scale(a, g, xs);
-        if (kind != Kind::blocks) return 4e-16 * scale;
+        if (kind != Kind::blocks && layout != ops::InteriorLayout::blocks) return 4e-16 * scale;
         return 2.0 * static_cast<double>(a.row_ptr[g + 1] - a.row_ptr[g]) * 0x1p-52 * scale;
       };
 
@@ -439,11 +450,13 @@ TEST(CsrOperator, KernelsMatchTheirReferencesAndTheSerialProduct) {
     }
 }
 
-TEST(CsrOperator, InteriorLayoutIsSell8UnlessItPadsByMoreThanAQuarter) {
-  for (const Kind kind : {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow}) {
+TEST(CsrOperator, InteriorLayoutIsSell8UnlessItPadsByMoreThanAQuarterThenRowBlocks) {
+  for (const Kind kind :
+       {Kind::laplacian, Kind::unsymmetric, Kind::banded, Kind::arrow, Kind::blocks, Kind::faces}) {
     sparse::DistMatrix m = build(kind, 61);
     const ops::CsrOperator op(m);
     const ops::CsrOperator sell(m, ops::InteriorLayout::sell8);
+    const ops::CsrOperator blocks(m, ops::InteriorLayout::blocks);
     const std::int64_t interior_nnz =
         op.nnz() -
         static_cast<std::int64_t>(op.boundary_local().val.size() + op.boundary_ghost().val.size());
@@ -457,14 +470,105 @@ TEST(CsrOperator, InteriorLayoutIsSell8UnlessItPadsByMoreThanAQuarter) {
       padded += 8 * static_cast<std::int64_t>(width);
     }
     EXPECT_EQ(sell.interior_stored(), padded);
-    EXPECT_EQ(op.interior_layout(), 4 * padded <= 5 * interior_nnz ? ops::InteriorLayout::sell8
-                                                                   : ops::InteriorLayout::csr)
-        << "kind " << static_cast<int>(kind);
+    // Else row blocks, unless they store more than 1.5 values a non-zero.
+    const ops::InteriorLayout expected = 4 * padded <= 5 * interior_nnz ? ops::InteriorLayout::sell8
+                                         : 2 * blocks.interior_stored() <= 3 * interior_nnz
+                                             ? ops::InteriorLayout::blocks
+                                             : ops::InteriorLayout::csr;
+    EXPECT_EQ(op.interior_layout(), expected) << "kind " << static_cast<int>(kind);
+    EXPECT_EQ(op.interior_stored(), expected == ops::InteriorLayout::sell8 ? padded
+                                    : expected == ops::InteriorLayout::blocks
+                                        ? blocks.interior_stored()
+                                        : interior_nnz);
     // On one rank the arrow's full row 0 is interior and pads its slice
-    // 8-fold; the banded rows are 4 or 5 long.
+    // 8-fold, and its other rows (column 0 and the diagonal) share too few
+    // columns for blocks; the banded rows are 4 or 5 long; Kind::blocks's
+    // rows pad SELL-8 by less than a quarter; Kind::faces's rows by 30 %,
+    // and its row blocks store 1.3 values a non-zero.
     if (world().size() == 1) {
-      EXPECT_EQ(op.interior_layout(),
-                kind == Kind::arrow ? ops::InteriorLayout::csr : ops::InteriorLayout::sell8);
+      const ops::InteriorLayout one_rank[] = {
+          ops::InteriorLayout::sell8, ops::InteriorLayout::sell8, ops::InteriorLayout::sell8,
+          ops::InteriorLayout::csr,   ops::InteriorLayout::sell8, ops::InteriorLayout::blocks};
+      EXPECT_EQ(op.interior_layout(), one_rank[static_cast<int>(kind)])
+          << "kind " << static_cast<int>(kind);
+    }
+    m.free();
+  }
+}
+
+TEST(CsrOperator, RowBlocksHoldEveryEntryOnceInTheFewestValues) {
+  constexpr int lanes = ops::RowBlocks::lanes;
+  for (const Kind kind : {Kind::faces, Kind::blocks, Kind::arrow, Kind::laplacian}) {
+    SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind));
+    sparse::DistMatrix m = build(kind, 61);
+    const ops::CsrOperator op(m, ops::InteriorLayout::blocks);
+    const ops::CsrOperator plain(m, ops::InteriorLayout::csr);
+    const ops::RowBlocks& rb = op.interior_blocks();
+    const ops::CsrBlock& in = plain.interior();
+    ASSERT_EQ(op.interior_layout(), ops::InteriorLayout::blocks);
+    ASSERT_EQ(rb.position.front(), 0);
+    ASSERT_EQ(rb.position.back(), in.rows());
+    ASSERT_EQ(static_cast<int>(rb.position.size()), rb.blocks() + 1);
+    ASSERT_EQ(static_cast<std::size_t>(rb.col_start.back()), rb.col.size());
+    ASSERT_EQ(rb.val.size(), lanes * rb.col.size());
+    EXPECT_EQ(op.interior_stored(), static_cast<std::int64_t>(rb.val.size()));
+    // Local row of every interior position, from the runs.
+    std::vector<int> row_at(static_cast<std::size_t>(in.rows()));
+    for (const ops::RowRun& run : in.runs)
+      for (int q = 0; q < run.count; ++q) row_at[run.position + q] = run.first + q;
+    std::int64_t nonzero_values = 0;
+    for (const double v : rb.val) nonzero_values += v != 0.0 ? 1 : 0;
+    EXPECT_EQ(nonzero_values, static_cast<std::int64_t>(in.val.size())) << "every entry once";
+    for (int b = 0; b < rb.blocks(); ++b) {
+      const int p0 = rb.position[b];
+      const int rows = rb.position[b + 1] - p0;
+      ASSERT_GE(rows, 1);
+      ASSERT_LE(rows, lanes);
+      for (int l = 0; l < rows; ++l) ASSERT_EQ(row_at[p0 + l], rb.row[b] + l) << "block " << b;
+      for (std::int32_t j = rb.col_start[b] + 1; j < rb.col_start[b + 1]; ++j)
+        ASSERT_LT(rb.col[j - 1], rb.col[j]) << "block " << b;
+      // Lane l's values are row p0 + l's entries at their columns; lanes
+      // past the block's rows hold zeros.
+      for (int l = 0; l < lanes; ++l) {
+        std::int32_t k = l < rows ? in.ptr[p0 + l] : 0;
+        const std::int32_t k1 = l < rows ? in.ptr[p0 + l + 1] : 0;
+        for (std::int32_t j = rb.col_start[b]; j < rb.col_start[b + 1]; ++j) {
+          const double v = rb.val[static_cast<std::size_t>(lanes) * j + l];
+          if (k < k1 && in.col[k] == rb.col[j]) {
+            ASSERT_EQ(v, in.val[k]) << "block " << b << " lane " << l;
+            ++k;
+          } else {
+            ASSERT_EQ(v, 0.0) << "block " << b << " lane " << l << " column " << rb.col[j];
+          }
+        }
+        ASSERT_EQ(k, k1) << "block " << b << " lane " << l << ": every entry's column in the union";
+      }
+    }
+    // The cut minimises lanes * (union + 1) summed over the blocks: no more
+    // than cutting every run into slices of 8, or into single rows.
+    const auto cost = [&](int p, int q) {
+      std::vector<std::int32_t> u;
+      for (int r = p; r < q; ++r)
+        u.insert(u.end(), in.col.begin() + in.ptr[r], in.col.begin() + in.ptr[r + 1]);
+      std::sort(u.begin(), u.end());
+      return lanes * (static_cast<std::int64_t>(std::unique(u.begin(), u.end()) - u.begin()) + 1);
+    };
+    const std::int64_t chosen =
+        op.interior_stored() + lanes * static_cast<std::int64_t>(rb.blocks());
+    std::int64_t slices = 0;
+    std::int64_t singles = 0;
+    for (const ops::RowRun& run : in.runs) {
+      for (int p = run.position; p < run.position + run.count; p += lanes)
+        slices += cost(p, std::min(p + lanes, run.position + run.count));
+      for (int p = run.position; p < run.position + run.count; ++p) singles += cost(p, p + 1);
+    }
+    EXPECT_LE(chosen, slices);
+    EXPECT_LE(chosen, singles);
+    if (world().size() == 1 && kind == Kind::faces) {
+      // A block an element: 15 columns each, but the last two's (the
+      // last element has 5 rows: 13 and 5).
+      EXPECT_EQ(rb.blocks(), 8);
+      EXPECT_EQ(op.interior_stored(), lanes * (6 * 15 + 13 + 5));
     }
     m.free();
   }

@@ -113,10 +113,34 @@ struct SellBlock {
   int slices() const noexcept { return static_cast<int>(start.size()) - 1; }
 };
 
+/// Rows in row blocks: runs of up to `lanes` consecutive rows (a block
+/// never spans two runs), each stored column by column over the union of
+/// its rows' columns, a zero where a row lacks the column. Block b holds
+/// the rows at positions [position[b], position[b + 1]), the first of them
+/// local row row[b]; its columns are col[col_start[b] .. col_start[b + 1]),
+/// ascending, and column j's values for lanes 0 .. 7 are
+/// val[lanes * (col_start[b] + j) + l] (0 in a lane past the block's rows).
+/// The kernel reads x[c] once per column and block, broadcasts it, and
+/// makes one FMA for the block's rows: no gathers, and the 8 row sums come
+/// out as one vector. The blocks are cut by dynamic programming, per run,
+/// to store the fewest values. Rows whose neighbours share most of their
+/// columns (the elements of a DG or high-order discretisation) pay little
+/// padding: pyamg's DG matrix stores 1.4 values per non-zero.
+struct RowBlocks {
+  static constexpr int lanes = 8;
+  std::vector<std::int32_t> position{0};   ///< per block, and one past the last: first row position
+  std::vector<std::int32_t> row;           ///< per block: the local row of its first row
+  std::vector<std::int32_t> col_start{0};  ///< per block, and one past the last: first column
+  std::vector<std::int32_t> col;
+  std::vector<double> val;
+  int blocks() const noexcept { return static_cast<int>(row.size()); }
+};
+
 /// How the interior rows are stored (and multiplied).
 enum class InteriorLayout {
-  csr,   ///< CSR, row by row (a layout that would pad by more than a quarter)
-  sell8  ///< SELL-8 (SellBlock)
+  csr,    ///< CSR, row by row or in groups of rows with identical columns
+  sell8,  ///< SELL-8 (SellBlock)
+  blocks  ///< row blocks (RowBlocks)
 };
 
 /// This rank's rows of a distributed matrix, split for the overlapped
@@ -127,7 +151,8 @@ class CsrOperator {
   CsrOperator() = default;
   /// Local: splits the matrix's local rows into interior and boundary rows,
   /// storing the interior ones in `layout` (by default SELL-8 unless it
-  /// pads by more than a quarter: interior_layout()); with SELL-8, a
+  /// pads by more than a quarter, else row blocks unless they store more
+  /// than 1.5 values per non-zero, else CSR: interior_layout()); with SELL-8, a
   /// uniform step's value once unless `compress_values` is false (the
   /// plain layout, for comparison: bench/spmv --values).
   explicit CsrOperator(const sparse::DistMatrix& matrix,
@@ -142,28 +167,36 @@ class CsrOperator {
     return interior_nnz_ +
            static_cast<std::int64_t>(boundary_local_.val.size() + boundary_ghost_.val.size());
   }
-  /// How the interior rows are stored: SELL-8 unless its padding would
-  /// exceed a quarter of their non-zeros.
+  /// How the interior rows are stored (see the constructor).
   InteriorLayout interior_layout() const noexcept { return layout_; }
   /// Entries stored for the interior rows, padding included (their
   /// non-zeros in the CSR layout).
   std::int64_t interior_stored() const noexcept {
-    return layout_ == InteriorLayout::sell8 ? static_cast<std::int64_t>(sell_.start.back())
-                                            : interior_nnz_;
+    switch (layout_) {
+      case InteriorLayout::sell8:
+        return sell_.start.back();
+      case InteriorLayout::blocks:
+        return static_cast<std::int64_t>(blocks_.val.size());
+      case InteriorLayout::csr:
+        break;
+    }
+    return interior_nnz_;
   }
   /// Values stored for the interior rows: interior_stored() less what
   /// SELL-8's uniform steps save.
   std::int64_t interior_values() const noexcept {
     return layout_ == InteriorLayout::sell8 ? static_cast<std::int64_t>(sell_.val.size())
-                                            : interior_nnz_;
+                                            : interior_stored();
   }
   /// a_ii of every local row (0 where the row has no diagonal entry).
   const std::vector<double>& diagonal() const noexcept { return diagonal_; }
 
   /// The interior rows' runs and offsets; their entries too in the CSR
-  /// layout (with SELL-8, col and val are empty: see interior_sell()).
+  /// layout (in the others col and val are empty: see interior_sell() and
+  /// interior_blocks()).
   const CsrBlock& interior() const noexcept { return interior_; }
   const SellBlock& interior_sell() const noexcept { return sell_; }
+  const RowBlocks& interior_blocks() const noexcept { return blocks_; }
   /// The boundary rows' owned columns (indices into x).
   const CsrBlock& boundary_local() const noexcept { return boundary_local_; }
   /// The boundary rows' ghost columns (indices into the ghost array), same rows and runs.
@@ -176,13 +209,14 @@ class CsrOperator {
   InteriorLayout layout_ = InteriorLayout::csr;
   CsrBlock interior_;
   SellBlock sell_;
+  RowBlocks blocks_;
   CsrBlock boundary_local_;
   CsrBlock boundary_ghost_;
   std::vector<double> diagonal_;
 };
 
-/// Whether this build's SELL-8 kernels are the AVX-512 ones (else the
-/// portable lane-by-lane loops).
+/// Whether this build's SELL-8 and row-block kernels are the AVX-512 ones
+/// (else the portable lane-by-lane loops).
 bool csr_kernels_avx512() noexcept;
 
 /// y = A x on the interior rows stored at positions [begin, end) (0 ..
