@@ -93,6 +93,7 @@ SCHEMA = "asyncsolve.bench.pc/1"
 VARIANTS = {
     "as-pcg1-jacobi": ("asyncsolve", ["--method", "pcg1", "--pc", "jacobi"]),
     "as-pcg-overlap-jacobi": ("asyncsolve", ["--method", "pcg-overlap", "--pc", "jacobi"]),
+    "as-pipecg-jacobi": ("asyncsolve", ["--method", "pipecg", "--pc", "jacobi"]),
     "as-pcg1-cheb3": ("asyncsolve", ["--method", "pcg1", "--pc", "chebyshev:3"]),
     "as-pcg1-cheb6": ("asyncsolve", ["--method", "pcg1", "--pc", "chebyshev:6"]),
     "as-pipecg-cheb3": ("asyncsolve", ["--method", "pipecg", "--pc", "chebyshev:3"]),

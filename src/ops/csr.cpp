@@ -508,25 +508,34 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
 }
 #endif
 
-/// The interior block `csr` in row blocks, or nothing if that would store
-/// more than 2^31 - 1 values or (unless `any_padding`) more than 1.5 per
-/// non-zero. The blocks are cut per run by dynamic programming: the cut
-/// ending at position q minimises the values stored up to q, a block of
-/// rows [p, q) costing lanes * (its columns' union + 1), the 1 a column's
-/// worth of each block's own work (so a few columns more buy fewer, fuller
-/// blocks).
-std::optional<RowBlocks> to_blocks(const CsrBlock& csr, bool any_padding) {
+/// Where the row blocks of `csr` end (positions, in order), and the values
+/// they store: with `also` (a block of the same rows and runs: the
+/// boundary rows' ghost columns), its columns counted as well, the same
+/// cut serving both. The blocks are cut per run by dynamic programming:
+/// the cut ending at position q minimises the values stored up to q, a
+/// block of rows [p, q) costing lanes * (its columns' union + 1), the 1 a
+/// column's worth of each block's own work (so a few columns more buy
+/// fewer, fuller blocks).
+struct BlockCut {
+  std::vector<std::int32_t> ends;
+  std::int64_t stored = 0;
+};
+
+BlockCut cut_blocks(const CsrBlock& csr, const CsrBlock* also) {
   constexpr int lanes = RowBlocks::lanes;
   const int rows = csr.rows();
-  std::int32_t columns = 0;
+  std::int32_t columns = 0;  // csr's; also's come after them
   for (const std::int32_t c : csr.col) columns = std::max(columns, c + 1);
-  // union[p]: how many columns rows p .. q - 1 hold together, for the
+  std::int32_t also_columns = 0;
+  if (also != nullptr)
+    for (const std::int32_t c : also->col) also_columns = std::max(also_columns, c + 1);
+  // unions[p]: how many columns rows p .. q - 1 hold together, for the
   // blocks [p, q) that may end at q; last[c]: the last row before q that
   // holds column c (-1: none). Adding row q - 1 adds column c to the
   // unions starting after last[c]: one update a non-zero, not one per
   // block that may hold it.
   std::vector<std::int64_t> unions(static_cast<std::size_t>(rows), 0);
-  std::vector<std::int32_t> last(static_cast<std::size_t>(columns), -1);
+  std::vector<std::int32_t> last(static_cast<std::size_t>(columns) + also_columns, -1);
   std::vector<std::int64_t> best(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<std::int32_t> cut(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<std::int32_t> width(static_cast<std::size_t>(rows) + 1, 0);
@@ -535,11 +544,14 @@ std::optional<RowBlocks> to_blocks(const CsrBlock& csr, bool any_padding) {
       const int r = q - 1;
       const int first = std::max(run.position, q - lanes);  // the earliest start
       std::array<std::int64_t, lanes + 1> gained{};  // gained[t]: new from start first + t on
-      for (std::int32_t k = csr.ptr[r]; k < csr.ptr[r + 1]; ++k) {
-        std::int32_t& l = last[csr.col[k]];
+      const auto add = [&](std::int32_t c) {
+        std::int32_t& l = last[c];
         ++gained[std::min(std::max(l + 1, first) - first, lanes)];  // (l == r: a repeat, ignored)
         l = r;
-      }
+      };
+      for (std::int32_t k = csr.ptr[r]; k < csr.ptr[r + 1]; ++k) add(csr.col[k]);
+      if (also != nullptr)
+        for (std::int32_t k = also->ptr[r]; k < also->ptr[r + 1]; ++k) add(columns + also->col[k]);
       unions[r] = 0;
       std::int64_t added = 0;
       best[q] = std::numeric_limits<std::int64_t>::max();
@@ -555,31 +567,32 @@ std::optional<RowBlocks> to_blocks(const CsrBlock& csr, bool any_padding) {
       }
     }
   }
-  // The blocks, last first.
-  std::vector<std::int32_t> ends;
-  std::int64_t stored = 0;
+  BlockCut out;
   for (int q = rows; q > 0; q = cut[q]) {
-    ends.push_back(q);
-    stored += static_cast<std::int64_t>(lanes) * width[q];
+    out.ends.push_back(q);
+    out.stored += static_cast<std::int64_t>(lanes) * width[q];
   }
-  if (stored > INT32_MAX ||
-      (!any_padding && 2 * stored > 3 * static_cast<std::int64_t>(csr.col.size())))
-    return std::nullopt;
+  std::reverse(out.ends.begin(), out.ends.end());
+  return out;
+}
 
+/// `csr`'s rows in the row blocks ending at `ends` (cut_blocks): the
+/// blocks' columns first, then the values, allocated once.
+RowBlocks fill_blocks(const CsrBlock& csr, const std::vector<std::int32_t>& ends) {
+  constexpr int lanes = RowBlocks::lanes;
+  std::int32_t columns = 0;
+  for (const std::int32_t c : csr.col) columns = std::max(columns, c + 1);
   RowBlocks out;
-  out.val.reserve(static_cast<std::size_t>(stored));
-  out.col.reserve(static_cast<std::size_t>(stored / lanes));
-  std::vector<std::int32_t> where(static_cast<std::size_t>(columns),
-                                  0);  // column -> place in the union
+  out.row.reserve(ends.size());
+  out.position.reserve(ends.size() + 1);
+  out.col_start.reserve(ends.size() + 1);
   std::vector<std::int32_t> mark(static_cast<std::size_t>(columns),
-                                 -1);  // mark[c] == p: c in block p's union
+                                 -1);  // mark[c] == p: c in block p's
   std::vector<std::int32_t> scratch;
   auto run = csr.runs.begin();
   int p = 0;
-  for (auto e = ends.rbegin(); e != ends.rend(); ++e) {
-    const int q = *e;
+  for (const int q : ends) {
     while (run->position + run->count <= p) ++run;
-    const auto c0 = static_cast<std::ptrdiff_t>(out.col.size());
     scratch.resize(static_cast<std::size_t>(csr.ptr[q] - csr.ptr[p]) + 1);
     std::int32_t* u = scratch.data();
     for (std::int32_t k = csr.ptr[p]; k < csr.ptr[q]; ++k) {
@@ -590,20 +603,29 @@ std::optional<RowBlocks> to_blocks(const CsrBlock& csr, bool any_padding) {
     }
     std::sort(scratch.data(), u);
     out.col.insert(out.col.end(), scratch.data(), u);
-    for (auto j = c0; j < static_cast<std::ptrdiff_t>(out.col.size()); ++j)
-      where[out.col[j]] = static_cast<std::int32_t>(j - c0);
-    const std::size_t v0 = out.val.size();
-    out.val.resize(v0 + static_cast<std::size_t>(lanes) * (out.col.size() - c0), 0.0);
-    for (int r = p; r < q; ++r) {
-      for (std::int32_t k = csr.ptr[r]; k < csr.ptr[r + 1]; ++k)
-        out.val[v0 + static_cast<std::size_t>(lanes) * where[csr.col[k]] + (r - p)] = csr.val[k];
-    }
     out.row.push_back(run->first + (p - run->position));
     out.position.push_back(q);
     out.col_start.push_back(static_cast<std::int32_t>(out.col.size()));
     p = q;
   }
+  out.val.assign(static_cast<std::size_t>(lanes) * out.col.size(), 0.0);
+  std::vector<std::int32_t>& where = mark;  // column -> place in the block's union
+  for (int b = 0; b < out.blocks(); ++b) {
+    for (std::int32_t j = out.col_start[b]; j < out.col_start[b + 1]; ++j) where[out.col[j]] = j;
+    for (int r = out.position[b]; r < out.position[b + 1]; ++r) {
+      for (std::int32_t k = csr.ptr[r]; k < csr.ptr[r + 1]; ++k)
+        out.val[static_cast<std::size_t>(lanes) * where[csr.col[k]] + (r - out.position[b])] =
+            csr.val[k];
+    }
+  }
   return out;
+}
+
+/// Whether row blocks of `cut` are kept for rows with `entries` non-zeros:
+/// 32-bit offsets, and (unless `any_padding`) no more than 1.5 values a
+/// non-zero.
+bool keep_blocks(const BlockCut& cut, std::int64_t entries, bool any_padding) noexcept {
+  return cut.stored <= INT32_MAX && (any_padding || 2 * cut.stored <= 3 * entries);
 }
 
 /// Calls step(block, row0, lo, hi) for every row block holding interior
@@ -657,24 +679,60 @@ inline void traverse_blocks(const CsrOperator& a, const double* __restrict x, in
   });
 }
 #else
+/// Block b's 8 row sums, lane by lane (each row's sum in column order).
+inline void block_sums(const RowBlocks& rb, int b, const double* __restrict x,
+                       double (&sums)[RowBlocks::lanes]) noexcept {
+  constexpr int lanes = RowBlocks::lanes;
+  for (double& sum : sums) sum = 0.0;
+  for (std::int32_t j = rb.col_start[b]; j < rb.col_start[b + 1]; ++j) {
+    const double xj = x[rb.col[j]];
+    const double* v = rb.val.data() + static_cast<std::ptrdiff_t>(lanes) * j;
+    for (int l = 0; l < lanes; ++l) sums[l] += v[l] * xj;
+  }
+}
+
 /// The row-block interior rows at positions [begin, end) of `a`: calls
-/// step(row, ax) for each, lane by lane (each row's sum in column order).
+/// step(row, ax) for each, lane by lane.
 template <class Step>
 inline void traverse_blocks(const CsrOperator& a, const double* __restrict x, int begin, int end,
                             Step&& step) {
-  constexpr int lanes = RowBlocks::lanes;
   const RowBlocks& rb = a.interior_blocks();
   for_each_block(rb, begin, end, [&](int b, int row0, int lo, int hi) {
-    double sums[lanes] = {};
-    for (std::int32_t j = rb.col_start[b]; j < rb.col_start[b + 1]; ++j) {
-      const double xj = x[rb.col[j]];
-      const double* v = rb.val.data() + static_cast<std::ptrdiff_t>(lanes) * j;
-      for (int l = 0; l < lanes; ++l) sums[l] += v[l] * xj;
-    }
+    double sums[RowBlocks::lanes];
+    block_sums(rb, b, x, sums);
     for (int l = lo; l < hi; ++l) step(row0 + l, sums[l]);
   });
 }
 #endif
+
+/// The boundary rows: calls step(row, (A x)_row) for each, owned columns
+/// from x and ghost columns from `ghosts` (their sums added), block by
+/// block where they are in row blocks, else as traverse_boundary.
+template <class Step>
+inline void traverse_boundary_rows(const CsrOperator& a, const double* __restrict x,
+                                   const double* __restrict ghosts, Step&& step) {
+  if (!a.boundary_in_blocks()) {
+    traverse_boundary(a, x, ghosts, step);
+    return;
+  }
+  constexpr int lanes = RowBlocks::lanes;
+  const RowBlocks& owned = a.boundary_local_blocks();
+  const RowBlocks& ghost = a.boundary_ghost_blocks();
+  for (int b = 0; b < owned.blocks(); ++b) {
+    double sums[lanes];
+#if ASYNCSOLVE_CSR_AVX512
+    _mm512_storeu_pd(
+        sums, _mm512_add_pd(block_sums_avx512(owned, b, x), block_sums_avx512(ghost, b, ghosts)));
+#else
+    double from_ghosts[lanes];
+    block_sums(owned, b, x, sums);
+    block_sums(ghost, b, ghosts, from_ghosts);
+    for (int l = 0; l < lanes; ++l) sums[l] += from_ghosts[l];
+#endif
+    for (int l = 0; l < owned.position[b + 1] - owned.position[b]; ++l)
+      step(owned.row[b] + l, sums[l]);
+  }
+}
 
 /// The interior rows at positions [begin, end) of `a` in SELL-8 or row
 /// blocks, whichever `a` has: step as traverse_sell's.
@@ -721,7 +779,19 @@ CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayo
     }
   }
   interior_nnz_ = static_cast<std::int64_t>(interior_.val.size());
-  group_rows(boundary_local_, &boundary_ghost_);
+  // The boundary rows in row blocks where they store no more than 1.5
+  // values a non-zero (owned and ghost columns together), else grouped.
+  const BlockCut edge = cut_blocks(boundary_local_, &boundary_ghost_);
+  if (boundary_local_.rows() > 0 &&
+      keep_blocks(
+          edge, static_cast<std::int64_t>(boundary_local_.val.size() + boundary_ghost_.val.size()),
+          false)) {
+    boundary_local_blocks_ = fill_blocks(boundary_local_, edge.ends);
+    boundary_ghost_blocks_ = fill_blocks(boundary_ghost_, edge.ends);
+    boundary_in_blocks_ = true;
+  } else {
+    group_rows(boundary_local_, &boundary_ghost_);
+  }
   if (layout == InteriorLayout::csr) {
     group_rows(interior_);
     return;
@@ -739,9 +809,9 @@ CsrOperator::CsrOperator(const sparse::DistMatrix& m, std::optional<InteriorLayo
     if (layout == InteriorLayout::sell8)
       throw std::length_error("CsrOperator: SELL-8 needs more than 2^31 - 1 entries on one rank");
   }
-  std::optional<RowBlocks> blocks = to_blocks(interior_, layout == InteriorLayout::blocks);
-  if (blocks) {
-    blocks_ = std::move(*blocks);
+  const BlockCut cut = cut_blocks(interior_, nullptr);
+  if (keep_blocks(cut, interior_nnz_, layout == InteriorLayout::blocks)) {
+    blocks_ = fill_blocks(interior_, cut.ends);
     layout_ = InteriorLayout::blocks;
     interior_.col = {};  // the entries live in blocks_ now
     interior_.val = {};
@@ -781,7 +851,7 @@ double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin
 double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts,
                      double* y) noexcept {
   double dot = 0.0;
-  traverse_boundary(a, x, ghosts, [&](int row, double ax) {
+  traverse_boundary_rows(a, x, ghosts, [&](int row, double ax) {
     y[row] = ax;
     dot += x[row] * ax;
   });
@@ -819,7 +889,7 @@ double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv
 double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv, const double* u,
                        const double* ghosts, double* u_new) noexcept {
   double rr = 0.0;
-  traverse_boundary(a, u, ghosts, [&](int row, double au) {
+  traverse_boundary_rows(a, u, ghosts, [&](int row, double au) {
     const double r = b[row] - au;
     u_new[row] = u[row] + dinv[row] * r;
     rr += r * r;
@@ -850,7 +920,7 @@ double residual(const CsrOperator& a, const double* b, const double* u, const do
   } else {
     traverse(a.interior(), u, 0, a.interior_rows(), step);
   }
-  traverse_boundary(a, u, ghosts, step);
+  traverse_boundary_rows(a, u, ghosts, step);
   return rr;
 }
 

@@ -201,6 +201,12 @@ class CsrOperator {
   const CsrBlock& boundary_local() const noexcept { return boundary_local_; }
   /// The boundary rows' ghost columns (indices into the ghost array), same rows and runs.
   const CsrBlock& boundary_ghost() const noexcept { return boundary_ghost_; }
+  /// Whether the kernels take the boundary rows in row blocks (one cut for
+  /// their owned and their ghost columns, kept where the two store no more
+  /// than 1.5 values a non-zero; else the CSR blocks above, grouped).
+  bool boundary_in_blocks() const noexcept { return boundary_in_blocks_; }
+  const RowBlocks& boundary_local_blocks() const noexcept { return boundary_local_blocks_; }
+  const RowBlocks& boundary_ghost_blocks() const noexcept { return boundary_ghost_blocks_; }
 
  private:
   int rows_ = 0;
@@ -212,6 +218,9 @@ class CsrOperator {
   RowBlocks blocks_;
   CsrBlock boundary_local_;
   CsrBlock boundary_ghost_;
+  bool boundary_in_blocks_ = false;
+  RowBlocks boundary_local_blocks_;
+  RowBlocks boundary_ghost_blocks_;
   std::vector<double> diagonal_;
 };
 
