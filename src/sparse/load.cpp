@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -132,17 +133,24 @@ struct Part {
   std::vector<double> x0;
 };
 
+/// How many rows, entries, right-hand-side and x0 values part r has.
+std::array<std::int64_t, 4> part_sizes(const Prepared& p, int r) {
+  const CsrMatrix& a = p.file.matrix;
+  std::int64_t nnz = 0;
+  for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k)
+    nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
+  const std::int64_t rows = p.offsets[r + 1] - p.offsets[r];
+  return {rows, nnz, p.b.empty() ? 0 : rows, p.x0.empty() ? 0 : rows};
+}
+
 Part pack_part(const Prepared& p, int r) {
   Part out;
   const CsrMatrix& a = p.file.matrix;
-  std::size_t nnz = 0;
-  for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k)
-    nnz += static_cast<std::size_t>(a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]]);
-  const auto rows = static_cast<std::size_t>(p.offsets[r + 1] - p.offsets[r]);
-  out.col.reserve(nnz);
-  out.val.reserve(nnz);
-  out.row_ptr.reserve(rows + 1);
-  out.file_rows.reserve(rows);
+  const auto sizes = part_sizes(p, r);
+  out.col.reserve(static_cast<std::size_t>(sizes[1]));
+  out.val.reserve(static_cast<std::size_t>(sizes[1]));
+  out.row_ptr.reserve(static_cast<std::size_t>(sizes[0]) + 1);
+  out.file_rows.reserve(static_cast<std::size_t>(sizes[0]));
   for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
     const std::int64_t i = p.order[k];
     for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
@@ -157,27 +165,67 @@ Part pack_part(const Prepared& p, int r) {
   return out;
 }
 
-void send_part(const Part& part, int to, MPI_Comm comm) {
-  const std::int64_t sizes[4] = {
-      static_cast<std::int64_t>(part.file_rows.size()), static_cast<std::int64_t>(part.col.size()),
-      static_cast<std::int64_t>(part.b.size()), static_cast<std::int64_t>(part.x0.size())};
-  par::check_mpi(MPI_Send(sizes, 4, MPI_INT64_T, to, kTag, comm), "MPI_Send");
-  const auto n = static_cast<int>(sizes[0]);
-  const auto nnz = static_cast<int>(sizes[1]);
-  par::check_mpi(MPI_Send(part.row_ptr.data(), n + 1, MPI_INT64_T, to, kTag, comm), "MPI_Send");
-  par::check_mpi(MPI_Send(part.col.data(), nnz, MPI_INT64_T, to, kTag, comm), "MPI_Send");
-  par::check_mpi(MPI_Send(part.val.data(), nnz, MPI_DOUBLE, to, kTag, comm), "MPI_Send");
-  par::check_mpi(MPI_Send(part.file_rows.data(), n, MPI_INT64_T, to, kTag, comm), "MPI_Send");
-  par::check_mpi(MPI_Send(part.b.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, to, kTag, comm),
-                 "MPI_Send");
-  par::check_mpi(MPI_Send(part.x0.data(), static_cast<int>(sizes[3]), MPI_DOUBLE, to, kTag, comm),
-                 "MPI_Send");
+/// A part's arrays in flight to or from a rank: six messages, one an array.
+struct Transfer {
+  Part part;
+  std::array<MPI_Request, 6> requests{MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                                      MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  void wait() {
+    par::check_mpi(MPI_Waitall(6, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
+};
+
+/// Starts sending `t.part` to rank `to` (its sizes went ahead).
+void start_send(Transfer& t, int to, MPI_Comm comm) {
+  Part& part = t.part;
+  const auto n = static_cast<int>(part.file_rows.size());
+  const auto nnz = static_cast<int>(part.col.size());
+  auto& q = t.requests;
+  par::check_mpi(MPI_Isend(part.row_ptr.data(), n + 1, MPI_INT64_T, to, kTag, comm, &q[0]),
+                 "MPI_Isend");
+  par::check_mpi(MPI_Isend(part.col.data(), nnz, MPI_INT64_T, to, kTag, comm, &q[1]), "MPI_Isend");
+  par::check_mpi(MPI_Isend(part.val.data(), nnz, MPI_DOUBLE, to, kTag, comm, &q[2]), "MPI_Isend");
+  par::check_mpi(MPI_Isend(part.file_rows.data(), n, MPI_INT64_T, to, kTag, comm, &q[3]),
+                 "MPI_Isend");
+  par::check_mpi(
+      MPI_Isend(part.b.data(), static_cast<int>(part.b.size()), MPI_DOUBLE, to, kTag, comm, &q[4]),
+      "MPI_Isend");
+  par::check_mpi(MPI_Isend(part.x0.data(), static_cast<int>(part.x0.size()), MPI_DOUBLE, to, kTag,
+                           comm, &q[5]),
+                 "MPI_Isend");
+}
+
+/// Sends every other rank its part: all the sizes first (so that the
+/// ranks allocate while rank 0 packs), then each part as soon as it is
+/// packed, the next packed while it travels (at most two parts held at
+/// once); rank 0's own part is packed last, while the last one travels.
+Part scatter_parts(const Prepared& p, int ranks, MPI_Comm comm) {
+  std::vector<std::array<std::int64_t, 4>> sizes(static_cast<std::size_t>(ranks));
+  std::vector<MPI_Request> size_requests(static_cast<std::size_t>(ranks), MPI_REQUEST_NULL);
+  for (int r = 1; r < ranks; ++r) {
+    sizes[r] = part_sizes(p, r);
+    par::check_mpi(MPI_Isend(sizes[r].data(), 4, MPI_INT64_T, r, kTag, comm, &size_requests[r]),
+                   "MPI_Isend");
+  }
+  Transfer previous;
+  for (int r = 1; r < ranks; ++r) {
+    Transfer current;
+    current.part = pack_part(p, r);
+    start_send(current, r, comm);
+    previous.wait();
+    previous = std::move(current);
+  }
+  Part mine = pack_part(p, 0);
+  previous.wait();
+  par::check_mpi(MPI_Waitall(ranks, size_requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  return mine;
 }
 
 Part receive_part(MPI_Comm comm) {
   std::int64_t sizes[4] = {0, 0, 0, 0};
   par::check_mpi(MPI_Recv(sizes, 4, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-  Part part;
+  Transfer t;
+  Part& part = t.part;
   const auto n = static_cast<int>(sizes[0]);
   const auto nnz = static_cast<int>(sizes[1]);
   part.row_ptr.resize(static_cast<std::size_t>(n) + 1);
@@ -186,22 +234,21 @@ Part receive_part(MPI_Comm comm) {
   part.file_rows.resize(static_cast<std::size_t>(n));
   part.b.resize(static_cast<std::size_t>(sizes[2]));
   part.x0.resize(static_cast<std::size_t>(sizes[3]));
+  auto& q = t.requests;
+  par::check_mpi(MPI_Irecv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm, &q[0]),
+                 "MPI_Irecv");
+  par::check_mpi(MPI_Irecv(part.col.data(), nnz, MPI_INT64_T, 0, kTag, comm, &q[1]), "MPI_Irecv");
+  par::check_mpi(MPI_Irecv(part.val.data(), nnz, MPI_DOUBLE, 0, kTag, comm, &q[2]), "MPI_Irecv");
+  par::check_mpi(MPI_Irecv(part.file_rows.data(), n, MPI_INT64_T, 0, kTag, comm, &q[3]),
+                 "MPI_Irecv");
   par::check_mpi(
-      MPI_Recv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
-      "MPI_Recv");
-  par::check_mpi(MPI_Recv(part.col.data(), nnz, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
-                 "MPI_Recv");
-  par::check_mpi(MPI_Recv(part.val.data(), nnz, MPI_DOUBLE, 0, kTag, comm, MPI_STATUS_IGNORE),
-                 "MPI_Recv");
-  par::check_mpi(MPI_Recv(part.file_rows.data(), n, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE),
-                 "MPI_Recv");
-  par::check_mpi(MPI_Recv(part.b.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, 0, kTag, comm,
-                          MPI_STATUS_IGNORE),
-                 "MPI_Recv");
-  par::check_mpi(MPI_Recv(part.x0.data(), static_cast<int>(sizes[3]), MPI_DOUBLE, 0, kTag, comm,
-                          MPI_STATUS_IGNORE),
-                 "MPI_Recv");
-  return part;
+      MPI_Irecv(part.b.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, 0, kTag, comm, &q[4]),
+      "MPI_Irecv");
+  par::check_mpi(
+      MPI_Irecv(part.x0.data(), static_cast<int>(sizes[3]), MPI_DOUBLE, 0, kTag, comm, &q[5]),
+      "MPI_Irecv");
+  t.wait();
+  return std::move(t.part);
 }
 
 }  // namespace
@@ -264,8 +311,7 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
   const double t0 = core::now_s();
   Part mine;
   if (comm.is_root()) {
-    for (int r = 1; r < ranks; ++r) send_part(pack_part(prepared, r), r, comm.get());
-    mine = pack_part(prepared, 0);
+    mine = scatter_parts(prepared, ranks, comm.get());
     prepared = Prepared{};  // rank 0's copy of the whole matrix is no longer needed
   } else {
     mine = receive_part(comm.get());
