@@ -649,11 +649,11 @@ inline void for_each_block(const RowBlocks& rb, int begin, int end, Step&& step)
 /// on the FMA's latency) and added at the end.
 [[gnu::always_inline]] inline __m512d block_sums_avx512(const RowBlocks& rb, int b,
                                                         const double* __restrict x) noexcept {
-  constexpr int lanes = RowBlocks::lanes;
+  constexpr std::ptrdiff_t lanes = RowBlocks::lanes;  // a pointer offset
   const std::int32_t* __restrict col = rb.col.data();
   std::int32_t j = rb.col_start[b];
   const std::int32_t end = rb.col_start[b + 1];
-  const double* __restrict v = rb.val.data() + static_cast<std::ptrdiff_t>(lanes) * j;
+  const double* __restrict v = rb.val.data() + lanes * j;
   __m512d s0 = _mm512_setzero_pd();
   __m512d s1 = s0;
   __m512d s2 = s0;
