@@ -33,7 +33,7 @@ DEMO_SUITE ?= suites/demo.toml
 # Debian packages the build, tests and benchmarks need.
 DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi-dev \
                 libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev liblapack-dev \
-                libmetis-dev libscotch-dev libhypre-dev python3 python3-venv \
+                libmetis-dev libscotch-dev libhypre-dev libsuitesparse-dev python3 python3-venv \
                 gfortran libcoarrays-openmpi-dev
 # (gfortran: the Fortran module asyncsolve_channel, its example and tests;
 # libcoarrays-openmpi-dev: OpenCoarrays over Open MPI, caf and cafrun, for

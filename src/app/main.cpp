@@ -140,6 +140,10 @@ int main(int argc, char** argv) {
     // Bad input is found identically on every rank: all stop here together.
     if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", one_line(e.what()).c_str());
     code = core::ExitCode::bad_input;
+  } catch (const core::CollectiveBreakdown& e) {
+    // A breakdown every rank agreed on (a subdomain's factorisation).
+    if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", one_line(e.what()).c_str());
+    code = core::ExitCode::not_converged;
   } catch (const core::CollectiveFailure& e) {
     // A runtime failure every rank met alike: all stop here together too.
     if (root) std::fprintf(stderr, "asyncsolve: error: %s\n", one_line(e.what()).c_str());

@@ -166,8 +166,12 @@ std::unique_ptr<SparseHaloExchange> make_sparse_channel_halo_exchange(
 
 SparseHaloChannels::SparseHaloChannels(const sparse::DistMatrix& matrix,
                                        const SparseChannelSettings& settings)
+    : SparseHaloChannels(matrix.plan(), matrix.comm(), settings) {}
+
+SparseHaloChannels::SparseHaloChannels(const sparse::NeighbourPlan& plan, const par::Comm& comm,
+                                       const SparseChannelSettings& settings)
     : racy_(settings.racy) {
-  const std::vector<NeighbourLink> links = neighbour_links(matrix.plan());
+  const std::vector<NeighbourLink> links = neighbour_links(plan);
   links_.resize(links.size());
   std::vector<double*> sends;
   std::vector<double*> recvs;
@@ -185,7 +189,7 @@ SparseHaloChannels::SparseHaloChannels(const sparse::DistMatrix& matrix,
     recvs.push_back(l.recv_buffer.data());
   }
   channels_ = Channel::create_many(
-      channel_configs(matrix.comm().get(), settings, kAsyncTag, links, sends, recvs));
+      channel_configs(comm.get(), settings, kAsyncTag, links, sends, recvs));
 }
 
 SparseHaloChannels::~SparseHaloChannels() = default;

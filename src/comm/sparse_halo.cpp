@@ -6,10 +6,10 @@
 
 namespace asyncsolve::comm {
 
-SparseHaloBase::SparseHaloBase(const sparse::DistMatrix& matrix, std::string_view name)
-    : SparseHaloExchange(static_cast<std::size_t>(matrix.plan().ghosts)),
-      plan_(matrix.plan()),
-      comm_(matrix.comm().get()),
+SparseHaloBase::SparseHaloBase(const sparse::NeighbourPlan& plan, const par::Comm& comm, std::string_view name)
+    : SparseHaloExchange(static_cast<std::size_t>(plan.ghosts)),
+      plan_(plan),
+      comm_(comm.get()),
       name_(name) {
   int offset = 0;
   for (const sparse::SendLink& s : plan_.sends) {
@@ -34,17 +34,23 @@ void SparseHaloBase::pack(const grid::Field& x) {
 
 std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strategy,
                                                               const sparse::DistMatrix& matrix) {
+  return make_sparse_halo_exchange(strategy, matrix.plan(), matrix.comm());
+}
+
+std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strategy,
+                                                              const sparse::NeighbourPlan& plan,
+                                                              const par::Comm& comm) {
   switch (strategy) {
     case HaloStrategy::waitall:
-      return make_sparse_waitall(matrix);
+      return make_sparse_waitall(plan, comm);
     case HaloStrategy::alltoallv:
-      return make_sparse_alltoallv(matrix, false);
+      return make_sparse_alltoallv(plan, comm, false);
     case HaloStrategy::ialltoallv:
-      return make_sparse_alltoallv(matrix, true);
+      return make_sparse_alltoallv(plan, comm, true);
     case HaloStrategy::neighbor:
-      return make_sparse_neighbor(matrix);
+      return make_sparse_neighbor(plan, comm);
     case HaloStrategy::persistent:
-      return make_sparse_persistent(matrix);
+      return make_sparse_persistent(plan, comm);
   }
   throw std::logic_error("make_sparse_halo_exchange: unhandled strategy");
 }

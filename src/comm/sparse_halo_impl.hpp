@@ -16,7 +16,7 @@ inline constexpr int kSparseHaloTag = 100;
 
 class SparseHaloBase : public SparseHaloExchange {
  public:
-  SparseHaloBase(const sparse::DistMatrix& matrix, std::string_view name);
+  SparseHaloBase(const sparse::NeighbourPlan& plan, const par::Comm& comm, std::string_view name);
   std::string_view name() const override { return name_; }
   int messages_per_exchange() const override { return static_cast<int>(plan_.sends.size()); }
   std::size_t bytes_per_exchange() const override { return bytes_; }
@@ -49,10 +49,10 @@ class SparseHaloBase : public SparseHaloExchange {
   bool in_flight_ = false;
 };
 
-std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::DistMatrix& matrix);
-std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::DistMatrix& matrix);
-std::unique_ptr<SparseHaloExchange> make_sparse_alltoallv(const sparse::DistMatrix& matrix,
+std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::NeighbourPlan& plan, const par::Comm& comm);
+std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::NeighbourPlan& plan, const par::Comm& comm);
+std::unique_ptr<SparseHaloExchange> make_sparse_alltoallv(const sparse::NeighbourPlan& plan, const par::Comm& comm,
                                                           bool nonblocking);
-std::unique_ptr<SparseHaloExchange> make_sparse_neighbor(const sparse::DistMatrix& matrix);
+std::unique_ptr<SparseHaloExchange> make_sparse_neighbor(const sparse::NeighbourPlan& plan, const par::Comm& comm);
 
 }  // namespace asyncsolve::comm

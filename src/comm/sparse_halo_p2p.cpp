@@ -14,7 +14,7 @@ namespace {
 
 class SparseWaitall final : public SparseHaloBase {
  public:
-  explicit SparseWaitall(const sparse::DistMatrix& matrix) : SparseHaloBase(matrix, "waitall") {}
+  SparseWaitall(const sparse::NeighbourPlan& plan, const par::Comm& comm) : SparseHaloBase(plan, comm, "waitall") {}
   ~SparseWaitall() override {
     assert(!in_flight() && requests_.active() == 0 &&
            "sparse waitall halo destroyed with an exchange in flight");
@@ -48,8 +48,8 @@ class SparseWaitall final : public SparseHaloBase {
 
 class SparsePersistent final : public SparseHaloBase {
  public:
-  explicit SparsePersistent(const sparse::DistMatrix& matrix)
-      : SparseHaloBase(matrix, "persistent") {
+  SparsePersistent(const sparse::NeighbourPlan& plan, const par::Comm& comm)
+      : SparseHaloBase(plan, comm, "persistent") {
     try {
       for (const sparse::RecvLink& r : plan().recvs) {
         requests_.push_back(MPI_REQUEST_NULL);
@@ -121,12 +121,12 @@ class SparsePersistent final : public SparseHaloBase {
 
 }  // namespace
 
-std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::DistMatrix& matrix) {
-  return std::make_unique<SparseWaitall>(matrix);
+std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::NeighbourPlan& plan, const par::Comm& comm) {
+  return std::make_unique<SparseWaitall>(plan, comm);
 }
 
-std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::DistMatrix& matrix) {
-  return std::make_unique<SparsePersistent>(matrix);
+std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::NeighbourPlan& plan, const par::Comm& comm) {
+  return std::make_unique<SparsePersistent>(plan, comm);
 }
 
 }  // namespace asyncsolve::comm

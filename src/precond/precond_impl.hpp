@@ -14,4 +14,7 @@ std::unique_ptr<Preconditioner> make_chebyshev(const PcSettings& settings, PcOpe
 /// Collective: hypre's BoomerAMG on op's rows.
 std::unique_ptr<Preconditioner> make_boomeramg(const PcSettings& settings, PcOperator& op);
 
+/// Collective: additive Schwarz (schwarz.cpp) on op's rows.
+std::unique_ptr<Preconditioner> make_schwarz(const PcSettings& settings, PcOperator& op);
+
 }  // namespace asyncsolve::precond::detail

@@ -47,6 +47,14 @@ class SparseHaloExchange : public HaloExchange {
 std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strategy,
                                                               const sparse::DistMatrix& matrix);
 
+/// The same over any neighbour plan on `comm` (both borrowed, outliving
+/// the exchange): e.g. a Schwarz subdomain's overlap or extended-halo plan
+/// (sparse/subdomain.hpp). The vector start() packs from holds the entries
+/// the plan's send indices name.
+std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strategy,
+                                                              const sparse::NeighbourPlan& plan,
+                                                              const par::Comm& comm);
+
 /// A synchronous exchange over asynchronous channels of `transport` (enum
 /// as_transport), one per neighbour, one message in flight: every exchange
 /// sends one message on every channel and waits for one from each (a rank
@@ -75,6 +83,10 @@ class SparseHaloChannels {
  public:
   /// Collective (see above).
   SparseHaloChannels(const sparse::DistMatrix& matrix, const SparseChannelSettings& settings);
+  /// Collective: the same over any neighbour plan on `comm` (both borrowed,
+  /// outliving the channels), e.g. a Schwarz subdomain's extended-halo plan.
+  SparseHaloChannels(const sparse::NeighbourPlan& plan, const par::Comm& comm,
+                     const SparseChannelSettings& settings);
   SparseHaloChannels(const SparseHaloChannels&) = delete;
   SparseHaloChannels& operator=(const SparseHaloChannels&) = delete;
   ~SparseHaloChannels();

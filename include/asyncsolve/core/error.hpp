@@ -45,6 +45,15 @@ class CollectiveFailure : public RuntimeFailure {
   using RuntimeFailure::RuntimeFailure;
 };
 
+/// A breakdown decided identically on every rank before or outside an
+/// iteration (a subdomain's factorisation failed on some rank, agreed by a
+/// reduction): every rank throws it alike; rank 0 reports it once and the
+/// exit code is not_converged.
+class CollectiveBreakdown : public CollectiveFailure {
+ public:
+  using CollectiveFailure::CollectiveFailure;
+};
+
 /// Integer value of an exit code, for `return` from main.
 constexpr int to_int(ExitCode code) noexcept { return static_cast<int>(code); }
 

@@ -10,7 +10,11 @@
 ///   Jacobi-preconditioned CG (Lanczos) steps. An apply makes DEGREE
 ///   mat-vecs and no inner product, so no global reduction;
 /// - `boomeramg`: one cycle of hypre's BoomerAMG (optional at build time,
-///   boomeramg_available()), set up from the operator's rows.
+///   boomeramg_available()), set up from the operator's rows; with a block
+///   size > 1 the systems version (num_functions, each row's function);
+/// - `asm`: additive Schwarz (schwarz.hpp): subdomains grown by an overlap,
+///   each factorised once by a local solver (local_solver.hpp), optionally
+///   with a coarse space (coarse.hpp).
 ///
 /// A preconditioner sees the operator through PcOperator, which the solvers
 /// layer implements for the structured stencils and for the distributed CSR
@@ -25,25 +29,55 @@
 #include <vector>
 
 #include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/precond/local_solver.hpp"
+#include "asyncsolve/precond/near_null_space.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/comm.hpp"
 
 namespace asyncsolve::precond {
 
 /// The preconditioners (see above).
-enum class PcKind { none, jacobi, chebyshev, boomeramg };
+enum class PcKind { none, jacobi, chebyshev, boomeramg, additive_schwarz };
 
-/// "none", "jacobi", "chebyshev" or "boomeramg".
+/// "none", "jacobi", "chebyshev", "boomeramg" or "asm".
 std::string_view pc_kind_name(PcKind kind);
 
+/// How additive Schwarz adds the subdomains' solutions: basic, z = sum
+/// R_i^T A_i^-1 R_i r (symmetric: ASM for CG), or restricted, z = sum
+/// R~_i^T A_i^-1 R_i r with R~_i the owned rows only (RAS: no reverse
+/// exchange, not symmetric; for the nonsymmetric Krylov methods).
+enum class SchwarzType { basic, restricted };
+
+/// --coarse: none (one level) or nicolaides (one coarse vector per
+/// subdomain and near-null vector: the partition of unity of the owned rows,
+/// or the rigid-body modes with --coordinates).
+enum class CoarseKind { none, nicolaides };
+
+/// "none" or "nicolaides".
+std::string_view coarse_name(CoarseKind kind);
+
+/// The Schwarz settings (--overlap, --local-solver, --coarse).
+struct SchwarzSettings {
+  int overlap = 1;
+  LocalSolverKind local_solver = LocalSolverKind::automatic;
+  CoarseKind coarse = CoarseKind::none;
+  SchwarzType type = SchwarzType::basic;
+};
+
 /// `--pc` and `--pc-option`, parsed and validated (plain values, identical
-/// on every rank).
+/// on every rank), with what the run adds (the near-null space).
 struct PcSettings {
   PcKind kind = PcKind::none;
   int degree = 3;  ///< chebyshev: the polynomial's degree (mat-vecs per apply)
   /// --pc-option name=value pairs, validated and in canonical spelling, in
   /// the order given (a name given twice keeps its last value).
   std::vector<std::pair<std::string, std::string>> options;
+  SchwarzSettings schwarz;  ///< asm
+  int block_size = 1;       ///< --block-size (boomeramg: num_functions)
+  /// This rank's rows' block structure and coordinates (set by the command
+  /// once the rows are known; null: block size 1 in the operator's global
+  /// row order, no coordinates).
+  std::shared_ptr<const NearNullSpace> near_null;
 };
 
 /// The value of `--pc` as the command line spells it: "chebyshev:5" for a
