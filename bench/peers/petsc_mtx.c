@@ -15,11 +15,19 @@
  *     setup_s, which also holds MatLoad), the unpreconditioned norm,
  *     ||r_n||_2 <= rtol ||b||_2 (as petsc_cg.c; see README.md), timed around
  *     KSPSolve only.
+ *     --pc asm: PCASM, one subdomain per rank (the rank's rows) grown by --overlap D
+ *     layers (MatIncreaseOverlap), --asm-type basic|restrict, exact subdomain solves
+ *     (-sub_ksp_type preonly -sub_pc_type lu), asyncsolve's --pc asm.
+ *     --ksp richardson: KSPRICHARDSON (damping 1) with the same preconditioner: with
+ *     --pc asm --asm-type restrict the synchronous RAS iteration.
+ *     --block-size N: the matrix's block size (PCHYPRE then passes num_functions N).
  *     --ksp spmv: --iterations MatMult calls y = A x, x_i = 1 + i mod 7 (the
  *     global index), after --warmup untimed ones; time per MatMult.
  *
  * USAGE
- *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|spmv] [--pc none|jacobi|gamg|hypre]
+ *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|richardson|spmv]
+ *         [--pc none|jacobi|gamg|hypre|asm] [--overlap 1] [--asm-type basic|restrict]
+ *         [--block-size 1]
  *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
  *         [--repeat-solve N]  (cg: N timed KSPSolves after the one KSPSetUp, each from
  *         x0 = 0, listed in repeat_solves; time_s and iterations are the first's)
@@ -54,6 +62,9 @@ typedef struct {
   int iterations;
   int warmup;
   int repeat_solve;
+  int overlap;
+  char asm_type[16];
+  int block_size;
 } Options;
 
 static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
@@ -65,6 +76,9 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->iterations = 100;
   o->warmup = 5;
   o->repeat_solve = 1;
+  o->overlap = 1;
+  strcpy(o->asm_type, "basic");
+  o->block_size = 1;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,11 +88,20 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     }
     if (strcmp(a, "--matrix") == 0) {
       o->matrix = v;
-    } else if (strcmp(a, "--ksp") == 0 && (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0)) {
+    } else if (strcmp(a, "--ksp") == 0 && (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0 ||
+                                           strcmp(v, "richardson") == 0)) {
       snprintf(o->ksp, sizeof o->ksp, "%s", v);
     } else if (strcmp(a, "--pc") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 ||
-                                          strcmp(v, "gamg") == 0 || strcmp(v, "hypre") == 0)) {
+                                          strcmp(v, "gamg") == 0 || strcmp(v, "hypre") == 0 ||
+                                          strcmp(v, "asm") == 0)) {
       snprintf(o->pc, sizeof o->pc, "%s", v);
+    } else if (strcmp(a, "--overlap") == 0) {
+      o->overlap = atoi(v);
+    } else if (strcmp(a, "--asm-type") == 0 &&
+               (strcmp(v, "basic") == 0 || strcmp(v, "restrict") == 0)) {
+      snprintf(o->asm_type, sizeof o->asm_type, "%s", v);
+    } else if (strcmp(a, "--block-size") == 0) {
+      o->block_size = atoi(v);
     } else if (strcmp(a, "--rtol") == 0) {
       o->rtol = atof(v);
     } else if (strcmp(a, "--max-it") == 0) {
@@ -100,10 +123,11 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     return 1;
   }
   if (!(o->rtol > 0 && o->rtol < 1) || o->max_it < 1 || o->iterations < 1 || o->warmup < 0 ||
-      o->repeat_solve < 1 || o->repeat_solve > 1000000) {
+      o->repeat_solve < 1 || o->repeat_solve > 1000000 || o->overlap < 0 || o->overlap > 8 ||
+      o->block_size < 1 || o->block_size > 16) {
     snprintf(err, n,
              "--rtol in (0, 1), --max-it and --iterations >= 1, --warmup >= 0, --repeat-solve "
-             "1 to 1000000");
+             "1 to 1000000, --overlap 0 to 8, --block-size 1 to 16");
     return 1;
   }
   return 0;
@@ -131,6 +155,7 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
   PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, o->matrix, FILE_MODE_READ, &viewer));
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetType(A, MATAIJ));
+  if (o->block_size > 1) PetscCall(MatSetBlockSize(A, o->block_size));
   PetscCall(MatLoad(A, viewer));
   PetscCall(PetscViewerDestroy(&viewer));
   PetscCall(MatGetSize(A, &rows, &cols));
@@ -170,13 +195,21 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(MatMult(A, x, b)); /* b = A * 1 */
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
-    PetscCall(KSPSetType(ksp, KSPCG));
+    PetscCall(KSPSetType(ksp, strcmp(o->ksp, "richardson") == 0 ? KSPRICHARDSON : KSPCG));
     PetscCall(KSPGetPC(ksp, &pc));
     if (strcmp(o->pc, "gamg") == 0) {
       PetscCall(PCSetType(pc, PCGAMG)); /* PETSc's defaults */
     } else if (strcmp(o->pc, "hypre") == 0) {
       PetscCall(PCSetType(pc, PCHYPRE)); /* BoomerAMG, PETSc's default hypre options */
       PetscCall(PCHYPRESetType(pc, "boomeramg"));
+    } else if (strcmp(o->pc, "asm") == 0) {
+      /* one subdomain per rank, exact local solves */
+      PetscCall(PCSetType(pc, PCASM));
+      PetscCall(PCASMSetOverlap(pc, o->overlap));
+      PetscCall(PCASMSetType(pc, strcmp(o->asm_type, "basic") == 0 ? PC_ASM_BASIC
+                                                                     : PC_ASM_RESTRICT));
+      PetscCall(PetscOptionsSetValue(NULL, "-sub_ksp_type", "preonly"));
+      PetscCall(PetscOptionsSetValue(NULL, "-sub_pc_type", "lu"));
     } else {
       PetscCall(PCSetType(pc, strcmp(o->pc, "jacobi") == 0 ? PCJACOBI : PCNONE));
     }
@@ -202,12 +235,13 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     residual = bnorm > 0 ? rnorm / bnorm : NAN;
     if (rank == 0) {
       printf(
-          "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"cg\", \"pc\": \"%s\", "
+          "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"%s\", \"pc\": \"%s\", "
+          "\"overlap\": %d, \"asm_type\": \"%s\", \"block_size\": %d, "
           "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
           "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
           "\"residual\": %.9g, \"reason\": \"%s\", \"norm\": \"unpreconditioned\", "
           "\"repeat_solve\": %d, ",
-          version, o->pc, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
+          version, o->ksp, o->pc, o->overlap, o->asm_type, o->block_size, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
           its > 0 ? time_s / (double)its : 0.0, setup_s, residual, KSPConvergedReasons[why],
           o->repeat_solve);
       peer_print_solves(o->repeat_solve, solve_time_s, solve_its);

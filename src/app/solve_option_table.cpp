@@ -132,10 +132,11 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
          {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
                   "none for pipecg), none (pipecg), jacobi, chebyshev[:DEGREE] (Chebyshev "
                   "polynomial of D^-1 A, DEGREE mat-vecs per apply, default 3; no inner "
-                  "products) or boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre)",
+                  "products), boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre) or asm "
+                  "(additive Schwarz: --overlap, --local-solver, --coarse)",
           .applies = krylov,
           .sample = "chebyshev:4",
-          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg",
+          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg|asm",
           .limits = "DEGREE 1 to 100"});
   t.text("--pc-option", a.pc_option,
          {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
@@ -149,6 +150,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
           .sample = "lanczos_steps=20",
           .value = "NAME=VALUE"})
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
+  add_schwarz_options(t, a.schwarz);
   t.number("--shift", c.shift, {-1e12, 1e12},
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",

@@ -74,17 +74,19 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   } else {
     precond::PcSettings pc;
     precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
-    const bool general =
-        pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+    const bool general = pc.kind == precond::PcKind::chebyshev ||
+                         pc.kind == precond::PcKind::boomeramg ||
+                         pc.kind == precond::PcKind::additive_schwarz;
     if (c.method == Method::pipecg) {
       if (!general) expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
     } else if (c.method == Method::cg) {
       expect_one_of("--pc", a.pc, {"auto", "none"},
                     " (cg is unpreconditioned; pcg1, pcg2, pcg-overlap and pipecg take "
-                    "jacobi, chebyshev or boomeramg)");
+                    "jacobi, chebyshev, boomeramg or asm)");
     } else if (!general) {
       expect_one_of(
-          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg"},
+          "--pc", a.pc,
+          {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg", "asm"},
           fmt::format(" ({} is the preconditioned CG of paper 003; none is cg)", a.method));
     }
     if (pc.kind == precond::PcKind::boomeramg && !precond::boomeramg_available()) {
@@ -97,6 +99,7 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   }
   c.pc_settings.kind = static_cast<precond::PcKind>(static_cast<int>(c.pc));
   if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc_settings);
+  c.schwarz = validate_schwarz(a.schwarz, !a.sparse.values.matrix_path.empty(), c.pc_settings);
 }
 
 /// What --transport omp takes (checks that need the rank count or the grid

@@ -12,6 +12,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
+#include "schwarz_options.hpp"
 #include "sparse_options.hpp"
 #include "spin_options.hpp"
 
@@ -56,11 +57,11 @@ struct EnumNames<Transport> {
 };
 
 /// --pc, resolved (auto is resolved during validation).
-enum class Preconditioner { none, jacobi, chebyshev, boomeramg };
+enum class Preconditioner { none, jacobi, chebyshev, boomeramg, additive_schwarz };
 template <>
 struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 4> names{"none", "jacobi", "chebyshev",
-                                                         "boomeramg"};
+  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev",
+                                                         "boomeramg", "asm"};
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -121,6 +122,7 @@ struct SolveConfig {
   int repeat_solves = 1;
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
+  SchwarzConfig schwarz;  ///< --block-size and --coordinates as given (the rest in pc_settings)
 };
 
 /// True for --method lanczos (the TFIM ground state, paper 004).
@@ -164,6 +166,7 @@ struct SolveArgs {
   CLI::Option* threads = nullptr;
   SpinArgs spin;
   SparseArgs sparse;
+  SchwarzArgs schwarz;
 };
 
 /// Declares every option of `solve` in `table` (help text, default, range,

@@ -17,7 +17,10 @@
 #include <HYPRE_parcsr_ls.h>
 #include <HYPRE_utilities.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <new>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -128,10 +131,26 @@ class BoomerAmg final : public Preconditioner {
     error |= HYPRE_BoomerAMGSetPMaxElmts(solver_, integer("pmax"));
     error |= HYPRE_BoomerAMGSetTol(solver_, 0.0);
     error |= HYPRE_BoomerAMGSetPrintLevel(solver_, 0);
+    if (settings.block_size > 1) {
+      // The systems version: coarsening and interpolation within each
+      // function (unknown of the node). Rows are not interleaved node by
+      // node once partitioned and renumbered, so each row's function is
+      // given (hypre takes the array and frees it with the solver).
+      error |= HYPRE_BoomerAMGSetNumFunctions(solver_, settings.block_size);
+      const NearNullSpace* space = settings.near_null.get();
+      if (space != nullptr && static_cast<int>(space->component.size()) == n_) {
+        auto* dof_func =
+            static_cast<HYPRE_Int*>(std::malloc(sizeof(HYPRE_Int) * std::max(n_, 1)));
+        if (dof_func == nullptr) throw std::bad_alloc();
+        for (int i = 0; i < n_; ++i) dof_func[i] = space->component[i];
+        error |= HYPRE_BoomerAMGSetDofFunc(solver_, dof_func);
+      }
+    }
     check(error, "configuring BoomerAMG");
     error = HYPRE_BoomerAMGSetup(solver_, a_, b_, x_);
     check(error, "HYPRE_BoomerAMGSetup");
-    report_.numbers = {{"global_rows", static_cast<double>(rows.global_rows)}};
+    report_.numbers = {{"global_rows", static_cast<double>(rows.global_rows)},
+                       {"num_functions", static_cast<double>(settings.block_size)}};
     for (const PcOptionSpec& spec : pc_option_specs(PcKind::boomeramg))
       report_.settings.emplace_back(std::string(spec.name), value(spec.name));
     report_.setup_s = core::now_s() - t0;

@@ -61,7 +61,8 @@ bool is_preconditioned(KrylovMethod method, bool jacobi) {
 
 /// True for the preconditioners applied through the precond interface.
 bool is_general(const precond::PcSettings& pc) {
-  return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+  return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg ||
+         pc.kind == precond::PcKind::additive_schwarz;
 }
 
 /// Local: max |x - y| over the owned unknowns of two vectors laid out alike.

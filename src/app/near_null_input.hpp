@@ -1,0 +1,30 @@
+#pragma once
+// The near-null space of a matrix file's system (--block-size, the file's
+// block-size comment, --coordinates), distributed like its rows.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/precond/near_null_space.hpp"
+
+namespace asyncsolve::app {
+
+/// Local: the block size a Matrix Market file declares in a comment line
+/// `% block-size: N` before its size line (spaces optional, N from 1 to 16),
+/// or 0 if none. Throws core::InputError for such a line with another value.
+int block_size_comment(const std::filesystem::path& path);
+
+/// Collective: the near-null space of this rank's rows (`file_rows`: each
+/// local row's row in the file, whose node is file_row / block_size and
+/// whose component file_row % block_size), with the coordinates of
+/// `coordinates` (empty: none) read on rank 0 and broadcast. Throws
+/// core::InputError on every rank for a block size that does not divide the
+/// rows, a coordinates file that is not nodes x block_size (dimension 2 or
+/// 3), or one that cannot be read.
+std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
+    const par::Comm& comm, int block_size, const std::filesystem::path& coordinates,
+    std::int64_t global_rows, std::span<const std::int64_t> file_rows);
+
+}  // namespace asyncsolve::app

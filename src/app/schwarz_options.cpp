@@ -1,0 +1,104 @@
+#include "schwarz_options.hpp"
+
+#include <fmt/format.h>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/sparse/subdomain.hpp"
+
+namespace asyncsolve::app {
+
+namespace {
+
+Condition when(std::string dimension, std::vector<std::string> values) {
+  return Condition{std::move(dimension), std::move(values)};
+}
+
+const std::vector<std::string> pcg_methods{"pcg1", "pcg2", "pcg-overlap", "pipecg"};
+
+}  // namespace
+
+void add_schwarz_options(OptionTable& t, SchwarzArgs& a) {
+  const Applies schwarz = applies_when({when("--method", pcg_methods), when("--pc", {"asm"})});
+  const Applies near_null =
+      applies_when({when("--method", pcg_methods), when("--pc", {"asm", "boomeramg"})});
+  t.number("--overlap", a.overlap, {0, sparse::kMaxOverlap},
+           {.help = "Schwarz: layers of the matrix graph each rank's subdomain grows by beyond "
+                    "its owned rows (0: no overlap, block Jacobi)",
+            .applies = schwarz,
+            .sample = "2"});
+  t.choice("--local-solver", a.local_solver, {"auto", "cholmod", "umfpack", "ic0"},
+           {.help = "Schwarz: the subdomain solver, factorised once at setup: cholmod "
+                    "(SuiteSparse Cholesky, SPD), umfpack (SuiteSparse LU), ic0 (built-in "
+                    "incomplete Cholesky, memory-light) or auto (cholmod for a symmetric "
+                    "subdomain, umfpack otherwise; ic0 in a build without SuiteSparse)",
+            .applies = schwarz});
+  t.choice("--coarse", a.coarse, {"none", "nicolaides"},
+           {.help = "Schwarz: none (one level) or nicolaides (two levels: one coarse vector per "
+                    "subdomain and near-null vector, E = Z^T A Z factorised on every rank, "
+                    "added to each apply; rigid-body modes with --coordinates)",
+            .applies = schwarz});
+  t.number("--block-size", a.block_size, {0, 16},
+           {.help = "Unknowns per node of a system of PDEs (3 for 3-D elasticity), rows "
+                    "interleaved node by node in the matrix file: BoomerAMG's num_functions, "
+                    "the coarse vectors per subdomain; 0: the matrix file's '% block-size: N' "
+                    "comment, else 1",
+            .applies = near_null,
+            .sample = "3"});
+  t.path("--coordinates", a.coordinates,
+         {.help = "Node coordinates (Matrix Market array, one row per node, one column per "
+                  "dimension; needs --matrix and a block size equal to the dimension): the "
+                  "rigid-body modes of elasticity for --coarse nicolaides",
+          .applies = near_null,
+          .sample = "nodes.mtx"});
+}
+
+SchwarzConfig validate_schwarz(const SchwarzArgs& a, bool matrix_given, precond::PcSettings& pc) {
+  using core::InputError;
+  if (a.overlap < 0 || a.overlap > sparse::kMaxOverlap) {
+    throw InputError(fmt::format("--overlap {}: expected an integer from 0 to {}", a.overlap,
+                                 sparse::kMaxOverlap));
+  }
+  pc.schwarz.overlap = a.overlap;
+  const precond::LocalSolverKind kinds[] = {
+      precond::LocalSolverKind::automatic, precond::LocalSolverKind::cholmod,
+      precond::LocalSolverKind::umfpack, precond::LocalSolverKind::ic0};
+  bool known = false;
+  for (const precond::LocalSolverKind k : kinds) {
+    if (a.local_solver == precond::local_solver_name(k)) {
+      pc.schwarz.local_solver = k;
+      known = true;
+    }
+  }
+  if (!known) {
+    throw InputError(fmt::format("--local-solver '{}': expected auto, cholmod, umfpack or ic0",
+                                 a.local_solver));
+  }
+  if ((pc.schwarz.local_solver == precond::LocalSolverKind::cholmod ||
+       pc.schwarz.local_solver == precond::LocalSolverKind::umfpack) &&
+      !precond::suitesparse_available()) {
+    throw InputError(fmt::format(
+        "--local-solver {}: this build has no SuiteSparse (configure with libsuitesparse-dev "
+        "installed), expected ic0 or auto",
+        a.local_solver));
+  }
+  if (a.coarse == "nicolaides") {
+    pc.schwarz.coarse = precond::CoarseKind::nicolaides;
+  } else if (a.coarse != "none") {
+    throw InputError(fmt::format("--coarse '{}': expected none or nicolaides", a.coarse));
+  }
+  if (a.block_size < 0 || a.block_size > 16) {
+    throw InputError(fmt::format("--block-size {}: expected an integer from 1 to 16 (0: from the "
+                                 "matrix file)",
+                                 a.block_size));
+  }
+  if ((a.block_size > 1 || !a.coordinates.empty()) && !matrix_given) {
+    throw InputError(fmt::format("{}: expected --matrix FILE (a model problem is scalar)",
+                                 a.coordinates.empty()
+                                     ? fmt::format("--block-size {}", a.block_size)
+                                     : "--coordinates " + a.coordinates));
+  }
+  pc.block_size = a.block_size > 0 ? a.block_size : 1;
+  return {a.block_size, a.coordinates};
+}
+
+}  // namespace asyncsolve::app

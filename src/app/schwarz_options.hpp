@@ -1,0 +1,38 @@
+#pragma once
+// The options of `asyncsolve solve` for additive Schwarz and for the
+// near-null space of systems of PDEs: --overlap, --local-solver, --coarse,
+// --block-size and --coordinates. Pure: no MPI, no output.
+#include <string>
+
+#include "asyncsolve/precond/preconditioner.hpp"
+#include "option_table.hpp"
+
+namespace asyncsolve::app {
+
+/// The options as given (text where validation makes a type).
+struct SchwarzArgs {
+  int overlap = 1;
+  std::string local_solver = "auto";
+  std::string coarse = "none";
+  int block_size = 0;  ///< 0: not given (the matrix file's comment, else 1)
+  std::string coordinates;
+};
+
+/// The validated values (the precond settings carry the rest).
+struct SchwarzConfig {
+  int block_size = 0;        ///< --block-size; 0: not given
+  std::string coordinates;   ///< --coordinates FILE; empty: none
+};
+
+/// Declares the options on `solve`, applying to --pc asm (overlap,
+/// local solver, coarse) and --pc asm|boomeramg (block size, coordinates).
+void add_schwarz_options(OptionTable& table, SchwarzArgs& args);
+
+/// Checks the values and writes them into `pc` (schwarz and block_size).
+/// Throws core::InputError naming the value and what was expected: an
+/// overlap outside 0..8, a local solver this build lacks, --coordinates
+/// without --matrix, a block size outside 1..16.
+SchwarzConfig validate_schwarz(const SchwarzArgs& args, bool matrix_given,
+                               precond::PcSettings& pc);
+
+}  // namespace asyncsolve::app
