@@ -88,12 +88,12 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     }
     if (strcmp(a, "--matrix") == 0) {
       o->matrix = v;
-    } else if (strcmp(a, "--ksp") == 0 && (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0 ||
-                                           strcmp(v, "richardson") == 0)) {
+    } else if (strcmp(a, "--ksp") == 0 &&
+               (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0 || strcmp(v, "richardson") == 0)) {
       snprintf(o->ksp, sizeof o->ksp, "%s", v);
-    } else if (strcmp(a, "--pc") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 ||
-                                          strcmp(v, "gamg") == 0 || strcmp(v, "hypre") == 0 ||
-                                          strcmp(v, "asm") == 0)) {
+    } else if (strcmp(a, "--pc") == 0 &&
+               (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 || strcmp(v, "gamg") == 0 ||
+                strcmp(v, "hypre") == 0 || strcmp(v, "asm") == 0)) {
       snprintf(o->pc, sizeof o->pc, "%s", v);
     } else if (strcmp(a, "--overlap") == 0) {
       o->overlap = atoi(v);
@@ -206,8 +206,8 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
       /* one subdomain per rank, exact local solves */
       PetscCall(PCSetType(pc, PCASM));
       PetscCall(PCASMSetOverlap(pc, o->overlap));
-      PetscCall(PCASMSetType(pc, strcmp(o->asm_type, "basic") == 0 ? PC_ASM_BASIC
-                                                                     : PC_ASM_RESTRICT));
+      PetscCall(
+          PCASMSetType(pc, strcmp(o->asm_type, "basic") == 0 ? PC_ASM_BASIC : PC_ASM_RESTRICT));
       PetscCall(PetscOptionsSetValue(NULL, "-sub_ksp_type", "preonly"));
       PetscCall(PetscOptionsSetValue(NULL, "-sub_pc_type", "lu"));
     } else {
@@ -241,9 +241,9 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
           "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
           "\"residual\": %.9g, \"reason\": \"%s\", \"norm\": \"unpreconditioned\", "
           "\"repeat_solve\": %d, ",
-          version, o->ksp, o->pc, o->overlap, o->asm_type, o->block_size, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
-          its > 0 ? time_s / (double)its : 0.0, setup_s, residual, KSPConvergedReasons[why],
-          o->repeat_solve);
+          version, o->ksp, o->pc, o->overlap, o->asm_type, o->block_size, ranks, (long long)rows,
+          (long long)info.nz_used, (int)its, time_s, its > 0 ? time_s / (double)its : 0.0, setup_s,
+          residual, KSPConvergedReasons[why], o->repeat_solve);
       peer_print_solves(o->repeat_solve, solve_time_s, solve_its);
       printf("\"converged\": %s}\n", converged ? "true" : "false");
     }

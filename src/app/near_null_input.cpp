@@ -34,9 +34,10 @@ int block_size_comment(const std::filesystem::path& path) {
     }
     while (used < value.size() && std::isspace(static_cast<unsigned char>(value[used]))) ++used;
     if (used == 0 || used != value.size() || n < 1 || n > 16) {
-      throw core::InputError(fmt::format("{}: comment '{}': expected '% block-size: N' with N "
-                                         "from 1 to 16",
-                                         path.string(), line));
+      throw core::InputError(
+          fmt::format("{}: comment '{}': expected '% block-size: N' with N "
+                      "from 1 to 16",
+                      path.string(), line));
     }
     return n;
   }
@@ -49,9 +50,10 @@ std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
   auto space = std::make_shared<precond::NearNullSpace>();
   space->block_size = block_size;
   if (global_rows % block_size != 0) {
-    throw core::InputError(fmt::format("--block-size {}: the matrix has {} rows, expected a "
-                                       "block size that divides them",
-                                       block_size, global_rows));
+    throw core::InputError(
+        fmt::format("--block-size {}: the matrix has {} rows, expected a "
+                    "block size that divides them",
+                    block_size, global_rows));
   }
   for (const std::int64_t f : file_rows)
     space->component.push_back(static_cast<int>(f % block_size));
@@ -83,8 +85,7 @@ std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
   if (!error.empty()) throw core::InputError(error);
   par::check_mpi(MPI_Bcast(&dimension, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
   dense.resize(static_cast<std::size_t>(nodes) * dimension);
-  par::check_mpi(MPI_Bcast(dense.data(), static_cast<int>(dense.size()), MPI_DOUBLE, 0,
-                           comm.get()),
+  par::check_mpi(MPI_Bcast(dense.data(), static_cast<int>(dense.size()), MPI_DOUBLE, 0, comm.get()),
                  "MPI_Bcast");
   space->dimension = dimension;
   for (const std::int64_t f : file_rows) {

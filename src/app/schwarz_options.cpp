@@ -70,8 +70,8 @@ SchwarzConfig validate_schwarz(const SchwarzArgs& a, bool matrix_given, precond:
     }
   }
   if (!known) {
-    throw InputError(fmt::format("--local-solver '{}': expected auto, cholmod, umfpack or ic0",
-                                 a.local_solver));
+    throw InputError(
+        fmt::format("--local-solver '{}': expected auto, cholmod, umfpack or ic0", a.local_solver));
   }
   if ((pc.schwarz.local_solver == precond::LocalSolverKind::cholmod ||
        pc.schwarz.local_solver == precond::LocalSolverKind::umfpack) &&
@@ -87,9 +87,10 @@ SchwarzConfig validate_schwarz(const SchwarzArgs& a, bool matrix_given, precond:
     throw InputError(fmt::format("--coarse '{}': expected none or nicolaides", a.coarse));
   }
   if (a.block_size < 0 || a.block_size > 16) {
-    throw InputError(fmt::format("--block-size {}: expected an integer from 1 to 16 (0: from the "
-                                 "matrix file)",
-                                 a.block_size));
+    throw InputError(
+        fmt::format("--block-size {}: expected an integer from 1 to 16 (0: from the "
+                    "matrix file)",
+                    a.block_size));
   }
   if ((a.block_size > 1 || !a.coordinates.empty()) && !matrix_given) {
     throw InputError(fmt::format("{}: expected --matrix FILE (a model problem is scalar)",

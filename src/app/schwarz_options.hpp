@@ -20,8 +20,8 @@ struct SchwarzArgs {
 
 /// The validated values (the precond settings carry the rest).
 struct SchwarzConfig {
-  int block_size = 0;        ///< --block-size; 0: not given
-  std::string coordinates;   ///< --coordinates FILE; empty: none
+  int block_size = 0;       ///< --block-size; 0: not given
+  std::string coordinates;  ///< --coordinates FILE; empty: none
 };
 
 /// Declares the options on `solve`, applying to --pc asm (overlap,
@@ -32,7 +32,6 @@ void add_schwarz_options(OptionTable& table, SchwarzArgs& args);
 /// Throws core::InputError naming the value and what was expected: an
 /// overlap outside 0..8, a local solver this build lacks, --coordinates
 /// without --matrix, a block size outside 1..16.
-SchwarzConfig validate_schwarz(const SchwarzArgs& args, bool matrix_given,
-                               precond::PcSettings& pc);
+SchwarzConfig validate_schwarz(const SchwarzArgs& args, bool matrix_given, precond::PcSettings& pc);
 
 }  // namespace asyncsolve::app

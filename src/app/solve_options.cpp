@@ -85,8 +85,7 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
                     "jacobi, chebyshev, boomeramg or asm)");
     } else if (!general) {
       expect_one_of(
-          "--pc", a.pc,
-          {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg", "asm"},
+          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg", "asm"},
           fmt::format(" ({} is the preconditioned CG of paper 003; none is cg)", a.method));
     }
     if (pc.kind == precond::PcKind::boomeramg && !precond::boomeramg_available()) {

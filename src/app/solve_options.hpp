@@ -60,8 +60,8 @@ struct EnumNames<Transport> {
 enum class Preconditioner { none, jacobi, chebyshev, boomeramg, additive_schwarz };
 template <>
 struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev",
-                                                         "boomeramg", "asm"};
+  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev", "boomeramg",
+                                                         "asm"};
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -120,8 +120,8 @@ struct SolveConfig {
   /// --repeat-solve: Krylov solves after one setup of the operator and the
   /// preconditioner, each from the same x0 and timed (1: one solve).
   int repeat_solves = 1;
-  SpinConfig spin;      ///< --method lanczos --problem tfim
-  SparseConfig sparse;  ///< --matrix and its companions, --assemble
+  SpinConfig spin;        ///< --method lanczos --problem tfim
+  SparseConfig sparse;    ///< --matrix and its companions, --assemble
   SchwarzConfig schwarz;  ///< --block-size and --coordinates as given (the rest in pc_settings)
 };
 

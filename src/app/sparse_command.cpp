@@ -178,8 +178,8 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   const par::Comm& comm = p.matrix.comm();
   par::FaultInjector faults(fault_options(config), comm.rank());
   solvers::KrylovOptions options = krylov_options(config, comm, faults);
-  const bool block_aware = config.pc == Preconditioner::boomeramg ||
-                           config.pc == Preconditioner::additive_schwarz;
+  const bool block_aware =
+      config.pc == Preconditioner::boomeramg || config.pc == Preconditioner::additive_schwarz;
   if (block_aware && p.loaded) {
     // --block-size, else the file's "% block-size: N" comment, else 1
     int block_size = config.schwarz.block_size;
@@ -199,9 +199,8 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
     block_size = std::max(block_size, 1);
     options.pc.block_size = block_size;
     if (block_size > 1 || !config.schwarz.coordinates.empty()) {
-      options.pc.near_null =
-          load_near_null_space(comm, block_size, config.schwarz.coordinates,
-                               p.matrix.global_rows(), p.loaded->file_rows);
+      options.pc.near_null = load_near_null_space(comm, block_size, config.schwarz.coordinates,
+                                                  p.matrix.global_rows(), p.loaded->file_rows);
     }
   }
   if (config.progress.mode == Progress::Mode::thread) {

@@ -188,8 +188,8 @@ SparseHaloChannels::SparseHaloChannels(const sparse::NeighbourPlan& plan, const 
     sends.push_back(l.send_buffer.data());
     recvs.push_back(l.recv_buffer.data());
   }
-  channels_ = Channel::create_many(
-      channel_configs(comm.get(), settings, kAsyncTag, links, sends, recvs));
+  channels_ =
+      Channel::create_many(channel_configs(comm.get(), settings, kAsyncTag, links, sends, recvs));
 }
 
 SparseHaloChannels::~SparseHaloChannels() = default;

@@ -6,7 +6,8 @@
 
 namespace asyncsolve::comm {
 
-SparseHaloBase::SparseHaloBase(const sparse::NeighbourPlan& plan, const par::Comm& comm, std::string_view name)
+SparseHaloBase::SparseHaloBase(const sparse::NeighbourPlan& plan, const par::Comm& comm,
+                               std::string_view name)
     : SparseHaloExchange(static_cast<std::size_t>(plan.ghosts)),
       plan_(plan),
       comm_(comm.get()),

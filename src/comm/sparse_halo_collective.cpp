@@ -32,10 +32,10 @@ bool test_request(MPI_Request& request) {
 
 class SparseAlltoallv final : public SparseHaloBase {
  public:
-  SparseAlltoallv(const sparse::NeighbourPlan& plan, const par::Comm& comm, bool nonblocking)
-      : SparseHaloBase(plan, comm, nonblocking ? "ialltoallv" : "alltoallv"),
+  SparseAlltoallv(const sparse::NeighbourPlan& route, const par::Comm& on, bool nonblocking)
+      : SparseHaloBase(route, on, nonblocking ? "ialltoallv" : "alltoallv"),
         nonblocking_(nonblocking) {
-    const auto ranks = static_cast<std::size_t>(comm.size());
+    const auto ranks = static_cast<std::size_t>(on.size());
     send_counts_.assign(ranks, 0);
     send_displs_.assign(ranks, 0);
     recv_counts_.assign(ranks, 0);
@@ -85,8 +85,8 @@ class SparseAlltoallv final : public SparseHaloBase {
 
 class SparseNeighbor final : public SparseHaloBase {
  public:
-  SparseNeighbor(const sparse::NeighbourPlan& plan, const par::Comm& on)
-      : SparseHaloBase(plan, on, "neighbor") {
+  SparseNeighbor(const sparse::NeighbourPlan& route, const par::Comm& on)
+      : SparseHaloBase(route, on, "neighbor") {
     std::vector<int> sources;
     std::vector<int> destinations;
     for (const sparse::RecvLink& r : plan().recvs) {
@@ -149,12 +149,13 @@ class SparseNeighbor final : public SparseHaloBase {
 
 }  // namespace
 
-std::unique_ptr<SparseHaloExchange> make_sparse_alltoallv(const sparse::NeighbourPlan& plan, const par::Comm& comm,
-                                                          bool nonblocking) {
+std::unique_ptr<SparseHaloExchange> make_sparse_alltoallv(const sparse::NeighbourPlan& plan,
+                                                          const par::Comm& comm, bool nonblocking) {
   return std::make_unique<SparseAlltoallv>(plan, comm, nonblocking);
 }
 
-std::unique_ptr<SparseHaloExchange> make_sparse_neighbor(const sparse::NeighbourPlan& plan, const par::Comm& comm) {
+std::unique_ptr<SparseHaloExchange> make_sparse_neighbor(const sparse::NeighbourPlan& plan,
+                                                         const par::Comm& comm) {
   return std::make_unique<SparseNeighbor>(plan, comm);
 }
 

@@ -49,10 +49,13 @@ class SparseHaloBase : public SparseHaloExchange {
   bool in_flight_ = false;
 };
 
-std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::NeighbourPlan& plan, const par::Comm& comm);
-std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::NeighbourPlan& plan, const par::Comm& comm);
-std::unique_ptr<SparseHaloExchange> make_sparse_alltoallv(const sparse::NeighbourPlan& plan, const par::Comm& comm,
-                                                          bool nonblocking);
-std::unique_ptr<SparseHaloExchange> make_sparse_neighbor(const sparse::NeighbourPlan& plan, const par::Comm& comm);
+std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::NeighbourPlan& plan,
+                                                        const par::Comm& comm);
+std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::NeighbourPlan& plan,
+                                                           const par::Comm& comm);
+std::unique_ptr<SparseHaloExchange> make_sparse_alltoallv(const sparse::NeighbourPlan& plan,
+                                                          const par::Comm& comm, bool nonblocking);
+std::unique_ptr<SparseHaloExchange> make_sparse_neighbor(const sparse::NeighbourPlan& plan,
+                                                         const par::Comm& comm);
 
 }  // namespace asyncsolve::comm

@@ -14,7 +14,8 @@ namespace {
 
 class SparseWaitall final : public SparseHaloBase {
  public:
-  SparseWaitall(const sparse::NeighbourPlan& plan, const par::Comm& comm) : SparseHaloBase(plan, comm, "waitall") {}
+  SparseWaitall(const sparse::NeighbourPlan& route, const par::Comm& on)
+      : SparseHaloBase(route, on, "waitall") {}
   ~SparseWaitall() override {
     assert(!in_flight() && requests_.active() == 0 &&
            "sparse waitall halo destroyed with an exchange in flight");
@@ -48,8 +49,8 @@ class SparseWaitall final : public SparseHaloBase {
 
 class SparsePersistent final : public SparseHaloBase {
  public:
-  SparsePersistent(const sparse::NeighbourPlan& plan, const par::Comm& comm)
-      : SparseHaloBase(plan, comm, "persistent") {
+  SparsePersistent(const sparse::NeighbourPlan& route, const par::Comm& on)
+      : SparseHaloBase(route, on, "persistent") {
     try {
       for (const sparse::RecvLink& r : plan().recvs) {
         requests_.push_back(MPI_REQUEST_NULL);
@@ -121,11 +122,13 @@ class SparsePersistent final : public SparseHaloBase {
 
 }  // namespace
 
-std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::NeighbourPlan& plan, const par::Comm& comm) {
+std::unique_ptr<SparseHaloExchange> make_sparse_waitall(const sparse::NeighbourPlan& plan,
+                                                        const par::Comm& comm) {
   return std::make_unique<SparseWaitall>(plan, comm);
 }
 
-std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::NeighbourPlan& plan, const par::Comm& comm) {
+std::unique_ptr<SparseHaloExchange> make_sparse_persistent(const sparse::NeighbourPlan& plan,
+                                                           const par::Comm& comm) {
   return std::make_unique<SparsePersistent>(plan, comm);
 }
 

@@ -19,10 +19,10 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <new>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -139,8 +139,7 @@ class BoomerAmg final : public Preconditioner {
       error |= HYPRE_BoomerAMGSetNumFunctions(solver_, settings.block_size);
       const NearNullSpace* space = settings.near_null.get();
       if (space != nullptr && static_cast<int>(space->component.size()) == n_) {
-        auto* dof_func =
-            static_cast<HYPRE_Int*>(std::malloc(sizeof(HYPRE_Int) * std::max(n_, 1)));
+        auto* dof_func = static_cast<HYPRE_Int*>(std::malloc(sizeof(HYPRE_Int) * std::max(n_, 1)));
         if (dof_func == nullptr) throw std::bad_alloc();
         for (int i = 0; i < n_; ++i) dof_func[i] = space->component[i];
         error |= HYPRE_BoomerAMGSetDofFunc(solver_, dof_func);

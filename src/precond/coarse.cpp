@@ -22,9 +22,9 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
 
-extern "C" void dsyev_(const char* jobz, const char* uplo, const int* n, double* a,
-                       const int* lda, double* w, double* work, const int* lwork, int* info,
-                       std::size_t jobz_len, std::size_t uplo_len);
+extern "C" void dsyev_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
+                       double* w, double* work, const int* lwork, int* info, std::size_t jobz_len,
+                       std::size_t uplo_len);
 
 namespace asyncsolve::precond {
 
@@ -46,10 +46,10 @@ CoarseSpace::CoarseSpace(const sparse::DistMatrix& m, std::vector<double> z, int
   }
   std::vector<int> ghost_owner(ghosts);
   for (std::size_t g = 0; g < ghosts; ++g) {
-    ghost_owner[g] = static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(),
-                                                       m.ghost_globals()[g]) -
-                                      offsets.begin()) -
-                     1;
+    ghost_owner[g] =
+        static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), m.ghost_globals()[g]) -
+                         offsets.begin()) -
+        1;
   }
   // This rank's rows of E, row (i,a) by row.
   const auto dim = static_cast<std::size_t>(dimension_);
@@ -95,9 +95,9 @@ CoarseSpace::CoarseSpace(const sparse::DistMatrix& m, std::vector<double> z, int
   std::vector<double> work(static_cast<std::size_t>(lwork));
   dsyev_("V", "U", &order, e.data(), &order, w.data(), work.data(), &lwork, &info, 1, 1);
   if (info != 0) {
-    throw core::CollectiveFailure(fmt::format(
-        "--coarse: LAPACK dsyev failed on the {} x {} coarse matrix (info {})", order, order,
-        info));
+    throw core::CollectiveFailure(
+        fmt::format("--coarse: LAPACK dsyev failed on the {} x {} coarse matrix (info {})", order,
+                    order, info));
   }
   const double largest = w.empty() ? 0.0 : std::abs(w.back());
   // This rank's rows of E^+ = sum over kept eigenpairs of v v^T / w.
@@ -141,8 +141,7 @@ void CoarseSpace::prolong_add(std::span<const double> g, std::span<double> z) co
   }
 }
 
-void CoarseSpace::apply_add(const par::Comm& comm, std::span<const double> r,
-                            std::span<double> z) {
+void CoarseSpace::apply_add(const par::Comm& comm, std::span<const double> r, std::span<double> z) {
   restrict_local(r, local_);
   par::check_mpi(MPI_Allgather(local_.data(), count_, MPI_DOUBLE, gathered_.data(), count_,
                                MPI_DOUBLE, comm.get()),

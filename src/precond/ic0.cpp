@@ -111,6 +111,8 @@ class Ic0 final : public LocalSolver {
 
 }  // namespace
 
-std::unique_ptr<LocalSolver> make_ic0(const sparse::LocalCsr& a) { return std::make_unique<Ic0>(a); }
+std::unique_ptr<LocalSolver> make_ic0(const sparse::LocalCsr& a) {
+  return std::make_unique<Ic0>(a);
+}
 
 }  // namespace asyncsolve::precond::detail

@@ -122,7 +122,8 @@ void Schwarz::apply(std::span<const double> r, std::span<double> z) {
   std::memcpy(rs, r.data(), static_cast<std::size_t>(n) * sizeof(double));
   forward_->start(rs_);
   forward_->finish(rs_);
-  if (m > 0) std::memcpy(rs + n, forward_->ghosts().data(), static_cast<std::size_t>(m) * sizeof(double));
+  if (m > 0)
+    std::memcpy(rs + n, forward_->ghosts().data(), static_cast<std::size_t>(m) * sizeof(double));
   // ys = A_i^-1 rs
   solver_->solve({rs, static_cast<std::size_t>(n + m)}, {ys, static_cast<std::size_t>(n + m)});
   // z = R~_i^T ys (restricted) or sum_j R_j^T ys_j (basic)

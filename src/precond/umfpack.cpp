@@ -32,11 +32,11 @@ class Umfpack final : public LocalSolver {
     umfpack_di_defaults(control_);
     double info[UMFPACK_INFO];
     void* symbolic = nullptr;
-    int status = umfpack_di_symbolic(n_, n_, p_.data(), i_.data(), x_.data(), &symbolic,
-                                     control_, info);
+    int status =
+        umfpack_di_symbolic(n_, n_, p_.data(), i_.data(), x_.data(), &symbolic, control_, info);
     if (status == UMFPACK_OK)
-      status = umfpack_di_numeric(p_.data(), i_.data(), x_.data(), symbolic, &numeric_, control_,
-                                  info);
+      status =
+          umfpack_di_numeric(p_.data(), i_.data(), x_.data(), symbolic, &numeric_, control_, info);
     if (symbolic != nullptr) umfpack_di_free_symbolic(&symbolic);
     if (status != UMFPACK_OK) {
       if (numeric_ != nullptr) umfpack_di_free_numeric(&numeric_);

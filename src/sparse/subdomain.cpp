@@ -248,8 +248,8 @@ void exchange_plan(const par::Comm& comm, const NeighbourPlan& plan, std::span<c
   std::vector<MPI_Request> requests;
   for (const RecvLink& r : plan.recvs) {
     requests.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Irecv(ghosts.data() + r.offset, r.count, MPI_DOUBLE, r.rank, tag,
-                             comm.get(), &requests.back()),
+    par::check_mpi(MPI_Irecv(ghosts.data() + r.offset, r.count, MPI_DOUBLE, r.rank, tag, comm.get(),
+                             &requests.back()),
                    "MPI_Irecv");
   }
   std::vector<std::vector<double>> buffers;

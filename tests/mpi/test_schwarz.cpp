@@ -148,7 +148,8 @@ TEST(Subdomain, GrowthMatrixAndPlansMatchSerial) {
     const auto layer = serial_subdomain(a, first, last, overlap);
     const std::vector<std::int64_t> rows = subdomain_order(layer, first, last);
     ASSERT_EQ(s.globals, rows);
-    for (int k = 0; k < s.overlap_rows(); ++k) EXPECT_EQ(s.layer[k], layer.at(rows[m.local_rows() + k]));
+    for (int k = 0; k < s.overlap_rows(); ++k)
+      EXPECT_EQ(s.layer[k], layer.at(rows[m.local_rows() + k]));
     // A_i: every entry of the subdomain's rows and columns, nothing else.
     ASSERT_EQ(s.matrix.rows(), static_cast<int>(rows.size()));
     std::int64_t expected_nnz = 0;
@@ -226,7 +227,8 @@ TEST(Subdomain, GrowthMatrixAndPlansMatchSerial) {
 /// The serial Schwarz preconditioner: sum over ranks' subdomains of
 /// R_i^T A_i^-1 R_i r (restricted: owned rows only), plus the coarse
 /// correction with one constant per rank.
-std::vector<double> serial_schwarz(const sparse::CsrMatrix& a, const std::vector<std::int64_t>& offsets,
+std::vector<double> serial_schwarz(const sparse::CsrMatrix& a,
+                                   const std::vector<std::int64_t>& offsets,
                                    const std::vector<double>& r, int overlap, bool restricted,
                                    bool coarse) {
   const auto ranks = static_cast<int>(offsets.size()) - 1;
@@ -363,8 +365,7 @@ TEST(LocalSolver, RefusesWhatItCannotFactorise) {
       precond::make_local_solver(precond::LocalSolverKind::cholmod, negative);
       ADD_FAILURE() << "cholmod factorised a negative definite matrix";
     } catch (const precond::FactorisationError& e) {
-      EXPECT_NE(std::string(e.what()).find("not positive definite"), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find("not positive definite"), std::string::npos) << e.what();
     }
   }
 }

@@ -50,11 +50,11 @@ class CoarseSpace {
   int count_ = 0;
   int dimension_ = 0;
   int dropped_ = 0;
-  int first_ = 0;                  ///< this rank's first coarse row
-  std::vector<double> z_;          ///< rows_ x count_, column by column
-  std::vector<double> inverse_;    ///< this rank's count_ rows of E^+, row by row
-  std::vector<double> local_;      ///< restrict_local's output
-  std::vector<double> gathered_;   ///< every rank's Z^T r
+  int first_ = 0;                 ///< this rank's first coarse row
+  std::vector<double> z_;         ///< rows_ x count_, column by column
+  std::vector<double> inverse_;   ///< this rank's count_ rows of E^+, row by row
+  std::vector<double> local_;     ///< restrict_local's output
+  std::vector<double> gathered_;  ///< every rank's Z^T r
   double setup_s_ = 0;
 };
 

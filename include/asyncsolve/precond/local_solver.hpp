@@ -26,12 +26,12 @@ bool suitesparse_available();
 
 /// What a factorisation cost and holds.
 struct LocalSolverReport {
-  std::string name;        ///< local_solver_name of the solver used
-  double factor_s = 0;     ///< this rank's factorisation time (symbolic + numeric)
-  std::int64_t nnz_a = 0;  ///< non-zeros of the matrix factorised
-  std::int64_t nnz_factor = 0;      ///< non-zeros of the factors (L, or L + U)
-  double memory_bytes = 0;          ///< the factors' memory (values and indices)
-  double fill() const noexcept {    ///< nnz_factor / nnz_a
+  std::string name;               ///< local_solver_name of the solver used
+  double factor_s = 0;            ///< this rank's factorisation time (symbolic + numeric)
+  std::int64_t nnz_a = 0;         ///< non-zeros of the matrix factorised
+  std::int64_t nnz_factor = 0;    ///< non-zeros of the factors (L, or L + U)
+  double memory_bytes = 0;        ///< the factors' memory (values and indices)
+  double fill() const noexcept {  ///< nnz_factor / nnz_a
     return nnz_a > 0 ? static_cast<double>(nnz_factor) / static_cast<double>(nnz_a) : 0.0;
   }
 };

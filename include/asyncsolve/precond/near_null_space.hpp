@@ -14,9 +14,9 @@ namespace asyncsolve::precond {
 /// This rank's rows' part of the near-null space, in the operator's row
 /// order (PcOperator::gather's).
 struct NearNullSpace {
-  int block_size = 1;           ///< unknowns per node (1: a scalar equation)
-  std::vector<int> component;   ///< each row's unknown of its node, 0 .. block_size-1
-  int dimension = 0;            ///< coordinates per node (0: none given)
+  int block_size = 1;               ///< unknowns per node (1: a scalar equation)
+  std::vector<int> component;       ///< each row's unknown of its node, 0 .. block_size-1
+  int dimension = 0;                ///< coordinates per node (0: none given)
   std::vector<double> coordinates;  ///< each row's node's coordinates, `dimension` per row
 };
 

@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "asyncsolve/grid/field.hpp"
-#include "asyncsolve/precond/local_solver.hpp"
-#include "asyncsolve/precond/near_null_space.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/precond/local_solver.hpp"
+#include "asyncsolve/precond/near_null_space.hpp"
 
 namespace asyncsolve::precond {
 

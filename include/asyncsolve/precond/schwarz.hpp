@@ -31,13 +31,13 @@ namespace asyncsolve::precond {
 /// What a Schwarz setup built, for the result document.
 struct SchwarzReport {
   sparse::SubdomainMetrics subdomains;
-  LocalSolverReport local;            ///< this rank's
-  double max_factor_s = 0;            ///< the slowest rank's factorisation
-  double max_memory_bytes = 0;        ///< the largest factors
-  double total_memory_bytes = 0;      ///< every rank's factors
-  double max_fill = 0;                ///< the largest fill (nnz factor / nnz A_i)
-  int coarse_dimension = 0;           ///< 0: one level
-  int coarse_dropped = 0;             ///< coarse eigenvalues dropped as zero
+  LocalSolverReport local;        ///< this rank's
+  double max_factor_s = 0;        ///< the slowest rank's factorisation
+  double max_memory_bytes = 0;    ///< the largest factors
+  double total_memory_bytes = 0;  ///< every rank's factors
+  double max_fill = 0;            ///< the largest fill (nnz factor / nnz A_i)
+  int coarse_dimension = 0;       ///< 0: one level
+  int coarse_dropped = 0;         ///< coarse eigenvalues dropped as zero
   double coarse_setup_s = 0;
 };
 
