@@ -73,14 +73,7 @@ SchwarzConfig validate_schwarz(const SchwarzArgs& a, bool matrix_given, precond:
     throw InputError(
         fmt::format("--local-solver '{}': expected auto, cholmod, umfpack or ic0", a.local_solver));
   }
-  if ((pc.schwarz.local_solver == precond::LocalSolverKind::cholmod ||
-       pc.schwarz.local_solver == precond::LocalSolverKind::umfpack) &&
-      !precond::suitesparse_available()) {
-    throw InputError(fmt::format(
-        "--local-solver {}: this build has no SuiteSparse (configure with libsuitesparse-dev "
-        "installed), expected ic0 or auto",
-        a.local_solver));
-  }
+  precond::require_local_solver(pc.schwarz.local_solver);
   if (a.coarse == "nicolaides") {
     pc.schwarz.coarse = precond::CoarseKind::nicolaides;
   } else if (a.coarse != "none") {

@@ -3,8 +3,10 @@
 // A's rows in CSR with columns j <= i are, read as compressed columns, the
 // upper triangle of A (stype = 1), so no copy of the values is needed.
 // A pivot that is not positive (CHOLMOD_NOT_POSDEF, with the column in
-// L->minor) or a reciprocal condition estimate below kSingularRcond (a
-// pure Neumann block factorised at rounding level) is a FactorisationError.
+// L->minor; for CHOLMOD's simplicial LDL^T, which does not stop there, the
+// first D entry that is not positive) or a reciprocal condition estimate
+// below kSingularRcond (a pure Neumann block factorised at rounding level)
+// is a FactorisationError.
 //
 // Per solve: b copied into CHOLMOD's dense vector, two triangular solves
 // (cholmod_solve2 reuses its workspace), x copied out.
@@ -62,9 +64,13 @@ class Cholmod final : public LocalSolver {
     view.packed = 1;
     factor_ = cholmod_l_analyze(&view, &c_);
     if (factor_ != nullptr) cholmod_l_factorize(&view, factor_, &c_);
-    if (factor_ == nullptr || c_.status == CHOLMOD_NOT_POSDEF || c_.status < CHOLMOD_OK) {
-      const auto minor = factor_ != nullptr ? static_cast<long>(factor_->minor) : -1L;
-      const int status = c_.status;
+    const long negative =
+        factor_ != nullptr && c_.status == CHOLMOD_OK ? first_negative_pivot() : -1;
+    if (factor_ == nullptr || c_.status == CHOLMOD_NOT_POSDEF || c_.status < CHOLMOD_OK ||
+        negative >= 0) {
+      const long minor =
+          negative >= 0 ? negative : (factor_ != nullptr ? static_cast<long>(factor_->minor) : -1L);
+      const int status = negative >= 0 ? CHOLMOD_NOT_POSDEF : c_.status;
       release();
       if (status == CHOLMOD_NOT_POSDEF) {
         throw FactorisationError(fmt::format(
@@ -103,6 +109,19 @@ class Cholmod final : public LocalSolver {
   const LocalSolverReport& report() const override { return report_; }
 
  private:
+  /// The first pivot (column of the permuted matrix) of a simplicial LDL^T
+  /// factor whose D entry is not positive, or -1. CHOLMOD's LDL^T (what it
+  /// picks for small or sparse factors) does not stop at a negative pivot,
+  /// only its LL^T (supernodal) does.
+  long first_negative_pivot() const {
+    if (factor_->is_super || factor_->is_ll) return -1;
+    const auto* p = static_cast<const SuiteSparse_long*>(factor_->p);
+    const auto* x = static_cast<const double*>(factor_->x);
+    for (std::size_t j = 0; j < factor_->n; ++j)
+      if (!(x[p[j]] > 0.0)) return static_cast<long>(j);  // the diagonal comes first
+    return -1;
+  }
+
   void release() {
     for (cholmod_dense** d : {&b_, &x_, &y_, &e_})
       if (*d != nullptr) cholmod_l_free_dense(d, &c_);

@@ -99,11 +99,12 @@ CoarseSpace::CoarseSpace(const sparse::DistMatrix& m, std::vector<double> z, int
         fmt::format("--coarse: LAPACK dsyev failed on the {} x {} coarse matrix (info {})", order,
                     order, info));
   }
-  const double largest = w.empty() ? 0.0 : std::abs(w.back());
+  // w is ascending: the largest magnitude is at one end.
+  const double largest = w.empty() ? 0.0 : std::max(std::abs(w.front()), std::abs(w.back()));
   // This rank's rows of E^+ = sum over kept eigenpairs of v v^T / w.
   inverse_.assign(static_cast<std::size_t>(count_) * dim, 0.0);
   for (std::size_t t = 0; t < dim; ++t) {
-    if (!(w[t] > 1e-12 * largest)) {
+    if (!(std::abs(w[t]) > 1e-12 * largest)) {
       ++dropped_;
       continue;
     }

@@ -18,6 +18,16 @@ std::string_view local_solver_name(LocalSolverKind kind) {
   return index < names.size() ? names[index] : "unknown";
 }
 
+void require_local_solver(LocalSolverKind kind) {
+  if ((kind == LocalSolverKind::cholmod || kind == LocalSolverKind::umfpack) &&
+      !suitesparse_available()) {
+    throw core::InputError(fmt::format(
+        "--local-solver {}: this build has no SuiteSparse (configure with libsuitesparse-dev "
+        "installed), expected ic0 or auto",
+        local_solver_name(kind)));
+  }
+}
+
 bool is_symmetric(const sparse::LocalCsr& a) {
   const int n = a.rows();
   // a_ij == a_ji for every stored entry: look a_ji up in row j (sorted).
@@ -42,13 +52,7 @@ LocalSolverKind resolve_local_solver(LocalSolverKind kind, const sparse::LocalCs
 
 std::unique_ptr<LocalSolver> make_local_solver(LocalSolverKind kind, const sparse::LocalCsr& a) {
   const LocalSolverKind resolved = resolve_local_solver(kind, a);
-  if ((resolved == LocalSolverKind::cholmod || resolved == LocalSolverKind::umfpack) &&
-      !suitesparse_available()) {
-    throw core::InputError(fmt::format(
-        "--local-solver {}: this build has no SuiteSparse (configure with libsuitesparse-dev "
-        "installed), expected ic0 or auto",
-        local_solver_name(resolved)));
-  }
+  require_local_solver(resolved);
   switch (resolved) {
     case LocalSolverKind::cholmod:
       return detail::make_cholmod(a);

@@ -26,21 +26,6 @@
 namespace asyncsolve::precond {
 namespace {
 
-/// Collective: throws core::CollectiveBreakdown on every rank if any rank
-/// passes an error (the lowest such rank's message).
-void break_down_together(const par::Comm& comm, const std::string& local_error) {
-  int first = local_error.empty() ? comm.size() : comm.rank();
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm.get()),
-                 "MPI_Allreduce");
-  if (first == comm.size()) return;
-  std::string message = local_error;
-  int length = static_cast<int>(message.size());
-  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm.get()), "MPI_Bcast");
-  message.resize(static_cast<std::size_t>(length));
-  par::check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm.get()), "MPI_Bcast");
-  throw core::CollectiveBreakdown(message);
-}
-
 /// The coarse vectors of this rank's owned rows.
 std::vector<double> coarse_vectors(const sparse::DistMatrix& m, const NearNullSpace* space,
                                    int& count) {
@@ -68,14 +53,7 @@ Schwarz::Schwarz(const sparse::DistMatrix& matrix, const SchwarzSettings& settin
   sub_ = sparse::grow_subdomain(matrix, settings.overlap);
   reverse_ = sub_.reverse_plan();
   report_.subdomains = sub_.metrics;
-  if ((settings.local_solver == LocalSolverKind::cholmod ||
-       settings.local_solver == LocalSolverKind::umfpack) &&
-      !suitesparse_available()) {
-    throw core::InputError(fmt::format(
-        "--local-solver {}: this build has no SuiteSparse (configure with libsuitesparse-dev "
-        "installed), expected ic0 or auto",
-        local_solver_name(settings.local_solver)));
-  }
+  require_local_solver(settings.local_solver);  // the same on every rank
   std::string failure;
   try {
     solver_ = make_local_solver(settings.local_solver, sub_.matrix);
@@ -83,7 +61,9 @@ Schwarz::Schwarz(const sparse::DistMatrix& matrix, const SchwarzSettings& settin
     failure = fmt::format("rank {}'s subdomain ({} rows, overlap {}): {}", comm.rank(),
                           sub_.rows_count(), settings.overlap, e.what());
   }
-  break_down_together(comm, failure);
+  // Every rank stops alike, with the first failing rank's message.
+  failure = sparse::first_error(comm, failure);
+  if (!failure.empty()) throw core::CollectiveBreakdown(failure);
   report_.local = solver_->report();
   double maxima[3] = {report_.local.factor_s, report_.local.memory_bytes, report_.local.fill()};
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, maxima, 3, MPI_DOUBLE, MPI_MAX, comm.get()),

@@ -2,13 +2,8 @@
 // neighbour plan and the metrics of the distribution.
 //
 // Ghost discovery: each rank lists the global columns it references outside
-// its own rows (sorted and unique: its ghosts). The owner of a column is the
-// rank whose row range holds it (a binary search in the row offsets every
-// rank knows), so the ghosts, being ascending, come grouped by owner. One
-// MPI_Alltoall tells every owner how many of its entries each rank needs,
-// one MPI_Alltoallv which ones; the owner's send list to a rank is that
-// rank's request, in the order the requester stores the ghosts. The counts
-// take O(ranks) memory per rank.
+// its own rows (sorted and unique: its ghosts); plan_for_ghosts
+// (neighbour_plan.cpp) makes the plan from them.
 #include "asyncsolve/sparse/dist_matrix.hpp"
 
 #include <algorithm>
@@ -18,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "alltoallv_impl.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
 
@@ -61,12 +57,6 @@ std::string check_rows(int rank, std::int64_t global_rows, std::int64_t first_ro
   return "";
 }
 
-int owner_of(const std::vector<std::int64_t>& offsets, std::int64_t global) {
-  return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), global) -
-                          offsets.begin()) -
-         1;
-}
-
 /// Collective: the undirected edges between ranks of the symmetrised
 /// pattern, each counted once. Every rank sends each of its cut pairs
 /// (min, max) to the owner of the smaller index, which removes duplicates.
@@ -83,33 +73,13 @@ std::int64_t count_edge_cut(const par::Comm& comm, const std::vector<std::int64_
       const std::int64_t a = first_row + i;
       const std::int64_t b = ghosts[col[k] - n];
       const std::int64_t lo = std::min(a, b);
-      auto& to = out[owner_of(offsets, lo)];
+      auto& to = out[detail::owner_of(offsets, lo)];
       to.push_back(lo);
       to.push_back(std::max(a, b));
     }
   }
-  std::vector<int> send_counts(static_cast<std::size_t>(ranks));
-  std::vector<int> send_displs(static_cast<std::size_t>(ranks));
-  std::vector<std::int64_t> send;
-  for (int r = 0; r < ranks; ++r) {
-    send_displs[r] = static_cast<int>(send.size());
-    send_counts[r] = static_cast<int>(out[r].size());
-    send.insert(send.end(), out[r].begin(), out[r].end());
-  }
-  std::vector<int> recv_counts(static_cast<std::size_t>(ranks));
-  par::check_mpi(
-      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
-      "MPI_Alltoall");
-  std::vector<int> recv_displs(static_cast<std::size_t>(ranks), 0);
-  for (int r = 1; r < ranks; ++r) recv_displs[r] = recv_displs[r - 1] + recv_counts[r - 1];
-  std::vector<std::int64_t> recv(static_cast<std::size_t>(recv_displs.back() + recv_counts.back()) +
-                                 1);
-  send.push_back(0);  // never empty: data() must be a valid pointer
-  par::check_mpi(
-      MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_INT64_T, recv.data(),
-                    recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm.get()),
-      "MPI_Alltoallv");
-  recv.pop_back();
+  std::vector<int> counts;
+  const std::vector<std::int64_t> recv = detail::alltoallv(comm, out, counts);
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   pairs.reserve(recv.size() / 2);
   for (std::size_t i = 0; i + 1 < recv.size(); i += 2) pairs.emplace_back(recv[i], recv[i + 1]);
@@ -138,27 +108,7 @@ std::int64_t NeighbourPlan::send_volume() const noexcept {
 }
 
 void DistMatrix::exchange_ghosts(std::span<const double> owned, std::span<double> ghosts) const {
-  constexpr int tag = 7118;
-  std::vector<MPI_Request> requests;
-  for (const RecvLink& r : plan_.recvs) {
-    requests.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Irecv(ghosts.data() + r.offset, r.count, MPI_DOUBLE, r.rank, tag,
-                             comm_.get(), &requests.back()),
-                   "MPI_Irecv");
-  }
-  std::vector<std::vector<double>> buffers;
-  buffers.reserve(plan_.sends.size());
-  for (const SendLink& l : plan_.sends) {
-    std::vector<double>& b = buffers.emplace_back();
-    for (const int i : l.indices) b.push_back(owned[i]);
-    requests.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_DOUBLE, l.rank, tag,
-                             comm_.get(), &requests.back()),
-                   "MPI_Isend");
-  }
-  par::check_mpi(
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-      "MPI_Waitall");
+  exchange_plan(comm_, plan_, owned, ghosts);
 }
 
 void DistMatrix::scale_symmetric(std::span<const double> s) {
@@ -171,19 +121,6 @@ void DistMatrix::scale_symmetric(std::span<const double> s) {
       val_[k] *= s[i] * (c < n ? s[c] : ghosts[c - n]);
     }
   }
-}
-
-void raise_together(const par::Comm& comm, const std::string& local_error) {
-  int first = local_error.empty() ? comm.size() : comm.rank();
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm.get()),
-                 "MPI_Allreduce");
-  if (first == comm.size()) return;
-  std::string message = local_error;
-  int length = static_cast<int>(message.size());
-  par::check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm.get()), "MPI_Bcast");
-  message.resize(static_cast<std::size_t>(length));
-  par::check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm.get()), "MPI_Bcast");
-  throw core::InputError(message);
 }
 
 namespace {
@@ -302,49 +239,9 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
     m.row_ptr_[i + 1] = static_cast<std::int64_t>(m.col_.size());
   }
 
-  // The receive side of the plan: ghosts grouped by owner.
-  std::vector<int> want(static_cast<std::size_t>(ranks), 0);
-  NeighbourPlan& plan = m.plan_;
-  plan.ghosts = static_cast<int>(m.ghost_globals_.size());
-  for (std::size_t g = 0; g < m.ghost_globals_.size();) {
-    const int owner = owner_of(m.offsets_, m.ghost_globals_[g]);
-    const std::int64_t owner_end = m.offsets_[owner + 1];
-    std::size_t e = g;
-    while (e < m.ghost_globals_.size() && m.ghost_globals_[e] < owner_end) ++e;
-    plan.recvs.push_back({owner, static_cast<int>(g), static_cast<int>(e - g)});
-    want[owner] = static_cast<int>(e - g);
-    g = e;
-  }
-  // The send side: what every rank asks of this one.
-  std::vector<int> asked(static_cast<std::size_t>(ranks), 0);
-  par::check_mpi(MPI_Alltoall(want.data(), 1, MPI_INT, asked.data(), 1, MPI_INT, c.get()),
-                 "MPI_Alltoall");
-  std::vector<int> want_displs(static_cast<std::size_t>(ranks), 0);
-  std::vector<int> asked_displs(static_cast<std::size_t>(ranks), 0);
-  for (int r = 1; r < ranks; ++r) {
-    want_displs[r] = want_displs[r - 1] + want[r - 1];
-    asked_displs[r] = asked_displs[r - 1] + asked[r - 1];
-  }
-  std::vector<std::int64_t> requests(static_cast<std::size_t>(asked_displs.back() + asked.back()) +
-                                     1);
-  std::vector<std::int64_t> ghosts_sent(m.ghost_globals_);
-  ghosts_sent.push_back(0);  // never empty: data() must be a valid pointer
-  par::check_mpi(
-      MPI_Alltoallv(ghosts_sent.data(), want.data(), want_displs.data(), MPI_INT64_T,
-                    requests.data(), asked.data(), asked_displs.data(), MPI_INT64_T, c.get()),
-      "MPI_Alltoallv");
-  for (int r = 0; r < ranks; ++r) {
-    if (asked[r] == 0) continue;
-    SendLink link{r, {}};
-    link.indices.reserve(static_cast<std::size_t>(asked[r]));
-    for (int k = 0; k < asked[r]; ++k) {
-      const std::int64_t g = requests[asked_displs[r] + k];
-      if (g < first || g >= last)
-        throw std::logic_error("DistMatrix: a rank asked for an entry this rank does not own");
-      link.indices.push_back(static_cast<int>(g - first));
-    }
-    plan.sends.push_back(std::move(link));
-  }
+  // The plan: the ghosts' owners told what to send.
+  m.plan_ = plan_for_ghosts(c, m.offsets_, m.ghost_globals_);
+  const NeighbourPlan& plan = m.plan_;
 
   // Metrics, the same on every rank.
   PartitionMetrics& s = m.metrics_;

@@ -19,57 +19,12 @@
 
 #include <fmt/format.h>
 
+#include "alltoallv_impl.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
 
 namespace asyncsolve::sparse {
 namespace {
-
-template <class T>
-MPI_Datatype mpi_type();
-template <>
-MPI_Datatype mpi_type<std::int64_t>() {
-  return MPI_INT64_T;
-}
-template <>
-MPI_Datatype mpi_type<double>() {
-  return MPI_DOUBLE;
-}
-
-/// Collective: sends out[r] to rank r; returns what arrived, concatenated
-/// by source rank, and each source's count in `counts`.
-template <class T>
-std::vector<T> alltoallv(const par::Comm& comm, const std::vector<std::vector<T>>& out,
-                         std::vector<int>& counts) {
-  const int ranks = comm.size();
-  std::vector<int> send_counts(static_cast<std::size_t>(ranks));
-  std::vector<int> send_displs(static_cast<std::size_t>(ranks), 0);
-  std::vector<T> send;
-  for (int r = 0; r < ranks; ++r) {
-    send_displs[r] = static_cast<int>(send.size());
-    send_counts[r] = static_cast<int>(out[r].size());
-    send.insert(send.end(), out[r].begin(), out[r].end());
-  }
-  counts.assign(static_cast<std::size_t>(ranks), 0);
-  par::check_mpi(
-      MPI_Alltoall(send_counts.data(), 1, MPI_INT, counts.data(), 1, MPI_INT, comm.get()),
-      "MPI_Alltoall");
-  std::vector<int> displs(static_cast<std::size_t>(ranks), 0);
-  for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
-  std::vector<T> in(static_cast<std::size_t>(displs.back() + counts.back()) + 1);
-  send.push_back(T{});  // never empty: data() must be a valid pointer
-  par::check_mpi(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), mpi_type<T>(),
-                               in.data(), counts.data(), displs.data(), mpi_type<T>(), comm.get()),
-                 "MPI_Alltoallv");
-  in.pop_back();
-  return in;
-}
-
-int owner_of(const std::vector<std::int64_t>& offsets, std::int64_t global) {
-  return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), global) -
-                          offsets.begin()) -
-         1;
-}
 
 /// Rows with global columns (the owned rows, and those fetched).
 struct GlobalRows {
@@ -112,9 +67,9 @@ GlobalRows fetch_rows(const DistMatrix& m, const GlobalRows& mine,
   const par::Comm& comm = m.comm();
   const auto ranks = static_cast<std::size_t>(comm.size());
   std::vector<std::vector<std::int64_t>> ask(ranks);
-  for (const std::int64_t g : wanted) ask[owner_of(m.row_offsets(), g)].push_back(g);
+  for (const std::int64_t g : wanted) ask[detail::owner_of(m.row_offsets(), g)].push_back(g);
   std::vector<int> asked_counts;
-  const std::vector<std::int64_t> asked = alltoallv(comm, ask, asked_counts);
+  const std::vector<std::int64_t> asked = detail::alltoallv(comm, ask, asked_counts);
   // The replies: each requested row's length, then its columns and values.
   std::vector<std::vector<std::int64_t>> lengths(ranks);
   std::vector<std::vector<std::int64_t>> cols(ranks);
@@ -134,9 +89,9 @@ GlobalRows fetch_rows(const DistMatrix& m, const GlobalRows& mine,
     }
   }
   std::vector<int> counts;
-  const std::vector<std::int64_t> got_lengths = alltoallv(comm, lengths, counts);
-  const std::vector<std::int64_t> got_cols = alltoallv(comm, cols, counts);
-  const std::vector<double> got_vals = alltoallv(comm, vals, counts);
+  const std::vector<std::int64_t> got_lengths = detail::alltoallv(comm, lengths, counts);
+  const std::vector<std::int64_t> got_cols = detail::alltoallv(comm, cols, counts);
+  const std::vector<double> got_vals = detail::alltoallv(comm, vals, counts);
   // Replies come by owner rank, each in the order asked: `wanted`'s order,
   // since wanted is ascending and owners hold ascending ranges.
   GlobalRows out;
@@ -145,20 +100,6 @@ GlobalRows fetch_rows(const DistMatrix& m, const GlobalRows& mine,
     out.add({got_cols.data() + offset, static_cast<std::size_t>(len)},
             {got_vals.data() + offset, static_cast<std::size_t>(len)});
     offset += len;
-  }
-  return out;
-}
-
-/// The receive side of a plan whose ghosts are `ghosts` (ascending).
-std::vector<RecvLink> recv_links(const std::vector<std::int64_t>& offsets,
-                                 const std::vector<std::int64_t>& ghosts) {
-  std::vector<RecvLink> out;
-  for (std::size_t g = 0; g < ghosts.size();) {
-    const int owner = owner_of(offsets, ghosts[g]);
-    std::size_t e = g;
-    while (e < ghosts.size() && ghosts[e] < offsets[owner + 1]) ++e;
-    out.push_back({owner, static_cast<int>(g), static_cast<int>(e - g)});
-    g = e;
   }
   return out;
 }
@@ -212,60 +153,6 @@ SubdomainMetrics metrics_of(const par::Comm& comm, const Subdomain& s) {
 }
 
 }  // namespace
-
-NeighbourPlan plan_for_ghosts(const par::Comm& comm, const std::vector<std::int64_t>& offsets,
-                              const std::vector<std::int64_t>& ghost_globals) {
-  NeighbourPlan plan;
-  plan.ghosts = static_cast<int>(ghost_globals.size());
-  plan.recvs = recv_links(offsets, ghost_globals);
-  const auto ranks = static_cast<std::size_t>(comm.size());
-  std::vector<std::vector<std::int64_t>> want(ranks);
-  for (const RecvLink& r : plan.recvs) {
-    want[r.rank].assign(ghost_globals.begin() + r.offset,
-                        ghost_globals.begin() + r.offset + r.count);
-  }
-  std::vector<int> counts;
-  const std::vector<std::int64_t> asked = alltoallv(comm, want, counts);
-  const std::int64_t first = offsets[comm.rank()];
-  const std::int64_t last = offsets[comm.rank() + 1];
-  std::size_t at = 0;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (counts[r] == 0) continue;
-    SendLink link{static_cast<int>(r), {}};
-    for (int k = 0; k < counts[r]; ++k, ++at) {
-      if (asked[at] < first || asked[at] >= last)
-        throw std::logic_error("plan_for_ghosts: a rank asked for an entry this rank does not own");
-      link.indices.push_back(static_cast<int>(asked[at] - first));
-    }
-    plan.sends.push_back(std::move(link));
-  }
-  return plan;
-}
-
-void exchange_plan(const par::Comm& comm, const NeighbourPlan& plan, std::span<const double> owned,
-                   std::span<double> ghosts) {
-  constexpr int tag = 7119;
-  std::vector<MPI_Request> requests;
-  for (const RecvLink& r : plan.recvs) {
-    requests.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Irecv(ghosts.data() + r.offset, r.count, MPI_DOUBLE, r.rank, tag, comm.get(),
-                             &requests.back()),
-                   "MPI_Irecv");
-  }
-  std::vector<std::vector<double>> buffers;
-  buffers.reserve(plan.sends.size());
-  for (const SendLink& l : plan.sends) {
-    std::vector<double>& b = buffers.emplace_back();
-    for (const int i : l.indices) b.push_back(owned[i]);
-    requests.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_DOUBLE, l.rank, tag,
-                             comm.get(), &requests.back()),
-                   "MPI_Isend");
-  }
-  par::check_mpi(
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-      "MPI_Waitall");
-}
 
 NeighbourPlan Subdomain::reverse_plan() const {
   NeighbourPlan out;
@@ -365,7 +252,7 @@ Subdomain grow_subdomain(const DistMatrix& m, int overlap) {
 
   // Plans: the overlap's from the requests already made, the halo's by asking.
   s.overlap_plan.ghosts = static_cast<int>(overlap_globals.size());
-  s.overlap_plan.recvs = recv_links(m.row_offsets(), overlap_globals);
+  s.overlap_plan.recvs = detail::recv_links(m.row_offsets(), overlap_globals);
   for (std::size_t r = 0; r < requested_by.size(); ++r) {
     std::vector<int>& asked = requested_by[r];
     if (asked.empty()) continue;

@@ -334,10 +334,10 @@ TEST(LocalSolver, Ic0IsExactOnATridiagonalMatrix) {
   EXPECT_EQ(solver->report().nnz_factor, 12 + 11);
 }
 
-TEST(LocalSolver, RefusesWhatItCannotFactorise) {
-  // A pure Neumann Laplacian (rows summing to zero) is singular; with a
-  // negative diagonal it is not positive definite.
-  sparse::CsrMatrix a = laplacian(6, 5);
+/// The pure Neumann Laplacian of an nx x ny grid (each row sums to zero):
+/// singular, positive semidefinite.
+sparse::LocalCsr neumann(int nx, int ny) {
+  sparse::CsrMatrix a = laplacian(nx, ny);
   for (std::int64_t i = 0; i < a.rows; ++i) {
     double off = 0;
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
@@ -349,23 +349,57 @@ TEST(LocalSolver, RefusesWhatItCannotFactorise) {
   l.row_ptr = a.row_ptr;
   l.col.assign(a.col.begin(), a.col.end());
   l.val = a.val;
+  return l;
+}
+
+TEST(LocalSolver, RefusesWhatItCannotFactorise) {
+  // The exact factorisations meet the 2-D Neumann block's singularity;
+  // IC(0) only where it is exact (a tridiagonal matrix has no fill): on a
+  // 2-D grid the dropped fill keeps its pivots positive.
+  const sparse::LocalCsr plane = neumann(6, 5);
+  const sparse::LocalCsr line = neumann(12, 1);
+  EXPECT_THROW(precond::make_local_solver(precond::LocalSolverKind::ic0, line),
+               precond::FactorisationError);
   std::vector<precond::LocalSolverKind> kinds{precond::LocalSolverKind::ic0};
   if (precond::suitesparse_available()) {
     kinds.push_back(precond::LocalSolverKind::cholmod);
     kinds.push_back(precond::LocalSolverKind::umfpack);
+    for (const auto kind : {precond::LocalSolverKind::cholmod, precond::LocalSolverKind::umfpack}) {
+      SCOPED_TRACE(std::string(precond::local_solver_name(kind)));
+      EXPECT_THROW(precond::make_local_solver(kind, plane), precond::FactorisationError);
+    }
+  }
+  // -A of a definite matrix: the first pivot is negative.
+  sparse::LocalCsr negative = neumann(6, 5);
+  for (std::size_t k = 0; k < negative.val.size(); ++k) negative.val[k] = -negative.val[k];
+  for (int i = 0; i < negative.rows(); ++i) {
+    for (std::int64_t k = negative.row_ptr[i]; k < negative.row_ptr[i + 1]; ++k)
+      if (negative.col[k] == i) negative.val[k] -= 0.5;  // -(A_neumann + 0.5 I)
   }
   for (const auto kind : kinds) {
+    if (kind == precond::LocalSolverKind::umfpack) continue;  // LU takes indefinite matrices
     SCOPED_TRACE(std::string(precond::local_solver_name(kind)));
-    EXPECT_THROW(precond::make_local_solver(kind, l), precond::FactorisationError);
-  }
-  sparse::LocalCsr negative = l;
-  for (double& v : negative.val) v = -v;
-  if (precond::suitesparse_available()) {
     try {
-      precond::make_local_solver(precond::LocalSolverKind::cholmod, negative);
-      ADD_FAILURE() << "cholmod factorised a negative definite matrix";
+      precond::make_local_solver(kind, negative);
+      ADD_FAILURE() << "factorised a negative definite matrix";
     } catch (const precond::FactorisationError& e) {
-      EXPECT_NE(std::string(e.what()).find("not positive definite"), std::string::npos) << e.what();
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("not positive definite") != std::string::npos ||
+                  what.find("positive pivots") != std::string::npos)
+          << what;
+    }
+  }
+  if (precond::suitesparse_available()) {
+    // UMFPACK solves the negative definite matrix exactly.
+    auto lu = precond::make_local_solver(precond::LocalSolverKind::umfpack, negative);
+    std::vector<double> b(static_cast<std::size_t>(negative.rows()), 1.0);
+    std::vector<double> x(b.size());
+    lu->solve(b, x);
+    for (int i = 0; i < negative.rows(); ++i) {
+      double ax = 0.0;
+      for (std::int64_t k = negative.row_ptr[i]; k < negative.row_ptr[i + 1]; ++k)
+        ax += negative.val[k] * x[negative.col[k]];
+      EXPECT_NEAR(ax, 1.0, 1e-12);
     }
   }
 }
@@ -373,10 +407,10 @@ TEST(LocalSolver, RefusesWhatItCannotFactorise) {
 TEST(Schwarz, FactorisationFailureStopsEveryRank) {
   // Rank 0's rows negated: its subdomain is not positive definite; every
   // rank must throw the same CollectiveBreakdown naming rank 0.
+  if (!precond::suitesparse_available()) GTEST_SKIP() << "no SuiteSparse";
   sparse::CsrMatrix a = laplacian(8, 6);
   const par::Comm c = world();
   sparse::DistMatrix m = distribute(a);
-  if (!precond::suitesparse_available()) GTEST_SKIP() << "no SuiteSparse";
   // A matrix whose rank-0 block is negative definite.
   std::vector<std::int64_t> ptr{0};
   std::vector<std::int64_t> col;

@@ -25,7 +25,7 @@ class CoarseSpace {
   /// every rank. Assembles E (one exchange of Z's ghost values through the
   /// matrix's plan per column, one MPI_Allgather of the rows of E) and
   /// keeps this rank's rows of its pseudo-inverse: E = V diag(lambda) V^T
-  /// by LAPACK dsyev, eigenvalues below 1e-12 lambda_max dropped (a
+  /// by LAPACK dsyev, eigenvalues below 1e-12 max |lambda| in magnitude dropped (a
   /// dependent column of Z, e.g. rotations of a subdomain whose nodes are
   /// collinear, drops out instead of breaking down). Throws
   /// core::CollectiveFailure if dsyev fails.

@@ -24,6 +24,10 @@ std::string_view local_solver_name(LocalSolverKind kind);
 /// True when this build has SuiteSparse (CHOLMOD and UMFPACK).
 bool suitesparse_available();
 
+/// Throws core::InputError naming --local-solver `kind` when this build
+/// lacks it (cholmod or umfpack without SuiteSparse); returns otherwise.
+void require_local_solver(LocalSolverKind kind);
+
 /// What a factorisation cost and holds.
 struct LocalSolverReport {
   std::string name;               ///< local_solver_name of the solver used

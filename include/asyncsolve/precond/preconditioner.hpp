@@ -85,7 +85,7 @@ struct PcSettings {
 std::string pc_text(const PcSettings& settings);
 
 /// Parses `--pc TEXT` (none, jacobi, chebyshev, chebyshev:DEGREE with
-/// DEGREE from 1 to 100, boomeramg) into settings.kind and settings.degree.
+/// DEGREE from 1 to 100, boomeramg, asm) into settings.kind and settings.degree.
 /// Throws core::InputError naming the value and what was expected.
 void parse_pc(std::string_view text, PcSettings& settings);
 

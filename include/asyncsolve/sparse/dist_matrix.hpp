@@ -146,6 +146,26 @@ class DistMatrix {
   PartitionMetrics metrics_;
 };
 
+/// Collective over `comm`: the plan whose ghosts are `ghost_globals`
+/// (ascending global indices outside this rank's range [offsets[rank],
+/// offsets[rank + 1])), each owned by the rank whose range of `offsets`
+/// holds it. One MPI_Alltoall of counts and one MPI_Alltoallv of indices
+/// tell the owners what to send. DistMatrix::from_rows builds its plan so;
+/// so do the Schwarz subdomains (subdomain.hpp) their extended halo's.
+NeighbourPlan plan_for_ghosts(const par::Comm& comm, const std::vector<std::int64_t>& offsets,
+                              const std::vector<std::int64_t>& ghost_globals);
+
+/// Collective over `comm`: fills `ghosts` (plan.ghosts values) with the
+/// entries of `owned` the other ranks send through `plan`, by
+/// MPI_Isend/MPI_Irecv: a setup-time exchange (the solvers use comm's
+/// strategies). `owned` holds whatever the plan's send indices name.
+void exchange_plan(const par::Comm& comm, const NeighbourPlan& plan, std::span<const double> owned,
+                   std::span<double> ghosts);
+
+/// Collective over `comm`: the message of the lowest rank passing a
+/// non-empty `local_error`, on every rank; empty if no rank does.
+std::string first_error(const par::Comm& comm, const std::string& local_error);
+
 /// Collective over `comm`: throws core::InputError on every rank if any
 /// rank passes an error (the message of the lowest such rank); returns
 /// otherwise. How a verdict reached on some ranks stops all together.

@@ -96,17 +96,4 @@ struct Subdomain {
 /// for an overlap out of range (the same on every rank).
 Subdomain grow_subdomain(const DistMatrix& matrix, int overlap);
 
-/// Collective over `comm`: fills `ghosts` (plan.ghosts values) with the
-/// entries of `owned` other ranks send through `plan`, by MPI_Isend/Irecv
-/// (a setup-time exchange: b on the overlap, coordinates, ...).
-void exchange_plan(const par::Comm& comm, const NeighbourPlan& plan, std::span<const double> owned,
-                   std::span<double> ghosts);
-
-/// Collective over `comm`: the plan whose ghosts are `ghost_globals`
-/// (ascending global indices outside [offsets[rank], offsets[rank+1])),
-/// each owned by the rank whose range of `offsets` holds it; one
-/// MPI_Alltoall of counts and one MPI_Alltoallv of indices tell the owners.
-NeighbourPlan plan_for_ghosts(const par::Comm& comm, const std::vector<std::int64_t>& offsets,
-                              const std::vector<std::int64_t>& ghost_globals);
-
 }  // namespace asyncsolve::sparse
