@@ -69,7 +69,7 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("overlap", c.pc_settings.schwarz.overlap);
   w("local_solver", precond::local_solver_name(c.pc_settings.schwarz.local_solver));
   w("coarse", precond::coarse_name(c.pc_settings.schwarz.coarse));
-  w("block_size", c.pc_settings.block_size);
+  w("block_size", c.schwarz.block_size);
   w("coordinates", c.schwarz.coordinates);
   w("shift", c.shift);
   w("repeat_solves", c.repeat_solves);

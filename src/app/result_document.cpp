@@ -114,7 +114,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"overlap", c.pc_settings.schwarz.overlap},
       {"local_solver", precond::local_solver_name(c.pc_settings.schwarz.local_solver)},
       {"coarse", precond::coarse_name(c.pc_settings.schwarz.coarse)},
-      {"block_size", c.pc_settings.block_size},
+      {"block_size", c.schwarz.block_size},  // as given (0: the file's comment, else 1)
       {"coordinates", c.schwarz.coordinates},
       {"shift", c.shift},
       {"repeat_solves", c.repeat_solves},

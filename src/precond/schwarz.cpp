@@ -147,7 +147,9 @@ class SchwarzPc final : public Preconditioner {
     z_.assign(r_.size(), 0.0);
     const SchwarzReport& s = schwarz_->report();
     const sparse::SubdomainMetrics& m = s.subdomains;
+    const NearNullSpace* space = settings.near_null.get();
     report_.numbers = {{"overlap", m.overlap},
+                       {"block_size", space != nullptr ? space->block_size : 1},
                        {"overlap_rows", static_cast<double>(m.overlap_rows)},
                        {"max_overlap_rows", static_cast<double>(m.max_overlap_rows)},
                        {"max_subdomain_rows", static_cast<double>(m.max_rows)},

@@ -65,6 +65,14 @@ bool is_general(const precond::PcSettings& pc) {
          pc.kind == precond::PcKind::additive_schwarz;
 }
 
+/// True when the run divides by A's diagonal: the Jacobi preconditioner
+/// (pcg1, pcg2 and pcg-overlap unless a general preconditioner takes its
+/// place; pipecg when asked) or chebyshev (a polynomial of D^-1 A).
+bool divides_by_diagonal(const KrylovOptions& options) {
+  if (options.pc.kind == precond::PcKind::chebyshev) return true;
+  return !is_general(options.pc) && is_preconditioned(options.method, options.jacobi);
+}
+
 /// Local: max |x - y| over the owned unknowns of two vectors laid out alike.
 double max_abs_difference(const Field& x, const Field& y) {
   const grid::Int3& n = x.interior();
@@ -228,9 +236,7 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         "--pc {} with --hybrid: the hybrid schemes run with jacobi or none, expected no --hybrid",
         precond::pc_text(options.pc)));
   }
-  if (is_preconditioned(options.method,
-                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev) &&
-      !(system.op.diagonal() > 0.0)) {
+  if (divides_by_diagonal(options) && !(system.op.diagonal() > 0.0)) {
     throw core::InputError(fmt::format(
         "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
         "a positive diagonal; expected a shift above {}",
@@ -250,8 +256,7 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method,
-                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
+  if (divides_by_diagonal(options)) {
     const DiagonalCheck d = smallest_diagonal(matrix, system.op);
     if (!(d.value > 0.0)) {
       throw core::InputError(fmt::format(
