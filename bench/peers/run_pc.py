@@ -45,18 +45,30 @@ USAGE
     bench/peers/run_pc.py [--asyncsolve build/asyncsolve] [--ranks 1,2]
         [--problems ones,laplace27] [--size 128] [--local 60,60,60] [--repeat 5]
         [--variants NAME,...] [--tol 1e-6] [--solves 10] [--build-dir build-peers]
-        [--matrix FILE.mtx] [--json results/peers/pc.json] [--timeout 900] [--smoke]
+        [--matrix FILE.mtx] [--overlap 1] [--block-size N]
+        [--json results/peers/pc.json] [--timeout 900] [--smoke]
     bench/peers/run_pc.py --write-anisotropic N EPS FILE.mtx
     bench/peers/run_pc.py --write-pyamg NAME FILE.mtx     (needs pyamg and scipy)
 
-    --variants picks from the names `run_pc.py --list` prints (default: all).
+    --variants picks from the names and groups `run_pc.py --list` prints
+    (default: the group "default", everything but Schwarz). The group
+    "schwarz" (with --matrix) is BoomerAMG with the block size beside PETSc's
+    PCHYPRE with MatSetBlockSize, pcg1 --pc asm (one and two levels) beside
+    PETSc's CG + PCASM basic, and PETSc's Richardson + PCASM restrict (the
+    synchronous RAS iteration's count); --overlap D (default 1) goes to every
+    asm variant, --block-size N (default: the file's "% block-size: N"
+    comment) to the BoomerAMG ones. The iteration counts are checked: asm
+    within 2 of PETSc's, BoomerAMG at most 1.3 x PETSc + hypre's.
+        bench/peers/run_pc.py --problems "" --matrix elasticity.mtx \
+            --variants schwarz --ranks 2,4 --repeat 1 --solves 1
     --smoke: --size 24, --local 12,12,12, --repeat 1.
     --solves N: solves per run after the one setup (1: the first only; "ten"
     is then computed). "ten" is measured when N is 10; with N > 10 it is
     setup + the first ten measured solves.
 
 OUTPUT
-    A table per problem and rank count on stdout; one JSON document (schema
+    A table per problem and rank count on stdout, with the iteration checks
+    of the pairs both run; one JSON document (schema
     "asyncsolve.bench.pc/1"): parameters, host, load average before and after,
     git commit, every run's raw numbers and the summaries.
     Exit codes: 0 every run converged, 1 a run failed, 2 bad arguments.
@@ -106,8 +118,29 @@ VARIANTS = {
     "petsc-hypre": ("petsc", ["--ksp", "cg", "--pc", "hypre"]),
     "petsc-jacobi": ("petsc", ["--ksp", "cg", "--pc", "jacobi"]),
     "hypre-amg": ("hypre", ["--pc", "boomeramg"]),
+    # Additive Schwarz, one subdomain per rank grown by --overlap, exact local
+    # solves; PETSc's on --matrix only (petsc_mtx; petsc_cg has no PCASM).
+    "as-pcg1-asm": ("asyncsolve", ["--method", "pcg1", "--pc", "asm"]),
+    "as-pcg1-asm-coarse": ("asyncsolve", ["--method", "pcg1", "--pc", "asm", "--coarse",
+                                          "nicolaides"]),
+    "petsc-asm": ("petsc", ["--ksp", "cg", "--pc", "asm", "--asm-type", "basic"]),
+    "petsc-ras": ("petsc", ["--ksp", "richardson", "--pc", "asm", "--asm-type", "restrict"]),
 }
 PEER_SIDES = ("petsc", "hypre")
+# --variants takes these group names too.
+GROUPS = {
+    "default": [v for v in VARIANTS if "asm" not in v and "ras" not in v],
+    "schwarz": ["as-pcg1-amg", "petsc-hypre", "as-pcg1-asm", "as-pcg1-asm-coarse", "petsc-asm",
+                "petsc-ras"],
+    "all": list(VARIANTS),
+}
+# The iteration counts compared (asyncsolve variant, peer variant, criterion):
+# the same preconditioner must take PETSc's count within 2; BoomerAMG with the
+# block size at most 1.3 times hypre's through PETSc.
+CHECKS = (
+    ("as-pcg1-asm", "petsc-asm", "within", 2),
+    ("as-pcg1-amg", "petsc-hypre", "ratio", 1.3),
+)
 
 
 def parse_args(argv):
@@ -121,7 +154,16 @@ def parse_args(argv):
     p.add_argument("--size", default="128", help="ones: global grid N or NX,NY,NZ")
     p.add_argument("--local", default="60,60,60", help="laplace27: points per rank")
     p.add_argument("--repeat", type=int)
-    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--variants", default="default",
+                   help="variant names (see --list) or groups: default (no Schwarz), schwarz "
+                   "(BoomerAMG with the block size and additive Schwarz beside PETSc's hypre, "
+                   "PCASM basic and Richardson + PCASM restrict; --matrix), all")
+    p.add_argument("--overlap", type=int, default=1,
+                   help="the asm variants' overlap, both sides (0 to 8)")
+    p.add_argument("--block-size", type=int,
+                   help="unknowns per node for the BoomerAMG and asm variants (PETSc: "
+                   "MatSetBlockSize before MatLoad, so PCHYPRE passes num_functions); default: "
+                   "the --matrix file's '%% block-size: N' comment, else 1")
     p.add_argument("--tol", type=float, default=1e-6)
     p.add_argument("--solves", type=int, default=10,
                    help="solves per run after the one setup (asyncsolve and peers "
@@ -153,7 +195,15 @@ def parse_args(argv):
     except ValueError:
         raise BadArguments(f"--ranks {args.ranks!r}: expected integers") from None
     args.problem_list = [x for x in args.problems.split(",") if x]
-    args.variant_list = args.variants.split(",")
+    args.variant_list = []
+    for name in args.variants.split(","):
+        for v in GROUPS.get(name, [name]):
+            if v not in args.variant_list:
+                args.variant_list.append(v)
+    if not 0 <= args.overlap <= 8:
+        raise BadArguments(f"--overlap {args.overlap}: expected 0 to 8")
+    if args.block_size is not None and not 1 <= args.block_size <= 16:
+        raise BadArguments(f"--block-size {args.block_size}: expected 1 to 16")
     if min(args.rank_list) < 1 or args.repeat < 1 or not 1 <= args.solves <= 1000000:
         raise BadArguments("--ranks, --repeat and --solves: expected positive numbers "
                            "(--solves at most 1000000)")
@@ -165,6 +215,8 @@ def parse_args(argv):
         if not os.path.isfile(args.matrix_path):
             raise BadArguments(f"--matrix {args.matrix}: no such file")
         args.problem_list.append("matrix")
+    args.block = args.block_size or (block_size_comment(args.matrix_path)
+                                     if args.matrix_path else 1)
     if not args.problem_list:
         raise BadArguments("no problem: expected --problems or --matrix")
     bad = [v for v in args.variant_list if v not in VARIANTS]
@@ -221,8 +273,45 @@ def write_pyamg(path, name):
     os.replace(tmp, path)
 
 
-def command(args, drivers, variant, problem, ranks):
+def block_size_comment(path):
+    """N of a Matrix Market file's '% block-size: N' comment line (before the size
+    line; asyncsolve reads the same convention), or 1."""
+    with open(path) as f:
+        f.readline()  # the banner
+        for line in f:
+            if not line.startswith("%"):
+                break
+            key, _, value = line[1:].strip().partition(":")
+            if key.strip() == "block-size" and value.strip().isdigit():
+                return int(value)
+    return 1
+
+
+def variant_arguments(args, variant, problem):
+    """The variant's arguments with the run's overlap and block size, or None where
+    its side cannot run the problem (PETSc's PCASM: --matrix only)."""
     side, extra = VARIANTS[variant]
+    pc = extra[extra.index("--pc") + 1] if "--pc" in extra else None
+    extra = list(extra)
+    if pc == "asm":
+        if side != "asyncsolve" and problem != "matrix":
+            return None
+        extra += ["--overlap", str(args.overlap)]
+    if problem == "matrix" and args.block > 1:
+        # asyncsolve reads the file's comment itself; PETSc is told (not for PCASM:
+        # MatSetBlockSize would split the rows by whole nodes, another partition).
+        if side == "asyncsolve" and pc in ("asm", "boomeramg") and args.block_size:
+            extra += ["--block-size", str(args.block)]
+        if side == "petsc" and pc in ("hypre", "gamg"):
+            extra += ["--block-size", str(args.block)]
+    return extra
+
+
+def command(args, drivers, variant, problem, ranks):
+    side = VARIANTS[variant][0]
+    extra = variant_arguments(args, variant, problem)
+    if extra is None:
+        return None
     extra = extra + (["--repeat-solve", str(args.solves)] if args.solves > 1 else [])
     mpi = args.launcher + ["-q", "-n", str(ranks)]
     if problem == "matrix":
@@ -344,7 +433,25 @@ def summarise(runs, problem, ranks, variants):
         for group in ("petsc", "peers"):
             p = best[f"{group}_{key}"]
             best[f"ratio_{group}_{key}"] = a[0] / p[0] if a and p else None
-    return {"problem": problem, "ranks": ranks, "variants": rows, "best": best}
+    return {"problem": problem, "ranks": ranks, "variants": rows, "best": best,
+            "checks": iteration_checks(rows)}
+
+
+def iteration_checks(rows):
+    """CHECKS on a summary's rows (variants run on both sides only); the most
+    iterations of any repeat on each side."""
+    out = []
+    for mine, peer, kind, bound in CHECKS:
+        a = rows.get(mine, {}).get("iterations")
+        b = rows.get(peer, {}).get("iterations")
+        if not a or not b:
+            continue
+        ours, theirs = max(a), max(b)
+        met = abs(ours - theirs) <= bound if kind == "within" else ours <= bound * theirs
+        out.append({"asyncsolve": mine, "peer": peer, "iterations": [ours, theirs],
+                    "criterion": f"{kind} {bound}", "ratio": ours / theirs if theirs else None,
+                    "met": met})
+    return out
 
 
 def print_summary(s):
@@ -365,6 +472,10 @@ def print_summary(s):
               f"{cell(row.get('ten_computed_s')):>20}")
     if not all(row.get("ten_measured") for row in s["variants"].values() if row["runs"]):
         print("* ten computed (setup + 10 x the first solve): fewer than ten solves measured")
+    for c in s.get("checks", []):
+        print(f"iterations: {c['asyncsolve']} {c['iterations'][0]} vs {c['peer']} "
+              f"{c['iterations'][1]} (ratio {fmt(c['ratio'], '.2f')}; {c['criterion']}): "
+              f"{'met' if c['met'] else 'NOT met'}")
     b = s["best"]
     for key, what in (("one_s", "one solve"), ("ten_s", "ten solves"),
                       ("ten_computed_s", "ten solves computed")):
@@ -387,6 +498,8 @@ def main(argv=None):
     if args.list:
         for name, (side, extra) in VARIANTS.items():
             print(f"{name:<22} {side:<10} {shlex.join(extra)}")
+        for name, members in GROUPS.items():
+            print(f"group {name}: {','.join(members)}")
         return 0
     if args.write_anisotropic:
         n, eps, path = args.write_anisotropic
@@ -443,7 +556,8 @@ def main(argv=None):
            "git": {"commit": git_commit(), "dirty": git_dirty()},
            "parameters": {"ranks": args.rank_list, "problems": args.problem_list,
                           "size": args.global_triple, "local": args.local_triple,
-                          "matrix": args.matrix,
+                          "matrix": args.matrix, "overlap": args.overlap,
+                          "block_size": args.block,
                           "repeat": args.repeat, "tol": args.tol, "solves": args.solves,
                           "variants": {v: VARIANTS[v] for v in args.variant_list},
                           "order": "repeat, problem, ranks, variant (interleaved)"},

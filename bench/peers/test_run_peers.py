@@ -160,6 +160,61 @@ class RunPcRecords(unittest.TestCase):
             self.assertEqual(run_pc.main(["--solves", "0"]), 2)
 
 
+class RunPcSchwarz(unittest.TestCase):
+    """run_pc.py's Schwarz group: the arguments each side gets, the block-size
+    comment, the iteration checks."""
+
+    def parsed(self, extra, matrix_text=None):
+        import run_pc
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = ["--variants", "schwarz"] + extra
+            if matrix_text is not None:
+                path = os.path.join(tmp, "m.mtx")
+                with open(path, "w") as f:
+                    f.write(matrix_text)
+                argv += ["--problems", "", "--matrix", path]
+            return run_pc, run_pc.parse_args(argv)
+
+    def test_group_overlap_and_block_size(self):
+        text = ("%%MatrixMarket matrix coordinate real symmetric\n% block-size: 3\n"
+                "3 3 1\n1 1 1\n")
+        run_pc, args = self.parsed(["--overlap", "2"], text)
+        self.assertEqual(args.variant_list, run_pc.GROUPS["schwarz"])
+        self.assertEqual(args.block, 3)
+        petsc_asm = run_pc.variant_arguments(args, "petsc-asm", "matrix")
+        self.assertEqual(petsc_asm[-2:], ["--overlap", "2"])
+        self.assertNotIn("--block-size", petsc_asm)  # PETSc's rows would split by node
+        self.assertEqual(run_pc.variant_arguments(args, "petsc-hypre", "matrix")[-2:],
+                         ["--block-size", "3"])
+        # asyncsolve reads the file's comment itself
+        self.assertNotIn("--block-size", run_pc.variant_arguments(args, "as-pcg1-amg", "matrix"))
+        self.assertIsNone(run_pc.variant_arguments(args, "petsc-asm", "ones"))
+        self.assertEqual(run_pc.variant_arguments(args, "as-pcg1-asm", "ones")[-2:],
+                         ["--overlap", "2"])
+
+    def test_explicit_block_size_and_bad_overlap(self):
+        text = "%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 1 1\n"
+        run_pc, args = self.parsed(["--block-size", "3"], text)
+        self.assertEqual(run_pc.variant_arguments(args, "as-pcg1-amg", "matrix")[-2:],
+                         ["--block-size", "3"])
+        run_pc, args = self.parsed([], text)
+        self.assertEqual(args.block, 1)
+        self.assertNotIn("--block-size", run_pc.variant_arguments(args, "petsc-hypre", "matrix"))
+        with redirect_stderr(io.StringIO()):
+            self.assertEqual(run_pc.main(["--overlap", "9"]), 2)
+
+    def test_iteration_checks(self):
+        import run_pc
+        rows = {"as-pcg1-asm": {"iterations": [32]}, "petsc-asm": {"iterations": [30]},
+                "as-pcg1-amg": {"iterations": [14]}, "petsc-hypre": {"iterations": [10]}}
+        checks = {c["asyncsolve"]: c for c in run_pc.iteration_checks(rows)}
+        self.assertTrue(checks["as-pcg1-asm"]["met"])
+        self.assertFalse(checks["as-pcg1-amg"]["met"])  # 14 > 1.3 x 10
+        rows["petsc-asm"]["iterations"] = [29]
+        self.assertFalse(run_pc.iteration_checks(rows)[0]["met"])
+        self.assertEqual(run_pc.iteration_checks({"as-pcg1-asm": {"iterations": [3]}}), [])
+
+
 class Arguments(unittest.TestCase):
     def test_triples(self):
         self.assertEqual(run_peers.parse_triple("128", "--size"), [128, 128, 128])
