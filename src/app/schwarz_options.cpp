@@ -19,8 +19,10 @@ const std::vector<std::string> pcg_methods{"pcg1", "pcg2", "pcg-overlap", "pipec
 
 void add_schwarz_options(OptionTable& t, SchwarzArgs& a) {
   const Applies schwarz = applies_when({when("--method", pcg_methods), when("--pc", {"asm"})});
-  const Applies near_null =
+  const Applies block_size =
       applies_when({when("--method", pcg_methods), when("--pc", {"asm", "boomeramg"})});
+  const Applies rigid_body = applies_when(
+      {when("--method", pcg_methods), when("--pc", {"asm"}), when("--coarse", {"nicolaides"})});
   t.number("--overlap", a.overlap, {0, sparse::kMaxOverlap},
            {.help = "Schwarz: layers of the matrix graph each rank's subdomain grows by beyond "
                     "its owned rows (0: no overlap, block Jacobi)",
@@ -42,13 +44,14 @@ void add_schwarz_options(OptionTable& t, SchwarzArgs& a) {
                     "interleaved node by node in the matrix file: BoomerAMG's num_functions, "
                     "the coarse vectors per subdomain; 0: the matrix file's '% block-size: N' "
                     "comment, else 1",
-            .applies = near_null,
+            .applies = block_size,
             .sample = "3"});
   t.path("--coordinates", a.coordinates,
          {.help = "Node coordinates (Matrix Market array, one row per node, one column per "
                   "dimension; needs --matrix and a block size equal to the dimension): the "
-                  "rigid-body modes of elasticity for --coarse nicolaides",
-          .applies = near_null,
+                  "rigid-body modes of elasticity as the coarse vectors (hypre's BoomerAMG "
+                  "takes them only with nodal coarsening, which the renumbered rows defeat)",
+          .applies = rigid_body,
           .sample = "nodes.mtx"});
 }
 

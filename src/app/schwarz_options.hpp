@@ -24,8 +24,9 @@ struct SchwarzConfig {
   std::string coordinates;  ///< --coordinates FILE; empty: none
 };
 
-/// Declares the options on `solve`, applying to --pc asm (overlap,
-/// local solver, coarse) and --pc asm|boomeramg (block size, coordinates).
+/// Declares the options on `solve`, applying to --pc asm (overlap, local
+/// solver, coarse), --pc asm|boomeramg (block size) and --pc asm --coarse
+/// nicolaides (coordinates).
 void add_schwarz_options(OptionTable& table, SchwarzArgs& args);
 
 /// Checks the values and writes them into `pc` (schwarz and block_size).

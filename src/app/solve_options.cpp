@@ -284,7 +284,8 @@ Context solve_context(const SolveConfig& c) {
                   {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}},
                   {"--matrix", {c.sparse.matrix_path.empty() ? "" : "FILE"}},
                   {"--assemble", {c.sparse.assemble ? "given" : ""}},
-                  {"--pc", {std::string(name(c.pc))}}}};
+                  {"--pc", {std::string(name(c.pc))}},
+                  {"--coarse", {std::string(precond::coarse_name(c.pc_settings.schwarz.coarse))}}}};
 }
 
 solvers::KrylovMethod krylov_method(Method method) {

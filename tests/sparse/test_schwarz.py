@@ -143,6 +143,17 @@ def test_coarse_needs_asm(systems, solve):
         assert len(_error_lines(err)) == 1, err
 
 
+def test_coordinates_need_the_coarse_space(systems, solve):
+    files = systems["elasticity"]["files"]
+    for pc in (["--pc", "asm"], ["--pc", "boomeramg"]):
+        rc, _, err, doc = solve(2, "--matrix", files["matrix"], "--method", "pcg1", *pc,
+                                "--coordinates", files["coordinates"])
+        assert rc == 2, err
+        assert "--coordinates" in err
+        assert doc is None
+        assert len(_error_lines(err)) == 1, err
+
+
 def test_cholmod_refuses_an_indefinite_subdomain(tmp_path, solve):
     # -A of a Laplacian: every subdomain is negative definite.
     a = -fem_systems.build("poisson-p1", 4).a
