@@ -1,5 +1,6 @@
 #include "near_null_input.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <string>
@@ -94,6 +95,30 @@ std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
       space->coordinates.push_back(dense[static_cast<std::size_t>(node) * dimension + d]);
   }
   return space;
+}
+
+void add_near_null_space(const par::Comm& comm, const SchwarzConfig& given,
+                         const std::filesystem::path& matrix, std::int64_t global_rows,
+                         std::span<const std::int64_t> file_rows, precond::PcSettings& pc) {
+  int block_size = given.block_size;
+  if (block_size == 0) {
+    std::string error;
+    if (comm.is_root()) {
+      try {
+        block_size = block_size_comment(matrix);
+      } catch (const core::InputError& e) {
+        error = e.what();
+      }
+    }
+    error = par::broadcast_from_root(comm, std::move(error));
+    if (!error.empty()) throw core::InputError(error);
+    par::check_mpi(MPI_Bcast(&block_size, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  }
+  pc.block_size = std::max(block_size, 1);
+  if (pc.block_size > 1 || !given.coordinates.empty()) {
+    pc.near_null =
+        load_near_null_space(comm, pc.block_size, given.coordinates, global_rows, file_rows);
+  }
 }
 
 }  // namespace asyncsolve::app

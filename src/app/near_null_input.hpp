@@ -8,6 +8,8 @@
 
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/precond/near_null_space.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
+#include "schwarz_options.hpp"
 
 namespace asyncsolve::app {
 
@@ -26,5 +28,13 @@ int block_size_comment(const std::filesystem::path& path);
 std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
     const par::Comm& comm, int block_size, const std::filesystem::path& coordinates,
     std::int64_t global_rows, std::span<const std::int64_t> file_rows);
+
+/// Collective: sets pc.block_size (`given.block_size`, else the `% block-size: N`
+/// comment of `matrix` read on rank 0, else 1) and, for a block size above 1
+/// or with coordinates, pc.near_null (load_near_null_space). Throws
+/// core::InputError on every rank for a bad comment or coordinates file.
+void add_near_null_space(const par::Comm& comm, const SchwarzConfig& given,
+                         const std::filesystem::path& matrix, std::int64_t global_rows,
+                         std::span<const std::int64_t> file_rows, precond::PcSettings& pc);
 
 }  // namespace asyncsolve::app

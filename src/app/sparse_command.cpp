@@ -181,27 +181,8 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   const bool block_aware =
       config.pc == Preconditioner::boomeramg || config.pc == Preconditioner::additive_schwarz;
   if (block_aware && p.loaded) {
-    // --block-size, else the file's "% block-size: N" comment, else 1
-    int block_size = config.schwarz.block_size;
-    if (block_size == 0) {
-      std::string error;
-      if (comm.is_root()) {
-        try {
-          block_size = block_size_comment(config.sparse.matrix_path);
-        } catch (const core::InputError& e) {
-          error = e.what();
-        }
-      }
-      error = par::broadcast_from_root(comm, std::move(error));
-      if (!error.empty()) throw core::InputError(error);
-      par::check_mpi(MPI_Bcast(&block_size, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-    }
-    block_size = std::max(block_size, 1);
-    options.pc.block_size = block_size;
-    if (block_size > 1 || !config.schwarz.coordinates.empty()) {
-      options.pc.near_null = load_near_null_space(comm, block_size, config.schwarz.coordinates,
-                                                  p.matrix.global_rows(), p.loaded->file_rows);
-    }
+    add_near_null_space(comm, config.schwarz, config.sparse.matrix_path, p.matrix.global_rows(),
+                        p.loaded->file_rows, options.pc);
   }
   if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(
