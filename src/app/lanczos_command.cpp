@@ -56,6 +56,21 @@ void check_spin_size(const SolveConfig& c, const par::Comm& comm, std::size_t ex
   }
 }
 
+/// The kernels' transport of the solve's --transport (validation allowed
+/// mpi, rma and shmem with lanczos).
+kernels::SpinTransport spin_transport(Transport transport) {
+  switch (transport) {
+    case Transport::rma:
+      return kernels::SpinTransport::rma;
+    case Transport::shmem:
+      return kernels::SpinTransport::shmem;
+    case Transport::mpi:
+    case Transport::omp:
+      break;
+  }
+  return kernels::SpinTransport::mpi;
+}
+
 kernels::SpinLattice make_lattice(const SpinConfig& s) {
   return s.lattice == Lattice::chain ? kernels::make_chain(s.sites)
                                      : kernels::make_square(s.length, s.width);
@@ -78,10 +93,10 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   check_json_path(config.json_path, world);
   const SpinConfig& s = config.spin;
   kernels::SpinExchangeOptions xo;
-  xo.transport = name(config.transport);
+  xo.transport = spin_transport(config.transport);
   xo.buffers = s.buffers;
   xo.chunk = static_cast<std::size_t>(s.chunk);
-  xo.rma_sync = name(s.rma_sync);
+  xo.rma_sync = s.rma_sync;
   const int ranks = world.size();
   const int m = std::has_single_bit(static_cast<unsigned>(ranks))
                     ? std::countr_zero(static_cast<unsigned>(ranks))

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
@@ -50,6 +53,21 @@ nlohmann::ordered_json repeats_json(const SolveConfig& c,
   out["true_residual"] = true_residual;
   out["change_inf"] = change_inf;
   return out;
+}
+
+/// problem.operator as one line: "CSR, interior rows in sell8 on 4 ranks,
+/// boundary rows in csr on 3 ranks and blocks on 1" (the layouts some rank uses).
+std::string operator_line(const nlohmann::json& op) {
+  const auto layouts = [](const nlohmann::json& ranks) {
+    std::vector<std::string> used;
+    for (const auto& [layout, count] : ranks.items()) {
+      const long long n = count.get<long long>();
+      if (n > 0) used.push_back(fmt::format("{} on {} rank{}", layout, n, n == 1 ? "" : "s"));
+    }
+    return fmt::format("{}", fmt::join(used, " and "));
+  };
+  return fmt::format("CSR, interior rows in {}, boundary rows in {}",
+                     layouts(op["interior_layout"]), layouts(op["boundary_layout"]));
 }
 
 }  // namespace
@@ -108,9 +126,9 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"monitor_every", c.monitor_every_s},
       {"decomposition_input", c.decomposition.global ? "global" : "local"},
       {"test_every", c.test_every},
-      {"pc", name(c.pc)},
-      {"pc_degree", c.pc_settings.degree},
-      {"pc_options", precond::pc_options_text(c.pc_settings)},
+      {"pc", name(c.pc.kind)},
+      {"pc_degree", c.pc.degree},
+      {"pc_options", precond::pc_options_text(c.pc)},
       {"shift", c.shift},
       {"repeat_solves", c.repeat_solves},
       {"matrix", c.sparse.matrix_path},
@@ -133,7 +151,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   if (!s.iterations_per_thread.empty()) iterations["per_thread"] = s.iterations_per_thread;
   doc["result"] = {
       {"converged", s.converged},
-      {"reason", s.reason},
+      {"reason", solvers::stop_reason_name(s.reason)},
       {"iterations", iterations},
       {"time_s", s.time_s.max},
       {"time_s_ranks", stats_json(s.time_s)},
@@ -180,7 +198,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  const std::string what = is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc))
+  const std::string what = is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc.kind))
                                         : fmt::format("{} {} over {}", name(c.method),
                                                       name(c.variant), name(c.transport));
   const bool omp = c.transport == Transport::omp;
@@ -222,6 +240,8 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      q["rows_max"].get<long long>(), q["row_imbalance"].get<double>(),
                      q["edge_cut"].get<long long>(), q["communication_volume"].get<long long>(),
                      q["messages"].get<long long>()));
+    if (p.parameters.contains("operator"))
+      line("operator", operator_line(p.parameters["operator"]));
     if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null()) {
       line("rho", fmt::format("rho(|D^-1 (A - D)|) ~ {:.6f} (upper bound {:.6f})",
                               p.parameters["jacobi_check"]["rho_estimate"].get<double>(),
@@ -239,8 +259,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                         s.iterations.mean, static_cast<long>(s.iterations.max));
   line("result",
        fmt::format("{} ({}) after {} in {:.3f} s", s.converged ? "converged" : "NOT converged",
-                   s.reason, iters, s.time_s.max));
-  if (!s.detail.empty()) line(s.reason == "breakdown" ? "breakdown" : "why", s.detail);
+                   solvers::stop_reason_name(s.reason), iters, s.time_s.max));
+  if (!s.detail.empty())
+    line(s.reason == solvers::StopReason::breakdown ? "breakdown" : "why", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
   if (c.variant != Variant::sync && omp) {

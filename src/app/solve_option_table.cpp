@@ -178,7 +178,7 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
                     "until the true residual is below --tol",
             .applies = async_jacobi});
-  t.choice("--idle", a.idle, {"on", "off"},
+  t.choice("--idle", a.idle, names<OnOff>(),
            {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
                     "what it has waits for news instead of sweeping stale data) or off",
             .applies = async_jacobi,

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/ops/csr.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
@@ -103,7 +105,7 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
 
 SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world) {
   const auto problem =
-      grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
+      grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
   SparseProblem p;
   p.decomposition.emplace(grid::Decomposition::create(world, config.decomposition));
   solvers::AssembledSystem a = solvers::assemble(*problem, *p.decomposition, config.shift);
@@ -133,6 +135,27 @@ nlohmann::json partition_json(const SolveConfig& config, const sparse::DistMatri
           {"interior_rows", s.interior_rows}};
 }
 
+/// Collective: the CSR operator's layouts, as ranks per layout of the
+/// interior and of the boundary rows (each rank chooses its own: see
+/// ops::choose_interior_layout), the same on every rank.
+nlohmann::json operator_json(const par::Comm& comm, const ops::CsrOperator& op) {
+  std::array<double, ops::interior_layout_names.size() + ops::boundary_layout_names.size()> ranks{};
+  ranks[static_cast<std::size_t>(op.interior_layout())] = 1.0;
+  ranks[ops::interior_layout_names.size() + static_cast<std::size_t>(op.boundary_layout())] = 1.0;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, ranks.data(), static_cast<int>(ranks.size()),
+                               MPI_DOUBLE, MPI_SUM, comm.get()),
+                 "MPI_Allreduce");
+  nlohmann::json interior = nlohmann::json::object();
+  nlohmann::json boundary = nlohmann::json::object();
+  for (std::size_t i = 0; i < ops::interior_layout_names.size(); ++i)
+    interior[std::string(ops::interior_layout_names[i])] = std::llround(ranks[i]);
+  for (std::size_t i = 0; i < ops::boundary_layout_names.size(); ++i) {
+    boundary[std::string(ops::boundary_layout_names[i])] =
+        std::llround(ranks[ops::interior_layout_names.size() + i]);
+  }
+  return {{"kind", "csr"}, {"interior_layout", interior}, {"boundary_layout", boundary}};
+}
+
 int transport_of(const SolveConfig& config) {
   return config.transport == Transport::rma     ? AS_TRANSPORT_RMA
          : config.transport == Transport::shmem ? AS_TRANSPORT_SHMEM
@@ -153,7 +176,7 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   if (asynchronous) {
     const int transport = transport_of(config);
     auto convergence = collectives::make_convergence_allreduce(
-        allreduce.name(), comm, solvers::async_convergence_values, transport);
+        allreduce, comm, solvers::async_convergence_values, transport);
     solvers::AsyncJacobiOptions async;
     async.base = options;
     async.racy = config.variant == Variant::racy;
@@ -186,7 +209,7 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   Solved out;
   out.result = solvers::krylov_solve(system, p.matrix, halo, options);
   out.halo = std::string(halo.name());
-  out.allreduce = options.allreduce;
+  out.allreduce = options.allreduce.name();
   return out;
 }
 
@@ -202,7 +225,7 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
     for (int i = 0; i < n; ++i) err = std::max(err, std::abs(x.origin()[i] - 1.0));
   } else {
     const auto problem =
-        grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
+        grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
     const grid::Decomposition& d = *p.decomposition;
     if (!problem->exact_value({1, 1, 1}, d.global())) return std::nullopt;
     const grid::Int3& local = d.local();
@@ -269,6 +292,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   // The operator's build (interior and boundary blocks, SELL-8): paid once
   // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
+  p.parameters["operator"] = operator_json(comm, system.op);
 
   nlohmann::json jacobi_check = nullptr;
   if (jacobi) {
@@ -358,7 +382,6 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
         "MPI_Allreduce");
   }
   rp.parameters = p.parameters;
-  rp.parameters["operator"] = "csr";
   rp.parameters["partition"] = partition_json(config, p.matrix);
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
   rp.parameters["jacobi_check"] = jacobi_check;

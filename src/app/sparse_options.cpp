@@ -85,7 +85,7 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
           fmt::format("{} {}: applies to --matrix, expected --matrix FILE.mtx", option, value));
   }
   check(
-      !matrix && a.partition != "block",
+      !matrix && a.partition != sparse::name(sparse::Partitioner::block),
       fmt::format("--partition {}: applies to --matrix, expected --matrix FILE.mtx", a.partition));
   check(!matrix && given(a.matrix_memory),
         "--matrix-memory: applies to --matrix, expected --matrix FILE.mtx");
@@ -102,15 +102,15 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
             (!(c.matrix_memory_gib > 0.0) || !std::isfinite(c.matrix_memory_gib)),
         fmt::format("--matrix-memory {}: expected a number of GiB > 0", c.matrix_memory_gib));
   const std::string what = matrix ? "--matrix" : "--assemble";
-  check(x.method == "lanczos" || x.problem == "tfim",
+  check(x.lanczos || x.tfim,
         fmt::format("{} with {}: Lanczos runs on the TFIM Hamiltonian, expected another method",
-                    what, x.method == "lanczos" ? "--method lanczos" : "--problem tfim"));
-  check(x.transport == "omp", fmt::format("{} with --transport omp: OpenMP Jacobi runs on the "
-                                          "structured problems, expected mpi, rma or shmem",
-                                          what));
-  check(x.hybrid != "none", fmt::format("{} with --hybrid {}: the hybrid schemes run on the "
-                                        "structured problems, expected --hybrid none",
-                                        what, x.hybrid));
+                    what, x.lanczos ? "--method lanczos" : "--problem tfim"));
+  check(x.omp, fmt::format("{} with --transport omp: OpenMP Jacobi runs on the "
+                           "structured problems, expected mpi, rma or shmem",
+                           what));
+  check(x.hybrid, fmt::format("{} with --hybrid {}: the hybrid schemes run on the "
+                              "structured problems, expected --hybrid none",
+                              what, x.hybrid_text));
   check(x.copy, fmt::format("{} with --copy: the sparse Jacobi swaps its vectors, expected no "
                             "--copy",
                             what));

@@ -110,7 +110,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   if (repeating) {
     x0 = a.make_vector();
     ops::copy(x, x0);
-    reduction = collectives::make_allreduce("mpi", a.comm());
+    reduction = collectives::make_allreduce(collectives::AllreduceAlgorithm{}, a.comm());
   }
   SolveResult result;
   for (int solve = 0; solve < options.repeat_solves; ++solve) {
@@ -227,8 +227,8 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         "--pc {} with --hybrid: the hybrid schemes run with jacobi or none, expected no --hybrid",
         precond::pc_text(options.pc)));
   }
-  if (is_preconditioned(options.method,
-                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev) &&
+  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
+                                            options.pc.kind == precond::PcKind::chebyshev) &&
       !(system.op.diagonal() > 0.0)) {
     throw core::InputError(fmt::format(
         "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
@@ -249,8 +249,8 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method,
-                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
+  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
+                                            options.pc.kind == precond::PcKind::chebyshev)) {
     const DiagonalCheck d = smallest_diagonal(matrix, system.op);
     if (!(d.value > 0.0)) {
       throw core::InputError(fmt::format(

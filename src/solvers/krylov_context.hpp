@@ -49,9 +49,9 @@ class InnerProduct {
   /// must outlive this object.
   /// `in_flight` (may be null) counts the reductions started and not yet
   /// waited for.
-  InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
-               core::PhaseTimers& timers, KrylovPhase start_phase, KrylovPhase wait_phase,
-               par::ProgressThread* progress, int* in_flight = nullptr);
+  InnerProduct(const collectives::AllreduceAlgorithm& algorithm, const par::Comm& comm,
+               std::size_t size, core::PhaseTimers& timers, KrylovPhase start_phase,
+               KrylovPhase wait_phase, par::ProgressThread* progress, int* in_flight = nullptr);
   InnerProduct(const InnerProduct&) = delete;
   InnerProduct& operator=(const InnerProduct&) = delete;
   ~InnerProduct();
