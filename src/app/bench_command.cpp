@@ -374,7 +374,7 @@ double noise_solve(const grid::Problem& problem, const grid::Decomposition& deco
   options.tol = noise_tol;
   options.max_iters = noise_max_iters;
   options.test_every = noise_test_every;
-  options.jacobi = true;  // pcg2 and pcg-overlap are Jacobi-preconditioned by definition
+  options.pc.kind = precond::PcKind::jacobi;  // pcg2 and pcg-overlap: Jacobi by definition
   options.allreduce = allreduce;
   par::FaultInjector faults(par::FaultOptions{-1, 1.0, setting.us, setting.hz, seed}, comm.rank());
   if (faults.is_active()) options.faults = &faults;
