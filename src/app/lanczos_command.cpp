@@ -6,7 +6,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 

@@ -238,7 +238,7 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
   const bool csr = !c.sparse.matrix_path.empty() || c.sparse.assemble;
   if (csr) c.idle = false;
   if (a.idle.empty()) return;
-  const OnOff idle = parse_one_of<OnOff>("--idle", a.idle);
+  const auto idle = parse_one_of<OnOff>("--idle", a.idle);
   if (c.method != Method::jacobi) {
     throw InputError(
         fmt::format("--idle {} with --method {}: idling applies to asynchronous "

@@ -162,8 +162,10 @@ std::unique_ptr<AsyncHalo> make_async_face_halo(const grid::Decomposition& decom
 }
 
 std::vector<ChannelLink> sparse_channel_links(const sparse::NeighbourPlan& plan) {
+  const std::vector<int> ranks = plan.neighbours();
   std::vector<ChannelLink> links;
-  for (const int rank : plan.neighbours()) {
+  links.reserve(ranks.size());
+  for (const int rank : ranks) {
     std::size_t sends = 0;
     std::size_t recvs = 0;
     for (const sparse::SendLink& s : plan.sends)

@@ -19,6 +19,7 @@ std::vector<ChannelLink> face_links(const grid::Decomposition& decomposition,
                                     const grid::Field& shape,
                                     const std::vector<grid::Face>& faces) {
   std::vector<ChannelLink> links;
+  links.reserve(faces.size());
   for (const grid::Face face : faces) {
     links.push_back(
         {decomposition.neighbour(face), static_cast<std::size_t>(shape.send_box(face).size())});
