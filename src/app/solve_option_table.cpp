@@ -40,7 +40,6 @@ std::vector<std::string> grid_methods() {
 const std::vector<std::string> mpi_transports{"mpi", "rma", "shmem"};
 const std::vector<std::string> asynchronous{"async", "racy"};
 
-
 /// --problem to --halo: the problem, its grid, the method and how it communicates.
 void add_problem_and_method(OptionTable& t, SolveArgs& a) {
   SolveConfig& c = a.values;
