@@ -49,13 +49,20 @@ struct SparseProblem {
   std::string name;
 };
 
-/// --write-solution must be writable before anything is computed.
-void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
-  if (config.sparse.write_solution_path.empty()) return;
+/// --write-solution must be writable before anything is computed, and no
+/// output may be a file the command reads or another output.
+void check_output_paths(const SolveConfig& config, const par::Comm& comm) {
+  const SparseConfig& s = config.sparse;
   std::string error;
   if (comm.is_root()) {
     try {
-      core::check_writable(config.sparse.write_solution_path, "--write-solution");
+      if (!s.write_solution_path.empty())
+        core::check_writable(s.write_solution_path, "--write-solution");
+      const core::NamedPath inputs[] = {
+          {"--matrix", s.matrix_path}, {"--rhs", s.rhs_path}, {"--x0", s.x0_path}};
+      const core::NamedPath outputs[] = {{"--json", config.json_path},
+                                         {"--write-solution", s.write_solution_path}};
+      core::check_distinct_files(inputs, outputs);
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -228,7 +235,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
                                 const std::vector<std::string>& command) {
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
-  check_solution_path(config, world);
+  check_output_paths(config, world);
   if (config.slow_rank >= world.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, world.size()));

@@ -150,6 +150,13 @@ BAD = [
     # an unknown comparison, metric, statistic, experiment, key
     ('comparison = "ratio >"', 'comparison = "ratio >>"', 0, "unknown comparison 'ratio >>'"),
     ('metric = "iterations"', 'metric = "iteration"', 0, "unknown metric 'iteration'"),
+    # a phase no solver times; a metric of documents the experiment's program does not write
+    ('metric = "iterations"', 'metric = "phase:nonexistent"', 0,
+     "unknown metric 'phase:nonexistent'"),
+    ('metric = "iterations"', 'metric = "phase:"', 0, "unknown metric 'phase:'"),
+    ('metric = "iterations"', 'metric = "allreduce.latency_us"', 0,
+     ("metric 'allreduce.latency_us' is read from asyncsolve.bench.allreduce documents, but "
+     "experiment 'jacobi' runs 'solve'")),
     ('metric = "iterations"', 'metric = "iterations"\nstatistic = "mean"', 0,
      "'statistic' is 'mean'; expected one of median, min, max"),
     ('experiment = "jacobi"', 'experiment = "jacobj"', 0, "no experiment named 'jacobj'"),
