@@ -30,6 +30,7 @@ from pathlib import Path
 
 from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
 from .capabilities import Capabilities, check_suite
+from .results import MAX_DOCUMENT_BYTES, read_limited
 from .suite import DOC_REF, RunSpec, Suite
 
 #: Open MPI's transports for the two network regimes (paper 001 Fig. 3:
@@ -164,6 +165,18 @@ def _cafrun_launch(run: RunSpec, oversubscribed: bool) -> tuple[list[str], dict[
     return ["cafrun", "-np", str(run.ranks)], env
 
 
+def _read_sidecar(path: Path) -> dict | None:
+    """The JSON object of a sidecar; None where there is none or it is damaged
+    (not a regular file, not JSON, not an object)."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_limited(path, MAX_DOCUMENT_BYTES))
+    except (LabError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 class RunFolder:
     """The results folder of one suite."""
 
@@ -181,12 +194,9 @@ class RunFolder:
         """The run's sidecar; None when the run is to be done (again): no
         sidecar, a damaged one, or one that says ok while its document is gone."""
         path = self.sidecar(run_id)
-        if not path.exists():
-            return None
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            return None  # a damaged sidecar: the run is redone
+        data = _read_sidecar(path)
+        if data is None:
+            return None  # none, or a damaged one: the run is redone
         check_schema(data.get("schema"), str(path), {RUN_SCHEMA.split("/")[0]: 1})
         if data.get("status") == "ok" and not self.has_document(data):
             return None  # its document was deleted: the run is redone
@@ -201,9 +211,8 @@ class RunFolder:
         """A finished document of `experiment` in `regime`, preferably of the same repeat."""
         best = None
         for path in sorted(self.runs.glob("*.lab.json")):
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
+            data = _read_sidecar(path)
+            if data is None:
                 continue
             if (data.get("experiment") == experiment and data.get("regime") == regime
                     and data.get("status") == "ok" and self.has_document(data)):

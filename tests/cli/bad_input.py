@@ -171,6 +171,19 @@ def hand_cases(tmp: str) -> list[Case]:
     bad("solve --method pcg1 --pc chebyshev --pc-option coarsen=hmis", "no option 'coarsen'")
     bad("solve --method pcg1 --pc jacobi --pc-option a=1", "--pc-option")
     bad(f"solve --method pcg1 --pc chebyshev --shift -3 {SMALL}", "positive definite")
+    # --pc-option: NAME=VALUE items as typed, each option once; --pc degrees as digits.
+    cheb = ["solve", "--method", "pcg1", "--pc", "chebyshev", "--pc-option"]
+    c.extend(Case([*cheb, v], 2, "--pc-option") for v in [
+        "lanczos_steps=5,,", ",lanczos_steps=5", "lanczos_steps=5,", ",", "", "lanczos_steps= 5",
+        " lanczos_steps=5", "lanczos_steps =5", "lanczos_steps=5 ",
+        "lanczos_steps=5\tlambda_max_factor=2", "lanczos_steps=5,lanczos_steps=6",
+        "lanczos_steps=010", "lanczos_steps=+5", "lanczos_steps=5\n", "lanczos_steps=é"])
+    c.append(Case([*cheb, "lanczos_steps=5", "--pc-option", "lanczos_steps=6"], 2,
+                  "lanczos_steps is given twice"))
+    c.append(Case([*cheb, "lanczos_steps=5", "--pc-option", ""], 2, "--pc-option"))
+    c.extend(Case(["solve", "--method", "pcg1", "--pc", v], 2, "--pc") for v in [
+        "chebyshev:03", "chebyshev:+3", "chebyshev: 3", "chebyshev:3.0", "chebyshev:00",
+        "chebyshev:", "chebyshev:3,", " chebyshev"])
     bad("solve --shift 1", "--shift")
     bad("solve --test-every 8", "--test-every")
     bad("solve --threads 2", "--threads")
@@ -230,6 +243,27 @@ def hand_cases(tmp: str) -> list[Case]:
         bad(option_cmd + " --json {t}/no/such/dir/x.json", "--json")
     bad("solve " + SMALL + " --json /dev/full", "--json", untouched=["/dev/full"])
     bad("solve " + SMALL + " --json {t}/" + "n" * 300, "--json")
+    # Matrix Market inputs: not a regular file (a FIFO would block its reader),
+    # outputs naming inputs or each other (compared by identity), overflow.
+    for ranks in (1, 3):
+        bad("solve --matrix {t}/fifo.mtx", "fifo.mtx: is a FIFO", ranks=ranks, timeout=30)
+        bad("solve --matrix {t}/good.mtx --rhs {t}/fifo.mtx", "--rhs", ranks=ranks, timeout=30)
+        bad("solve --matrix {t}/good.mtx --x0 {t}/link-fifo.mtx", "is a FIFO", ranks=ranks,
+            timeout=30)
+    bad("solve --matrix /dev/zero", "is a device", timeout=30)
+    bad("solve --matrix /dev/stdin", "/dev/stdin", timeout=30)
+    bad("solve --matrix {t}/good.mtx --rhs /dev/null", "is a device")
+    for out in ["--write-solution {t}/good.mtx", "--json {t}/good.mtx",
+                "--write-solution {t}/good-link.mtx", "--json {t}/./good.mtx",
+                "--rhs {t}/b.mtx --write-solution {t}/b.mtx",
+                "--json {t}/s.json --write-solution {t}/s.json"]:
+        bad("solve --matrix {t}/good.mtx " + out, "is the same file as",
+            untouched=[f"{t}/good.mtx", f"{t}/b.mtx", f"{t}/s.json"])
+    bad("model hybrid --fit {t}/notjson.json --json {t}/notjson.json", "is the same file as --fit",
+        untouched=[f"{t}/notjson.json"])
+    bad("solve --matrix {t}/dup.mtx", "dup.mtx:5: the duplicate entries at (1, 1)", ranks=2)
+    bad("solve --matrix {t}/rowsum.mtx", "rowsum.mtx: row 2 sums to more than", ranks=2)
+    bad("solve --matrix {t}/good.mtx --matrix-memory 0", "--matrix-memory 0")
     # Runs that must end (not hang, not lie).
     c.append(Case(s("solve --local 6,6,6 --offset 1e12 --max-iters 200"), 0, "", timeout=60))
     c.append(Case(s("solve --method cg --local 6,6,6 --tol 1e-300 --max-iters 200"), 3, ""))
@@ -337,6 +371,16 @@ def prepare(tmp: str) -> None:
     (t / "readonly.json").write_text("keep")
     os.chmod(t / "readonly.json", 0o444)
     (t / "afile").write_text("x")
+    (t / "good.mtx").write_text("%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n"
+                                "1 1 4\n2 1 -1\n2 2 4\n3 2 -1\n3 3 4\n")
+    os.symlink(t / "good.mtx", t / "good-link.mtx")
+    (t / "b.mtx").write_text("%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n")
+    os.mkfifo(t / "fifo.mtx")
+    os.symlink(t / "fifo.mtx", t / "link-fifo.mtx")
+    (t / "dup.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                               "1 1 1.5e308\n2 2 1\n1 1 1.5e308\n")
+    (t / "rowsum.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                                  "1 1 1\n2 1 1.5e308\n2 2 1.5e308\n")
     (t / "binary.toml").write_bytes(bytes(range(256)) * 4)
     (t / "empty.toml").write_text("")
     (t / "notoml.toml").write_text("[suite\nname=")

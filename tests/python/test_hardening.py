@@ -269,3 +269,23 @@ def test_the_reason_skips_the_launchers_notices():
         "solve: stopped after 10 iterations"
     assert why(banner) == "Exit code:    3"
     assert why("") == ""
+
+
+def test_damaged_sidecars_are_redone_never_waited_on(tmp_path, caps):
+    """A sidecar that is a FIFO (reading it would wait for a writer), not JSON
+    or not an object: the run is redone."""
+    from conftest import run_text
+
+    results = tmp_path / "r"
+    (results / "runs").mkdir(parents=True)
+    run_id = parse_suite(SMALL_SUITE, tmp_path / "suite.toml").runs()[0].run_id
+    side = results / "runs" / f"{run_id}.lab.json"
+    for damage in ("fifo", "[1]", "{"):
+        side.unlink(missing_ok=True)
+        if damage == "fifo":
+            os.mkfifo(side)
+        else:
+            side.write_text(damage)
+        _, counts = run_text(SMALL_SUITE, results, caps)
+        assert (counts["ran"], counts["ok"]) == (1, 1), damage
+        assert json.loads(side.read_text())["status"] == "ok"
