@@ -201,8 +201,8 @@ void check_distinct_files(std::span<const NamedPath> inputs, std::span<const Nam
     for (const auto& [other, other_id] : seen) {
       if (other_id == *id) {
         throw InputError(
-            fmt::format("{} '{}': is the same file as {} '{}', expected a file of "
-                        "its own",
+            fmt::format("{} '{}': is the same file as {} '{}', expected a file "
+                        "of its own",
                         out.option, printable(out.path.string()), other->option,
                         printable(other->path.string())));
       }

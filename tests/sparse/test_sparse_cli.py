@@ -203,6 +203,6 @@ def test_sums_that_overflow_are_refused_at_reading(solve, tmp_path, good):
 
 def test_matrix_memory_range_and_check_agree(solve, tmp_path, good):
     line = refused(solve, tmp_path, 1, "--matrix", good, "--matrix-memory", "0")
-    assert "--matrix-memory 0: expected a positive number from 1e-09 to 1e+06" in line
+    assert "--matrix-memory 0: expected a positive number from 1e-9 to 1e6" in line
     rc, out, err, _ = solve(1, "--matrix", good, "--matrix-memory", "1e6")
     assert rc == 0, out + err
