@@ -21,7 +21,6 @@ import re
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
 from .capabilities import Capabilities, check_suite
+from .files import write_atomic
 from .results import MAX_DOCUMENT_BYTES, read_limited
 from .suite import DOC_REF, RunSpec, Suite
 
@@ -88,15 +88,7 @@ def check_results_folder(root: Path, what: str, create: bool = True) -> None:
 def write_json_atomic(path: Path, data: dict) -> None:
     """Write to a short temporary name in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".lab-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def _threads(options: dict) -> int:

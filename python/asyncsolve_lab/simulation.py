@@ -23,6 +23,8 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import write_atomic
+
 PREFIX = "sim:"
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -146,7 +148,7 @@ def write_hostfile(platform: Platform, folder: Path) -> Path:
     path = folder / f"{platform.path.stem}.hosts"
     text = "\n".join(platform.hosts) + "\n"
     if not path.is_file() or path.read_text() != text:
-        path.write_text(text)
+        write_atomic(path, text)
     return path
 
 

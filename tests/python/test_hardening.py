@@ -289,3 +289,16 @@ def test_damaged_sidecars_are_redone_never_waited_on(tmp_path, caps):
         _, counts = run_text(SMALL_SUITE, results, caps)
         assert (counts["ran"], counts["ok"]) == (1, 1), damage
         assert json.loads(side.read_text())["status"] == "ok"
+
+
+def test_the_report_replaces_a_fifo_never_waits_on_it(tmp_path):
+    """The lab writes whole files through a rename: a FIFO where report.md
+    goes is replaced, not opened (which would wait for a reader)."""
+    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "report.md")
+    rc, stdout, err = lab(["report", str(res), "--out", str(out), "--quiet"], timeout=60)
+    assert rc == 0, (stdout, err)
+    assert (out / "report.md").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(".lab-")]

@@ -128,3 +128,14 @@ def test_a_suite_kept_elsewhere_and_run_from_elsewhere_finds_the_platforms(tmp_p
     loaded = load_suite(str(suite))
     assert loaded.platforms["sim:torus"].path == ROOT / "sim" / "torus.xml"
     assert len(loaded.platforms["sim:torus"].hosts) == 1024
+
+
+def test_a_host_file_that_is_a_fifo_is_replaced(tmp_path):
+    import os
+
+    platform = simulation.find_platform("sim:torus", simulation.search_dirs(SUITE_PATH))
+    (tmp_path / "hosts").mkdir()
+    os.mkfifo(tmp_path / "hosts" / "torus.hosts")
+    path = simulation.write_hostfile(platform, tmp_path / "hosts")
+    assert path.is_file()
+    assert len(path.read_text().split()) == 1024
