@@ -96,6 +96,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/par/window.hpp"
 #include "channel_impl.hpp"
 #include "counted_protocol.hpp"
 
@@ -202,17 +203,10 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
   auto made = make_and_handshake(configs, local_status, window, comm, bytes);
 
   check(MPI_Comm_dup(comm, &window->quiet), "MPI_Comm_dup");
-  // Every rank's window a whole number of cache lines: MPICH 4.0's ch4 lays
-  // the windows of a node end to end in one shared segment, and its MPI_Put
-  // to a rank whose window starts 8 bytes past a 16-byte boundary lands 8
-  // bytes early (in the previous rank's window), while MPI_Fetch_and_op goes
-  // to the right place: the flags arrived, the data did not (a 2x2 halo of 45
-  // and 54 doubles hung). Legal for every MPI, and what Open MPI's osc/sm
-  // does for its own shared windows.
-  constexpr MPI_Aint window_alignment = 64;
-  bytes = (bytes + window_alignment - 1) / window_alignment * window_alignment;
   void* base = nullptr;
-  check(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &base, &window->win), "MPI_Win_allocate");
+  check(MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm, &base,
+                         &window->win),
+        "MPI_Win_allocate");
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
   initialise_areas<RmaWindow>(configs, static_cast<unsigned char*>(base),
                               static_cast<std::size_t>(bytes));
