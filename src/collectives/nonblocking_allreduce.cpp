@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 
@@ -40,6 +41,14 @@ MPI_Op to_mpi_op(ReduceOp op) {
       return MPI_MAX;
   }
   return MPI_SUM;
+}
+
+void copy_for_mpi(std::span<const double> values, double* out, ReduceOp op) {
+  if (op == ReduceOp::sum) {
+    std::copy(values.begin(), values.end(), out);
+  } else {
+    std::transform(values.begin(), values.end(), out, [](double v) { return v == 0.0 ? 0.0 : v; });
+  }
 }
 
 void check_same_arguments([[maybe_unused]] const par::Comm& comm, [[maybe_unused]] std::size_t size,

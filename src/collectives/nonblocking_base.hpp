@@ -24,6 +24,14 @@ void combine(const double* a, const double* b, double* dst, std::size_t n, Reduc
 /// MPI_SUM, MPI_MIN or MPI_MAX.
 MPI_Op to_mpi_op(ReduceOp op);
 
+/// Copies `values` to `out` (which may be `values` itself) as the operand of
+/// MPI's own reduction with to_mpi_op(op): for min and max, zeros enter as
+/// +0. MPI's MPI_MIN and MPI_MAX may keep either of two operands that compare
+/// equal, and MPICH keeps the one of the rank doing the combine, so +0 on one
+/// rank and -0 on another gave different bits on different ranks; with every
+/// zero +0, any order gives the same bits (NaN contributions excepted).
+void copy_for_mpi(std::span<const double> values, double* out, ReduceOp op);
+
 /// Debug builds: collective over `comm`; throws std::logic_error on every
 /// rank if the ranks passed different sizes or operations (an MPI_Allreduce
 /// of (size, -size, op, -op) with MPI_MAX). Release builds: does nothing.
