@@ -20,9 +20,9 @@ constexpr int max_degree = 1024;
 
 [[noreturn]] void bad_name(std::string_view name) {
   throw core::InputError(
-      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
-                  "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                  "impi); K at most {}",
+      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, shm, "
+                  "knomial:K (K >= 2), twolevel:ALG or twolevel:shm+ALG (ALG: rd, "
+                  "knomial:K, mpi, impi); K at most {}",
                   core::printable(name), max_degree));
 }
 
@@ -50,13 +50,18 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
     out.kind = Kind::impi;
   } else if (name == "tree" && !leader) {
     out.kind = Kind::tree;
+  } else if (name == "shm" && !leader) {
+    out.kind = Kind::shm;
   } else if (name.starts_with("knomial:")) {
     const auto degree = parse_degree(name.substr(8));
     if (!degree) bad_name(whole);
     out.kind = Kind::knomial;
     out.degree = *degree;
   } else if (name.starts_with("twolevel:") && !leader) {
-    const AllreduceAlgorithm inner = parse(whole, name.substr(9), true);
+    std::string_view rest = name.substr(9);
+    out.shm_node = rest.starts_with("shm+");
+    if (out.shm_node) rest.remove_prefix(4);
+    const AllreduceAlgorithm inner = parse(whole, rest, true);
     out.kind = Kind::twolevel;
     out.leader = inner.kind;
     out.leader_degree = inner.degree;
@@ -67,8 +72,8 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
 }
 
 std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
-  static constexpr std::array<std::string_view, 6> names{"mpi", "impi",    "tree",
-                                                         "rd",  "knomial", "twolevel"};
+  static constexpr std::array<std::string_view, 7> names{"mpi",     "impi",     "tree", "rd",
+                                                         "knomial", "twolevel", "shm"};
   return core::enum_name(names, kind);
 }
 
@@ -79,7 +84,7 @@ std::string AllreduceAlgorithm::name() const {
     case Kind::knomial:
       return fmt::format("knomial:{}", degree);
     case Kind::twolevel:
-      return fmt::format("twolevel:{}", leader_algorithm().name());
+      return fmt::format("twolevel:{}{}", shm_node ? "shm+" : "", leader_algorithm().name());
     default:
       return std::string(plain_name(kind));
   }

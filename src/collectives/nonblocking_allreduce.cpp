@@ -60,7 +60,9 @@ void check_same_arguments([[maybe_unused]] const par::Comm& comm, [[maybe_unused
 
 }  // namespace detail
 
-std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi", "mpi", "rd"}; }
+std::vector<std::string> nonblocking_allreduce_names() {
+  return {"tree", "impi", "mpi", "rd", "shm"};
+}
 
 void check_allreduce_name(std::string_view name) { (void)parse_allreduce(name); }
 
@@ -91,7 +93,10 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(
             return detail::knomial(rank, ranks, algorithm.degree, size, op);
           });
     case Kind::twolevel:
+      if (algorithm.shm_node) return detail::make_shm_allreduce(algorithm, comm, size, op, -1);
       return detail::make_two_level(algorithm, comm, size, op, -1);
+    case Kind::shm:
+      return detail::make_shm_allreduce(algorithm, comm, size, op, -1);
   }
   throw std::logic_error("make_nonblocking_allreduce: unhandled algorithm");
 }
@@ -103,6 +108,7 @@ std::unique_ptr<NonblockingAllreduce> make_two_level_allreduce(const par::Comm& 
   const AllreduceAlgorithm algorithm =
       parse_allreduce(fmt::format("twolevel:{}", leader_algorithm));
   check_arguments(comm, size, op);
+  if (algorithm.shm_node) return detail::make_shm_allreduce(algorithm, comm, size, op, node_color);
   return detail::make_two_level(algorithm, comm, size, op, node_color);
 }
 

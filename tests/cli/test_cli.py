@@ -429,8 +429,10 @@ class Solve(unittest.TestCase):
             self.assertLess(r["true_residual"], 1e-5)
             self.assertEqual(doc["method"]["tol"], 1e-6)
             self.assertGreater(r["time_per_iteration_s"], 0)
+            # auto: the shared-memory reduction (impi among node leaders) where
+            # a method overlaps its inner products, blocking MPI_Allreduce elsewhere
             self.assertEqual(doc["method"]["allreduce"],
-                             "impi" if method in ("pcg-overlap", "pipecg") else "mpi")
+                             "twolevel:shm+impi" if method in ("pcg-overlap", "pipecg") else "mpi")
             for phase in ["matvec_interior", "halo_wait", "matvec_boundary", "axpy"]:
                 self.assertIn(phase, doc["phases"])
             self.assertEqual(len(doc["history"]), r["iterations"]["max"] + 1)
