@@ -98,6 +98,12 @@ class ShmSlots {
   /// True once node rank `rank` has published operation `op` (or, against
   /// the protocol, a later one) in `area` (acquire).
   bool is_published(int rank, int area, std::uint64_t op) const noexcept;
+  /// A hint, not an access: asks the cache for the first line of node rank
+  /// `rank`'s slot of operation `op` in `area` (its word and first values),
+  /// so that a later is_published() finds it near if it was written by then.
+  void prefetch(int rank, int area, std::uint64_t op) const noexcept {
+    __builtin_prefetch(slot(rank, area, op));
+  }
   /// Copies node rank `rank`'s values of operation `op` in `area` into `dst`
   /// (count() doubles). Requires is_published(rank, area, op). Throws
   /// std::logic_error if the slot was rewritten while it was read (which the

@@ -39,13 +39,17 @@ namespace {
 constexpr int deposit_area = 0;  // the slots' areas
 constexpr int result_area = 1;
 
-/// Polls spent spinning before a waiting rank starts yielding its core: a
-/// peer running on another core publishes within a microsecond, while on an
-/// oversubscribed node the peer may need this very core to get there.
-constexpr int spin_polls = 1000;
+/// Polls a waiting rank spins before it starts yielding its core: a peer
+/// running on another core publishes within a microsecond, while on an
+/// oversubscribed node (more ranks than cores) the peer may need this very
+/// core to get there, so there it yields at once.
+int spin_polls(int node_ranks) noexcept {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores != 0 && static_cast<unsigned>(node_ranks) > cores ? 0 : 1000;
+}
 
-void relax(int& polls) noexcept {
-  if (++polls < spin_polls) {
+void relax(int& polls, int spin) noexcept {
+  if (++polls < spin) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -73,6 +77,9 @@ class ShmAllreduce final : public NonblockingBase {
       : NonblockingBase(comm, size, op),
         name_(algorithm.name()),
         node_(split_node(comm_, node_color)),
+        node_rank_(node_.rank()),
+        node_ranks_(node_.size()),
+        spin_(spin_polls(node_ranks_)),
         acc_(size),
         staged_(size),
         result_(size) {
@@ -82,7 +89,7 @@ class ShmAllreduce final : public NonblockingBase {
     if (!two_level_) return;
     // Leaders: node rank 0. Their communicator lives only as long as it
     // takes the leaders' algorithm to duplicate it.
-    const bool leader = node_.rank() == 0;
+    const bool leader = node_rank_ == 0;
     MPI_Comm leaders = MPI_COMM_NULL;
     par::check_mpi(MPI_Comm_split(comm_.get(), leader ? 0 : MPI_UNDEFINED, comm_.rank(), &leaders),
                    "MPI_Comm_split");
@@ -108,6 +115,14 @@ class ShmAllreduce final : public NonblockingBase {
     op_index_ = started_++;
     ready_ = 0;
     slots_->publish(deposit_area, op_index_, values);
+    // What wait() will read, asked for now: the deposits of this operation
+    // (or, for a non-leader of several nodes, its leader's result).
+    if (two_level_ && node_rank_ != 0) {
+      slots_->prefetch(0, result_area, op_index_);
+    } else {
+      for (int r = 0; r < node_ranks_; ++r)
+        if (r != node_rank_) slots_->prefetch(r, deposit_area, op_index_);
+    }
     phase_ = Phase::deposits;
   }
 
@@ -128,10 +143,10 @@ class ShmAllreduce final : public NonblockingBase {
     int shares = 1;
     if (node_color >= 0) {
       par::Comm shared = node_.split_shared();
-      shares = shared.size() == node_.size() ? 1 : 0;
+      shares = shared.size() == node_ranks_ ? 1 : 0;
       shared.free();
     }
-    int counts[2] = {node_.rank() == 0 ? 1 : 0, shares == 0 ? 1 : 0};
+    int counts[2] = {node_rank_ == 0 ? 1 : 0, shares == 0 ? 1 : 0};
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_SUM, comm_.get()),
                    "MPI_Allreduce");
     const int nodes = counts[0];
@@ -158,16 +173,16 @@ class ShmAllreduce final : public NonblockingBase {
   /// One step: true once the active reduction has completed into result_.
   bool progress(bool blocking) {
     if (phase_ == Phase::deposits) {
-      if (two_level_ && node_.rank() != 0) {
+      if (two_level_ && node_rank_ != 0) {
         // A non-leader copies its leader's result.
         if (!slots_->is_published(0, result_area, op_index_)) return false;
         slots_->read(0, result_area, op_index_, result_);
         phase_ = Phase::idle;
         return true;
       }
-      const int ranks = node_.size();
-      while (ready_ < ranks && slots_->is_published(ready_, deposit_area, op_index_)) ++ready_;
-      if (ready_ < ranks) return false;
+      while (ready_ < node_ranks_ && slots_->is_published(ready_, deposit_area, op_index_))
+        ++ready_;
+      if (ready_ < node_ranks_) return false;
       fold(two_level_ ? acc_ : result_);
       if (!two_level_) {
         phase_ = Phase::idle;
@@ -191,7 +206,7 @@ class ShmAllreduce final : public NonblockingBase {
   /// right (the documented order every rank repeats).
   void fold(std::vector<double>& out) {
     slots_->read(0, deposit_area, op_index_, out);
-    for (int r = 1; r < node_.size(); ++r) {
+    for (int r = 1; r < node_ranks_; ++r) {
       slots_->read(r, deposit_area, op_index_, staged_);
       combine(out.data(), staged_.data(), out.data(), size_, op_);
     }
@@ -201,7 +216,7 @@ class ShmAllreduce final : public NonblockingBase {
     int polls = 0;
     while (!progress(blocking)) {
       if (!blocking) return false;
-      relax(polls);
+      relax(polls, spin_);
     }
     return true;
   }
@@ -209,6 +224,9 @@ class ShmAllreduce final : public NonblockingBase {
 
   std::string name_;
   par::Comm node_;
+  int node_rank_;
+  int node_ranks_;
+  int spin_;  // polls spun before yielding (spin_polls)
   std::optional<ShmSlots> slots_;
   std::unique_ptr<NonblockingAllreduce> inner_;  // leaders of several nodes only
   bool two_level_ = false;
