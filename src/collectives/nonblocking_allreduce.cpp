@@ -42,6 +42,27 @@ MPI_Op to_mpi_op(ReduceOp op) {
   return MPI_SUM;
 }
 
+par::Comm split_node(const par::Comm& comm, int node_color) {
+  if (node_color < 0) return comm.split_shared();
+  MPI_Comm node = MPI_COMM_NULL;
+  par::check_mpi(MPI_Comm_split(comm.get(), node_color, comm.rank(), &node), "MPI_Comm_split");
+  par::check_mpi(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  return par::Comm::adopt(node);
+}
+
+std::unique_ptr<NonblockingAllreduce> make_leaders_allreduce(const par::Comm& comm, bool is_leader,
+                                                             const AllreduceAlgorithm& algorithm,
+                                                             std::size_t size, ReduceOp op) {
+  MPI_Comm leaders = MPI_COMM_NULL;
+  par::check_mpi(MPI_Comm_split(comm.get(), is_leader ? 0 : MPI_UNDEFINED, comm.rank(), &leaders),
+                 "MPI_Comm_split");
+  par::Comm owned = par::Comm::adopt(leaders);
+  std::unique_ptr<NonblockingAllreduce> out;
+  if (is_leader && owned.size() > 1) out = make_nonblocking_allreduce(algorithm, owned, size, op);
+  owned.free();  // collective over the leaders; no-op elsewhere
+  return out;
+}
+
 void check_same_arguments([[maybe_unused]] const par::Comm& comm, [[maybe_unused]] std::size_t size,
                           [[maybe_unused]] ReduceOp op) {
 #ifndef NDEBUG

@@ -60,16 +60,6 @@ void relax(int& polls, int spin) noexcept {
   }
 }
 
-/// The node communicator: the ranks that share memory, or those of one
-/// colour (node_color >= 0, for tests; they must share memory too).
-par::Comm split_node(const par::Comm& comm, int node_color) {
-  if (node_color < 0) return comm.split_shared();
-  MPI_Comm node = MPI_COMM_NULL;
-  par::check_mpi(MPI_Comm_split(comm.get(), node_color, comm.rank(), &node), "MPI_Comm_split");
-  par::check_mpi(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  return par::Comm::adopt(node);
-}
-
 class ShmAllreduce final : public NonblockingBase {
  public:
   ShmAllreduce(const AllreduceAlgorithm& algorithm, const par::Comm& comm, std::size_t size,
@@ -86,16 +76,10 @@ class ShmAllreduce final : public NonblockingBase {
     const int nodes = count_nodes(algorithm, node_color);
     two_level_ = nodes > 1;
     slots_.emplace(node_, size, two_level_ ? 2 : 1);
-    if (!two_level_) return;
-    // Leaders: node rank 0. Their communicator lives only as long as it
-    // takes the leaders' algorithm to duplicate it.
-    const bool leader = node_rank_ == 0;
-    MPI_Comm leaders = MPI_COMM_NULL;
-    par::check_mpi(MPI_Comm_split(comm_.get(), leader ? 0 : MPI_UNDEFINED, comm_.rank(), &leaders),
-                   "MPI_Comm_split");
-    par::Comm owned = par::Comm::adopt(leaders);
-    if (leader) inner_ = make_nonblocking_allreduce(algorithm.leader_algorithm(), owned, size, op);
-    owned.free();  // collective over the leaders; no-op elsewhere
+    // Leaders (node rank 0) of several nodes run the leaders' algorithm.
+    if (two_level_)
+      inner_ =
+          make_leaders_allreduce(comm_, node_rank_ == 0, algorithm.leader_algorithm(), size, op);
   }
   ~ShmAllreduce() override {
     assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
