@@ -79,6 +79,7 @@ ShmSlots::ShmSlots(const par::Comm& node, std::size_t count, int areas)
     }
     bases_[static_cast<std::size_t>(r)] = static_cast<std::byte*>(p);
   }
+  sources_.resize(static_cast<std::size_t>(ranks));
   par::check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
   // Zero this rank's words (nobody has published anything), then make every
   // rank's zeros visible before anybody's first publication.
@@ -126,15 +127,49 @@ bool ShmSlots::is_published(int rank, int area, std::uint64_t op) const noexcept
 
 void ShmSlots::read(int rank, int area, std::uint64_t op, std::span<double> dst) const {
   assert(dst.size() == count_);
-  std::byte* s = slot(rank, area, op);
-  const double* v = values(s);
-  for (std::size_t j = 0; j < count_; ++j)
-    dst[j] = std::atomic_ref<double>(const_cast<double&>(v[j])).load(std::memory_order_relaxed);
-  // The seqlock check: the value loads above are ordered before the load of
-  // the word below; had the owner rewritten the slot meanwhile, the word
-  // would have moved on.
+  const double* v = values(slot(rank, area, op));
+  for (std::size_t j = 0; j < count_; ++j) dst[j] = load(v[j]);
   std::atomic_thread_fence(std::memory_order_acquire);
-  const Word now = word(s).load(std::memory_order_relaxed);
+  check_unchanged(rank, area, op);
+}
+
+void ShmSlots::fold(int ranks, int area, std::uint64_t op, ReduceOp rop,
+                    std::span<double> out) const {
+  assert(out.size() == count_ && ranks >= 1 && static_cast<std::size_t>(ranks) <= sources_.size());
+  for (int r = 0; r < ranks; ++r) sources_[static_cast<std::size_t>(r)] = values(slot(r, area, op));
+  const double* const* src = sources_.data();
+  // One loop per operation, each element folded over the ranks in order.
+  const auto run = [&](auto combine_two) {
+    for (std::size_t j = 0; j < count_; ++j) {
+      double acc = load(src[0][j]);
+      for (int r = 1; r < ranks; ++r) acc = combine_two(acc, load(src[r][j]));
+      out[j] = acc;
+    }
+  };
+  switch (rop) {
+    case ReduceOp::sum:
+      run([](double a, double b) { return a + b; });
+      break;
+    case ReduceOp::min:
+      run([](double a, double b) { return b < a ? b : a; });
+      break;
+    case ReduceOp::max:
+      run([](double a, double b) { return a < b ? b : a; });
+      break;
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  for (int r = 0; r < ranks; ++r) check_unchanged(r, area, op);
+}
+
+double ShmSlots::load(const double& v) noexcept {
+  return std::atomic_ref<double>(const_cast<double&>(v)).load(std::memory_order_relaxed);
+}
+
+// The seqlock check, after an acquire fence that orders the value loads
+// before this load of the word: had the owner rewritten the slot meanwhile,
+// the word would have moved on.
+void ShmSlots::check_unchanged(int rank, int area, std::uint64_t op) const {
+  const Word now = word(slot(rank, area, op)).load(std::memory_order_relaxed);
   if (now != op + 1)
     throw std::logic_error(fmt::format(
         "shared-memory allreduce: node rank {}'s slot of operation {} was rewritten while read "

@@ -65,6 +65,7 @@
 #include <span>
 #include <vector>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/par/comm.hpp"
 
 namespace asyncsolve::collectives::detail {
@@ -109,12 +110,23 @@ class ShmSlots {
   /// std::logic_error if the slot was rewritten while it was read (which the
   /// protocol rules out).
   void read(int rank, int area, std::uint64_t op, std::span<double> dst) const;
+  /// out[j] = v_0[j] rop v_1[j] rop ... rop v_{ranks-1}[j], left to right,
+  /// over the values of operation `op` in `area` of node ranks 0 to
+  /// ranks - 1, in one pass (min and max keep the left operand on ties, as
+  /// combine() does). Requires every one of them published; the same check
+  /// as read() afterwards.
+  void fold(int ranks, int area, std::uint64_t op, ReduceOp rop, std::span<double> out) const;
 
  private:
   std::byte* slot(int rank, int area, std::uint64_t op) const noexcept;
+  /// A relaxed atomic load of a value in the window.
+  static double load(const double& v) noexcept;
+  /// Throws std::logic_error if the word of the slot no longer holds op + 1.
+  void check_unchanged(int rank, int area, std::uint64_t op) const;
 
   MPI_Win win_ = MPI_WIN_NULL;
-  std::vector<std::byte*> bases_;  ///< every node rank's segment, in this process
+  std::vector<std::byte*> bases_;               ///< every node rank's segment, in this process
+  mutable std::vector<const double*> sources_;  ///< fold()'s value pointers
   std::size_t count_ = 0;
   std::size_t stride_ = 0;  ///< bytes per slot (word + values, whole cache lines)
   int areas_ = 0;

@@ -71,7 +71,6 @@ class ShmAllreduce final : public NonblockingBase {
         node_ranks_(node_.size()),
         spin_(spin_polls(node_ranks_)),
         acc_(size),
-        staged_(size),
         result_(size) {
     const int nodes = count_nodes(algorithm, node_color);
     two_level_ = nodes > 1;
@@ -167,7 +166,9 @@ class ShmAllreduce final : public NonblockingBase {
       while (ready_ < node_ranks_ && slots_->is_published(ready_, deposit_area, op_index_))
         ++ready_;
       if (ready_ < node_ranks_) return false;
-      fold(two_level_ ? acc_ : result_);
+      // v_0 op v_1 op ... op v_{P-1} over the node's deposits, left to right
+      // (the documented order every rank repeats)
+      slots_->fold(node_ranks_, deposit_area, op_index_, op_, two_level_ ? acc_ : result_);
       if (!two_level_) {
         phase_ = Phase::idle;
         return true;
@@ -184,16 +185,6 @@ class ShmAllreduce final : public NonblockingBase {
     slots_->publish(result_area, op_index_, result_);
     phase_ = Phase::idle;
     return true;
-  }
-
-  /// out = v_0 op v_1 op ... op v_{P-1} over the node's deposits, left to
-  /// right (the documented order every rank repeats).
-  void fold(std::vector<double>& out) {
-    slots_->read(0, deposit_area, op_index_, out);
-    for (int r = 1; r < node_ranks_; ++r) {
-      slots_->read(r, deposit_area, op_index_, staged_);
-      combine(out.data(), staged_.data(), out.data(), size_, op_);
-    }
   }
 
   bool advance(bool blocking) override {
@@ -214,8 +205,7 @@ class ShmAllreduce final : public NonblockingBase {
   std::optional<ShmSlots> slots_;
   std::unique_ptr<NonblockingAllreduce> inner_;  // leaders of several nodes only
   bool two_level_ = false;
-  std::vector<double> acc_;     // a leader's node total
-  std::vector<double> staged_;  // one deposit, read out of the window
+  std::vector<double> acc_;  // a leader's node total
   std::vector<double> result_;
   std::uint64_t started_ = 0;   // operations started on this rank
   std::uint64_t op_index_ = 0;  // the active one's index
