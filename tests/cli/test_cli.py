@@ -708,6 +708,30 @@ class BenchAllreduce(unittest.TestCase):
             self.assertIn(f"progress {progress}", out)
 
 
+    def test_shared_memory_reductions(self):
+        for ranks in (1, 3):
+            doc, out = self.bench(self.SMALL + ["--modes", "latency,overlap", "--algorithms",
+                                                "shm,twolevel:shm+rd"], ranks)
+            self.assertEqual(doc["parameters"]["algorithms"], ["shm", "twolevel:shm+rd"])
+            for mode in ("latency", "overlap"):
+                self.assertEqual([(r["algorithm"], r["bytes"]) for r in doc[mode]],
+                                 [(a, b) for a in ("shm", "twolevel:shm+rd")
+                                  for b in (8, 16, 32, 64)])
+            self.assertIn("shm", out)
+
+    def test_shared_window_failure_is_a_runtime_failure(self):
+        # Open MPI's osc/ucx has no shared-memory windows: the allocation
+        # fails, and the command exits with 4 and MPI's error string.
+        env = dict(os.environ, OMPI_MCA_osc="ucx")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bench.json")
+            code, out, err = run(["bench", "allreduce", "--algorithms", "shm", "-m", "8",
+                                  "--modes", "latency", "--json", path], ranks=2, env=env)
+            self.assertEqual(code, 4, f"stdout={out} stderr={err}")
+            self.assertIn("MPI_Win_allocate_shared: MPI_ERR", err)
+            self.assertEqual(os.listdir(d), [], "no partial document")
+
+
 class OpenMP(unittest.TestCase):
     """--transport omp: Jacobi with OpenMP threads on one rank (paper 000 §3.3)."""
 
