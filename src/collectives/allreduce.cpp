@@ -57,7 +57,7 @@ class NonblockingAdapter final : public Allreduce {
 
 }  // namespace
 
-std::vector<std::string> allreduce_names() { return {"mpi", "impi", "tree", "rd"}; }
+std::vector<std::string> allreduce_names() { return {"mpi", "impi", "tree", "rd", "shm"}; }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view name, const par::Comm& comm) {
   return make_allreduce(parse_allreduce(name), comm);  // InputError for a bad name
