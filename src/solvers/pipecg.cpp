@@ -164,9 +164,9 @@ void run_pipecg_general(KrylovContext& k) {
 
 void run_pipecg(KrylovContext& k) {
   if (!k.has_preconditioner()) {
-    const ops::Scaling minv =
-        k.options().pc.kind == precond::PcKind::jacobi ? k.inverse_diagonal()
-                                                       : ops::Scaling{1.0, nullptr};
+    const ops::Scaling minv = k.options().pc.kind == precond::PcKind::jacobi
+                                  ? k.inverse_diagonal()
+                                  : ops::Scaling{1.0, nullptr};
     if (minv.values == nullptr) {
       run_pipecg_scalar(k, minv.constant);
       return;
