@@ -118,6 +118,19 @@ std::string options_markdown() {
   return out;
 }
 
+std::string out_of_memory_hint(const Command& command) {
+  if (command.kind == Command::Kind::bench_stencil2d) return " (try a smaller --local)";
+  if (command.kind != Command::Kind::solve) return "";
+  const SolveConfig& c = command.solve;
+  if (is_lanczos(c)) return " (try fewer --sites or more ranks)";
+  if (c.sparse.matrix_path.empty()) return " (try a smaller --local or --global)";
+  // A rank holds its part of the matrix and the method's vectors; rank 0
+  // also the whole matrix while it reads and partitions it.
+  return " (with --matrix: try more ranks, or a partition that balances the non-zeros, "
+         "--partition metis:nnz or block:nnz; rank 0 reads the whole matrix, which "
+         "--matrix-memory bounds)";
+}
+
 Command parse_command_line(const std::vector<std::string>& args) {
   Command cmd;
   if (args.size() == 2 && args[1] == "--options-table") {
