@@ -133,9 +133,13 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
       nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
     if (nnz > std::numeric_limits<std::int32_t>::max()) {
       throw core::InputError(
-          fmt::format("{}: rank {} would hold {} entries: expected at most {} "
-                      "per rank (use more ranks)",
-                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max()));
+          fmt::format("{}: rank {} would hold {} entries: expected at most {} per rank (use "
+                      "more ranks{})",
+                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max(),
+                      options.partition.weight == PartWeight::nnz
+                          ? ""
+                          : ", or a partition that balances the non-zeros, --partition "
+                            "block:nnz or metis:nnz"));
     }
   }
   p.partition_s = core::now_s() - t1;

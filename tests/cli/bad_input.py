@@ -280,7 +280,7 @@ def hand_cases(tmp: str) -> list[Case]:
     # The positive diagonal: checked for the preconditioners that divide by
     # it, naming the one chosen and the row as the file numbers it.
     for pc, name in (("chebyshev", "Chebyshev preconditioner (--pc chebyshev) of pcg2"),
-                     ("none", "Jacobi preconditioner of pcg2")):
+                     ("jacobi", "Jacobi preconditioner of pcg2")):
         bad(f"solve --matrix {{t}}/emptyrow.mtx --method pcg2 --pc {pc} --partition block:nnz",
             f"{name} divides by the diagonal, and file row 3 has a_ii = 0", ranks=3)
     bad("solve --matrix {t}/emptyrow.mtx --method jacobi", "a_ii = 0 on file row 3", ranks=2)
