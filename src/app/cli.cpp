@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 #include "simulation_options.hpp"
 
@@ -126,9 +128,13 @@ std::string out_of_memory_hint(const Command& command) {
   if (c.sparse.matrix_path.empty()) return " (try a smaller --local or --global)";
   // A rank holds its part of the matrix and the method's vectors; rank 0
   // also the whole matrix while it reads and partitions it.
-  return " (with --matrix: try more ranks, or a partition that balances the non-zeros, "
-         "--partition metis:nnz or block:nnz; rank 0 reads the whole matrix, which "
-         "--matrix-memory bounds)";
+  const std::string_view graph = sparse::partitioner_available(sparse::Partitioner::metis)
+                                     ? "metis:nnz or block:nnz"
+                                     : "block:nnz";
+  return fmt::format(
+      " (with --matrix: try more ranks, or a partition that balances the non-zeros, "
+      "--partition {}; rank 0 reads the whole matrix, which --matrix-memory bounds)",
+      graph);
 }
 
 Command parse_command_line(const std::vector<std::string>& args) {

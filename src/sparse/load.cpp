@@ -136,10 +136,12 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
           fmt::format("{}: rank {} would hold {} entries: expected at most {} per rank (use "
                       "more ranks{})",
                       path.string(), r, nnz, std::numeric_limits<std::int32_t>::max(),
-                      options.partition.weight == PartWeight::nnz
-                          ? ""
+                      options.partition.weight == PartWeight::nnz ? ""
+                      : partitioner_available(Partitioner::metis)
+                          ? ", or a partition that balances the non-zeros, --partition "
+                            "metis:nnz or block:nnz"
                           : ", or a partition that balances the non-zeros, --partition "
-                            "block:nnz or metis:nnz"));
+                            "block:nnz"));
     }
   }
   p.partition_s = core::now_s() - t1;

@@ -80,9 +80,8 @@ TEST(JacobiRho, DirichletLaplacianIsBelowOneByDominance) {
 // rho = 1 exactly, proven by dominance (no row is strictly heavier).
 TEST(JacobiRho, NeumannLaplacianIsOneByDominance) {
   const std::int64_t n = 300;
-  sparse::DistMatrix m = distribute(n, [&](std::int64_t i) {
-    return chain_row(i, 0, n, i == 0 || i == n - 1 ? 1.0 : 2.0, -1);
-  });
+  sparse::DistMatrix m = distribute(
+      n, [&](std::int64_t i) { return chain_row(i, 0, n, i == 0 || i == n - 1 ? 1.0 : 2.0, -1); });
   const solvers::JacobiRho r = bounds(m);
   EXPECT_EQ(r.verdict, RhoVerdict::at_least_one);
   EXPECT_EQ(r.proof, RhoProof::dominance);
@@ -158,7 +157,8 @@ TEST(JacobiRho, NotDominantButBelowOneByTheBounds) {
     return r;
   });
   double rho = 0.3;  // Newton on t^3 - 0.01 t - 0.015
-  for (int k = 0; k < 50; ++k) rho -= (rho * rho * rho - 0.01 * rho - 0.015) / (3 * rho * rho - 0.01);
+  for (int k = 0; k < 50; ++k)
+    rho -= (rho * rho * rho - 0.01 * rho - 0.015) / (3 * rho * rho - 0.01);
   const solvers::JacobiRho r = bounds(m);
   EXPECT_EQ(r.verdict, RhoVerdict::below_one);
   EXPECT_EQ(r.proof, RhoProof::bounds);
