@@ -77,7 +77,7 @@ std::string not_positive_definite(const precond::NotPositiveDefinite& refusal) {
 }
 
 std::string methods_that_fit(Symmetry symmetry) {
-  const std::string spd =
+  std::string spd =
       fmt::format("--method pcg1 with --pc chebyshev{} for a symmetric positive definite matrix",
                   precond::boomeramg_available() ? " or boomeramg" : "");
   const std::vector<std::string_view> general = general_methods();
