@@ -328,7 +328,8 @@ nlohmann::json check_jacobi(const SolveConfig& config, const SparseProblem& p,
                             const solvers::CsrSystem& system) {
   if (const auto row = zero_diagonal(p, system.op)) {
     throw core::InputError(
-        fmt::format("{}: a_ii = 0 on {}: Jacobi divides by the diagonal; expected every a_ii != 0",
+        fmt::format("{}: a zero diagonal entry, a_ii = 0 on {}: Jacobi divides by the diagonal; "
+                    "expected every a_ii != 0",
                     p.loaded ? config.sparse.matrix_path : "--assemble", *row));
   }
   const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
