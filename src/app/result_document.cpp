@@ -164,6 +164,8 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"final_sync_iterations", s.final_sync_iterations},
       {"unconfirmed_stops", s.unconfirmed_stops},
       {"injected_s", stats_json(s.injected_s)}};
+  doc["result"]["warnings"] = s.warnings;
+  doc["result"]["hints"] = s.hints;
   if (!s.repeats.empty()) doc["result"]["repeat_solves"] = repeats_json(c, s.repeats);
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
@@ -242,11 +244,8 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      q["messages"].get<long long>()));
     if (p.parameters.contains("operator"))
       line("operator", operator_line(p.parameters["operator"]));
-    if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null()) {
-      line("rho", fmt::format("rho(|D^-1 (A - D)|) ~ {:.6f} (upper bound {:.6f})",
-                              p.parameters["jacobi_check"]["rho_estimate"].get<double>(),
-                              p.parameters["jacobi_check"]["rho_upper_bound"].get<double>()));
-    }
+    if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null())
+      line("rho", p.parameters["jacobi_check"]["statement"].get<std::string>());
   } else {
     line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
                                 p.global[1], p.global[2], local, omp ? "thread" : "rank",
@@ -311,6 +310,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      s.repeats.size(), c.repeat_solves, total, fastest->time_s, slowest->time_s,
                      fewest->iterations, most->iterations, change));
   }
+  for (const std::string& hint : s.hints) line("hint", hint);
   std::string phases;
   for (const auto& [name, stats] : s.phases) {
     if (stats.max == 0.0) continue;

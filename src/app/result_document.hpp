@@ -64,6 +64,12 @@ struct RunSummary {
   /// Krylov methods: every solve after the one setup (--repeat-solve; one
   /// entry without it), each time_s the maximum over ranks. Empty for Jacobi.
   std::vector<solvers::RepeatedSolve> repeats;
+  /// What the command found wrong with the system (b = 0: solve_advice.hpp),
+  /// already printed on stderr; the document's result.warnings.
+  std::vector<std::string> warnings;
+  /// What to try (a method that fits, a graph partitioner): the summary's
+  /// "hint" lines and the document's result.hints.
+  std::vector<std::string> hints;
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

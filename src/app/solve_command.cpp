@@ -33,6 +33,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -356,7 +357,11 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   const auto progress = start_progress_thread(config, comm);
   options.progress = progress.get();
   Solved out;
-  out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  try {
+    out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+    throw core::InputError(not_positive_definite(e));
+  }
   if (progress) {
     out.progress_passes = progress->passes();
     progress->stop();

@@ -37,6 +37,7 @@
 #include "asyncsolve/sparse/load.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -207,7 +208,8 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
   par::FaultInjector faults(fault_options(config), comm.rank());
-  const solvers::KrylovOptions options = krylov_options(config, comm, faults);
+  solvers::KrylovOptions options = krylov_options(config, comm, faults);
+  if (p.loaded) options.file_rows = p.loaded->file_rows;  // messages name the file's rows
   if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(
         fmt::format("--progress {} with --matrix or --assemble: expected none "
@@ -215,7 +217,11 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     config.progress.name()));
   }
   Solved out;
-  out.result = solvers::krylov_solve(system, p.matrix, halo, options);
+  try {
+    out.result = solvers::krylov_solve(system, p.matrix, halo, options);
+  } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+    throw core::InputError(not_positive_definite(e));
+  }
   out.halo = std::string(halo.name());
   out.allreduce = options.allreduce.name();
   return out;
@@ -252,14 +258,101 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
   return err;
 }
 
-/// The problem part of the result document: the sizes (the grid's for
-/// --assemble, rows otherwise), the partition, the scalings and the Jacobi
-/// check. Collective over the matrix's communicator.
-RunProblem describe_problem(const SolveConfig& config, const SparseProblem& p,
-                            const sparse::PowerOfTwoScaling& powers,
-                            const nlohmann::json& jacobi_check) {
-  RunProblem rp;
+/// What is known of A's symmetry (solve_advice.hpp): an assembled model
+/// problem and a Matrix Market file stored symmetric are symmetric.
+Symmetry symmetry_of(const SparseProblem& p) {
+  if (!p.loaded) return Symmetry::symmetric;
+  switch (p.loaded->info.symmetry) {
+    case sparse::MmSymmetry::symmetric:
+      return Symmetry::symmetric;
+    case sparse::MmSymmetry::skew_symmetric:
+      return Symmetry::nonsymmetric;
+    case sparse::MmSymmetry::general:
+      break;
+  }
+  return Symmetry::unknown;
+}
+
+/// A diagonal entry of zero, named by its row (the file's, 1-based, for
+/// --matrix): the first one, or none. Collective.
+std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
+  const std::span<const std::int64_t> row_names =
+      p.loaded ? std::span<const std::int64_t>(p.loaded->file_rows)
+               : std::span<const std::int64_t>();
+  const solvers::DiagonalCheck d =
+      solvers::smallest_diagonal(p.matrix, op, row_names, solvers::DiagonalOrder::magnitude);
+  if (d.value != 0.0) return std::nullopt;
+  return p.loaded ? fmt::format("file row {}", d.row + 1) : fmt::format("row {}", d.row);
+}
+
+/// --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0 with
+/// S = |D|^-1/2; returns S's entries (none without the option). Collective.
+std::vector<double> scale_to_unit_diagonal(const SolveConfig& config, SparseProblem& p) {
+  std::vector<double> s;
+  if (config.sparse.scale != Scale::unit_diagonal) return s;
+  ops::CsrOperator unscaled(p.matrix);
+  if (const auto row = zero_diagonal(p, unscaled)) {
+    throw core::InputError(
+        fmt::format("--scale unit-diagonal: a_ii = 0 on {}; expected a non-zero diagonal", *row));
+  }
+  for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
+  p.matrix.scale_symmetric(s);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    p.b[i] *= s[i];
+    p.x0[i] /= s[i];
+  }
+  return s;
+}
+
+/// A right-hand side that is zero: the warning (on stderr from rank 0, and
+/// in the document); the default b = A * 1 then has no unique solution, so
+/// error_inf is not reported. Collective.
+std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p) {
+  if (!p.loaded) return {};
+  double largest = 0.0;
+  for (const double v : p.b) largest = std::max(largest, std::abs(v));
+  largest = par::max_over_ranks(p.matrix.comm(), largest);
+  if (largest != 0.0) return {};
+  const std::string warning = zero_rhs_warning(config.sparse.matrix_path, config.sparse.rhs_path);
+  if (config.sparse.rhs_path.empty()) p.loaded->exact_known = false;
+  if (p.matrix.comm().is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
+  return {warning};
+}
+
+/// What Jacobi needs, checked before it runs: a non-zero diagonal (it
+/// divides by it) and, for the asynchronous variants, rho(|D^-1 (A - D)|)
+/// < 1 proven (Chazan-Miranker: then it converges for every delay
+/// pattern) unless --force. Prints what the bounds prove; returns the
+/// document's "jacobi_check". Collective.
+nlohmann::json check_jacobi(const SolveConfig& config, const SparseProblem& p,
+                            const solvers::CsrSystem& system) {
+  if (const auto row = zero_diagonal(p, system.op)) {
+    throw core::InputError(
+        fmt::format("{}: a zero diagonal entry, a_ii = 0 on {}: Jacobi divides by the diagonal; "
+                    "expected every a_ii != 0",
+                    p.loaded ? config.sparse.matrix_path : "--assemble", *row));
+  }
+  const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
+  check_async_rho(rho, config.variant, config.sparse.force, symmetry_of(p));
+  if (p.matrix.comm().is_root()) {
+    std::printf("%s\n", rho_line(rho, config.variant).c_str());
+    std::fflush(stdout);
+  }
+  return {{"rho_estimate", rho.estimate},
+          {"rho_upper_bound", rho.upper_bound},
+          {"rho_lower_bound", rho.lower_bound},
+          {"verdict", std::string(solvers::rho_verdict_name(rho.verdict))},
+          {"proof", std::string(solvers::rho_proof_name(rho.proof))},
+          {"statement", rho_statement(rho)},
+          {"power_iterations", rho.iterations},
+          {"forced", config.sparse.force}};
+}
+
+/// The problem as the summary and the document describe it. Collective.
+RunProblem run_problem(const SolveConfig& config, const SparseProblem& p,
+                       const sparse::PowerOfTwoScaling& powers, nlohmann::json jacobi_check) {
   const par::Comm& comm = p.matrix.comm();
+  RunProblem rp;
   rp.name = p.name;
   const std::int64_t rows = p.matrix.global_rows();
   const auto clamp = [](std::int64_t v) {
@@ -291,8 +384,24 @@ RunProblem describe_problem(const SolveConfig& config, const SparseProblem& p,
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
   rp.parameters["equilibration"] = {{"matrix_exponent", powers.matrix_exponent},
                                     {"rhs_exponent", powers.rhs_exponent}};
-  rp.parameters["jacobi_check"] = jacobi_check;
+  rp.parameters["jacobi_check"] = std::move(jacobi_check);
   return rp;
+}
+
+/// The hints of a finished solve: a method that fits where Jacobi
+/// diverged, a graph partitioner where the block partition exchanges much.
+std::vector<std::string> hints_of(const SolveConfig& config, const SparseProblem& p,
+                                  const solvers::SolveResult& result) {
+  std::vector<std::string> hints;
+  if (auto h = divergence_hint(config, result, symmetry_of(p))) hints.push_back(std::move(*h));
+  if (p.loaded) {
+    const sparse::DistMatrix& m = p.matrix;
+    if (auto h = partition_hint(config.sparse.partition, m.metrics(), m.global_rows(),
+                                m.comm().size())) {
+      hints.push_back(std::move(*h));
+    }
+  }
+  return hints;
 }
 
 }  // namespace
@@ -311,33 +420,8 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
       config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
   const par::Comm& comm = p.matrix.comm();
   const bool jacobi = !is_krylov(config);
-  const std::span<const std::int64_t> row_names =
-      p.loaded ? std::span<const std::int64_t>(p.loaded->file_rows)
-               : std::span<const std::int64_t>();
-  const std::string row_kind = p.loaded ? "file row" : "row";
-
-  // --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0, S = |D|^-1/2.
-  std::vector<double> s;
-  if (config.sparse.scale == Scale::unit_diagonal) {
-    ops::CsrOperator unscaled(p.matrix);
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
-    double smallest_abs = 1e300;
-    for (const double v : unscaled.diagonal()) smallest_abs = std::min(smallest_abs, std::abs(v));
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &smallest_abs, 1, MPI_DOUBLE, MPI_MIN, comm.get()),
-                   "MPI_Allreduce");
-    if (smallest_abs == 0.0) {
-      throw core::InputError(
-          fmt::format("--scale unit-diagonal: a diagonal entry is zero (the "
-                      "smallest is {} on {} {}); expected a non-zero diagonal",
-                      d.value, row_kind, d.row + (p.loaded ? 1 : 0)));
-    }
-    for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
-    p.matrix.scale_symmetric(s);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      p.b[i] *= s[i];
-      p.x0[i] /= s[i];
-    }
-  }
+  const std::vector<std::string> warnings = check_rhs(config, p);
+  const std::vector<double> s = scale_to_unit_diagonal(config, p);
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
   // the solve over- or underflows for a system scaled far from 1.
   const sparse::PowerOfTwoScaling powers = sparse::equilibrate(p.matrix, p.b, p.x0);
@@ -347,46 +431,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
   p.parameters["operator"] = operator_json(comm, system.op);
-
-  nlohmann::json jacobi_check = nullptr;
-  if (jacobi) {
-    // Jacobi divides by the diagonal; asynchronous Jacobi converges for every
-    // delay pattern iff rho(|D^-1 (A - D)|) < 1 (Chazan-Miranker).
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, system.op, row_names);
-    double zero = 0.0;
-    for (const double v : system.op.diagonal()) zero = std::max(zero, v == 0.0 ? 1.0 : 0.0);
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &zero, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
-                   "MPI_Allreduce");
-    if (zero > 0.0) {
-      throw core::InputError(
-          fmt::format("{}: a zero diagonal entry: Jacobi divides by the "
-                      "diagonal; expected every a_ii != 0 (the smallest is "
-                      "{} on {} {})",
-                      p.loaded ? config.sparse.matrix_path : "--assemble", d.value, row_kind,
-                      d.row + (p.loaded ? 1 : 0)));
-    }
-    const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
-    jacobi_check = {{"rho_estimate", rho.estimate},
-                    {"rho_upper_bound", rho.upper_bound},
-                    {"power_iterations", rho.iterations},
-                    {"forced", config.sparse.force}};
-    if (comm.is_root()) {
-      std::printf(
-          "asyncsolve: rho(|D^-1 (A - D)|) ~ %.6f (upper bound %.6f, %d power "
-          "iterations): asynchronous Jacobi %s\n",
-          rho.estimate, rho.upper_bound, rho.iterations,
-          rho.estimate < 1.0 ? "converges for every delay pattern"
-                             : "is not guaranteed to converge");
-      std::fflush(stdout);
-    }
-    if (config.variant != Variant::sync && !(rho.estimate < 1.0) && !config.sparse.force) {
-      throw core::InputError(fmt::format(
-          "--variant {}: rho(|D^-1 (A - D)|) is about {:.6f} >= 1, so asynchronous Jacobi may "
-          "diverge (Chazan-Miranker); expected a matrix with rho < 1 (try --scale unit-diagonal "
-          "or a Krylov method), or --force to run anyway",
-          name(config.variant), rho.estimate));
-    }
-  }
+  nlohmann::json jacobi_check = jacobi ? check_jacobi(config, p, system) : nullptr;
 
   // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
   // for the true residual of the asynchronous variants) the --halo strategy.
@@ -408,8 +453,10 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
         config.sparse.write_solution_path);
   }
 
-  const RunSummary summary = summarise(comm, solved, false);
-  const RunProblem rp = describe_problem(config, p, powers, jacobi_check);
+  RunSummary summary = summarise(comm, solved, false);
+  summary.warnings = warnings;
+  summary.hints = hints_of(config, p, solved.result);
+  const RunProblem rp = run_problem(config, p, powers, std::move(jacobi_check));
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =
       report_solve(comm, command, started, e, rp, config, summary, solved.result);

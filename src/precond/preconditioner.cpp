@@ -3,8 +3,12 @@
 // vector kernels; these serve the interface and its tests.
 #include "asyncsolve/precond/preconditioner.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <utility>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "precond_impl.hpp"
 
@@ -30,6 +34,21 @@ class ScalingPreconditioner final : public Preconditioner {
 };
 
 }  // namespace
+
+double PcOperator::gershgorin_bound() {
+  const AssembledRows rows = assemble();
+  double bound = 0.0;
+  for (int i = 0; i < rows.rows(); ++i) {
+    double sum = 0.0;
+    double diagonal = 0.0;
+    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k) {
+      sum += std::abs(rows.val[k]);
+      if (rows.col[k] == rows.first_row + i) diagonal += std::abs(rows.val[k]);
+    }
+    bound = std::max(bound, sum / diagonal);
+  }
+  return collectives::make_allreduce(collectives::AllreduceAlgorithm{}, comm())->max(bound);
+}
 
 std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, PcOperator& op) {
   switch (settings.kind) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -62,6 +63,23 @@ bool is_preconditioned(KrylovMethod method, bool jacobi) {
 /// True for the preconditioners applied through the precond interface.
 bool is_general(const precond::PcSettings& pc) {
   return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+}
+
+/// The preconditioner of the solve that divides by the diagonal of A, as
+/// messages name it: Chebyshev (on D^-1 A), or the Jacobi one fused into
+/// the method (pcg1, pcg2 and pcg-overlap unless a general one is given;
+/// pipecg with --pc jacobi); empty when none does (cg, none, boomeramg,
+/// whose smoothers need no sign of the diagonal).
+std::string diagonal_divider(const KrylovOptions& options) {
+  const std::string_view method = krylov_method_name(options.method);
+  if (options.pc.kind == precond::PcKind::chebyshev)
+    return fmt::format("the Chebyshev preconditioner (--pc {}) of {}", precond::pc_text(options.pc),
+                       method);
+  if (is_general(options.pc) ||
+      !is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi)) {
+    return {};
+  }
+  return fmt::format("the Jacobi preconditioner of {}", method);
 }
 
 /// Local: max |x - y| over the owned unknowns of two vectors laid out alike.
@@ -227,14 +245,12 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         "--pc {} with --hybrid: the hybrid schemes run with jacobi or none, expected no --hybrid",
         precond::pc_text(options.pc)));
   }
-  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
-                                            options.pc.kind == precond::PcKind::chebyshev) &&
-      !(system.op.diagonal() > 0.0)) {
+  if (const std::string divider = diagonal_divider(options);
+      !divider.empty() && !(system.op.diagonal() > 0.0)) {
     throw core::InputError(fmt::format(
-        "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
-        "a positive diagonal; expected a shift above {}",
-        system.op.shift, system.op.diagonal(), krylov_method_name(options.method),
-        -(system.op.diagonal() - system.op.shift)));
+        "--shift {}: the diagonal of A is {} with it, and {} divides by it; expected a shift "
+        "above {} (a positive diagonal)",
+        system.op.shift, system.op.diagonal(), divider, -(system.op.diagonal() - system.op.shift)));
   }
   detail::StencilLinearOperator a(system.op, decomposition, system.x, halo);
   return run_solve(a, system.x, system.b, options, loop);
@@ -249,14 +265,16 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
-                                            options.pc.kind == precond::PcKind::chebyshev)) {
-    const DiagonalCheck d = smallest_diagonal(matrix, system.op);
+  if (const std::string divider = diagonal_divider(options); !divider.empty()) {
+    const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
     if (!(d.value > 0.0)) {
       throw core::InputError(fmt::format(
-          "the Jacobi preconditioner of {} divides by the diagonal, and global row {} has "
-          "a_ii = {}: expected a positive diagonal (try --method cg)",
-          krylov_method_name(options.method), d.row, d.value));
+          "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
+          "symmetric positive definite matrix has one)",
+          divider,
+          options.file_rows.empty() ? fmt::format("global row {}", d.row)
+                                    : fmt::format("file row {}", d.row + 1),
+          d.value));
     }
   }
   detail::CsrLinearOperator a(system.op, matrix, halo);

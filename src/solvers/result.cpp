@@ -9,8 +9,9 @@ namespace asyncsolve::solvers {
 
 std::string_view stop_reason_name(StopReason reason) noexcept {
   // In StopReason's order.
-  static constexpr std::array<std::string_view, 7> names{
-      "", "tolerance", "max_iters", "max_time", "final_sync", "breakdown", "unconfirmed"};
+  static constexpr std::array<std::string_view, 8> names{
+      "",           "tolerance", "max_iters",   "max_time",
+      "final_sync", "breakdown", "unconfirmed", "diverged"};
   return core::enum_name(names, reason);
 }
 

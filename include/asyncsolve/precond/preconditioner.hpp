@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/comm.hpp"
@@ -143,6 +144,22 @@ class PcOperator {
   virtual void gather(const grid::Field& v, std::span<double> out) const = 0;
   /// Local: writes `in` (row order) into the owned entries of `v`.
   virtual void scatter(std::span<const double> in, grid::Field& v) const = 0;
+  /// Collective: max over the rows of sum_j |a_ij| / |a_ii|, the same on
+  /// every rank: no eigenvalue of D^-1 A exceeds it (Gershgorin: each lies
+  /// in a disc about 1 of radius sum_{j != i} |a_ij / a_ii|). The default
+  /// goes through assemble(); an operator that knows its rows computes it
+  /// from them.
+  virtual double gershgorin_bound();
+};
+
+/// Bad input found at a preconditioner's setup: the operator is not
+/// positive definite (chebyshev's Lanczos steps met p^T A p <= 0 or an
+/// eigenvalue estimate <= 0), which the preconditioner and the CG methods
+/// need. Thrown identically on every rank (from reduced values), so that
+/// the command can add what to use instead.
+class NotPositiveDefinite : public core::InputError {
+ public:
+  using core::InputError::InputError;
 };
 
 /// What a preconditioner's setup found and what it was set up with, for the

@@ -22,9 +22,11 @@
 /// pcg_overlap.cpp and pipecg.cpp, each a loop over the shared pieces of
 /// krylov_context.hpp (the overlapped mat-vec, the reductions, the history);
 /// krylov.cpp holds krylov_solve, which picks the loop.
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -117,6 +119,11 @@ struct KrylovOptions {
   /// x holds the last solve's solution. A solve that does not converge ends
   /// the repetition. Needs two more vectors (x0 and the first solution).
   int repeat_solves = 1;
+  /// A distributed CSR matrix read from a file: this rank's rows as the
+  /// file numbers them (0-based, LoadedSystem::file_rows), so that a
+  /// message names a row as the user knows it (1-based, "file row N");
+  /// empty: the global row of the distributed numbering (0-based).
+  std::span<const std::int64_t> file_rows;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
@@ -161,9 +168,12 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
 /// an operator, see docs/design.md). `halo` must be built on `matrix`, and
 /// `system` from it (make_csr_system). The mat-vec tests the exchange every
 /// test_every "planes" of interior rows (n^(2/3) rows of an n-row block).
-/// The Jacobi preconditioner divides by each row's diagonal entry: a
-/// diagonal entry <= 0 or missing is refused with core::InputError (on
-/// every rank); --hybrid is refused (structured problems only).
+/// The preconditioners that divide by each row's diagonal entry (the
+/// Jacobi one fused into pcg1, pcg2 and pcg-overlap, or pipecg's with
+/// --pc jacobi, and chebyshev) refuse a diagonal entry <= 0 or missing
+/// with core::InputError (on every rank), naming the preconditioner and
+/// the row (options.file_rows); --hybrid is refused (structured problems
+/// only).
 SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                          comm::SparseHaloExchange& halo, const KrylovOptions& options);
 

@@ -1,5 +1,6 @@
 #pragma once
 /// What a solver returns: outcome, counts, residuals, timings and history.
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ enum class StopReason {
   final_sync,   ///< the synchronous tail after an asynchronous stop ran out: "final_sync"
   breakdown,    ///< a residual or inner product not finite, or p^T A p <= 0: "breakdown"
   unconfirmed,  ///< the estimate met the tolerance, the true residual did not: "unconfirmed"
+  diverged,     ///< Jacobi's residual grew to divergence_factor times its smallest: "diverged"
 };
 
 /// The name of `reason` in result documents and summaries ("" for none).
@@ -60,6 +62,11 @@ struct SolveResult {
   double residual_estimate = 0;     ///< the relative residual the stop decision used
   double true_residual = 0;         ///< relative residual measured synchronously after the solve
   std::optional<double> error_inf;  ///< max |u - exact| when the exact solution is known
+  /// Jacobi: the smallest residual its stop checks saw (estimates in the
+  /// asynchronous variants), and the iteration of that check; a residual
+  /// grown far above it stops the solve (check_divergence, norm.hpp).
+  double best_residual = std::numeric_limits<double>::infinity();
+  long best_iteration = 0;
   core::PhaseTimers phases{{}};
   /// The index in `phases` of the sweeps' time (Jacobi), for their
   /// bandwidth; -1 when the solver has no sweeps (the Krylov methods).
