@@ -30,6 +30,15 @@ std::vector<std::string> krylov_names() {
   return out;
 }
 
+/// The Krylov methods for nonsymmetric matrices.
+std::vector<std::string> nonsymmetric_names() {
+  std::vector<std::string> out;
+  for (const Method m : values<Method>())
+    if (is_krylov(m) && !solvers::needs_symmetric_matrix(krylov_method(m)))
+      out.emplace_back(name(m));
+  return out;
+}
+
 /// The methods that solve a grid problem (all but lanczos).
 std::vector<std::string> grid_methods() {
   std::vector<std::string> out{std::string(name(Method::jacobi))};
@@ -86,7 +95,9 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
   t.choice("--method", a.method, names<Method>(),
            {.help = "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
                     "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
-                    "(pipelined CG) or lanczos (ground state of --problem tfim)"});
+                    "(pipelined CG), lanczos (ground state of --problem tfim); for nonsymmetric "
+                    "matrices gmres (restarted GMRES), fgmres (flexible GMRES), pgmres "
+                    "(pipelined p(1)-GMRES), bicgstab or pipebicgstab (pipelined BiCGStab)"});
   t.choice("--variant", a.variant, names<Variant>(),
            {.help = "Jacobi variant: sync, async (newest whole halo message), racy (freshest "
                     "data)",
@@ -130,12 +141,14 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
             .applies = krylov});
   t.text("--pc", a.pc,
          {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
-                  "none for pipecg), none (pipecg), jacobi, chebyshev[:DEGREE] (Chebyshev "
-                  "polynomial of D^-1 A, DEGREE mat-vecs per apply, default 3; no inner "
-                  "products) or boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre)",
+                  "none for pipecg, ilu0 for the nonsymmetric methods), none (pipecg and the "
+                  "nonsymmetric methods), jacobi, chebyshev[:DEGREE] (Chebyshev polynomial of "
+                  "D^-1 A, DEGREE mat-vecs per apply, default 3; no inner products; the CG "
+                  "family only), boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre) or "
+                  "ilu0 (block-Jacobi ILU(0) on each rank's rows, no communication)",
           .applies = krylov,
           .sample = "chebyshev:4",
-          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg",
+          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg|ilu0",
           .limits = "DEGREE 1 to 100"});
   t.text("--pc-option", a.pc_option,
          {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
@@ -143,12 +156,26 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                   "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs), "
                   "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
                   "max_levels (25), pmax (4); the README lists their values",
-          .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
-                                   when("--pc", {"chebyshev", "boomeramg"})}),
+          .applies = Applies{{{when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                               when("--pc", {"chebyshev", "boomeramg"})},
+                              {when("--method", nonsymmetric_names()),
+                               when("--pc", {"boomeramg"})}}},
           .shown_default = "none",
           .sample = "lanczos_steps=20",
           .value = "NAME=VALUE"})
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
+  t.number("--restart", c.restart, {1, 1e6},
+           {.help = "gmres, fgmres, pgmres: the restart length m, basis vectors kept before "
+                    "the method restarts from the true residual (a length whose basis would "
+                    "not fit in the nodes' memory is refused)",
+            .applies = applies_when({when("--method", {"gmres", "fgmres", "pgmres"})}),
+            .sample = "10"});
+  t.choice("--cgs-refinement", a.cgs_refinement, names<solvers::CgsRefinement>(),
+           {.help = "gmres, fgmres: classical Gram-Schmidt's second pass: never, ifneeded (when "
+                    "the projected vector is shorter than its projections) or always (PETSc's "
+                    "-ksp_gmres_cgs_refinement_type)",
+            .applies = applies_when({when("--method", {"gmres", "fgmres"})}),
+            .sample = "always"});
   t.number("--shift", c.shift, {-1e12, 1e12},
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",
@@ -161,7 +188,8 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
             .sample = "3"});
   t.text("--allreduce", a.allreduce,
          {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
-                  "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
+                  "pcg-overlap, pipecg, pgmres and pipebicgstab, mpi otherwise), mpi "
+                  "(MPI_Allreduce), impi "
                   "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
                   "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
                   "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "

@@ -25,14 +25,29 @@ struct EnumNames<Problem> {
 };
 
 /// --method.
-enum class Method { jacobi, cg, pcg1, pcg2, pcg_overlap, pipecg, lanczos };
+enum class Method {
+  jacobi,
+  cg,
+  pcg1,
+  pcg2,
+  pcg_overlap,
+  pipecg,
+  lanczos,
+  gmres,
+  fgmres,
+  pgmres,
+  bicgstab,
+  pipebicgstab
+};
 template <>
 struct EnumNames<Method> {
-  static constexpr std::array<std::string_view, 7> names{"jacobi",      "cg",     "pcg1",   "pcg2",
-                                                         "pcg-overlap", "pipecg", "lanczos"};
+  static constexpr std::array<std::string_view, 12> names{
+      "jacobi",  "cg",    "pcg1",   "pcg2",   "pcg-overlap", "pipecg",
+      "lanczos", "gmres", "fgmres", "pgmres", "bicgstab",    "pipebicgstab"};
 };
 
-/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
+/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg, gmres,
+/// fgmres, pgmres, bicgstab, pipebicgstab).
 constexpr bool is_krylov(Method method) {
   return method != Method::jacobi && method != Method::lanczos;
 }
@@ -40,6 +55,12 @@ constexpr bool is_krylov(Method method) {
 /// The solvers' KrylovMethod of a Krylov `method`; throws std::logic_error for
 /// jacobi and lanczos.
 solvers::KrylovMethod krylov_method(Method method);
+
+/// --cgs-refinement, in solvers::CgsRefinement's order.
+template <>
+struct EnumNames<solvers::CgsRefinement> {
+  static constexpr std::array<std::string_view, 3> names{"never", "ifneeded", "always"};
+};
 
 /// --variant: synchronous, asynchronous (newest whole message) or racy Jacobi.
 enum class Variant { sync, async, racy };
@@ -55,12 +76,12 @@ struct EnumNames<Transport> {
   static constexpr std::array<std::string_view, 4> names{"mpi", "rma", "shmem", "omp"};
 };
 
-/// --pc, resolved (auto is resolved during validation).
-enum class Preconditioner { none, jacobi, chebyshev, boomeramg };
+/// --pc, resolved (auto is resolved during validation); in precond::PcKind's order.
+enum class Preconditioner { none, jacobi, chebyshev, boomeramg, ilu0 };
 template <>
 struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 4> names{"none", "jacobi", "chebyshev",
-                                                         "boomeramg"};
+  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev",
+                                                         "boomeramg", "ilu0"};
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -110,7 +131,8 @@ struct SolveConfig {
   long noise_seed = 1;
   // Krylov methods
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
-  /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
+  /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for
+  /// pcg*, ilu0 for the nonsymmetric methods (PETSc's default, block ILU(0)).
   Preconditioner pc = Preconditioner::none;
   /// --pc and --pc-option as the precond layer takes them (kind mirrors pc;
   /// chebyshev's degree; the validated name=value pairs).
@@ -119,6 +141,10 @@ struct SolveConfig {
   /// --repeat-solve: Krylov solves after one setup of the operator and the
   /// preconditioner, each from the same x0 and timed (1: one solve).
   int repeat_solves = 1;
+  /// --restart: the GMRES family's restart length m.
+  int restart = 30;
+  /// --cgs-refinement: gmres and fgmres's second Gram-Schmidt pass.
+  solvers::CgsRefinement refinement = solvers::CgsRefinement::if_needed;
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
 };
@@ -157,6 +183,7 @@ struct SolveArgs {
   std::string pc = "auto";
   std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
   std::string allreduce = "auto";
+  std::string cgs_refinement = "ifneeded";
   std::string progress = "none";
   std::string idle;  ///< --idle as given ("" when absent: on for async and racy)
   CLI::Option* tol = nullptr;

@@ -1,8 +1,10 @@
 // `asyncsolve solve --matrix FILE.mtx` and `--assemble`: every solver on a
 // distributed CSR matrix. Builds the system (read and partitioned, or a
 // model problem assembled), optionally scales it to a unit diagonal, checks
-// what Jacobi needs (a non-zero diagonal; rho(|D^-1 (A - D)|) < 1 for the
-// asynchronous variants unless --force), solves, and reports through the
+// whether the matrix is symmetric (the CG family refuses one that is not,
+// unless --force), checks what Jacobi needs (a non-zero diagonal;
+// rho(|D^-1 (A - D)|) < 1 for the asynchronous variants unless --force),
+// solves, and reports through the
 // same summary and document as the structured solves, with the matrix and
 // the partition in the document's "problem".
 #include <mpi.h>
@@ -32,6 +34,7 @@
 #include "asyncsolve/solvers/jacobi_rho.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/sparse/load.hpp"
+#include "asyncsolve/sparse/symmetry.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
 
@@ -269,6 +272,25 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   // The operator's build (interior and boundary blocks, SELL-8): paid once
   // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
+
+  // Is A = A^T? The CG family needs it; the summary and the document say.
+  const double t_symmetry = core::now_s();
+  const sparse::Symmetry symmetry = sparse::check_symmetry(p.matrix);
+  p.parameters["symmetry"] = {{"symmetric", symmetry.symmetric()},
+                              {"structural", symmetry.structural},
+                              {"max_asymmetry", symmetry.max_asymmetry},
+                              {"unmatched_entries", symmetry.unmatched},
+                              {"tolerance", symmetry.tolerance},
+                              {"check_s", par::max_over_ranks(comm, core::now_s() - t_symmetry)},
+                              {"forced", config.sparse.force}};
+  if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
+      !symmetry.symmetric() && !config.sparse.force) {
+    throw core::InputError(fmt::format(
+        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
+        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
+        "anyway)",
+        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
+  }
 
   nlohmann::json jacobi_check = nullptr;
   if (jacobi) {

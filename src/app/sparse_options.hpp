@@ -28,7 +28,7 @@ struct SparseConfig {
   std::string write_solution_path;  ///< --write-solution FILE.mtx; empty: none
   sparse::PartitionSpec partition;  ///< --partition block|metis|scotch[:rows|:nnz]
   Scale scale = Scale::none;        ///< --scale
-  bool force = false;               ///< --force: async/racy Jacobi although rho >= 1
+  bool force = false;  ///< --force: async/racy Jacobi although rho >= 1; CG on a nonsymmetric A
   bool assemble = false;            ///< --assemble: the model problem as a CSR matrix
   double matrix_memory_gib = 0.0;  ///< --matrix-memory: rank 0's reading limit (0: half its memory)
 

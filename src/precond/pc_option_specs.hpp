@@ -22,7 +22,7 @@ struct PcOptionSpec {
   std::string_view help;
 };
 
-/// The options `kind` takes (none for none and jacobi).
+/// The options `kind` takes (none for none, jacobi and ilu0).
 std::span<const PcOptionSpec> pc_option_specs(PcKind kind);
 
 /// The value of option `name` in `settings` (the last given), or its default.

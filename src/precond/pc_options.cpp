@@ -132,6 +132,7 @@ std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
       return boomeramg;
     case PcKind::none:
     case PcKind::jacobi:
+    case PcKind::ilu0:
       break;
   }
   return {};
@@ -155,7 +156,8 @@ std::string pc_option_value(const PcSettings& settings, std::string_view name) {
 
 std::string_view pc_kind_name(PcKind kind) {
   // In PcKind's order.
-  constexpr std::array<std::string_view, 4> names{"none", "jacobi", "chebyshev", "boomeramg"};
+  constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev", "boomeramg",
+                                                  "ilu0"};
   const auto index = static_cast<std::size_t>(kind);
   return index < names.size() ? names[index] : "unknown";
 }
@@ -168,8 +170,9 @@ std::string pc_text(const PcSettings& settings) {
 
 void parse_pc(std::string_view text, PcSettings& settings) {
   const std::string expected =
-      "none, jacobi, chebyshev, chebyshev:DEGREE (DEGREE from 1 to 100) or boomeramg";
-  for (const PcKind kind : {PcKind::none, PcKind::jacobi, PcKind::boomeramg, PcKind::chebyshev}) {
+      "none, jacobi, chebyshev, chebyshev:DEGREE (DEGREE from 1 to 100), boomeramg or ilu0";
+  for (const PcKind kind :
+       {PcKind::none, PcKind::jacobi, PcKind::boomeramg, PcKind::chebyshev, PcKind::ilu0}) {
     if (text == pc_kind_name(kind)) {
       settings.kind = kind;
       if (kind == PcKind::chebyshev) settings.degree = 3;

@@ -1,6 +1,6 @@
 #pragma once
 /// Preconditioners behind one interface, for the Krylov solvers (pcg1, pcg2,
-/// pcg-overlap and pipecg through `--pc`):
+/// pcg-overlap, pipecg and the nonsymmetric methods through `--pc`):
 ///
 /// - `none`: M = I;
 /// - `jacobi`: M = diag(A) (the solvers fuse it into their vector kernels);
@@ -10,7 +10,10 @@
 ///   Jacobi-preconditioned CG (Lanczos) steps. An apply makes DEGREE
 ///   mat-vecs and no inner product, so no global reduction;
 /// - `boomeramg`: one cycle of hypre's BoomerAMG (optional at build time,
-///   boomeramg_available()), set up from the operator's rows.
+///   boomeramg_available()), set up from the operator's rows;
+/// - `ilu0`: block-Jacobi ILU(0): each rank's diagonal block factorised
+///   incompletely on its own pattern; an apply is a forward and a backward
+///   substitution on the owned rows, no communication.
 ///
 /// A preconditioner sees the operator through PcOperator, which the solvers
 /// layer implements for the structured stencils and for the distributed CSR
@@ -31,9 +34,9 @@
 namespace asyncsolve::precond {
 
 /// The preconditioners (see above).
-enum class PcKind { none, jacobi, chebyshev, boomeramg };
+enum class PcKind { none, jacobi, chebyshev, boomeramg, ilu0 };
 
-/// "none", "jacobi", "chebyshev" or "boomeramg".
+/// "none", "jacobi", "chebyshev", "boomeramg" or "ilu0".
 std::string_view pc_kind_name(PcKind kind);
 
 /// `--pc` and `--pc-option`, parsed and validated (plain values, identical
@@ -51,7 +54,7 @@ struct PcSettings {
 std::string pc_text(const PcSettings& settings);
 
 /// Parses `--pc TEXT` (none, jacobi, chebyshev, chebyshev:DEGREE with
-/// DEGREE from 1 to 100, boomeramg) into settings.kind and settings.degree.
+/// DEGREE from 1 to 100, boomeramg, ilu0) into settings.kind and settings.degree.
 /// Throws core::InputError naming the value and what was expected.
 void parse_pc(std::string_view text, PcSettings& settings);
 
@@ -59,7 +62,7 @@ void parse_pc(std::string_view text, PcSettings& settings);
 /// newlines (the option may be given several times), each name one that
 /// settings.kind takes (pc_option_names) and each value in its range.
 /// Throws core::InputError for a pair without '=', an unknown name or a
-/// value out of range, and for any option with `none` or `jacobi`.
+/// value out of range, and for any option with `none`, `jacobi` or `ilu0`.
 void parse_pc_options(std::string_view text, PcSettings& settings);
 
 /// "name=value,name=value" of settings.options (empty: none given).
@@ -140,7 +143,8 @@ class Preconditioner {
 /// Collective over op.comm(): sets up settings.kind on `op` (timed into the
 /// report's setup_s). Throws core::InputError for boomeramg in a build
 /// without hypre, and core::CollectiveFailure (on every rank) when hypre's
-/// setup fails, with hypre's error code in one line.
+/// setup fails, with hypre's error code in one line; core::InputError on
+/// every rank for ilu0 with a zero pivot.
 std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, PcOperator& op);
 
 }  // namespace asyncsolve::precond

@@ -33,6 +33,16 @@ struct RepeatedSolve {
   double change_inf = 0;
 };
 
+/// A restart of a Krylov method (GMRES's end of cycle, a BiCGStab or
+/// p(1)-GMRES breakdown it recovered from, pipelined BiCGStab's residual
+/// replacement), as seen by every rank alike.
+struct RestartPoint {
+  long iteration = 0;        ///< iterations done when it happened
+  std::string reason;        ///< "cycle", "rho", "omega", "sigma", "orthogonality", "replacement"
+  double true_residual = 0;  ///< ||b - A x|| / ||b|| measured then
+  double estimate = 0;       ///< the method's own residual estimate then
+};
+
 /// The outcome of a solve on this rank. Values that are global (residuals,
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
@@ -70,6 +80,13 @@ struct SolveResult {
   /// Preconditioner applies made while a reduction was in flight (started,
   /// not yet waited for): pcg-overlap's iprod, pipecg's three dots.
   long pc_applies_behind_reduction = 0;
+  /// Mat-vecs made while a reduction was in flight (pgmres, pipebicgstab,
+  /// pipecg, pcg-overlap's sdotp is behind an update, not a mat-vec).
+  long matvecs_behind_reduction = 0;
+  /// GMRES family and BiCGStab: every restart, with the true residual then.
+  std::vector<RestartPoint> restarts;
+  /// gmres, fgmres: Gram-Schmidt second passes made (--cgs-refinement).
+  long refinements = 0;
   /// Krylov methods: every solve run after the one setup, the first
   /// included (one entry unless KrylovOptions::repeat_solves > 1). The other
   /// fields describe the first solve.
