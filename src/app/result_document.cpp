@@ -45,9 +45,10 @@ std::string restarts_text(const std::vector<solvers::RestartPoint>& restarts) {
   for (const auto& [reason, count] : reasons)
     kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", count, reason);
   const solvers::RestartPoint& last = restarts.back();
-  return fmt::format("{} ({}); at the last, after iteration {}: true residual {:.3e}, estimate "
-                     "{:.3e}",
-                     restarts.size(), kinds, last.iteration, last.true_residual, last.estimate);
+  return fmt::format(
+      "{} ({}); at the last, after iteration {}: true residual {:.3e}, estimate "
+      "{:.3e}",
+      restarts.size(), kinds, last.iteration, last.true_residual, last.estimate);
 }
 
 /// result.repeat_solves: every solve after the one setup (--repeat-solve).
@@ -324,9 +325,8 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
   if (!s.restarts.empty()) line("restarts", restarts_text(s.restarts));
   if (s.refinements > 0) {
-    line("orthog", fmt::format("{} second Gram-Schmidt pass{} (--cgs-refinement {})",
-                               s.refinements, s.refinements == 1 ? "" : "es",
-                               name(c.refinement)));
+    line("orthog", fmt::format("{} second Gram-Schmidt pass{} (--cgs-refinement {})", s.refinements,
+                               s.refinements == 1 ? "" : "es", name(c.refinement)));
   }
   if (!s.repeats.empty() && c.repeat_solves > 1) {
     // --repeat-solve: every solve after the one setup

@@ -150,19 +150,20 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
           .sample = "chebyshev:4",
           .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg|ilu0",
           .limits = "DEGREE 1 to 100"});
-  t.text("--pc-option", a.pc_option,
-         {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
-                  "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
-                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs), "
-                  "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
-                  "max_levels (25), pmax (4); the README lists their values",
-          .applies = Applies{{{when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
-                               when("--pc", {"chebyshev", "boomeramg"})},
-                              {when("--method", nonsymmetric_names()),
-                               when("--pc", {"boomeramg"})}}},
-          .shown_default = "none",
-          .sample = "lanczos_steps=20",
-          .value = "NAME=VALUE"})
+  t.text(
+       "--pc-option", a.pc_option,
+       {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
+                "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
+                "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs; l1-gs "
+                "with gmres and bicgstab), "
+                "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
+                "max_levels (25), pmax (4); the README lists their values",
+        .applies = Applies{{{when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                             when("--pc", {"chebyshev", "boomeramg"})},
+                            {when("--method", nonsymmetric_names()), when("--pc", {"boomeramg"})}}},
+        .shown_default = "none",
+        .sample = "lanczos_steps=20",
+        .value = "NAME=VALUE"})
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   t.number("--restart", c.restart, {1, 1e6},
            {.help = "gmres, fgmres, pgmres: the restart length m, basis vectors kept before "

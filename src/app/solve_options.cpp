@@ -79,8 +79,7 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     precond::PcSettings pc;
     precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
     const bool general = pc.kind == precond::PcKind::chebyshev ||
-                         pc.kind == precond::PcKind::boomeramg ||
-                         pc.kind == precond::PcKind::ilu0;
+                         pc.kind == precond::PcKind::boomeramg || pc.kind == precond::PcKind::ilu0;
     if (nonsymmetric) {
       if (pc.kind == precond::PcKind::chebyshev) {
         throw InputError(fmt::format(

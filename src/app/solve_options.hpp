@@ -80,8 +80,8 @@ struct EnumNames<Transport> {
 enum class Preconditioner { none, jacobi, chebyshev, boomeramg, ilu0 };
 template <>
 struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev",
-                                                         "boomeramg", "ilu0"};
+  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev", "boomeramg",
+                                                         "ilu0"};
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for

@@ -437,9 +437,7 @@ std::array<double, 5> pipebicgstab_update_ref(double alpha, double omega,
                                               const PipeBicgVectors& v) noexcept {
   const Field& f = *v.x;
   const auto at = [](Field* field, std::ptrdiff_t i) -> double& { return field->origin()[i]; };
-  for_points(f, [&](std::ptrdiff_t i) {
-    at(v.x, i) += alpha * at(v.p2, i) + omega * at(v.q2, i);
-  });
+  for_points(f, [&](std::ptrdiff_t i) { at(v.x, i) += alpha * at(v.p2, i) + omega * at(v.q2, i); });
   for_points(f, [&](std::ptrdiff_t i) { at(v.r, i) = at(v.q, i) - omega * at(v.y, i); });
   for_points(f, [&](std::ptrdiff_t i) {
     at(v.r2, i) = at(v.q2, i) - omega * (at(v.w2, i) - alpha * at(v.z2, i));

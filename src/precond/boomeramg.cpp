@@ -7,7 +7,10 @@
 // strongly coupled partitions: pyamg's local_disc_galerkin_diffusion on 8
 // ranks breaks down), one sweep down and up, one V-cycle, tol 0
 // (no residual norm, so no inner product inside an apply), every one
-// settable with --pc-option (pc_options.cpp).
+// settable with --pc-option (pc_options.cpp). Under a nonsymmetric method
+// (GMRES, BiCGStab: M need not be symmetric) the smoother defaults to l1-scaled
+// hybrid forward Gauss-Seidel (relax=l1-gs, hypre's 13), which follows an
+// upwind convection's flow in the matrix's order.
 //
 // Per apply: the cycle's own halo exchanges on every level (hypre's, not
 // overlapped), no global reduction; r is copied into hypre's vector and the
@@ -51,7 +54,8 @@ int hypre_code(std::string_view option, std::string_view value) {
       {"interp", "direct", 3},   {"interp", "ext+i", 6},     {"interp", "standard", 8},
       {"interp", "ext", 14},     {"relax", "jacobi", 0},     {"relax", "sym-gs", 6},
       {"relax", "l1-sym-gs", 8}, {"relax", "chebyshev", 16}, {"relax", "l1-jacobi", 18},
-      {"cycle", "v", 1},         {"cycle", "w", 2}};
+      {"relax", "gs", 3},        {"relax", "l1-gs", 13},     {"cycle", "v", 1},
+      {"cycle", "w", 2}};
   for (const Code& c : codes)
     if (c.option == option && c.value == value) return c.code;
   return -1;

@@ -49,7 +49,8 @@ LocalBlock diagonal_block(const AssembledRows& rows) {
     row.clear();
     for (std::int64_t e = rows.row_ptr[i]; e < rows.row_ptr[i + 1]; ++e) {
       const std::int64_t c = rows.col[static_cast<std::size_t>(e)] - first;
-      if (c >= 0 && c < n) row.emplace_back(static_cast<int>(c), rows.val[static_cast<std::size_t>(e)]);
+      if (c >= 0 && c < n)
+        row.emplace_back(static_cast<int>(c), rows.val[static_cast<std::size_t>(e)]);
     }
     std::sort(row.begin(), row.end());
     for (std::size_t e = 0; e < row.size(); ++e) {

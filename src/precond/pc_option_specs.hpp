@@ -20,12 +20,16 @@ struct PcOptionSpec {
   double min = 0;
   double max = 0;
   std::string_view help;
+  /// The default with a nonsymmetric method (PcSettings::nonsymmetric);
+  /// empty: default_value.
+  std::string_view nonsymmetric_default = {};
 };
 
 /// The options `kind` takes (none for none, jacobi and ilu0).
 std::span<const PcOptionSpec> pc_option_specs(PcKind kind);
 
-/// The value of option `name` in `settings` (the last given), or its default.
+/// The value of option `name` in `settings` (the last given), or its default
+/// (the nonsymmetric one when settings.nonsymmetric).
 std::string pc_option_value(const PcSettings& settings, std::string_view name);
 
 }  // namespace asyncsolve::precond

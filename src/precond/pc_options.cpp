@@ -112,11 +112,13 @@ std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
        "interpolation (HYPRE_BoomerAMGSetInterpType)"},
       {"relax",
        "l1-sym-gs",
-       {"l1-sym-gs", "sym-gs", "jacobi", "l1-jacobi", "chebyshev"},
+       {"l1-sym-gs", "sym-gs", "jacobi", "l1-jacobi", "chebyshev", "gs", "l1-gs"},
        false,
        0,
        0,
-       "smoother, symmetric as CG needs (HYPRE_BoomerAMGSetRelaxType)"},
+       "smoother (HYPRE_BoomerAMGSetRelaxType): CG needs a symmetric one; the nonsymmetric "
+       "methods default to l1-gs, forward hybrid Gauss-Seidel",
+       "l1-gs"},
       {"cycle", "v", {"v", "w"}, false, 0, 0, "cycle type"},
       {"cycles", "1", {}, true, 1, 10, "cycles per apply"},
       {"sweeps", "1", {}, true, 1, 10, "smoothing sweeps down and up"},
@@ -149,8 +151,12 @@ std::string pc_option_value(const PcSettings& settings, std::string_view name) {
     }
   }
   if (found) return given;
-  for (const PcOptionSpec& spec : pc_option_specs(settings.kind))
-    if (spec.name == name) return std::string(spec.default_value);
+  for (const PcOptionSpec& spec : pc_option_specs(settings.kind)) {
+    if (spec.name != name) continue;
+    if (settings.nonsymmetric && !spec.nonsymmetric_default.empty())
+      return std::string(spec.nonsymmetric_default);
+    return std::string(spec.default_value);
+  }
   return {};
 }
 

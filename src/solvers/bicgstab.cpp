@@ -50,14 +50,14 @@ void run_bicgstab(KrylovContext& k) {
   InnerProduct& norm_product = k.add_inner_product(1, reduce_start_phase, reduce_wait_phase);
 
   long it = 0;
-  double rr = 0.0;          // ||r||^2
-  double rho = 0.0;         // (r, r0)
-  double r0r0 = 0.0;        // ||r0||^2
+  double rr = 0.0;    // ||r||^2
+  double rho = 0.0;   // (r, r0)
+  double r0r0 = 0.0;  // ||r0||^2
   double rho_old = 1.0;
   double alpha = 1.0;
   double omega = 1.0;
-  bool fresh = true;         // p = r next (the start, or after a restart)
-  long restarted_at = -1;    // the iteration of the last restart
+  bool fresh = true;       // p = r next (the start, or after a restart)
+  long restarted_at = -1;  // the iteration of the last restart
   // r = b - A x (v holds A x meanwhile); r0 = r; rho = (r, r0) = ||r||^2.
   // Returns true when the solve stops on it.
   const auto start_from_true_residual = [&](const char* reason, double estimate_rr) {

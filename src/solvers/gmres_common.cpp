@@ -66,10 +66,10 @@ double ArnoldiLsq::rotate(int j, long iteration) {
     throw Breakdown{fmt::format("a Hessenberg entry = {} at iteration {}", norm, iteration)};
   }
   if (norm == 0.0) {
-    throw Breakdown{fmt::format(
-        "a zero Krylov vector at iteration {}: A M^-1 v_j = 0 (the matrix or the "
-        "preconditioner is singular)",
-        iteration)};
+    throw Breakdown{
+        fmt::format("a zero Krylov vector at iteration {}: A M^-1 v_j = 0 (the matrix or the "
+                    "preconditioner is singular)",
+                    iteration)};
   }
   c_[j] = a / norm;
   s_[j] = b / norm;
@@ -88,8 +88,8 @@ std::vector<double> ArnoldiLsq::solve(int n, long iteration) const {
     for (int j = i + 1; j < n; ++j) t -= r_[index(i, j)] * y[j];
     const double d = r_[index(i, i)];
     if (d == 0.0) {
-      throw Breakdown{fmt::format(
-          "R({}, {}) = 0 in GMRES's least-squares problem at iteration {}", i, i, iteration)};
+      throw Breakdown{fmt::format("R({}, {}) = 0 in GMRES's least-squares problem at iteration {}",
+                                  i, i, iteration)};
     }
     y[i] = t / d;
   }

@@ -28,10 +28,10 @@ using grid::Field;
 
 namespace {
 
-constexpr std::array all_methods{KrylovMethod::cg,     KrylovMethod::pcg1,
-                                 KrylovMethod::pcg2,   KrylovMethod::pcg_overlap,
-                                 KrylovMethod::pipecg, KrylovMethod::gmres,
-                                 KrylovMethod::fgmres, KrylovMethod::pgmres,
+constexpr std::array all_methods{KrylovMethod::cg,       KrylovMethod::pcg1,
+                                 KrylovMethod::pcg2,     KrylovMethod::pcg_overlap,
+                                 KrylovMethod::pipecg,   KrylovMethod::gmres,
+                                 KrylovMethod::fgmres,   KrylovMethod::pgmres,
                                  KrylovMethod::bicgstab, KrylovMethod::pipebicgstab};
 
 detail::KrylovLoop loop_of(KrylovMethod method) {
@@ -120,9 +120,9 @@ void check_restart(const KrylovOptions& options, const detail::LinearOperator& a
   const grid::Field one = a.make_vector();
   const double vector_bytes = 8.0 * static_cast<double>(one.storage().size());
   const double m = options.restart;
-  const double bytes = static_cast<double>(krylov_fields(options.method, options.restart)) *
-                           vector_bytes +
-                       3.0 * 8.0 * (m + 2.0) * (m + 1.0);
+  const double bytes =
+      static_cast<double>(krylov_fields(options.method, options.restart)) * vector_bytes +
+      3.0 * 8.0 * (m + 2.0) * (m + 1.0);
   const par::NodeMemory memory = par::node_memory(a.comm(), bytes);
   if (memory.need_bytes > 0.9 * memory.have_bytes) {
     throw core::InputError(fmt::format(
@@ -150,7 +150,9 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   double setup_s = 0.0;
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
-    pc = precond::make_preconditioner(options.pc, a);
+    precond::PcSettings settings = options.pc;
+    settings.nonsymmetric = !needs_symmetric_matrix(options.method);
+    pc = precond::make_preconditioner(settings, a);
     setup_s = core::now_s() - t0;
   }
   const bool repeating = options.repeat_solves > 1;

@@ -79,69 +79,69 @@ void run_pgmres(KrylovContext& k) {
     int done = 0;  // completed columns of H
     std::string ending = "cycle";
     try {
-    for (int i = 0;; ++i) {
-      // V[i+1] = A M^-1 V[i], behind the reduction started in the previous iteration
-      if (i <= m) k.matvec(pc.apply(v[at(i)], z), v[at(i + 1)]);
-      if (i == 0) {
-        // start H(0, 0) = v_0 . A M^-1 v_0
+      for (int i = 0;; ++i) {
+        // V[i+1] = A M^-1 V[i], behind the reduction started in the previous iteration
+        if (i <= m) k.matvec(pc.apply(v[at(i)], z), v[at(i + 1)]);
+        if (i == 0) {
+          // start H(0, 0) = v_0 . A M^-1 v_0
+          std::fill(local.begin(), local.end(), 0.0);
+          k.timed(orthog_phase, [&] { ops::mdot(basis.first(1), v[1], local); });
+          pipe.start(local);
+          continue;
+        }
+        pipe.wait(global);
+        // H(0..i-1, i-1) = v_q . z_i, before the scaling of v_{i-1} and z_i
+        // (none once the cycle is full: the last column is m-1)
+        for (int q = 0; q < i && i <= m; ++q) {
+          check_finite("v_k^T A M^-1 z", global[at(q)], its + 1);
+          lsq.h(q, i - 1) = global[at(q)];
+        }
+        double scale = 1.0;
+        if (i > 1) {
+          // H(i-1, i-2) = ||v_{i-1}||: column i-2 is complete
+          const double norm2 = global[at(i)];
+          const double before2 = global[at(i + 1)];
+          check_finite("||v||^2", norm2, its + 1);
+          const double hnorm = std::sqrt(std::max(norm2, 0.0));
+          lsq.h(i - 1, i - 2) = hnorm;
+          estimate = k.timed(orthog_phase, [&] { return lsq.rotate(i - 2, its + 1); });
+          ++its;
+          done = i - 1;
+          // stop when estimate / ||b|| < tol (or at max_iters, max_time)
+          if (k.stop(its, estimate * estimate, -1.0)) {
+            ending.clear();
+            break;
+          }
+          if (hnorm < lost_orthogonality * std::sqrt(std::max(before2, 0.0))) {
+            ending = fmt::format("orthogonality: ||v|| / ||z|| = {:.2e} at iteration {}",
+                                 hnorm / std::sqrt(before2), its);
+            break;
+          }
+          if (i == m + 1) break;  // the cycle is full
+          // the deferred normalisation of v_{i-1} (and of z_i, A M^-1 z_i, which
+          // were made from it): H's column i-1 scaled alike
+          scale = 1.0 / hnorm;
+          for (int q = 0; q < i - 1; ++q) lsq.h(q, i - 1) *= scale;
+          lsq.h(i - 1, i - 1) *= scale * scale;
+        }
+        // a_q = sum_j H(q, j) H(j, i-1): A M^-1 v_j expressed in the basis
+        // (Arnoldi), so that A M^-1 z_i becomes A M^-1 v_i
+        for (int q = 0; q < i; ++q) {
+          double sum = 0.0;
+          for (int j = std::max(0, q - 1); j <= i - 2; ++j) sum += lsq.h(q, j) * lsq.h(j, i - 1);
+          a[at(q)] = sum;
+          c[at(q)] = lsq.h(q, i - 1);
+        }
+        // v_{i-1} *= scale, z_i *= scale, A M^-1 z_i *= scale;
+        // A M^-1 z_i -= sum_q a_q v_q + H(i-1, i-1) z_i; z_i -= sum_q H(q, i-1) v_q;
+        // the local v_q . A M^-1 z_i (q <= i), ||z_i||^2 after and before
         std::fill(local.begin(), local.end(), 0.0);
-        k.timed(orthog_phase, [&] { ops::mdot(basis.first(1), v[1], local); });
+        k.timed(orthog_phase, [&] {
+          ops::pgmres_pass(basis.first(i), v[at(i)], v[at(i + 1)], scale, a, lsq.h(i - 1, i - 1), c,
+                           local);
+        });
         pipe.start(local);
-        continue;
       }
-      pipe.wait(global);
-      // H(0..i-1, i-1) = v_q . z_i, before the scaling of v_{i-1} and z_i
-      // (none once the cycle is full: the last column is m-1)
-      for (int q = 0; q < i && i <= m; ++q) {
-        check_finite("v_k^T A M^-1 z", global[at(q)], its + 1);
-        lsq.h(q, i - 1) = global[at(q)];
-      }
-      double scale = 1.0;
-      if (i > 1) {
-        // H(i-1, i-2) = ||v_{i-1}||: column i-2 is complete
-        const double norm2 = global[at(i)];
-        const double before2 = global[at(i + 1)];
-        check_finite("||v||^2", norm2, its + 1);
-        const double hnorm = std::sqrt(std::max(norm2, 0.0));
-        lsq.h(i - 1, i - 2) = hnorm;
-        estimate = k.timed(orthog_phase, [&] { return lsq.rotate(i - 2, its + 1); });
-        ++its;
-        done = i - 1;
-        // stop when estimate / ||b|| < tol (or at max_iters, max_time)
-        if (k.stop(its, estimate * estimate, -1.0)) {
-          ending.clear();
-          break;
-        }
-        if (hnorm < lost_orthogonality * std::sqrt(std::max(before2, 0.0))) {
-          ending = fmt::format("orthogonality: ||v|| / ||z|| = {:.2e} at iteration {}",
-                               hnorm / std::sqrt(before2), its);
-          break;
-        }
-        if (i == m + 1) break;  // the cycle is full
-        // the deferred normalisation of v_{i-1} (and of z_i, A M^-1 z_i, which
-        // were made from it): H's column i-1 scaled alike
-        scale = 1.0 / hnorm;
-        for (int q = 0; q < i - 1; ++q) lsq.h(q, i - 1) *= scale;
-        lsq.h(i - 1, i - 1) *= scale * scale;
-      }
-      // a_q = sum_j H(q, j) H(j, i-1): A M^-1 v_j expressed in the basis
-      // (Arnoldi), so that A M^-1 z_i becomes A M^-1 v_i
-      for (int q = 0; q < i; ++q) {
-        double sum = 0.0;
-        for (int j = std::max(0, q - 1); j <= i - 2; ++j) sum += lsq.h(q, j) * lsq.h(j, i - 1);
-        a[at(q)] = sum;
-        c[at(q)] = lsq.h(q, i - 1);
-      }
-      // v_{i-1} *= scale, z_i *= scale, A M^-1 z_i *= scale;
-      // A M^-1 z_i -= sum_q a_q v_q + H(i-1, i-1) z_i; z_i -= sum_q H(q, i-1) v_q;
-      // the local v_q . A M^-1 z_i (q <= i), ||z_i||^2 after and before
-      std::fill(local.begin(), local.end(), 0.0);
-      k.timed(orthog_phase, [&] {
-        ops::pgmres_pass(basis.first(i), v[at(i)], v[at(i + 1)], scale, a, lsq.h(i - 1, i - 1), c,
-                         local);
-      });
-      pipe.start(local);
-    }
     } catch (const Breakdown&) {
       // x keeps the correction of the columns completed before the breakdown
       add_correction(k, basis.first(done), lsq.solve(done, its), &pc, z, tmp);

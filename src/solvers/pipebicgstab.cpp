@@ -42,9 +42,8 @@ void run_pipebicgstab(KrylovContext& k) {
   RightPreconditioner pc(k);
   std::vector<grid::Field> f;
   for (int i = 0; i < 15; ++i) f.push_back(k.make_field());
-  const ops::PipeBicgVectors vec{&k.x(), &f[0],  &f[1],  &f[2],  &f[3],  &f[4],
-                                 &f[5],  &f[6],  &f[7],  &f[8],  &f[9],  &f[10],
-                                 &f[11], &f[12], &f[13], &f[14]};
+  const ops::PipeBicgVectors vec{&k.x(), &f[0], &f[1], &f[2],  &f[3],  &f[4],  &f[5],  &f[6],
+                                 &f[7],  &f[8], &f[9], &f[10], &f[11], &f[12], &f[13], &f[14]};
   grid::Field &r = *vec.r, &r2 = *vec.r2, &r0 = *vec.r0, &w = *vec.w, &w2 = *vec.w2;
   grid::Field &t = *vec.t, &p2 = *vec.p2, &s = *vec.s, &s2 = *vec.s2, &z = *vec.z;
   grid::Field &z2 = *vec.z2, &v = *vec.v, &q = *vec.q;
@@ -94,10 +93,10 @@ void run_pipebicgstab(KrylovContext& k) {
   const auto breakdown = [&](const char* what, const char* quantity, double value,
                              double estimate_rr) {
     if (restarted_at == it) {
-      throw Breakdown{fmt::format(
-          "{} = {:.6e} ~ 0 at iteration {}, right after a restart for the same cause: "
-          "pipelined BiCGStab cannot proceed",
-          quantity, value, it)};
+      throw Breakdown{
+          fmt::format("{} = {:.6e} ~ 0 at iteration {}, right after a restart for the same cause: "
+                      "pipelined BiCGStab cannot proceed",
+                      quantity, value, it)};
     }
     restarted_at = it;
     return start(what, estimate_rr);
@@ -158,7 +157,8 @@ void run_pipebicgstab(KrylovContext& k) {
       if (breakdown("rho", "(r, r0)", rho, rr)) return;
       continue;
     }
-    // beta = (rho / rho_old) (alpha / omega); alpha = rho / ((w, r0) + beta (s, r0) - beta omega (z, r0))
+    // beta = (rho / rho_old) (alpha / omega); alpha = rho / ((w, r0) + beta (s, r0) - beta omega
+    // (z, r0))
     beta = (rho / rho_old) * (alpha / omega);
     const double denominator = g[3] + beta * g[2] - beta * omega * g[4];
     check_finite("the denominator of alpha", denominator, it);

@@ -26,9 +26,8 @@ std::int64_t global_column(const DistMatrix& m, std::int32_t c) {
 std::pair<double, bool> lookup(const DistMatrix& m, int row, std::int64_t column) {
   const auto begin = m.col().begin() + m.row_ptr()[static_cast<std::size_t>(row)];
   const auto end = m.col().begin() + m.row_ptr()[static_cast<std::size_t>(row) + 1];
-  const auto at = std::lower_bound(begin, end, column, [&](std::int32_t c, std::int64_t g) {
-    return global_column(m, c) < g;
-  });
+  const auto at = std::lower_bound(
+      begin, end, column, [&](std::int32_t c, std::int64_t g) { return global_column(m, c) < g; });
   if (at == end || global_column(m, *at) != column) return {0.0, false};
   return {m.val()[static_cast<std::size_t>(at - m.col().begin())], true};
 }
@@ -48,7 +47,7 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
   const int n = m.local_rows();
   double largest = 0.0;
   for (const double v : m.val()) largest = std::max(largest, std::abs(v));
-  double worst = 0.0;      // max |a_ij - a_ji|
+  double worst = 0.0;        // max |a_ij - a_ji|
   std::int64_t missing = 0;  // stored a_ij without a stored a_ji
 
   // owned columns here; ghost columns to their owners, as (j, i) pairs and a_ij
@@ -73,10 +72,11 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
     }
   }
   std::vector<int> send_counts(static_cast<std::size_t>(ranks)), recv_counts(send_counts.size());
-  for (std::size_t r = 0; r < values.size(); ++r) send_counts[r] = static_cast<int>(values[r].size());
-  par::check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT,
-                              comm.get()),
-                 "MPI_Alltoall");
+  for (std::size_t r = 0; r < values.size(); ++r)
+    send_counts[r] = static_cast<int>(values[r].size());
+  par::check_mpi(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
+      "MPI_Alltoall");
   std::vector<int> send_displs(send_counts.size(), 0), recv_displs(send_counts.size(), 0);
   for (std::size_t r = 1; r < send_counts.size(); ++r) {
     send_displs[r] = send_displs[r - 1] + send_counts[r - 1];

@@ -52,7 +52,8 @@ SerialCsr convection_diffusion(int n, int dims, double peclet) {
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) {
-        const std::int64_t row = i + static_cast<std::int64_t>(n) * (j + static_cast<std::int64_t>(n) * k);
+        const std::int64_t row =
+            i + static_cast<std::int64_t>(n) * (j + static_cast<std::int64_t>(n) * k);
         auto& r = rows[static_cast<std::size_t>(row)];
         const int at[3] = {i, j, k};
         const std::int64_t stride[3] = {1, n, static_cast<std::int64_t>(n) * n};

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"

@@ -64,7 +64,7 @@ struct Outcome {
 };
 
 Outcome solve(const SerialCsr& a, solvers::KrylovOptions o,
-          comm::HaloStrategy strategy = comm::HaloStrategy::waitall) {
+              comm::HaloStrategy strategy = comm::HaloStrategy::waitall) {
   sparse::DistMatrix m = distribute(a);
   const std::vector<double> b_all = ones_rhs(a);
   const auto [first, end] = my_rows(a.n);
@@ -89,8 +89,8 @@ solvers::KrylovOptions options(solvers::KrylovMethod method, precond::PcKind pc,
   o.test_every = 2;
   o.jacobi = pc == precond::PcKind::jacobi;
   if (pc == precond::PcKind::ilu0) o.pc.kind = pc;
-  const bool pipelined = method == solvers::KrylovMethod::pgmres ||
-                         method == solvers::KrylovMethod::pipebicgstab;
+  const bool pipelined =
+      method == solvers::KrylovMethod::pgmres || method == solvers::KrylovMethod::pipebicgstab;
   o.allreduce = pipelined ? "impi" : "mpi";
   return o;
 }
@@ -122,7 +122,8 @@ TEST(Nonsymmetric, EveryMethodConvergesOnEveryMatrix) {
   constexpr double tol = 1e-8;
   for (const SerialCsr& a : matrices()) {
     for (const auto method : nonsymmetric) {
-      for (const auto pc : {precond::PcKind::none, precond::PcKind::jacobi, precond::PcKind::ilu0}) {
+      for (const auto pc :
+           {precond::PcKind::none, precond::PcKind::jacobi, precond::PcKind::ilu0}) {
         const Outcome run = solve(a, options(method, pc, tol));
         const std::string what = label(a, method, pc);
         EXPECT_TRUE(run.result.converged)
@@ -217,7 +218,8 @@ TEST(Nonsymmetric, PipelinedMethodsHideTheirReductions) {
         << solvers::krylov_method_name(method);
     EXPECT_GT(run.result.phases.seconds(solvers::matvec_hidden_phase), 0.0);
   }
-  const Outcome blocking = solve(a, options(solvers::KrylovMethod::gmres, precond::PcKind::none, 1e-8));
+  const Outcome blocking =
+      solve(a, options(solvers::KrylovMethod::gmres, precond::PcKind::none, 1e-8));
   EXPECT_EQ(blocking.result.matvecs_behind_reduction, 0);
 }
 
@@ -226,10 +228,9 @@ TEST(Nonsymmetric, EveryHaloStrategyGivesTheSameIterations) {
   const SerialCsr a = reference::convection_diffusion(10, 3, 100.0);
   for (const auto method : nonsymmetric) {
     long first = -1;
-    for (const auto s :
-         {comm::HaloStrategy::waitall, comm::HaloStrategy::alltoallv,
-          comm::HaloStrategy::ialltoallv, comm::HaloStrategy::neighbor,
-          comm::HaloStrategy::persistent}) {
+    for (const auto s : {comm::HaloStrategy::waitall, comm::HaloStrategy::alltoallv,
+                         comm::HaloStrategy::ialltoallv, comm::HaloStrategy::neighbor,
+                         comm::HaloStrategy::persistent}) {
       const Outcome run = solve(a, options(method, precond::PcKind::ilu0, 1e-8), s);
       EXPECT_TRUE(run.result.converged) << comm::halo_strategy_name(s);
       if (first < 0) first = run.result.iterations;
@@ -254,7 +255,8 @@ TEST(Nonsymmetric, BreakdownsAreReportedOrRecovered) {
     EXPECT_NE(run.result.detail.find("iteration"), std::string::npos) << run.result.detail;
     ASSERT_FALSE(run.result.restarts.empty());
   }
-  const Outcome gmres = solve(k, options(solvers::KrylovMethod::gmres, precond::PcKind::none, 1e-8));
+  const Outcome gmres =
+      solve(k, options(solvers::KrylovMethod::gmres, precond::PcKind::none, 1e-8));
   EXPECT_TRUE(gmres.result.converged) << gmres.result.detail;
 
   SerialCsr zero = reference::skew(8);

@@ -56,7 +56,8 @@ struct Shape {
   int halo;
 };
 
-const std::vector<Shape> shapes{{{7, 5, 3}, 1}, {{1, 1, 1}, 1}, {{1000, 1, 1}, 0}, {{300, 2, 2}, 1}};
+const std::vector<Shape> shapes{
+    {{7, 5, 3}, 1}, {{1, 1, 1}, 1}, {{1000, 1, 1}, 0}, {{300, 2, 2}, 1}};
 
 std::vector<Field> basis(const Shape& s, int count, unsigned seed) {
   std::vector<Field> v;
@@ -132,8 +133,8 @@ TEST(MultiVector, PgmresPassMatchesItsTwin) {
           a[q] = 0.3 - 0.1 * q;
           c[q] = -0.2 + 0.05 * q;
         }
-        ops::pgmres_pass(ops::FieldList{p1.data(), static_cast<std::size_t>(n)}, v1[n],
-                         v1[n + 1], scale, a, 0.7, c, out1);
+        ops::pgmres_pass(ops::FieldList{p1.data(), static_cast<std::size_t>(n)}, v1[n], v1[n + 1],
+                         scale, a, 0.7, c, out1);
         ops::pgmres_pass_ref(ops::FieldList{p2.data(), static_cast<std::size_t>(n)}, v2[n],
                              v2[n + 1], scale, a, 0.7, c, out2);
         for (int q = 0; q < n + 2; ++q) EXPECT_LE(difference(v1[q], v2[q]), 1e-14) << q;
@@ -159,9 +160,8 @@ TEST(MultiVector, BicgstabKernelsMatchTheirTwins) {
       std::vector<Field> h1 = basis(s, 16, 60);
       std::vector<Field> h2 = clone(h1);
       const auto vectors = [](Field& x, std::vector<Field>& h) {
-        return ops::PipeBicgVectors{&x,    &h[0],  &h[1],  &h[2],  &h[3],  &h[4],
-                                    &h[5], &h[6],  &h[7],  &h[8],  &h[9],  &h[10],
-                                    &h[11], &h[12], &h[13], &h[14]};
+        return ops::PipeBicgVectors{&x,    &h[0], &h[1], &h[2],  &h[3],  &h[4],  &h[5],  &h[6],
+                                    &h[7], &h[8], &h[9], &h[10], &h[11], &h[12], &h[13], &h[14]};
       };
       Field y1 = random_field(s.n, s.halo, 2);
       Field y2 = clone(y1);

@@ -47,6 +47,9 @@ struct PcSettings {
   /// --pc-option name=value pairs, validated and in canonical spelling, in
   /// the order given (a name given twice keeps its last value).
   std::vector<std::pair<std::string, std::string>> options;
+  /// Set up for a nonsymmetric method (GMRES, BiCGStab): the options not
+  /// given take their nonsymmetric defaults (boomeramg: relax=l1-gs).
+  bool nonsymmetric = false;
 };
 
 /// The value of `--pc` as the command line spells it: "chebyshev:5" for a
