@@ -6,7 +6,7 @@
 // as in PETSc.
 //
 // Breakdown. When rho = (r, r0), sigma = (A M^-1 p, r0) or (t, s) falls
-// below 1e-12 of the norms it is made of (a near-zero cosine), the method
+// below 1e-14 of the norms it is made of (a near-zero cosine), the method
 // restarts: r = b - A x (the true residual), the shadow residual r0 = r,
 // p = r. After an omega breakdown the half step x += alpha M^-1 p is kept
 // first (it is BiCG's step). A breakdown right after a restart, before any
@@ -22,17 +22,6 @@
 #include "gmres_common.hpp"
 
 namespace asyncsolve::solvers::detail {
-
-namespace {
-
-/// |(a, b)| <= breakdown_cosine ||a|| ||b||: a breakdown of BiCGStab.
-constexpr double breakdown_cosine = 1e-12;
-
-bool near_zero(double dot, double aa, double bb) {
-  return std::abs(dot) <= breakdown_cosine * std::sqrt(std::max(aa, 0.0) * std::max(bb, 0.0));
-}
-
-}  // namespace
 
 void run_bicgstab(KrylovContext& k) {
   RightPreconditioner pc(k);
@@ -113,7 +102,7 @@ void run_bicgstab(KrylovContext& k) {
     sigma_product.wait(sv);
     const auto [sigma, vv] = sv;
     check_finite("(A M^-1 p, r0)", sigma, it + 1);
-    if (near_zero(sigma, vv, r0r0)) {
+    if (is_breakdown(sigma, vv, r0r0)) {
       if (breakdown("sigma", "(A M^-1 p, r0)", sigma, rr)) return;
       continue;
     }
@@ -128,7 +117,7 @@ void run_bicgstab(KrylovContext& k) {
     omega_product.wait(ts);
     check_finite("(t, s)", ts[0], it + 1);
     check_finite("(t, t)", ts[1], it + 1);
-    if (ts[1] == 0.0 || near_zero(ts[0], ts[1], ts[2])) {
+    if (ts[1] == 0.0 || is_breakdown(ts[0], ts[1], ts[2])) {
       // omega ~ 0: keep BiCG's half step x += alpha phat (its residual is s), restart
       k.timed(axpy_phase, [&] { ops::axpy(alpha, phat, k.x()); });
       ++it;
@@ -153,7 +142,7 @@ void run_bicgstab(KrylovContext& k) {
     rho_old = rho;
     rho = global[1];
     check_finite("(r, r0)", rho, it);
-    if (near_zero(rho, rr, r0r0)) {
+    if (is_breakdown(rho, rr, r0r0)) {
       if (breakdown("rho", "(r, r0)", rho, rr)) return;
     }
   }

@@ -216,6 +216,11 @@ bool GmresCycle::restart() {
   return false;
 }
 
+bool is_breakdown(double dot, double aa, double bb) {
+  constexpr double cosine = 1e-14;
+  return std::abs(dot) <= cosine * std::sqrt(std::max(aa, 0.0) * std::max(bb, 0.0));
+}
+
 // ---- the correction of x -------------------------------------------------------
 
 void add_correction(KrylovContext& k, ops::FieldList z, const std::vector<double>& y,

@@ -130,6 +130,11 @@ class GmresCycle {
   double estimate_ = 0.0;  ///< the current residual norm estimate
 };
 
+/// BiCGStab's breakdown test: |(a, b)| at most 1e-14 ||a|| ||b|| (aa =
+/// ||a||^2, bb = ||b||^2), a cosine at the rounding level of an inner
+/// product, where the value carries no correct digit.
+bool is_breakdown(double dot, double aa, double bb);
+
 /// Collective: x += sum_k y_k z_k given fields z (for fgmres the stored M^-1
 /// v_k; for gmres the basis, followed by one preconditioner apply of the
 /// combination into `tmp`).

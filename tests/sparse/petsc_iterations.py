@@ -51,7 +51,7 @@ def main():
     ksp.getPC().setType(pc_type)
     ksp.setPCSide(PETSc.PC.Side.RIGHT)
     ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
-    ksp.setTolerances(rtol=1e-8, atol=0.0, max_it=5000)
+    ksp.setTolerances(rtol=1e-8, atol=0.0, divtol=1e30, max_it=5000)
     if ksp_type in ("gmres", "fgmres", "pgmres"):
         opts = PETSc.Options()
         opts["ksp_gmres_restart"] = restart
