@@ -109,7 +109,7 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   c.pc_settings.kind = static_cast<precond::PcKind>(static_cast<int>(c.pc));
   if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc_settings);
   expect_at_least("--restart", c.restart, 1);
-  c.refinement = *parse<solvers::CgsRefinement>(a.cgs_refinement);
+  c.refinement = parse_one_of<solvers::CgsRefinement>("--cgs-refinement", a.cgs_refinement);
 }
 
 /// What --transport omp takes (checks that need the rank count or the grid
