@@ -45,8 +45,8 @@ void run_bicgstab(KrylovContext& k) {
   double rho_old = 1.0;
   double alpha = 1.0;
   double omega = 1.0;
-  bool fresh = true;       // p = r next (the start, or after a restart)
-  long restarted_at = -1;  // the iteration of the last restart
+  bool fresh = true;  // p = r next (the start, or after a restart)
+  BreakdownRestarts restarts("BiCGStab");
   // r = b - A x (v holds A x meanwhile); r0 = r; rho = (r, r0) = ||r||^2.
   // Returns true when the solve stops on it.
   const auto start_from_true_residual = [&](const char* reason, double estimate_rr) {
@@ -64,13 +64,7 @@ void run_bicgstab(KrylovContext& k) {
   // was done since the last one. Returns true when the solve stops.
   const auto breakdown = [&](const char* what, const char* quantity, double value,
                              double estimate_rr) {
-    if (restarted_at == it) {
-      throw Breakdown{fmt::format(
-          "{} = {:.6e} ~ 0 at iteration {}, right after a restart for the same cause: BiCGStab "
-          "cannot proceed",
-          quantity, value, it)};
-    }
-    restarted_at = it;
+    restarts.check(quantity, value, it);
     return start_from_true_residual(what, estimate_rr);
   };
   if (start_from_true_residual(nullptr, 0.0)) return;

@@ -216,6 +216,16 @@ bool GmresCycle::restart() {
   return false;
 }
 
+void BreakdownRestarts::check(std::string_view quantity, double value, long iteration) {
+  if (last_ == iteration) {
+    throw Breakdown{fmt::format(
+        "{} = {:.6e} ~ 0 at iteration {}, right after a restart for the same cause: {} cannot "
+        "proceed",
+        quantity, value, iteration, method_)};
+  }
+  last_ = iteration;
+}
+
 bool is_breakdown(double dot, double aa, double bb) {
   constexpr double cosine = 1e-14;
   return std::abs(dot) <= cosine * std::sqrt(std::max(aa, 0.0) * std::max(bb, 0.0));

@@ -6,6 +6,7 @@
 /// Gram-Schmidt and its second pass when needed (GmresCycle). p(1)-GMRES
 /// (pgmres.cpp) shares ArnoldiLsq and the restart.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "asyncsolve/ops/multi_vector.hpp"
@@ -128,6 +129,21 @@ class GmresCycle {
   long iterations_ = 0;
   double beta_ = 0.0;      ///< the cycle's first residual norm
   double estimate_ = 0.0;  ///< the current residual norm estimate
+};
+
+/// The BiCGStab family's restarts on a breakdown: allowed unless the last
+/// one was at the same iteration (no progress since: the method cannot
+/// proceed).
+class BreakdownRestarts {
+ public:
+  explicit BreakdownRestarts(std::string_view method) : method_(method) {}
+  /// Throws Breakdown naming `quantity`, its `value` and `iteration` when the
+  /// last restart was at `iteration`; otherwise records a restart there.
+  void check(std::string_view quantity, double value, long iteration);
+
+ private:
+  std::string method_;
+  long last_ = -1;
 };
 
 /// BiCGStab's breakdown test: |(a, b)| at most 1e-14 ||a|| ||b|| (aa =

@@ -78,7 +78,7 @@ class PipeBicgstab {
   double rr_ = 0.0, rho_ = 0.0, rho_old_ = 1.0, r0r0_ = 0.0;
   double alpha_ = 0.0, beta_ = 0.0, omega_ = 0.0;
   bool first_ = true;
-  long restarted_at_ = -1;
+  BreakdownRestarts restarts_{"pipelined BiCGStab"};
 };
 
 /// r = b - A x (q holds A x meanwhile), r0 = r; r2 = M^-1 r, w = A r2;
@@ -116,13 +116,7 @@ bool PipeBicgstab::start(const char* reason, double estimate_rr) {
 /// since the last one. Returns true when the solve stops.
 bool PipeBicgstab::breakdown(const char* what, const char* quantity, double value,
                              double estimate_rr) {
-  if (restarted_at_ == it_) {
-    throw Breakdown{
-        fmt::format("{} = {:.6e} ~ 0 at iteration {}, right after a restart for the same cause: "
-                    "pipelined BiCGStab cannot proceed",
-                    quantity, value, it_)};
-  }
-  restarted_at_ = it_;
+  restarts_.check(quantity, value, it_);
   return start(what, estimate_rr);
 }
 
