@@ -24,12 +24,15 @@ void run_gmres(KrylovContext& k) {
   // Per iteration j of a cycle (one rank, per unknown of its block):
   //   messages:   one halo exchange, in the mat-vec, tested while the interior
   //               is computed
-  //   reductions: 2 blocking (the j+1 inner products of Gram-Schmidt; ||w||^2),
-  //               4 when the second pass is needed
+  //   reductions: 2 blocking (the j+1 inner products of Gram-Schmidt; the
+  //               update's ||w||^2, with the second pass's j+1 inner products
+  //               unless --cgs-refinement never), 3 when the second pass is
+  //               needed
   //   memory:     (2j + 5) x 8 B besides the mat-vec and the preconditioner:
   //               the block inner products j+2 streams, the update with the
-  //               norm j+3 (the normalisation is deferred into the scales);
-  //               Jacobi adds z = D^-1 v (24 B)
+  //               norm (and the second pass's inner products) j+3 (the
+  //               normalisation is deferred into the scales); (3j + 8) x 8 B
+  //               with the second pass; Jacobi adds z = D^-1 v (24 B)
   for (;;) {
     int n = 0;
     bool stop = false;

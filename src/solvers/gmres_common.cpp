@@ -145,44 +145,67 @@ bool GmresCycle::step(int j, Field& z) {
   return k_.stop(iterations_, estimate_ * estimate_, -1.0);
 }
 
-/// Classical Gram-Schmidt of w = A M^-1 V[j] (true vector s_j w) against
-/// v_k = s_k V[k], k <= j, in one or two passes: each pass one block of j+1
-/// inner products (one reduction), then one update with ||w||^2 in the same
-/// pass (one reduction). Returns H(j+1, j).
+/// Adds the reduced c_q = V[q] . w (w = A M^-1 V[j], the true vector s_j w)
+/// to H's column j as v_q . (s_j w), sets the update's coefficients
+/// (w -= (v_q . w) v_q) and returns the squared norm of the projections.
+double GmresCycle::project(int j, long iteration) {
+  const double sj = basis_.scale[static_cast<std::size_t>(j)];
+  double hn2 = 0.0;
+  for (int q = 0; q <= j; ++q) {
+    check_finite("v_k^T A M^-1 v_j", global_[q], iteration);
+    const double sq = basis_.scale[static_cast<std::size_t>(q)];
+    const double hq = sq * sj * global_[q];
+    lsq_.h(q, j) += hq;
+    hn2 += hq * hq;
+    coef_[q] = -sq * sq * global_[q];
+  }
+  return hn2;
+}
+
+/// Classical Gram-Schmidt of w = A M^-1 V[j] against v_k = s_k V[k], k <= j:
+/// one block of j+1 inner products (one reduction), then the update of w.
+/// Without refinement the update computes ||w||^2 (one reduction). With it,
+/// the update also computes the second pass's inner products with ||w||^2
+/// (one reduction of j+2 values: the pass costs no extra memory traffic when
+/// it turns out unneeded); a second update, with ||w||^2 (one reduction),
+/// follows when PETSc's test asks for it. Returns H(j+1, j).
 double GmresCycle::orthogonalise(int j, Field& w) {
   const int n = j + 1;
   const double sj = basis_.scale[static_cast<std::size_t>(j)];
   const CgsRefinement refinement = k_.options().refinement;
-  double wn2 = 0.0;
   const long iteration = iterations_ + 1;
-  for (int pass = 0; pass < 2; ++pass) {
-    // c_k = V[k] . w (local, then reduced)
-    k_.timed(orthog_phase, [&] { ops::mdot(basis_.first(n), w, local_); });
-    std::fill(local_.begin() + n, local_.end(), 0.0);
-    dots_.start(local_);
-    dots_.wait(global_);
-    double hn2 = 0.0;
-    for (int q = 0; q < n; ++q) {
-      check_finite("v_k^T A M^-1 v_j", global_[q], iteration);
-      const double sq = basis_.scale[static_cast<std::size_t>(q)];
-      const double hq = sq * sj * global_[q];  // v_q . (s_j w)
-      lsq_.h(q, j) += hq;
-      hn2 += hq * hq;
-      coef_[q] = -sq * sq * global_[q];  // w -= (v_q . w) v_q
-    }
+  // c_k = V[k] . w (local, then reduced)
+  k_.timed(orthog_phase, [&] { ops::mdot(basis_.first(n), w, local_); });
+  std::fill(local_.begin() + n, local_.end(), 0.0);
+  dots_.start(local_);
+  dots_.wait(global_);
+  const double hn2 = project(j, iteration);
+  double wn2 = 0.0;
+  if (refinement == CgsRefinement::never) {
     // w -= sum_k (v_k . w) v_k; ||w||^2 in the same pass
     const double local_norm =
         k_.timed(orthog_phase, [&] { return ops::maxpy_norm(basis_.first(n), coef_, w); });
     wn2 = norm_.reduce(local_norm);
+  } else {
+    // w -= sum_k (v_k . w) v_k; the second pass's V[k] . w and ||w||^2 in the same pass
+    k_.timed(orthog_phase, [&] { ops::maxpy_mdot_norm(basis_.first(n), coef_, w, local_); });
+    std::fill(local_.begin() + n + 1, local_.end(), 0.0);
+    dots_.start(local_);
+    dots_.wait(global_);
+    wn2 = global_[static_cast<std::size_t>(n)];
     check_finite("||w||^2", wn2, iteration);
-    if (pass == 1) break;
     // PETSc's "if needed": a second pass when the projected vector is shorter
     // than its projections (cancellation lost orthogonality)
-    const bool refine = refinement == CgsRefinement::always ||
-                        (refinement == CgsRefinement::if_needed && sj * sj * wn2 < hn2);
-    if (!refine) break;
-    k_.note_refinement();
+    if (refinement == CgsRefinement::always || sj * sj * wn2 < hn2) {
+      k_.note_refinement();
+      (void)project(j, iteration);
+      // w -= sum_k (v_k . w) v_k again; ||w||^2 in the same pass
+      const double local_norm =
+          k_.timed(orthog_phase, [&] { return ops::maxpy_norm(basis_.first(n), coef_, w); });
+      wn2 = norm_.reduce(local_norm);
+    }
   }
+  check_finite("||w||^2", wn2, iteration);
   const double norm = std::sqrt(std::max(wn2, 0.0));
   const double hnext = sj * norm;
   lsq_.h(n, j) = hnext;

@@ -116,6 +116,7 @@ class GmresCycle {
 
  private:
   double orthogonalise(int j, grid::Field& w);
+  double project(int j, long iteration);
 
   KrylovContext& k_;
   int m_;

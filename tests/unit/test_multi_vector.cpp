@@ -111,6 +111,13 @@ TEST(MultiVector, FastKernelsMatchTheirTwins) {
       const double n2 = ops::maxpy_norm_ref(p, c, w2);
       EXPECT_NEAR(n1, n2, 1e-12 * n2);
       EXPECT_LE(difference(w1, w2), 1e-14);
+      Field f1 = clone(w);
+      Field f2 = clone(w);
+      std::vector<double> g1(count + 1), g2(count + 1);
+      ops::maxpy_mdot_norm(p, c, f1, g1);
+      ops::maxpy_mdot_norm_ref(p, c, f2, g2);
+      EXPECT_LE(difference(f1, f2), 1e-14);
+      for (int q = 0; q <= count; ++q) EXPECT_NEAR(g1[q], g2[q], 1e-12 * (1.0 + std::abs(g2[q])));
       Field o1 = random_field(s.n, s.halo, 4);
       Field o2 = clone(o1);
       ops::combine(p, c, o1);

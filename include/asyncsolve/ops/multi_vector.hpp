@@ -27,6 +27,16 @@ void mdot_ref(FieldList v, const Field& w, std::span<double> out) noexcept;
 double maxpy_norm(FieldList v, std::span<const double> c, Field& w) noexcept;
 double maxpy_norm_ref(FieldList v, std::span<const double> c, Field& w) noexcept;
 
+/// w += sum_k c[k] v[k], then out[k] = v[k] . w (the new w) for every k and
+/// out[v.size()] = w . w: classical Gram-Schmidt's update fused with the
+/// inner products of its second pass, whether that pass is needed or not.
+/// One pass over memory (a chunk of each v[k] is read twice, the second time
+/// from cache); `out` holds v.size() + 1 values.
+void maxpy_mdot_norm(FieldList v, std::span<const double> c, Field& w,
+                     std::span<double> out) noexcept;
+void maxpy_mdot_norm_ref(FieldList v, std::span<const double> c, Field& w,
+                         std::span<double> out) noexcept;
+
 /// out = sum_k c[k] v[k] (out overwritten; the correction of GMRES's
 /// solution). One pass.
 void combine(FieldList v, std::span<const double> c, Field& out) noexcept;
