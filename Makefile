@@ -4,10 +4,12 @@
 #   make test           install what is missing, build, run every test (ctest, with the
 #                       lab's pytest suite in the venv)
 #   make venv           the Python venv (.venv) with asyncsolve-lab and pinned dependencies
-#   make lint           lint-format, lint-tidy and lint-python (what CI runs)
+#   make lint           lint-format, lint-tidy, lint-python and lint-size (what CI runs)
 #   make lint-format    clang-format (.clang-format) check of every C and C++ file
 #   make lint-tidy      clang-tidy (.clang-tidy) on the library's sources (src/)
 #   make lint-python    ruff (ruff.toml) over python/, bench/ and tests/, from the venv
+#   make lint-size      src/: files at most 600 lines, functions at most 150 (lizard, from
+#                       the venv), at most 15 lines comparing text with == or != (parsers)
 #   make test-sanitize  the same tests built with -fsanitize=address,undefined
 #   make test-tsan-omp  OpenMP Jacobi and the hybrid schemes under ThreadSanitizer (clang 14, libomp, Archer)
 #   make bench          microbenchmarks (JSON under results/bench/)
@@ -61,7 +63,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: fuzz all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python test test-sanitize test-tsan test-tsan-omp demo \
+.PHONY: fuzz all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo \
         bench peers install clean
 
 all: build
@@ -152,7 +154,33 @@ lint-tidy: deps-lint build
 	      tail -n 20 $(BUILD)/clang-tidy.log; \
 	    echo "lint-tidy: findings above (full log: $(BUILD)/clang-tidy.log)"; exit 1; }
 
-lint: lint-format lint-tidy lint-python
+# The library's size limits, so that no file or function grows past what a
+# reader takes in: every C/C++ file under src/ at most SRC_MAX_FILE_LINES
+# lines; every function at most SRC_MAX_FUNCTION_LINES lines from its first
+# to its last line (lizard's length, comments included: -L; the complexity
+# and argument warnings are set out of reach); and at most
+# SRC_MAX_TEXT_COMPARES lines that compare text with a string literal
+# (== or != "..."): past the parsers (the Matrix Market banner, an
+# environment variable), names are enums.
+SRC_MAX_FILE_LINES ?= 600
+SRC_MAX_FUNCTION_LINES ?= 150
+SRC_MAX_TEXT_COMPARES ?= 15
+lint-size: venv
+	@long=$$(git ls-files -z 'src/*.c' 'src/*.h' 'src/*.cpp' 'src/*.hpp' | xargs -0 wc -l | \
+	  awk -v max=$(SRC_MAX_FILE_LINES) '$$2 != "total" && $$1 > max {print "  " $$2 ": " $$1 " lines"}'); \
+	if [ -n "$$long" ]; then echo "lint-size: files over $(SRC_MAX_FILE_LINES) lines:"; \
+	  echo "$$long"; exit 1; fi
+	git ls-files -z 'src/*.c' 'src/*.h' 'src/*.cpp' 'src/*.hpp' | \
+	  xargs -0 $(VENV)/bin/lizard -l cpp -w -L $(SRC_MAX_FUNCTION_LINES) -C 100000 -a 1000 || \
+	  { echo "lint-size: functions over $(SRC_MAX_FUNCTION_LINES) lines above"; exit 1; }
+	@compares=$$(grep -rnE '(==|!=) *"[a-z]' src | wc -l); \
+	if [ "$$compares" -gt $(SRC_MAX_TEXT_COMPARES) ]; then \
+	  grep -rnE '(==|!=) *"[a-z]' src; \
+	  echo "lint-size: $$compares lines compare text, expected at most $(SRC_MAX_TEXT_COMPARES)"; \
+	  exit 1; fi; \
+	echo "lint-size: files <= $(SRC_MAX_FILE_LINES) lines, functions <= $(SRC_MAX_FUNCTION_LINES), $$compares text compares (<= $(SRC_MAX_TEXT_COMPARES))"
+
+lint: lint-format lint-tidy lint-python lint-size
 
 test: build venv
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

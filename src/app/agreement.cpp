@@ -63,9 +63,9 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("noise_hz", c.noise_hz);
   w("noise_seed", c.noise_seed);
   w("test_every", c.test_every);
-  w("pc", name(c.pc));
-  w("pc_degree", c.pc_settings.degree);
-  w("pc_options", precond::pc_options_text(c.pc_settings));
+  w("pc", name(c.pc.kind));
+  w("pc_degree", c.pc.degree);
+  w("pc_options", precond::pc_options_text(c.pc));
   w("shift", c.shift);
   w("repeat_solves", c.repeat_solves);
   w("restart", c.restart);

@@ -177,12 +177,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
-      } else if (args[1] == "bench") {
+      } else if (args[1] == bench->get_name()) {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
                       : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
                                     core::printable(args[2]));
-      } else if (args[1] == "model") {
+      } else if (args[1] == model->get_name()) {
         message =
             args.size() <= 2 || args[2].starts_with("-")
                 ? std::string("model: no model given: expected hybrid")

@@ -96,11 +96,10 @@ int main(int argc, char** argv) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
     // component is UCX: refuse up front, on every rank together (the
     // environment could differ between nodes, so the ranks agree first).
-    const char* osc = std::getenv("OMPI_MCA_osc");
-    int bad = par::mpi_library_version().find("Open MPI") != std::string::npos &&
-                      (osc == nullptr || std::string_view(osc) != "ucx")
-                  ? 1
-                  : 0;
+    int bad =
+        par::mpi_library_version().find("Open MPI") != std::string::npos && !app::mca_osc_is_ucx()
+            ? 1
+            : 0;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (bad != 0) {
       parse_error =

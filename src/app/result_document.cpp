@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
@@ -31,7 +34,7 @@ solvers::KrylovMethod krylov_or_cg(const SolveConfig& c) {
 
 /// "N restarts (reasons), true residual at the last X", for the summary.
 std::string restarts_text(const std::vector<solvers::RestartPoint>& restarts) {
-  std::vector<std::pair<std::string, int>> reasons;
+  std::vector<std::pair<solvers::RestartReason, int>> reasons;
   for (const solvers::RestartPoint& r : restarts) {
     auto at = std::find_if(reasons.begin(), reasons.end(),
                            [&](const auto& p) { return p.first == r.reason; });
@@ -43,7 +46,8 @@ std::string restarts_text(const std::vector<solvers::RestartPoint>& restarts) {
   }
   std::string kinds;
   for (const auto& [reason, count] : reasons)
-    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", count, reason);
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", count,
+                         solvers::restart_reason_name(reason));
   const solvers::RestartPoint& last = restarts.back();
   return fmt::format(
       "{} ({}); at the last, after iteration {}: true residual {:.3e}, estimate "
@@ -78,6 +82,21 @@ nlohmann::ordered_json repeats_json(const SolveConfig& c,
   out["true_residual"] = true_residual;
   out["change_inf"] = change_inf;
   return out;
+}
+
+/// problem.operator as one line: "CSR, interior rows in sell8 on 4 ranks,
+/// boundary rows in csr on 3 ranks and blocks on 1" (the layouts some rank uses).
+std::string operator_line(const nlohmann::json& op) {
+  const auto layouts = [](const nlohmann::json& ranks) {
+    std::vector<std::string> used;
+    for (const auto& [layout, count] : ranks.items()) {
+      const long long n = count.get<long long>();
+      if (n > 0) used.push_back(fmt::format("{} on {} rank{}", layout, n, n == 1 ? "" : "s"));
+    }
+    return fmt::format("{}", fmt::join(used, " and "));
+  };
+  return fmt::format("CSR, interior rows in {}, boundary rows in {}",
+                     layouts(op["interior_layout"]), layouts(op["boundary_layout"]));
 }
 
 }  // namespace
@@ -136,9 +155,9 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"monitor_every", c.monitor_every_s},
       {"decomposition_input", c.decomposition.global ? "global" : "local"},
       {"test_every", c.test_every},
-      {"pc", name(c.pc)},
-      {"pc_degree", c.pc_settings.degree},
-      {"pc_options", precond::pc_options_text(c.pc_settings)},
+      {"pc", name(c.pc.kind)},
+      {"pc_degree", c.pc.degree},
+      {"pc_options", precond::pc_options_text(c.pc)},
       {"shift", c.shift},
       {"repeat_solves", c.repeat_solves},
       {"restart", solvers::is_restarted(krylov_or_cg(c)) ? nlohmann::json(c.restart)
@@ -166,7 +185,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   if (!s.iterations_per_thread.empty()) iterations["per_thread"] = s.iterations_per_thread;
   doc["result"] = {
       {"converged", s.converged},
-      {"reason", s.reason},
+      {"reason", solvers::stop_reason_name(s.reason)},
       {"iterations", iterations},
       {"time_s", s.time_s.max},
       {"time_s_ranks", stats_json(s.time_s)},
@@ -184,7 +203,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
     nlohmann::ordered_json restarts = nlohmann::ordered_json::array();
     for (const solvers::RestartPoint& r : s.restarts) {
       restarts.push_back({{"iteration", r.iteration},
-                          {"reason", r.reason},
+                          {"reason", solvers::restart_reason_name(r.reason)},
                           {"true_residual", r.true_residual},
                           {"estimate", r.estimate}});
     }
@@ -225,7 +244,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<10} {}\n", key, value);
   };
-  const std::string what = is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc))
+  const std::string what = is_krylov(c) ? fmt::format("{} (pc {})", name(c.method), name(c.pc.kind))
                                         : fmt::format("{} {} over {}", name(c.method),
                                                       name(c.variant), name(c.transport));
   const bool omp = c.transport == Transport::omp;
@@ -267,6 +286,8 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      q["rows_max"].get<long long>(), q["row_imbalance"].get<double>(),
                      q["edge_cut"].get<long long>(), q["communication_volume"].get<long long>(),
                      q["messages"].get<long long>()));
+    if (p.parameters.contains("operator"))
+      line("operator", operator_line(p.parameters["operator"]));
     if (p.parameters.contains("symmetry")) {
       const nlohmann::json& y = p.parameters["symmetry"];
       line("symmetry",
@@ -292,8 +313,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                         s.iterations.mean, static_cast<long>(s.iterations.max));
   line("result",
        fmt::format("{} ({}) after {} in {:.3f} s", s.converged ? "converged" : "NOT converged",
-                   s.reason, iters, s.time_s.max));
-  if (!s.detail.empty()) line(s.reason == "breakdown" ? "breakdown" : "why", s.detail);
+                   solvers::stop_reason_name(s.reason), iters, s.time_s.max));
+  if (!s.detail.empty())
+    line(s.reason == solvers::StopReason::breakdown ? "breakdown" : "why", s.detail);
   line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
                                s.true_residual, c.tol));
   if (c.variant != Variant::sync && omp) {

@@ -33,7 +33,7 @@ using par::RunEnvironment;
 /// A solve's result summarised over ranks (all of it known on rank 0).
 struct RunSummary {
   bool converged = false;
-  std::string reason;
+  solvers::StopReason reason = solvers::StopReason::none;
   long iterations_last = 0;
   par::RankStats iterations;
   std::vector<double> iterations_per_rank;

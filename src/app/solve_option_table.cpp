@@ -49,19 +49,11 @@ std::vector<std::string> grid_methods() {
 const std::vector<std::string> mpi_transports{"mpi", "rma", "shmem"};
 const std::vector<std::string> asynchronous{"async", "racy"};
 
-}  // namespace
-
-void add_solve_options(OptionTable& t, SolveArgs& a) {
+/// --problem to --halo: the problem, its grid, the method and how it communicates.
+void add_problem_and_method(OptionTable& t, SolveArgs& a) {
   SolveConfig& c = a.values;
   const Applies jacobi = applies_when({when("--method", {"jacobi"})});
-  const Applies krylov = applies_when({when("--method", krylov_names())});
   const Applies grid_method = applies_when({when("--method", grid_methods())});
-  const Applies jacobi_or_krylov_over_mpi =
-      applies_when({when("--method", grid_methods()), when("--transport", mpi_transports)});
-  const Applies async_jacobi =
-      applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
-  const Applies lanczos =
-      applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
   a.sparse.problem = t.choice(
       "--problem", a.problem, names<Problem>(),
       {.help = "Model problem: plume (paper 000), ones (paper 001), laplace27 (paper 003's "
@@ -135,6 +127,15 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
                                 {when("--method", {"jacobi"}), when("--variant", asynchronous),
                                  when("--transport", mpi_transports)},
                                 {when("--method", krylov_names())}}}});
+}
+
+/// --test-every to --idle: the Krylov methods' and asynchronous Jacobi's settings.
+void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
+  SolveConfig& c = a.values;
+  const Applies jacobi = applies_when({when("--method", {"jacobi"})});
+  const Applies krylov = applies_when({when("--method", krylov_names())});
+  const Applies async_jacobi =
+      applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
   t.number("--test-every", c.test_every, {0, 1e6},
            {.help = "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
                     "mat-vec (0: never; paper 001 §3.4)",
@@ -207,12 +208,21 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
                     "until the true residual is below --tol",
             .applies = async_jacobi});
-  t.choice("--idle", a.idle, {"on", "off"},
+  t.choice("--idle", a.idle, names<OnOff>(),
            {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
                     "what it has waits for news instead of sweeping stale data) or off",
             .applies = async_jacobi,
             .shown_default = "on for async and racy",
             .sample = "off"});
+}
+
+/// --slow-rank to --json: fault injection, progress, when to stop, output.
+void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
+  SolveConfig& c = a.values;
+  const Applies jacobi = applies_when({when("--method", {"jacobi"})});
+  const Applies grid_method = applies_when({when("--method", grid_methods())});
+  const Applies jacobi_or_krylov_over_mpi =
+      applies_when({when("--method", grid_methods()), when("--transport", mpi_transports)});
   t.number("--slow-rank", c.slow_rank, {-1, 1e6},
            {.help = "Fault injection: this rank's sweeps take --slow-factor times longer (-1: "
                     "none)",
@@ -268,6 +278,17 @@ void add_solve_options(OptionTable& t, SolveArgs& a) {
   t.number("--monitor-every", c.monitor_every_s, {0, 86400},
            {.help = "Seconds between --monitor lines (each residual check at most)"});
   t.path("--json", c.json_path, {.help = "Write the result document to this file"});
+}
+
+}  // namespace
+
+void add_solve_options(OptionTable& t, SolveArgs& a) {
+  // In --help's order.
+  add_problem_and_method(t, a);
+  add_krylov_and_async(t, a);
+  add_faults_and_stop(t, a);
+  const Applies lanczos =
+      applies_when({when("--method", {"lanczos"}), when("--problem", {"tfim"})});
   add_spin_options(t, a.spin, lanczos);
   add_sparse_options(t, a.sparse);
 }

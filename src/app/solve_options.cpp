@@ -37,8 +37,8 @@ Lookup look_up(const SolveArgs& a) {
   l.halo = try_parse([&] { return comm::parse_halo_strategy(a.halo); });
   l.progress = parse_progress(a.progress);
   l.progress_none = l.progress && l.progress->mode == Progress::Mode::none;
-  l.pc_auto = a.pc == "auto";
-  l.allreduce_auto = a.allreduce == "auto";
+  l.pc_auto = is_auto(a.pc);
+  l.allreduce_auto = is_auto(a.allreduce);
   l.threads_given = given(a.threads);
   return l;
 }
@@ -72,9 +72,9 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     // cg is unpreconditioned and so, unless asked, is pipecg; the nonsymmetric
     // methods take PETSc's default, block-Jacobi ILU(0).
     const bool plain = c.method == Method::cg || c.method == Method::pipecg;
-    c.pc = nonsymmetric ? Preconditioner::ilu0
-           : plain      ? Preconditioner::none
-                        : Preconditioner::jacobi;
+    c.pc.kind = nonsymmetric ? precond::PcKind::ilu0
+                : plain      ? precond::PcKind::none
+                             : precond::PcKind::jacobi;
   } else {
     precond::PcSettings pc;
     precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
@@ -103,11 +103,9 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
           "--pc boomeramg: this build has no hypre (configure with libhypre-dev installed), "
           "expected jacobi or chebyshev");
     }
-    c.pc = *parse<Preconditioner>(precond::pc_kind_name(pc.kind));
-    c.pc_settings = pc;
+    c.pc = pc;
   }
-  c.pc_settings.kind = static_cast<precond::PcKind>(static_cast<int>(c.pc));
-  if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc_settings);
+  if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc);
   expect_at_least("--restart", c.restart, 1);
   c.refinement = parse_one_of<solvers::CgsRefinement>("--cgs-refinement", a.cgs_refinement);
 }
@@ -239,7 +237,7 @@ void refuse_max_time_and_idle_with_lanczos(const SolveArgs& a) {
         "expected no --max-time");
   }
   if (a.idle.empty()) return;
-  expect_one_of("--idle", a.idle, {"on", "off"});
+  parse_one_of<OnOff>("--idle", a.idle);
   throw InputError(
       fmt::format("--idle {} with --method lanczos: idling applies to asynchronous "
                   "Jacobi, expected no --idle",
@@ -254,7 +252,7 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
   const bool csr = !c.sparse.matrix_path.empty() || c.sparse.assemble;
   if (csr) c.idle = false;
   if (a.idle.empty()) return;
-  expect_one_of("--idle", a.idle, {"on", "off"});
+  const auto idle = parse_one_of<OnOff>("--idle", a.idle);
   if (c.method != Method::jacobi) {
     throw InputError(
         fmt::format("--idle {} with --method {}: idling applies to asynchronous "
@@ -267,12 +265,12 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
                     "racy variants, expected no --idle (or --variant async or racy)",
                     a.idle));
   }
-  if (csr && a.idle == "on") {
+  if (csr && idle == OnOff::on) {
     throw InputError(
         "--idle on with --matrix or --assemble: the asynchronous Jacobi of a CSR system "
         "sweeps without idling, expected --idle off or no --idle");
   }
-  c.idle = a.idle == "on";
+  c.idle = idle == OnOff::on;
 }
 
 /// When to stop and report: --tol, --max-iters, --check-every, --halo-every,
@@ -296,7 +294,21 @@ Context solve_context(const SolveConfig& c) {
                   {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}},
                   {"--matrix", {c.sparse.matrix_path.empty() ? "" : "FILE"}},
                   {"--assemble", {c.sparse.assemble ? "given" : ""}},
-                  {"--pc", {std::string(name(c.pc))}}}};
+                  {"--pc", {std::string(name(c.pc.kind))}}}};
+}
+
+grid::ModelProblem model_problem(Problem problem) {
+  switch (problem) {
+    case Problem::plume:
+      return grid::ModelProblem::plume;
+    case Problem::ones:
+      return grid::ModelProblem::ones;
+    case Problem::laplace27:
+      return grid::ModelProblem::laplace27;
+    case Problem::tfim:
+      break;
+  }
+  throw std::logic_error("model_problem: tfim is not a grid problem");
 }
 
 solvers::KrylovMethod krylov_method(Method method) {
@@ -350,9 +362,12 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   if (c.decomposition.global && c.decomposition.local) {
     throw InputError("--global and --local both given: expected one of them");
   }
-  SparseContext sparse_context{a.method,
+  const auto hybrid = try_parse([&] { return comm::parse_hybrid_mode(a.hybrid); });
+  SparseContext sparse_context{parse<Method>(a.method) == Method::lanczos,
+                               parse<Problem>(a.problem) == Problem::tfim,
+                               parse<Transport>(a.transport) == Transport::omp,
+                               !hybrid || *hybrid != comm::HybridMode::none,
                                a.problem,
-                               a.transport,
                                a.hybrid,
                                !a.global.empty() || !a.local.empty() || !a.dims.empty(),
                                !a.global.empty()  ? "--global"
@@ -399,7 +414,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
     refuse(c.repeat_solves != 1, fmt::format("--repeat-solve {}", c.repeat_solves),
            "--method jacobi",
            "expected 1 (only the Krylov methods repeat a solve after one setup)");
-    c.pc = Preconditioner::none;
+    c.pc = {};
   }
   c.variant = parse_one_of<Variant>("--variant", a.variant);
   validate_idle(a, c);

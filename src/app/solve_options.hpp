@@ -8,6 +8,7 @@
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
@@ -23,6 +24,9 @@ template <>
 struct EnumNames<Problem> {
   static constexpr std::array<std::string_view, 4> names{"plume", "ones", "laplace27", "tfim"};
 };
+
+/// The grid layer's model problem of `problem`; throws std::logic_error for tfim.
+grid::ModelProblem model_problem(Problem problem);
 
 /// --method.
 enum class Method {
@@ -76,12 +80,10 @@ struct EnumNames<Transport> {
   static constexpr std::array<std::string_view, 4> names{"mpi", "rma", "shmem", "omp"};
 };
 
-/// --pc, resolved (auto is resolved during validation); in precond::PcKind's order.
-enum class Preconditioner { none, jacobi, chebyshev, boomeramg, ilu0 };
+/// --pc: the precond layer's kinds, spelled by its table.
 template <>
-struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev", "boomeramg",
-                                                         "ilu0"};
+struct EnumNames<precond::PcKind> {
+  static constexpr const auto& names = precond::pc_kind_names;
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -131,12 +133,11 @@ struct SolveConfig {
   long noise_seed = 1;
   // Krylov methods
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
-  /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for
-  /// pcg*, ilu0 for the nonsymmetric methods (PETSc's default, block ILU(0)).
-  Preconditioner pc = Preconditioner::none;
-  /// --pc and --pc-option as the precond layer takes them (kind mirrors pc;
-  /// chebyshev's degree; the validated name=value pairs).
-  precond::PcSettings pc_settings;
+  /// --pc and --pc-option as the precond layer takes them: the kind
+  /// resolved (auto: none for jacobi, cg and pipecg, jacobi for pcg*, ilu0
+  /// for the nonsymmetric methods, PETSc's default, block ILU(0)),
+  /// chebyshev's degree, the typed options and their validated pairs.
+  precond::PcSettings pc;
   double shift = 0.0;  ///< solve (A + shift I) x = b
   /// --repeat-solve: Krylov solves after one setup of the operator and the
   /// preconditioner, each from the same x0 and timed (1: one solve).
@@ -180,9 +181,9 @@ struct SolveArgs {
   std::string transport = "mpi";
   std::string hybrid = "none";
   std::string halo = "waitall";
-  std::string pc = "auto";
+  std::string pc{auto_choice};
   std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
-  std::string allreduce = "auto";
+  std::string allreduce{auto_choice};
   std::string cgs_refinement = "ifneeded";
   std::string progress = "none";
   std::string idle;  ///< --idle as given ("" when absent: on for async and racy)

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/ops/csr.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
@@ -33,6 +35,7 @@
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/jacobi_rho.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
 #include "asyncsolve/sparse/symmetry.hpp"
 #include "commands.hpp"
@@ -52,13 +55,20 @@ struct SparseProblem {
   std::string name;
 };
 
-/// --write-solution must be writable before anything is computed.
-void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
-  if (config.sparse.write_solution_path.empty()) return;
+/// --write-solution must be writable before anything is computed, and no
+/// output may be a file the command reads or another output.
+void check_output_paths(const SolveConfig& config, const par::Comm& comm) {
+  const SparseConfig& s = config.sparse;
   std::string error;
   if (comm.is_root()) {
     try {
-      core::check_writable(config.sparse.write_solution_path, "--write-solution");
+      if (!s.write_solution_path.empty())
+        core::check_writable(s.write_solution_path, "--write-solution");
+      const core::NamedPath inputs[] = {
+          {"--matrix", s.matrix_path}, {"--rhs", s.rhs_path}, {"--x0", s.x0_path}};
+      const core::NamedPath outputs[] = {{"--json", config.json_path},
+                                         {"--write-solution", s.write_solution_path}};
+      core::check_distinct_files(inputs, outputs);
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -106,7 +116,7 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
 
 SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world) {
   const auto problem =
-      grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
+      grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
   SparseProblem p;
   p.decomposition.emplace(grid::Decomposition::create(world, config.decomposition));
   solvers::AssembledSystem a = solvers::assemble(*problem, *p.decomposition, config.shift);
@@ -136,6 +146,27 @@ nlohmann::json partition_json(const SolveConfig& config, const sparse::DistMatri
           {"interior_rows", s.interior_rows}};
 }
 
+/// Collective: the CSR operator's layouts, as ranks per layout of the
+/// interior and of the boundary rows (each rank chooses its own: see
+/// ops::choose_interior_layout), the same on every rank.
+nlohmann::json operator_json(const par::Comm& comm, const ops::CsrOperator& op) {
+  std::array<double, ops::interior_layout_names.size() + ops::boundary_layout_names.size()> ranks{};
+  ranks[static_cast<std::size_t>(op.interior_layout())] = 1.0;
+  ranks[ops::interior_layout_names.size() + static_cast<std::size_t>(op.boundary_layout())] = 1.0;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, ranks.data(), static_cast<int>(ranks.size()),
+                               MPI_DOUBLE, MPI_SUM, comm.get()),
+                 "MPI_Allreduce");
+  nlohmann::json interior = nlohmann::json::object();
+  nlohmann::json boundary = nlohmann::json::object();
+  for (std::size_t i = 0; i < ops::interior_layout_names.size(); ++i)
+    interior[std::string(ops::interior_layout_names[i])] = std::llround(ranks[i]);
+  for (std::size_t i = 0; i < ops::boundary_layout_names.size(); ++i) {
+    boundary[std::string(ops::boundary_layout_names[i])] =
+        std::llround(ranks[ops::interior_layout_names.size() + i]);
+  }
+  return {{"kind", "csr"}, {"interior_layout", interior}, {"boundary_layout", boundary}};
+}
+
 int transport_of(const SolveConfig& config) {
   return config.transport == Transport::rma     ? AS_TRANSPORT_RMA
          : config.transport == Transport::shmem ? AS_TRANSPORT_SHMEM
@@ -156,7 +187,7 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   if (asynchronous) {
     const int transport = transport_of(config);
     auto convergence = collectives::make_convergence_allreduce(
-        allreduce.name(), comm, solvers::async_convergence_values, transport);
+        allreduce, comm, solvers::async_convergence_values, transport);
     solvers::AsyncJacobiOptions async;
     async.base = options;
     async.racy = config.variant == Variant::racy;
@@ -189,7 +220,7 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   Solved out;
   out.result = solvers::krylov_solve(system, p.matrix, halo, options);
   out.halo = std::string(halo.name());
-  out.allreduce = options.allreduce;
+  out.allreduce = options.allreduce.name();
   return out;
 }
 
@@ -205,7 +236,7 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
     for (int i = 0; i < n; ++i) err = std::max(err, std::abs(x.origin()[i] - 1.0));
   } else {
     const auto problem =
-        grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
+        grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
     const grid::Decomposition& d = *p.decomposition;
     if (!problem->exact_value({1, 1, 1}, d.global())) return std::nullopt;
     const grid::Int3& local = d.local();
@@ -224,6 +255,58 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
   return err;
 }
 
+/// Collective: --scale unit-diagonal, A <- S A S, b <- S b, x0 <- S^-1 x0
+/// with S = |D|^-1/2; returns S's diagonal. Throws core::InputError for a
+/// zero diagonal entry (`row_names`, `row_kind`: how the message names rows).
+std::vector<double> scale_unit_diagonal(SparseProblem& p, std::span<const std::int64_t> row_names,
+                                        const std::string& row_kind) {
+  ops::CsrOperator unscaled(p.matrix);
+  const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
+  double smallest_abs = 1e300;
+  for (const double v : unscaled.diagonal()) smallest_abs = std::min(smallest_abs, std::abs(v));
+  par::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, &smallest_abs, 1, MPI_DOUBLE, MPI_MIN, p.matrix.comm().get()),
+      "MPI_Allreduce");
+  if (smallest_abs == 0.0) {
+    throw core::InputError(
+        fmt::format("--scale unit-diagonal: a diagonal entry is zero (the "
+                    "smallest is {} on {} {}); expected a non-zero diagonal",
+                    d.value, row_kind, d.row + (p.loaded ? 1 : 0)));
+  }
+  std::vector<double> s;
+  for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
+  p.matrix.scale_symmetric(s);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    p.b[i] *= s[i];
+    p.x0[i] /= s[i];
+  }
+  return s;
+}
+
+/// Collective: is A = A^T? problem.symmetry of the document (the summary
+/// says it too). Throws core::InputError for a matrix that is not, with a
+/// method of the CG family, unless --force.
+nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix& matrix,
+                             bool jacobi) {
+  const double t0 = core::now_s();
+  const sparse::Symmetry symmetry = sparse::check_symmetry(matrix);
+  if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
+      !symmetry.symmetric() && !config.sparse.force) {
+    throw core::InputError(fmt::format(
+        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
+        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
+        "anyway)",
+        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
+  }
+  return {{"symmetric", symmetry.symmetric()},
+          {"structural", symmetry.structural},
+          {"max_asymmetry", symmetry.max_asymmetry},
+          {"unmatched_entries", symmetry.unmatched},
+          {"tolerance", symmetry.tolerance},
+          {"check_s", par::max_over_ranks(matrix.comm(), core::now_s() - t0)},
+          {"forced", config.sparse.force}};
+}
+
 }  // namespace
 
 core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
@@ -231,7 +314,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
                                 const std::vector<std::string>& command) {
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
-  check_solution_path(config, world);
+  check_output_paths(config, world);
   if (config.slow_rank >= world.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, world.size()));
@@ -245,52 +328,20 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
                : std::span<const std::int64_t>();
   const std::string row_kind = p.loaded ? "file row" : "row";
 
-  // --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0, S = |D|^-1/2.
-  std::vector<double> s;
-  if (config.sparse.scale == Scale::unit_diagonal) {
-    ops::CsrOperator unscaled(p.matrix);
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
-    double smallest_abs = 1e300;
-    for (const double v : unscaled.diagonal()) smallest_abs = std::min(smallest_abs, std::abs(v));
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &smallest_abs, 1, MPI_DOUBLE, MPI_MIN, comm.get()),
-                   "MPI_Allreduce");
-    if (smallest_abs == 0.0) {
-      throw core::InputError(
-          fmt::format("--scale unit-diagonal: a diagonal entry is zero (the "
-                      "smallest is {} on {} {}); expected a non-zero diagonal",
-                      d.value, row_kind, d.row + (p.loaded ? 1 : 0)));
-    }
-    for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
-    p.matrix.scale_symmetric(s);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      p.b[i] *= s[i];
-      p.x0[i] /= s[i];
-    }
-  }
+  const std::vector<double> s = config.sparse.scale == Scale::unit_diagonal
+                                    ? scale_unit_diagonal(p, row_names, row_kind)
+                                    : std::vector<double>{};
+  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
+  // the solve over- or underflows for a system scaled far from 1.
+  const sparse::PowerOfTwoScaling powers = sparse::equilibrate(p.matrix, p.b, p.x0);
   const double t_operator = core::now_s();
   solvers::CsrSystem system = solvers::make_csr_system(p.matrix, p.b, p.x0);
   // The operator's build (interior and boundary blocks, SELL-8): paid once
   // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
+  p.parameters["operator"] = operator_json(comm, system.op);
 
-  // Is A = A^T? The CG family needs it; the summary and the document say.
-  const double t_symmetry = core::now_s();
-  const sparse::Symmetry symmetry = sparse::check_symmetry(p.matrix);
-  p.parameters["symmetry"] = {{"symmetric", symmetry.symmetric()},
-                              {"structural", symmetry.structural},
-                              {"max_asymmetry", symmetry.max_asymmetry},
-                              {"unmatched_entries", symmetry.unmatched},
-                              {"tolerance", symmetry.tolerance},
-                              {"check_s", par::max_over_ranks(comm, core::now_s() - t_symmetry)},
-                              {"forced", config.sparse.force}};
-  if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
-      !symmetry.symmetric() && !config.sparse.force) {
-    throw core::InputError(fmt::format(
-        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
-        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
-        "anyway)",
-        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
-  }
+  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
 
   nlohmann::json jacobi_check = nullptr;
   if (jacobi) {
@@ -341,7 +392,8 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   Solved solved =
       jacobi ? solve_jacobi(config, p, system, *halo) : solve_krylov(config, p, system, *halo);
   halo->close();
-  // Back to the unscaled unknowns: x = S y.
+  // Back to the unscaled unknowns: x = S 2^(a - c) y.
+  powers.unscale({system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
   for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
   solved.result.error_inf = error_of(config, p, system.x);
   if (p.loaded && !config.sparse.write_solution_path.empty()) {
@@ -380,9 +432,10 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
         "MPI_Allreduce");
   }
   rp.parameters = p.parameters;
-  rp.parameters["operator"] = "csr";
   rp.parameters["partition"] = partition_json(config, p.matrix);
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
+  rp.parameters["equilibration"] = {{"matrix_exponent", powers.matrix_exponent},
+                                    {"rhs_exponent", powers.rhs_exponent}};
   rp.parameters["jacobi_check"] = jacobi_check;
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =

@@ -51,10 +51,12 @@ void add_sparse_options(OptionTable& table, SparseArgs& args);
 
 /// What the solve options around them mean for the sparse options.
 struct SparseContext {
-  std::string method;       ///< --method as given
+  bool lanczos = false;     ///< --method lanczos
+  bool tfim = false;        ///< --problem tfim
+  bool omp = false;         ///< --transport omp
+  bool hybrid = false;      ///< --hybrid other than none (or not a mode at all)
   std::string problem;      ///< --problem as given
-  std::string transport;    ///< --transport as given
-  std::string hybrid;       ///< --hybrid as given
+  std::string hybrid_text;  ///< --hybrid as given
   bool grid_given = false;  ///< --global, --local or --dims given
   std::string grid_option;  ///< the first of them given
   bool copy = false;

@@ -95,8 +95,8 @@ class Chebyshev final : public Preconditioner {
         q_(op.make_vector()) {
     const double t0 = core::now_s();
     report_.name = "chebyshev";
-    const int steps = std::stoi(pc_option_value(settings, "lanczos_steps"));
-    const double factor = std::stod(pc_option_value(settings, "lambda_max_factor"));
+    const int steps = settings.chebyshev.lanczos_steps;
+    const double factor = settings.chebyshev.lambda_max_factor;
     const auto [ritz_min, ritz_max, done] = estimate(steps);
     lambda_min_ = ritz_min;
     lambda_max_ = factor * ritz_max;
@@ -109,8 +109,8 @@ class Chebyshev final : public Preconditioner {
     report_.numbers = {{"degree", degree_},         {"lanczos_steps", done},
                        {"ritz_min", ritz_min},      {"ritz_max", ritz_max},
                        {"lambda_min", lambda_min_}, {"lambda_max", lambda_max_}};
-    report_.settings = {{"lanczos_steps", fmt::format("{}", steps)},
-                        {"lambda_max_factor", fmt::format("{}", factor)}};
+    for (const PcOptionSpec& spec : pc_option_specs(PcKind::chebyshev))
+      report_.settings.emplace_back(std::string(spec.name), pc_option_value(spec, settings));
     report_.setup_s = core::now_s() - t0;
   }
 
@@ -162,7 +162,7 @@ class Chebyshev final : public Preconditioner {
   /// fixed pseudo-random vector), two blocking reductions each; the
   /// extreme eigenvalues of their Lanczos tridiagonal.
   Estimate estimate(int steps) {
-    auto sum = collectives::make_allreduce("mpi", op_.comm());
+    auto sum = collectives::make_allreduce(collectives::AllreduceAlgorithm{}, op_.comm());
     Field& r = res_;
     Field& p = d_;
     Field& q = q_;

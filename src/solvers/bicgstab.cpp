@@ -13,6 +13,7 @@
 // iteration, means the method cannot proceed: the solve ends with reason
 // "breakdown" (exit code 3) naming the quantity and the iteration.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -49,10 +50,11 @@ void run_bicgstab(KrylovContext& k) {
   BreakdownRestarts restarts("BiCGStab");
   // r = b - A x (v holds A x meanwhile); r0 = r; rho = (r, r0) = ||r||^2.
   // Returns true when the solve stops on it.
-  const auto start_from_true_residual = [&](const char* reason, double estimate_rr) {
+  const auto start_from_true_residual = [&](std::optional<RestartReason> reason,
+                                            double estimate_rr) {
     rr = k.initial_residual(v, r, norm_product);
     check_finite("r^T r", rr, it);
-    if (reason != nullptr) k.note_restart(it, reason, rr, estimate_rr);
+    if (reason) k.note_restart(it, *reason, rr, estimate_rr);
     const bool stop = k.stop(it, rr, ops::dot(r, r));
     ops::copy(r, r0);
     rho = rr;
@@ -62,12 +64,12 @@ void run_bicgstab(KrylovContext& k) {
   };
   // A breakdown of `what` (value, at iteration it): restart, unless nothing
   // was done since the last one. Returns true when the solve stops.
-  const auto breakdown = [&](const char* what, const char* quantity, double value,
+  const auto breakdown = [&](RestartReason what, const char* quantity, double value,
                              double estimate_rr) {
     restarts.check(quantity, value, it);
     return start_from_true_residual(what, estimate_rr);
   };
-  if (start_from_true_residual(nullptr, 0.0)) return;
+  if (start_from_true_residual(std::nullopt, 0.0)) return;
 
   // Per iteration (one rank, per unknown of its block):
   //   messages:   two halo exchanges, one per mat-vec, each tested while the
@@ -97,7 +99,7 @@ void run_bicgstab(KrylovContext& k) {
     const auto [sigma, vv] = sv;
     check_finite("(A M^-1 p, r0)", sigma, it + 1);
     if (is_breakdown(sigma, vv, r0r0)) {
-      if (breakdown("sigma", "(A M^-1 p, r0)", sigma, rr)) return;
+      if (breakdown(RestartReason::sigma, "(A M^-1 p, r0)", sigma, rr)) return;
       continue;
     }
     // alpha = rho / sigma; s = r - alpha v; shat = M^-1 s; t = A shat
@@ -116,7 +118,7 @@ void run_bicgstab(KrylovContext& k) {
       k.timed(axpy_phase, [&] { ops::axpy(alpha, phat, k.x()); });
       ++it;
       if (k.stop(it, ts[2], ops::dot(s, s))) return;
-      if (breakdown("omega", "(t, s)", ts[0], ts[2])) return;
+      if (breakdown(RestartReason::omega, "(t, s)", ts[0], ts[2])) return;
       continue;
     }
     omega = ts[0] / ts[1];
@@ -137,7 +139,7 @@ void run_bicgstab(KrylovContext& k) {
     rho = global[1];
     check_finite("(r, r0)", rho, it);
     if (is_breakdown(rho, rr, r0r0)) {
-      if (breakdown("rho", "(r, r0)", rho, rr)) return;
+      if (breakdown(RestartReason::rho, "(r, r0)", rho, rr)) return;
     }
   }
 }

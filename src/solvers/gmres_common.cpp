@@ -17,8 +17,9 @@ using grid::Field;
 RightPreconditioner::RightPreconditioner(KrylovContext& k)
     : k_(k),
       general_(k.has_preconditioner()),
-      identity_(!general_ && !k.options().jacobi),
-      minv_(k.options().jacobi && !general_ ? k.inverse_diagonal() : ops::Scaling{}) {}
+      identity_(!general_ && k.options().pc.kind != precond::PcKind::jacobi),
+      minv_(k.options().pc.kind == precond::PcKind::jacobi && !general_ ? k.inverse_diagonal()
+                                                                        : ops::Scaling{}) {}
 
 Field& RightPreconditioner::apply(Field& v, Field& z) {
   if (identity_) return v;
@@ -223,7 +224,7 @@ bool GmresCycle::restart() {
   // r = b - A x: the true residual
   const double rr = k_.initial_residual(basis_.v[1], basis_.v[0], norm_);
   check_finite("r^T r", rr, iterations_);
-  k_.note_restart(iterations_, "cycle", rr, estimate_ * estimate_);
+  k_.note_restart(iterations_, RestartReason::cycle, rr, estimate_ * estimate_);
   if (k_.stop(iterations_, rr, ops::dot(basis_.v[0], basis_.v[0]))) return true;
   const double true_norm = std::sqrt(rr);
   if (true_norm - estimate_ > 0.1 * beta_) {

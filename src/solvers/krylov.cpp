@@ -151,7 +151,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
     precond::PcSettings settings = options.pc;
-    settings.nonsymmetric = !needs_symmetric_matrix(options.method);
+    if (!needs_symmetric_matrix(options.method)) precond::use_nonsymmetric_defaults(settings);
     pc = precond::make_preconditioner(settings, a);
     setup_s = core::now_s() - t0;
   }
@@ -162,7 +162,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   if (repeating) {
     x0 = a.make_vector();
     ops::copy(x, x0);
-    reduction = collectives::make_allreduce("mpi", a.comm());
+    reduction = collectives::make_allreduce(collectives::AllreduceAlgorithm{}, a.comm());
   }
   SolveResult result;
   for (int solve = 0; solve < options.repeat_solves; ++solve) {
@@ -183,7 +183,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
       // max |x - x_1| (one blocking reduction, outside the solves' times)
       one.change_inf = reduction->max(max_abs_difference(x, first));
     }
-    result.repeats.push_back(std::move(one));
+    result.repeats.push_back(one);
     if (!result.repeats.back().converged) break;
   }
   if (pc) pc->free();
@@ -329,8 +329,8 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
   }
   const bool symmetric = needs_symmetric_matrix(options.method);
   const double diagonal = system.op.diagonal();
-  if (is_preconditioned(options.method,
-                        options.jacobi || options.pc.kind == precond::PcKind::chebyshev) &&
+  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
+                                            options.pc.kind == precond::PcKind::chebyshev) &&
       (symmetric ? !(diagonal > 0.0) : diagonal == 0.0)) {
     throw core::InputError(fmt::format(
         "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
@@ -352,8 +352,8 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method, options.jacobi) &&
-      !needs_symmetric_matrix(options.method)) {
+  const bool jacobi = options.pc.kind == precond::PcKind::jacobi;
+  if (is_preconditioned(options.method, jacobi) && !needs_symmetric_matrix(options.method)) {
     // D^-1 of a general matrix: any non-zero diagonal
     double smallest = std::numeric_limits<double>::infinity();
     for (const double v : system.op.diagonal()) smallest = std::min(smallest, std::abs(v));
@@ -367,7 +367,7 @@ SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
           krylov_method_name(options.method)));
     }
   } else if (is_preconditioned(options.method,
-                               options.jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
+                               jacobi || options.pc.kind == precond::PcKind::chebyshev)) {
     const DiagonalCheck d = smallest_diagonal(matrix, system.op);
     if (!(d.value > 0.0)) {
       throw core::InputError(fmt::format(

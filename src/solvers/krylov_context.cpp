@@ -28,8 +28,8 @@ void check_positive(std::string_view what, double value, long iteration) {
 
 // ---- InnerProduct -----------------------------------------------------------
 
-InnerProduct::InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
-                           core::PhaseTimers& timers, KrylovPhase start_phase,
+InnerProduct::InnerProduct(const collectives::AllreduceAlgorithm& algorithm, const par::Comm& comm,
+                           std::size_t size, core::PhaseTimers& timers, KrylovPhase start_phase,
                            KrylovPhase wait_phase, par::ProgressThread* progress, int* in_flight)
     : reduction_(collectives::make_nonblocking_allreduce(algorithm, comm, size)),
       timers_(timers),
@@ -97,7 +97,7 @@ KrylovContext::KrylovContext(LinearOperator& a, grid::Field& x, const grid::Fiel
       halo_(a.halo()),
       options_(options),
       comm_(a.comm()),
-      setup_sum_(collectives::make_allreduce("mpi", a.comm())) {
+      setup_sum_(collectives::make_allreduce(collectives::AllreduceAlgorithm{}, a.comm())) {
   result_.phases = core::PhaseTimers(krylov_phase_names());
 }
 
@@ -111,7 +111,7 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
     loop(*this);
   } catch (const Breakdown& b) {
     result_.converged = false;
-    result_.reason = "breakdown";
+    result_.reason = StopReason::breakdown;
     result_.detail = b.detail;
   }
   result_.time_s = core::now_s() - t_start_;
@@ -240,11 +240,11 @@ void KrylovContext::add_time(KrylovPhase phase, double seconds) {
   }
 }
 
-void KrylovContext::note_restart(long iteration, std::string reason, double true_rr,
+void KrylovContext::note_restart(long iteration, RestartReason reason, double true_rr,
                                  double estimate_rr) {
   RestartPoint p;
   p.iteration = iteration;
-  p.reason = std::move(reason);
+  p.reason = reason;
   p.true_residual = std::sqrt(std::max(true_rr, 0.0)) / b_norm_;
   p.estimate = std::sqrt(std::max(estimate_rr, 0.0)) / b_norm_;
   result_.restarts.push_back(std::move(p));
@@ -273,11 +273,11 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   check_finite("the residual", p.residual, iteration);
   if (p.residual < options_.tol) {
     result_.converged = true;
-    result_.reason = "tolerance";
+    result_.reason = StopReason::tolerance;
     return true;
   }
   if (iteration >= options_.max_iters) {
-    result_.reason = "max_iters";
+    result_.reason = StopReason::max_iters;
     return true;
   }
   // The wall-clock guard: every max_time_check_every iterations, one
@@ -285,7 +285,7 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   // --max-time), so every rank reaches the same verdict.
   if (std::isfinite(options_.max_time_s) && iteration % max_time_check_every == 0 &&
       setup_sum_->max(core::now_s() - t_start_) >= options_.max_time_s) {
-    result_.reason = "max_time";
+    result_.reason = StopReason::max_time;
     return true;
   }
   return false;

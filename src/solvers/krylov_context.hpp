@@ -49,9 +49,9 @@ class InnerProduct {
   /// must outlive this object.
   /// `in_flight` (may be null) counts the reductions started and not yet
   /// waited for.
-  InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
-               core::PhaseTimers& timers, KrylovPhase start_phase, KrylovPhase wait_phase,
-               par::ProgressThread* progress, int* in_flight = nullptr);
+  InnerProduct(const collectives::AllreduceAlgorithm& algorithm, const par::Comm& comm,
+               std::size_t size, core::PhaseTimers& timers, KrylovPhase start_phase,
+               KrylovPhase wait_phase, par::ProgressThread* progress, int* in_flight = nullptr);
   InnerProduct(const InnerProduct&) = delete;
   InnerProduct& operator=(const InnerProduct&) = delete;
   ~InnerProduct();
@@ -189,7 +189,7 @@ class KrylovContext {
   /// Records a restart after `iteration` iterations: `reason`, the true
   /// residual squared `true_rr` (global) and the method's estimate squared
   /// (both relative to ||b|| once recorded).
-  void note_restart(long iteration, std::string reason, double true_rr, double estimate_rr);
+  void note_restart(long iteration, RestartReason reason, double true_rr, double estimate_rr);
   /// Adds `seconds` to `phase` (and, for precond, to precond_hidden when a
   /// reduction is in flight).
   void add_time(KrylovPhase phase, double seconds);

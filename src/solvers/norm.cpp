@@ -51,22 +51,22 @@ bool breaks_down(double residual) noexcept { return !std::isfinite(residual); }
 
 void set_breakdown(SolveResult& result, double residual, long iteration) {
   result.converged = false;
-  result.reason = "breakdown";
+  result.reason = StopReason::breakdown;
   result.detail = fmt::format("residual = {} at iteration {}", residual, iteration);
 }
 
 void confirm_convergence(SolveResult& result, double tol) {
   if (breaks_down(result.true_residual)) {
     result.converged = false;
-    if (result.reason != "breakdown") {
-      result.reason = "breakdown";
+    if (result.reason != StopReason::breakdown) {
+      result.reason = StopReason::breakdown;
       result.detail = fmt::format("true residual = {} after the solve", result.true_residual);
     }
     return;
   }
   if (!result.converged || result.true_residual < tol) return;
   result.converged = false;
-  result.reason = "unconfirmed";
+  result.reason = StopReason::unconfirmed;
   result.detail = fmt::format(
       "the residual estimate {:.3e} met the tolerance {:.1e}, the true residual {:.3e} did not",
       result.residual_estimate, tol, result.true_residual);

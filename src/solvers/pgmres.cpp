@@ -77,7 +77,10 @@ void run_pgmres(KrylovContext& k) {
     lsq.start(beta);
     double estimate = beta;
     int done = 0;  // completed columns of H
-    std::string ending = "cycle";
+    // how the cycle ended (unless the solve stops); lost_what: why orthogonality
+    bool stopped = false;
+    RestartReason ending = RestartReason::cycle;
+    std::string lost_what;
     try {
       for (int i = 0;; ++i) {
         // V[i+1] = A M^-1 V[i], behind the reduction started in the previous iteration
@@ -109,12 +112,13 @@ void run_pgmres(KrylovContext& k) {
           done = i - 1;
           // stop when estimate / ||b|| < tol (or at max_iters, max_time)
           if (k.stop(its, estimate * estimate, -1.0)) {
-            ending.clear();
+            stopped = true;
             break;
           }
           if (hnorm < lost_orthogonality * std::sqrt(std::max(before2, 0.0))) {
-            ending = fmt::format("orthogonality: ||v|| / ||z|| = {:.2e} at iteration {}",
-                                 hnorm / std::sqrt(before2), its);
+            ending = RestartReason::orthogonality;
+            lost_what = fmt::format("||v|| / ||z|| = {:.2e} at iteration {}",
+                                    hnorm / std::sqrt(before2), its);
             break;
           }
           if (i == m + 1) break;  // the cycle is full
@@ -149,19 +153,19 @@ void run_pgmres(KrylovContext& k) {
     }
     // x += M^-1 (V y) over the completed columns
     add_correction(k, basis.first(done), lsq.solve(done, its), &pc, z, tmp);
-    if (ending.empty()) return;
+    if (stopped) return;
     // restart from the true residual r = b - A x (into V[1])
     rr = k.initial_residual(v[2], v[1], norm);
     check_finite("r^T r", rr, its);
-    const bool lost = ending != "cycle";
-    k.note_restart(its, lost ? "orthogonality" : "cycle", rr, estimate * estimate);
+    const bool lost = ending == RestartReason::orthogonality;
+    k.note_restart(its, ending, rr, estimate * estimate);
     if (k.stop(its, rr, ops::dot(v[1], v[1]))) return;
     if (lost) {
       if (lost_residual >= 0.0 && !(rr < lost_residual)) {
         throw Breakdown{fmt::format(
             "loss of orthogonality in pgmres: {}, and the previous restart for the same cause "
             "made no progress (true residual {:.6e})",
-            ending.substr(ending.find(':') + 2), std::sqrt(rr) / k.b_norm())};
+            lost_what, std::sqrt(rr) / k.b_norm())};
       }
       lost_residual = rr;
     } else {

@@ -21,6 +21,7 @@
 // step x += alpha p2 is kept first); a breakdown right after a restart ends
 // the solve with reason "breakdown" (exit code 3).
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -63,8 +64,8 @@ class PipeBicgstab {
     grid::Field& applied = pc_.apply(in, out);
     if (&applied != &out) k_.timed(precond_phase, [&] { ops::copy(in, out); });
   }
-  bool start(const char* reason, double estimate_rr);
-  bool breakdown(const char* what, const char* quantity, double value, double estimate_rr);
+  bool start(std::optional<RestartReason> reason, double estimate_rr);
+  bool breakdown(RestartReason what, const char* quantity, double value, double estimate_rr);
   void replace_residual();
 
   KrylovContext& k_;
@@ -84,11 +85,11 @@ class PipeBicgstab {
 /// r = b - A x (q holds A x meanwhile), r0 = r; r2 = M^-1 r, w = A r2;
 /// w2 = M^-1 w, t = A w2 behind (w, r0); alpha = (r, r0) / (w, r0).
 /// Returns true when the solve stops on the true residual.
-bool PipeBicgstab::start(const char* reason, double estimate_rr) {
+bool PipeBicgstab::start(std::optional<RestartReason> reason, double estimate_rr) {
   grid::Field &r = *v_.r, &r0 = *v_.r0, &w = *v_.w;
   rr_ = k_.initial_residual(*v_.q, r, start_product_);
   check_finite("r^T r", rr_, it_);
-  if (reason != nullptr) k_.note_restart(it_, reason, rr_, estimate_rr);
+  if (reason) k_.note_restart(it_, *reason, rr_, estimate_rr);
   if (k_.stop(it_, rr_, ops::dot(r, r))) return true;
   ops::copy(r, r0);
   rho_ = rr_;
@@ -114,7 +115,7 @@ bool PipeBicgstab::start(const char* reason, double estimate_rr) {
 
 /// A breakdown of `quantity` (`value`): a restart, unless nothing was done
 /// since the last one. Returns true when the solve stops.
-bool PipeBicgstab::breakdown(const char* what, const char* quantity, double value,
+bool PipeBicgstab::breakdown(RestartReason what, const char* quantity, double value,
                              double estimate_rr) {
   restarts_.check(quantity, value, it_);
   return start(what, estimate_rr);
@@ -124,7 +125,7 @@ bool PipeBicgstab::breakdown(const char* what, const char* quantity, double valu
 /// t = A w2, s = A p2, s2 = M^-1 s, z = A s2, z2 = M^-1 z, v = A z2.
 void PipeBicgstab::replace_residual() {
   const double replaced = k_.initial_residual(*v_.q, *v_.r, start_product_);
-  k_.note_restart(it_, "replacement", replaced, rr_);
+  k_.note_restart(it_, RestartReason::replacement, replaced, rr_);
   precondition(*v_.r, *v_.r2);
   k_.matvec(*v_.r2, *v_.w);
   precondition(*v_.w, *v_.w2);
@@ -137,7 +138,7 @@ void PipeBicgstab::replace_residual() {
 }
 
 void PipeBicgstab::run() {
-  if (start(nullptr, 0.0)) return;
+  if (start(std::nullopt, 0.0)) return;
 
   // Per iteration (one rank, per unknown of its block):
   //   messages:   two halo exchanges, one per mat-vec, tested while the
@@ -168,7 +169,7 @@ void PipeBicgstab::run() {
       k_.timed(axpy_phase, [&] { ops::axpy(alpha_, *v_.p2, k_.x()); });
       ++it_;
       if (k_.stop(it_, qy[2], ops::dot(*v_.q, *v_.q))) return;
-      if (breakdown("omega", "(q, y)", qy[0], qy[2])) return;
+      if (breakdown(RestartReason::omega, "(q, y)", qy[0], qy[2])) return;
       continue;
     }
     omega_ = qy[0] / qy[1];
@@ -189,7 +190,7 @@ void PipeBicgstab::run() {
     // ||b|| on the way): an estimate below the tolerance is confirmed with the
     // true residual, from which the method restarts if it is not below it
     if (std::sqrt(rr_) < k_.options().tol * k_.b_norm()) {
-      if (start("confirm", rr_)) return;
+      if (start(RestartReason::confirm, rr_)) return;
       continue;
     }
     // stop at max_iters or max_time
@@ -198,7 +199,7 @@ void PipeBicgstab::run() {
     rho_ = g[1];
     check_finite("(r, r0)", rho_, it_);
     if (is_breakdown(rho_, rr_, r0r0_)) {
-      if (breakdown("rho", "(r, r0)", rho_, rr_)) return;
+      if (breakdown(RestartReason::rho, "(r, r0)", rho_, rr_)) return;
       continue;
     }
     // beta = (rho / rho_old) (alpha / omega);
@@ -207,7 +208,7 @@ void PipeBicgstab::run() {
     const double denominator = g[3] + beta_ * g[2] - beta_ * omega_ * g[4];
     check_finite("the denominator of alpha", denominator, it_);
     if (denominator == 0.0) {
-      if (breakdown("sigma", "(A M^-1 p, r0)", denominator, rr_)) return;
+      if (breakdown(RestartReason::sigma, "(A M^-1 p, r0)", denominator, rr_)) return;
       continue;
     }
     alpha_ = rho_ / denominator;

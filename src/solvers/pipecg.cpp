@@ -1,5 +1,5 @@
 // pipecg: pipelined CG (Ghysels and Vanroose 2014, Algorithm 4) with M = I or
-// the Jacobi preconditioner (options.jacobi). One reduction of three values,
+// the Jacobi preconditioner (options.pc.kind jacobi). One reduction of three values,
 // {r^T u, w^T u, r^T r}, per iteration, in flight while m = M^-1 w (already
 // computed by the previous fused pass) is known and the whole mat-vec n = A m
 // is computed. One fused pass updates the eight vectors and computes m and
@@ -19,8 +19,9 @@ void run_pipecg(KrylovContext& k) {
   // make m = w, and m = M^-1 w is applied at the top of the loop, behind
   // the reduction.
   const bool general = k.has_preconditioner();
-  const ops::Scaling minv =
-      k.options().jacobi && !general ? k.inverse_diagonal() : ops::Scaling{1.0, nullptr};
+  const ops::Scaling minv = k.options().pc.kind == precond::PcKind::jacobi && !general
+                                ? k.inverse_diagonal()
+                                : ops::Scaling{1.0, nullptr};
   grid::Field r = k.make_field();
   grid::Field u = k.make_field();
   grid::Field w = k.make_field();

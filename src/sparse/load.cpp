@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -52,6 +53,23 @@ double default_limit() {
   return pages > 0 && page > 0 ? 0.5 * pages * page : std::numeric_limits<double>::infinity();
 }
 
+/// b = A * 1, the row sums (whose solution is all ones); refuses a row whose
+/// sum overflows.
+std::vector<double> row_sums(const CsrMatrix& a, const std::filesystem::path& path) {
+  std::vector<double> b(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) b[i] += a.val[k];
+    if (!std::isfinite(b[i])) {
+      throw core::InputError(
+          fmt::format("{}: row {} sums to more than 1.8e308 in magnitude (overflow), so the "
+                      "default right-hand side b = A * 1 overflows: expected a smaller matrix, "
+                      "or a right-hand side (--rhs)",
+                      path.string(), i + 1));
+    }
+  }
+  return b;
+}
+
 Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, int ranks) {
   Prepared p;
   ReadLimits limits = options.limits;
@@ -71,7 +89,7 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
                     "one row per rank",
                     path.string(), a.rows, ranks));
   }
-  if (options.rhs) p.b = read_vector(*options.rhs, a.rows, "--rhs", limits);
+  p.b = options.rhs ? read_vector(*options.rhs, a.rows, "--rhs", limits) : row_sums(a, path);
   if (options.x0) p.x0 = read_vector(*options.x0, a.rows, "--x0", limits);
   p.read_s = core::now_s() - t0;
 
@@ -320,16 +338,7 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
   out.file_rows = std::move(mine.file_rows);
   const auto n = static_cast<std::size_t>(out.matrix.local_rows());
   out.exact_known = !options.rhs.has_value();
-  if (options.rhs) {
-    out.b = std::move(mine.b);
-  } else {
-    // b = A * 1: the row sums (no communication).
-    out.b.assign(n, 0.0);
-    const auto& ptr = out.matrix.row_ptr();
-    const auto& val = out.matrix.val();
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::int64_t k = ptr[i]; k < ptr[i + 1]; ++k) out.b[i] += val[k];
-  }
+  out.b = std::move(mine.b);  // --rhs, or A * 1 (rank 0 checked its sums)
   out.x0 = options.x0 ? std::move(mine.x0) : std::vector<double>(n, 0.0);
   out.distribute_s = core::now_s() - t0;
   return out;

@@ -166,10 +166,10 @@ solvers::KrylovOptions options_for(const std::string& method, double tol) {
   o.tol = tol;
   o.max_iters = 2000;
   o.test_every = 2;
-  o.allreduce = method == "pcg-overlap" || method == "pipecg" || method == "pgmres" ||
-                        method == "pipebicgstab"
-                    ? "impi"
-                    : "mpi";
+  o.allreduce = collectives::parse_allreduce(method == "pcg-overlap" || method == "pipecg" ||
+                                                     method == "pgmres" || method == "pipebicgstab"
+                                                 ? "impi"
+                                                 : "mpi");
   return o;
 }
 
@@ -205,7 +205,7 @@ TEST_P(Methods, ReachToleranceAndAgree) {
   const ProblemCase& pc = GetParam();
   constexpr double tol = 1e-8;
   const Solved cg = solve(pc.name, pc.spec, options_for("cg", tol));
-  ASSERT_TRUE(cg.result.converged) << cg.result.reason;
+  ASSERT_TRUE(cg.result.converged) << solvers::stop_reason_name(cg.result.reason);
   const auto problem = grid::make_problem(pc.name, {});
   const reference::SerialCg serial = reference::serial_cg(*problem, cg.global, 0.0, tol, 2000);
   ASSERT_TRUE(serial.converged);
@@ -230,7 +230,8 @@ TEST_P(Methods, ReachToleranceAndAgree) {
   for (const std::string method : {"pcg1", "pcg2", "pcg-overlap", "pipecg"}) {
     const Solved run = solve(pc.name, pc.spec, options_for(method, tol));
     EXPECT_TRUE(run.result.converged)
-        << method << ": " << run.result.reason << " " << run.result.detail;
+        << method << ": " << solvers::stop_reason_name(run.result.reason) << " "
+        << run.result.detail;
     EXPECT_LT(run.result.residual_estimate, tol) << method;
     EXPECT_LT(run.result.true_residual, 10 * tol) << method;
     if (world_rank() != 0) continue;
@@ -291,7 +292,7 @@ TEST(Krylov, IndefiniteOperatorBreaksDown) {
   for (const auto& method : cg_family()) {
     const Solved run = solve("ones", global_spec({12, 12, 12}), options_for(method, 1e-8), -5.9);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "breakdown") << method;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::breakdown) << method;
     EXPECT_NE(run.result.detail.find("p^T A p"), std::string::npos) << run.result.detail;
     EXPECT_NE(run.result.detail.find("iteration"), std::string::npos) << run.result.detail;
   }
@@ -301,7 +302,7 @@ TEST(Krylov, NanIsABreakdown) {
   for (const auto& method : solvers::krylov_method_names()) {
     const Solved run = solve("ones", global_spec({10, 9, 8}), options_for(method, 1e-8), 0.0, true);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "breakdown") << method;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::breakdown) << method;
     EXPECT_NE(run.result.detail.find("nan"), std::string::npos) << run.result.detail;
   }
 }
@@ -312,7 +313,7 @@ TEST(Krylov, MaxItersStopsWithoutConverging) {
     o.max_iters = 3;
     const Solved run = solve("plume", global_spec({12, 12, 12}), o);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "max_iters") << method;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::max_iters) << method;
     EXPECT_EQ(run.result.iterations, 3) << method;
     // The returned x is the iterate the reported residual belongs to.
     EXPECT_NEAR(run.result.true_residual, run.result.residual_estimate,
@@ -335,7 +336,8 @@ TEST(Krylov, MaxTimeStopsEveryMethod) {
     o.faults = &faults;
     const Solved run = solve("plume", global_spec({16, 16, 16}), o);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "max_time") << method << ": " << run.result.detail;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::max_time)
+        << method << ": " << run.result.detail;
     double longest = run.result.time_s;  // the rank that saw the limit ran it
     MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_GE(longest, 0.2) << method;
@@ -365,7 +367,7 @@ TEST(Krylov, HaloIsTestedDuringTheInterior) {
 TEST(Krylov, TreeAndImpiReductionsGiveTheSameIterations) {
   solvers::KrylovOptions o = options_for("pcg-overlap", 1e-8);
   const Solved impi = solve("plume", global_spec({14, 13, 12}), o);
-  o.allreduce = "tree";
+  o.allreduce = collectives::parse_allreduce("tree");
   const Solved tree = solve("plume", global_spec({14, 13, 12}), o);
   EXPECT_TRUE(tree.result.converged);
   EXPECT_LE(std::abs(tree.result.iterations - impi.result.iterations), 1);
@@ -376,12 +378,12 @@ TEST(Krylov, TreeAndImpiReductionsGiveTheSameIterations) {
 // iterations with the same residual history to 1e-12 relative.
 TEST(Krylov, EveryAllreduceAlgorithmSolvesTheSame) {
   solvers::KrylovOptions o = options_for("pcg-overlap", 1e-8);
-  o.allreduce = "mpi";
+  o.allreduce = collectives::parse_allreduce("mpi");
   const Solved reference = solve("plume", global_spec({14, 13, 12}), o);
   ASSERT_TRUE(reference.result.converged);
   for (const std::string algorithm :
        {"rd", "knomial:2", "knomial:3", "knomial:4", "twolevel:rd", "tree", "impi"}) {
-    o.allreduce = algorithm;
+    o.allreduce = collectives::parse_allreduce(algorithm);
     const Solved run = solve("plume", global_spec({14, 13, 12}), o);
     EXPECT_TRUE(run.result.converged) << algorithm;
     EXPECT_EQ(run.result.iterations, reference.result.iterations) << algorithm;

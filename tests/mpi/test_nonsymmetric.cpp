@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/comm.hpp"
@@ -87,11 +88,12 @@ solvers::KrylovOptions options(solvers::KrylovMethod method, precond::PcKind pc,
   o.tol = tol;
   o.max_iters = 3000;
   o.test_every = 2;
-  o.jacobi = pc == precond::PcKind::jacobi;
-  if (pc == precond::PcKind::ilu0) o.pc.kind = pc;
+  o.pc.kind = pc;
   const bool pipelined =
       method == solvers::KrylovMethod::pgmres || method == solvers::KrylovMethod::pipebicgstab;
-  o.allreduce = pipelined ? "impi" : "mpi";
+  o.allreduce =
+      collectives::AllreduceAlgorithm{pipelined ? collectives::AllreduceAlgorithm::Kind::impi
+                                                : collectives::AllreduceAlgorithm::Kind::mpi};
   return o;
 }
 
@@ -127,7 +129,8 @@ TEST(Nonsymmetric, EveryMethodConvergesOnEveryMatrix) {
         const Outcome run = solve(a, options(method, pc, tol));
         const std::string what = label(a, method, pc);
         EXPECT_TRUE(run.result.converged)
-            << what << ": " << run.result.reason << " " << run.result.detail;
+            << what << ": " << solvers::stop_reason_name(run.result.reason) << " "
+            << run.result.detail;
         EXPECT_LT(run.result.true_residual, tol) << what;
         EXPECT_GT(run.result.iterations, 0) << what;
         EXPECT_LT(run.error, 1e-3) << what;
@@ -193,7 +196,7 @@ TEST(Nonsymmetric, RestartsRecordTheTrueResidual) {
   ASSERT_FALSE(run.result.restarts.empty());
   long previous = 0;
   for (const auto& r : run.result.restarts) {
-    EXPECT_EQ(r.reason, "cycle");
+    EXPECT_EQ(r.reason, solvers::RestartReason::cycle);
     EXPECT_EQ(r.iteration % 5, 0);
     EXPECT_GT(r.iteration, previous);
     previous = r.iteration;
@@ -263,7 +266,7 @@ TEST(Nonsymmetric, BreakdownsAreReportedOrRecovered) {
   for (const auto method : {solvers::KrylovMethod::bicgstab, solvers::KrylovMethod::pipebicgstab}) {
     const Outcome run = solve(k, options(method, precond::PcKind::none, 1e-8));
     EXPECT_FALSE(run.result.converged) << solvers::krylov_method_name(method);
-    EXPECT_EQ(run.result.reason, "breakdown");
+    EXPECT_EQ(run.result.reason, solvers::StopReason::breakdown);
     EXPECT_NE(run.result.detail.find("cannot proceed"), std::string::npos) << run.result.detail;
     EXPECT_NE(run.result.detail.find("iteration"), std::string::npos) << run.result.detail;
   }
@@ -287,7 +290,7 @@ TEST(Nonsymmetric, BreakdownsAreReportedOrRecovered) {
                               solvers::KrylovMethod::pgmres}) {
       const solvers::SolveResult r =
           solvers::krylov_solve(s, m, *halo, options(method, precond::PcKind::none, 1e-8));
-      EXPECT_EQ(r.reason, "breakdown") << solvers::krylov_method_name(method);
+      EXPECT_EQ(r.reason, solvers::StopReason::breakdown) << solvers::krylov_method_name(method);
       EXPECT_NE(r.detail.find("zero Krylov vector"), std::string::npos) << r.detail;
     }
     halo->close();

@@ -198,14 +198,14 @@ TEST(ScaledNorm, NonFiniteResidualsBreakDownAndConvergenceNeedsTheTrueResidual) 
   EXPECT_FALSE(solvers::breaks_down(1e300));
   solvers::SolveResult r;
   r.converged = true;
-  r.reason = "tolerance";
+  r.reason = solvers::StopReason::tolerance;
   r.true_residual = 2.5e-15;
   solvers::confirm_convergence(r, 1e-300);
   EXPECT_FALSE(r.converged);
-  EXPECT_NE(r.reason, "tolerance");
+  EXPECT_NE(r.reason, solvers::StopReason::tolerance);
   solvers::SolveResult ok;
   ok.converged = true;
-  ok.reason = "tolerance";
+  ok.reason = solvers::StopReason::tolerance;
   ok.true_residual = 1e-9;
   solvers::confirm_convergence(ok, 1e-6);
   EXPECT_TRUE(ok.converged);

@@ -19,6 +19,7 @@
 /// layer implements for the structured stencils and for the distributed CSR
 /// matrix: the mat-vec (with its halo exchange in flight while the interior
 /// is computed), the diagonal, and the owned rows in a global numbering.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,20 +37,51 @@ namespace asyncsolve::precond {
 /// The preconditioners (see above).
 enum class PcKind { none, jacobi, chebyshev, boomeramg, ilu0 };
 
+/// The names of the preconditioners, in PcKind's order (--pc, documents).
+inline constexpr std::array<std::string_view, 5> pc_kind_names{"none", "jacobi", "chebyshev",
+                                                               "boomeramg", "ilu0"};
+
 /// "none", "jacobi", "chebyshev", "boomeramg" or "ilu0".
 std::string_view pc_kind_name(PcKind kind);
+
+/// chebyshev's --pc-option settings.
+struct ChebyshevSettings {
+  int lanczos_steps = 10;          ///< CG (Lanczos) steps estimating the eigenvalue bounds, 2-200
+  double lambda_max_factor = 1.1;  ///< safety factor on the largest eigenvalue estimate, 1-10
+};
+
+/// boomeramg's --pc-option settings (hypre's codes for the choices are
+/// boomeramg.cpp's). The values of each choice are in the order of their
+/// names in pc_option_summary.
+struct BoomerAmgSettings {
+  enum class Coarsen { hmis, pmis, falgout, cljp, rs };
+  enum class Interp { ext_i, ext, standard, classical, direct };
+  enum class Relax { l1_sym_gs, sym_gs, jacobi, l1_jacobi, chebyshev, gs, l1_gs };
+  enum class Cycle { v, w };
+  Coarsen coarsen = Coarsen::hmis;
+  Interp interp = Interp::ext_i;
+  Relax relax = Relax::l1_sym_gs;
+  Cycle cycle = Cycle::v;
+  int cycles = 1;                  ///< cycles per apply, 1-10
+  int sweeps = 1;                  ///< smoothing sweeps down and up, 1-10
+  double strong_threshold = 0.25;  ///< 0-1
+  int agg_levels = 0;              ///< levels of aggressive coarsening, 0-10
+  int max_levels = 25;             ///< 2-50
+  int pmax = 4;                    ///< interpolation elements per row, 0 (no limit)-20
+};
 
 /// `--pc` and `--pc-option`, parsed and validated (plain values, identical
 /// on every rank).
 struct PcSettings {
   PcKind kind = PcKind::none;
-  int degree = 3;  ///< chebyshev: the polynomial's degree (mat-vecs per apply)
-  /// --pc-option name=value pairs, validated and in canonical spelling, in
-  /// the order given (a name given twice keeps its last value).
+  int degree = 3;               ///< chebyshev: the polynomial's degree (mat-vecs per apply)
+  ChebyshevSettings chebyshev;  ///< kind chebyshev: its options (defaults unless given)
+  BoomerAmgSettings boomeramg;  ///< kind boomeramg: its options (defaults unless given)
+  /// --pc-option name=value pairs as given, validated and in canonical
+  /// spelling, in the order given (a name given twice keeps its last
+  /// value): what the result document records. The typed settings above
+  /// hold their values.
   std::vector<std::pair<std::string, std::string>> options;
-  /// Set up for a nonsymmetric method (GMRES, BiCGStab): the options not
-  /// given take their nonsymmetric defaults (boomeramg: relax=l1-gs).
-  bool nonsymmetric = false;
 };
 
 /// The value of `--pc` as the command line spells it: "chebyshev:5" for a
@@ -63,10 +95,17 @@ void parse_pc(std::string_view text, PcSettings& settings);
 
 /// Parses `--pc-option` text: name=value pairs separated by commas or
 /// newlines (the option may be given several times), each name one that
-/// settings.kind takes (pc_option_names) and each value in its range.
+/// settings.kind takes (pc_option_summary) and each value in its range,
+/// into settings.options and the typed settings (settings.chebyshev and
+/// settings.boomeramg, first reset to their defaults).
 /// Throws core::InputError for a pair without '=', an unknown name or a
 /// value out of range, and for any option with `none`, `jacobi` or `ilu0`.
 void parse_pc_options(std::string_view text, PcSettings& settings);
+
+/// For a nonsymmetric method (GMRES, BiCGStab: M need not be symmetric):
+/// the options not given take their nonsymmetric defaults (boomeramg:
+/// relax=l1-gs, forward hybrid Gauss-Seidel). Call after parse_pc_options.
+void use_nonsymmetric_defaults(PcSettings& settings);
 
 /// "name=value,name=value" of settings.options (empty: none given).
 std::string pc_options_text(const PcSettings& settings);

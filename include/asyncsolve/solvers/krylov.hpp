@@ -45,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
@@ -129,16 +130,15 @@ struct KrylovOptions {
   /// has run this long on any rank; checked every 16 iterations with one
   /// MPI_Allreduce of one value (none when infinite, the default).
   double max_time_s = std::numeric_limits<double>::infinity();
-  int test_every = 4;   ///< interior planes between halo tests (0: never test)
-  bool jacobi = false;  ///< pipecg: Jacobi preconditioner (cg: never; pcg*: always)
-  /// A preconditioner set up before the solve and applied through the
-  /// precond interface: chebyshev or boomeramg (pcg1, pcg2, pcg-overlap,
-  /// pipecg; cg refuses them). none and jacobi here leave the methods as
-  /// `jacobi` says (Jacobi fused into their vector kernels).
+  int test_every = 4;  ///< interior planes between halo tests (0: never test)
+  /// The preconditioner. jacobi is fused into the methods' vector kernels
+  /// (pipecg: only with pc.kind jacobi; pcg1, pcg2, pcg-overlap: always,
+  /// unless a general one is given; cg: never). chebyshev and boomeramg are
+  /// set up before the solve and applied through the precond interface
+  /// (pcg1, pcg2, pcg-overlap, pipecg; cg refuses them).
   precond::PcSettings pc;
-  /// Inner-product reductions: a collectives::make_nonblocking_allreduce name
-  /// ("mpi", "impi" or "tree").
-  std::string allreduce = "mpi";
+  /// The inner products' reduction algorithm (collectives::make_nonblocking_allreduce).
+  collectives::AllreduceAlgorithm allreduce;
   /// Called on every rank after each iteration's residual is known.
   std::function<void(const HistoryPoint&)> monitor;
   /// Straggler and noise injection (not owned; may be null): the slow rank's
