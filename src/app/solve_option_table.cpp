@@ -166,7 +166,7 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
         .sample = "lanczos_steps=20",
         .value = "NAME=VALUE"})
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
-  t.number("--restart", c.restart, {1, 1e6},
+  t.number("--restart", c.restart, {1, 1000},
            {.help = "gmres, fgmres, pgmres: the restart length m, basis vectors kept before "
                     "the method restarts from the true residual (a length whose basis would "
                     "not fit in the nodes' memory is refused)",

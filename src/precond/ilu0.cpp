@@ -28,8 +28,7 @@
 #include "asyncsolve/par/check.hpp"
 #include "precond_impl.hpp"
 
-namespace asyncsolve::precond {
-namespace detail {
+namespace asyncsolve::precond::detail {
 
 namespace {
 
@@ -184,5 +183,4 @@ std::unique_ptr<Preconditioner> make_ilu0(const PcSettings& /*settings*/, PcOper
   return std::make_unique<Ilu0>(op);
 }
 
-}  // namespace detail
-}  // namespace asyncsolve::precond
+}  // namespace asyncsolve::precond::detail

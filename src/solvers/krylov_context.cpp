@@ -247,7 +247,7 @@ void KrylovContext::note_restart(long iteration, RestartReason reason, double tr
   p.reason = reason;
   p.true_residual = std::sqrt(std::max(true_rr, 0.0)) / b_norm_;
   p.estimate = std::sqrt(std::max(estimate_rr, 0.0)) / b_norm_;
-  result_.restarts.push_back(std::move(p));
+  result_.restarts.push_back(p);
 }
 
 void KrylovContext::check_preconditioned(double gamma, double rr, long iteration) {

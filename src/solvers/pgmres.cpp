@@ -75,8 +75,8 @@ void run_pgmres(KrylovContext& k) {
     const double beta = std::sqrt(rr);
     k.timed(orthog_phase, [&] { ops::scale(1.0 / beta, v[1], v[0]); });
     lsq.start(beta);
-    double estimate = beta;
-    int done = 0;  // completed columns of H
+    double estimate = 0.0;  // the rotations' estimate of ||r||, per completed column
+    int done = 0;           // completed columns of H
     // how the cycle ended (unless the solve stops); lost_what: why orthogonality
     bool stopped = false;
     RestartReason ending = RestartReason::cycle;

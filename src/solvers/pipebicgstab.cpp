@@ -55,6 +55,7 @@ class PipeBicgstab {
  private:
   static std::vector<grid::Field> make_fields(KrylovContext& k) {
     std::vector<grid::Field> f;
+    f.reserve(15);
     for (int i = 0; i < 15; ++i) f.push_back(k.make_field());
     return f;
   }
