@@ -189,13 +189,16 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
             .applies = krylov,
             .sample = "3"});
   t.text("--allreduce", a.allreduce,
-         {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
-                  "pcg-overlap, pipecg, pgmres and pipebicgstab, mpi otherwise), mpi "
-                  "(MPI_Allreduce), impi "
-                  "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
-                  "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
-                  "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
-                  "to completion at each check, async and racy take any but mpi",
+         {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: "
+                  "twolevel:shm+impi for pcg-overlap, pipecg, pgmres and pipebicgstab (impi in "
+                  "the simulation build), mpi otherwise), mpi (MPI_Allreduce), impi "
+                  "(MPI_Iallreduce), tree "
+                  "(asynchronous binary tree), rd (recursive doubling), knomial:K (k-nomial "
+                  "reduce + broadcast, K >= 2), twolevel:ALG (node leaders run ALG: rd, "
+                  "knomial:K, mpi or impi), shm (progress-free, over a shared-memory window; "
+                  "one node only) or twolevel:shm+ALG (shm in each node, ALG among the "
+                  "leaders); sync Jacobi runs any of them to completion at each check, async "
+                  "and racy take any but mpi",
           .applies = applies_when({when("--transport", mpi_transports)}),
           .sample = "impi",
           .value = "NAME",

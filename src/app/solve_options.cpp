@@ -10,6 +10,7 @@
 #include "asyncsolve/core/triple.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -178,6 +179,14 @@ void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   const Kind kind = is_krylov(c) ? (overlapping ? Kind::impi : Kind::mpi)
                                  : (c.variant == Variant::sync ? Kind::mpi : Kind::tree);
   c.allreduce = collectives::AllreduceAlgorithm{kind};
+  // The overlapping methods: twolevel:shm+impi, which is the progress-free
+  // shared-memory reduction alone on one node (impi only among node leaders);
+  // the simulation build has no shared memory.
+  if (is_krylov(c) && overlapping && !par::is_simulated()) {
+    c.allreduce->kind = Kind::twolevel;
+    c.allreduce->leader = Kind::impi;
+    c.allreduce->shm_node = true;
+  }
 }
 
 /// --progress of Jacobi: poll:K (async and racy) or a progress thread

@@ -307,6 +307,49 @@ nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix
           {"forced", config.sparse.force}};
 }
 
+/// The problem part of the result document: the sizes (the grid's for
+/// --assemble, rows otherwise), the partition, the scalings and the Jacobi
+/// check. Collective over the matrix's communicator.
+RunProblem describe_problem(const SolveConfig& config, const SparseProblem& p,
+                            const sparse::PowerOfTwoScaling& powers,
+                            const nlohmann::json& jacobi_check) {
+  RunProblem rp;
+  const par::Comm& comm = p.matrix.comm();
+  rp.name = p.name;
+  const std::int64_t rows = p.matrix.global_rows();
+  const auto clamp = [](std::int64_t v) {
+    return static_cast<int>(std::min<std::int64_t>(v, std::numeric_limits<int>::max()));
+  };
+  if (p.decomposition) {
+    rp.global = p.decomposition->global();
+    rp.local = p.decomposition->local();
+    rp.dims = p.decomposition->dims();
+  } else {
+    rp.global = {clamp(rows), 1, 1};
+    rp.local = {p.matrix.local_rows(), 1, 1};
+    rp.dims = {comm.size(), 1, 1};
+  }
+  rp.local_min = {clamp(p.matrix.metrics().min_rows), 1, 1};
+  rp.local_max = {clamp(p.matrix.metrics().max_rows), 1, 1};
+  if (p.decomposition) {
+    rp.local_min = rp.local;
+    rp.local_max = rp.local;
+    par::check_mpi(
+        MPI_Allreduce(MPI_IN_PLACE, rp.local_min.data(), 3, MPI_INT, MPI_MIN, comm.get()),
+        "MPI_Allreduce");
+    par::check_mpi(
+        MPI_Allreduce(MPI_IN_PLACE, rp.local_max.data(), 3, MPI_INT, MPI_MAX, comm.get()),
+        "MPI_Allreduce");
+  }
+  rp.parameters = p.parameters;
+  rp.parameters["partition"] = partition_json(config, p.matrix);
+  rp.parameters["scale"] = std::string(name(config.sparse.scale));
+  rp.parameters["equilibration"] = {{"matrix_exponent", powers.matrix_exponent},
+                                    {"rhs_exponent", powers.rhs_exponent}};
+  rp.parameters["jacobi_check"] = jacobi_check;
+  return rp;
+}
+
 }  // namespace
 
 core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
@@ -404,39 +447,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   }
 
   const RunSummary summary = summarise(comm, solved, false);
-  RunProblem rp;
-  rp.name = p.name;
-  const std::int64_t rows = p.matrix.global_rows();
-  const auto clamp = [](std::int64_t v) {
-    return static_cast<int>(std::min<std::int64_t>(v, std::numeric_limits<int>::max()));
-  };
-  if (p.decomposition) {
-    rp.global = p.decomposition->global();
-    rp.local = p.decomposition->local();
-    rp.dims = p.decomposition->dims();
-  } else {
-    rp.global = {clamp(rows), 1, 1};
-    rp.local = {p.matrix.local_rows(), 1, 1};
-    rp.dims = {comm.size(), 1, 1};
-  }
-  rp.local_min = {clamp(p.matrix.metrics().min_rows), 1, 1};
-  rp.local_max = {clamp(p.matrix.metrics().max_rows), 1, 1};
-  if (p.decomposition) {
-    rp.local_min = rp.local;
-    rp.local_max = rp.local;
-    par::check_mpi(
-        MPI_Allreduce(MPI_IN_PLACE, rp.local_min.data(), 3, MPI_INT, MPI_MIN, comm.get()),
-        "MPI_Allreduce");
-    par::check_mpi(
-        MPI_Allreduce(MPI_IN_PLACE, rp.local_max.data(), 3, MPI_INT, MPI_MAX, comm.get()),
-        "MPI_Allreduce");
-  }
-  rp.parameters = p.parameters;
-  rp.parameters["partition"] = partition_json(config, p.matrix);
-  rp.parameters["scale"] = std::string(name(config.sparse.scale));
-  rp.parameters["equilibration"] = {{"matrix_exponent", powers.matrix_exponent},
-                                    {"rhs_exponent", powers.rhs_exponent}};
-  rp.parameters["jacobi_check"] = jacobi_check;
+  const RunProblem rp = describe_problem(config, p, powers, jacobi_check);
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =
       report_solve(comm, command, started, e, rp, config, summary, solved.result);

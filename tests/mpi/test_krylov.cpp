@@ -381,8 +381,8 @@ TEST(Krylov, EveryAllreduceAlgorithmSolvesTheSame) {
   o.allreduce = collectives::parse_allreduce("mpi");
   const Solved reference = solve("plume", global_spec({14, 13, 12}), o);
   ASSERT_TRUE(reference.result.converged);
-  for (const std::string algorithm :
-       {"rd", "knomial:2", "knomial:3", "knomial:4", "twolevel:rd", "tree", "impi"}) {
+  for (const std::string algorithm : {"rd", "knomial:2", "knomial:3", "knomial:4", "twolevel:rd",
+                                      "tree", "impi", "shm", "twolevel:shm+rd"}) {
     o.allreduce = collectives::parse_allreduce(algorithm);
     const Solved run = solve("plume", global_spec({14, 13, 12}), o);
     EXPECT_TRUE(run.result.converged) << algorithm;
@@ -394,6 +394,18 @@ TEST(Krylov, EveryAllreduceAlgorithmSolvesTheSame) {
                     1e-12 * reference.result.history[k].residual)
             << algorithm << " iteration " << k;
     }
+  }
+  // pipecg, with and without Jacobi (its loop for M^-1 = c I), over the
+  // shared-memory reduction against the blocking one.
+  for (const bool jacobi : {false, true}) {
+    solvers::KrylovOptions p = options_for("pipecg", 1e-8);
+    p.pc.kind = jacobi ? precond::PcKind::jacobi : precond::PcKind::none;
+    p.allreduce = collectives::parse_allreduce("mpi");
+    const Solved blocking = solve("plume", global_spec({14, 13, 12}), p);
+    p.allreduce = collectives::parse_allreduce("shm");
+    const Solved shm = solve("plume", global_spec({14, 13, 12}), p);
+    EXPECT_TRUE(shm.result.converged);
+    EXPECT_EQ(shm.result.iterations, blocking.result.iterations) << "jacobi " << jacobi;
   }
 }
 
