@@ -60,7 +60,10 @@ struct RunSummary {
   par::RankStats idle_waits;  ///< async/racy Jacobi: waits for news per rank (OpenMP: all threads)
   precond::PcReport pc;       ///< rank 0's preconditioner report (name empty: none set up)
   par::RankStats pc_setup_s;  ///< the preconditioner's setup time per rank
-  long pc_applies_behind_reduction = 0;  ///< rank 0's applies with a reduction in flight
+  long pc_applies_behind_reduction = 0;         ///< rank 0's applies with a reduction in flight
+  long matvecs_behind_reduction = 0;            ///< rank 0's mat-vecs with a reduction in flight
+  std::vector<solvers::RestartPoint> restarts;  ///< the GMRES and BiCGStab families' restarts
+  long refinements = 0;                         ///< gmres, fgmres: second Gram-Schmidt passes
   /// Krylov methods: every solve after the one setup (--repeat-solve; one
   /// entry without it), each time_s the maximum over ranks. Empty for Jacobi.
   std::vector<solvers::RepeatedSolve> repeats;

@@ -1,8 +1,10 @@
 // `asyncsolve solve --matrix FILE.mtx` and `--assemble`: every solver on a
 // distributed CSR matrix. Builds the system (read and partitioned, or a
 // model problem assembled), optionally scales it to a unit diagonal, checks
-// what Jacobi needs (a non-zero diagonal; rho(|D^-1 (A - D)|) < 1 for the
-// asynchronous variants unless --force), solves, and reports through the
+// whether the matrix is symmetric (the CG family refuses one that is not,
+// unless --force), checks what Jacobi needs (a non-zero diagonal;
+// rho(|D^-1 (A - D)|) < 1 for the asynchronous variants unless --force),
+// solves, and reports through the
 // same summary and document as the structured solves, with the matrix and
 // the partition in the document's "problem".
 #include <mpi.h>
@@ -35,6 +37,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
+#include "asyncsolve/sparse/symmetry.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
@@ -348,6 +351,30 @@ nlohmann::json check_jacobi(const SolveConfig& config, const SparseProblem& p,
           {"forced", config.sparse.force}};
 }
 
+/// Collective: is A = A^T? problem.symmetry of the document (the summary
+/// says it too). Throws core::InputError for a matrix that is not, with a
+/// method of the CG family, unless --force.
+nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix& matrix,
+                             bool jacobi) {
+  const double t0 = core::now_s();
+  const sparse::Symmetry symmetry = sparse::check_symmetry(matrix);
+  if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
+      !symmetry.symmetric() && !config.sparse.force) {
+    throw core::InputError(fmt::format(
+        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
+        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
+        "anyway)",
+        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
+  }
+  return {{"symmetric", symmetry.symmetric()},
+          {"structural", symmetry.structural},
+          {"max_asymmetry", symmetry.max_asymmetry},
+          {"unmatched_entries", symmetry.unmatched},
+          {"tolerance", symmetry.tolerance},
+          {"check_s", par::max_over_ranks(matrix.comm(), core::now_s() - t0)},
+          {"forced", config.sparse.force}};
+}
+
 /// The problem as the summary and the document describe it. Collective.
 RunProblem run_problem(const SolveConfig& config, const SparseProblem& p,
                        const sparse::PowerOfTwoScaling& powers, nlohmann::json jacobi_check) {
@@ -431,6 +458,8 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
   p.parameters["operator"] = operator_json(comm, system.op);
+
+  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
   nlohmann::json jacobi_check = jacobi ? check_jacobi(config, p, system) : nullptr;
 
   // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and

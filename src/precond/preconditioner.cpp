@@ -60,6 +60,8 @@ std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, 
       return detail::make_chebyshev(settings, op);
     case PcKind::boomeramg:
       return detail::make_boomeramg(settings, op);
+    case PcKind::ilu0:
+      return detail::make_ilu0(settings, op);
   }
   return nullptr;
 }

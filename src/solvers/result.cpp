@@ -15,4 +15,11 @@ std::string_view stop_reason_name(StopReason reason) noexcept {
   return core::enum_name(names, reason);
 }
 
+std::string_view restart_reason_name(RestartReason reason) noexcept {
+  // In RestartReason's order.
+  static constexpr std::array<std::string_view, 7> names{
+      "cycle", "orthogonality", "rho", "sigma", "omega", "replacement", "confirm"};
+  return core::enum_name(names, reason);
+}
+
 }  // namespace asyncsolve::solvers

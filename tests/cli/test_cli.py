@@ -140,7 +140,7 @@ class BadInput(unittest.TestCase):
 
     def test_unknown_choices(self):
         self.check(["solve", "--problem", "heat"], "heat")
-        self.check(["solve", "--method", "gmres"], "gmres")
+        self.check(["solve", "--method", "minres"], "minres")
         self.check(["solve", "--transport", "carrier-pigeon"], "carrier-pigeon")
 
     def test_krylov_options(self):
@@ -148,6 +148,14 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--method", "pcg1", "--transport", "rma"], "--transport rma")
         self.check(["solve", "--method", "cg", "--pc", "jacobi"], "--pc 'jacobi'")
         self.check(["solve", "--method", "pcg2", "--pc", "none"], "--pc 'none'")
+        # the nonsymmetric methods: no Chebyshev (it needs real eigenvalue
+        # bounds), a restart of at least 1, no --restart where it does nothing
+        self.check(["solve", "--method", "gmres", "--pc", "chebyshev"], "Chebyshev")
+        self.check(["solve", "--method", "bicgstab", "--pc", "chebyshev:5"], "Chebyshev")
+        self.check(["solve", "--method", "pgmres", "--restart", "0"], "--restart 0")
+        self.check(["solve", "--method", "pcg1", "--restart", "5"], "--restart 5 with")
+        self.check(["solve", "--method", "gmres", "--cgs-refinement", "twice"], "twice")
+        self.check(["solve", "--method", "cg", "--pc", "ilu0"], "--pc 'ilu0'")
         self.check(["solve", "--method", "pipecg", "--pc", "ilu"], "--pc 'ilu'")
         self.check(["solve", "--method", "cg", "--test-every", "-1"], "--test-every -1")
         self.check(["solve", "--method", "cg", "--allreduce", "knomial:1"],
