@@ -68,9 +68,11 @@ CMAKE_FLAGS ?=
 
 all: build
 
-deps:
+# The Debian packages of the list named $(1) that are not installed yet,
+# installed with apt-get (as root, or through sudo).
+define install_missing
 	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+	for p in $($(1)); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -79,42 +81,19 @@ deps:
 	  $$sudo apt-get update -qq; \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,DEB_PACKAGES)
 
 deps-lint:
-	@missing=""; \
-	for p in $(LINT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "asyncsolve: installing Debian packages:$$missing"; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update -qq; \
-	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
-	fi
+	$(call install_missing,LINT_PACKAGES)
 
 deps-sim:
-	@missing=""; \
-	for p in $(SIM_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "asyncsolve: installing Debian packages:$$missing"; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update -qq; \
-	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
-	fi
+	$(call install_missing,SIM_PACKAGES)
 
 deps-tsan-omp:
-	@missing=""; \
-	for p in $(TSAN_OMP_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "asyncsolve: installing Debian packages:$$missing"; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update -qq; \
-	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
-	fi
+	$(call install_missing,TSAN_OMP_PACKAGES)
 
 $(BUILD)/build.ninja: | deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
@@ -218,16 +197,7 @@ MPICH_BUILD    ?= build-mpich
 MPICH_PACKAGES := mpich libmpich-dev
 MPICH_SOAK     ?= 100
 deps-mpich:
-	@missing=""; \
-	for p in $(MPICH_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "asyncsolve: installing Debian packages:$$missing"; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update -qq; \
-	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing > /dev/null; \
-	fi
+	$(call install_missing,MPICH_PACKAGES)
 
 $(MPICH_BUILD)/build.ninja: | deps deps-mpich
 	cmake -S . -B $(MPICH_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
