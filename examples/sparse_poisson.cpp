@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::neighbor, a);
   solvers::KrylovOptions options;
   options.method = solvers::KrylovMethod::pcg_overlap;
-  options.allreduce = "impi";  // each inner product behind independent work
+  options.allreduce =
+      collectives::parse_allreduce("impi");  // each inner product behind independent work
   options.tol = 1e-10;
   const solvers::SolveResult r = solvers::krylov_solve(system, a, *halo, options);
 

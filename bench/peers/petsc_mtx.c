@@ -1,5 +1,5 @@
 /* NAME
- *     petsc_mtx - a Matrix Market matrix solved by PETSc's KSPCG, or its MatMult timed
+ *     petsc_mtx - a Matrix Market matrix solved by a PETSc KSP, or its MatMult timed
  *
  * PURPOSE
  *     The PETSc peer of `asyncsolve solve --matrix FILE.mtx` and of
@@ -21,12 +21,21 @@
  *     --ksp richardson: KSPRICHARDSON (damping 1) with the same preconditioner: with
  *     --pc asm --asm-type restrict the synchronous RAS iteration.
  *     --block-size N: the matrix's block size (PCHYPRE then passes num_functions N).
+ *     --ksp gmres, fgmres, pgmres, bcgs, pipebcgs: KSPGMRES, KSPFGMRES,
+ *     KSPPGMRES, KSPBCGS, KSPPIPEBCGS with right preconditioning and the
+ *     unpreconditioned norm (asyncsolve's --method gmres, fgmres, pgmres,
+ *     bicgstab, pipebicgstab), --restart for the GMRES family,
+ *     --cgs-refinement for gmres and fgmres (PETSc's default is never;
+ *     asyncsolve's ifneeded), and --pc ilu too: PCBJACOBI with ILU(0) on each
+ *     rank's block, PETSc's default and asyncsolve's --pc ilu0.
  *     --ksp spmv: --iterations MatMult calls y = A x, x_i = 1 + i mod 7 (the
  *     global index), after --warmup untimed ones; time per MatMult.
  *
  * USAGE
- *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|richardson|spmv]
- *         [--pc none|jacobi|gamg|hypre|asm] [--overlap 1] [--asm-type basic|restrict]
+ *     mpiexec -n P petsc_mtx --matrix FILE.petsc
+ *         [--ksp cg|gmres|fgmres|pgmres|bcgs|pipebcgs|richardson|spmv]
+ *         [--pc none|jacobi|gamg|hypre|ilu|asm] [--restart 30]
+ *         [--cgs-refinement never|ifneeded|always] [--overlap 1] [--asm-type basic|restrict]
  *         [--block-size 1]
  *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
  *         [--repeat-solve N]  (cg: N timed KSPSolves after the one KSPSetUp, each from
@@ -35,7 +44,7 @@
  *
  * OUTPUT
  *     One JSON object on stdout from rank 0, with the fields run_peers.py
- *     reads of every peer: iterations (CG iterations, or MatMult calls),
+ *     reads of every peer: iterations (KSP iterations, or MatMult calls),
  *     time_s (max over ranks), time_per_iteration_s, converged, residual
  *     (||b - Ax|| / ||b|| after the solve; spmv: 0), version, reason, norm,
  *     setup_s, rows, nonzeros. Exit codes: 0 converged, 2 bad input, 3 not
@@ -62,10 +71,26 @@ typedef struct {
   int iterations;
   int warmup;
   int repeat_solve;
+  int restart;
+  char refinement[16];
   int overlap;
   char asm_type[16];
   int block_size;
 } Options;
+
+/* The KSP types --ksp names besides cg and spmv, with PETSc's names. */
+static const char* const nonsymmetric_ksp[][2] = {{"gmres", KSPGMRES},
+                                                  {"fgmres", KSPFGMRES},
+                                                  {"pgmres", KSPPGMRES},
+                                                  {"bcgs", KSPBCGS},
+                                                  {"pipebcgs", KSPPIPEBCGS}};
+
+/* PETSc's KSPType of --ksp `name`, or NULL for cg and spmv. */
+static const char* nonsymmetric_type(const char* name) {
+  for (size_t i = 0; i < sizeof nonsymmetric_ksp / sizeof nonsymmetric_ksp[0]; ++i)
+    if (strcmp(name, nonsymmetric_ksp[i][0]) == 0) return nonsymmetric_ksp[i][1];
+  return NULL;
+}
 
 static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->matrix = NULL;
@@ -76,6 +101,8 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->iterations = 100;
   o->warmup = 5;
   o->repeat_solve = 1;
+  o->restart = 30;
+  strcpy(o->refinement, "ifneeded");
   o->overlap = 1;
   strcpy(o->asm_type, "basic");
   o->block_size = 1;
@@ -89,12 +116,19 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     if (strcmp(a, "--matrix") == 0) {
       o->matrix = v;
     } else if (strcmp(a, "--ksp") == 0 &&
-               (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0 || strcmp(v, "richardson") == 0)) {
+               (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0 || strcmp(v, "richardson") == 0 ||
+                nonsymmetric_type(v) != NULL)) {
       snprintf(o->ksp, sizeof o->ksp, "%s", v);
     } else if (strcmp(a, "--pc") == 0 &&
                (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 || strcmp(v, "gamg") == 0 ||
-                strcmp(v, "hypre") == 0 || strcmp(v, "asm") == 0)) {
+                strcmp(v, "hypre") == 0 || strcmp(v, "ilu") == 0 || strcmp(v, "asm") == 0)) {
       snprintf(o->pc, sizeof o->pc, "%s", v);
+    } else if (strcmp(a, "--restart") == 0) {
+      o->restart = atoi(v);
+    } else if (strcmp(a, "--cgs-refinement") == 0 &&
+               (strcmp(v, "never") == 0 || strcmp(v, "ifneeded") == 0 ||
+                strcmp(v, "always") == 0)) {
+      snprintf(o->refinement, sizeof o->refinement, "%s", v);
     } else if (strcmp(a, "--overlap") == 0) {
       o->overlap = atoi(v);
     } else if (strcmp(a, "--asm-type") == 0 &&
@@ -123,11 +157,11 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     return 1;
   }
   if (!(o->rtol > 0 && o->rtol < 1) || o->max_it < 1 || o->iterations < 1 || o->warmup < 0 ||
-      o->repeat_solve < 1 || o->repeat_solve > 1000000 || o->overlap < 0 || o->overlap > 8 ||
-      o->block_size < 1 || o->block_size > 16) {
+      o->repeat_solve < 1 || o->repeat_solve > 1000000 || o->restart < 1 || o->overlap < 0 ||
+      o->overlap > 8 || o->block_size < 1 || o->block_size > 16) {
     snprintf(err, n,
-             "--rtol in (0, 1), --max-it and --iterations >= 1, --warmup >= 0, --repeat-solve "
-             "1 to 1000000, --overlap 0 to 8, --block-size 1 to 16");
+             "--rtol in (0, 1), --max-it, --iterations and --restart >= 1, --warmup >= 0, "
+             "--repeat-solve 1 to 1000000, --overlap 0 to 8, --block-size 1 to 16");
     return 1;
   }
   return 0;
@@ -195,9 +229,26 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(MatMult(A, x, b)); /* b = A * 1 */
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
-    PetscCall(KSPSetType(ksp, strcmp(o->ksp, "richardson") == 0 ? KSPRICHARDSON : KSPCG));
+    const char* type = nonsymmetric_type(o->ksp);
+    PetscCall(KSPSetType(ksp, type != NULL                        ? type
+                              : strcmp(o->ksp, "richardson") == 0 ? KSPRICHARDSON
+                                                                  : KSPCG));
+    if (type != NULL) {
+      /* right preconditioning: the residual tested is b - A x itself */
+      PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+      if (strstr(type, "gmres") != NULL) PetscCall(KSPGMRESSetRestart(ksp, o->restart));
+      if (strcmp(type, KSPGMRES) == 0 || strcmp(type, KSPFGMRES) == 0) {
+        PetscCall(KSPGMRESSetCGSRefinementType(
+            ksp, strcmp(o->refinement, "never") == 0    ? KSP_GMRES_CGS_REFINE_NEVER
+                 : strcmp(o->refinement, "always") == 0 ? KSP_GMRES_CGS_REFINE_ALWAYS
+                                                        : KSP_GMRES_CGS_REFINE_IFNEEDED));
+      }
+    }
     PetscCall(KSPGetPC(ksp, &pc));
-    if (strcmp(o->pc, "gamg") == 0) {
+    if (strcmp(o->pc, "ilu") == 0) {
+      /* block Jacobi, ILU(0) on each rank's block (PETSc's default) */
+      PetscCall(PCSetType(pc, PCBJACOBI));
+    } else if (strcmp(o->pc, "gamg") == 0) {
       PetscCall(PCSetType(pc, PCGAMG)); /* PETSc's defaults */
     } else if (strcmp(o->pc, "hypre") == 0) {
       PetscCall(PCSetType(pc, PCHYPRE)); /* BoomerAMG, PETSc's default hypre options */
@@ -236,14 +287,16 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     if (rank == 0) {
       printf(
           "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"%s\", \"pc\": \"%s\", "
+          "\"restart\": %d, \"cgs_refinement\": \"%s\", "
           "\"overlap\": %d, \"asm_type\": \"%s\", \"block_size\": %d, "
           "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
           "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
           "\"residual\": %.9g, \"reason\": \"%s\", \"norm\": \"unpreconditioned\", "
           "\"repeat_solve\": %d, ",
-          version, o->ksp, o->pc, o->overlap, o->asm_type, o->block_size, ranks, (long long)rows,
-          (long long)info.nz_used, (int)its, time_s, its > 0 ? time_s / (double)its : 0.0, setup_s,
-          residual, KSPConvergedReasons[why], o->repeat_solve);
+          version, o->ksp, o->pc, o->restart, o->refinement, o->overlap, o->asm_type, o->block_size,
+          ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
+          its > 0 ? time_s / (double)its : 0.0, setup_s, residual, KSPConvergedReasons[why],
+          o->repeat_solve);
       peer_print_solves(o->repeat_solve, solve_time_s, solve_its);
       printf("\"converged\": %s}\n", converged ? "true" : "false");
     }

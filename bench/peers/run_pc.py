@@ -51,14 +51,18 @@ USAGE
     bench/peers/run_pc.py --write-pyamg NAME FILE.mtx     (needs pyamg and scipy)
 
     --variants picks from the names and groups `run_pc.py --list` prints
-    (default: the group "default", everything but Schwarz). The group
-    "schwarz" (with --matrix) is BoomerAMG with the block size beside PETSc's
-    PCHYPRE with MatSetBlockSize, pcg1 --pc asm (one and two levels) beside
-    PETSc's CG + PCASM basic, and PETSc's Richardson + PCASM restrict (the
-    synchronous RAS iteration's count); --overlap D (default 1) goes to every
-    asm variant, --block-size N (default: the file's "% block-size: N"
-    comment) to the BoomerAMG ones. The iteration counts are checked: asm
-    within 2 of PETSc's, BoomerAMG at most 1.3 x PETSc + hypre's.
+    (default: the group "default", the CG family's variants and their peers
+    but Schwarz). `--variants nonsymmetric` picks gmres, pgmres, bicgstab and
+    pipebicgstab with jacobi, ilu0 and boomeramg beside PETSc's KSPGMRES and
+    KSPBCGS (right side) with Jacobi, block-Jacobi ILU(0) and hypre, for a
+    nonsymmetric --matrix (with --problems ''). The group "schwarz" (with
+    --matrix) is BoomerAMG with the block size beside PETSc's PCHYPRE with
+    MatSetBlockSize, pcg1 --pc asm (one and two levels) beside PETSc's CG +
+    PCASM basic, and PETSc's Richardson + PCASM restrict (the synchronous RAS
+    iteration's count); --overlap D (default 1) goes to every asm variant,
+    --block-size N (default: the file's "% block-size: N" comment) to the
+    BoomerAMG ones. The iteration counts are checked: asm within 2 of
+    PETSc's, BoomerAMG at most 1.3 x PETSc + hypre's.
         bench/peers/run_pc.py --problems "" --matrix elasticity.mtx \
             --variants schwarz --ranks 2,4 --repeat 1 --solves 1
     --smoke: --size 24, --local 12,12,12, --repeat 1.
@@ -126,10 +130,24 @@ VARIANTS = {
     "petsc-asm": ("petsc", ["--ksp", "cg", "--pc", "asm", "--asm-type", "basic"]),
     "petsc-ras": ("petsc", ["--ksp", "richardson", "--pc", "asm", "--asm-type", "restrict"]),
 }
+# The nonsymmetric methods (--matrix only; --variants nonsymmetric picks them
+# all, the default leaves them out): asyncsolve's gmres, pgmres, bicgstab and
+# pipebicgstab with jacobi, ilu0 and boomeramg, PETSc's KSPGMRES and KSPBCGS
+# (right side) with Jacobi, block-Jacobi ILU(0) and hypre (PETSc's defaults).
+NONSYMMETRIC = {}
+for _method in ("gmres", "pgmres", "bicgstab", "pipebicgstab"):
+    for _pc, _name in (("jacobi", "jacobi"), ("ilu0", "ilu0"), ("boomeramg", "amg")):
+        NONSYMMETRIC[f"as-{_method}-{_name}"] = ("asyncsolve", ["--method", _method, "--pc", _pc])
+for _ksp in ("gmres", "bcgs"):
+    for _pc in ("jacobi", "ilu", "hypre"):
+        NONSYMMETRIC[f"petsc-{_ksp}-{_pc}"] = ("petsc", ["--ksp", _ksp, "--pc", _pc])
+SYMMETRIC = list(VARIANTS)
+VARIANTS.update(NONSYMMETRIC)
 PEER_SIDES = ("petsc", "hypre")
 # --variants takes these group names too.
 GROUPS = {
-    "default": [v for v in VARIANTS if "asm" not in v and "ras" not in v],
+    "default": [v for v in SYMMETRIC if "asm" not in v and "ras" not in v],
+    "nonsymmetric": list(NONSYMMETRIC),
     "schwarz": ["as-pcg1-amg", "petsc-hypre", "as-pcg1-asm", "as-pcg1-asm-coarse", "petsc-asm",
                 "petsc-ras"],
     "all": list(VARIANTS),
@@ -155,9 +173,10 @@ def parse_args(argv):
     p.add_argument("--local", default="60,60,60", help="laplace27: points per rank")
     p.add_argument("--repeat", type=int)
     p.add_argument("--variants", default="default",
-                   help="variant names (see --list) or groups: default (no Schwarz), schwarz "
-                   "(BoomerAMG with the block size and additive Schwarz beside PETSc's hypre, "
-                   "PCASM basic and Richardson + PCASM restrict; --matrix), all")
+                   help="variant names (see --list) or groups: default (the CG family, no "
+                   "Schwarz), nonsymmetric (every nonsymmetric one), schwarz (BoomerAMG with the "
+                   "block size and additive Schwarz beside PETSc's hypre, PCASM basic and "
+                   "Richardson + PCASM restrict; --matrix), all")
     p.add_argument("--overlap", type=int, default=1,
                    help="the asm variants' overlap, both sides (0 to 8)")
     p.add_argument("--block-size", type=int,

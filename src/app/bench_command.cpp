@@ -367,15 +367,15 @@ double noise_solve(const grid::Problem& problem, const grid::Decomposition& deco
                    std::uint64_t seed, NoiseRecord& rec) {
   const par::Comm& comm = decomposition.comm();
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, 0.0);
-  auto halo =
-      comm::make_halo_exchange("waitall", decomposition, system.x, comm::Neighbourhood::faces);
+  auto halo = comm::make_halo_exchange(comm::HaloStrategy::waitall, decomposition, system.x,
+                                       comm::Neighbourhood::faces);
   solvers::KrylovOptions options;
   options.method = krylov_method(method);
   options.tol = noise_tol;
   options.max_iters = noise_max_iters;
   options.test_every = noise_test_every;
-  options.jacobi = true;  // pcg2 and pcg-overlap are Jacobi-preconditioned by definition
-  options.allreduce = allreduce.name();
+  options.pc.kind = precond::PcKind::jacobi;  // pcg2 and pcg-overlap: Jacobi by definition
+  options.allreduce = allreduce;
   par::FaultInjector faults(par::FaultOptions{-1, 1.0, setting.us, setting.hz, seed}, comm.rank());
   if (faults.is_active()) options.faults = &faults;
   const solvers::SolveResult result = solvers::krylov_solve(system, decomposition, *halo, options);
@@ -388,7 +388,7 @@ double noise_solve(const grid::Problem& problem, const grid::Decomposition& deco
 
 std::vector<NoiseRecord> run_noise(const BenchAllreduceConfig& config,
                                    const grid::Decomposition& decomposition) {
-  const auto problem = grid::make_problem("ones", {});
+  const auto problem = grid::make_problem(grid::ModelProblem::ones, {});
   struct NoiseMethod {
     Method method;
     AllreduceAlgorithm allreduce;

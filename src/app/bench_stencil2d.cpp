@@ -88,7 +88,7 @@ std::optional<Failure> measure(const BenchStencil2dConfig& config, int n, const 
   std::vector<std::unique_ptr<kernels::Stencil2d>> variants;
   const std::size_t first = records.size();
   for (const auto& run : config.runs) {
-    variants.push_back(kernels::make_stencil2d(name(run.transport), name(run.variant), comm, spec));
+    variants.push_back(kernels::make_stencil2d(run.transport, run.variant, comm, spec));
     Record rec;
     rec.name = run.name();
     rec.transport = name(run.transport);

@@ -27,15 +27,9 @@ bool started_by_launcher() {
   return false;
 }
 
-/// True when OMPI_MCA_osc=ucx (Open MPI's OSHMEM needs it, see main.cpp).
-bool osc_is_ucx() {
-  const char* osc = std::getenv("OMPI_MCA_osc");
-  return osc != nullptr && std::string_view(osc) == "ucx";
-}
-
 /// True if `variant` exists over `transport` (kernels::is_stencil2d_variant).
 bool exists(Transport transport, Variant variant) {
-  return kernels::is_stencil2d_variant(name(transport), name(variant));
+  return kernels::is_stencil2d_variant(transport, variant);
 }
 
 std::vector<int> parse_local_sizes(const std::string& text) {
@@ -57,9 +51,9 @@ std::vector<int> parse_local_sizes(const std::string& text) {
 /// listed shmem must be able to run.
 std::vector<Transport> parse_transports(const std::string& text) {
   std::vector<Transport> transports;
-  if (text == "auto") {
+  if (is_auto(text)) {
     transports = {Transport::mpi, Transport::rma};
-    if (par::shmem_available() && started_by_launcher() && osc_is_ucx()) {
+    if (par::shmem_available() && started_by_launcher() && mca_osc_is_ucx()) {
       transports.push_back(Transport::shmem);
     }
     return transports;
@@ -89,7 +83,7 @@ std::vector<Transport> parse_transports(const std::string& text) {
 /// of which must exist over one of them.
 std::vector<Variant> parse_variants(const std::string& text,
                                     const std::vector<Transport>& transports) {
-  if (text == "all") return values<Variant>();
+  if (text == kernels::stencil2d_every_variant) return values<Variant>();
   std::vector<Variant> variants;
   for (const auto& v : split_list("--variant", text, "all or a comma-separated list of variants")) {
     variants.push_back(parse_one_of<Variant>("--variant", v, " (or all)"));

@@ -5,25 +5,25 @@
 #include <string>
 #include <vector>
 
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
 
 namespace asyncsolve::app {
 
-/// --transport of `bench stencil2d`.
-enum class Stencil2dTransport { mpi, rma, shmem };
+/// --transport of `bench stencil2d`: the kernels' enum, spelled by its table.
+using kernels::Stencil2dTransport;
 template <>
 struct EnumNames<Stencil2dTransport> {
-  static constexpr std::array<std::string_view, 3> names{"mpi", "rma", "shmem"};
+  static constexpr const auto& names = kernels::stencil2d_transport_table;
 };
 
 /// --variant of `bench stencil2d`: trivial, sendrecv and halo are two-sided
 /// (mpi), the others one-sided (rma and shmem); kernels::is_stencil2d_variant.
-enum class Stencil2dVariant { trivial, sendrecv, halo, put, get, get0, get1 };
+using kernels::Stencil2dVariant;
 template <>
 struct EnumNames<Stencil2dVariant> {
-  static constexpr std::array<std::string_view, 7> names{"trivial", "sendrecv", "halo", "put",
-                                                         "get",     "get0",     "get1"};
+  static constexpr const auto& names = kernels::stencil2d_variant_table;
 };
 
 /// One run of `bench stencil2d`: a variant over a transport.
@@ -38,14 +38,15 @@ struct Stencil2dRun {
 /// validated: sizes, radius against every size, variant x transport pairs,
 /// and whether OpenSHMEM can be used.
 struct BenchStencil2dConfig {
-  std::vector<int> local_sizes{256};    ///< --local: n of the n x n block per rank, one run each
-  int radius = 1;                       ///< --radius: halo width r, 1 <= r < every local size
-  long iterations = 100;                ///< -i: timed iterations per measurement
-  long warmup = 5;                      ///< -x: untimed iterations before them
-  int repeats = 5;                      ///< measurements per figure (min/median/max)
-  std::string transport_text = "auto";  ///< --transport as given (recorded in the document)
-  std::string variant_text = "all";     ///< --variant as given (recorded in the document)
-  std::vector<Stencil2dRun> runs;       ///< resolved, in order
+  std::vector<int> local_sizes{256};  ///< --local: n of the n x n block per rank, one run each
+  int radius = 1;                     ///< --radius: halo width r, 1 <= r < every local size
+  long iterations = 100;              ///< -i: timed iterations per measurement
+  long warmup = 5;                    ///< -x: untimed iterations before them
+  int repeats = 5;                    ///< measurements per figure (min/median/max)
+  std::string transport_text{auto_choice};  ///< --transport as given (recorded in the document)
+  std::string variant_text{
+      kernels::stencil2d_every_variant};  ///< --variant as given (recorded in the document)
+  std::vector<Stencil2dRun> runs;         ///< resolved, in order
   bool corrupt_corner = false;  ///< --test-corrupt-corner (hidden test hook): validation must fail
   std::string json_path;        ///< empty: no result document
 

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 #include "simulation_options.hpp"
 
@@ -118,6 +120,23 @@ std::string options_markdown() {
   return out;
 }
 
+std::string out_of_memory_hint(const Command& command) {
+  if (command.kind == Command::Kind::bench_stencil2d) return " (try a smaller --local)";
+  if (command.kind != Command::Kind::solve) return "";
+  const SolveConfig& c = command.solve;
+  if (is_lanczos(c)) return " (try fewer --sites or more ranks)";
+  if (c.sparse.matrix_path.empty()) return " (try a smaller --local or --global)";
+  // A rank holds its part of the matrix and the method's vectors; rank 0
+  // also the whole matrix while it reads and partitions it.
+  const std::string_view graph = sparse::partitioner_available(sparse::Partitioner::metis)
+                                     ? "metis:nnz or block:nnz"
+                                     : "block:nnz";
+  return fmt::format(
+      " (with --matrix: try more ranks, or a partition that balances the non-zeros, "
+      "--partition {}; rank 0 reads the whole matrix, which --matrix-memory bounds)",
+      graph);
+}
+
 Command parse_command_line(const std::vector<std::string>& args) {
   Command cmd;
   if (args.size() == 2 && args[1] == "--options-table") {
@@ -177,12 +196,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       if (args.size() <= 1) {
         message = "no command given: expected one of solve, bench, model, info (see --help)";
-      } else if (args[1] == "bench") {
+      } else if (args[1] == bench->get_name()) {
         message = args.size() <= 2 || args[2].starts_with("-")
                       ? std::string("bench: no benchmark given: expected allreduce or stencil2d")
                       : fmt::format("unknown benchmark '{}': expected allreduce or stencil2d",
                                     core::printable(args[2]));
-      } else if (args[1] == "model") {
+      } else if (args[1] == model->get_name()) {
         message =
             args.size() <= 2 || args[2].starts_with("-")
                 ? std::string("model: no model given: expected hybrid")

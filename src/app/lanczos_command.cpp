@@ -6,7 +6,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -56,6 +59,21 @@ void check_spin_size(const SolveConfig& c, const par::Comm& comm, std::size_t ex
   }
 }
 
+/// The kernels' transport of the solve's --transport (validation allowed
+/// mpi, rma and shmem with lanczos).
+kernels::SpinTransport spin_transport(Transport transport) {
+  switch (transport) {
+    case Transport::rma:
+      return kernels::SpinTransport::rma;
+    case Transport::shmem:
+      return kernels::SpinTransport::shmem;
+    case Transport::mpi:
+    case Transport::omp:
+      break;
+  }
+  return kernels::SpinTransport::mpi;
+}
+
 kernels::SpinLattice make_lattice(const SpinConfig& s) {
   return s.lattice == Lattice::chain ? kernels::make_chain(s.sites)
                                      : kernels::make_square(s.length, s.width);
@@ -70,6 +88,66 @@ nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+/// --monitor's printer (on rank 0): iteration, energy and change, at most
+/// every `every` seconds (and the first iteration).
+std::function<void(const kernels::LanczosPoint&)> lanczos_monitor(double every) {
+  auto last = std::make_shared<double>(-1e300);
+  return [last, every](const kernels::LanczosPoint& p) {
+    if (p.time_s - *last < every && p.iteration != 1) return;
+    std::printf("  iteration %6ld  energy %.15g  change %.3e  %8.2f s\n", p.iteration, p.energy,
+                p.change, p.time_s);
+    std::fflush(stdout);
+    *last = p.time_s;
+  };
+}
+
+/// The document's `result`.
+nlohmann::ordered_json result_json(const kernels::LanczosResult& result, const par::RankStats& time,
+                                   const std::vector<double>& per_rank, std::optional<double> exact,
+                                   double per_site) {
+  std::vector<long long> iters;
+  iters.reserve(per_rank.size());
+  for (const double it : per_rank) iters.push_back(std::llround(it));
+  return {{"converged", result.converged},
+          {"reason", result.reason},
+          {"detail", result.detail},
+          {"iterations",
+           {{"min", result.iterations},
+            {"mean", static_cast<double>(result.iterations)},
+            {"max", result.iterations},
+            {"per_rank", iters}}},
+          {"energy", result.energy},
+          {"energy_per_site", per_site},
+          {"exact_energy", exact ? nlohmann::json(*exact) : nlohmann::json(nullptr)},
+          {"exact_method", exact ? "free fermions (periodic chain, even n)" : ""},
+          {"relative_error", exact ? number_or_null(std::abs(result.energy - *exact) /
+                                                    std::max(std::abs(*exact), 1e-300))
+                                   : nlohmann::json(nullptr)},
+          {"change", number_or_null(result.change)},
+          {"residual_bound", number_or_null(result.residual_bound)},
+          {"time_s", time.max},
+          {"time_s_ranks", stats_json(time)},
+          {"time_per_iteration_s",
+           result.iterations > 0 ? time.max / static_cast<double>(result.iterations) : 0.0}};
+}
+
+/// The document's `history`: one point per Lanczos step.
+nlohmann::json history_json(const kernels::LanczosResult& result) {
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& p : result.history) {
+    history.push_back({{"rank", 0},
+                       {"iteration", p.iteration},
+                       {"time_s", p.time_s},
+                       {"residual", number_or_null(p.change)},
+                       {"energy", p.energy},
+                       {"change", number_or_null(p.change)},
+                       {"alpha", p.alpha},
+                       {"beta", p.beta},
+                       {"residual_bound", number_or_null(p.residual_bound)}});
+  }
+  return history;
+}
+
 }  // namespace
 
 core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
@@ -78,10 +156,10 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   check_json_path(config.json_path, world);
   const SpinConfig& s = config.spin;
   kernels::SpinExchangeOptions xo;
-  xo.transport = name(config.transport);
+  xo.transport = spin_transport(config.transport);
   xo.buffers = s.buffers;
   xo.chunk = static_cast<std::size_t>(s.chunk);
-  xo.rma_sync = name(s.rma_sync);
+  xo.rma_sync = s.rma_sync;
   const int ranks = world.size();
   const int m = std::has_single_bit(static_cast<unsigned>(ranks))
                     ? std::countr_zero(static_cast<unsigned>(ranks))
@@ -99,17 +177,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
   kernels::LanczosOptions options;
   options.tol = config.tol;
   options.max_iters = config.max_iters;
-  if (config.monitor && world.is_root()) {
-    auto last = std::make_shared<double>(-1e300);
-    const double every = config.monitor_every_s;
-    options.monitor = [last, every](const kernels::LanczosPoint& p) {
-      if (p.time_s - *last < every && p.iteration != 1) return;
-      std::printf("  iteration %6ld  energy %.15g  change %.3e  %8.2f s\n", p.iteration, p.energy,
-                  p.change, p.time_s);
-      std::fflush(stdout);
-      *last = p.time_s;
-    };
-  }
+  if (config.monitor && world.is_root()) options.monitor = lanczos_monitor(config.monitor_every_s);
   world.barrier();  // every rank starts the clock together
   const kernels::LanczosResult result = kernels::lanczos_ground_state(op, *reduce, options);
   exchange->free();
@@ -206,31 +274,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                          {"start_vector", "splitmix64 hash of the global state index"},
                          {"monitor", config.monitor},
                          {"monitor_every", config.monitor_every_s}};
-        std::vector<long long> iters;
-        iters.reserve(per_rank.size());
-        for (const double it : per_rank) iters.push_back(std::llround(it));
-        doc["result"] = {
-            {"converged", result.converged},
-            {"reason", result.reason},
-            {"detail", result.detail},
-            {"iterations",
-             {{"min", result.iterations},
-              {"mean", static_cast<double>(result.iterations)},
-              {"max", result.iterations},
-              {"per_rank", iters}}},
-            {"energy", result.energy},
-            {"energy_per_site", per_site},
-            {"exact_energy", exact ? nlohmann::json(*exact) : nlohmann::json(nullptr)},
-            {"exact_method", exact ? "free fermions (periodic chain, even n)" : ""},
-            {"relative_error", exact ? number_or_null(std::abs(result.energy - *exact) /
-                                                      std::max(std::abs(*exact), 1e-300))
-                                     : nlohmann::json(nullptr)},
-            {"change", number_or_null(result.change)},
-            {"residual_bound", number_or_null(result.residual_bound)},
-            {"time_s", time.max},
-            {"time_s_ranks", stats_json(time)},
-            {"time_per_iteration_s",
-             result.iterations > 0 ? time.max / static_cast<double>(result.iterations) : 0.0}};
+        doc["result"] = result_json(result, time, per_rank, exact, per_site);
         nlohmann::ordered_json ph_json = nlohmann::ordered_json::object();
         for (const auto& [name, st] : phases) ph_json[name] = stats_json(st);
         doc["phases"] = ph_json;
@@ -238,19 +282,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                         {"bytes_per_matvec", exchange->bytes_per_matvec()},
                         {"buffer_bytes", exchange->buffer_bytes()},
                         {"matvecs", result.iterations}};
-        nlohmann::json history = nlohmann::json::array();
-        for (const auto& p : result.history) {
-          history.push_back({{"rank", 0},
-                             {"iteration", p.iteration},
-                             {"time_s", p.time_s},
-                             {"residual", number_or_null(p.change)},
-                             {"energy", p.energy},
-                             {"change", number_or_null(p.change)},
-                             {"alpha", p.alpha},
-                             {"beta", p.beta},
-                             {"residual_bound", number_or_null(p.residual_bound)}});
-        }
-        doc["history"] = history;
+        doc["history"] = history_json(result);
         core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
         std::printf("  %-10s %s\n", "json", config.json_path.c_str());
       } catch (const std::exception& ex) {

@@ -24,17 +24,6 @@ namespace {
 /// A message as one line of stderr (user text in it may hold newlines).
 std::string one_line(const char* message) { return asyncsolve::core::printable(message, 4000); }
 
-/// What to try after running out of memory, by command.
-const char* memory_hint(const asyncsolve::app::Command& command) {
-  using Kind = asyncsolve::app::Command::Kind;
-  if (command.kind == Kind::solve) {
-    return asyncsolve::app::is_lanczos(command.solve) ? " (try fewer --sites or more ranks)"
-                                                      : " (try a smaller --local or --global)";
-  }
-  if (command.kind == Kind::bench_stencil2d) return " (try a smaller --local)";
-  return "";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,11 +85,10 @@ int main(int argc, char** argv) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
     // component is UCX: refuse up front, on every rank together (the
     // environment could differ between nodes, so the ranks agree first).
-    const char* osc = std::getenv("OMPI_MCA_osc");
-    int bad = par::mpi_library_version().find("Open MPI") != std::string::npos &&
-                      (osc == nullptr || std::string_view(osc) != "ucx")
-                  ? 1
-                  : 0;
+    int bad =
+        par::mpi_library_version().find("Open MPI") != std::string::npos && !app::mca_osc_is_ucx()
+            ? 1
+            : 0;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (bad != 0) {
       parse_error =
@@ -150,7 +138,7 @@ int main(int argc, char** argv) {
     code = core::ExitCode::runtime_failure;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "asyncsolve: rank %d: error: out of memory%s\n", world.rank(),
-                 memory_hint(command));
+                 app::out_of_memory_hint(command).c_str());
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   } catch (const std::exception& e) {
     // A rank-local failure: the others may be blocked in communication, so

@@ -77,8 +77,8 @@ Output quantities(const ModelHybridConfig& c) {
   line("f_comp,overlap", q.f_comp_overlap, "1 - f_comm - f_comp,non (eq. 1)");
   line("epsilon", q.epsilon,
        fmt::format("T_masteronly / T_funneled (eq. 3); the funneled time is set by {}",
-                   q.limited_by == "balanced" ? "both terms alike (eq. 4)"
-                   : q.limited_by == "communication"
+                   q.limited_by == model::LimitedBy::balanced ? "both terms alike (eq. 4)"
+                   : q.limited_by == model::LimitedBy::communication
                        ? "communication, f_comm/m"
                        : "the overlapped computation, f_comp,overlap n/(n-m)"));
   line("epsilon_max", q.epsilon_max, "the best for this f_comp,non, at f_comm,best (eq. 5)");
@@ -103,7 +103,7 @@ Output quantities(const ModelHybridConfig& c) {
                        {"f_comp_non", q.f_comp_non},
                        {"f_comp_overlap", q.f_comp_overlap},
                        {"epsilon", number(q.epsilon)},
-                       {"limited_by", q.limited_by},
+                       {"limited_by", model::limited_by_name(q.limited_by)},
                        {"epsilon_max", number(q.epsilon_max)},
                        {"f_comm_best", number(q.f_comm_best)},
                        {"epsilon_bound", number(q.epsilon_bound)},
@@ -227,6 +227,9 @@ core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm
   std::string error;
   if (world.is_root()) {
     try {
+      const core::NamedPath inputs[] = {{"--fit", config.fit_path}};
+      const core::NamedPath outputs[] = {{"--json", config.json_path}};
+      core::check_distinct_files(inputs, outputs);
       output = config.is_fit() ? fit(config) : quantities(config);
     } catch (const core::InputError& e) {
       error = e.what();

@@ -1,11 +1,14 @@
 #include "options_common.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/parse.hpp"
 
 namespace asyncsolve::app {
@@ -53,23 +56,36 @@ collectives::AllreduceAlgorithm parse_allreduce_option(std::string_view option,
   }
 }
 
+bool mca_osc_is_ucx() {
+  const char* osc = std::getenv("OMPI_MCA_osc");
+  return osc != nullptr && std::string_view(osc) == "ucx";
+}
+
+namespace {
+
+/// The modes' names, in Progress::Mode's order.
+constexpr std::array<std::string_view, 3> progress_modes{"none", "poll", "thread"};
+
+}  // namespace
+
 std::string Progress::name() const {
   switch (mode) {
-    case Mode::none:
-      return "none";
     case Mode::poll:
       return fmt::format("poll:{}", every);
     case Mode::thread:
-      return sleep_us ? fmt::format("thread:{}", *sleep_us) : std::string("thread");
+      if (sleep_us) return fmt::format("thread:{}", *sleep_us);
+      break;
+    case Mode::none:
+      break;
   }
-  return "none";
+  return std::string(core::enum_name(progress_modes, mode));
 }
 
 std::optional<Progress> parse_progress(std::string_view text) {
   constexpr std::string_view poll = "poll:";
-  constexpr std::string_view thread = "thread";
+  const std::string_view thread = core::enum_name(progress_modes, Progress::Mode::thread);
   Progress p;
-  if (text == "none") return p;
+  if (text == core::enum_name(progress_modes, Progress::Mode::none)) return p;
   if (text.starts_with(poll)) {
     p.mode = Progress::Mode::poll;
     if (!core::parse_whole(text.substr(poll.size()), p.every) || p.every < 1 ||

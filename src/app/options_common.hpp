@@ -65,6 +65,24 @@ std::vector<std::string> names() {
   return {EnumNames<E>::names.begin(), EnumNames<E>::names.end()};
 }
 
+/// The value that leaves a choice to asyncsolve (--pc auto, --allreduce
+/// auto, bench stencil2d --transport auto).
+inline constexpr std::string_view auto_choice = "auto";
+
+/// True when `text` is auto_choice.
+constexpr bool is_auto(std::string_view text) { return text == auto_choice; }
+
+/// A switch (--idle on|off).
+enum class OnOff { on, off };
+template <>
+struct EnumNames<OnOff> {
+  static constexpr std::array<std::string_view, 2> names{"on", "off"};
+};
+
+/// True when the environment selects Open MPI's UCX one-sided component
+/// (OMPI_MCA_osc=ucx), which Open MPI's OSHMEM needs.
+bool mca_osc_is_ucx();
+
 /// The result of `parse` (a library's parser, which throws core::InputError
 /// for text it does not know), or nullopt for such text.
 template <class Parse>

@@ -13,28 +13,26 @@ Condition when(std::string dimension, std::vector<std::string> values) {
   return Condition{std::move(dimension), std::move(values)};
 }
 
-const std::vector<std::string> pcg_methods{"pcg1", "pcg2", "pcg-overlap", "pipecg"};
-
 }  // namespace
 
-void add_schwarz_options(OptionTable& t, SchwarzArgs& a) {
-  const Applies schwarz = applies_when({when("--method", pcg_methods), when("--pc", {"asm"})});
+void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::string>& methods) {
+  const Applies schwarz = applies_when({when("--method", methods), when("--pc", {"asm"})});
   const Applies block_size =
-      applies_when({when("--method", pcg_methods), when("--pc", {"asm", "boomeramg"})});
+      applies_when({when("--method", methods), when("--pc", {"asm", "boomeramg"})});
   const Applies rigid_body = applies_when(
-      {when("--method", pcg_methods), when("--pc", {"asm"}), when("--coarse", {"nicolaides"})});
+      {when("--method", methods), when("--pc", {"asm"}), when("--coarse", {"nicolaides"})});
   t.number("--overlap", a.overlap, {0, sparse::kMaxOverlap},
            {.help = "Schwarz: layers of the matrix graph each rank's subdomain grows by beyond "
                     "its owned rows (0: no overlap, block Jacobi)",
             .applies = schwarz,
             .sample = "2"});
-  t.choice("--local-solver", a.local_solver, {"auto", "cholmod", "umfpack", "ic0"},
+  t.choice("--local-solver", a.local_solver, names<precond::LocalSolverKind>(),
            {.help = "Schwarz: the subdomain solver, factorised once at setup: cholmod "
                     "(SuiteSparse Cholesky, SPD), umfpack (SuiteSparse LU), ic0 (built-in "
                     "incomplete Cholesky, memory-light) or auto (cholmod for a symmetric "
                     "subdomain, umfpack otherwise; ic0 in a build without SuiteSparse)",
             .applies = schwarz});
-  t.choice("--coarse", a.coarse, {"none", "nicolaides"},
+  t.choice("--coarse", a.coarse, names<precond::CoarseKind>(),
            {.help = "Schwarz: none (one level) or nicolaides (two levels: one coarse vector per "
                     "subdomain and near-null vector, E = Z^T A Z factorised on every rank, "
                     "added to each apply; rigid-body modes with --coordinates)",
@@ -62,26 +60,10 @@ SchwarzConfig validate_schwarz(const SchwarzArgs& a, bool matrix_given, precond:
                                  sparse::kMaxOverlap));
   }
   pc.schwarz.overlap = a.overlap;
-  const precond::LocalSolverKind kinds[] = {
-      precond::LocalSolverKind::automatic, precond::LocalSolverKind::cholmod,
-      precond::LocalSolverKind::umfpack, precond::LocalSolverKind::ic0};
-  bool known = false;
-  for (const precond::LocalSolverKind k : kinds) {
-    if (a.local_solver == precond::local_solver_name(k)) {
-      pc.schwarz.local_solver = k;
-      known = true;
-    }
-  }
-  if (!known) {
-    throw InputError(
-        fmt::format("--local-solver '{}': expected auto, cholmod, umfpack or ic0", a.local_solver));
-  }
+  pc.schwarz.local_solver =
+      parse_one_of<precond::LocalSolverKind>("--local-solver", a.local_solver);
   precond::require_local_solver(pc.schwarz.local_solver);
-  if (a.coarse == "nicolaides") {
-    pc.schwarz.coarse = precond::CoarseKind::nicolaides;
-  } else if (a.coarse != "none") {
-    throw InputError(fmt::format("--coarse '{}': expected none or nicolaides", a.coarse));
-  }
+  pc.schwarz.coarse = parse_one_of<precond::CoarseKind>("--coarse", a.coarse);
   if (a.block_size < 0 || a.block_size > 16) {
     throw InputError(
         fmt::format("--block-size {}: expected an integer from 1 to 16 (0: from the "

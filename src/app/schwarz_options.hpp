@@ -3,11 +3,25 @@
 // near-null space of systems of PDEs: --overlap, --local-solver, --coarse,
 // --block-size and --coordinates. Pure: no MPI, no output.
 #include <string>
+#include <vector>
 
 #include "asyncsolve/precond/preconditioner.hpp"
 #include "option_table.hpp"
+#include "options_common.hpp"
 
 namespace asyncsolve::app {
+
+/// --local-solver, spelled by the precond layer's table.
+template <>
+struct EnumNames<precond::LocalSolverKind> {
+  static constexpr const auto& names = precond::local_solver_names;
+};
+
+/// --coarse, spelled by the precond layer's table.
+template <>
+struct EnumNames<precond::CoarseKind> {
+  static constexpr const auto& names = precond::coarse_names;
+};
 
 /// The options as given (text where validation makes a type).
 struct SchwarzArgs {
@@ -24,10 +38,12 @@ struct SchwarzConfig {
   std::string coordinates;  ///< --coordinates FILE; empty: none
 };
 
-/// Declares the options on `solve`, applying to --pc asm (overlap, local
-/// solver, coarse), --pc asm|boomeramg (block size) and --pc asm --coarse
-/// nicolaides (coordinates).
-void add_schwarz_options(OptionTable& table, SchwarzArgs& args);
+/// Declares the options on `solve`, applying to `methods` (those that take a
+/// general preconditioner) with --pc asm (overlap, local solver, coarse),
+/// --pc asm|boomeramg (block size) and --pc asm --coarse nicolaides
+/// (coordinates).
+void add_schwarz_options(OptionTable& table, SchwarzArgs& args,
+                         const std::vector<std::string>& methods);
 
 /// Checks the values and writes them into `pc` (schwarz and block_size).
 /// Throws core::InputError naming the value and what was expected: an

@@ -33,6 +33,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -228,7 +229,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   // The tree runs over the same transport as the halos (paper 000 §3.1.2).
   if (asynchronous) {
     convergence = collectives::make_convergence_allreduce(
-        allreduce.name(), comm, solvers::async_convergence_values, transport);
+        allreduce, comm, solvers::async_convergence_values, transport);
   }
   par::FaultInjector faults(fault_options(config), comm.rank());
   solvers::JacobiOptions options = jacobi_options(config, comm, faults);
@@ -332,14 +333,16 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
   return out;
 }
 
-/// cg, pcg1, pcg2, pcg-overlap, pipecg. Collective.
+/// The Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg, gmres, fgmres,
+/// pgmres, bicgstab, pipebicgstab). Collective.
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
-  // --repeat-solve keeps x0 and the first solution besides the working set
-  check_memory(
-      config, decomposition,
-      solvers::krylov_fields(krylov_method(config.method)) + (config.repeat_solves > 1 ? 2 : 0));
+  // --repeat-solve keeps x0 and the first solution besides the working set;
+  // the GMRES family's basis is the library's to judge (it names --restart)
+  check_memory(config, decomposition,
+               static_cast<int>(solvers::krylov_fields(krylov_method(config.method), 1)) +
+                   (config.repeat_solves > 1 ? 2 : 0));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full
@@ -356,15 +359,19 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   const auto progress = start_progress_thread(config, comm);
   options.progress = progress.get();
   Solved out;
-  out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  try {
+    out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+    throw core::InputError(not_positive_definite(e));
+  }
   if (progress) {
     out.progress_passes = progress->passes();
     progress->stop();
   }
-  auto reduction = collectives::make_allreduce("mpi", comm);
+  auto reduction = collectives::make_allreduce(collectives::AllreduceAlgorithm{}, comm);
   out.result.error_inf = solvers::error_inf(problem, decomposition, system.x, *reduction);
   out.halo = std::string(halo->name());
-  out.allreduce = options.allreduce;
+  out.allreduce = options.allreduce.name();
   out.threads = hybrid.threads;
   halo->close();
   return out;
@@ -398,10 +405,11 @@ solvers::KrylovOptions krylov_options(const SolveConfig& config, const par::Comm
   options.max_iters = config.max_iters;
   if (config.max_time_s > 0.0) options.max_time_s = config.max_time_s;
   options.test_every = config.test_every;
-  options.jacobi = config.pc == Preconditioner::jacobi;
-  options.pc = config.pc_settings;
+  options.pc = config.pc;
   options.repeat_solves = config.repeat_solves;
-  options.allreduce = config.allreduce->name();
+  options.allreduce = *config.allreduce;
+  options.restart = config.restart;
+  options.refinement = config.refinement;
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (faults.is_active()) options.faults = &faults;
   return options;
@@ -464,9 +472,9 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.sends_per_iteration =
       result.iterations > 0 ? messages.mean / static_cast<double>(result.iterations) : 0.0;
   const double sweep_bytes = par::rank_stats(comm, result.sweep_bytes).mean * comm.size();
-  double sweep_time = 0;
-  for (const auto& [name, stats] : s.phases)
-    if (name == "sweep") sweep_time = stats.max;
+  const double sweep_time =
+      result.sweep_phase >= 0 ? s.phases.at(static_cast<std::size_t>(result.sweep_phase)).second.max
+                              : 0.0;
   s.sweep_bandwidth_gbs = sweep_time > 0.0 ? sweep_bytes / sweep_time / 1e9 : 0.0;
   s.history = gather_history(comm, result.history, omp);
   s.batch_sizes = gather_batches(comm, result.batch_sizes);
@@ -485,6 +493,9 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.pc = result.pc;
   s.pc_setup_s = par::rank_stats(comm, result.pc.setup_s);
   s.pc_applies_behind_reduction = result.pc_applies_behind_reduction;
+  s.matvecs_behind_reduction = result.matvecs_behind_reduction;
+  s.restarts = result.restarts;
+  s.refinements = result.refinements;
   s.repeats = repeats_over_ranks(comm, result.repeats);
 
   return s;
@@ -528,7 +539,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
   const auto problem =
-      grid::make_problem(name(config.problem), grid::ProblemOptions{config.offset});
+      grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
   const bool omp = config.transport == Transport::omp;
   const int threads = omp ? omp_threads(config) : 1;
   grid::Decomposition decomposition = grid::Decomposition::create(

@@ -10,6 +10,7 @@
 #include "asyncsolve/core/triple.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -37,8 +38,8 @@ Lookup look_up(const SolveArgs& a) {
   l.halo = try_parse([&] { return comm::parse_halo_strategy(a.halo); });
   l.progress = parse_progress(a.progress);
   l.progress_none = l.progress && l.progress->mode == Progress::Mode::none;
-  l.pc_auto = a.pc == "auto";
-  l.allreduce_auto = a.allreduce == "auto";
+  l.pc_auto = is_auto(a.pc);
+  l.allreduce_auto = is_auto(a.allreduce);
   l.threads_given = given(a.threads);
   return l;
 }
@@ -67,25 +68,37 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   }
   expect_at_least("--test-every", c.test_every, 0);
   expect_finite("--shift", c.shift);
+  const bool nonsymmetric = !solvers::needs_symmetric_matrix(krylov_method(c.method));
   if (l.pc_auto) {
-    // cg is unpreconditioned and so, unless asked, is pipecg.
+    // cg is unpreconditioned and so, unless asked, is pipecg; the nonsymmetric
+    // methods take PETSc's default, block-Jacobi ILU(0).
     const bool plain = c.method == Method::cg || c.method == Method::pipecg;
-    c.pc = plain ? Preconditioner::none : Preconditioner::jacobi;
+    c.pc.kind = nonsymmetric ? precond::PcKind::ilu0
+                : plain      ? precond::PcKind::none
+                             : precond::PcKind::jacobi;
   } else {
     precond::PcSettings pc;
     precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
-    const bool general = pc.kind == precond::PcKind::chebyshev ||
-                         pc.kind == precond::PcKind::boomeramg ||
-                         pc.kind == precond::PcKind::additive_schwarz;
-    if (c.method == Method::pipecg) {
+    const bool general =
+        pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg ||
+        pc.kind == precond::PcKind::ilu0 || pc.kind == precond::PcKind::additive_schwarz;
+    if (nonsymmetric) {
+      if (pc.kind == precond::PcKind::chebyshev) {
+        throw InputError(fmt::format(
+            "--pc {} with --method {}: Chebyshev needs real eigenvalue bounds of a symmetric "
+            "matrix, expected auto, none, jacobi, ilu0, boomeramg or asm",
+            a.pc, a.method));
+      }
+    } else if (c.method == Method::pipecg) {
       if (!general) expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
     } else if (c.method == Method::cg) {
       expect_one_of("--pc", a.pc, {"auto", "none"},
                     " (cg is unpreconditioned; pcg1, pcg2, pcg-overlap and pipecg take "
-                    "jacobi, chebyshev, boomeramg or asm)");
+                    "jacobi, chebyshev, boomeramg, ilu0 or asm)");
     } else if (!general) {
       expect_one_of(
-          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg", "asm"},
+          "--pc", a.pc,
+          {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg", "ilu0", "asm"},
           fmt::format(" ({} is the preconditioned CG of paper 003; none is cg)", a.method));
     }
     if (pc.kind == precond::PcKind::boomeramg && !precond::boomeramg_available()) {
@@ -93,12 +106,20 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
           "--pc boomeramg: this build has no hypre (configure with libhypre-dev installed), "
           "expected jacobi or chebyshev");
     }
-    c.pc = *parse<Preconditioner>(precond::pc_kind_name(pc.kind));
-    c.pc_settings = pc;
+    c.pc = pc;
   }
-  c.pc_settings.kind = static_cast<precond::PcKind>(static_cast<int>(c.pc));
-  if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc_settings);
-  c.schwarz = validate_schwarz(a.schwarz, !a.sparse.values.matrix_path.empty(), c.pc_settings);
+  if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc);
+  c.schwarz = validate_schwarz(a.schwarz, !a.sparse.values.matrix_path.empty(), c.pc);
+  if (!nonsymmetric && c.pc.kind == precond::PcKind::additive_schwarz &&
+      c.pc.schwarz.type == precond::SchwarzType::restricted) {
+    throw InputError(fmt::format(
+        "--pc-option type=restricted with --method {}: restricted additive Schwarz is not "
+        "symmetric, which CG needs; expected type=basic, or a nonsymmetric method (gmres, "
+        "fgmres, bicgstab)",
+        a.method));
+  }
+  expect_at_least("--restart", c.restart, 1);
+  c.refinement = parse_one_of<solvers::CgsRefinement>("--cgs-refinement", a.cgs_refinement);
 }
 
 /// What --transport omp takes (checks that need the rank count or the grid
@@ -164,10 +185,19 @@ void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     return;
   }
   using Kind = collectives::AllreduceAlgorithm::Kind;
-  const bool overlapping = c.method == Method::pcg_overlap || c.method == Method::pipecg;
+  const bool overlapping = c.method == Method::pcg_overlap || c.method == Method::pipecg ||
+                           c.method == Method::pgmres || c.method == Method::pipebicgstab;
   const Kind kind = is_krylov(c) ? (overlapping ? Kind::impi : Kind::mpi)
                                  : (c.variant == Variant::sync ? Kind::mpi : Kind::tree);
   c.allreduce = collectives::AllreduceAlgorithm{kind};
+  // The overlapping methods: twolevel:shm+impi, which is the progress-free
+  // shared-memory reduction alone on one node (impi only among node leaders);
+  // the simulation build has no shared memory.
+  if (is_krylov(c) && overlapping && !par::is_simulated()) {
+    c.allreduce->kind = Kind::twolevel;
+    c.allreduce->leader = Kind::impi;
+    c.allreduce->shm_node = true;
+  }
 }
 
 /// --progress of Jacobi: poll:K (async and racy) or a progress thread
@@ -227,7 +257,7 @@ void refuse_max_time_and_idle_with_lanczos(const SolveArgs& a) {
         "expected no --max-time");
   }
   if (a.idle.empty()) return;
-  expect_one_of("--idle", a.idle, {"on", "off"});
+  parse_one_of<OnOff>("--idle", a.idle);
   throw InputError(
       fmt::format("--idle {} with --method lanczos: idling applies to asynchronous "
                   "Jacobi, expected no --idle",
@@ -242,7 +272,7 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
   const bool csr = !c.sparse.matrix_path.empty() || c.sparse.assemble;
   if (csr) c.idle = false;
   if (a.idle.empty()) return;
-  expect_one_of("--idle", a.idle, {"on", "off"});
+  const auto idle = parse_one_of<OnOff>("--idle", a.idle);
   if (c.method != Method::jacobi) {
     throw InputError(
         fmt::format("--idle {} with --method {}: idling applies to asynchronous "
@@ -255,12 +285,12 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
                     "racy variants, expected no --idle (or --variant async or racy)",
                     a.idle));
   }
-  if (csr && a.idle == "on") {
+  if (csr && idle == OnOff::on) {
     throw InputError(
         "--idle on with --matrix or --assemble: the asynchronous Jacobi of a CSR system "
         "sweeps without idling, expected --idle off or no --idle");
   }
-  c.idle = a.idle == "on";
+  c.idle = idle == OnOff::on;
 }
 
 /// When to stop and report: --tol, --max-iters, --check-every, --halo-every,
@@ -284,8 +314,22 @@ Context solve_context(const SolveConfig& c) {
                   {"--hybrid", {std::string(comm::hybrid_mode_name(c.hybrid))}},
                   {"--matrix", {c.sparse.matrix_path.empty() ? "" : "FILE"}},
                   {"--assemble", {c.sparse.assemble ? "given" : ""}},
-                  {"--pc", {std::string(name(c.pc))}},
-                  {"--coarse", {std::string(precond::coarse_name(c.pc_settings.schwarz.coarse))}}}};
+                  {"--pc", {std::string(name(c.pc.kind))}},
+                  {"--coarse", {std::string(precond::coarse_name(c.pc.schwarz.coarse))}}}};
+}
+
+grid::ModelProblem model_problem(Problem problem) {
+  switch (problem) {
+    case Problem::plume:
+      return grid::ModelProblem::plume;
+    case Problem::ones:
+      return grid::ModelProblem::ones;
+    case Problem::laplace27:
+      return grid::ModelProblem::laplace27;
+    case Problem::tfim:
+      break;
+  }
+  throw std::logic_error("model_problem: tfim is not a grid problem");
 }
 
 solvers::KrylovMethod krylov_method(Method method) {
@@ -300,6 +344,16 @@ solvers::KrylovMethod krylov_method(Method method) {
       return solvers::KrylovMethod::pcg_overlap;
     case Method::pipecg:
       return solvers::KrylovMethod::pipecg;
+    case Method::gmres:
+      return solvers::KrylovMethod::gmres;
+    case Method::fgmres:
+      return solvers::KrylovMethod::fgmres;
+    case Method::pgmres:
+      return solvers::KrylovMethod::pgmres;
+    case Method::bicgstab:
+      return solvers::KrylovMethod::bicgstab;
+    case Method::pipebicgstab:
+      return solvers::KrylovMethod::pipebicgstab;
     case Method::jacobi:
     case Method::lanczos:
       break;
@@ -329,9 +383,12 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   if (c.decomposition.global && c.decomposition.local) {
     throw InputError("--global and --local both given: expected one of them");
   }
-  SparseContext sparse_context{a.method,
+  const auto hybrid = try_parse([&] { return comm::parse_hybrid_mode(a.hybrid); });
+  SparseContext sparse_context{parse<Method>(a.method) == Method::lanczos,
+                               parse<Problem>(a.problem) == Problem::tfim,
+                               parse<Transport>(a.transport) == Transport::omp,
+                               !hybrid || *hybrid != comm::HybridMode::none,
                                a.problem,
-                               a.transport,
                                a.hybrid,
                                !a.global.empty() || !a.local.empty() || !a.dims.empty(),
                                !a.global.empty()  ? "--global"
@@ -378,7 +435,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
     refuse(c.repeat_solves != 1, fmt::format("--repeat-solve {}", c.repeat_solves),
            "--method jacobi",
            "expected 1 (only the Krylov methods repeat a solve after one setup)");
-    c.pc = Preconditioner::none;
+    c.pc = {};
   }
   c.variant = parse_one_of<Variant>("--variant", a.variant);
   validate_idle(a, c);

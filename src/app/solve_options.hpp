@@ -8,6 +8,7 @@
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
@@ -25,15 +26,33 @@ struct EnumNames<Problem> {
   static constexpr std::array<std::string_view, 4> names{"plume", "ones", "laplace27", "tfim"};
 };
 
+/// The grid layer's model problem of `problem`; throws std::logic_error for tfim.
+grid::ModelProblem model_problem(Problem problem);
+
 /// --method.
-enum class Method { jacobi, cg, pcg1, pcg2, pcg_overlap, pipecg, lanczos };
+enum class Method {
+  jacobi,
+  cg,
+  pcg1,
+  pcg2,
+  pcg_overlap,
+  pipecg,
+  lanczos,
+  gmres,
+  fgmres,
+  pgmres,
+  bicgstab,
+  pipebicgstab
+};
 template <>
 struct EnumNames<Method> {
-  static constexpr std::array<std::string_view, 7> names{"jacobi",      "cg",     "pcg1",   "pcg2",
-                                                         "pcg-overlap", "pipecg", "lanczos"};
+  static constexpr std::array<std::string_view, 12> names{
+      "jacobi",  "cg",    "pcg1",   "pcg2",   "pcg-overlap", "pipecg",
+      "lanczos", "gmres", "fgmres", "pgmres", "bicgstab",    "pipebicgstab"};
 };
 
-/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
+/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg, gmres,
+/// fgmres, pgmres, bicgstab, pipebicgstab).
 constexpr bool is_krylov(Method method) {
   return method != Method::jacobi && method != Method::lanczos;
 }
@@ -41,6 +60,12 @@ constexpr bool is_krylov(Method method) {
 /// The solvers' KrylovMethod of a Krylov `method`; throws std::logic_error for
 /// jacobi and lanczos.
 solvers::KrylovMethod krylov_method(Method method);
+
+/// --cgs-refinement, in solvers::CgsRefinement's order.
+template <>
+struct EnumNames<solvers::CgsRefinement> {
+  static constexpr std::array<std::string_view, 3> names{"never", "ifneeded", "always"};
+};
 
 /// --variant: synchronous, asynchronous (newest whole message) or racy Jacobi.
 enum class Variant { sync, async, racy };
@@ -56,12 +81,10 @@ struct EnumNames<Transport> {
   static constexpr std::array<std::string_view, 4> names{"mpi", "rma", "shmem", "omp"};
 };
 
-/// --pc, resolved (auto is resolved during validation).
-enum class Preconditioner { none, jacobi, chebyshev, boomeramg, additive_schwarz };
+/// --pc: the precond layer's kinds, spelled by its table.
 template <>
-struct EnumNames<Preconditioner> {
-  static constexpr std::array<std::string_view, 5> names{"none", "jacobi", "chebyshev", "boomeramg",
-                                                         "asm"};
+struct EnumNames<precond::PcKind> {
+  static constexpr const auto& names = precond::pc_kind_names;
 };
 
 /// Everything `asyncsolve solve` takes, validated and resolved except for
@@ -111,18 +134,22 @@ struct SolveConfig {
   long noise_seed = 1;
   // Krylov methods
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
-  /// --pc, resolved: none for jacobi, cg and (unless given) pipecg, jacobi for pcg*.
-  Preconditioner pc = Preconditioner::none;
-  /// --pc and --pc-option as the precond layer takes them (kind mirrors pc;
-  /// chebyshev's degree; the validated name=value pairs).
-  precond::PcSettings pc_settings;
+  /// --pc and --pc-option as the precond layer takes them: the kind
+  /// resolved (auto: none for jacobi, cg and pipecg, jacobi for pcg*, ilu0
+  /// for the nonsymmetric methods, PETSc's default, block ILU(0)),
+  /// chebyshev's degree, the typed options and their validated pairs.
+  precond::PcSettings pc;
   double shift = 0.0;  ///< solve (A + shift I) x = b
   /// --repeat-solve: Krylov solves after one setup of the operator and the
   /// preconditioner, each from the same x0 and timed (1: one solve).
   int repeat_solves = 1;
+  /// --restart: the GMRES family's restart length m.
+  int restart = 30;
+  /// --cgs-refinement: gmres and fgmres's second Gram-Schmidt pass.
+  solvers::CgsRefinement refinement = solvers::CgsRefinement::if_needed;
   SpinConfig spin;        ///< --method lanczos --problem tfim
   SparseConfig sparse;    ///< --matrix and its companions, --assemble
-  SchwarzConfig schwarz;  ///< --block-size and --coordinates as given (the rest in pc_settings)
+  SchwarzConfig schwarz;  ///< --block-size and --coordinates as given (the rest in pc)
 };
 
 /// True for --method lanczos (the TFIM ground state, paper 004).
@@ -156,9 +183,10 @@ struct SolveArgs {
   std::string transport = "mpi";
   std::string hybrid = "none";
   std::string halo = "waitall";
-  std::string pc = "auto";
+  std::string pc{auto_choice};
   std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
-  std::string allreduce = "auto";
+  std::string allreduce{auto_choice};
+  std::string cgs_refinement = "ifneeded";
   std::string progress = "none";
   std::string idle;  ///< --idle as given ("" when absent: on for async and racy)
   CLI::Option* tol = nullptr;

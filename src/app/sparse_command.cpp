@@ -1,13 +1,16 @@
 // `asyncsolve solve --matrix FILE.mtx` and `--assemble`: every solver on a
 // distributed CSR matrix. Builds the system (read and partitioned, or a
 // model problem assembled), optionally scales it to a unit diagonal, checks
-// what Jacobi needs (a non-zero diagonal; rho(|D^-1 (A - D)|) < 1 for the
-// asynchronous variants unless --force), solves, and reports through the
+// whether the matrix is symmetric (the CG family refuses one that is not,
+// unless --force), checks what Jacobi needs (a non-zero diagonal;
+// rho(|D^-1 (A - D)|) < 1 for the asynchronous variants unless --force),
+// solves, and reports through the
 // same summary and document as the structured solves, with the matrix and
 // the partition in the document's "problem".
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -23,6 +26,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/ops/csr.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
@@ -31,10 +35,13 @@
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/jacobi_rho.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
+#include "asyncsolve/sparse/symmetry.hpp"
 #include "commands.hpp"
 #include "near_null_input.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -50,13 +57,20 @@ struct SparseProblem {
   std::string name;
 };
 
-/// --write-solution must be writable before anything is computed.
-void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
-  if (config.sparse.write_solution_path.empty()) return;
+/// --write-solution must be writable before anything is computed, and no
+/// output may be a file the command reads or another output.
+void check_output_paths(const SolveConfig& config, const par::Comm& comm) {
+  const SparseConfig& s = config.sparse;
   std::string error;
   if (comm.is_root()) {
     try {
-      core::check_writable(config.sparse.write_solution_path, "--write-solution");
+      if (!s.write_solution_path.empty())
+        core::check_writable(s.write_solution_path, "--write-solution");
+      const core::NamedPath inputs[] = {
+          {"--matrix", s.matrix_path}, {"--rhs", s.rhs_path}, {"--x0", s.x0_path}};
+      const core::NamedPath outputs[] = {{"--json", config.json_path},
+                                         {"--write-solution", s.write_solution_path}};
+      core::check_distinct_files(inputs, outputs);
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -104,7 +118,7 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
 
 SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world) {
   const auto problem =
-      grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
+      grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
   SparseProblem p;
   p.decomposition.emplace(grid::Decomposition::create(world, config.decomposition));
   solvers::AssembledSystem a = solvers::assemble(*problem, *p.decomposition, config.shift);
@@ -134,6 +148,27 @@ nlohmann::json partition_json(const SolveConfig& config, const sparse::DistMatri
           {"interior_rows", s.interior_rows}};
 }
 
+/// Collective: the CSR operator's layouts, as ranks per layout of the
+/// interior and of the boundary rows (each rank chooses its own: see
+/// ops::choose_interior_layout), the same on every rank.
+nlohmann::json operator_json(const par::Comm& comm, const ops::CsrOperator& op) {
+  std::array<double, ops::interior_layout_names.size() + ops::boundary_layout_names.size()> ranks{};
+  ranks[static_cast<std::size_t>(op.interior_layout())] = 1.0;
+  ranks[ops::interior_layout_names.size() + static_cast<std::size_t>(op.boundary_layout())] = 1.0;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, ranks.data(), static_cast<int>(ranks.size()),
+                               MPI_DOUBLE, MPI_SUM, comm.get()),
+                 "MPI_Allreduce");
+  nlohmann::json interior = nlohmann::json::object();
+  nlohmann::json boundary = nlohmann::json::object();
+  for (std::size_t i = 0; i < ops::interior_layout_names.size(); ++i)
+    interior[std::string(ops::interior_layout_names[i])] = std::llround(ranks[i]);
+  for (std::size_t i = 0; i < ops::boundary_layout_names.size(); ++i) {
+    boundary[std::string(ops::boundary_layout_names[i])] =
+        std::llround(ranks[ops::interior_layout_names.size() + i]);
+  }
+  return {{"kind", "csr"}, {"interior_layout", interior}, {"boundary_layout", boundary}};
+}
+
 int transport_of(const SolveConfig& config) {
   return config.transport == Transport::rma     ? AS_TRANSPORT_RMA
          : config.transport == Transport::shmem ? AS_TRANSPORT_SHMEM
@@ -154,7 +189,7 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   if (asynchronous) {
     const int transport = transport_of(config);
     auto convergence = collectives::make_convergence_allreduce(
-        allreduce.name(), comm, solvers::async_convergence_values, transport);
+        allreduce, comm, solvers::async_convergence_values, transport);
     solvers::AsyncJacobiOptions async;
     async.base = options;
     async.racy = config.variant == Variant::racy;
@@ -178,8 +213,9 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   const par::Comm& comm = p.matrix.comm();
   par::FaultInjector faults(fault_options(config), comm.rank());
   solvers::KrylovOptions options = krylov_options(config, comm, faults);
-  const bool block_aware =
-      config.pc == Preconditioner::boomeramg || config.pc == Preconditioner::additive_schwarz;
+  if (p.loaded) options.file_rows = p.loaded->file_rows;  // messages name the file's rows
+  const bool block_aware = config.pc.kind == precond::PcKind::boomeramg ||
+                           config.pc.kind == precond::PcKind::additive_schwarz;
   if (block_aware && p.loaded) {
     add_near_null_space(comm, config.schwarz, config.sparse.matrix_path, p.matrix.global_rows(),
                         p.loaded->file_rows, options.pc);
@@ -191,9 +227,13 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     config.progress.name()));
   }
   Solved out;
-  out.result = solvers::krylov_solve(system, p.matrix, halo, options);
+  try {
+    out.result = solvers::krylov_solve(system, p.matrix, halo, options);
+  } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+    throw core::InputError(not_positive_definite(e));
+  }
   out.halo = std::string(halo.name());
-  out.allreduce = options.allreduce;
+  out.allreduce = options.allreduce.name();
   return out;
 }
 
@@ -209,7 +249,7 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
     for (int i = 0; i < n; ++i) err = std::max(err, std::abs(x.origin()[i] - 1.0));
   } else {
     const auto problem =
-        grid::make_problem(std::string(name(config.problem)), grid::ProblemOptions{config.offset});
+        grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
     const grid::Decomposition& d = *p.decomposition;
     if (!problem->exact_value({1, 1, 1}, d.global())) return std::nullopt;
     const grid::Int3& local = d.local();
@@ -228,115 +268,124 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
   return err;
 }
 
-}  // namespace
-
-core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
-                                const par::Environment& env,
-                                const std::vector<std::string>& command) {
-  const std::string started = core::iso8601_now();
-  check_json_path(config.json_path, world);
-  check_solution_path(config, world);
-  if (config.slow_rank >= world.size()) {
-    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
-                                       config.slow_rank, world.size()));
+/// What is known of A's symmetry (solve_advice.hpp): an assembled model
+/// problem and a Matrix Market file stored symmetric are symmetric.
+Symmetry symmetry_of(const SparseProblem& p) {
+  if (!p.loaded) return Symmetry::symmetric;
+  switch (p.loaded->info.symmetry) {
+    case sparse::MmSymmetry::symmetric:
+      return Symmetry::symmetric;
+    case sparse::MmSymmetry::skew_symmetric:
+      return Symmetry::nonsymmetric;
+    case sparse::MmSymmetry::general:
+      break;
   }
-  SparseProblem p =
-      config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
-  const par::Comm& comm = p.matrix.comm();
-  const bool jacobi = !is_krylov(config);
+  return Symmetry::unknown;
+}
+
+/// A diagonal entry of zero, named by its row (the file's, 1-based, for
+/// --matrix): the first one, or none. Collective.
+std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
   const std::span<const std::int64_t> row_names =
       p.loaded ? std::span<const std::int64_t>(p.loaded->file_rows)
                : std::span<const std::int64_t>();
-  const std::string row_kind = p.loaded ? "file row" : "row";
+  const solvers::DiagonalCheck d =
+      solvers::smallest_diagonal(p.matrix, op, row_names, solvers::DiagonalOrder::magnitude);
+  if (d.value != 0.0) return std::nullopt;
+  return p.loaded ? fmt::format("file row {}", d.row + 1) : fmt::format("row {}", d.row);
+}
 
-  // --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0, S = |D|^-1/2.
+/// --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0 with
+/// S = |D|^-1/2; returns S's entries (none without the option). Collective.
+std::vector<double> scale_to_unit_diagonal(const SolveConfig& config, SparseProblem& p) {
   std::vector<double> s;
-  if (config.sparse.scale == Scale::unit_diagonal) {
-    ops::CsrOperator unscaled(p.matrix);
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
-    double smallest_abs = 1e300;
-    for (const double v : unscaled.diagonal()) smallest_abs = std::min(smallest_abs, std::abs(v));
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &smallest_abs, 1, MPI_DOUBLE, MPI_MIN, comm.get()),
-                   "MPI_Allreduce");
-    if (smallest_abs == 0.0) {
-      throw core::InputError(
-          fmt::format("--scale unit-diagonal: a diagonal entry is zero (the "
-                      "smallest is {} on {} {}); expected a non-zero diagonal",
-                      d.value, row_kind, d.row + (p.loaded ? 1 : 0)));
-    }
-    for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
-    p.matrix.scale_symmetric(s);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      p.b[i] *= s[i];
-      p.x0[i] /= s[i];
-    }
+  if (config.sparse.scale != Scale::unit_diagonal) return s;
+  ops::CsrOperator unscaled(p.matrix);
+  if (const auto row = zero_diagonal(p, unscaled)) {
+    throw core::InputError(
+        fmt::format("--scale unit-diagonal: a_ii = 0 on {}; expected a non-zero diagonal", *row));
   }
-  const double t_operator = core::now_s();
-  solvers::CsrSystem system = solvers::make_csr_system(p.matrix, p.b, p.x0);
-  // The operator's build (interior and boundary blocks, SELL-8): paid once
-  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
-  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
-
-  nlohmann::json jacobi_check = nullptr;
-  if (jacobi) {
-    // Jacobi divides by the diagonal; asynchronous Jacobi converges for every
-    // delay pattern iff rho(|D^-1 (A - D)|) < 1 (Chazan-Miranker).
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, system.op, row_names);
-    double zero = 0.0;
-    for (const double v : system.op.diagonal()) zero = std::max(zero, v == 0.0 ? 1.0 : 0.0);
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &zero, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
-                   "MPI_Allreduce");
-    if (zero > 0.0) {
-      throw core::InputError(
-          fmt::format("{}: a zero diagonal entry: Jacobi divides by the "
-                      "diagonal; expected every a_ii != 0 (the smallest is "
-                      "{} on {} {})",
-                      p.loaded ? config.sparse.matrix_path : "--assemble", d.value, row_kind,
-                      d.row + (p.loaded ? 1 : 0)));
-    }
-    const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
-    jacobi_check = {{"rho_estimate", rho.estimate},
-                    {"rho_upper_bound", rho.upper_bound},
-                    {"power_iterations", rho.iterations},
-                    {"forced", config.sparse.force}};
-    if (comm.is_root()) {
-      std::printf(
-          "asyncsolve: rho(|D^-1 (A - D)|) ~ %.6f (upper bound %.6f, %d power "
-          "iterations): asynchronous Jacobi %s\n",
-          rho.estimate, rho.upper_bound, rho.iterations,
-          rho.estimate < 1.0 ? "converges for every delay pattern"
-                             : "is not guaranteed to converge");
-      std::fflush(stdout);
-    }
-    if (config.variant != Variant::sync && !(rho.estimate < 1.0) && !config.sparse.force) {
-      throw core::InputError(fmt::format(
-          "--variant {}: rho(|D^-1 (A - D)|) is about {:.6f} >= 1, so asynchronous Jacobi may "
-          "diverge (Chazan-Miranker); expected a matrix with rho < 1 (try --scale unit-diagonal "
-          "or a Krylov method), or --force to run anyway",
-          name(config.variant), rho.estimate));
-    }
+  for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
+  p.matrix.scale_symmetric(s);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    p.b[i] *= s[i];
+    p.x0[i] /= s[i];
   }
+  return s;
+}
 
-  // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
-  // for the true residual of the asynchronous variants) the --halo strategy.
-  const int transport = transport_of(config);
-  auto halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
-                  ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
-                  : comm::make_sparse_halo_exchange(config.halo, p.matrix);
-  Solved solved =
-      jacobi ? solve_jacobi(config, p, system, *halo) : solve_krylov(config, p, system, *halo);
-  halo->close();
-  // Back to the unscaled unknowns: x = S y.
-  for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
-  solved.result.error_inf = error_of(config, p, system.x);
-  if (p.loaded && !config.sparse.write_solution_path.empty()) {
-    sparse::write_solution(
-        p.matrix, p.loaded->file_rows,
-        std::span<const double>(system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())),
-        config.sparse.write_solution_path);
+/// A right-hand side that is zero: the warning (on stderr from rank 0, and
+/// in the document); the default b = A * 1 then has no unique solution, so
+/// error_inf is not reported. Collective.
+std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p) {
+  if (!p.loaded) return {};
+  double largest = 0.0;
+  for (const double v : p.b) largest = std::max(largest, std::abs(v));
+  largest = par::max_over_ranks(p.matrix.comm(), largest);
+  if (largest != 0.0) return {};
+  const std::string warning = zero_rhs_warning(config.sparse.matrix_path, config.sparse.rhs_path);
+  if (config.sparse.rhs_path.empty()) p.loaded->exact_known = false;
+  if (p.matrix.comm().is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
+  return {warning};
+}
+
+/// What Jacobi needs, checked before it runs: a non-zero diagonal (it
+/// divides by it) and, for the asynchronous variants, rho(|D^-1 (A - D)|)
+/// < 1 proven (Chazan-Miranker: then it converges for every delay
+/// pattern) unless --force. Prints what the bounds prove; returns the
+/// document's "jacobi_check". Collective.
+nlohmann::json check_jacobi(const SolveConfig& config, const SparseProblem& p,
+                            const solvers::CsrSystem& system) {
+  if (const auto row = zero_diagonal(p, system.op)) {
+    throw core::InputError(
+        fmt::format("{}: a zero diagonal entry, a_ii = 0 on {}: Jacobi divides by the diagonal; "
+                    "expected every a_ii != 0",
+                    p.loaded ? config.sparse.matrix_path : "--assemble", *row));
   }
+  const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
+  check_async_rho(rho, config.variant, config.sparse.force, symmetry_of(p));
+  if (p.matrix.comm().is_root()) {
+    std::printf("%s\n", rho_line(rho, config.variant).c_str());
+    std::fflush(stdout);
+  }
+  return {{"rho_estimate", rho.estimate},
+          {"rho_upper_bound", rho.upper_bound},
+          {"rho_lower_bound", rho.lower_bound},
+          {"verdict", std::string(solvers::rho_verdict_name(rho.verdict))},
+          {"proof", std::string(solvers::rho_proof_name(rho.proof))},
+          {"statement", rho_statement(rho)},
+          {"power_iterations", rho.iterations},
+          {"forced", config.sparse.force}};
+}
 
-  const RunSummary summary = summarise(comm, solved, false);
+/// Collective: is A = A^T? problem.symmetry of the document (the summary
+/// says it too). Throws core::InputError for a matrix that is not, with a
+/// method of the CG family, unless --force.
+nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix& matrix,
+                             bool jacobi) {
+  const double t0 = core::now_s();
+  const sparse::Symmetry symmetry = sparse::check_symmetry(matrix);
+  if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
+      !symmetry.symmetric() && !config.sparse.force) {
+    throw core::InputError(fmt::format(
+        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
+        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
+        "anyway)",
+        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
+  }
+  return {{"symmetric", symmetry.symmetric()},
+          {"structural", symmetry.structural},
+          {"max_asymmetry", symmetry.max_asymmetry},
+          {"unmatched_entries", symmetry.unmatched},
+          {"tolerance", symmetry.tolerance},
+          {"check_s", par::max_over_ranks(matrix.comm(), core::now_s() - t0)},
+          {"forced", config.sparse.force}};
+}
+
+/// The problem as the summary and the document describe it. Collective.
+RunProblem run_problem(const SolveConfig& config, const SparseProblem& p,
+                       const sparse::PowerOfTwoScaling& powers, nlohmann::json jacobi_check) {
+  const par::Comm& comm = p.matrix.comm();
   RunProblem rp;
   rp.name = p.name;
   const std::int64_t rows = p.matrix.global_rows();
@@ -365,10 +414,85 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
         "MPI_Allreduce");
   }
   rp.parameters = p.parameters;
-  rp.parameters["operator"] = "csr";
   rp.parameters["partition"] = partition_json(config, p.matrix);
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
-  rp.parameters["jacobi_check"] = jacobi_check;
+  rp.parameters["equilibration"] = {{"matrix_exponent", powers.matrix_exponent},
+                                    {"rhs_exponent", powers.rhs_exponent}};
+  rp.parameters["jacobi_check"] = std::move(jacobi_check);
+  return rp;
+}
+
+/// The hints of a finished solve: a method that fits where Jacobi
+/// diverged, a graph partitioner where the block partition exchanges much.
+std::vector<std::string> hints_of(const SolveConfig& config, const SparseProblem& p,
+                                  const solvers::SolveResult& result) {
+  std::vector<std::string> hints;
+  if (auto h = divergence_hint(config, result, symmetry_of(p))) hints.push_back(std::move(*h));
+  if (p.loaded) {
+    const sparse::DistMatrix& m = p.matrix;
+    if (auto h = partition_hint(config.sparse.partition, m.metrics(), m.global_rows(),
+                                m.comm().size())) {
+      hints.push_back(std::move(*h));
+    }
+  }
+  return hints;
+}
+
+}  // namespace
+
+core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
+                                const par::Environment& env,
+                                const std::vector<std::string>& command) {
+  const std::string started = core::iso8601_now();
+  check_json_path(config.json_path, world);
+  check_output_paths(config, world);
+  if (config.slow_rank >= world.size()) {
+    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
+                                       config.slow_rank, world.size()));
+  }
+  SparseProblem p =
+      config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
+  const par::Comm& comm = p.matrix.comm();
+  const bool jacobi = !is_krylov(config);
+  const std::vector<std::string> warnings = check_rhs(config, p);
+  const std::vector<double> s = scale_to_unit_diagonal(config, p);
+  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
+  // the solve over- or underflows for a system scaled far from 1.
+  const sparse::PowerOfTwoScaling powers = sparse::equilibrate(p.matrix, p.b, p.x0);
+  const double t_operator = core::now_s();
+  solvers::CsrSystem system = solvers::make_csr_system(p.matrix, p.b, p.x0);
+  // The operator's build (interior and boundary blocks, SELL-8): paid once
+  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
+  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
+  p.parameters["operator"] = operator_json(comm, system.op);
+
+  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
+  nlohmann::json jacobi_check = jacobi ? check_jacobi(config, p, system) : nullptr;
+
+  // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
+  // for the true residual of the asynchronous variants) the --halo strategy.
+  const int transport = transport_of(config);
+  auto halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
+                  ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
+                  : comm::make_sparse_halo_exchange(config.halo, p.matrix);
+  Solved solved =
+      jacobi ? solve_jacobi(config, p, system, *halo) : solve_krylov(config, p, system, *halo);
+  halo->close();
+  // Back to the unscaled unknowns: x = S 2^(a - c) y.
+  powers.unscale({system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
+  for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
+  solved.result.error_inf = error_of(config, p, system.x);
+  if (p.loaded && !config.sparse.write_solution_path.empty()) {
+    sparse::write_solution(
+        p.matrix, p.loaded->file_rows,
+        std::span<const double>(system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())),
+        config.sparse.write_solution_path);
+  }
+
+  RunSummary summary = summarise(comm, solved, false);
+  summary.warnings = warnings;
+  summary.hints = hints_of(config, p, solved.result);
+  const RunProblem rp = run_problem(config, p, powers, std::move(jacobi_check));
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =
       report_solve(comm, command, started, e, rp, config, summary, solved.result);

@@ -1,6 +1,5 @@
 #include "sparse_options.hpp"
 
-#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -49,12 +48,13 @@ void add_sparse_options(OptionTable& t, SparseArgs& a) {
             .applies = on_csr});
   t.flag("--force", c.force,
          {.help = "Run async or racy Jacobi even when rho(|D^-1 (A - D)|) >= 1 (no convergence "
-                  "guarantee)",
+                  "guarantee), and the CG family on a matrix that is not symmetric",
           .applies = on_csr});
   t.flag("--assemble", c.assemble,
          {.help = "Assemble the model problem (ones, plume, laplace27) as a distributed CSR "
                   "matrix and solve with the sparse operator"});
-  a.matrix_memory = t.number("--matrix-memory", c.matrix_memory_gib, {0, 1e6},
+  // At least a byte (a GiB is 2^30 bytes); 0, the "not given" default, is no size.
+  a.matrix_memory = t.number("--matrix-memory", c.matrix_memory_gib, {1e-9, 1e6},
                              {.help = "--matrix: GiB rank 0 may use to read the file",
                               .applies = with_matrix,
                               .shown_default = "half of rank 0's node memory",
@@ -85,7 +85,7 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
           fmt::format("{} {}: applies to --matrix, expected --matrix FILE.mtx", option, value));
   }
   check(
-      !matrix && a.partition != "block",
+      !matrix && a.partition != sparse::name(sparse::Partitioner::block),
       fmt::format("--partition {}: applies to --matrix, expected --matrix FILE.mtx", a.partition));
   check(!matrix && given(a.matrix_memory),
         "--matrix-memory: applies to --matrix, expected --matrix FILE.mtx");
@@ -94,23 +94,20 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
         fmt::format("--scale {}: applies to --matrix or --assemble", a.scale));
   check(!c.is_sparse() && c.force,
         "--force: applies to --matrix or --assemble (the model "
-        "problems always satisfy rho < 1)");
+        "problems always satisfy rho < 1 and are symmetric)");
   if (!c.is_sparse()) return c;
   // An unknown partitioner, or one this build lacks: exit 2.
   if (matrix) c.partition = sparse::parse_partition(a.partition);
-  check(given(a.matrix_memory) &&
-            (!(c.matrix_memory_gib > 0.0) || !std::isfinite(c.matrix_memory_gib)),
-        fmt::format("--matrix-memory {}: expected a number of GiB > 0", c.matrix_memory_gib));
   const std::string what = matrix ? "--matrix" : "--assemble";
-  check(x.method == "lanczos" || x.problem == "tfim",
+  check(x.lanczos || x.tfim,
         fmt::format("{} with {}: Lanczos runs on the TFIM Hamiltonian, expected another method",
-                    what, x.method == "lanczos" ? "--method lanczos" : "--problem tfim"));
-  check(x.transport == "omp", fmt::format("{} with --transport omp: OpenMP Jacobi runs on the "
-                                          "structured problems, expected mpi, rma or shmem",
-                                          what));
-  check(x.hybrid != "none", fmt::format("{} with --hybrid {}: the hybrid schemes run on the "
-                                        "structured problems, expected --hybrid none",
-                                        what, x.hybrid));
+                    what, x.lanczos ? "--method lanczos" : "--problem tfim"));
+  check(x.omp, fmt::format("{} with --transport omp: OpenMP Jacobi runs on the "
+                           "structured problems, expected mpi, rma or shmem",
+                           what));
+  check(x.hybrid, fmt::format("{} with --hybrid {}: the hybrid schemes run on the "
+                              "structured problems, expected --hybrid none",
+                              what, x.hybrid_text));
   check(x.copy, fmt::format("{} with --copy: the sparse Jacobi swaps its vectors, expected no "
                             "--copy",
                             what));

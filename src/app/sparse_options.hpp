@@ -28,8 +28,8 @@ struct SparseConfig {
   std::string write_solution_path;  ///< --write-solution FILE.mtx; empty: none
   sparse::PartitionSpec partition;  ///< --partition block|metis|scotch[:rows|:nnz]
   Scale scale = Scale::none;        ///< --scale
-  bool force = false;               ///< --force: async/racy Jacobi although rho >= 1
-  bool assemble = false;            ///< --assemble: the model problem as a CSR matrix
+  bool force = false;     ///< --force: async/racy Jacobi although rho >= 1; CG on a nonsymmetric A
+  bool assemble = false;  ///< --assemble: the model problem as a CSR matrix
   double matrix_memory_gib = 0.0;  ///< --matrix-memory: rank 0's reading limit (0: half its memory)
 
   /// True for --matrix or --assemble: the solve runs on a distributed CSR matrix.
@@ -51,10 +51,12 @@ void add_sparse_options(OptionTable& table, SparseArgs& args);
 
 /// What the solve options around them mean for the sparse options.
 struct SparseContext {
-  std::string method;       ///< --method as given
+  bool lanczos = false;     ///< --method lanczos
+  bool tfim = false;        ///< --problem tfim
+  bool omp = false;         ///< --transport omp
+  bool hybrid = false;      ///< --hybrid other than none (or not a mode at all)
   std::string problem;      ///< --problem as given
-  std::string transport;    ///< --transport as given
-  std::string hybrid;       ///< --hybrid as given
+  std::string hybrid_text;  ///< --hybrid as given
   bool grid_given = false;  ///< --global, --local or --dims given
   std::string grid_option;  ///< the first of them given
   bool copy = false;

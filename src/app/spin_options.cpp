@@ -118,7 +118,7 @@ void validate_spin(const SolveArgs& a, SolveConfig& c) {
   const std::optional<Progress> progress = parse_progress(a.progress);
   lanczos_refuse(!progress || progress->mode != Progress::Mode::none, "--progress " + a.progress,
                  "none (the default)");
-  lanczos_refuse(a.pc != "auto", "--pc " + a.pc, "auto (Lanczos takes no preconditioner)");
+  lanczos_refuse(!is_auto(a.pc), "--pc " + a.pc, "auto (Lanczos takes no preconditioner)");
   lanczos_refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), "0");
   lanczos_refuse(c.offset != 0.0, fmt::format("--offset {}", c.offset), "0");
   lanczos_refuse(c.copy, "--copy", "no --copy");
@@ -170,8 +170,8 @@ void validate_spin(const SolveArgs& a, SolveConfig& c) {
   if (!given(a.tol)) c.tol = 1e-10;
   expect(c.tol > 0.0 && std::isfinite(c.tol), "--tol", c.tol, "a positive number");
   expect_at_least("--max-iters", c.max_iters, 1, " with --method lanczos");
-  c.allreduce = a.allreduce == "auto" ? collectives::AllreduceAlgorithm{}
-                                      : collectives::parse_allreduce(a.allreduce);
+  c.allreduce = is_auto(a.allreduce) ? collectives::AllreduceAlgorithm{}
+                                     : collectives::parse_allreduce(a.allreduce);
   expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
          c.monitor_every_s, "a number of seconds >= 0");
 }

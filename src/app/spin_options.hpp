@@ -4,6 +4,7 @@
 // here. Pure: no MPI.
 #include <string>
 
+#include "asyncsolve/kernels/spin_exchange.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
 
@@ -19,12 +20,11 @@ struct EnumNames<Lattice> {
   static constexpr std::array<std::string_view, 2> names{"chain", "square"};
 };
 
-/// --rma-sync of --transport rma: active target (MPI_Put between two
-/// MPI_Win_fence) or passive target (put, flush, flag and acknowledgement).
-enum class RmaSync { fence, notify };
+/// --rma-sync of --transport rma: the kernels' RmaSync, spelled by its table.
+using kernels::RmaSync;
 template <>
 struct EnumNames<RmaSync> {
-  static constexpr std::array<std::string_view, 2> names{"fence", "notify"};
+  static constexpr const auto& names = kernels::rma_sync_names;
 };
 
 /// What --method lanczos --problem tfim takes (paper 004's SPIN benchmark).

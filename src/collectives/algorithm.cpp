@@ -20,9 +20,9 @@ constexpr int max_degree = 1024;
 
 [[noreturn]] void bad_name(std::string_view name) {
   throw core::InputError(
-      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
-                  "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                  "impi); K at most {}",
+      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, shm, "
+                  "knomial:K (K >= 2), twolevel:ALG or twolevel:shm+ALG (ALG: rd, "
+                  "knomial:K, mpi, impi); K at most {}",
                   core::printable(name), max_degree));
 }
 
@@ -37,39 +37,53 @@ std::optional<int> parse_degree(std::string_view text) {
   return value;
 }
 
+/// The names of the kinds, in Kind's order (knomial and twolevel take a
+/// parameter after a colon).
+constexpr std::array<std::string_view, 7> kind_names{"mpi",     "impi",     "tree", "rd",
+                                                     "knomial", "twolevel", "shm"};
+
+std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
+  return core::enum_name(kind_names, kind);
+}
+
 /// Parses `name` (a part of `whole`); `leader` restricts it to the
 /// algorithms allowed among node leaders.
 AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool leader) {
   using Kind = AllreduceAlgorithm::Kind;
+  const std::size_t colon = name.find(':');
+  const bool parameter = colon != std::string_view::npos;
+  const auto kind = core::enum_parse<Kind>(kind_names, name.substr(0, colon));
+  if (!kind) bad_name(whole);
   AllreduceAlgorithm out;
-  if (name == "rd") {
-    out.kind = Kind::rd;
-  } else if (name == "mpi") {
-    out.kind = Kind::mpi;
-  } else if (name == "impi") {
-    out.kind = Kind::impi;
-  } else if (name == "tree" && !leader) {
-    out.kind = Kind::tree;
-  } else if (name.starts_with("knomial:")) {
-    const auto degree = parse_degree(name.substr(8));
-    if (!degree) bad_name(whole);
-    out.kind = Kind::knomial;
-    out.degree = *degree;
-  } else if (name.starts_with("twolevel:") && !leader) {
-    const AllreduceAlgorithm inner = parse(whole, name.substr(9), true);
-    out.kind = Kind::twolevel;
-    out.leader = inner.kind;
-    out.leader_degree = inner.degree;
-  } else {
-    bad_name(whole);
+  out.kind = *kind;
+  switch (*kind) {
+    case Kind::mpi:
+    case Kind::impi:
+    case Kind::rd:
+      if (parameter) bad_name(whole);
+      break;
+    case Kind::tree:
+    case Kind::shm:
+      if (parameter || leader) bad_name(whole);
+      break;
+    case Kind::knomial: {
+      const auto degree = parameter ? parse_degree(name.substr(colon + 1)) : std::nullopt;
+      if (!degree) bad_name(whole);
+      out.degree = *degree;
+      break;
+    }
+    case Kind::twolevel: {
+      if (!parameter || leader) bad_name(whole);
+      std::string_view rest = name.substr(colon + 1);
+      out.shm_node = rest.starts_with("shm+");
+      if (out.shm_node) rest.remove_prefix(4);
+      const AllreduceAlgorithm inner = parse(whole, rest, true);
+      out.leader = inner.kind;
+      out.leader_degree = inner.degree;
+      break;
+    }
   }
   return out;
-}
-
-std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
-  static constexpr std::array<std::string_view, 6> names{"mpi", "impi",    "tree",
-                                                         "rd",  "knomial", "twolevel"};
-  return core::enum_name(names, kind);
 }
 
 }  // namespace
@@ -79,7 +93,7 @@ std::string AllreduceAlgorithm::name() const {
     case Kind::knomial:
       return fmt::format("knomial:{}", degree);
     case Kind::twolevel:
-      return fmt::format("twolevel:{}", leader_algorithm().name());
+      return fmt::format("twolevel:{}{}", shm_node ? "shm+" : "", leader_algorithm().name());
     default:
       return std::string(plain_name(kind));
   }

@@ -169,14 +169,19 @@ std::unique_ptr<collectives::NonblockingAllreduce> make_channel_tree_allreduce(
   return std::make_unique<ChannelTree>(comm, size, transport);
 }
 
+std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(
+    const AllreduceAlgorithm& algorithm, const par::Comm& comm, std::size_t size, int transport) {
+  if (algorithm.kind == AllreduceAlgorithm::Kind::tree && transport != AS_TRANSPORT_MPI) {
+    return make_channel_tree_allreduce(comm, size, transport);
+  }
+  return collectives::make_nonblocking_allreduce(algorithm, comm, size);
+}
+
 std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(std::string_view name,
                                                                               const par::Comm& comm,
                                                                               std::size_t size,
                                                                               int transport) {
-  if (name == "tree" && transport != AS_TRANSPORT_MPI) {
-    return make_channel_tree_allreduce(comm, size, transport);
-  }
-  return collectives::make_nonblocking_allreduce(name, comm, size);
+  return make_convergence_allreduce(parse_allreduce(name), comm, size, transport);
 }
 
 }  // namespace asyncsolve::collectives

@@ -1,10 +1,12 @@
 #include "asyncsolve/grid/problem.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 
 namespace asyncsolve::grid {
@@ -61,32 +63,37 @@ class Laplace27 final : public Problem {
 
 std::optional<double> Problem::exact_value(const Int3&, const Int3&) const { return std::nullopt; }
 
-std::vector<std::string> problem_names() { return {"plume", "ones", "laplace27"}; }
+std::vector<std::string> problem_names() {
+  return {model_problem_names.begin(), model_problem_names.end()};
+}
 
-std::unique_ptr<Problem> make_problem(std::string_view name, const ProblemOptions& options) {
+std::unique_ptr<Problem> make_problem(ModelProblem kind, const ProblemOptions& options) {
   if (!std::isfinite(options.offset)) {
     throw core::InputError(fmt::format("--offset {}: expected a finite number", options.offset));
   }
-  if (name == "plume") return std::make_unique<Plume>(options.offset);
-  if (name == "ones") {
-    if (options.offset != 0.0) {
-      throw core::InputError(fmt::format(
-          "--offset {}: the ones problem takes no offset, expected 0 (offset applies to plume)",
-          options.offset));
-    }
-    return std::make_unique<Ones>();
+  if (kind != ModelProblem::plume && options.offset != 0.0) {
+    throw core::InputError(fmt::format(
+        "--offset {}: the {} problem takes no offset, expected 0 (offset applies to plume)",
+        options.offset, core::enum_name(model_problem_names, kind)));
   }
-  if (name == "laplace27") {
-    if (options.offset != 0.0) {
-      throw core::InputError(fmt::format(
-          "--offset {}: the laplace27 problem takes no offset, expected 0 (offset applies to "
-          "plume)",
-          options.offset));
-    }
-    return std::make_unique<Laplace27>();
+  switch (kind) {
+    case ModelProblem::plume:
+      return std::make_unique<Plume>(options.offset);
+    case ModelProblem::ones:
+      return std::make_unique<Ones>();
+    case ModelProblem::laplace27:
+      return std::make_unique<Laplace27>();
   }
-  throw core::InputError(
-      fmt::format("--problem '{}': expected one of {}", name, fmt::join(problem_names(), ", ")));
+  throw std::invalid_argument("make_problem: not a ModelProblem");
+}
+
+std::unique_ptr<Problem> make_problem(std::string_view name, const ProblemOptions& options) {
+  const auto kind = core::enum_parse<ModelProblem>(model_problem_names, name);
+  if (!kind) {
+    throw core::InputError(
+        fmt::format("--problem '{}': expected one of {}", name, fmt::join(problem_names(), ", ")));
+  }
+  return make_problem(*kind, options);
 }
 
 void apply_boundary(const Problem& problem, const Decomposition& decomposition, Field& u) {

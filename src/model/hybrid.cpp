@@ -129,6 +129,18 @@ std::optional<double> optional_time(const nlohmann::json& obj, std::string_view 
 
 }  // namespace
 
+std::string_view limited_by_name(LimitedBy term) noexcept {
+  switch (term) {
+    case LimitedBy::communication:
+      return "communication";
+    case LimitedBy::computation:
+      return "computation";
+    case LimitedBy::balanced:
+      break;
+  }
+  return "balanced";
+}
+
 // ---- §7.2.1 ------------------------------------------------------------------
 
 void check_threads(int n, int m) {
@@ -215,9 +227,9 @@ HybridQuantities evaluate(int n, int m, double f_comm, double f_comp_non) {
   const double comm_term = f_comm / m;
   const double comp_term = q.f_comp_overlap * n / (n - m);
   const double scale = std::max({comm_term, comp_term, 1e-300});
-  q.limited_by = std::abs(comm_term - comp_term) <= 1e-12 * scale ? "balanced"
-                 : comm_term > comp_term                          ? "communication"
-                                                                  : "computation";
+  q.limited_by = std::abs(comm_term - comp_term) <= 1e-12 * scale ? LimitedBy::balanced
+                 : comm_term > comp_term                          ? LimitedBy::communication
+                                                                  : LimitedBy::computation;
   q.epsilon_max = epsilon_max(n, m, f_comp_non);
   q.f_comm_best = f_comm_best(n, m, f_comp_non);
   q.epsilon_bound = epsilon_bound(n, m);

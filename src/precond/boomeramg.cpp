@@ -7,7 +7,10 @@
 // strongly coupled partitions: pyamg's local_disc_galerkin_diffusion on 8
 // ranks breaks down), one sweep down and up, one V-cycle, tol 0
 // (no residual norm, so no inner product inside an apply), every one
-// settable with --pc-option (pc_options.cpp).
+// settable with --pc-option (pc_options.cpp). Under a nonsymmetric method
+// (GMRES, BiCGStab: M need not be symmetric) the smoother defaults to l1-scaled
+// hybrid forward Gauss-Seidel (relax=l1-gs, hypre's 13; use_nonsymmetric_defaults),
+// which follows an upwind convection's flow in the matrix's order.
 //
 // Per apply: the cycle's own halo exchanges on every level (hypre's, not
 // overlapped), no global reduction; r is copied into hypre's vector and the
@@ -18,6 +21,7 @@
 #include <HYPRE_utilities.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -42,22 +46,16 @@ namespace detail {
 
 namespace {
 
-/// hypre's number for a --pc-option choice.
-int hypre_code(std::string_view option, std::string_view value) {
-  struct Code {
-    std::string_view option, value;
-    int code;
-  };
-  static constexpr Code codes[] = {
-      {"coarsen", "cljp", 0},    {"coarsen", "rs", 3},       {"coarsen", "falgout", 6},
-      {"coarsen", "pmis", 8},    {"coarsen", "hmis", 10},    {"interp", "classical", 0},
-      {"interp", "direct", 3},   {"interp", "ext+i", 6},     {"interp", "standard", 8},
-      {"interp", "ext", 14},     {"relax", "jacobi", 0},     {"relax", "sym-gs", 6},
-      {"relax", "l1-sym-gs", 8}, {"relax", "chebyshev", 16}, {"relax", "l1-jacobi", 18},
-      {"cycle", "v", 1},         {"cycle", "w", 2}};
-  for (const Code& c : codes)
-    if (c.option == option && c.value == value) return c.code;
-  return -1;
+// hypre's numbers for the choices, indexed by the enums' values.
+constexpr std::array<int, 5> coarsen_codes{10, 8, 6, 0, 3};  // hmis pmis falgout cljp rs
+constexpr std::array<int, 5> interp_codes{6, 14, 8, 0, 3};   // ext+i ext standard classical direct
+// l1-sym-gs sym-gs jacobi l1-jacobi chebyshev gs l1-gs
+constexpr std::array<int, 7> relax_codes{8, 6, 0, 18, 16, 3, 13};
+constexpr std::array<int, 2> cycle_codes{1, 2};  // v w
+
+template <std::size_t N, class E>
+int code(const std::array<int, N>& codes, E value) {
+  return codes.at(static_cast<std::size_t>(value));
 }
 
 class BoomerAmg final : public Preconditioner {
@@ -114,21 +112,19 @@ class BoomerAmg final : public Preconditioner {
     x_ = static_cast<HYPRE_ParVector>(object);
     check(error, "assembling the matrix (HYPRE_IJMatrixAssemble)");
 
-    const auto value = [&](std::string_view name) { return pc_option_value(settings, name); };
-    const auto number = [&](std::string_view name) { return std::stod(value(name)); };
-    const auto integer = [&](std::string_view name) { return std::stoi(value(name)); };
+    const BoomerAmgSettings& amg = settings.boomeramg;
     error = HYPRE_BoomerAMGCreate(&solver_);
     created_ = true;
-    error |= HYPRE_BoomerAMGSetCoarsenType(solver_, hypre_code("coarsen", value("coarsen")));
-    error |= HYPRE_BoomerAMGSetInterpType(solver_, hypre_code("interp", value("interp")));
-    error |= HYPRE_BoomerAMGSetRelaxType(solver_, hypre_code("relax", value("relax")));
-    error |= HYPRE_BoomerAMGSetCycleType(solver_, hypre_code("cycle", value("cycle")));
-    error |= HYPRE_BoomerAMGSetMaxIter(solver_, integer("cycles"));
-    error |= HYPRE_BoomerAMGSetNumSweeps(solver_, integer("sweeps"));
-    error |= HYPRE_BoomerAMGSetStrongThreshold(solver_, number("strong_threshold"));
-    error |= HYPRE_BoomerAMGSetAggNumLevels(solver_, integer("agg_levels"));
-    error |= HYPRE_BoomerAMGSetMaxLevels(solver_, integer("max_levels"));
-    error |= HYPRE_BoomerAMGSetPMaxElmts(solver_, integer("pmax"));
+    error |= HYPRE_BoomerAMGSetCoarsenType(solver_, code(coarsen_codes, amg.coarsen));
+    error |= HYPRE_BoomerAMGSetInterpType(solver_, code(interp_codes, amg.interp));
+    error |= HYPRE_BoomerAMGSetRelaxType(solver_, code(relax_codes, amg.relax));
+    error |= HYPRE_BoomerAMGSetCycleType(solver_, code(cycle_codes, amg.cycle));
+    error |= HYPRE_BoomerAMGSetMaxIter(solver_, amg.cycles);
+    error |= HYPRE_BoomerAMGSetNumSweeps(solver_, amg.sweeps);
+    error |= HYPRE_BoomerAMGSetStrongThreshold(solver_, amg.strong_threshold);
+    error |= HYPRE_BoomerAMGSetAggNumLevels(solver_, amg.agg_levels);
+    error |= HYPRE_BoomerAMGSetMaxLevels(solver_, amg.max_levels);
+    error |= HYPRE_BoomerAMGSetPMaxElmts(solver_, amg.pmax);
     error |= HYPRE_BoomerAMGSetTol(solver_, 0.0);
     error |= HYPRE_BoomerAMGSetPrintLevel(solver_, 0);
     if (settings.block_size > 1) {
@@ -151,7 +147,7 @@ class BoomerAmg final : public Preconditioner {
     report_.numbers = {{"global_rows", static_cast<double>(rows.global_rows)},
                        {"num_functions", static_cast<double>(settings.block_size)}};
     for (const PcOptionSpec& spec : pc_option_specs(PcKind::boomeramg))
-      report_.settings.emplace_back(std::string(spec.name), value(spec.name));
+      report_.settings.emplace_back(std::string(spec.name), pc_option_value(spec, settings));
     report_.setup_s = core::now_s() - t0;
   }
 

@@ -6,16 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "local_solver_impl.hpp"
 
 namespace asyncsolve::precond {
 
 std::string_view local_solver_name(LocalSolverKind kind) {
-  // In LocalSolverKind's order.
-  constexpr std::array<std::string_view, 4> names{"auto", "cholmod", "umfpack", "ic0"};
-  const auto index = static_cast<std::size_t>(kind);
-  return index < names.size() ? names[index] : "unknown";
+  return core::enum_name(local_solver_names, kind, "unknown");
 }
 
 void require_local_solver(LocalSolverKind kind) {

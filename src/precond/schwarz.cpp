@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
@@ -166,7 +167,7 @@ class SchwarzPc final : public Preconditioner {
                        {"coarse_dropped", s.coarse_dropped},
                        {"coarse_setup_s", s.coarse_setup_s}};
     report_.settings = {
-        {"type", settings.schwarz.type == SchwarzType::basic ? "basic" : "restricted"},
+        {"type", std::string(core::enum_name(schwarz_type_names, settings.schwarz.type))},
         {"overlap", fmt::format("{}", settings.schwarz.overlap)},
         {"local_solver", std::string(local_solver_name(settings.schwarz.local_solver))},
         {"local_solver_used", s.local.name},

@@ -5,10 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/norm.hpp"
+#include "jacobi_check.hpp"
+#include "linear_operator.hpp"
 
 namespace asyncsolve::solvers {
 double rhs_norm(const grid::Problem& problem, const grid::Decomposition& decomposition,
@@ -52,9 +56,10 @@ namespace {
 /// One residual check of sync Jacobi at iterate k: sums `local` (this
 /// block's ||b - A u^k||^2) and whether this rank ran out of time over the
 /// ranks, records the residual in the history and tells the monitor. True,
-/// with `result` marked converged (or stopped by max_time) at k, when the
-/// solve ends here: the relative residual is below the tolerance, or a rank
-/// has run options.max_time_s seconds (the same verdict on every rank).
+/// with `result` marked converged (or stopped) at k, when the solve ends
+/// here: the relative residual is below the tolerance, has grown to
+/// divergence_factor times its smallest (diverged), or a rank has run
+/// options.max_time_s seconds (the same verdict on every rank).
 bool check_residual(long k, double local, double t0, double b_norm,
                     collectives::Allreduce& reduction, const JacobiOptions& options,
                     SolveResult& result, double& residual) {
@@ -75,20 +80,44 @@ bool check_residual(long k, double local, double t0, double b_norm,
   }
   if (residual < options.tol) {
     result.converged = true;
-    result.reason = "tolerance";
+    result.reason = StopReason::tolerance;
+    result.iterations = k;
+    return true;
+  }
+  if (check_divergence(result, residual, k)) {  // grown far above its best: no use going on
     result.iterations = k;
     return true;
   }
   if (sums[1] > 0.0) {
-    result.reason = "max_time";
+    result.reason = StopReason::max_time;
     result.iterations = k;
     return true;
   }
   return false;
 }
 
-/// After the loop: time, injected delay, estimate and the traffic counts.
-void finish_counts(double t0, double residual, double points, const comm::HaloExchange& halo,
+/// After a sweep that started at `since` (core::now_s): a straggler's
+/// delay (it counts as sweep time), the sweep phase, pending noise.
+void account_sweep(const JacobiOptions& options, core::PhaseTimers& timers, double since) {
+  if (options.faults != nullptr) options.faults->after_sweep(core::now_s() - since);
+  timers.add(sweep_phase, core::now_s() - since);
+  if (options.faults != nullptr) options.faults->poll();
+}
+
+/// The end of check iteration k: true, with the outcome in `result`, when
+/// the solve stops there (check_residual's verdict, or max_iters reached).
+bool check_stops(long k, double local, double t0, double b_norm, collectives::Allreduce& reduction,
+                 const JacobiOptions& options, SolveResult& result, double& residual) {
+  if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) return true;
+  if (k < options.max_iters) return false;
+  result.reason = StopReason::max_iters;
+  result.iterations = k;
+  return true;
+}
+
+/// After the loop: time, injected delay, estimate and the traffic counts
+/// (`sweep_bytes` streamed per sweep).
+void finish_counts(double t0, double residual, double sweep_bytes, const comm::HaloExchange& halo,
                    const JacobiOptions& options, SolveResult& result) {
   result.time_s = core::now_s() - t0;
   if (options.faults != nullptr) result.injected_s = options.faults->injected_s();
@@ -96,7 +125,7 @@ void finish_counts(double t0, double residual, double points, const comm::HaloEx
   result.messages_sent = result.halo_exchanges * halo.messages_per_exchange();
   result.bytes_sent =
       static_cast<double>(result.halo_exchanges) * static_cast<double>(halo.bytes_per_exchange());
-  result.sweep_bytes = 16.0 * points * static_cast<double>(result.iterations);
+  result.sweep_bytes = sweep_bytes * static_cast<double>(result.iterations);
 }
 
 /// jacobi_sync with OpenMP threads per rank in one of paper 002's schemes
@@ -109,6 +138,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   comm::HybridStencil& hybrid = *options.hybrid;
   SolveResult result;
   result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
+  result.sweep_phase = sweep_phase;
   core::PhaseTimers& timers = result.phases;
 
   grid::Field u_new(u.interior(), u.halo());
@@ -149,7 +179,7 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   for (long k = 0;; ++k) {
     const bool check = k % options.check_every == 0;
     if (!check && k >= options.max_iters) {
-      result.reason = "max_iters";
+      result.reason = StopReason::max_iters;
       result.iterations = k;
       break;
     }
@@ -167,19 +197,9 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
       } else {
         hybrid.compute(sweep);
       }
-      // A straggler's sweep takes longer: its delay counts as sweep time.
-      if (options.faults != nullptr) options.faults->after_sweep(core::now_s() - ts - halo_s);
-      timers.add(sweep_phase, core::now_s() - ts - halo_s);
-      if (options.faults != nullptr) options.faults->poll();
+      account_sweep(options, timers, ts + halo_s);
     }
-    if (check) {
-      if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
-      if (k >= options.max_iters) {
-        result.reason = "max_iters";
-        result.iterations = k;
-        break;
-      }
-    }
+    if (check && check_stops(k, local, t0, b_norm, reduction, options, result, residual)) break;
     if (options.copy) {
       const auto scope = timers.time(copy_phase);
       hybrid.compute(copy_part);  // u = u_new
@@ -188,12 +208,81 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
       u.swap(u_new);
     }
   }
-  finish_counts(t0, residual, points, halo, options, result);
+  finish_counts(t0, residual, 16.0 * points, halo, options, result);
 
   halo.exchange(u);
   result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
   confirm_convergence(result, options.tol);
   result.error_inf = error_inf(problem, decomposition, u, reduction);
+  return result;
+}
+
+/// Sync Jacobi over any operator: the loop of both public jacobi_sync, up
+/// to the true residual (the caller's). `b`: the system's right-hand side
+/// (null for the stencils, whose b is the Dirichlet data in u's halo).
+SolveResult run_sync(detail::LinearOperator& a, grid::Field& u, const grid::Field* b, double b_norm,
+                     collectives::Allreduce& reduction, const JacobiOptions& options) {
+  SolveResult result;
+  result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
+  result.sweep_phase = sweep_phase;
+  core::PhaseTimers& timers = result.phases;
+  comm::HaloExchange& halo = a.halo();
+  // u_new starts as a full copy of u so that its physical-boundary halo holds
+  // the Dirichlet data when the two are swapped.
+  grid::Field u_new(u.interior(), u.halo());
+  std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+  const int pieces = a.sweep_pieces(0);
+  const int halo_free = a.halo_free_pieces(0);
+
+  const double t0 = core::now_s();
+  double residual = std::numeric_limits<double>::infinity();
+  // Per iteration: one halo exchange (stencil: <= 6 face messages; CSR: the
+  // plan's, in flight while the interior rows are swept), one sweep
+  // (stencil: 16 B/point; CSR: 12 B per non-zero, 32 B per row). Every
+  // check_every iterations the sweep also returns ||b - A u^k||^2 (fused:
+  // no extra pass), then one allreduce of 2 doubles. A check that stops
+  // the solve keeps u^k and drops the u^{k+1} its sweep made.
+  for (long k = 0;; ++k) {
+    const bool check = k % options.check_every == 0;
+    const bool exchange = check || k % options.halo_every == 0;
+    const double ts = core::now_s();
+    double halo_s = 0.0;
+    const auto timed = [&](auto&& step) {
+      const double t = core::now_s();
+      step();
+      halo_s += core::now_s() - t;
+    };
+    if (exchange) timed([&] { halo.start(u); });
+    if (!check && k >= options.max_iters) {
+      if (exchange) timed([&] { halo.finish(u); });
+      result.halo_exchanges += exchange ? 1 : 0;
+      timers.add(halo_phase, halo_s);
+      result.reason = StopReason::max_iters;
+      result.iterations = k;
+      break;
+    }
+    // u^{k+1} = u^k + D^-1 (b - A u^k): first what reads no halo, then the rest
+    double local = 0.0;  // check iterations: ||b - A u^k||^2 on this rank
+    for (int p = 0; p < halo_free; ++p) local += a.jacobi_sweep(b, u, u_new, p, 0, check);
+    if (exchange) {
+      timed([&] { halo.finish(u); });
+      ++result.halo_exchanges;
+    }
+    for (int p = halo_free; p < pieces; ++p) local += a.jacobi_sweep(b, u, u_new, p, 0, check);
+    timers.add(halo_phase, halo_s);
+    account_sweep(options, timers, ts + halo_s);
+    if (check && check_stops(k, local, t0, b_norm, reduction, options, result, residual)) break;
+    if (options.copy) {
+      const auto scope = timers.time(copy_phase);
+      ops::copy_interior(u_new, u);  // u = u_new
+    } else {
+      // The next iteration may not exchange halos (--halo-every > 1): then u_new
+      // must carry the halo u last received, as the copy loop would.
+      if (options.halo_every > 1) a.keep_halo(u, u_new);
+      u.swap(u_new);
+    }
+  }
+  finish_counts(t0, residual, a.sweep_bytes(), halo, options, result);
   return result;
 }
 
@@ -205,74 +294,32 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
   if (options.hybrid != nullptr) {
     return jacobi_sync_hybrid(problem, decomposition, u, halo, reduction, options);
   }
-  SolveResult result;
-  result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
-  core::PhaseTimers& timers = result.phases;
-
-  // u_new starts as a full copy of u so that its physical-boundary halo holds
-  // the Dirichlet data when the two are swapped.
-  grid::Field u_new(u.interior(), u.halo());
-  std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+  const ops::StencilOperator seven_point;  // 6 on the diagonal, -1 for each neighbour
+  detail::StencilLinearOperator a(seven_point, decomposition, u, halo);
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  const auto points = static_cast<double>(core::product(u.interior()));
-
-  const double t0 = core::now_s();
-  double residual = std::numeric_limits<double>::infinity();
-  // Per iteration: one halo exchange (<= 6 face messages), one sweep (16 B/point).
-  // Every check_every iterations the sweep also returns ||b - A u^k||^2 (the
-  // fused kernel: no extra pass), then one allreduce of 2 doubles. A check
-  // that stops the solve keeps u^k and drops the u^{k+1} its sweep made.
-  for (long k = 0;; ++k) {
-    const bool check = k % options.check_every == 0;
-    if (check || k % options.halo_every == 0) {
-      const auto scope = timers.time(halo_phase);
-      halo.exchange(u);
-      ++result.halo_exchanges;
-    }
-    if (!check && k >= options.max_iters) {
-      result.reason = "max_iters";
-      result.iterations = k;
-      break;
-    }
-    {
-      const double ts = core::now_s();
-      double local = 0.0;
-      if (check) {
-        // u^{k+1} = (sum of neighbours of u^k) / 6; local = ||b - A u^k||^2 on this block
-        local = ops::jacobi_sweep_residual(u, u_new);
-      } else {
-        ops::jacobi_sweep(u, u_new);  // u^{k+1} = (sum of neighbours of u^k) / 6
-      }
-      // A straggler's sweep takes longer: its delay counts as sweep time.
-      if (options.faults != nullptr) options.faults->after_sweep(core::now_s() - ts);
-      timers.add(sweep_phase, core::now_s() - ts);
-      if (options.faults != nullptr) options.faults->poll();
-      if (check) {
-        if (check_residual(k, local, t0, b_norm, reduction, options, result, residual)) break;
-        if (k >= options.max_iters) {
-          result.reason = "max_iters";
-          result.iterations = k;
-          break;
-        }
-      }
-    }
-    if (options.copy) {
-      const auto scope = timers.time(copy_phase);
-      ops::copy_interior(u_new, u);  // u = u_new
-    } else {
-      // The next iteration may not exchange halos (--halo-every > 1): then u_new
-      // must carry the halo u last received, as the copy loop would.
-      if (options.halo_every > 1) grid::copy_face_halos(u, u_new);
-      u.swap(u_new);
-    }
-  }
-  finish_counts(t0, residual, points, halo, options, result);
-
+  SolveResult result = run_sync(a, u, nullptr, b_norm, reduction, options);
   // The true residual of the returned iterate, measured synchronously.
-  halo.exchange(u);
-  result.true_residual = jacobi_residual_norm(u, &reduction) / b_norm;
+  result.true_residual = a.residual_norm(nullptr, u, reduction) / b_norm;
   confirm_convergence(result, options.tol);
   result.error_inf = error_inf(problem, decomposition, u, reduction);
+  return result;
+}
+
+double rhs_norm(const CsrSystem& system, collectives::Allreduce& reduction) {
+  const double norm = field_norm(system.b, &reduction);  // scaled: no under/overflow
+  return norm > 0.0 ? norm : 1.0;
+}
+
+SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
+                        comm::SparseHaloExchange& halo, collectives::Allreduce& reduction,
+                        const JacobiOptions& options) {
+  if (options.hybrid != nullptr || options.copy)
+    throw std::invalid_argument("jacobi_sync on a CSR matrix: no hybrid scheme, no copy loop");
+  detail::CsrLinearOperator a(system.op, matrix, halo);
+  const double b_norm = rhs_norm(system, reduction);
+  SolveResult result = run_sync(a, system.x, &system.b, b_norm, reduction, options);
+  result.true_residual = a.residual_norm(&system.b, system.x, reduction) / b_norm;
+  confirm_convergence(result, options.tol);
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
@@ -66,8 +67,10 @@ inline long idle_refresh_gap(double prev_r2, long prev_k, double r2, long k, dou
 /// The verdict of a completed round with the global `sum` over `ranks`
 /// ranks (the same on every rank): true, with result.converged and
 /// result.reason set, when the solve stops: the estimate `estimate` is not
-/// finite (breakdown), below options.tol ("tolerance"), some rank has run
-/// options.max_time_s ("max_time"), or every rank has made options.max_iters
+/// finite (breakdown), below options.tol ("tolerance"), divergence_factor
+/// times the smallest estimate of the solve or more ("diverged", at round k
+/// of this rank), some rank has run options.max_time_s ("max_time"), or
+/// every rank has made options.max_iters
 /// sweeps ("max_iters": the limit counts the slowest rank's sweeps, so a
 /// fast rank cannot end a solve its partners are still progressing). Local.
 inline bool async_check_stops(SolveResult& result, const JacobiOptions& options, long k,
@@ -78,15 +81,16 @@ inline bool async_check_stops(SolveResult& result, const JacobiOptions& options,
   }
   if (estimate < options.tol) {
     result.converged = true;
-    result.reason = "tolerance";
+    result.reason = StopReason::tolerance;
     return true;
   }
+  if (check_divergence(result, estimate, k)) return true;
   if (sum[over_time_value] > 0.0) {
-    result.reason = "max_time";
+    result.reason = StopReason::max_time;
     return true;
   }
   if (sum[at_max_iters_value] > ranks - 0.5) {
-    result.reason = "max_iters";
+    result.reason = StopReason::max_iters;
     return true;
   }
   return false;
@@ -112,18 +116,55 @@ inline bool finish_async_check(SolveResult& result, const JacobiOptions& options
 inline constexpr long confirm_iterations = 1000;
 
 /// How many synchronous iterations follow an asynchronous stop, given its
-/// measured true residual: none when it met tol, broke down or ran out of
+/// measured true residual: none when it met tol, broke down, diverged or ran out of
 /// --max-time (the guard ends the solve, no tail after it); up to
 /// `final_sync` (--final-sync) after any other stop; after a stop on the
 /// tolerance at least confirm_iterations, so that "converged" keeps meaning
 /// that the true residual met tol. Local, the same on every rank (the stop
 /// and the true residual are reduced values).
 inline long final_sync_iterations(const SolveResult& result, double tol, int final_sync) {
-  if (result.reason == "breakdown" || result.reason == "max_time" || result.true_residual < tol) {
+  if (result.reason == StopReason::breakdown || result.reason == StopReason::diverged ||
+      result.reason == StopReason::max_time || result.true_residual < tol) {
     return 0;
   }
-  const long confirm = result.reason == "tolerance" ? confirm_iterations : 0;
+  const long confirm = result.reason == StopReason::tolerance ? confirm_iterations : 0;
   return final_sync > confirm ? final_sync : confirm;
+}
+
+/// The end of every asynchronous Jacobi (MPI over any operator, and
+/// OpenMP), its channels or threads quiet: the true residual of the
+/// returned iterate (`true_residual()`, collective); then, as
+/// final_sync_iterations says, `sync_tail(n)`: up to n synchronous
+/// iterations from that iterate, checking every one, with no monitor and no
+/// time guard, whose outcome becomes the solve's (reason "tolerance" or
+/// "final_sync", the estimate its last check's); then confirm_convergence.
+template <class TrueResidual, class SyncTail>
+void finish_async(SolveResult& result, double tol, int final_sync, TrueResidual&& true_residual,
+                  SyncTail&& sync_tail) {
+  result.true_residual = true_residual();
+  if (const long n = final_sync_iterations(result, tol, final_sync); n > 0) {
+    const SolveResult tail = sync_tail(n);
+    result.final_sync_iterations = tail.iterations;
+    result.residual_estimate = tail.residual_estimate;
+    result.converged = tail.converged;
+    result.reason = tail.converged ? StopReason::tolerance : StopReason::final_sync;
+    result.true_residual = tail.true_residual;
+    result.time_s += tail.time_s;
+    result.sweep_bytes += tail.sweep_bytes;
+  }
+  confirm_convergence(result, tol);
+}
+
+/// The options of the synchronous tail: `base` checking every iteration
+/// for at most `iterations`, exchanging halos every iteration, with no
+/// monitor and no time guard (a straggler stays slow).
+inline JacobiOptions sync_tail_options(JacobiOptions base, long iterations) {
+  base.max_iters = iterations;
+  base.check_every = 1;
+  base.halo_every = 1;
+  base.monitor = nullptr;
+  base.max_time_s = std::numeric_limits<double>::infinity();
+  return base;
 }
 
 }  // namespace asyncsolve::solvers::detail

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/jacobi_omp.hpp"
 #include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
@@ -272,5 +275,74 @@ class Backoff {
   int polls_ = 0;
   double sleep_s_ = 2e-6;
 };
+
+/// What the threads of one solve share: the fields, the settings, and the
+/// state of the parallel region (setup: jacobi_omp).
+struct OmpShared {
+  OmpShared(const OmpJacobiOptions& o, Field& u_in, Field& u_new_in, double b_norm_in)
+      : options(o),
+        base(o.base),
+        u(u_in),
+        u_new(u_new_in),
+        threads(o.threads),
+        planes(u_in.interior()[2]),
+        b_norm(b_norm_in),
+        b_norm_sq(b_norm_in * b_norm_in),
+        // async/racy: below this part of ||b - A u||^2 a thread with nothing
+        // new idles (the MPI solver's threshold: all threads there would put
+        // the estimate below tol * async_idle_fraction).
+        idle_r2(std::pow(async_idle_fraction * o.base.tol, 2) * b_norm_sq / o.threads),
+        timed(std::isfinite(o.base.max_time_s)),
+        racy(o.variant == OmpVariant::racy),
+        records(static_cast<std::size_t>(o.threads)),
+        locks(o.threads - 1),
+        boxes(o.variant == OmpVariant::sync ? 0 : o.threads, u_in.interior()[0],
+              u_in.interior()[1]) {
+    for (std::vector<double>& p : partial_sq) p.assign(static_cast<std::size_t>(o.threads), 0.0);
+  }
+
+  bool over_time() const { return timed && core::now_s() - t0 >= base.max_time_s; }
+  /// The first reason wins; true if this call set it.
+  bool set_stop(OmpStop why) {
+    int none = static_cast<int>(OmpStop::none);
+    return stop.compare_exchange_strong(none, static_cast<int>(why));
+  }
+
+  const OmpJacobiOptions& options;
+  const JacobiOptions& base;
+  Field& u;
+  Field& u_new;
+  const int threads;
+  const int planes;
+  const double b_norm;
+  const double b_norm_sq;
+  const double idle_r2;
+  const bool timed;
+  const bool racy;
+  double t0 = 0.0;
+  std::vector<ThreadRecord> records;
+  BoundaryLocks locks;
+  Mailboxes boxes;
+  std::atomic<bool> wrong_team{false};
+  // sync: per check (two slots, used in turn), every thread's ||b - A u||^2
+  // of its slab and whether the clock ran out (one thread reads it)
+  std::array<std::vector<double>, 2> partial_sq;
+  std::array<bool, 2> sync_over_time{};
+  OmpStop sync_stop = OmpStop::none;  // why the threads stopped (thread 0 writes)
+  double sync_residual = std::numeric_limits<double>::infinity();  // written by thread 0
+  // async/racy
+  std::atomic<double> running_sq{0.0};  // the running global residual^2
+  std::atomic<int> stop{0};             // an OmpStop, set once per round
+  std::atomic<int> at_max{0};           // threads that made max_iters sweeps
+  double stop_estimate = std::numeric_limits<double>::infinity();  // by the thread that set `stop`
+  double verify_sq = 0.0;           // true residual^2 at a stop (under barriers)
+  OmpStop verdict = OmpStop::none;  // a round's outcome (in a single)
+  long restarts = 0;                // stops the true residual did not confirm
+};
+
+/// Async and racy, thread t of the team on planes [k0, k1): its rounds of
+/// an asynchronous phase and a checked stop (jacobi_omp_async.cpp). Call
+/// from every thread of the parallel region.
+void async_thread(OmpShared& s, int t, int k0, int k1);
 
 }  // namespace asyncsolve::solvers::omp_detail

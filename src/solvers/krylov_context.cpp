@@ -28,8 +28,8 @@ void check_positive(std::string_view what, double value, long iteration) {
 
 // ---- InnerProduct -----------------------------------------------------------
 
-InnerProduct::InnerProduct(std::string_view algorithm, const par::Comm& comm, std::size_t size,
-                           core::PhaseTimers& timers, KrylovPhase start_phase,
+InnerProduct::InnerProduct(const collectives::AllreduceAlgorithm& algorithm, const par::Comm& comm,
+                           std::size_t size, core::PhaseTimers& timers, KrylovPhase start_phase,
                            KrylovPhase wait_phase, par::ProgressThread* progress, int* in_flight)
     : reduction_(collectives::make_nonblocking_allreduce(algorithm, comm, size)),
       timers_(timers),
@@ -97,7 +97,7 @@ KrylovContext::KrylovContext(LinearOperator& a, grid::Field& x, const grid::Fiel
       halo_(a.halo()),
       options_(options),
       comm_(a.comm()),
-      setup_sum_(collectives::make_allreduce("mpi", a.comm())) {
+      setup_sum_(collectives::make_allreduce(collectives::AllreduceAlgorithm{}, a.comm())) {
   result_.phases = core::PhaseTimers(krylov_phase_names());
 }
 
@@ -111,7 +111,7 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
     loop(*this);
   } catch (const Breakdown& b) {
     result_.converged = false;
-    result_.reason = "breakdown";
+    result_.reason = StopReason::breakdown;
     result_.detail = b.detail;
   }
   result_.time_s = core::now_s() - t_start_;
@@ -133,6 +133,7 @@ double KrylovContext::matvec(Field& in, Field& out) {
   if (options_.hybrid != nullptr) return hybrid_matvec(in, out);
   core::PhaseTimers& t = result_.phases;
   double t0 = core::now_s();
+  const double t_begin = t0;
   halo_.start(in);
   double t1 = core::now_s();
   t.add(halo_start_phase, t1 - t0);
@@ -164,8 +165,14 @@ double KrylovContext::matvec(Field& in, Field& out) {
   t1 = core::now_s();
   t.add(halo_wait_phase, t1 - t0);
   dot += a_.apply_boundary(in, out);
-  t.add(matvec_boundary_phase, core::now_s() - t1);
+  const double t_end = core::now_s();
+  t.add(matvec_boundary_phase, t_end - t1);
   ++result_.halo_exchanges;
+  if (in_flight_ > 0) {
+    // a reduction was in flight during the whole mat-vec: hidden behind it
+    t.add(matvec_hidden_phase, t_end - t_begin);
+    ++result_.matvecs_behind_reduction;
+  }
   return dot;
 }
 
@@ -205,16 +212,42 @@ constexpr long max_time_check_every = 16;
 }  // namespace
 
 double KrylovContext::precondition(Field& r, Field& z) {
+  apply_preconditioner(r, z);
+  const double t0 = core::now_s();
+  const double dot = ops::dot(r, z);
+  const double elapsed = core::now_s() - t0;  // the inner product, timed as precond too
+  result_.phases.add(precond_phase, elapsed);
+  if (in_flight_ > 0) result_.phases.add(precond_hidden_phase, elapsed);
+  return dot;
+}
+
+void KrylovContext::apply_preconditioner(Field& r, Field& z) {
   const double t0 = core::now_s();
   pc_->apply(r, z);
-  const double dot = ops::dot(r, z);
   const double elapsed = core::now_s() - t0;
   result_.phases.add(precond_phase, elapsed);
   if (in_flight_ > 0) {
     result_.phases.add(precond_hidden_phase, elapsed);
     ++result_.pc_applies_behind_reduction;
   }
-  return dot;
+}
+
+void KrylovContext::add_time(KrylovPhase phase, double seconds) {
+  result_.phases.add(phase, seconds);
+  if (phase == precond_phase && in_flight_ > 0) {
+    result_.phases.add(precond_hidden_phase, seconds);
+    ++result_.pc_applies_behind_reduction;
+  }
+}
+
+void KrylovContext::note_restart(long iteration, RestartReason reason, double true_rr,
+                                 double estimate_rr) {
+  RestartPoint p;
+  p.iteration = iteration;
+  p.reason = reason;
+  p.true_residual = std::sqrt(std::max(true_rr, 0.0)) / b_norm_;
+  p.estimate = std::sqrt(std::max(estimate_rr, 0.0)) / b_norm_;
+  result_.restarts.push_back(p);
 }
 
 void KrylovContext::check_preconditioned(double gamma, double rr, long iteration) {
@@ -240,11 +273,22 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   check_finite("the residual", p.residual, iteration);
   if (p.residual < options_.tol) {
     result_.converged = true;
-    result_.reason = "tolerance";
+    result_.reason = StopReason::tolerance;
+    return true;
+  }
+  // Every rank sees the same global residual, so every rank takes the same
+  // verdict without a further reduction.
+  if (first_residual_ < 0.0) first_residual_ = p.residual;
+  if (first_residual_ > 0.0 && p.residual >= krylov_divergence_factor * first_residual_) {
+    result_.reason = StopReason::diverged;
+    result_.detail = fmt::format(
+        "the residual grew from {:.3e} to {:.3e} at iteration {} (more than {:.0e} times): the "
+        "iteration diverges",
+        first_residual_, p.residual, iteration, krylov_divergence_factor);
     return true;
   }
   if (iteration >= options_.max_iters) {
-    result_.reason = "max_iters";
+    result_.reason = StopReason::max_iters;
     return true;
   }
   // The wall-clock guard: every max_time_check_every iterations, one
@@ -252,7 +296,7 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   // --max-time), so every rank reaches the same verdict.
   if (std::isfinite(options_.max_time_s) && iteration % max_time_check_every == 0 &&
       setup_sum_->max(core::now_s() - t_start_) >= options_.max_time_s) {
-    result_.reason = "max_time";
+    result_.reason = StopReason::max_time;
     return true;
   }
   return false;

@@ -13,6 +13,8 @@
 ///   n-row block, as many as a cube of n points has in one plane).
 #include <memory>
 
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/comm/async_halo.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
@@ -67,6 +69,41 @@ class LinearOperator : public precond::PcOperator {
   /// finished before the boundary (untimed, no halo tests: a
   /// preconditioner's mat-vec).
   void apply(grid::Field& in, grid::Field& out) override;
+
+  // ---- Jacobi: u_new = u + D^-1 (b - A u) (linear_operator_jacobi.cpp) ----
+  //
+  // b is the system's right-hand side `b` for a matrix; the stencils' Jacobi
+  // reads b from the Dirichlet data in u's physical-boundary halo (b null).
+
+  /// Pieces of one whole sweep, cut every `test_every` planes (0: the
+  /// fewest): the first halo_free_pieces of them read no halo and may be
+  /// swept while the exchange is in flight, the rest after it.
+  virtual int sweep_pieces(int test_every) const = 0;
+  virtual int halo_free_pieces(int test_every) const = 0;
+  /// The sweep on piece `piece`, the halo of u current for the pieces that
+  /// read it; with `residual` returns its ||b - A u||^2 (of the iterate it
+  /// read: fused), else 0 where that costs a pass of its own.
+  virtual double jacobi_sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new,
+                              int piece, int test_every, bool residual) = 0;
+  /// Collective: ||b - A u||_2 over every rank after one exchange of u's
+  /// halo (scaled: no under- or overflow).
+  virtual double residual_norm(const grid::Field* b, grid::Field& u,
+                               collectives::Allreduce& reduction) = 0;
+  /// Bytes one sweep streams (SolveResult::sweep_bytes).
+  virtual double sweep_bytes() const = 0;
+  /// Between exchanges (--halo-every > 1), before u and u_new are swapped:
+  /// u_new keeps the halo u last received.
+  virtual void keep_halo(const grid::Field& u, grid::Field& u_new) const = 0;
+  /// Collective (as channel creation): the asynchronous halo of u and u_new
+  /// over one channel per neighbour (comm/async_halo.hpp).
+  virtual std::unique_ptr<comm::AsyncHalo> make_async_halo(
+      grid::Field& u, grid::Field& u_new, const comm::ChannelSettings& settings) = 0;
+  /// Whether a sweep's residual bounds this rank's residual for idle
+  /// waits: a sweep with a fixed halo never increases ||b - A u|| (the
+  /// 7-point stencil: r_new = (N/6) r, ||N/6|| < 1), and a halo value's
+  /// change enters ||b - A u|| with a coefficient of at most 1. A general
+  /// matrix gives neither (||I - A D^-1|| may exceed 1).
+  virtual bool bounds_residual() const = 0;
 };
 
 /// The structured stencils. Borrows everything, which must outlive it.
@@ -93,6 +130,24 @@ class StencilLinearOperator final : public LinearOperator {
   precond::AssembledRows assemble() override;
   void gather(const grid::Field& v, std::span<double> out) const override;
   void scatter(std::span<const double> in, grid::Field& v) const override;
+  /// 1 + (6 or 26 neighbours) / |diagonal|: an interior point's row.
+  double gershgorin_bound() override;
+
+  /// Jacobi (7-point, diagonal 6, no shift: std::logic_error otherwise):
+  /// the whole block after the exchange, in pieces of test_every z-planes
+  /// (halo_free_pieces 0: the sweep kernels run whole planes at full speed,
+  /// with the bits of ops::jacobi_sweep and jacobi_sweep_residual).
+  int sweep_pieces(int test_every) const override;
+  int halo_free_pieces(int) const override { return 0; }
+  double jacobi_sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new, int piece,
+                      int test_every, bool residual) override;
+  double residual_norm(const grid::Field* b, grid::Field& u,
+                       collectives::Allreduce& reduction) override;
+  double sweep_bytes() const override;
+  void keep_halo(const grid::Field& u, grid::Field& u_new) const override;
+  std::unique_ptr<comm::AsyncHalo> make_async_halo(grid::Field& u, grid::Field& u_new,
+                                                   const comm::ChannelSettings& settings) override;
+  bool bounds_residual() const override { return true; }
 
  private:
   const ops::StencilOperator& op_;
@@ -127,6 +182,23 @@ class CsrLinearOperator final : public LinearOperator {
   precond::AssembledRows assemble() override;
   void gather(const grid::Field& v, std::span<double> out) const override;
   void scatter(std::span<const double> in, grid::Field& v) const override;
+  /// Collective (one reduction): from the matrix's rows.
+  double gershgorin_bound() override;
+
+  /// Jacobi: the interior rows in pieces of test_every "planes" of rows
+  /// (read no ghost), then the boundary rows as one piece; the residual
+  /// comes with every sweep (ops::jacobi_interior, jacobi_boundary).
+  int sweep_pieces(int test_every) const override { return interior_pieces(test_every) + 1; }
+  int halo_free_pieces(int test_every) const override { return interior_pieces(test_every); }
+  double jacobi_sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new, int piece,
+                      int test_every, bool residual) override;
+  double residual_norm(const grid::Field* b, grid::Field& u,
+                       collectives::Allreduce& reduction) override;
+  double sweep_bytes() const override;
+  void keep_halo(const grid::Field&, grid::Field&) const override {}
+  std::unique_ptr<comm::AsyncHalo> make_async_halo(grid::Field& u, grid::Field& u_new,
+                                                   const comm::ChannelSettings& settings) override;
+  bool bounds_residual() const override { return false; }
 
   /// Rows of one piece of the interior with a test every `test_every` planes.
   int piece_rows(int test_every) const noexcept;

@@ -153,6 +153,40 @@ class PendingDup {
 
 }  // namespace
 
+namespace {
+
+/// Sorts one row's (global column, value) entries by column, stably.
+/// Rows usually arrive sorted, or nearly (a renumbering moves a few
+/// columns): insertion sort, stable and without the buffer that
+/// std::stable_sort allocates on every call, for short rows.
+void sort_by_column(std::vector<std::pair<std::int64_t, double>>& row) {
+  const auto by_column = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (row.size() <= 32) {
+    for (std::size_t q = 1; q < row.size(); ++q) {
+      const auto entry = row[q];
+      std::size_t at = q;
+      for (; at > 0 && by_column(entry, row[at - 1]); --at) row[at] = row[at - 1];
+      row[at] = entry;
+    }
+  } else if (!std::is_sorted(row.begin(), row.end(), by_column)) {
+    std::stable_sort(row.begin(), row.end(), by_column);
+  }
+}
+
+/// The local rows of an n-row local CSR whose columns are all owned (< n).
+std::int64_t interior_rows(std::int64_t n, const std::vector<std::int64_t>& row_ptr,
+                           const std::vector<std::int32_t>& col) {
+  std::int64_t interior = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    bool inner = true;
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) inner = inner && col[k] < n;
+    interior += inner ? 1 : 0;
+  }
+  return interior;
+}
+
+}  // namespace
+
 DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows, RowsView rows) {
   DistMatrix m;
   // The matrix's own communicator (its halo exchanges') is duplicated
@@ -207,20 +241,7 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
     row.clear();
     for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
       row.emplace_back(rows.col[k], rows.val[k]);
-    const auto by_column = [](const auto& a, const auto& b) { return a.first < b.first; };
-    // Rows usually arrive sorted, or nearly (a renumbering moves a few
-    // columns): insertion sort, stable and without the buffer that
-    // std::stable_sort allocates on every call, for short rows.
-    if (row.size() <= 32) {
-      for (std::size_t q = 1; q < row.size(); ++q) {
-        const auto entry = row[q];
-        std::size_t at = q;
-        for (; at > 0 && by_column(entry, row[at - 1]); --at) row[at] = row[at - 1];
-        row[at] = entry;
-      }
-    } else if (!std::is_sorted(row.begin(), row.end(), by_column)) {
-      std::stable_sort(row.begin(), row.end(), by_column);
-    }
+    sort_by_column(row);
     std::int64_t previous = -1;
     for (const auto& [j, v] : row) {
       if (j == previous) {
@@ -245,12 +266,7 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
 
   // Metrics, the same on every rank.
   PartitionMetrics& s = m.metrics_;
-  std::int64_t interior = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    bool inner = true;
-    for (std::int64_t k = m.row_ptr_[i]; k < m.row_ptr_[i + 1]; ++k) inner = inner && m.col_[k] < n;
-    interior += inner ? 1 : 0;
-  }
+  const std::int64_t interior = interior_rows(n, m.row_ptr_, m.col_);
   std::int64_t sums[4] = {static_cast<std::int64_t>(plan.ghosts),
                           static_cast<std::int64_t>(plan.recvs.size()), interior, m.local_nnz()};
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_INT64_T, MPI_SUM, c.get()),

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -22,7 +23,9 @@ namespace {
 constexpr int kTag = 7117;
 
 /// Rank 0's verdict, broadcast: "" (go on), or a kind letter ('I' input,
-/// 'R' runtime) and the message. Throws the same exception on every rank.
+/// 'R' runtime) and the message. Throws the same exception on every rank:
+/// core::InputError, or core::CollectiveFailure (a runtime failure every
+/// rank now knows of, so all stop together without an abort).
 void share_verdict(const par::Comm& comm, char kind, const std::string& message) {
   std::string text = kind == 0 ? std::string() : std::string(1, kind) + message;
   int length = static_cast<int>(text.size());
@@ -31,7 +34,7 @@ void share_verdict(const par::Comm& comm, char kind, const std::string& message)
   par::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
   if (text.empty()) return;
   if (text[0] == 'I') throw core::InputError(text.substr(1));
-  throw core::RuntimeFailure(text.substr(1));
+  throw core::CollectiveFailure(text.substr(1));
 }
 
 /// What rank 0 prepared: the matrix, the vectors and the new row order.
@@ -50,6 +53,23 @@ double default_limit() {
   const auto pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
   const auto page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   return pages > 0 && page > 0 ? 0.5 * pages * page : std::numeric_limits<double>::infinity();
+}
+
+/// b = A * 1, the row sums (whose solution is all ones); refuses a row whose
+/// sum overflows.
+std::vector<double> row_sums(const CsrMatrix& a, const std::filesystem::path& path) {
+  std::vector<double> b(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) b[i] += a.val[k];
+    if (!std::isfinite(b[i])) {
+      throw core::InputError(
+          fmt::format("{}: row {} sums to more than 1.8e308 in magnitude (overflow), so the "
+                      "default right-hand side b = A * 1 overflows: expected a smaller matrix, "
+                      "or a right-hand side (--rhs)",
+                      path.string(), i + 1));
+    }
+  }
+  return b;
 }
 
 Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, int ranks) {
@@ -71,7 +91,7 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
                     "one row per rank",
                     path.string(), a.rows, ranks));
   }
-  if (options.rhs) p.b = read_vector(*options.rhs, a.rows, "--rhs", limits);
+  p.b = options.rhs ? read_vector(*options.rhs, a.rows, "--rhs", limits) : row_sums(a, path);
   if (options.x0) p.x0 = read_vector(*options.x0, a.rows, "--x0", limits);
   p.read_s = core::now_s() - t0;
 
@@ -113,9 +133,15 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
       nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
     if (nnz > std::numeric_limits<std::int32_t>::max()) {
       throw core::InputError(
-          fmt::format("{}: rank {} would hold {} entries: expected at most {} "
-                      "per rank (use more ranks)",
-                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max()));
+          fmt::format("{}: rank {} would hold {} entries: expected at most {} per rank (use "
+                      "more ranks{})",
+                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max(),
+                      options.partition.weight == PartWeight::nnz ? ""
+                      : partitioner_available(Partitioner::metis)
+                          ? ", or a partition that balances the non-zeros, --partition "
+                            "metis:nnz or block:nnz"
+                          : ", or a partition that balances the non-zeros, --partition "
+                            "block:nnz"));
     }
   }
   p.partition_s = core::now_s() - t1;
@@ -270,9 +296,15 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
       kind = 'R';
       message = e.what();
     } catch (const std::bad_alloc&) {
-      kind = 'I';
-      message = fmt::format("{}: out of memory while reading: expected a smaller matrix",
-                            matrix.string());
+      // Not the file's fault (its size passed the --matrix-memory check):
+      // a runtime failure, with what can help.
+      kind = 'R';
+      message = fmt::format(
+          "{}: rank 0 ran out of memory while reading and partitioning the matrix, which it "
+          "holds whole (try running rank 0 where more memory is free, e.g. fewer ranks on its "
+          "node, or give --matrix-memory the GiB rank 0 may use, so that a file too large is "
+          "refused at its size line)",
+          matrix.string());
     }
     share_verdict(comm, kind, message);
   } else {
@@ -320,16 +352,7 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
   out.file_rows = std::move(mine.file_rows);
   const auto n = static_cast<std::size_t>(out.matrix.local_rows());
   out.exact_known = !options.rhs.has_value();
-  if (options.rhs) {
-    out.b = std::move(mine.b);
-  } else {
-    // b = A * 1: the row sums (no communication).
-    out.b.assign(n, 0.0);
-    const auto& ptr = out.matrix.row_ptr();
-    const auto& val = out.matrix.val();
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::int64_t k = ptr[i]; k < ptr[i + 1]; ++k) out.b[i] += val[k];
-  }
+  out.b = std::move(mine.b);  // --rhs, or A * 1 (rank 0 checked its sums)
   out.x0 = options.x0 ? std::move(mine.x0) : std::vector<double>(n, 0.0);
   out.distribute_s = core::now_s() - t0;
   return out;

@@ -70,14 +70,19 @@ void fill_empty_parts(std::vector<int>& part, int parts) {
 
 }  // namespace
 
+namespace {
+
+/// The names of the partitioners and weights, in their enums' order.
+constexpr std::array<std::string_view, 3> partitioner_names{"block", "metis", "scotch"};
+constexpr std::array<std::string_view, 2> weight_names{"rows", "nnz"};
+
+}  // namespace
+
 std::string_view name(Partitioner method) noexcept {
-  static constexpr std::array<std::string_view, 3> names{"block", "metis", "scotch"};
-  return core::enum_name(names, method);
+  return core::enum_name(partitioner_names, method);
 }
 
-std::string_view name(PartWeight weight) noexcept {
-  return weight == PartWeight::rows ? "rows" : "nnz";
-}
+std::string_view name(PartWeight weight) noexcept { return core::enum_name(weight_names, weight); }
 
 std::string format_partition(const PartitionSpec& spec) {
   if (spec.weight == PartWeight::rows) return std::string(name(spec.method));
@@ -99,27 +104,20 @@ bool partitioner_available(Partitioner method) noexcept {
 PartitionSpec parse_partition(std::string_view text, std::string_view option) {
   PartitionSpec spec;
   const std::size_t colon = text.find(':');
-  const std::string_view method = text.substr(0, colon);
-  if (method == "block") {
-    spec.method = Partitioner::block;
-  } else if (method == "metis") {
-    spec.method = Partitioner::metis;
-  } else if (method == "scotch") {
-    spec.method = Partitioner::scotch;
-  } else {
+  const auto method = core::enum_parse<Partitioner>(partitioner_names, text.substr(0, colon));
+  if (!method) {
     throw core::InputError(fmt::format(
         "{} '{}': expected block, metis or scotch (optionally :rows or :nnz)", option, text));
   }
+  spec.method = *method;
   if (colon != std::string_view::npos) {
     const std::string_view weight = text.substr(colon + 1);
-    if (weight == "rows") {
-      spec.weight = PartWeight::rows;
-    } else if (weight == "nnz") {
-      spec.weight = PartWeight::nnz;
-    } else {
+    const auto parsed = core::enum_parse<PartWeight>(weight_names, weight);
+    if (!parsed) {
       throw core::InputError(fmt::format(
           "{} '{}': the weight '{}' is unknown, expected rows or nnz", option, text, weight));
     }
+    spec.weight = *parsed;
   }
   if (!partitioner_available(spec.method)) {
     throw core::InputError(

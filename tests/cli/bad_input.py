@@ -10,7 +10,8 @@ nothing on stdout. Files named as outputs must be left as they were.
 
 Hand-written cases cover each class of the issue; more are generated from
 the option tables (`asyncsolve --options-table`): every number option just
-beyond each end of its range, not a number, in hexadecimal and empty.
+beyond each end of its range, not a number, in hexadecimal and empty; and
+each end of a solve option's range, which its checks must accept.
 Cases run in parallel (--jobs), as singletons (no launcher) unless a case
 needs more ranks; mpiexec's own notices (between lines of dashes) are not
 counted as the program's lines.
@@ -20,6 +21,7 @@ counted as the program's lines.
 
 import argparse
 import os
+import random
 import re
 import shlex
 import stat
@@ -43,6 +45,8 @@ class Case:
     ranks: int = 1
     timeout: float = 60.0
     untouched: list[str] = field(default_factory=list)  # paths that must not change
+    absent: str = ""  # text the output must not hold (a misleading hint)
+    limit_as: int = 0  # bytes of address space the program may use (prlimit; 0: no limit)
 
 
 def s(text: str) -> list[str]:
@@ -171,6 +175,19 @@ def hand_cases(tmp: str) -> list[Case]:
     bad("solve --method pcg1 --pc chebyshev --pc-option coarsen=hmis", "no option 'coarsen'")
     bad("solve --method pcg1 --pc jacobi --pc-option a=1", "--pc-option")
     bad(f"solve --method pcg1 --pc chebyshev --shift -3 {SMALL}", "positive definite")
+    # --pc-option: NAME=VALUE items as typed, each option once; --pc degrees as digits.
+    cheb = ["solve", "--method", "pcg1", "--pc", "chebyshev", "--pc-option"]
+    c.extend(Case([*cheb, v], 2, "--pc-option") for v in [
+        "lanczos_steps=5,,", ",lanczos_steps=5", "lanczos_steps=5,", ",", "", "lanczos_steps= 5",
+        " lanczos_steps=5", "lanczos_steps =5", "lanczos_steps=5 ",
+        "lanczos_steps=5\tlambda_max_factor=2", "lanczos_steps=5,lanczos_steps=6",
+        "lanczos_steps=010", "lanczos_steps=+5", "lanczos_steps=5\n", "lanczos_steps=é"])
+    c.append(Case([*cheb, "lanczos_steps=5", "--pc-option", "lanczos_steps=6"], 2,
+                  "lanczos_steps is given twice"))
+    c.append(Case([*cheb, "lanczos_steps=5", "--pc-option", ""], 2, "--pc-option"))
+    c.extend(Case(["solve", "--method", "pcg1", "--pc", v], 2, "--pc") for v in [
+        "chebyshev:03", "chebyshev:+3", "chebyshev: 3", "chebyshev:3.0", "chebyshev:00",
+        "chebyshev:", "chebyshev:3,", " chebyshev"])
     bad("solve --shift 1", "--shift")
     bad("solve --test-every 8", "--test-every")
     bad("solve --threads 2", "--threads")
@@ -230,6 +247,50 @@ def hand_cases(tmp: str) -> list[Case]:
         bad(option_cmd + " --json {t}/no/such/dir/x.json", "--json")
     bad("solve " + SMALL + " --json /dev/full", "--json", untouched=["/dev/full"])
     bad("solve " + SMALL + " --json {t}/" + "n" * 300, "--json")
+    # Matrix Market inputs: not a regular file (a FIFO would block its reader),
+    # outputs naming inputs or each other (compared by identity), overflow.
+    for ranks in (1, 3):
+        bad("solve --matrix {t}/fifo.mtx", "fifo.mtx: is a FIFO", ranks=ranks, timeout=30)
+        bad("solve --matrix {t}/good.mtx --rhs {t}/fifo.mtx", "--rhs", ranks=ranks, timeout=30)
+        bad("solve --matrix {t}/good.mtx --x0 {t}/link-fifo.mtx", "is a FIFO", ranks=ranks,
+            timeout=30)
+    bad("solve --matrix /dev/zero", "is a device", timeout=30)
+    bad("solve --matrix /dev/stdin", "/dev/stdin", timeout=30)
+    bad("solve --matrix {t}/good.mtx --rhs /dev/null", "is a device")
+    for matrix in ["{t}/good.mtx", "{t}/good-link.mtx"]:
+        for out in ["--write-solution {t}/good.mtx", "--json {t}/good.mtx",
+                    "--json {t}/./good.mtx", "--rhs {t}/b.mtx --write-solution {t}/b.mtx",
+                    "--json {t}/s.json --write-solution {t}/s.json"]:
+            bad(f"solve --matrix {matrix} {out}", "is the same file as",
+                untouched=[f"{t}/good.mtx", f"{t}/b.mtx", f"{t}/s.json"])
+    bad("model hybrid --fit {t}/notjson.json --json {t}/notjson.json", "is the same file as --fit",
+        untouched=[f"{t}/notjson.json"])
+    bad("solve --matrix {t}/dup.mtx", "dup.mtx:5: the duplicate entries at (1, 1)", ranks=2)
+    bad("solve --matrix {t}/rowsum.mtx", "rowsum.mtx: row 2 sums to more than", ranks=2)
+    bad("solve --matrix {t}/good.mtx --matrix-memory 0", "--matrix-memory 0")
+    # What is proven about rho(|D^-1 (A - D)|), not an estimate below an upper
+    # bound >= 1: a chain with rho ~ 0.9 hides a 2 x 2 block with rho = 1.1.
+    # The refusal never suggests a rescaling (it cannot change rho).
+    for variant in ("async", "racy"):
+        for ranks in (1, 3):
+            bad(f"solve --matrix {{t}}/chain.mtx --variant {variant}",
+                "rho(|D^-1 (A - D)|) is about", ranks=ranks)
+        c.append(Case(s(f"solve --matrix {t}/chain.mtx --variant {variant} --scale unit-diagonal"),
+                      2, "what can work: --method pcg1", absent="--scale"))
+    # The positive diagonal: checked for the preconditioners that divide by
+    # it, naming the one chosen and the row as the file numbers it.
+    for pc, name in (("chebyshev", "Chebyshev preconditioner (--pc chebyshev) of pcg2"),
+                     ("jacobi", "Jacobi preconditioner of pcg2")):
+        bad(f"solve --matrix {{t}}/emptyrow.mtx --method pcg2 --pc {pc} --partition block:nnz",
+            f"{name} divides by the diagonal, and file row 3 has a_ii = 0", ranks=3)
+    bad("solve --matrix {t}/emptyrow.mtx --method jacobi", "a_ii = 0 on file row 3", ranks=2)
+    # Chebyshev on an indefinite matrix: refused at setup, naming what can work.
+    bad("solve --matrix {t}/indefinite.mtx --method pcg1 --pc chebyshev",
+        "not positive definite, which Chebyshev and the CG methods need; what can work")
+    # Out of memory on rank 0 while it reads: a runtime failure, with a hint
+    # for --matrix (a header of 10^9 rows passes --matrix-memory 1000).
+    c.append(Case(s(f"solve --matrix {t}/hugerows.mtx --matrix-memory 1000 --method cg"), 4,
+                  "--matrix-memory", limit_as=3 << 30, absent="--local"))
     # Runs that must end (not hang, not lie).
     c.append(Case(s("solve --local 6,6,6 --offset 1e12 --max-iters 200"), 0, "", timeout=60))
     c.append(Case(s("solve --method cg --local 6,6,6 --tol 1e-300 --max-iters 200"), 3, ""))
@@ -240,10 +301,32 @@ def hand_cases(tmp: str) -> list[Case]:
     c.append(Case(s("solve --local 6,6,6 --json " + "m" * 250), 0, "",
                   untouched=[]))  # a legal long name: written next to itself
     c.append(Case(s("solve --local 6,6,6 --method cg --shift -100 --max-iters 200"), 3, ""))
-    # A preconditioner that is not positive definite (too few Lanczos steps,
-    # no safety factor, a high degree): breakdown with the iteration.
+    # Too few Lanczos steps (no safety factor, an even residual polynomial):
+    # the largest Ritz value is not trusted, the Gershgorin bound keeps the
+    # preconditioner positive definite, and the solve converges.
     c.append(Case(s("solve --problem ones --local 12,12,12 --method pcg-overlap --pc chebyshev:7 "
-                    "--pc-option lanczos_steps=2,lambda_max_factor=1 --max-iters 200"), 3, ""))
+                    "--pc-option lanczos_steps=2,lambda_max_factor=1 --max-iters 200"), 0, ""))
+    c.append(Case(s(f"solve --matrix {t}/poisson16.mtx --method pcg1 --pc chebyshev "
+                    "--pc-option lanczos_steps=2"), 0, ""))
+    # b = A * 1 = 0 (a Neumann Laplacian, a 1 x 1 zero) and a zero --rhs: x = 0
+    # solves it, and a warning says why (no error against 1 for a singular A).
+    c.append(Case(s(f"solve --matrix {t}/neumann.mtx --method cg"), 0, "A is singular"))
+    c.append(Case(s(f"solve --matrix {t}/zero1.mtx --method cg"), 0, "A is singular"))
+    c.append(Case(s(f"solve --matrix {t}/good.mtx --rhs {t}/zero-rhs.mtx --method cg"), 0,
+                  "is zero: x = 0 is the solution"))
+    # A diverging Jacobi stops early and says what fits (never "asynchronous"
+    # for the synchronous variant); forced asynchronous Jacobi likewise.
+    c.append(Case(s(f"solve --matrix {t}/diverge.mtx --max-iters 100000 --check-every 1"), 3,
+                  "Jacobi diverges on this matrix", absent="asynchronous"))
+    # (One rank: with several, mpiexec may end rank 0 before its summary is
+    # forwarded once another rank exits with 3; the document's test in
+    # tests/sparse covers several ranks.)
+    c.append(Case(s(f"solve --matrix {t}/diverge.mtx --variant async --force --max-iters 100000"),
+                  3, "Jacobi diverges on this matrix"))
+    # The block partition of a matrix numbered without locality: the summary
+    # suggests a graph partitioner.
+    c.append(Case(s(f"solve --matrix {t}/shuffled.mtx --method cg"), 0, "try --partition metis",
+                  ranks=4))
     # Ranks that do not agree: refused before anything collective.
     c.append(Case(s("solve --local 10,10,10 : solve --local 0,10,10"), 2, "", tool="mpmd"))
     c.append(Case(s("solve --local 6,6,6 --tol 1e-4 : solve --local 6,6,6 --tol 1e-5"), 2,
@@ -291,8 +374,18 @@ TABLE_ROW = re.compile(r"^\| ([a-z ]+) \| `(-\w, )?(--[a-z0-9-]+) ([^`]*)` \| (i
                        r"(-?[0-9.e+-]+) to (-?[0-9.e+-]+) \| [^|]* \| (.*) \|$")
 
 
-def table_cases(binary: str) -> list[Case]:
-    """Numbers from the option table: beyond each end, garbage, hex, empty."""
+#: Case.rc of a value the option table allows: the check must not refuse it by
+#: the option's name (it may be refused for something else, e.g. a file too large
+#: for a small --matrix-memory).
+ACCEPTED = -1
+#: Options whose limit depends on the run (ranks, memory), not on the table alone.
+RUN_DEPENDENT = {"--slow-rank", "--sites"}
+
+
+def table_cases(binary: str, tmp: str) -> list[Case]:
+    """Numbers from the option table: beyond each end, garbage, hex, empty;
+    and, for solve, each end itself, which the checks must accept (the table
+    and the checks agree)."""
     text = subprocess.run([binary, "--options-table"], capture_output=True, text=True,
                           timeout=60).stdout
     cases = []
@@ -308,7 +401,7 @@ def table_cases(binary: str) -> list[Case]:
                 dim, _, vals = cond.partition(" ")
                 if dim == "--fit":
                     continue
-                context += [dim, vals.split("|")[0]]
+                context += [dim, vals.replace("\\|", "|").split("|")[0]]
         base = command.split() + context
         if command == "model hybrid" and name not in ("--f-comm", "--f-comp-non"):
             base += ["--f-comm", "0.3", "--f-comp-non", "0.1"]
@@ -323,7 +416,78 @@ def table_cases(binary: str) -> list[Case]:
         hexa = "0x10x" if integer is None and lo_v <= 16 <= hi_v else "0x10"
         cases.extend(Case([*base, name, v], 2, shown)
                      for v in [above, below, "x" + lo, hexa, "", "1e400", " 1"])
+        if command == "solve" and name not in RUN_DEPENDENT:
+            run = [f"{tmp}/good.mtx" if x == "FILE" else x for x in base]
+            if "--problem" not in run and "--matrix" not in run:
+                run += ["--local", "4,4,4"]
+            if name != "--max-iters":
+                run += ["--max-iters", "3"]
+            ends = [str(int(lo_v)), str(int(hi_v))] if integer else [lo, hi]
+            cases.extend(Case([*run, name, v], ACCEPTED, shown) for v in ends)
     return cases
+
+
+def matrix_market(path: Path, n: int, entries: list[tuple[int, int, float]],
+                  symmetric: bool = False) -> None:
+    """A coordinate real file of `entries` (0-based; symmetric: the lower
+    triangle)."""
+    head = "symmetric" if symmetric else "general"
+    lines = [f"%%MatrixMarket matrix coordinate real {head}", f"{n} {n} {len(entries)}"]
+    lines += [f"{i + 1} {j + 1} {v!r}" for i, j, v in entries]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def chain(first: int, n: int, a: float, b: float) -> list[tuple[int, int, float]]:
+    """The lower triangle of a tridiagonal block: a on the diagonal, b below."""
+    out = [(first, first, a)]
+    for i in range(first + 1, first + n):
+        out += [(i, i - 1, b), (i, i, a)]
+    return out
+
+
+def write_matrices(t: Path) -> None:
+    """The systems of the solver findings: rho hidden by a chain, an empty
+    row, an indefinite matrix, a header too large for memory, Poisson for
+    Chebyshev, b = A * 1 = 0, a diverging Jacobi, a numbering without
+    locality."""
+    matrix_market(t / "chain.mtx", 2002, chain(0, 2000, 1.0, -0.45) + chain(2000, 2, 1.0, -1.1),
+                  symmetric=True)
+    empty = [e for e in chain(0, 6, 4.0, -1.0) if 2 not in e[:2]]  # file row 3 empty
+    matrix_market(t / "emptyrow.mtx", 6, empty, symmetric=True)
+    matrix_market(t / "indefinite.mtx", 40, chain(0, 40, 1.0, -1.0), symmetric=True)
+    (t / "hugerows.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                    "1000000000 1000000000 1\n1 1 1\n")
+    grid = []
+    for j, i in ((j, i) for j in range(16) for i in range(16)):
+        row = 16 * j + i
+        grid.append((row, row, 4.0))
+        if i > 0:
+            grid.append((row, row - 1, -1.0))
+        if j > 0:
+            grid.append((row, row - 16, -1.0))
+    matrix_market(t / "poisson16.mtx", 256, grid, symmetric=True)
+    neumann = chain(0, 50, 2.0, -1.0)
+    neumann[0] = (0, 0, 1.0)
+    neumann[-1] = (49, 49, 1.0)
+    matrix_market(t / "neumann.mtx", 50, neumann, symmetric=True)
+    matrix_market(t / "zero1.mtx", 1, [(0, 0, 0.0)])
+    (t / "zero-rhs.mtx").write_text("%%MatrixMarket matrix array real general\n3 1\n0\n0\n0\n")
+    matrix_market(t / "diverge.mtx", 8, [e for k in range(4) for e in chain(2 * k, 2, 1.0, 2.0)],
+                  symmetric=True)
+    # A 2-D Laplacian of 40 x 40 points numbered in a shuffled order.
+    n = 40
+    order = list(range(n * n))
+    random.Random(7).shuffle(order)
+    shuffled = []
+    for j, i in ((j, i) for j in range(n) for i in range(n)):
+        row = order[n * j + i]
+        shuffled.append((row, row, 4.0))
+        if i > 0:
+            shuffled.append((max(row, order[n * j + i - 1]), min(row, order[n * j + i - 1]), -1.0))
+        if j > 0:
+            up = order[n * (j - 1) + i]
+            shuffled.append((max(row, up), min(row, up), -1.0))
+    matrix_market(t / "shuffled.mtx", n * n, shuffled, symmetric=True)
 
 
 def prepare(tmp: str) -> None:
@@ -337,6 +501,17 @@ def prepare(tmp: str) -> None:
     (t / "readonly.json").write_text("keep")
     os.chmod(t / "readonly.json", 0o444)
     (t / "afile").write_text("x")
+    (t / "good.mtx").write_text("%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n"
+                                "1 1 4\n2 1 -1\n2 2 4\n3 2 -1\n3 3 4\n")
+    os.symlink(t / "good.mtx", t / "good-link.mtx")
+    (t / "b.mtx").write_text("%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n")
+    os.mkfifo(t / "fifo.mtx")
+    os.symlink(t / "fifo.mtx", t / "link-fifo.mtx")
+    (t / "dup.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                               "1 1 1.5e308\n2 2 1\n1 1 1.5e308\n")
+    (t / "rowsum.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                                  "1 1 1\n2 1 1.5e308\n2 2 1.5e308\n")
+    write_matrices(t)
     (t / "binary.toml").write_bytes(bytes(range(256)) * 4)
     (t / "empty.toml").write_text("")
     (t / "notoml.toml").write_text("[suite\nname=")
@@ -404,6 +579,8 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
         cmd = [*mpiexec, "-n", str(case.ranks), binary, *case.args]
     else:
         cmd = [binary, *case.args]  # a singleton: no launcher, no launcher's banner
+    if case.limit_as:
+        cmd = ["prlimit", f"--as={case.limit_as}", *cmd]
     before = {p: snapshot(p) for p in case.untouched}
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env,
@@ -411,14 +588,18 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
     except subprocess.TimeoutExpired:
         return f"hang: no exit within {case.timeout} s"
     problems = []
-    if p.returncode != case.rc:
+    if case.rc != ACCEPTED and p.returncode != case.rc:
         problems.append(f"exit {p.returncode}, expected {case.rc}")
     if "Traceback" in p.stderr:
         problems.append("a traceback")
     if "MPI_ABORT" in p.stderr:
         problems.append("an MPI_ABORT banner")
     lines = [x for x in strip_launcher(p.stderr).splitlines() if x.strip()]
-    if case.rc == 2:
+    if case.rc == ACCEPTED:  # any exit code but a refusal of this option's value
+        if p.returncode == 2 and lines and lines[0].startswith(f"asyncsolve: error: "
+                                                               f"{case.fragment} "):
+            problems.append("the option table allows this value, the check refuses it")
+    elif case.rc == 2:
         if len(lines) != 1:
             problems.append(f"{len(lines)} lines on stderr, expected 1")
         elif case.fragment not in lines[0]:
@@ -427,6 +608,8 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
             problems.append("output on stdout")
     elif case.fragment and case.fragment not in p.stderr + p.stdout:
         problems.append(f"output lacks {case.fragment!r}")
+    if case.absent and case.absent in p.stderr + p.stdout:
+        problems.append(f"output holds {case.absent!r}")
     for path, snap in before.items():
         if snapshot(path) != snap:
             problems.append(f"{path} was changed")
@@ -447,7 +630,7 @@ def main() -> int:
     mpiexec = shlex.split(args.mpiexec.replace(";", " "))  # a CMake list from ctest
     with tempfile.TemporaryDirectory(prefix="bad-input-") as tmp:
         prepare(tmp)
-        cases = hand_cases(tmp) + table_cases(binary)
+        cases = hand_cases(tmp) + table_cases(binary, tmp)
         cases = [c for c in cases if args.filter in " ".join(c.args)]
         if args.list:
             for c in cases:

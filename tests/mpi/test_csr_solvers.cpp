@@ -88,8 +88,8 @@ class Assembled : public testing::TestWithParam<Case> {};
 TEST_P(Assembled, IteratesMatchTheMatrixFreePath) {
   solvers::KrylovOptions options;
   options.method = GetParam().method;
-  options.jacobi = true;  // pipecg with the Jacobi preconditioner
-  options.tol = 0.0;      // never stops: compare the iterates of 12 iterations
+  options.pc.kind = precond::PcKind::jacobi;  // pipecg with the Jacobi preconditioner
+  options.tol = 0.0;                          // never stops: compare the iterates of 12 iterations
   options.max_iters = 12;
   const Runs fixed = run_both(GetParam().problem, options);
   EXPECT_EQ(fixed.stencil.iterations, fixed.csr.iterations);

@@ -304,7 +304,7 @@ CgRun run_cg(const std::string& problem_name, const grid::DecompositionSpec& spe
   solvers::KrylovOptions options;
   options.method = solvers::parse_krylov_method(method).value();
   options.tol = 1e-8;
-  options.allreduce = method == "cg" ? "mpi" : "impi";
+  options.allreduce = collectives::parse_allreduce(method == "cg" ? "mpi" : "impi");
   Hybrid hybrid;
   if (scheme != nullptr) {
     hybrid = make_hybrid(*scheme, d, system.x, *halo, nb);

@@ -133,7 +133,7 @@ TEST(JacobiSync, StopsAtMaxItersWithoutConverging) {
   options.max_iters = 40;
   const ParallelRun run = run_parallel(*problem, spec, options);
   EXPECT_FALSE(run.result.converged);
-  EXPECT_EQ(run.result.reason, "max_iters");
+  EXPECT_EQ(run.result.reason, solvers::StopReason::max_iters);
   EXPECT_EQ(run.result.iterations, 40);
   EXPECT_GT(run.result.true_residual, 1e-12);
 }

@@ -121,7 +121,7 @@ TEST_P(AsyncJacobi, ConvergesNearTheSynchronousSolution) {
   s.base.check_every = 1;
   const Outcome ref = run(s);
   EXPECT_TRUE(a.result.converged);
-  EXPECT_EQ(a.result.reason, "tolerance");
+  EXPECT_EQ(a.result.reason, solvers::StopReason::tolerance);
   EXPECT_LT(a.result.residual_estimate, s.base.tol);
   EXPECT_LT(a.result.true_residual, 10 * s.base.tol);
   EXPECT_GT(a.result.true_residual, 0.0);
@@ -178,7 +178,7 @@ TEST(AsyncJacobiMaxIters, StopsEveryRankWithoutConverging) {
     s.final_sync = 0;  // the asynchronous stop itself, no sync iterations after it
     const Outcome a = run(s);
     EXPECT_FALSE(a.result.converged);
-    EXPECT_EQ(a.result.reason, "max_iters");
+    EXPECT_EQ(a.result.reason, solvers::StopReason::max_iters);
     // max_iters counts the slowest rank's sweeps: the solve ends once every
     // rank has made them. With idle off a rank that gets there first stops
     // sweeping; with idle on it goes on while its residual is not small.
@@ -203,7 +203,7 @@ TEST(AsyncJacobiMaxTime, EndsAnUnreachableSolveOnTheClock) {
     s.transport = variant[0] == 'r' ? AS_TRANSPORT_RMA : AS_TRANSPORT_MPI;
     const Outcome a = run(s);
     EXPECT_FALSE(a.result.converged) << variant;
-    EXPECT_EQ(a.result.reason, "max_time") << variant;
+    EXPECT_EQ(a.result.reason, solvers::StopReason::max_time) << variant;
     // Each rank times from its own start: the one that saw the limit first ran it.
     double longest = a.result.time_s;
     MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

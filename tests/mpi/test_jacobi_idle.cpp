@@ -120,8 +120,8 @@ TEST(AsyncJacobiIdle, TheOthersWaitWhileOneRankSleeps) {
           "idle\n",
           what.c_str(), o.max_iterations_awake, o.idle_waits_awake, o.idle_s_awake);
     }
-    EXPECT_TRUE(o.result.converged) << what << ": " << o.result.reason;
-    EXPECT_EQ(o.result.reason, "tolerance") << what;
+    EXPECT_TRUE(o.result.converged) << what << ": " << solvers::stop_reason_name(o.result.reason);
+    EXPECT_EQ(o.result.reason, solvers::StopReason::tolerance) << what;
     EXPECT_LT(o.result.true_residual, 10 * 1e-5) << what;
     // Every face neighbour of the sleeper (its halos from the sleeper stale)
     // waited for news at least once during the solve. (Ranks further away

@@ -96,7 +96,7 @@ TEST_P(OmpThreads, SyncStopsAtMaxIters) {
   const OmpRun run = run_omp(*problem, {8, 8, 8}, options);
   const auto ref = reference::serial_jacobi(*problem, {8, 8, 8}, 1e-12, 25, 10);
   EXPECT_FALSE(run.result.converged);
-  EXPECT_EQ(run.result.reason, "max_iters");
+  EXPECT_EQ(run.result.reason, solvers::StopReason::max_iters);
   EXPECT_EQ(run.result.iterations, 25);
   double worst = 0;
   for (std::size_t i = 0; i < ref.u.size(); ++i)
@@ -114,8 +114,8 @@ void expect_async_converges(solvers::OmpVariant variant, const std::string& name
   const Int3 global{12, 12, 4 * threads};
   const OmpRun run = run_omp(*problem, global, options);
   const auto& r = run.result;
-  EXPECT_TRUE(r.converged) << r.reason;
-  EXPECT_EQ(r.reason, "tolerance");
+  EXPECT_TRUE(r.converged) << solvers::stop_reason_name(r.reason);
+  EXPECT_EQ(r.reason, solvers::StopReason::tolerance);
   EXPECT_LT(r.residual_estimate, tol);
   EXPECT_LT(r.true_residual, tol);
   ASSERT_EQ(r.thread_iterations.size(), static_cast<std::size_t>(threads));
@@ -171,7 +171,8 @@ TEST_P(OmpThreads, ConvergedMeansTheTrueResidualIsBelowTol) {
       auto options = make_options(variant, threads, tol, 5);
       options.final_sync = 0;
       const OmpRun r = run_omp(*problem, Int3{16, 14, 5 * threads}, options);
-      EXPECT_TRUE(r.result.converged || r.result.reason == "max_iters") << r.result.reason;
+      EXPECT_TRUE(r.result.converged || r.result.reason == solvers::StopReason::max_iters)
+          << solvers::stop_reason_name(r.result.reason);
       if (r.result.converged) {
         EXPECT_LT(r.result.true_residual, tol)
             << "unconfirmed stops " << r.result.unconfirmed_stops;
@@ -213,7 +214,7 @@ TEST_P(OmpThreads, AsyncStopsWhenTheSlowestThreadReachesMaxIters) {
       options.final_sync = 0;  // the asynchronous stop itself, no sync iterations after it
       const OmpRun run = run_omp(*problem, Int3{12, 12, 3 * GetParam()}, options);
       EXPECT_FALSE(run.result.converged);
-      EXPECT_EQ(run.result.reason, "max_iters");
+      EXPECT_EQ(run.result.reason, solvers::StopReason::max_iters);
       for (const long it : run.result.thread_iterations) EXPECT_GE(it, 40);
       if (!idle) {
         for (const long it : run.result.thread_iterations) EXPECT_EQ(it, 40);
@@ -231,7 +232,7 @@ TEST_P(OmpThreads, MaxTimeEndsEveryVariant) {
     options.base.max_time_s = 0.2;
     const OmpRun run = run_omp(*problem, Int3{10, 10, 4 * GetParam()}, options);
     EXPECT_FALSE(run.result.converged);
-    EXPECT_EQ(run.result.reason, "max_time");
+    EXPECT_EQ(run.result.reason, solvers::StopReason::max_time);
     EXPECT_GE(run.result.time_s, 0.2);
   }
 }

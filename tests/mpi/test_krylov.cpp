@@ -9,6 +9,7 @@
 #include <limits>
 #include <numbers>
 #include <string>
+#include <vector>
 
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
@@ -165,7 +166,10 @@ solvers::KrylovOptions options_for(const std::string& method, double tol) {
   o.tol = tol;
   o.max_iters = 2000;
   o.test_every = 2;
-  o.allreduce = method == "pcg-overlap" || method == "pipecg" ? "impi" : "mpi";
+  o.allreduce = collectives::parse_allreduce(method == "pcg-overlap" || method == "pipecg" ||
+                                                     method == "pgmres" || method == "pipebicgstab"
+                                                 ? "impi"
+                                                 : "mpi");
   return o;
 }
 
@@ -201,7 +205,7 @@ TEST_P(Methods, ReachToleranceAndAgree) {
   const ProblemCase& pc = GetParam();
   constexpr double tol = 1e-8;
   const Solved cg = solve(pc.name, pc.spec, options_for("cg", tol));
-  ASSERT_TRUE(cg.result.converged) << cg.result.reason;
+  ASSERT_TRUE(cg.result.converged) << solvers::stop_reason_name(cg.result.reason);
   const auto problem = grid::make_problem(pc.name, {});
   const reference::SerialCg serial = reference::serial_cg(*problem, cg.global, 0.0, tol, 2000);
   ASSERT_TRUE(serial.converged);
@@ -226,7 +230,8 @@ TEST_P(Methods, ReachToleranceAndAgree) {
   for (const std::string method : {"pcg1", "pcg2", "pcg-overlap", "pipecg"}) {
     const Solved run = solve(pc.name, pc.spec, options_for(method, tol));
     EXPECT_TRUE(run.result.converged)
-        << method << ": " << run.result.reason << " " << run.result.detail;
+        << method << ": " << solvers::stop_reason_name(run.result.reason) << " "
+        << run.result.detail;
     EXPECT_LT(run.result.residual_estimate, tol) << method;
     EXPECT_LT(run.result.true_residual, 10 * tol) << method;
     if (world_rank() != 0) continue;
@@ -272,13 +277,22 @@ TEST(Krylov, OnesErrorWithinTheResidualBound) {
   }
 }
 
-// A - 5.9 I is indefinite on this grid: every method must stop with a
-// breakdown, not run on or report convergence.
+/// The CG family: the methods that need a symmetric positive definite A.
+std::vector<std::string> cg_family() {
+  std::vector<std::string> out;
+  for (const auto& method : solvers::krylov_method_names())
+    if (solvers::needs_symmetric_matrix(*solvers::parse_krylov_method(method)))
+      out.push_back(method);
+  return out;
+}
+
+// A - 5.9 I is indefinite on this grid: every CG method must stop with a
+// breakdown, not run on or report convergence (GMRES and BiCGStab solve it).
 TEST(Krylov, IndefiniteOperatorBreaksDown) {
-  for (const auto& method : solvers::krylov_method_names()) {
+  for (const auto& method : cg_family()) {
     const Solved run = solve("ones", global_spec({12, 12, 12}), options_for(method, 1e-8), -5.9);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "breakdown") << method;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::breakdown) << method;
     EXPECT_NE(run.result.detail.find("p^T A p"), std::string::npos) << run.result.detail;
     EXPECT_NE(run.result.detail.find("iteration"), std::string::npos) << run.result.detail;
   }
@@ -288,7 +302,7 @@ TEST(Krylov, NanIsABreakdown) {
   for (const auto& method : solvers::krylov_method_names()) {
     const Solved run = solve("ones", global_spec({10, 9, 8}), options_for(method, 1e-8), 0.0, true);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "breakdown") << method;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::breakdown) << method;
     EXPECT_NE(run.result.detail.find("nan"), std::string::npos) << run.result.detail;
   }
 }
@@ -299,7 +313,7 @@ TEST(Krylov, MaxItersStopsWithoutConverging) {
     o.max_iters = 3;
     const Solved run = solve("plume", global_spec({12, 12, 12}), o);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "max_iters") << method;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::max_iters) << method;
     EXPECT_EQ(run.result.iterations, 3) << method;
     // The returned x is the iterate the reported residual belongs to.
     EXPECT_NEAR(run.result.true_residual, run.result.residual_estimate,
@@ -322,7 +336,8 @@ TEST(Krylov, MaxTimeStopsEveryMethod) {
     o.faults = &faults;
     const Solved run = solve("plume", global_spec({16, 16, 16}), o);
     EXPECT_FALSE(run.result.converged) << method;
-    EXPECT_EQ(run.result.reason, "max_time") << method << ": " << run.result.detail;
+    EXPECT_EQ(run.result.reason, solvers::StopReason::max_time)
+        << method << ": " << run.result.detail;
     double longest = run.result.time_s;  // the rank that saw the limit ran it
     MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_GE(longest, 0.2) << method;
@@ -352,7 +367,7 @@ TEST(Krylov, HaloIsTestedDuringTheInterior) {
 TEST(Krylov, TreeAndImpiReductionsGiveTheSameIterations) {
   solvers::KrylovOptions o = options_for("pcg-overlap", 1e-8);
   const Solved impi = solve("plume", global_spec({14, 13, 12}), o);
-  o.allreduce = "tree";
+  o.allreduce = collectives::parse_allreduce("tree");
   const Solved tree = solve("plume", global_spec({14, 13, 12}), o);
   EXPECT_TRUE(tree.result.converged);
   EXPECT_LE(std::abs(tree.result.iterations - impi.result.iterations), 1);
@@ -363,12 +378,12 @@ TEST(Krylov, TreeAndImpiReductionsGiveTheSameIterations) {
 // iterations with the same residual history to 1e-12 relative.
 TEST(Krylov, EveryAllreduceAlgorithmSolvesTheSame) {
   solvers::KrylovOptions o = options_for("pcg-overlap", 1e-8);
-  o.allreduce = "mpi";
+  o.allreduce = collectives::parse_allreduce("mpi");
   const Solved reference = solve("plume", global_spec({14, 13, 12}), o);
   ASSERT_TRUE(reference.result.converged);
-  for (const std::string algorithm :
-       {"rd", "knomial:2", "knomial:3", "knomial:4", "twolevel:rd", "tree", "impi"}) {
-    o.allreduce = algorithm;
+  for (const std::string algorithm : {"rd", "knomial:2", "knomial:3", "knomial:4", "twolevel:rd",
+                                      "tree", "impi", "shm", "twolevel:shm+rd"}) {
+    o.allreduce = collectives::parse_allreduce(algorithm);
     const Solved run = solve("plume", global_spec({14, 13, 12}), o);
     EXPECT_TRUE(run.result.converged) << algorithm;
     EXPECT_EQ(run.result.iterations, reference.result.iterations) << algorithm;
@@ -379,6 +394,18 @@ TEST(Krylov, EveryAllreduceAlgorithmSolvesTheSame) {
                     1e-12 * reference.result.history[k].residual)
             << algorithm << " iteration " << k;
     }
+  }
+  // pipecg, with and without Jacobi (its loop for M^-1 = c I), over the
+  // shared-memory reduction against the blocking one.
+  for (const bool jacobi : {false, true}) {
+    solvers::KrylovOptions p = options_for("pipecg", 1e-8);
+    p.pc.kind = jacobi ? precond::PcKind::jacobi : precond::PcKind::none;
+    p.allreduce = collectives::parse_allreduce("mpi");
+    const Solved blocking = solve("plume", global_spec({14, 13, 12}), p);
+    p.allreduce = collectives::parse_allreduce("shm");
+    const Solved shm = solve("plume", global_spec({14, 13, 12}), p);
+    EXPECT_TRUE(shm.result.converged);
+    EXPECT_EQ(shm.result.iterations, blocking.result.iterations) << "jacobi " << jacobi;
   }
 }
 
@@ -421,7 +448,7 @@ TEST(Krylov, UnknownMethodIsBadInput) {
   solvers::KrylovSystem system = solvers::make_krylov_system(*problem, d, 0.0);
   auto halo = comm::make_halo_exchange("waitall", d, system.x, comm::Neighbourhood::faces);
   solvers::KrylovOptions o;
-  EXPECT_FALSE(solvers::parse_krylov_method("gmres").has_value());
+  EXPECT_FALSE(solvers::parse_krylov_method("minres").has_value());
   for (const auto& name : solvers::krylov_method_names()) {
     const auto method = solvers::parse_krylov_method(name);
     ASSERT_TRUE(method.has_value()) << name;

@@ -42,20 +42,27 @@ int high_bits() { return std::countr_zero(static_cast<unsigned>(world().size()))
 /// actually turns.
 std::vector<kernels::SpinExchangeOptions> transports() {
   std::vector<kernels::SpinExchangeOptions> out;
-  out.push_back({"mpi", 2, 7});
-  out.push_back({"mpi", 3, 16});
-  out.push_back({"mpi", 2, 1 << 15});
-  out.push_back({"rma", 2, 1, "fence"});
-  out.push_back({"rma", 2, 1, "notify"});
+  using kernels::RmaSync;
+  using kernels::SpinTransport;
+  out.push_back({SpinTransport::mpi, 2, 7});
+  out.push_back({SpinTransport::mpi, 3, 16});
+  out.push_back({SpinTransport::mpi, 2, 1 << 15});
+  out.push_back({SpinTransport::rma, 2, 1, RmaSync::fence});
+  out.push_back({SpinTransport::rma, 2, 1, RmaSync::notify});
 #ifdef ASYNCSOLVE_TEST_SHMEM
-  out.push_back({"shmem", 2, 1});
+  out.push_back({SpinTransport::shmem, 2, 1});
 #endif
   return out;
 }
 
 std::string describe(const kernels::SpinExchangeOptions& o) {
-  if (o.transport == "mpi") return fmt::format("mpi K={} chunk={}", o.buffers, o.chunk);
-  return o.transport == "rma" ? "rma " + o.rma_sync : o.transport;
+  const std::string_view transport =
+      kernels::spin_transport_names.at(static_cast<std::size_t>(o.transport));
+  if (o.transport == kernels::SpinTransport::mpi)
+    return fmt::format("mpi K={} chunk={}", o.buffers, o.chunk);
+  if (o.transport == kernels::SpinTransport::rma)
+    return fmt::format("rma {}", kernels::rma_sync_names.at(static_cast<std::size_t>(o.rma_sync)));
+  return std::string(transport);
 }
 
 struct Case {
@@ -272,10 +279,15 @@ TEST(Lanczos, TransportsAgreeOnTwentySites) {
   std::vector<double> energies;
 #ifdef ASYNCSOLVE_TEST_SHMEM
   // mpi and rma are compared in mpi_lanczos; here shmem against mpi.
-  const std::vector<kernels::SpinExchangeOptions> ts{{"shmem", 2, 1}, {"mpi", 2, 1 << 15}};
+  const std::vector<kernels::SpinExchangeOptions> ts{{kernels::SpinTransport::shmem, 2, 1},
+                                                     {kernels::SpinTransport::mpi, 2, 1 << 15}};
 #else
-  const std::vector<kernels::SpinExchangeOptions> ts{
-      {"mpi", 2, 1 << 15}, {"mpi", 3, 1 << 12}, {"rma", 2, 1, "fence"}, {"rma", 2, 1, "notify"}};
+  using kernels::RmaSync;
+  using kernels::SpinTransport;
+  const std::vector<kernels::SpinExchangeOptions> ts{{SpinTransport::mpi, 2, 1 << 15},
+                                                     {SpinTransport::mpi, 3, 1 << 12},
+                                                     {SpinTransport::rma, 2, 1, RmaSync::fence},
+                                                     {SpinTransport::rma, 2, 1, RmaSync::notify}};
 #endif
   for (const auto& t : ts) {
     const auto r = run(c, t, 1e-12);

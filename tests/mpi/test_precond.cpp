@@ -41,9 +41,9 @@ solvers::KrylovOptions options_for(const Case& c) {
   o.tol = 1e-8;
   o.max_iters = 500;
   o.test_every = 2;
-  o.allreduce = c.method == "pcg-overlap" || c.method == "pipecg" ? "impi" : "mpi";
+  o.allreduce = collectives::parse_allreduce(
+      c.method == "pcg-overlap" || c.method == "pipecg" ? "impi" : "mpi");
   precond::parse_pc(c.pc, o.pc);
-  o.jacobi = o.pc.kind == precond::PcKind::jacobi;  // pipecg's Jacobi (--pc jacobi)
   return o;
 }
 
@@ -120,8 +120,8 @@ class Preconditioned : public testing::TestWithParam<Case> {};
 TEST_P(Preconditioned, ReachesTheToleranceWithTheTrueResidual) {
   const Case& c = GetParam();
   const solvers::SolveResult r = solve(c);
-  EXPECT_TRUE(r.converged) << r.reason << " " << r.detail;
-  EXPECT_EQ(r.reason, "tolerance");
+  EXPECT_TRUE(r.converged) << solvers::stop_reason_name(r.reason) << " " << r.detail;
+  EXPECT_EQ(r.reason, solvers::StopReason::tolerance);
   EXPECT_LT(r.true_residual, 1e-7);  // the recursive residual met 1e-8
   EXPECT_GT(r.iterations, 0);
   const precond::PcReport& pc = r.pc;
@@ -192,7 +192,7 @@ TEST_P(Repeated, EverySolveIsTheSingleSolve) {
   std::vector<double> x_last;
   const solvers::SolveResult once = solve(c, 1, &x_once);
   const solvers::SolveResult many = solve(c, solves, &x_last);
-  ASSERT_TRUE(once.converged) << once.reason << " " << once.detail;
+  ASSERT_TRUE(once.converged) << solvers::stop_reason_name(once.reason) << " " << once.detail;
   ASSERT_EQ(once.repeats.size(), 1U);
   EXPECT_EQ(once.repeats[0].iterations, once.iterations);
   EXPECT_EQ(once.repeats[0].time_s, once.time_s);
@@ -202,8 +202,8 @@ TEST_P(Repeated, EverySolveIsTheSingleSolve) {
   EXPECT_EQ(many.history.size(), once.history.size());  // the first solve's
   EXPECT_EQ(many.repeats[0].time_s, many.time_s);
   for (const solvers::RepeatedSolve& r : many.repeats) {
-    EXPECT_TRUE(r.converged) << r.reason;
-    EXPECT_EQ(r.reason, "tolerance");
+    EXPECT_TRUE(r.converged) << solvers::stop_reason_name(r.reason);
+    EXPECT_EQ(r.reason, solvers::StopReason::tolerance);
     EXPECT_EQ(r.iterations, once.iterations);
     EXPECT_EQ(r.true_residual, once.true_residual);
     EXPECT_EQ(r.change_inf, 0.0);  // the same solution as the first solve

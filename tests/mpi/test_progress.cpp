@@ -99,7 +99,7 @@ TEST(ProgressThread, KrylovSolvesTheSameWithAThread) {
       solvers::KrylovOptions o;
       o.method = solvers::KrylovMethod::pcg_overlap;
       o.tol = 1e-8;
-      o.allreduce = allreduce;
+      o.allreduce = collectives::parse_allreduce(allreduce);
       std::optional<par::ProgressThread> progress;
       if (with_thread == 1) {
         progress.emplace(d.comm(), std::chrono::microseconds{0});

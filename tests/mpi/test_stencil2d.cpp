@@ -206,6 +206,14 @@ TEST(Stencil2d, RejectsBadNamesAndSpecs) {
   EXPECT_THROW(kernels::make_stencil2d("tcp", "put", comm, spec), std::invalid_argument);
   EXPECT_TRUE(kernels::is_stencil2d_variant("shmem", "get1"));
   EXPECT_FALSE(kernels::is_stencil2d_variant("mpi", "get1"));
+  EXPECT_FALSE(kernels::is_stencil2d_variant("tcp", "get1"));
+  EXPECT_TRUE(kernels::is_stencil2d_variant(kernels::Stencil2dTransport::mpi,
+                                            kernels::Stencil2dVariant::halo));
+  EXPECT_FALSE(kernels::is_stencil2d_variant(kernels::Stencil2dTransport::rma,
+                                             kernels::Stencil2dVariant::halo));
+  EXPECT_THROW(kernels::make_stencil2d(kernels::Stencil2dTransport::mpi,
+                                       kernels::Stencil2dVariant::put, comm, spec),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -152,7 +152,7 @@ TEST_P(JacobiShmem, ConvergesNearTheSynchronousSolution) {
   const Outcome a = run_jacobi(variant, AS_TRANSPORT_SHMEM, 5, extra);
   const Outcome ref = run_jacobi("sync", -1, 1, extra);
   EXPECT_TRUE(a.result.converged);
-  EXPECT_EQ(a.result.reason, "tolerance");
+  EXPECT_EQ(a.result.reason, solvers::StopReason::tolerance);
   EXPECT_LT(a.result.residual_estimate, 1e-4);
   EXPECT_LT(a.result.true_residual, 1e-3);
   EXPECT_GT(a.result.true_residual, 0.0);

@@ -240,3 +240,25 @@ def test_preconditioned_solution_matches_scipy(solve, files, tmp_path, has_boome
     error = np.linalg.norm(x - expected) / np.linalg.norm(expected)
     assert error < 1e-6, f"relative error {error:.3e}\n{out}"
     assert doc["result"]["true_residual"] < 10 * tol
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_the_document_records_each_ranks_layouts(solve, tmp_path, ranks):
+    # A 3-D Laplacian pads SELL-8 little: every rank's interior rows take it.
+    # pyamg's DG example pads SELL-8 by far more than a quarter: row blocks.
+    path = tmp_path / "lap.mtx"
+    scipy.io.mmwrite(path, laplacian_3d(12))
+    rc, out, err, doc = solve(ranks, "--matrix", path, "--method", "cg")
+    assert rc == 0, out + err
+    op = doc["problem"]["operator"]
+    assert op["kind"] == "csr"
+    assert op["interior_layout"] == {"csr": 0, "sell8": ranks, "blocks": 0}
+    assert set(op["boundary_layout"]) == {"csr", "blocks"}
+    assert sum(op["boundary_layout"].values()) == ranks
+    assert "operator   CSR, interior rows in sell8 on" in out, out
+    dg = tmp_path / "dg.mtx"
+    a = sp.csr_matrix(pyamg.gallery.load_example("local_disc_galerkin_diffusion")["A"])
+    scipy.io.mmwrite(dg, a.astype(float))
+    rc, out, err, doc = solve(1, "--matrix", dg, "--method", "cg", "--max-iters", "3")
+    assert rc in (0, 3), out + err
+    assert doc["problem"]["operator"]["interior_layout"] == {"csr": 0, "sell8": 0, "blocks": 1}

@@ -355,9 +355,9 @@ TEST(Cli, HybridSchemes) {
 
 TEST(Cli, ChoicesAreTypedAndResolved) {
   using asyncsolve::app::Method;
-  using asyncsolve::app::Preconditioner;
   using asyncsolve::app::Transport;
   using asyncsolve::comm::HaloStrategy;
+  using asyncsolve::precond::PcKind;
   const Command c = parse(
       {"solve", "--method", "pcg-overlap", "--halo", "persistent", "--progress", "thread:25"});
   EXPECT_EQ(c.solve.method, Method::pcg_overlap);
@@ -365,13 +365,12 @@ TEST(Cli, ChoicesAreTypedAndResolved) {
   EXPECT_EQ(c.solve.halo, HaloStrategy::persistent);
   EXPECT_EQ(c.solve.progress, (Progress{Progress::Mode::thread, 0, 25}));
   EXPECT_EQ(c.solve.progress.name(), "thread:25");
-  EXPECT_EQ(c.solve.pc, Preconditioner::jacobi);  // auto: pcg-overlap is preconditioned
+  EXPECT_EQ(c.solve.pc.kind, PcKind::jacobi);  // auto: pcg-overlap is preconditioned
   EXPECT_EQ(asyncsolve::app::krylov_method(c.solve.method),
             asyncsolve::solvers::KrylovMethod::pcg_overlap);
-  EXPECT_EQ(parse({"solve", "--method", "cg"}).solve.pc, Preconditioner::none);
-  EXPECT_EQ(parse({"solve", "--method", "pipecg"}).solve.pc, Preconditioner::none);
-  EXPECT_EQ(parse({"solve", "--method", "pipecg", "--pc", "jacobi"}).solve.pc,
-            Preconditioner::jacobi);
+  EXPECT_EQ(parse({"solve", "--method", "cg"}).solve.pc.kind, PcKind::none);
+  EXPECT_EQ(parse({"solve", "--method", "pipecg"}).solve.pc.kind, PcKind::none);
+  EXPECT_EQ(parse({"solve", "--method", "pipecg", "--pc", "jacobi"}).solve.pc.kind, PcKind::jacobi);
   EXPECT_EQ(parse({"solve", "--method", "cg", "--progress", "thread"}).solve.progress.name(),
             "thread");
   // OpenMP Jacobi reduces through shared memory: no MPI algorithm.
@@ -393,7 +392,8 @@ TEST(Cli, EveryNameParsesBack) {
   round_trip(asyncsolve::app::Variant{});
   round_trip(asyncsolve::app::Transport{});
   round_trip(asyncsolve::app::Problem{});
-  round_trip(asyncsolve::app::Preconditioner{});
+  round_trip(asyncsolve::precond::PcKind{});
+  round_trip(asyncsolve::app::OnOff{});
   round_trip(asyncsolve::app::Lattice{});
   round_trip(asyncsolve::app::RmaSync{});
   round_trip(asyncsolve::app::AllreduceMode{});

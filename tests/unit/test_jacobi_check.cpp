@@ -1,5 +1,7 @@
-// The pace at which asynchronous Jacobi refreshes its idle bound
-// (detail::idle_refresh_gap in src/solvers/jacobi_check.hpp).
+// What every asynchronous Jacobi shares (src/solvers/jacobi_check.hpp): the
+// pace at which it refreshes its idle bound (idle_refresh_gap), the stop
+// decision of a round (async_check_stops), and the end of the solve: the
+// true residual and the synchronous tail (finish_async).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,6 +34,96 @@ TEST(IdleRefreshGap, HalfThePredictedSweepsWithinTheLimits) {
   EXPECT_EQ(idle_refresh_gap(1.0, 0, 0.5, 10, 0.4), idle_refresh_min);
   // A slow decay far above the bound (a straggler's block): the maximum.
   EXPECT_EQ(idle_refresh_gap(1.0, 100, 0.99, 104, 1e-12), idle_refresh_max);
+}
+
+using asyncsolve::solvers::SolveResult;
+using asyncsolve::solvers::StopReason;
+
+TEST(AsyncCheckStops, BreakdownThenToleranceThenTimeThenEveryRankAtMaxIters) {
+  using namespace asyncsolve::solvers::detail;
+  asyncsolve::solvers::JacobiOptions options;
+  options.tol = 1e-4;
+  const double inf = std::numeric_limits<double>::infinity();
+  AsyncCheckSums sum{};
+  SolveResult r;
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, inf, 3));
+  EXPECT_EQ(r.reason, StopReason::breakdown);
+  EXPECT_FALSE(r.converged);
+  r = {};
+  sum[over_time_value] = 1.0;
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-5, 3));  // tolerance before time
+  EXPECT_EQ(r.reason, StopReason::tolerance);
+  EXPECT_TRUE(r.converged);
+  r = {};
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3));
+  EXPECT_EQ(r.reason, StopReason::max_time);
+  r = {};
+  sum[over_time_value] = 0.0;
+  sum[at_max_iters_value] = 2.0;  // two ranks of three: the slowest goes on
+  EXPECT_FALSE(async_check_stops(r, options, 7, sum, 1e-3, 3));
+  sum[at_max_iters_value] = 3.0;
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3));
+  EXPECT_EQ(r.reason, StopReason::max_iters);
+}
+
+TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
+  using asyncsolve::solvers::detail::confirm_iterations;
+  using asyncsolve::solvers::detail::finish_async;
+  const double tol = 1e-4;
+  long asked = -1;
+  const auto tail = [&](bool converges) {
+    return [&asked, converges](long n) {
+      asked = n;
+      SolveResult t;
+      t.iterations = 12;
+      t.converged = converges;
+      t.reason = converges ? StopReason::tolerance : StopReason::max_iters;
+      t.true_residual = converges ? 5e-5 : 2e-4;
+      t.residual_estimate = t.true_residual;
+      t.time_s = 1.0;
+      t.sweep_bytes = 100.0;
+      return t;
+    };
+  };
+  // Met tol and confirmed by the true residual: no tail.
+  SolveResult r;
+  r.converged = true;
+  r.reason = StopReason::tolerance;
+  finish_async(
+      r, tol, 50, [] { return 5e-5; }, tail(true));
+  EXPECT_EQ(asked, -1);
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.true_residual, 5e-5);
+  // A stale estimate: the tail confirms it, at least confirm_iterations long.
+  r = {};
+  r.converged = true;
+  r.reason = StopReason::tolerance;
+  r.time_s = 2.0;
+  finish_async(
+      r, tol, 50, [] { return 3e-4; }, tail(true));
+  EXPECT_EQ(asked, confirm_iterations);
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.reason, StopReason::tolerance);
+  EXPECT_EQ(r.final_sync_iterations, 12);
+  EXPECT_EQ(r.residual_estimate, 5e-5);
+  EXPECT_EQ(r.time_s, 3.0);
+  // max_iters with --final-sync: the tail runs that long; it does not converge.
+  asked = -1;
+  r = {};
+  r.reason = StopReason::max_iters;
+  finish_async(
+      r, tol, 50, [] { return 3e-4; }, tail(false));
+  EXPECT_EQ(asked, 50);
+  EXPECT_FALSE(r.converged);
+  EXPECT_EQ(r.reason, StopReason::final_sync);
+  // max_time: never a tail.
+  asked = -1;
+  r = {};
+  r.reason = StopReason::max_time;
+  finish_async(
+      r, tol, 50, [] { return 3e-4; }, tail(true));
+  EXPECT_EQ(asked, -1);
+  EXPECT_EQ(r.reason, StopReason::max_time);
 }
 
 }  // namespace

@@ -65,9 +65,9 @@ TEST(ModelHybrid, EvaluateGathersEveryQuantity) {
   const model::HybridQuantities q = model::evaluate(8, 1, 0.43, 0.20);
   EXPECT_DOUBLE_EQ(q.f_comp_overlap, 1.0 - 0.43 - 0.20);
   EXPECT_DOUBLE_EQ(q.epsilon, 1.0 / (0.20 + 0.43));  // communication-bound
-  EXPECT_EQ(q.limited_by, "communication");
-  EXPECT_EQ(model::evaluate(8, 1, 0.05, 0.20).limited_by, "computation");
-  EXPECT_EQ(model::evaluate(8, 1, 0.8 / 1.875, 0.20).limited_by, "balanced");
+  EXPECT_EQ(q.limited_by, model::LimitedBy::communication);
+  EXPECT_EQ(model::evaluate(8, 1, 0.05, 0.20).limited_by, model::LimitedBy::computation);
+  EXPECT_EQ(model::evaluate(8, 1, 0.8 / 1.875, 0.20).limited_by, model::LimitedBy::balanced);
   EXPECT_DOUBLE_EQ(q.epsilon_max, model::epsilon_max(8, 1, 0.20));
   EXPECT_DOUBLE_EQ(q.f_comm_best, model::f_comm_best(8, 1, 0.20));
   EXPECT_DOUBLE_EQ(q.epsilon_min, model::epsilon_min(8, 1, 0.20));

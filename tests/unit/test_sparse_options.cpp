@@ -68,7 +68,8 @@ TEST(SparseOptions, CombinationsAreRefused) {
   refused({"solve", "--write-solution", "x.mtx"}, "applies to --matrix");
   refused({"solve", "--partition", "metis"}, "--partition metis: applies to --matrix");
   refused({"solve", "--matrix-memory", "1"}, "--matrix-memory: applies to --matrix");
-  refused({"solve", "--matrix", "a.mtx", "--matrix-memory", "0"}, "expected a number of GiB");
+  refused({"solve", "--matrix", "a.mtx", "--matrix-memory", "0"},
+          "--matrix-memory 0: expected a positive number from 1e-9 to 1e6");
   refused({"solve", "--matrix", "a.mtx", "--partition", "parmetis"}, "--partition 'parmetis'");
   refused({"solve", "--matrix", "a.mtx", "--partition", "block:edges"}, "expected rows or nnz");
   refused({"solve", "--matrix", "a.mtx", "--scale", "diag"}, "--scale 'diag'");
@@ -80,4 +81,19 @@ TEST(SparseOptions, CombinationsAreRefused) {
   refused({"solve", "--matrix", "a.mtx", "--copy"}, "--copy");
   refused({"solve", "--matrix", "a.mtx", "--method", "cg", "--shift", "1"}, "--shift 1");
   refused({"solve", "--assemble", "--transport", "omp"}, "--assemble with --transport omp");
+}
+
+// Out of memory: the hint suits the run. With --matrix, the grid sizes
+// (--local, --global) do not apply; more ranks, a partition balancing the
+// non-zeros and --matrix-memory (rank 0 reads the whole matrix) do.
+TEST(SparseOptions, OutOfMemoryHintSuitsTheMatrix) {
+  const std::string matrix =
+      asyncsolve::app::out_of_memory_hint(parse({"solve", "--matrix", "a.mtx", "--method", "cg"}));
+  EXPECT_NE(matrix.find("more ranks"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("--partition"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("--matrix-memory"), std::string::npos) << matrix;
+  EXPECT_EQ(matrix.find("--local"), std::string::npos) << matrix;
+  const std::string grid =
+      asyncsolve::app::out_of_memory_hint(parse({"solve", "--local", "8,8,8"}));
+  EXPECT_NE(grid.find("--local"), std::string::npos) << grid;
 }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string_view>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 
 namespace asyncsolve::collectives {
@@ -20,11 +21,16 @@ namespace asyncsolve::collectives {
 std::unique_ptr<collectives::NonblockingAllreduce> make_channel_tree_allreduce(
     const par::Comm& comm, std::size_t size, int transport);
 
-/// Collective over `comm`: the non-blocking reduction `name` ("tree" or
-/// "impi") for a solver whose halos travel over `transport`: "tree" runs over
-/// the same transport (channels) unless that is mpi, where the point-to-point
-/// tree of collectives::make_nonblocking_allreduce is used; "impi" is
-/// MPI_Iallreduce whatever the transport.
+/// Collective over `comm`: the non-blocking reduction `algorithm` for a
+/// solver whose halos travel over `transport`: tree runs over the same
+/// transport (channels) unless that is mpi, where the point-to-point tree of
+/// collectives::make_nonblocking_allreduce is used; any other algorithm is
+/// make_nonblocking_allreduce's, whatever the transport.
+std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(
+    const AllreduceAlgorithm& algorithm, const par::Comm& comm, std::size_t size, int transport);
+
+/// The same for the algorithm `name` (parse_allreduce; core::InputError for
+/// a bad name).
 std::unique_ptr<collectives::NonblockingAllreduce> make_convergence_allreduce(std::string_view name,
                                                                               const par::Comm& comm,
                                                                               std::size_t size,

@@ -2,8 +2,8 @@
 /// Halo exchanges of distributed CSR vectors, over the neighbour plan of a
 /// sparse::DistMatrix: the same strategies as for the structured fields
 /// (--halo waitall, alltoallv, ialltoallv, neighbor, persistent), a
-/// synchronous exchange over asynchronous channels, and the asynchronous
-/// channels themselves (one per neighbour) for asynchronous Jacobi.
+/// synchronous exchange over asynchronous channels (the asynchronous halo
+/// is comm::make_async_sparse_halo, async_halo.hpp).
 ///
 /// The vector is a one-row grid::Field without halo holding this rank's
 /// local_rows() entries; the ghosts it needs land in the exchange's own
@@ -65,64 +65,7 @@ std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strat
 std::unique_ptr<SparseHaloExchange> make_sparse_channel_halo_exchange(
     const sparse::DistMatrix& matrix, int transport);
 
-/// Settings of the asynchronous channels.
-struct SparseChannelSettings {
-  int transport = AS_TRANSPORT_MPI;  ///< enum as_transport
-  bool racy = false;                 ///< AS_MODE_RACY instead of AS_MODE_ASYNC
-  int max_in_flight = 1;             ///< R: unacknowledged messages per direction
-};
-
-/// Asynchronous halo channels over a neighbour plan (paper 000 §3.1.2-3.1.3
-/// on a general matrix): one channel per neighbour rank; a message carries
-/// the owned entries the neighbour needs (both directions of a channel have
-/// the larger of the two counts as their fixed size). send() never waits,
-/// recv() takes the newest message of each channel (async) or whatever
-/// landed (racy). Creation and destroy() are collective as channels are
-/// (between neighbours for mpi; over the communicator for rma and shmem).
-class SparseHaloChannels {
- public:
-  /// Collective (see above).
-  SparseHaloChannels(const sparse::DistMatrix& matrix, const SparseChannelSettings& settings);
-  /// Collective: the same over any neighbour plan on `comm` (both borrowed,
-  /// outliving the channels), e.g. a Schwarz subdomain's extended-halo plan.
-  SparseHaloChannels(const sparse::NeighbourPlan& plan, const par::Comm& comm,
-                     const SparseChannelSettings& settings);
-  SparseHaloChannels(const SparseHaloChannels&) = delete;
-  SparseHaloChannels& operator=(const SparseHaloChannels&) = delete;
-  ~SparseHaloChannels();
-
-  /// Packs and sends x's entries to every neighbour that needs some and has
-  /// a free slot; returns how many such sends were skipped (channel full).
-  int send(const double* x);
-  /// Writes into `ghosts` what arrived (async: the newest whole message of
-  /// each neighbour that sent one; racy: every neighbour's landing buffer),
-  /// and counts each channel's batch size in `batch_sizes` (index = messages
-  /// that arrived since the last recv). Returns the messages that arrived.
-  int recv(std::span<double> ghosts, std::vector<long>& batch_sizes);
-  /// Progresses every channel without sending or receiving.
-  void progress();
-  /// Collective: completes everything in flight and destroys the channels.
-  void destroy();
-
-  /// Neighbour channels (placeholders excluded).
-  int channels() const noexcept { return static_cast<int>(links_.size()); }
-  /// Messages and bytes (message sizes, padding included) sent so far.
-  long messages_sent() const;
-  double bytes_sent() const;
-
- private:
-  struct Link {
-    int rank = 0;
-    const std::vector<int>* send_indices = nullptr;  ///< null: nothing to send
-    int recv_offset = 0;
-    int recv_count = 0;
-    std::size_t message = 0;  ///< values per message
-    std::vector<double> send_buffer;
-    std::vector<double> recv_buffer;
-  };
-  std::vector<Link> links_;
-  std::vector<Channel> channels_;
-  bool racy_ = false;
-};
+// The asynchronous channels of a neighbour plan, for asynchronous
+// iterations: comm::make_async_sparse_halo (async_halo.hpp).
 
 }  // namespace asyncsolve::comm

@@ -1,5 +1,6 @@
 #pragma once
 /// Model problems: Laplace's equation on the unit cube with Dirichlet data.
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,11 +49,20 @@ struct ProblemOptions {
   double offset = 0.0;
 };
 
+/// The model problems: paper 000's plume, paper 001's ones (both 7-point),
+/// hypre's 27-point Laplacian.
+enum class ModelProblem { plume, ones, laplace27 };
+/// Their names, in ModelProblem's order.
+inline constexpr std::array<std::string_view, 3> model_problem_names{"plume", "ones", "laplace27"};
+
+/// Builds `kind`. Throws InputError for an option the problem does not take.
+std::unique_ptr<Problem> make_problem(ModelProblem kind, const ProblemOptions& options);
+
 /// Names accepted by make_problem.
 std::vector<std::string> problem_names();
 
-/// Builds the named problem. Throws InputError for an unknown name or an
-/// option the problem does not take.
+/// For embedders: builds the problem named `name` (one of problem_names()).
+/// Throws InputError for an unknown name or an option the problem does not take.
 std::unique_ptr<Problem> make_problem(std::string_view name, const ProblemOptions& options);
 
 /// Writes the boundary values into the halo layers of `u` that lie on the

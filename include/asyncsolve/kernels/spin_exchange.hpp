@@ -23,6 +23,7 @@
 /// change between start and finish. Contributions are added in increasing k
 /// and, within a block, in index order, so every transport gives the same
 /// bits.
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -34,12 +35,23 @@
 
 namespace asyncsolve::kernels {
 
+/// The transports of the remote mat-vec (see above).
+enum class SpinTransport { mpi, rma, shmem };
+/// Their names, in SpinTransport's order.
+inline constexpr std::array<std::string_view, 3> spin_transport_names{"mpi", "rma", "shmem"};
+
+/// rma's synchronisation: active target (MPI_Put between two MPI_Win_fence)
+/// or passive target (put, flush, flag and acknowledgement).
+enum class RmaSync { fence, notify };
+/// Their names, in RmaSync's order.
+inline constexpr std::array<std::string_view, 2> rma_sync_names{"fence", "notify"};
+
 /// Settings of a SpinExchange.
 struct SpinExchangeOptions {
-  std::string transport = "mpi";   ///< mpi, rma or shmem
-  int buffers = 2;                 ///< mpi: K round-robin receive buffers (>= 2)
-  std::size_t chunk = 1 << 15;     ///< mpi: doubles per message (>= 1; capped at the block)
-  std::string rma_sync = "fence";  ///< rma: fence or notify
+  SpinTransport transport = SpinTransport::mpi;
+  int buffers = 2;                    ///< mpi: K round-robin receive buffers (>= 2)
+  std::size_t chunk = 1 << 15;        ///< mpi: doubles per message (>= 1; capped at the block)
+  RmaSync rma_sync = RmaSync::fence;  ///< rma
 };
 
 /// Remote contributions of the TFIM mat-vec over one transport.
@@ -94,6 +106,12 @@ std::size_t spin_exchange_buffer_bytes(const SpinExchangeOptions& options, int p
 /// started par::Shmem and comm ranks equal to PE numbers.
 std::unique_ptr<SpinExchange> make_spin_exchange(const SpinExchangeOptions& options,
                                                  const par::Comm& comm, std::size_t block);
+
+/// For embedders: make_spin_exchange over the transport named `transport`
+/// (one of spin_exchange_names(); core::InputError otherwise).
+std::unique_ptr<SpinExchange> make_spin_exchange(std::string_view transport,
+                                                 SpinExchangeOptions options, const par::Comm& comm,
+                                                 std::size_t block);
 
 namespace detail {
 std::unique_ptr<SpinExchange> make_spin_exchange_mpi(const SpinExchangeOptions& options,

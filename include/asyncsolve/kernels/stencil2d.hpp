@@ -110,17 +110,39 @@ class Stencil2d {
   std::vector<double> dom_;
 };
 
-/// The transports: mpi, rma, shmem.
+/// The transports (see above).
+enum class Stencil2dTransport { mpi, rma, shmem };
+/// Their names, in Stencil2dTransport's order.
+inline constexpr std::array<std::string_view, 3> stencil2d_transport_table{"mpi", "rma", "shmem"};
+
+/// The variants (see above): trivial, sendrecv and halo over mpi; put, get,
+/// get0 and get1 over rma and shmem.
+enum class Stencil2dVariant { trivial, sendrecv, halo, put, get, get0, get1 };
+/// Their names, in Stencil2dVariant's order.
+inline constexpr std::array<std::string_view, 7> stencil2d_variant_table{
+    "trivial", "sendrecv", "halo", "put", "get", "get0", "get1"};
+
+/// The --variant value of the Stencil2D drivers that runs every variant.
+inline constexpr std::string_view stencil2d_every_variant = "all";
+
+/// True if `variant` exists for `transport`.
+bool is_stencil2d_variant(Stencil2dTransport transport, Stencil2dVariant variant) noexcept;
+
+/// Collective over `comm`: creates `variant` over `transport`. shmem needs
+/// OpenSHMEM started (par::Shmem) and `comm` spanning the SHMEM world with
+/// rank == PE. Throws std::invalid_argument for a variant the transport
+/// lacks or a bad spec (the same on every rank), core::RuntimeFailure if
+/// OpenSHMEM is missing.
+std::unique_ptr<Stencil2d> make_stencil2d(Stencil2dTransport transport, Stencil2dVariant variant,
+                                          const par::Comm& comm, const Stencil2dSpec& spec);
+
+/// For embedders, by name: the transports (mpi, rma, shmem).
 std::vector<std::string> stencil2d_transport_names();
 /// The variants of `transport` (empty for an unknown one).
 std::vector<std::string> stencil2d_variant_names(std::string_view transport);
 /// True if `variant` exists for `transport`.
 bool is_stencil2d_variant(std::string_view transport, std::string_view variant);
-
-/// Collective over `comm`: creates `variant` over `transport`. shmem needs
-/// OpenSHMEM started (par::Shmem) and `comm` spanning the SHMEM world with
-/// rank == PE. Throws std::invalid_argument for unknown names or a bad spec
-/// (the same on every rank), core::RuntimeFailure if OpenSHMEM is missing.
+/// make_stencil2d by name (std::invalid_argument for unknown names).
 std::unique_ptr<Stencil2d> make_stencil2d(std::string_view transport, std::string_view variant,
                                           const par::Comm& comm, const Stencil2dSpec& spec);
 

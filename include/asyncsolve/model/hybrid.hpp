@@ -62,6 +62,16 @@ double epsilon_floor(int n, int m);
 /// eq. 1); ε > 1 above it, ε < 1 below it.
 double f_comm_equiv(int n, int m, double f_comp_non);
 
+/// Which term of the max in eq. 3 sets the funneled time.
+enum class LimitedBy {
+  communication,  ///< f_comm/m
+  computation,    ///< f_comp,overlap·n/(n−m)
+  balanced,       ///< both alike (eq. 4)
+};
+
+/// "communication", "computation" or "balanced".
+std::string_view limited_by_name(LimitedBy term) noexcept;
+
 /// Every quantity of §7.2.1 for one machine and one split of T_masteronly.
 struct HybridQuantities {
   int threads = 2;   ///< n
@@ -70,9 +80,8 @@ struct HybridQuantities {
   double f_comp_non = 0;
   double f_comp_overlap = 0;  ///< 1 − f_comm − f_comp,non (eq. 1)
   double epsilon = 1;         ///< eq. 3
-  /// Which term of the max in eq. 3 sets the funneled time: "communication"
-  /// (f_comm/m), "computation" (f_comp,overlap·n/(n−m)) or "balanced" (eq. 4).
-  std::string limited_by;
+  /// Which term of the max in eq. 3 sets the funneled time.
+  LimitedBy limited_by = LimitedBy::balanced;
   double epsilon_max = 1;    ///< eq. 5
   double f_comm_best = 0;    ///< eq. 6
   double epsilon_bound = 1;  ///< eq. 7, 1 + m(1 − 1/n)

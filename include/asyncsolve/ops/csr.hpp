@@ -30,9 +30,12 @@
 /// add in such chains on AMD Zen, so the two layouts agree to rounding, not
 /// bit for bit). Rows kept in CSR with identical columns are multiplied in
 /// groups (CsrBlock::groups), which with AVX-512 also sums in another order.
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "asyncsolve/sparse/dist_matrix.hpp"
@@ -146,6 +149,51 @@ enum class InteriorLayout {
   blocks  ///< row blocks (RowBlocks)
 };
 
+/// How the boundary rows are stored: their owned and ghost columns in
+/// grouped CSR (two CsrBlocks), or in row blocks (two RowBlocks of one cut).
+enum class BoundaryLayout { csr, blocks };
+
+/// The layouts' names (result documents, bench/spmv), in the enums' order.
+inline constexpr std::array<std::string_view, 3> interior_layout_names{"csr", "sell8", "blocks"};
+inline constexpr std::array<std::string_view, 2> boundary_layout_names{"csr", "blocks"};
+std::string_view layout_name(InteriorLayout layout) noexcept;
+std::string_view layout_name(BoundaryLayout layout) noexcept;
+
+// ---- The layout policy: what CsrOperator takes unless told ------------------
+//
+// SELL-8 runs 8 rows per vector instruction but pads every slice to its
+// longest row; row blocks gather nothing but store a zero wherever a row of a
+// block lacks one of the block's columns; grouped CSR stores no padding and
+// gathers x row by row. Where the thresholds come from (docs/PERFORMANCE.md,
+// "SELL-8" and "Row blocks"): the 7-point 128^3 matrix pads SELL-8 by 0.2 %
+// and runs it fastest; pyamg's DG matrix would pad it by 36 %, and its row
+// blocks, storing 1.40 values per non-zero, run its mat-vec 2.3x faster than
+// grouped CSR.
+
+/// SELL-8 is taken where its padding is at most this fraction of the rows'
+/// non-zeros (stored entries <= (1 + sell_max_padding) non-zeros).
+inline constexpr double sell_max_padding = 0.25;
+
+/// Row blocks are taken (where SELL-8 pads more, and for the boundary rows)
+/// where they store at most this many values per non-zero.
+inline constexpr double blocks_max_values_per_nonzero = 1.5;
+
+/// The interior rows' layout: sell8 when `sell_stored` (the entries SELL-8
+/// stores for `nonzeros` non-zeros, padding included; nothing beyond 32-bit
+/// offsets) is within sell_max_padding; else blocks when `blocks_stored()`
+/// (the values row blocks store; asked only then, since it cuts the blocks)
+/// is within blocks_max_values_per_nonzero; else csr. Local, pure.
+InteriorLayout choose_interior_layout(
+    std::int64_t nonzeros, std::optional<std::int64_t> sell_stored,
+    const std::function<std::optional<std::int64_t>()>& blocks_stored);
+
+/// The boundary rows' layout: blocks when `blocks_stored` (the values one
+/// cut of their owned and ghost columns stores; nothing beyond 32-bit
+/// offsets) is within blocks_max_values_per_nonzero of their `nonzeros`,
+/// else csr. Local, pure.
+BoundaryLayout choose_boundary_layout(std::int64_t nonzeros,
+                                      std::optional<std::int64_t> blocks_stored) noexcept;
+
 /// This rank's rows of a distributed matrix, split for the overlapped
 /// mat-vec. Owns copies of the entries (12 bytes each at most); cheap to share by
 /// reference, not copied by the solvers.
@@ -153,11 +201,13 @@ class CsrOperator {
  public:
   CsrOperator() = default;
   /// Local: splits the matrix's local rows into interior and boundary rows,
-  /// storing the interior ones in `layout` (by default SELL-8 unless it
-  /// pads by more than a quarter, else row blocks unless they store more
-  /// than 1.5 values per non-zero, else CSR: interior_layout()); with SELL-8, a
+  /// storing the interior ones in `layout` (by default the one
+  /// choose_interior_layout picks: interior_layout()) and the boundary ones
+  /// as choose_boundary_layout picks (boundary_layout()); with SELL-8, a
   /// uniform step's value once unless `compress_values` is false (the
-  /// plain layout, for comparison: bench/spmv --values).
+  /// plain layout, for comparison: bench/spmv --values). Throws
+  /// std::length_error where a layout asked for needs more than 32-bit
+  /// offsets.
   explicit CsrOperator(const sparse::DistMatrix& matrix,
                        std::optional<InteriorLayout> layout = std::nullopt,
                        bool compress_values = true);
@@ -204,14 +254,20 @@ class CsrOperator {
   const CsrBlock& boundary_local() const noexcept { return boundary_local_; }
   /// The boundary rows' ghost columns (indices into the ghost array), same rows and runs.
   const CsrBlock& boundary_ghost() const noexcept { return boundary_ghost_; }
+  /// How the boundary rows are stored (see the constructor).
+  BoundaryLayout boundary_layout() const noexcept { return boundary_layout_; }
   /// Whether the kernels take the boundary rows in row blocks (one cut for
-  /// their owned and their ghost columns, kept where the two store no more
-  /// than 1.5 values a non-zero; else the CSR blocks above, grouped).
-  bool boundary_in_blocks() const noexcept { return boundary_in_blocks_; }
+  /// their owned and their ghost columns; else the CSR blocks above, grouped).
+  bool boundary_in_blocks() const noexcept { return boundary_layout_ == BoundaryLayout::blocks; }
   const RowBlocks& boundary_local_blocks() const noexcept { return boundary_local_blocks_; }
   const RowBlocks& boundary_ghost_blocks() const noexcept { return boundary_ghost_blocks_; }
 
  private:
+  /// The boundary rows in their layout (the constructor's second step).
+  void lay_out_boundary();
+  /// The interior rows in `layout` (nothing: the policy's), the last step.
+  void lay_out_interior(std::optional<InteriorLayout> layout, bool compress_values);
+
   int rows_ = 0;
   int ghosts_ = 0;
   std::int64_t interior_nnz_ = 0;
@@ -221,7 +277,7 @@ class CsrOperator {
   RowBlocks blocks_;
   CsrBlock boundary_local_;
   CsrBlock boundary_ghost_;
-  bool boundary_in_blocks_ = false;
+  BoundaryLayout boundary_layout_ = BoundaryLayout::csr;
   RowBlocks boundary_local_blocks_;
   RowBlocks boundary_ghost_blocks_;
   std::vector<double> diagonal_;

@@ -4,6 +4,7 @@
 /// positive definite) and UMFPACK (general), optional at build time
 /// (ASYNCSOLVE_SUITESPARSE), and a built-in incomplete Cholesky IC(0) that
 /// keeps A's pattern (memory-light, inexact).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -17,6 +18,10 @@ namespace asyncsolve::precond {
 /// --local-solver: automatic picks cholmod for a symmetric matrix, umfpack
 /// otherwise (ic0 where SuiteSparse is not built and the matrix is symmetric).
 enum class LocalSolverKind { automatic, cholmod, umfpack, ic0 };
+
+/// The names of the local solvers, in LocalSolverKind's order.
+inline constexpr std::array<std::string_view, 4> local_solver_names{"auto", "cholmod", "umfpack",
+                                                                    "ic0"};
 
 /// "auto", "cholmod", "umfpack" or "ic0".
 std::string_view local_solver_name(LocalSolverKind kind);

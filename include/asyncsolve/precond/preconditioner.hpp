@@ -1,6 +1,6 @@
 #pragma once
 /// Preconditioners behind one interface, for the Krylov solvers (pcg1, pcg2,
-/// pcg-overlap and pipecg through `--pc`):
+/// pcg-overlap, pipecg and the nonsymmetric methods through `--pc`):
 ///
 /// - `none`: M = I;
 /// - `jacobi`: M = diag(A) (the solvers fuse it into their vector kernels);
@@ -12,6 +12,9 @@
 /// - `boomeramg`: one cycle of hypre's BoomerAMG (optional at build time,
 ///   boomeramg_available()), set up from the operator's rows; with a block
 ///   size > 1 the systems version (num_functions, each row's function);
+/// - `ilu0`: block-Jacobi ILU(0): each rank's diagonal block factorised
+///   incompletely on its own pattern; an apply is a forward and a backward
+///   substitution on the owned rows, no communication;
 /// - `asm`: additive Schwarz (schwarz.hpp): subdomains grown by an overlap,
 ///   each factorised once by a local solver (local_solver.hpp), optionally
 ///   with a coarse space (coarse.hpp).
@@ -20,6 +23,7 @@
 /// layer implements for the structured stencils and for the distributed CSR
 /// matrix: the mat-vec (with its halo exchange in flight while the interior
 /// is computed), the diagonal, and the owned rows in a global numbering.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -28,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/comm.hpp"
@@ -37,9 +42,13 @@
 namespace asyncsolve::precond {
 
 /// The preconditioners (see above).
-enum class PcKind { none, jacobi, chebyshev, boomeramg, additive_schwarz };
+enum class PcKind { none, jacobi, chebyshev, boomeramg, ilu0, additive_schwarz };
 
-/// "none", "jacobi", "chebyshev", "boomeramg" or "asm".
+/// The names of the preconditioners, in PcKind's order (--pc, documents).
+inline constexpr std::array<std::string_view, 6> pc_kind_names{"none",      "jacobi", "chebyshev",
+                                                               "boomeramg", "ilu0",   "asm"};
+
+/// "none", "jacobi", "chebyshev", "boomeramg", "ilu0" or "asm".
 std::string_view pc_kind_name(PcKind kind);
 
 /// How additive Schwarz adds the subdomains' solutions: basic, z = sum
@@ -48,10 +57,16 @@ std::string_view pc_kind_name(PcKind kind);
 /// exchange, not symmetric; for the nonsymmetric Krylov methods).
 enum class SchwarzType { basic, restricted };
 
+/// The names of the Schwarz types, in SchwarzType's order (--pc-option type=).
+inline constexpr std::array<std::string_view, 2> schwarz_type_names{"basic", "restricted"};
+
 /// --coarse: none (one level) or nicolaides (one coarse vector per
 /// subdomain and near-null vector: the partition of unity of the owned rows,
 /// or the rigid-body modes with --coordinates).
 enum class CoarseKind { none, nicolaides };
+
+/// The names of the coarse spaces, in CoarseKind's order (--coarse).
+inline constexpr std::array<std::string_view, 2> coarse_names{"none", "nicolaides"};
 
 /// "none" or "nicolaides".
 std::string_view coarse_name(CoarseKind kind);
@@ -64,13 +79,43 @@ struct SchwarzSettings {
   SchwarzType type = SchwarzType::basic;
 };
 
+/// chebyshev's --pc-option settings.
+struct ChebyshevSettings {
+  int lanczos_steps = 10;          ///< CG (Lanczos) steps estimating the eigenvalue bounds, 2-200
+  double lambda_max_factor = 1.1;  ///< safety factor on the largest eigenvalue estimate, 1-10
+};
+
+/// boomeramg's --pc-option settings (hypre's codes for the choices are
+/// boomeramg.cpp's). The values of each choice are in the order of their
+/// names in pc_option_summary.
+struct BoomerAmgSettings {
+  enum class Coarsen { hmis, pmis, falgout, cljp, rs };
+  enum class Interp { ext_i, ext, standard, classical, direct };
+  enum class Relax { l1_sym_gs, sym_gs, jacobi, l1_jacobi, chebyshev, gs, l1_gs };
+  enum class Cycle { v, w };
+  Coarsen coarsen = Coarsen::hmis;
+  Interp interp = Interp::ext_i;
+  Relax relax = Relax::l1_sym_gs;
+  Cycle cycle = Cycle::v;
+  int cycles = 1;                  ///< cycles per apply, 1-10
+  int sweeps = 1;                  ///< smoothing sweeps down and up, 1-10
+  double strong_threshold = 0.25;  ///< 0-1
+  int agg_levels = 0;              ///< levels of aggressive coarsening, 0-10
+  int max_levels = 25;             ///< 2-50
+  int pmax = 4;                    ///< interpolation elements per row, 0 (no limit)-20
+};
+
 /// `--pc` and `--pc-option`, parsed and validated (plain values, identical
 /// on every rank), with what the run adds (the near-null space).
 struct PcSettings {
   PcKind kind = PcKind::none;
-  int degree = 3;  ///< chebyshev: the polynomial's degree (mat-vecs per apply)
-  /// --pc-option name=value pairs, validated and in canonical spelling, in
-  /// the order given (a name given twice keeps its last value).
+  int degree = 3;               ///< chebyshev: the polynomial's degree (mat-vecs per apply)
+  ChebyshevSettings chebyshev;  ///< kind chebyshev: its options (defaults unless given)
+  BoomerAmgSettings boomeramg;  ///< kind boomeramg: its options (defaults unless given)
+  /// --pc-option name=value pairs as given, validated and in canonical
+  /// spelling, in the order given (a name given twice keeps its last
+  /// value): what the result document records. The typed settings above
+  /// hold their values.
   std::vector<std::pair<std::string, std::string>> options;
   SchwarzSettings schwarz;  ///< asm
   int block_size = 1;       ///< --block-size (boomeramg: num_functions)
@@ -85,16 +130,25 @@ struct PcSettings {
 std::string pc_text(const PcSettings& settings);
 
 /// Parses `--pc TEXT` (none, jacobi, chebyshev, chebyshev:DEGREE with
-/// DEGREE from 1 to 100, boomeramg, asm) into settings.kind and settings.degree.
+/// DEGREE from 1 to 100, boomeramg, ilu0, asm) into settings.kind and settings.degree.
 /// Throws core::InputError naming the value and what was expected.
 void parse_pc(std::string_view text, PcSettings& settings);
 
 /// Parses `--pc-option` text: name=value pairs separated by commas or
 /// newlines (the option may be given several times), each name one that
-/// settings.kind takes (pc_option_names) and each value in its range.
+/// settings.kind takes (pc_option_summary) and each value in its range,
+/// into settings.options and the typed settings (settings.chebyshev and
+/// settings.boomeramg, first reset to their defaults; asm's type into
+/// settings.schwarz.type).
 /// Throws core::InputError for a pair without '=', an unknown name or a
-/// value out of range, and for any option with `none` or `jacobi`.
+/// value out of range, and for any option with `none`, `jacobi` or `ilu0`.
 void parse_pc_options(std::string_view text, PcSettings& settings);
+
+/// For a nonsymmetric method (GMRES, BiCGStab: M need not be symmetric):
+/// the options not given take their nonsymmetric defaults (boomeramg:
+/// relax=l1-gs, forward hybrid Gauss-Seidel; asm: type=restricted, PETSc's
+/// PCASM default). Call after parse_pc_options.
+void use_nonsymmetric_defaults(PcSettings& settings);
 
 /// "name=value,name=value" of settings.options (empty: none given).
 std::string pc_options_text(const PcSettings& settings);
@@ -140,6 +194,22 @@ class PcOperator {
   virtual void gather(const grid::Field& v, std::span<double> out) const = 0;
   /// Local: writes `in` (row order) into the owned entries of `v`.
   virtual void scatter(std::span<const double> in, grid::Field& v) const = 0;
+  /// Collective: max over the rows of sum_j |a_ij| / |a_ii|, the same on
+  /// every rank: no eigenvalue of D^-1 A exceeds it (Gershgorin: each lies
+  /// in a disc about 1 of radius sum_{j != i} |a_ij / a_ii|). The default
+  /// goes through assemble(); an operator that knows its rows computes it
+  /// from them.
+  virtual double gershgorin_bound();
+};
+
+/// Bad input found at a preconditioner's setup: the operator is not
+/// positive definite (chebyshev's Lanczos steps met p^T A p <= 0 or an
+/// eigenvalue estimate <= 0), which the preconditioner and the CG methods
+/// need. Thrown identically on every rank (from reduced values), so that
+/// the command can add what to use instead.
+class NotPositiveDefinite : public core::InputError {
+ public:
+  using core::InputError::InputError;
 };
 
 /// What a preconditioner's setup found and what it was set up with, for the
@@ -174,7 +244,8 @@ class Preconditioner {
 /// Collective over op.comm(): sets up settings.kind on `op` (timed into the
 /// report's setup_s). Throws core::InputError for boomeramg in a build
 /// without hypre, and core::CollectiveFailure (on every rank) when hypre's
-/// setup fails, with hypre's error code in one line.
+/// setup fails, with hypre's error code in one line; core::InputError on
+/// every rank for ilu0 with a zero pivot.
 std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, PcOperator& op);
 
 }  // namespace asyncsolve::precond

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "stencil2d_impl.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 using par::check_mpi;
 
-enum class MpiVariant { trivial, sendrecv, halo };
+using MpiVariant = Stencil2dVariant;  // trivial, sendrecv or halo
 
 /// A committed subarray type of V for `rect`.
 MPI_Datatype rect_type(const Stencil2dLayout& layout, const Rect2d& rect) {
@@ -81,15 +82,7 @@ class Stencil2dMpi final : public Stencil2dBlock {
 
   std::string transport() const override { return "mpi"; }
   std::string variant() const override {
-    switch (variant_) {
-      case MpiVariant::trivial:
-        return "trivial";
-      case MpiVariant::sendrecv:
-        return "sendrecv";
-      case MpiVariant::halo:
-        return "halo";
-    }
-    return "?";
+    return std::string(core::enum_name(stencil2d_variant_table, variant_));
   }
   long messages_per_iteration() const override { return variant_ == MpiVariant::halo ? 4 : 8; }
 
@@ -109,6 +102,11 @@ class Stencil2dMpi final : public Stencil2dBlock {
           break;
         case MpiVariant::halo:
           exchange_halo();
+          break;
+        case MpiVariant::put:  // one-sided: not made here (make_stencil2d_mpi)
+        case MpiVariant::get:
+        case MpiVariant::get0:
+        case MpiVariant::get1:
           break;
       }
       halo_complete();
@@ -187,18 +185,14 @@ class Stencil2dMpi final : public Stencil2dBlock {
 
 }  // namespace
 
-std::unique_ptr<Stencil2d> make_stencil2d_mpi(std::string_view variant, const par::Comm& comm,
+std::unique_ptr<Stencil2d> make_stencil2d_mpi(Stencil2dVariant variant, const par::Comm& comm,
                                               const Stencil2dGrid& grid,
                                               const Stencil2dSpec& spec) {
-  MpiVariant v = MpiVariant::trivial;
-  if (variant == "sendrecv") {
-    v = MpiVariant::sendrecv;
-  } else if (variant == "halo") {
-    v = MpiVariant::halo;
-  } else if (variant != "trivial") {
-    throw std::invalid_argument(fmt::format("stencil2d: no mpi variant '{}'", variant));
+  if (!is_stencil2d_variant(Stencil2dTransport::mpi, variant)) {
+    throw std::invalid_argument(fmt::format("stencil2d: no mpi variant '{}'",
+                                            core::enum_name(stencil2d_variant_table, variant)));
   }
-  return std::make_unique<Stencil2dMpi>(v, comm, grid, spec);
+  return std::make_unique<Stencil2dMpi>(variant, comm, grid, spec);
 }
 
 }  // namespace asyncsolve::kernels::detail

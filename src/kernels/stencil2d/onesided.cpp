@@ -47,7 +47,7 @@
 namespace asyncsolve::kernels::detail {
 namespace {
 
-enum class OneSidedVariant { put, get, get0, get1 };
+using OneSidedVariant = Stencil2dVariant;  // put, get, get0 or get1
 constexpr int ready_slot = 0;
 constexpr int consumed_slot = stencil2d_directions;
 
@@ -61,8 +61,7 @@ class Stencil2dOneSided final : public Stencil2dBlock {
 
   std::string transport() const override { return space_->transport(); }
   std::string variant() const override {
-    static constexpr std::array<std::string_view, 4> names{"put", "get", "get0", "get1"};
-    return std::string(core::enum_name(names, variant_));
+    return std::string(core::enum_name(stencil2d_variant_table, variant_));
   }
   long messages_per_iteration() const override {
     if (variant_ == OneSidedVariant::put || variant_ == OneSidedVariant::get) return 8;
@@ -153,6 +152,9 @@ class Stencil2dOneSided final : public Stencil2dBlock {
         filter_border();
         break;
       case OneSidedVariant::put:
+      case OneSidedVariant::trivial:  // two-sided: not made here (make_stencil2d_onesided)
+      case OneSidedVariant::sendrecv:
+      case OneSidedVariant::halo:
         break;
     }
   }
@@ -164,22 +166,16 @@ class Stencil2dOneSided final : public Stencil2dBlock {
 
 }  // namespace
 
-std::unique_ptr<Stencil2d> make_stencil2d_onesided(std::string_view variant,
+std::unique_ptr<Stencil2d> make_stencil2d_onesided(Stencil2dVariant variant,
                                                    std::unique_ptr<OneSidedSpace> space,
                                                    const Stencil2dGrid& grid,
                                                    const Stencil2dSpec& spec) {
-  OneSidedVariant v = OneSidedVariant::put;
-  if (variant == "get") {
-    v = OneSidedVariant::get;
-  } else if (variant == "get0") {
-    v = OneSidedVariant::get0;
-  } else if (variant == "get1") {
-    v = OneSidedVariant::get1;
-  } else if (variant != "put") {
+  if (is_stencil2d_variant(Stencil2dTransport::mpi, variant)) {
     space->free();
-    throw std::invalid_argument(fmt::format("stencil2d: no one-sided variant '{}'", variant));
+    throw std::invalid_argument(fmt::format("stencil2d: no one-sided variant '{}'",
+                                            core::enum_name(stencil2d_variant_table, variant)));
   }
-  return std::make_unique<Stencil2dOneSided>(v, std::move(space), grid, spec);
+  return std::make_unique<Stencil2dOneSided>(variant, std::move(space), grid, spec);
 }
 
 }  // namespace asyncsolve::kernels::detail

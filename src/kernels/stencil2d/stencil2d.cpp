@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "stencil2d_impl.hpp"
@@ -166,24 +167,18 @@ void Stencil2dBlock::halo_complete() noexcept {
 
 // ---- names and the factory ----------------------------------------------------
 
-std::vector<std::string> stencil2d_transport_names() { return {"mpi", "rma", "shmem"}; }
-
-std::vector<std::string> stencil2d_variant_names(std::string_view transport) {
-  if (transport == "mpi") return {"trivial", "sendrecv", "halo"};
-  if (transport == "rma" || transport == "shmem") return {"put", "get", "get0", "get1"};
-  return {};
+bool is_stencil2d_variant(Stencil2dTransport transport, Stencil2dVariant variant) noexcept {
+  const bool two_sided = variant == Stencil2dVariant::trivial ||
+                         variant == Stencil2dVariant::sendrecv || variant == Stencil2dVariant::halo;
+  return two_sided == (transport == Stencil2dTransport::mpi);
 }
 
-bool is_stencil2d_variant(std::string_view transport, std::string_view variant) {
-  const auto names = stencil2d_variant_names(transport);
-  return std::find(names.begin(), names.end(), variant) != names.end();
-}
-
-std::unique_ptr<Stencil2d> make_stencil2d(std::string_view transport, std::string_view variant,
+std::unique_ptr<Stencil2d> make_stencil2d(Stencil2dTransport transport, Stencil2dVariant variant,
                                           const par::Comm& comm, const Stencil2dSpec& spec) {
   if (!is_stencil2d_variant(transport, variant)) {
-    throw std::invalid_argument(
-        fmt::format("stencil2d: no variant '{}' over transport '{}'", variant, transport));
+    throw std::invalid_argument(fmt::format("stencil2d: no variant '{}' over transport '{}'",
+                                            core::enum_name(stencil2d_variant_table, variant),
+                                            core::enum_name(stencil2d_transport_table, transport)));
   }
   if (spec.radius < 1 || spec.local <= spec.radius) {
     throw std::invalid_argument(
@@ -191,11 +186,48 @@ std::unique_ptr<Stencil2d> make_stencil2d(std::string_view transport, std::strin
                     spec.radius, spec.local));
   }
   const Stencil2dGrid grid = Stencil2dGrid::create(comm.rank(), comm.size());
-  if (transport == "mpi") return detail::make_stencil2d_mpi(variant, comm, grid, spec);
+  if (transport == Stencil2dTransport::mpi) {
+    return detail::make_stencil2d_mpi(variant, comm, grid, spec);
+  }
   const detail::Stencil2dLayout layout(spec.local, spec.radius);
-  auto space = transport == "rma" ? detail::make_rma_space(comm, layout)
-                                  : detail::make_shmem_space(comm, layout);
+  auto space = transport == Stencil2dTransport::rma ? detail::make_rma_space(comm, layout)
+                                                    : detail::make_shmem_space(comm, layout);
   return detail::make_stencil2d_onesided(variant, std::move(space), grid, spec);
+}
+
+// ---- by name ---------------------------------------------------------------------
+
+std::vector<std::string> stencil2d_transport_names() {
+  return {stencil2d_transport_table.begin(), stencil2d_transport_table.end()};
+}
+
+std::vector<std::string> stencil2d_variant_names(std::string_view transport) {
+  const auto t = core::enum_parse<Stencil2dTransport>(stencil2d_transport_table, transport);
+  std::vector<std::string> out;
+  if (!t) return out;
+  for (std::size_t v = 0; v < stencil2d_variant_table.size(); ++v) {
+    if (is_stencil2d_variant(*t, static_cast<Stencil2dVariant>(v))) {
+      out.emplace_back(stencil2d_variant_table[v]);
+    }
+  }
+  return out;
+}
+
+bool is_stencil2d_variant(std::string_view transport, std::string_view variant) {
+  const auto t = core::enum_parse<Stencil2dTransport>(stencil2d_transport_table, transport);
+  const auto v = core::enum_parse<Stencil2dVariant>(stencil2d_variant_table, variant);
+  return t && v && is_stencil2d_variant(*t, *v);
+}
+
+std::unique_ptr<Stencil2d> make_stencil2d(std::string_view transport, std::string_view variant,
+                                          const par::Comm& comm, const Stencil2dSpec& spec) {
+  const auto t = core::enum_parse<Stencil2dTransport>(stencil2d_transport_table, transport);
+  const auto v = core::enum_parse<Stencil2dVariant>(stencil2d_variant_table, variant);
+  if (!t || !v) {
+    throw std::invalid_argument(
+        fmt::format("stencil2d: no variant '{}' over transport '{}'", variant, transport));
+  }
+  return make_stencil2d(*t, *v, comm, spec);
 }
 
 // ---- validation -----------------------------------------------------------------

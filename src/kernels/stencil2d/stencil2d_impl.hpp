@@ -96,9 +96,11 @@ std::unique_ptr<OneSidedSpace> make_rma_space(const par::Comm& comm, const Stenc
 std::unique_ptr<OneSidedSpace> make_shmem_space(const par::Comm& comm,
                                                 const Stencil2dLayout& layout);
 
-std::unique_ptr<Stencil2d> make_stencil2d_mpi(std::string_view variant, const par::Comm& comm,
+/// A two-sided variant (trivial, sendrecv, halo).
+std::unique_ptr<Stencil2d> make_stencil2d_mpi(Stencil2dVariant variant, const par::Comm& comm,
                                               const Stencil2dGrid& grid, const Stencil2dSpec& spec);
-std::unique_ptr<Stencil2d> make_stencil2d_onesided(std::string_view variant,
+/// A one-sided variant (put, get, get0, get1) over `space`.
+std::unique_ptr<Stencil2d> make_stencil2d_onesided(Stencil2dVariant variant,
                                                    std::unique_ptr<OneSidedSpace> space,
                                                    const Stencil2dGrid& grid,
                                                    const Stencil2dSpec& spec);

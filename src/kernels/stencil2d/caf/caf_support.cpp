@@ -41,6 +41,7 @@
 #include "asyncsolve/core/parse.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/kernels/filter2d.hpp"
+#include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/kernels/stencil2d_bench.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/version.hpp"
@@ -86,7 +87,7 @@ struct State {
   std::vector<std::string> command;
   std::string started;
   asyncsolve::kernels::Stencil2dBenchArgs args;  ///< --local, --radius, -i, -x, --repeats
-  std::string variant_text = "all";
+  std::string variant_text{asyncsolve::kernels::stencil2d_every_variant};
   std::string grid_text;
   std::string json_path;
   asyncsolve_caf_config config{};
@@ -142,7 +143,7 @@ void validate(State& s, int images) {
   c.warmup = s.args.warmup;
   c.repeats = s.args.repeats;
   std::vector<std::string> variants;
-  if (s.variant_text == "all") {
+  if (s.variant_text == asyncsolve::kernels::stencil2d_every_variant) {
     variants.assign(std::begin(variant_names), std::end(variant_names));
   } else {
     variants = asyncsolve::core::split_list(

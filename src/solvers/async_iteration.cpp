@@ -1,0 +1,216 @@
+// The asynchronous iteration, written once (see async_iteration.hpp).
+#include "async_iteration.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "asyncsolve/core/timer.hpp"
+#include "jacobi_check.hpp"
+
+namespace asyncsolve::solvers::detail {
+namespace {
+
+/// How long one wait for news lasts before the reduction is progressed
+/// again (as_channels_wait_any sleeps at most AS_WAIT_MAX_SLEEP_US at a time).
+constexpr double idle_slice_s = 200e-6;
+
+/// One run of the loop: its state and its steps.
+class AsyncIteration {
+ public:
+  AsyncIteration(AsyncLocalUpdate& update, comm::AsyncHalo& halo,
+                 collectives::NonblockingAllreduce& convergence, const AsyncSettings& settings)
+      : update_(update),
+        halo_(halo),
+        convergence_(convergence),
+        options_(*settings.options),
+        base_(settings.options->base),
+        b_norm_(settings.b_norm),
+        ranks_(convergence.comm().size()),
+        // Below this part of ||b - A u||^2, a rank with nothing new idles.
+        idle_r2_(std::pow(async_idle_fraction * base_.tol * b_norm_, 2) /
+                 static_cast<double>(ranks_)),
+        idle_on_(options_.idle && update.bounds_residual()),
+        idle_(idle_on_ && halo.neighbours() > 0),
+        timed_(std::isfinite(base_.max_time_s)) {
+    result_.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
+    result_.sweep_phase = async_sweep_phase;
+  }
+
+  SolveResult run();
+
+ private:
+  bool over_time() const { return timed_ && core::now_s() - t0_ >= base_.max_time_s; }
+  void take_news();
+  void start_round();
+  bool round_stops();
+  bool idle_wait();
+  void sweep();
+
+  AsyncLocalUpdate& update_;
+  comm::AsyncHalo& halo_;
+  collectives::NonblockingAllreduce& convergence_;
+  const AsyncJacobiOptions& options_;
+  const JacobiOptions& base_;
+  const double b_norm_;
+  const int ranks_;
+  const double idle_r2_;
+  /// --idle on, where the update's residuals can bound its residual.
+  const bool idle_on_;
+  /// idle_on_ where news can come (a rank without neighbours never idles).
+  const bool idle_;
+  const bool timed_;
+  SolveResult result_;
+  double t0_ = 0.0;
+  double estimate_ = std::numeric_limits<double>::infinity();
+  // An upper bound of this block's ||b - A u||^2 with its current halos: the
+  // fused sweep's value for the iterate it read (a sweep with fixed halos
+  // does not increase it), plus the halos' change since.
+  double local_r2_ = std::numeric_limits<double>::infinity();
+  long k_ = 0;
+  // With idle on, fused sweeps also refresh local_r2 for the idle decision,
+  // at the pace idle_refresh_gap sets: the last refresh, and the next.
+  double refreshed_r2_ = std::numeric_limits<double>::infinity();
+  long refreshed_k_ = -1;
+  long next_refresh_ = 0;
+  long recorded_k_ = -1;  ///< the iteration of the last history point
+  AsyncCheckSums contribution_{};
+  AsyncCheckSums sum_{};
+};
+
+// The newest halo of every neighbour that sent one. local_r2 stays an upper
+// bound of this block's ||b - A u||^2 with the halos it now has: the halos'
+// change is added to its root (a halo value enters the residual with
+// coefficient at most 1: AsyncLocalUpdate::bounds_residual).
+void AsyncIteration::take_news() {
+  const auto scope = result_.phases.time(async_recv_phase);
+  const double change_sq = halo_.receive(result_.batch_sizes);
+  if (change_sq > 0.0) local_r2_ = std::pow(std::sqrt(local_r2_) + std::sqrt(change_sq), 2);
+}
+
+// Starts a round with this rank's part: its residual, whether it made
+// max_iters sweeps, whether it ran out of time.
+void AsyncIteration::start_round() {
+  contribution_ = async_contribution(base_, k_, t0_, local_r2_);
+  convergence_.start(contribution_);
+}
+
+// Tests the round in flight; true when it completed and stops the solve
+// (the same decision on every rank: the sums are the same). The history
+// keeps one point per iteration of this rank (an idle rank completes many
+// rounds without sweeping) and the last one.
+bool AsyncIteration::round_stops() {
+  if (!convergence_.active() || !convergence_.test(sum_)) return false;
+  estimate_ = std::sqrt(sum_[residual_sq_value]) / b_norm_;
+  const bool stop = async_check_stops(result_, base_, k_, sum_, estimate_, ranks_);
+  if (k_ != recorded_k_ || stop) {
+    recorded_k_ = k_;
+    const HistoryPoint point{k_, core::now_s() - t0_, estimate_, std::sqrt(local_r2_) / b_norm_};
+    result_.history.push_back(point);
+    if (base_.monitor) base_.monitor(point);
+  }
+  return stop;
+}
+
+// Waits for news, keeping sends and the reduction going; true when a round
+// stops the solve meanwhile.
+bool AsyncIteration::idle_wait() {
+  ++result_.idle_waits;
+  const double start = core::now_s();
+  bool stop = false;
+  for (;;) {
+    if (!convergence_.active()) start_round();  // restarted at once: nothing else to do
+    if (round_stops()) {
+      stop = true;
+      break;
+    }
+    halo_.retry_unsent();
+    if (halo_.wait_for_news(idle_slice_s)) break;
+  }
+  result_.phases.add(async_idle_phase, core::now_s() - start);
+  return stop;
+}
+
+// x^{k+1} from x^k and the newest halo. The residual comes with the update
+// (fused) when a round starts after it, and with idle on when the bound the
+// idle decision uses is due a refresh (idle_refresh_gap: every 4 to 64
+// sweeps, more often as it nears the threshold). Other updates keep the
+// bound: an update with fixed halos does not increase it.
+void AsyncIteration::sweep() {
+  const double ts = core::now_s();
+  const bool round_next = !convergence_.active() && ((k_ + 1) % base_.check_every == 0 ||
+                                                     k_ + 1 == base_.max_iters || over_time());
+  const bool fused = k_ == 0 || round_next || (idle_on_ && k_ >= next_refresh_);
+  const int planes = options_.progress_planes;
+  double r2 = 0.0;
+  for (int p = 0; p < update_.pieces(planes); ++p) {
+    r2 += update_.update(p, planes, fused);
+    // poll:K: the channels progressed every K planes (messages move inside MPI calls)
+    if (planes > 0) halo_.progress();
+  }
+  if (fused) {
+    local_r2_ = r2;
+    next_refresh_ = k_ + idle_refresh_gap(refreshed_r2_, refreshed_k_, r2, k_, idle_r2_);
+    refreshed_r2_ = r2;
+    refreshed_k_ = k_;
+  }
+  if (base_.faults != nullptr) base_.faults->after_sweep(core::now_s() - ts);
+  update_.advance();  // both carry the newest halos
+  result_.phases.add(async_sweep_phase, core::now_s() - ts);
+  if (base_.faults != nullptr) base_.faults->poll();
+}
+
+SolveResult AsyncIteration::run() {
+  t0_ = core::now_s();
+  // Per iteration: at most one message per neighbour in each direction
+  // (fewer when a channel is full or halo_every > 1), one update (for
+  // Jacobi a fused sweep: 16 B/point on a stencil, 12 B per non-zero and
+  // 32 B per row on CSR) that also yields this rank's residual when due,
+  // one test of the reduction; every check_every iterations one started
+  // reduction of async_convergence_values doubles.
+  for (;;) {
+    take_news();
+    if (idle_ && k_ > 0 && local_r2_ < idle_r2_) {
+      // This block is converged against its halos, and what arrived since
+      // the last sweep (if anything) changes its residual too little to
+      // matter: another sweep would only spin on (nearly) stale data.
+      if (idle_wait()) break;
+      continue;
+    }
+    if (!idle_on_ && k_ >= base_.max_iters) {
+      // Done with its sweeps: wait, taking news and keeping the reduction
+      // going, until every rank is (or the solve ends otherwise).
+      if (idle_wait()) break;
+      continue;
+    }
+    sweep();
+    ++k_;
+    if (k_ % base_.halo_every == 0) {
+      const auto scope = result_.phases.time(async_send_phase);
+      result_.skipped_sends += halo_.send();
+    }
+    const auto scope = result_.phases.time(async_reduce_phase);
+    if (!convergence_.active() &&
+        (k_ % base_.check_every == 0 || k_ == base_.max_iters || over_time())) {
+      start_round();
+    }
+    if (round_stops()) break;
+  }
+  result_.time_s = core::now_s() - t0_;
+  result_.iterations = k_;
+  result_.residual_estimate = estimate_;
+  result_.messages_sent = halo_.messages_sent();
+  result_.bytes_sent = halo_.bytes_sent();
+  result_.sweep_bytes = update_.bytes() * static_cast<double>(k_);
+  if (base_.faults != nullptr) result_.injected_s = base_.faults->injected_s();
+  return std::move(result_);
+}
+
+}  // namespace
+
+SolveResult run_async(AsyncLocalUpdate& update, comm::AsyncHalo& halo,
+                      collectives::NonblockingAllreduce& convergence,
+                      const AsyncSettings& settings) {
+  return AsyncIteration(update, halo, convergence, settings).run();
+}
+
+}  // namespace asyncsolve::solvers::detail

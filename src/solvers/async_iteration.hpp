@@ -1,0 +1,66 @@
+#pragma once
+/// The asynchronous iteration (internal to the solvers layer): paper 000's
+/// loop, written once, over two extension points:
+///
+/// - AsyncLocalUpdate: what one rank computes with the newest data of its
+///   neighbours. Jacobi implements it once over the LinearOperator
+///   (JacobiUpdate in jacobi_async.cpp: a sweep of the owned rows, on the
+///   structured stencils and on CSR alike); an asynchronous Schwarz method
+///   would implement it with its subdomain solve.
+/// - comm::AsyncHalo: how the neighbours' data travels (one channel per
+///   neighbour; the faces of a block, the ghosts of a sparse plan, or a
+///   method's own overlap).
+///
+/// The loop owns what every such method shares: taking news, sending,
+/// the non-blocking convergence reduction and its stop decision
+/// (jacobi_check.hpp), idle waits, the max_iters rule of the slowest rank,
+/// the wall-clock guard, straggler and noise injection, and the counts and
+/// phases of the result.
+#include <vector>
+
+#include "asyncsolve/collectives/nonblocking_allreduce.hpp"
+#include "asyncsolve/comm/async_halo.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
+#include "asyncsolve/solvers/result.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+/// One rank's update of an asynchronous iteration: x_new from x and the
+/// neighbours' newest data in the halo (which the AsyncHalo writes into
+/// both x and x_new, or into an array both share).
+class AsyncLocalUpdate {
+ public:
+  virtual ~AsyncLocalUpdate() = default;
+  /// Pieces of one update, cut every `progress_planes` planes (0: the
+  /// fewest); the loop progresses the channels between them.
+  virtual int pieces(int progress_planes) const = 0;
+  /// The update on piece `piece`; with `fused`, returns its part of this
+  /// rank's ||b - A x||^2 for the x it read (else 0 where that costs more).
+  virtual double update(int piece, int progress_planes, bool fused) = 0;
+  /// After every piece: x_new becomes x (the halo stays valid in both).
+  virtual void advance() = 0;
+  /// Whether the fused residuals bound this rank's residual as idle waits
+  /// need (LinearOperator::bounds_residual). Without, a rank never idles.
+  virtual bool bounds_residual() const = 0;
+  /// Bytes one update streams.
+  virtual double bytes() const = 0;
+};
+
+/// What the loop needs besides its two extension points.
+struct AsyncSettings {
+  const AsyncJacobiOptions* options = nullptr;
+  double b_norm = 1.0;  ///< ||b||, which normalises the residual
+};
+
+/// Collective over the ranks of `convergence`: runs the asynchronous
+/// iteration until a round of `convergence` (async_convergence_values
+/// doubles, sum) stops it (jacobi_check.hpp), as jacobi_async describes.
+/// Fills the iteration's part of the result: reason, converged, estimate,
+/// iterations, history, phases (recv, sweep, send, residual, reduce, idle),
+/// counts, time and injected delay; sweep_bytes from update.bytes(). The
+/// channels are left open: the caller destroys them (halo.destroy()).
+SolveResult run_async(AsyncLocalUpdate& update, comm::AsyncHalo& halo,
+                      collectives::NonblockingAllreduce& convergence,
+                      const AsyncSettings& settings);
+
+}  // namespace asyncsolve::solvers::detail
