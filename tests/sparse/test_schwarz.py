@@ -207,9 +207,12 @@ def test_singular_subdomain_is_refused(tmp_path, solve):
     a = sp.diags([-np.ones(n - 1), np.r_[1.0, 2.0 * np.ones(n - 2), 1.0], -np.ones(n - 1)],
                  [-1, 0, 1])
     scipy.io.mmwrite(tmp_path / "neumann.mtx", sp.coo_matrix(a), symmetry="symmetric")
+    # A * 1 = 0 here (the command warns of such a b): a right-hand side of its own
+    scipy.io.mmwrite(tmp_path / "b.mtx", np.linspace(1.0, 2.0, n).reshape(-1, 1))
     for solver in ("auto", "ic0"):
-        rc, out, err, _ = solve(1, "--matrix", tmp_path / "neumann.mtx", "--method", "pcg1",
-                                "--pc", "asm", "--local-solver", solver)
+        rc, out, err, _ = solve(1, "--matrix", tmp_path / "neumann.mtx", "--rhs",
+                                tmp_path / "b.mtx", "--method", "pcg1", "--pc", "asm",
+                                "--local-solver", solver)
         assert rc == 3, out + err
         assert "subdomain" in err
         assert len(_error_lines(err)) == 1, err
