@@ -17,10 +17,11 @@ Condition when(std::string dimension, std::vector<std::string> values) {
 
 void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::string>& methods) {
   const Applies schwarz = applies_when({when("--method", methods), when("--pc", {"asm"})});
-  const Applies block_size =
-      applies_when({when("--method", methods), when("--pc", {"asm", "boomeramg"})});
-  const Applies rigid_body = applies_when(
-      {when("--method", methods), when("--pc", {"asm"}), when("--coarse", {"nicolaides"})});
+  const Applies block_size = applies_when(
+      {when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm", "boomeramg"})});
+  const Applies rigid_body =
+      applies_when({when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm"}),
+                    when("--coarse", {"nicolaides"})});
   t.number("--overlap", a.overlap, {0, sparse::kMaxOverlap},
            {.help = "Schwarz: layers of the matrix graph each rank's subdomain grows by beyond "
                     "its owned rows (0: no overlap, block Jacobi)",

@@ -143,7 +143,8 @@ def test_cg_refuses_restricted_asm(method, systems, solve):
     rc, _, err, doc = solve(2, "--matrix", files["matrix"], "--method", method, "--pc", "asm",
                             "--pc-option", "type=restricted")
     assert rc == 2, err
-    assert "type=restricted" in err and "not symmetric" in err
+    assert "type=restricted" in err
+    assert "not symmetric" in err
     assert doc is None
     assert len(_error_lines(err)) == 1, err
 
