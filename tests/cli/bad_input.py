@@ -378,8 +378,9 @@ TABLE_ROW = re.compile(r"^\| ([a-z ]+) \| `(-\w, )?(--[a-z0-9-]+) ([^`]*)` \| (i
 #: the option's name (it may be refused for something else, e.g. a file too large
 #: for a small --matrix-memory).
 ACCEPTED = -1
-#: Options whose limit depends on the run (ranks, memory), not on the table alone.
-RUN_DEPENDENT = {"--slow-rank", "--sites"}
+#: Options whose limit depends on the run (ranks, memory, the matrix: a block
+#: size must divide its rows), not on the table alone.
+RUN_DEPENDENT = {"--slow-rank", "--sites", "--block-size"}
 
 
 def table_cases(binary: str, tmp: str) -> list[Case]:
