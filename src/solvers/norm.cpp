@@ -61,7 +61,8 @@ bool check_divergence(SolveResult& result, double residual, long iteration) {
     result.best_iteration = iteration;
     return false;
   }
-  if (!(result.best_residual > 0.0) || !(residual >= divergence_factor * result.best_residual))
+  if (!(result.best_residual > 0.0) || !(residual >= divergence_factor * result.best_residual) ||
+      !(residual > divergence_floor))
     return false;
   result.converged = false;
   result.reason = StopReason::diverged;

@@ -51,6 +51,13 @@ void set_breakdown(SolveResult& result, double residual, long iteration);
 /// the residual overflows or --max-iters runs out.
 inline constexpr double divergence_factor = 1e6;
 
+/// Below this relative residual (about the square root of the double's
+/// epsilon) no growth counts as divergence: at the roundoff floor the
+/// residual an asynchronous round sees wanders by many orders of magnitude
+/// (seen: a best of 1e-22 against a later 1e-16, 3 ranks under MPICH), and
+/// an iteration that diverges passes this value soon after anyway.
+inline constexpr double divergence_floor = 1.5e-8;
+
 /// The divergence rule of the Krylov methods: a residual that has grown to
 /// this many times the first one. Far above Jacobi's factor, because
 /// BiCGStab's residual may rise a long way before it falls: on the upwind
@@ -62,8 +69,8 @@ inline constexpr double krylov_divergence_factor = 1e10;
 /// (and best_iteration) when it is the smallest so far. True, with
 /// `result` marked diverged (converged false, reason "diverged", a detail
 /// naming both residuals and iterations), when it is divergence_factor
-/// times the smallest or more. Local; the same on every rank for a reduced
-/// residual.
+/// times the smallest or more and above divergence_floor. Local; the same on every rank for a
+/// reduced residual.
 bool check_divergence(SolveResult& result, double residual, long iteration);
 
 /// The convergence rule, after a solve has measured its true residual:
