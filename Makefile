@@ -194,7 +194,8 @@ test-sanitize: deps $(SAN_BUILD)/build.ninja
 # change. The tests run on 1-4 ranks with MPICH's launcher, their timeouts
 # x4 (Hydra's ranks poll without yielding on oversubscribed cores: Debian's
 # MPICH is ch4:ucx, which has no yield setting), one test at a time (two
-# tests' spinning ranks on 2 cores made a 1-second test take 9 minutes); then 100
+# tests' spinning ranks, beside two compilers on 2 cores, made a 1-second
+# test take 9 minutes); then 100
 # asynchronous solves over mpi and rma (bench/soak.sh, 0 failures expected).
 # Not part of .ci/run (its budget): run it before a release and after any
 # change to a transport or a collective.
