@@ -55,14 +55,14 @@ void set_breakdown(SolveResult& result, double residual, long iteration) {
   result.detail = fmt::format("residual = {} at iteration {}", residual, iteration);
 }
 
-bool check_divergence(SolveResult& result, double residual, long iteration) {
+bool check_divergence(SolveResult& result, double residual, long iteration, double floor) {
   if (residual < result.best_residual) {
     result.best_residual = residual;
     result.best_iteration = iteration;
     return false;
   }
   if (!(result.best_residual > 0.0) || !(residual >= divergence_factor * result.best_residual) ||
-      !(residual > divergence_floor))
+      !(residual > floor))
     return false;
   result.converged = false;
   result.reason = StopReason::diverged;

@@ -89,6 +89,13 @@ TEST(CheckDivergence, GrowthAboveTheFloorOnlyStopsTheSolve) {
     EXPECT_FALSE(check_divergence(f, 1e-22, 1));
     EXPECT_TRUE(check_divergence(f, 1e-7, 2));
   }
+  {  // asynchronous Jacobi's upper bound: 1.5e-9, then a bound of 0.97 is no divergence
+    using asyncsolve::solvers::async_divergence_floor;
+    asyncsolve::solvers::SolveResult r;
+    EXPECT_FALSE(check_divergence(r, 1.5e-9, 5000, async_divergence_floor));
+    EXPECT_FALSE(check_divergence(r, 0.97, 5000, async_divergence_floor));
+    EXPECT_TRUE(check_divergence(r, 11.0, 5100, async_divergence_floor));
+  }
 }
 
 TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
