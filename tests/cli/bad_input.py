@@ -56,7 +56,7 @@ def s(text: str) -> list[str]:
 SMALL = "--local 6,6,6 --max-iters 50"
 
 
-def hand_cases(tmp: str) -> list[Case]:
+def hand_cases(tmp: str, has_hypre: bool) -> list[Case]:
     t = tmp
     c: list[Case] = []
 
@@ -166,7 +166,7 @@ def hand_cases(tmp: str) -> list[Case]:
     bad("solve --method cg --pc chebyshev", "--pc 'chebyshev'")
     # A build without hypre refuses --pc boomeramg before its options.
     def amg(fragment):
-        return fragment if HAS_HYPRE else "this build has no hypre"
+        return fragment if has_hypre else "this build has no hypre"
 
     bad("solve --method pcg1 --pc boomeramg --pc-option foo=1", amg("no option 'foo'"))
     bad("solve --method pcg1 --pc boomeramg --pc-option coarsen", amg("expected name=value"))
@@ -623,9 +623,6 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
     return "; ".join(problems) + f"\n    stderr: {p.stderr.strip()[:400]!r}"
 
 
-HAS_HYPRE = True  # set by main() from the binary
-
-
 def has_hypre(binary: str, mpiexec: list[str]) -> bool:
     """Whether the binary was built with hypre (without, --pc boomeramg is refused)."""
     p = subprocess.run([*mpiexec, "-n", "1", binary, "solve", "--problem", "ones", "--global",
@@ -635,7 +632,6 @@ def has_hypre(binary: str, mpiexec: list[str]) -> bool:
 
 
 def main() -> int:
-    global HAS_HYPRE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
     ap.add_argument("--mpiexec", default="mpiexec --oversubscribe")
@@ -645,10 +641,10 @@ def main() -> int:
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     mpiexec = shlex.split(args.mpiexec.replace(";", " "))  # a CMake list from ctest
-    HAS_HYPRE = has_hypre(binary, mpiexec)
     with tempfile.TemporaryDirectory(prefix="bad-input-") as tmp:
         prepare(tmp)
-        cases = hand_cases(tmp) + table_cases(binary, tmp)
+        hand_written = hand_cases(tmp, has_hypre(binary, mpiexec))
+        cases = hand_written + table_cases(binary, tmp)
         cases = [c for c in cases if args.filter in " ".join(c.args)]
         if args.list:
             for c in cases:
@@ -662,7 +658,7 @@ def main() -> int:
             if problem:
                 failed += 1
                 print(f"FAIL [{case.tool}] {shlex.join(case.args)[:200]}: {problem}")
-        hand = len(hand_cases(tmp))
+        hand = len(hand_written)
         print(f"bad_input: {len(cases) - failed}/{len(cases)} cases behaved "
               f"({hand} written by hand, {len(cases) - hand} from the option tables) "
               f"in {time.monotonic() - start:.0f} s")

@@ -78,10 +78,17 @@ inline constexpr double krylov_divergence_factor = 1e10;
 /// (and best_iteration) when it is the smallest so far. True, with
 /// `result` marked diverged (converged false, reason "diverged", a detail
 /// naming both residuals and iterations), when it is divergence_factor
-/// times the smallest or more and above `floor`. Local; the same on every rank for a
-/// reduced residual.
+/// times the smallest or more and above `floor`. Local; the same on every
+/// rank for a reduced residual.
 bool check_divergence(SolveResult& result, double residual, long iteration,
                       double floor = divergence_floor);
+
+/// Marks `result` diverged: converged false, reason "diverged", a detail
+/// saying the residual grew from `from` (at `from_iteration`) to `to` (at
+/// `iteration`), more than `factor` times. Shared by Jacobi's rule and the
+/// Krylov methods' (KrylovContext::stop).
+void mark_diverged(SolveResult& result, double from, long from_iteration, double to, long iteration,
+                   double factor);
 
 /// The convergence rule, after a solve has measured its true residual:
 /// converged only when true_residual < tol. A solve whose stop test was met
