@@ -36,20 +36,10 @@
 #include "asyncsolve/sparse/load.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
+#include "sparse_session.hpp"
 
 namespace asyncsolve::app {
 namespace {
-
-/// The distributed system and where it came from.
-struct SparseProblem {
-  sparse::DistMatrix matrix;
-  std::vector<double> b;
-  std::vector<double> x0;
-  std::optional<sparse::LoadedSystem> loaded;        ///< --matrix (its matrix moved out)
-  std::optional<grid::Decomposition> decomposition;  ///< --assemble
-  nlohmann::json parameters;                         ///< for the document's "problem"
-  std::string name;
-};
 
 /// --write-solution must be writable before anything is computed.
 void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
@@ -83,6 +73,8 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
   p.b = l.b;
   p.x0 = l.x0;
   p.name = "matrix";
+  p.row_kind = "file row";
+  p.row_base = 1;
   const sparse::MatrixMarketInfo& i = l.info;
   p.parameters["matrix"] = {
       {"file", config.sparse.matrix_path},
@@ -199,13 +191,7 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
   par::FaultInjector faults(fault_options(config), comm.rank());
-  const solvers::KrylovOptions options = krylov_options(config, comm, faults);
-  if (config.progress.mode == Progress::Mode::thread) {
-    throw core::InputError(
-        fmt::format("--progress {} with --matrix or --assemble: expected none "
-                    "(the sparse Krylov solves poll through --test-every)",
-                    config.progress.name()));
-  }
+  const solvers::KrylovOptions options = sparse_krylov_options(config, comm, faults);
   Solved out;
   out.result = solvers::krylov_solve(system, p.matrix, halo, options);
   out.halo = std::string(halo.name());
@@ -246,27 +232,29 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
 
 }  // namespace
 
-core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
-                                const par::Environment& env,
-                                const std::vector<std::string>& command) {
-  const std::string started = core::iso8601_now();
-  check_json_path(config.json_path, world);
-  check_solution_path(config, world);
-  if (config.slow_rank >= world.size()) {
-    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
-                                       config.slow_rank, world.size()));
+solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const par::Comm& comm,
+                                             par::FaultInjector& faults) {
+  if (config.progress.mode == Progress::Mode::thread) {
+    throw core::InputError(
+        fmt::format("--progress {} with --matrix or --assemble: expected none "
+                    "(the sparse Krylov solves poll through --test-every)",
+                    config.progress.name()));
   }
-  SparseProblem p =
-      config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
+  return krylov_options(config, comm, faults);
+}
+
+SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
+  SparseSetup out;
   const par::Comm& comm = p.matrix.comm();
   const bool jacobi = !is_krylov(config);
   const std::span<const std::int64_t> row_names =
       p.loaded ? std::span<const std::int64_t>(p.loaded->file_rows)
                : std::span<const std::int64_t>();
-  const std::string row_kind = p.loaded ? "file row" : "row";
+  const std::string& row_kind = p.row_kind;
+  const std::string what = p.decomposition ? "--assemble" : config.sparse.matrix_path;
 
   // --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0, S = |D|^-1/2.
-  std::vector<double> s;
+  std::vector<double>& s = out.scale;
   if (config.sparse.scale == Scale::unit_diagonal) {
     ops::CsrOperator unscaled(p.matrix);
     const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
@@ -278,7 +266,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
       throw core::InputError(
           fmt::format("--scale unit-diagonal: a diagonal entry is zero (the "
                       "smallest is {} on {} {}); expected a non-zero diagonal",
-                      d.value, row_kind, d.row + (p.loaded ? 1 : 0)));
+                      d.value, row_kind, d.row + p.row_base));
     }
     for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
     p.matrix.scale_symmetric(s);
@@ -288,13 +276,14 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
     }
   }
   const double t_operator = core::now_s();
-  solvers::CsrSystem system = solvers::make_csr_system(p.matrix, p.b, p.x0);
+  out.system = solvers::make_csr_system(p.matrix, p.b, p.x0);
+  solvers::CsrSystem& system = out.system;
   // The operator's build (interior and boundary blocks, SELL-8): paid once
   // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
   p.parameters["operator"] = operator_json(comm, system.op);
 
-  nlohmann::json jacobi_check = nullptr;
+  nlohmann::json& jacobi_check = out.jacobi_check;
   if (jacobi) {
     // Jacobi divides by the diagonal; asynchronous Jacobi converges for every
     // delay pattern iff rho(|D^-1 (A - D)|) < 1 (Chazan-Miranker).
@@ -308,8 +297,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
           fmt::format("{}: a zero diagonal entry: Jacobi divides by the "
                       "diagonal; expected every a_ii != 0 (the smallest is "
                       "{} on {} {})",
-                      p.loaded ? config.sparse.matrix_path : "--assemble", d.value, row_kind,
-                      d.row + (p.loaded ? 1 : 0)));
+                      what, d.value, row_kind, d.row + p.row_base));
     }
     const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
     jacobi_check = {{"rho_estimate", rho.estimate},
@@ -337,23 +325,25 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
   // for the true residual of the asynchronous variants) the --halo strategy.
   const int transport = transport_of(config);
-  auto halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
-                  ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
-                  : comm::make_sparse_halo_exchange(config.halo, p.matrix);
-  Solved solved =
-      jacobi ? solve_jacobi(config, p, system, *halo) : solve_krylov(config, p, system, *halo);
-  halo->close();
-  // Back to the unscaled unknowns: x = S y.
-  for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
-  solved.result.error_inf = error_of(config, p, system.x);
-  if (p.loaded && !config.sparse.write_solution_path.empty()) {
-    sparse::write_solution(
-        p.matrix, p.loaded->file_rows,
-        std::span<const double>(system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())),
-        config.sparse.write_solution_path);
-  }
+  out.halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
+                 ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
+                 : comm::make_sparse_halo_exchange(config.halo, p.matrix);
+  return out;
+}
 
-  const RunSummary summary = summarise(comm, solved, false);
+Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
+  solvers::CsrSystem& system = setup.system;
+  Solved solved = is_krylov(config) ? solve_krylov(config, p, system, *setup.halo)
+                                    : solve_jacobi(config, p, system, *setup.halo);
+  // Back to the unscaled unknowns: x = S y.
+  const std::vector<double>& s = setup.scale;
+  for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
+  return solved;
+}
+
+RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
+                              const SparseSetup& setup) {
+  const par::Comm& comm = p.matrix.comm();
   RunProblem rp;
   rp.name = p.name;
   const std::int64_t rows = p.matrix.global_rows();
@@ -384,7 +374,37 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   rp.parameters = p.parameters;
   rp.parameters["partition"] = partition_json(config, p.matrix);
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
-  rp.parameters["jacobi_check"] = jacobi_check;
+  rp.parameters["jacobi_check"] = setup.jacobi_check;
+  return rp;
+}
+
+core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
+                                const par::Environment& env,
+                                const std::vector<std::string>& command) {
+  const std::string started = core::iso8601_now();
+  check_json_path(config.json_path, world);
+  check_solution_path(config, world);
+  if (config.slow_rank >= world.size()) {
+    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
+                                       config.slow_rank, world.size()));
+  }
+  SparseProblem p =
+      config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
+  const par::Comm& comm = p.matrix.comm();
+  SparseSetup setup = setup_sparse(config, p);
+  Solved solved = solve_sparse(config, p, setup);
+  setup.halo->close();
+  solvers::CsrSystem& system = setup.system;
+  solved.result.error_inf = error_of(config, p, system.x);
+  if (p.loaded && !config.sparse.write_solution_path.empty()) {
+    sparse::write_solution(
+        p.matrix, p.loaded->file_rows,
+        std::span<const double>(system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())),
+        config.sparse.write_solution_path);
+  }
+
+  const RunSummary summary = summarise(comm, solved, false);
+  const RunProblem rp = sparse_run_problem(config, p, setup);
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =
       report_solve(comm, command, started, e, rp, config, summary, solved.result);

@@ -17,6 +17,7 @@
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "krylov_context.hpp"
+#include "krylov_run.hpp"
 
 namespace asyncsolve::solvers {
 
@@ -85,6 +86,16 @@ RepeatedSolve repeated(const SolveResult& r) {
   return out;
 }
 
+/// Throws core::InputError for a general preconditioner with cg.
+void check_pc(const KrylovOptions& options) {
+  if (is_general(options.pc) && options.method == KrylovMethod::cg) {
+    throw core::InputError(fmt::format(
+        "--pc {} with --method cg: cg is unpreconditioned, expected pcg1, pcg2, pcg-overlap or "
+        "pipecg",
+        precond::pc_text(options.pc)));
+  }
+}
+
 /// Collective: sets the preconditioner up (when options.pc is general)
 /// once, runs `loop` options.repeat_solves times from the same x0 (x reset
 /// before each solve; the last solution stays in x), frees the
@@ -96,13 +107,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
     throw core::InputError(
         fmt::format("--repeat-solve {}: expected at least 1 solve", options.repeat_solves));
   }
-  std::unique_ptr<precond::Preconditioner> pc;
-  double setup_s = 0.0;
-  if (is_general(options.pc)) {
-    const double t0 = core::now_s();
-    pc = precond::make_preconditioner(options.pc, a);
-    setup_s = core::now_s() - t0;
-  }
+  detail::PreparedPc pc = detail::setup_preconditioner(a, options);
   const bool repeating = options.repeat_solves > 1;
   Field x0;     // the initial guess, restored before every solve after the first
   Field first;  // the first solve's solution, against which the others are measured
@@ -115,13 +120,10 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   SolveResult result;
   for (int solve = 0; solve < options.repeat_solves; ++solve) {
     if (solve > 0) ops::copy(x0, x);
-    detail::KrylovContext k(a, x, b, options);
-    k.set_preconditioner(pc.get());
-    if (solve == 0) k.add_setup_time(setup_s);
-    SolveResult r = k.run(loop);
+    SolveResult r =
+        detail::solve_once(a, x, b, options, loop, pc.pc.get(), solve == 0 ? pc.setup_s : 0.0);
     RepeatedSolve one = repeated(r);
     if (solve == 0) {
-      if (pc) r.pc = pc->report();
       result = std::move(r);
       if (repeating) {
         first = a.make_vector();
@@ -134,21 +136,57 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
     result.repeats.push_back(std::move(one));
     if (!result.repeats.back().converged) break;
   }
-  if (pc) pc->free();
+  if (pc.pc) pc.pc->free();
   return result;
 }
 
-/// Throws core::InputError for a general preconditioner with cg.
-void check_pc(const KrylovOptions& options) {
-  if (is_general(options.pc) && options.method == KrylovMethod::cg) {
-    throw core::InputError(fmt::format(
-        "--pc {} with --method cg: cg is unpreconditioned, expected pcg1, pcg2, pcg-overlap or "
-        "pipecg",
-        precond::pc_text(options.pc)));
+}  // namespace
+
+namespace detail {
+
+PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options) {
+  PreparedPc out;
+  if (is_general(options.pc)) {
+    const double t0 = core::now_s();
+    out.pc = precond::make_preconditioner(options.pc, a);
+    out.setup_s = core::now_s() - t0;
+  }
+  return out;
+}
+
+SolveResult solve_once(LinearOperator& a, Field& x, const Field& b, const KrylovOptions& options,
+                       KrylovLoop loop, precond::Preconditioner* pc, double setup_s) {
+  KrylovContext k(a, x, b, options);
+  k.set_preconditioner(pc);
+  if (setup_s > 0.0) k.add_setup_time(setup_s);
+  SolveResult r = k.run(loop);
+  if (pc != nullptr) r.pc = pc->report();
+  return r;
+}
+
+KrylovLoop loop_of(KrylovMethod method) { return asyncsolve::solvers::loop_of(method); }
+
+void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
+                      const KrylovOptions& options) {
+  check_pc(options);
+  if (options.hybrid != nullptr) {
+    throw core::InputError(
+        "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
+        "problems only; expected no --hybrid with --matrix");
+  }
+  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
+                                            options.pc.kind == precond::PcKind::chebyshev)) {
+    const DiagonalCheck d = smallest_diagonal(matrix, system.op);
+    if (!(d.value > 0.0)) {
+      throw core::InputError(fmt::format(
+          "the Jacobi preconditioner of {} divides by the diagonal, and global row {} has "
+          "a_ii = {}: expected a positive diagonal (try --method cg)",
+          krylov_method_name(options.method), d.row, d.value));
+    }
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 std::string_view krylov_method_name(KrylovMethod method) {
   static constexpr std::array<std::string_view, 5> names{"cg", "pcg1", "pcg2", "pcg-overlap",
@@ -243,22 +281,7 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
 SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                          comm::SparseHaloExchange& halo, const KrylovOptions& options) {
   const detail::KrylovLoop loop = loop_of(options.method);
-  check_pc(options);
-  if (options.hybrid != nullptr) {
-    throw core::InputError(
-        "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
-        "problems only; expected no --hybrid with --matrix");
-  }
-  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
-                                            options.pc.kind == precond::PcKind::chebyshev)) {
-    const DiagonalCheck d = smallest_diagonal(matrix, system.op);
-    if (!(d.value > 0.0)) {
-      throw core::InputError(fmt::format(
-          "the Jacobi preconditioner of {} divides by the diagonal, and global row {} has "
-          "a_ii = {}: expected a positive diagonal (try --method cg)",
-          krylov_method_name(options.method), d.row, d.value));
-    }
-  }
+  detail::check_csr_krylov(system, matrix, options);
   detail::CsrLinearOperator a(system.op, matrix, halo);
   return run_solve(a, system.x, system.b, options, loop);
 }

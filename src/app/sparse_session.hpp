@@ -1,0 +1,72 @@
+#pragma once
+// The solve of a distributed CSR system in its steps, shared by `asyncsolve
+// solve --matrix/--assemble` (sparse_command.cpp) and by callers that hold
+// the matrix in memory (embedded_system.cpp, the Python package): the
+// system and where it came from; its setup (scaling, operator, Jacobi's
+// checks, halo exchange); one solve by the configured method; the problem
+// as the result document describes it.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "asyncsolve/comm/sparse_halo.hpp"
+#include "asyncsolve/grid/decomposition.hpp"
+#include "asyncsolve/solvers/csr_system.hpp"
+#include "asyncsolve/sparse/dist_matrix.hpp"
+#include "asyncsolve/sparse/load.hpp"
+#include "result_document.hpp"
+
+namespace asyncsolve::app {
+
+/// The distributed system and where it came from.
+struct SparseProblem {
+  sparse::DistMatrix matrix;
+  std::vector<double> b;
+  std::vector<double> x0;
+  std::optional<sparse::LoadedSystem> loaded;        ///< --matrix (its matrix moved out)
+  std::optional<grid::Decomposition> decomposition;  ///< --assemble
+  nlohmann::json parameters;                         ///< for the document's "problem"
+  std::string name;
+  /// How messages name a row: "file row" counted from 1 (--matrix), or
+  /// "row" counted from 0 (--assemble, a caller's arrays).
+  std::string row_kind = "row";
+  int row_base = 0;
+};
+
+/// The system set up for the solvers.
+struct SparseSetup {
+  /// --scale unit-diagonal: S = |D|^-1/2 per local row (empty: not scaled);
+  /// the system holds S A S, S b and S^-1 x0.
+  std::vector<double> scale;
+  solvers::CsrSystem system;
+  nlohmann::json jacobi_check;  ///< rho's estimate (Jacobi), null otherwise
+  std::unique_ptr<comm::SparseHaloExchange> halo;
+};
+
+/// Collective over the matrix's communicator: scales the system
+/// (--scale), builds its operator (its time and layouts in p.parameters),
+/// checks what Jacobi needs (a non-zero diagonal; rho < 1 for the
+/// asynchronous variants unless --force) and builds the halo exchange.
+/// Throws core::InputError on every rank for what the matrix cannot do.
+SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p);
+
+/// Local: the Krylov methods' options for a CSR system (krylov_options);
+/// throws core::InputError for --progress thread, which the sparse solves
+/// do not take.
+solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const par::Comm& comm,
+                                             par::FaultInjector& faults);
+
+/// Collective: one solve of the set-up system by the configured method,
+/// from setup.system.x (the solution is left there, back in the unscaled
+/// unknowns). The halo exchange stays open.
+Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup);
+
+/// Collective: the problem as the result document describes it (the
+/// matrix, the partition's quality, the operator, the scaling, rho).
+RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
+                              const SparseSetup& setup);
+
+}  // namespace asyncsolve::app
