@@ -69,7 +69,7 @@ def run(comm: MPI.Comm, iterations: int = 5000, points: int = 8, racy: bool = Fa
     # Asynchronous phase. Per iteration: at most one 24-byte message to each
     # neighbour, no waiting and no reduction.
     sent = skipped = batches = messages = bad = 0
-    last_stamp = {s: 0 for s in sides}
+    last_stamp = dict.fromkeys(sides, 0)
     for t in range(1, iterations + 1):
         for s, ch in zip(sides, channels, strict=True):
             if not ch.can_recv():
@@ -81,7 +81,8 @@ def run(comm: MPI.Comm, iterations: int = 5000, points: int = 8, racy: bool = Fa
             messages += batch
             value, stamp, check = inbox[s]
             stamp = int(stamp)
-            if check != checksum(value, stamp) or stamp - last_stamp[s] < batch or stamp > iterations:
+            torn = check != checksum(value, stamp)
+            if torn or stamp - last_stamp[s] < batch or stamp > iterations:
                 bad += 1
             last_stamp[s] = stamp
             u[0 if s == LEFT else n + 1] = value

@@ -16,9 +16,9 @@ namespace {
 /// Options that say where the system comes from or what grid it is on, and
 /// those a matrix always refuses: not keywords.
 constexpr std::array<std::string_view, 16> not_keywords{
-    "--problem", "--offset",         "--global",   "--local",  "--dims",   "--matrix",
-    "--rhs",     "--x0",             "--write-solution", "--assemble", "--matrix-memory",
-    "--json",    "--hybrid",         "--threads",  "--copy",   "--shift"};
+    "--problem", "--offset",  "--global",         "--local",    "--dims",          "--matrix",
+    "--rhs",     "--x0",      "--write-solution", "--assemble", "--matrix-memory", "--json",
+    "--hybrid",  "--threads", "--copy",           "--shift"};
 
 /// The configurations a matrix in memory can be solved in: every method but
 /// lanczos, every variant, the MPI transports, no hybrid scheme, a matrix
@@ -70,8 +70,7 @@ std::vector<std::string> embedded_keywords() {
   for (const auto& [command, row] : option_rows()) {
     if (command != "solve" || row.hidden) continue;
     const std::string option = long_name(row);
-    if (std::find(not_keywords.begin(), not_keywords.end(), option) != not_keywords.end())
-      continue;
+    if (std::find(not_keywords.begin(), not_keywords.end(), option) != not_keywords.end()) continue;
     if (!holds(row.applies, context)) continue;
     std::string keyword = option.substr(2);
     std::replace(keyword.begin(), keyword.end(), '-', '_');

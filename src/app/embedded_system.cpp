@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <thread>
 #include <utility>
@@ -56,13 +57,11 @@ std::vector<double> row_sums(const sparse::DistMatrix& m) {
 /// The "matrix" entry of the document's problem.
 nlohmann::json matrix_json(const std::string& name, bool whole, const sparse::DistMatrix& m,
                            bool rhs, bool x0) {
-  return {{"source", name},
-          {"input", whole ? "whole matrix on rank 0" : "rows of each rank"},
-          {"rows", m.global_rows()},
-          {"cols", m.global_rows()},
-          {"nnz", m.global_nnz()},
-          {"rhs", rhs ? "given" : "A*1"},
-          {"x0", x0 ? "given" : "0"}};
+  return {
+      {"source", name},          {"input", whole ? "whole matrix on rank 0" : "rows of each rank"},
+      {"rows", m.global_rows()}, {"cols", m.global_rows()},
+      {"nnz", m.global_nnz()},   {"rhs", rhs ? "given" : "A*1"},
+      {"x0", x0 ? "given" : "0"}};
 }
 
 }  // namespace
@@ -80,6 +79,9 @@ struct EmbeddedSystem::State {
   std::vector<std::int64_t> all_rows;
   std::unique_ptr<par::FaultInjector> faults;
   std::optional<solvers::CsrKrylovSolver> krylov;
+  std::vector<double> b0;    ///< the construction's b, as the system holds it (scaled)
+  bool ones_known = false;   ///< b0 is A 1 (no b given): the solution is all ones
+  bool b_is_b0 = true;       ///< the system's b is b0
 
   const SolveConfig& config() const { return command.solve; }
   const par::Comm& comm() const { return p.matrix.comm(); }
@@ -95,25 +97,25 @@ void build_from_rows(const par::Comm& comm, const EmbeddedMatrix& m, SparseProbl
                  "MPI_Allreduce");
   std::string error;
   if (sizes[0] != -sizes[1]) {
-    error = fmt::format("rank {}: a block of rows with {} columns: expected the same number of "
-                        "columns (the matrix's size) on every rank",
-                        comm.rank(), m.global_rows);
+    error = fmt::format(
+        "rank {}: a block of rows with {} columns: expected the same number of "
+        "columns (the matrix's size) on every rank",
+        comm.rank(), m.global_rows);
   } else if ((!m.b.empty() && static_cast<std::int64_t>(m.b.size()) != n) ||
              (!m.x0.empty() && static_cast<std::int64_t>(m.x0.size()) != n)) {
-    error = fmt::format("rank {}: b or x0 of {} values for {} rows: expected one value per row",
-                        comm.rank(), !m.b.empty() && static_cast<std::int64_t>(m.b.size()) != n
-                                         ? m.b.size()
-                                         : m.x0.size(),
-                        n);
+    error = fmt::format(
+        "rank {}: b or x0 of {} values for {} rows: expected one value per row", comm.rank(),
+        !m.b.empty() && static_cast<std::int64_t>(m.b.size()) != n ? m.b.size() : m.x0.size(), n);
   }
   sparse::raise_together(comm, error);
   const double t0 = core::now_s();
   p.matrix = sparse::DistMatrix::from_rows(comm, m.global_rows, m.rows);
   error.clear();
   if (p.matrix.first_row() != m.first_row) {
-    error = fmt::format("rank {}: rows from {} to {}: expected rows from {} (each rank's block "
-                        "follows the previous rank's, without overlap or gap)",
-                        comm.rank(), m.first_row, m.first_row + n, p.matrix.first_row());
+    error = fmt::format(
+        "rank {}: rows from {} to {}: expected rows from {} (each rank's block "
+        "follows the previous rank's, without overlap or gap)",
+        comm.rank(), m.first_row, m.first_row + n, p.matrix.first_row());
   }
   sparse::raise_together(comm, error);
   p.b = m.b.empty() ? row_sums(p.matrix) : std::vector<double>(m.b.begin(), m.b.end());
@@ -142,15 +144,13 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
   bool rhs = !matrix.b.empty();
   bool x0 = !matrix.x0.empty();
   if (matrix.whole) {
-    sparse::LoadedSystem l = sparse::distribute_system(comm, matrix.system,
-                                                       config.sparse.partition,
+    sparse::LoadedSystem l = sparse::distribute_system(comm, matrix.system, config.sparse.partition,
                                                        config.sparse.matrix_path);
     rhs = !l.exact_known;
     int given = matrix.system.x0.empty() ? 0 : 1;
     par::check_mpi(MPI_Bcast(&given, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
     x0 = given != 0;
-    p.parameters["setup_s"] = {
-        {"partition", l.partition_s}, {"distribute", l.distribute_s}};
+    p.parameters["setup_s"] = {{"partition", l.partition_s}, {"distribute", l.distribute_s}};
     p.matrix = std::move(l.matrix);
     p.b = std::move(l.b);
     p.x0 = std::move(l.x0);
@@ -174,6 +174,11 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     p.matrix.free();
     throw;
   }
+  s.b0.assign(s.setup.system.b.origin(), s.setup.system.b.origin() + p.matrix.local_rows());
+  int no_b = rhs ? 0 : 1;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &no_b, 1, MPI_INT, MPI_MIN, s.comm().get()),
+                 "MPI_Allreduce");
+  s.ones_known = no_b != 0;
   if (s.whole) {
     // Rank 0 learns every rank's rows, to scatter right-hand sides.
     const par::Comm& c = s.comm();
@@ -182,7 +187,8 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     par::check_mpi(MPI_Gather(&n, 1, MPI_INT, s.counts.data(), 1, MPI_INT, 0, c.get()),
                    "MPI_Gather");
     s.displs.assign(s.counts.size(), 0);
-    for (std::size_t r = 1; r < s.counts.size(); ++r) s.displs[r] = s.displs[r - 1] + s.counts[r - 1];
+    for (std::size_t r = 1; r < s.counts.size(); ++r)
+      s.displs[r] = s.displs[r - 1] + s.counts[r - 1];
     s.all_rows.resize(c.is_root() ? static_cast<std::size_t>(p.matrix.global_rows()) : 0);
     par::check_mpi(MPI_Gatherv(s.rows.data(), n, MPI_INT64_T, s.all_rows.data(), s.counts.data(),
                                s.displs.data(), MPI_INT64_T, 0, c.get()),
@@ -205,18 +211,27 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
     // Back to the unscaled unknowns: x = S y.
-    for (std::size_t i = 0; i < s.setup.scale.size(); ++i)
-      system.x.origin()[i] *= s.setup.scale[i];
+    for (std::size_t i = 0; i < s.setup.scale.size(); ++i) system.x.origin()[i] *= s.setup.scale[i];
   } else {
     solved = solve_sparse(config, s.p, s.setup);
   }
   const par::Comm& comm = s.comm();
+  if (s.ones_known && s.b_is_b0) {
+    // b = A 1: the solution is all ones, and the error is known (as --matrix
+    // reports it without --rhs).
+    double err = 0.0;
+    for (int i = 0; i < s.p.matrix.local_rows(); ++i)
+      err = std::max(err, std::abs(system.x.origin()[i] - 1.0));
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
+                   "MPI_Allreduce");
+    solved.result.error_inf = err;
+  }
   const RunSummary summary = summarise(comm, solved, false);
   const RunProblem rp = sparse_run_problem(config, s.p, s.setup);
   std::string document;
   if (comm.is_root()) {
-    document = make_result_document(s.args, started, caller_environment(comm), rp, config, summary)
-                   .dump();
+    document =
+        make_result_document(s.args, started, caller_environment(comm), rp, config, summary).dump();
   }
   EmbeddedResult out;
   out.document = par::broadcast_from_root(comm, std::move(document));
@@ -239,18 +254,24 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
   solvers::CsrSystem& system = s.setup.system;
   std::vector<double> mine_b(n);
   std::vector<double> mine_x0(n, 0.0);
+  // given[0]: b, given[1]: x0 (whole: rank 0's word)
+  int given[2] = {b.empty() ? 0 : 1, x0.empty() ? 0 : 1};
   if (s.whole) {
     const auto rows = static_cast<std::size_t>(s.p.matrix.global_rows());
     std::string error;
-    int given_x0 = x0.empty() ? 0 : 1;
-    if (comm.is_root() && (b.size() != rows || (!x0.empty() && x0.size() != rows))) {
-      error = fmt::format("{} of {} values for a matrix of {} rows: expected {}",
-                          b.size() != rows ? "b" : "x0", b.size() != rows ? b.size() : x0.size(),
-                          rows, rows);
+    if (comm.is_root()) {
+      for (const auto& [what, v] : {std::pair<const char*, std::span<const double>>{"b", b},
+                                    {"x0", x0}}) {
+        if (error.empty() && !v.empty() && v.size() != rows) {
+          error = fmt::format("{}: {} values for a matrix of {} rows: expected {}", what,
+                              v.size(), rows, rows);
+        }
+      }
     }
     sparse::raise_together(comm, error);
-    par::check_mpi(MPI_Bcast(&given_x0, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-    for (int v = 0; v < 1 + given_x0; ++v) {
+    par::check_mpi(MPI_Bcast(given, 2, MPI_INT, 0, comm.get()), "MPI_Bcast");
+    for (int v = 0; v < 2; ++v) {
+      if (given[v] == 0) continue;
       const std::span<const double> in = v == 0 ? b : x0;
       std::vector<double> packed(comm.is_root() ? rows : 0);
       for (std::size_t k = 0; k < packed.size(); ++k) packed[k] = in[s.all_rows[k]];
@@ -261,20 +282,23 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
     }
   } else {
     std::string error;
-    if (b.size() != n || (!x0.empty() && x0.size() != n)) {
-      error = fmt::format("rank {}: {} of {} values for {} rows: expected one value per row",
-                          comm.rank(), b.size() != n ? "b" : "x0",
-                          b.size() != n ? b.size() : x0.size(), n);
+    for (const auto& [what, v] :
+         {std::pair<const char*, std::span<const double>>{"b", b}, {"x0", x0}}) {
+      if (error.empty() && !v.empty() && v.size() != n) {
+        error = fmt::format("rank {}: {} of {} values for {} rows: expected one value per row",
+                            comm.rank(), what, v.size(), n);
+      }
     }
     sparse::raise_together(comm, error);
     std::copy(b.begin(), b.end(), mine_b.begin());
     std::copy(x0.begin(), x0.end(), mine_x0.begin());
   }
-  // The scaled system: S b and S^-1 x0.
+  // The scaled system: S b (or the construction's b, already scaled) and S^-1 x0.
+  s.b_is_b0 = given[0] == 0;
   const std::vector<double>& scale = s.setup.scale;
   for (std::size_t i = 0; i < n; ++i) {
     const double si = scale.empty() ? 1.0 : scale[i];
-    system.b.origin()[i] = mine_b[i] * si;
+    system.b.origin()[i] = given[0] != 0 ? mine_b[i] * si : s.b0[i];
     system.x.origin()[i] = mine_x0[i] / si;
   }
 }

@@ -24,12 +24,12 @@ namespace asyncsolve::app {
 /// global column indices (DistMatrix::from_rows; the caller's numbering).
 struct EmbeddedMatrix {
   bool whole = true;
-  sparse::SystemView system;  ///< whole: read on rank 0 only (b, x0 may be empty)
-  std::int64_t global_rows = 0;     ///< rows: the matrix's size (its columns)
-  std::int64_t first_row = 0;       ///< rows: this rank's first row
-  sparse::RowsView rows;            ///< rows: this rank's rows
-  std::span<const double> b;        ///< rows: this rank's entries (empty: b = A * 1)
-  std::span<const double> x0;       ///< rows: this rank's entries (empty: 0)
+  sparse::SystemView system;     ///< whole: read on rank 0 only (b, x0 may be empty)
+  std::int64_t global_rows = 0;  ///< rows: the matrix's size (its columns)
+  std::int64_t first_row = 0;    ///< rows: this rank's first row
+  sparse::RowsView rows;         ///< rows: this rank's rows
+  std::span<const double> b;     ///< rows: this rank's entries (empty: b = A * 1)
+  std::span<const double> x0;    ///< rows: this rank's entries (empty: 0)
 };
 
 /// One solve's outcome.
@@ -65,8 +65,8 @@ class EmbeddedSystem {
   /// Collective: a new right-hand side and initial guess, in the
   /// construction's form (whole: rank 0's vectors in the caller's
   /// numbering, the other ranks' ignored; rows: this rank's entries).
-  /// x0 empty: zero. Throws core::InputError on every rank for a wrong
-  /// length.
+  /// b empty: the construction's b; x0 empty: zero. Throws
+  /// core::InputError on every rank for a wrong length.
   void set_rhs(std::span<const double> b, std::span<const double> x0);
 
   /// This rank's rows in the caller's numbering (whole: a permutation of

@@ -12,7 +12,8 @@ std::string check_csr_view(const CsrView& a) {
   if (static_cast<std::int64_t>(a.row_ptr.size()) != a.rows + 1) {
     return fmt::format("{} row offsets for {} rows: expected rows + 1", a.row_ptr.size(), a.rows);
   }
-  if (a.row_ptr[0] != 0) return fmt::format("the row offsets start at {}: expected 0", a.row_ptr[0]);
+  if (a.row_ptr[0] != 0)
+    return fmt::format("the row offsets start at {}: expected 0", a.row_ptr[0]);
   if (a.col.size() != a.val.size() || a.nnz() != static_cast<std::int64_t>(a.col.size())) {
     return fmt::format("{} column indices and {} values for {} entries: expected as many of each",
                        a.col.size(), a.val.size(), a.nnz());

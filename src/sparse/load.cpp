@@ -41,9 +41,9 @@ struct Prepared {
   MatrixMarketFile file;       ///< a file's matrix (empty for a caller's)
   std::vector<double> b_read;  ///< a file's b and x0 (empty for a caller's)
   std::vector<double> x0_read;
-  CsrView a;                   ///< the matrix: the file's, or the caller's arrays
-  std::span<const double> b;   ///< empty: b = A * 1
-  std::span<const double> x0;  ///< empty: 0
+  CsrView a;                            ///< the matrix: the file's, or the caller's arrays
+  std::span<const double> b;            ///< empty: b = A * 1
+  std::span<const double> x0;           ///< empty: 0
   std::vector<std::int64_t> order;      ///< file rows in the distributed order
   std::vector<std::int64_t> new_index;  ///< distributed index of every file row
   std::vector<std::int64_t> offsets;    ///< first distributed row of each rank
@@ -149,11 +149,11 @@ Prepared prepare_view(const SystemView& system, const PartitionSpec& partition, 
     throw core::InputError(fmt::format("{}: {}", what, bad));
   }
   check_shape(p.a, ranks, what);
-  for (const auto& [name, v] : {std::pair<const char*, std::span<const double>>{"b", system.b},
-                                {"x0", system.x0}}) {
+  for (const auto& [name, v] :
+       {std::pair<const char*, std::span<const double>>{"b", system.b}, {"x0", system.x0}}) {
     if (!v.empty() && static_cast<std::int64_t>(v.size()) != p.a.rows) {
-      throw core::InputError(fmt::format("{}: {} values for a matrix of {} rows: expected {}",
-                                         name, v.size(), p.a.rows, p.a.rows));
+      throw core::InputError(fmt::format("{}: {} values for a matrix of {} rows: expected {}", name,
+                                         v.size(), p.a.rows, p.a.rows));
     }
   }
   p.b = system.b;

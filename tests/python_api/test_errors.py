@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import block_of
 
 import asyncsolve
+from conftest import block_of
 
 
 def one_line(e: pytest.ExceptionInfo) -> str:
@@ -65,7 +67,7 @@ def test_wrong_length_b(comm, spd):
 
 
 def test_dtypes(comm, spd):
-    with pytest.warns(asyncsolve.DtypeWarning) if comm.rank == 0 else _no_warning():
+    with pytest.warns(asyncsolve.DtypeWarning) if comm.rank == 0 else contextlib.nullcontext():
         r = asyncsolve.solve(whole(spd.astype(np.float32), comm), comm=comm, tol=1e-6)
     assert r.converged
     with pytest.raises(asyncsolve.InputError) as e:
@@ -120,11 +122,3 @@ def test_exception_classes():
     assert issubclass(asyncsolve.InputError, asyncsolve.Error)
     assert issubclass(asyncsolve.RuntimeFailure, asyncsolve.Error)
     assert issubclass(asyncsolve.NotConverged, asyncsolve.Error)
-
-
-class _no_warning:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

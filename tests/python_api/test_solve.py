@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from conftest import block_of, rhs
 
 import asyncsolve
+from conftest import block_of, rhs
 
 # The conjugate-gradient family needs a symmetric positive definite matrix;
 # every other method (Jacobi, and any the library adds) is also run on the
@@ -94,7 +94,7 @@ def test_preconditioners(comm, spd, pc):
     except asyncsolve.InputError as e:
         # A build without hypre refuses boomeramg as bad input, on every rank.
         assert pc == "boomeramg"
-        assert "hypre" in str(e)
+        assert "hypre" in str(e)  # noqa: PT017
         return
     assert np.allclose(r.x, exact, atol=1e-6 * np.abs(exact).max())
     assert r.phases  # phase times, by name

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from conftest import block_of
 
 import asyncsolve
+from conftest import block_of
 
 
 @pytest.mark.parametrize("pc", [None, "chebyshev"])

@@ -44,18 +44,10 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
 
 def _keywords(method: str | None, pc: str | None, tol: float | None,
               options: dict[str, Any]) -> list[tuple[str, str, bool]]:
-    given = dict(options)
-    for name, value in (("method", method), ("pc", pc), ("tol", tol)):
-        if value is not None:
-            given[name] = value
-    out = []
-    for keyword, value in given.items():
-        if value is None:
-            continue
-        text = _keyword_text(keyword, value)
-        if text is not None:
-            out.append(text)
-    return out
+    named = {"method": method, "pc": pc, "tol": tol}
+    given = dict(options) | {k: v for k, v in named.items() if v is not None}
+    texts = [_keyword_text(k, v) for k, v in given.items() if v is not None]
+    return [t for t in texts if t is not None]
 
 
 def _vector(v: Any, name: str) -> np.ndarray | None:
@@ -156,7 +148,8 @@ def _result(system: _core.System, take_x: bool, gather: bool) -> Result:
     return result
 
 
-def solve(A: Any, b: Any = None, comm: Any = MPI.COMM_WORLD, method: str | None = "pcg1",
+def solve(A: Any,  # noqa: N803  (the matrix is A, as in scipy.sparse.linalg)
+          b: Any = None, comm: Any = MPI.COMM_WORLD, method: str | None = "pcg1",
           pc: str | None = None, tol: float | None = None, *, rows: tuple[int, int] | None = None,
           x0: Any = None, gather: bool = False, **options: Any) -> Result:
     """Collective over ``comm``: solve A x = b as ``asyncsolve solve --matrix`` does.
@@ -200,7 +193,8 @@ class Solver:
     jacobi keeps the operator.
     """
 
-    def __init__(self, A: Any, comm: Any = MPI.COMM_WORLD, method: str | None = "pcg1",
+    def __init__(self, A: Any,  # noqa: N803
+                 comm: Any = MPI.COMM_WORLD, method: str | None = "pcg1",
                  pc: str | None = None, tol: float | None = None, *,
                  rows: tuple[int, int] | None = None, **options: Any) -> None:
         comm = check_comm(comm)
@@ -209,10 +203,6 @@ class Solver:
         keywords = _keywords(method, pc, tol, options)
         self._whole = rows is None
         self._system, self.comm = _open(A, None, comm, rows, None, keywords, keep=True)
-        # b = A 1 for solve(None): the row sums of the rows this rank holds.
-        self._a_ones = None
-        if not self._whole or self.comm.rank == 0:
-            self._a_ones = np.asarray(_csr(A).sum(axis=1), dtype=np.float64).reshape(-1)
 
     def solve(self, b: Any = None, x0: Any = None, *, gather: bool = False) -> Result:
         """Collective: solve A x = b (None: b = A 1) from x0 (None: zero).
@@ -228,8 +218,7 @@ class Solver:
         except _Refused as e:
             error = str(e)
         agree(self.comm, error)
-        bv = vectors["b"] if vectors["b"] is not None else self._a_ones
-        self._system.set_rhs(bv, vectors["x0"])
+        self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
         return _result(self._system, take_x=False, gather=gather)
 
     def close(self) -> None:

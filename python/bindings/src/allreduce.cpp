@@ -70,8 +70,8 @@ class Allreduce {
 
   void start(const Doubles& values) {
     if (values.shape(0) != live().size()) {
-      throw core::InputError(fmt::format("start: {} values: expected {}", values.shape(0),
-                                         live().size()));
+      throw core::InputError(
+          fmt::format("start: {} values: expected {}", values.shape(0), live().size()));
     }
     if (live().active()) {
       throw core::InputError("start: a reduction is active: expected test() or wait() first");
@@ -125,8 +125,8 @@ class Allreduce {
   }
   void require_active(const char* what) {
     if (!live().active()) {
-      throw core::InputError(fmt::format("{}: no reduction is active: expected start() first",
-                                         what));
+      throw core::InputError(
+          fmt::format("{}: no reduction is active: expected start() first", what));
     }
   }
   std::unique_ptr<collectives::NonblockingAllreduce> reduction_;
@@ -142,8 +142,7 @@ void bind_allreduce(nb::module_& m) {
       "as --allreduce names it: mpi, impi, tree, rd, knomial:K, twolevel:ALG. Collective "
       "construction and free(); a reduction not freed keeps its duplicated communicator.")
       .def(nb::init<nb::handle, std::size_t, const std::string&, const std::string&>(),
-           nb::arg("comm"), nb::arg("size"), nb::arg("algorithm") = "impi",
-           nb::arg("op") = "sum")
+           nb::arg("comm"), nb::arg("size"), nb::arg("algorithm") = "impi", nb::arg("op") = "sum")
       .def("start", &Allreduce::start, nb::arg("values"),
            "Starts the reduction of `values` (size doubles, copied).")
       .def("test", &Allreduce::test,

@@ -125,8 +125,7 @@ class Channel {
     for (Channel* c : channels) handles.push_back(c->live());
     int index = -1;
     nb::gil_scoped_release release;
-    check(as_channels_wait_any(static_cast<int>(handles.size()), handles.data(), timeout_s,
-                               &index),
+    check(as_channels_wait_any(static_cast<int>(handles.size()), handles.data(), timeout_s, &index),
           "as_channels_wait_any");
     return index;
   }
@@ -214,8 +213,8 @@ void bind_channel(nb::module_& m) {
                       "size. Create and destroy with create() and destroy(), collective with "
                       "each peer; a channel not destroyed stays open (never destroyed by the "
                       "garbage collector).")
-      .def_static("create", &Channel::create, nb::arg("comm"), nb::arg("peers"),
-                  nb::arg("sends"), nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
+      .def_static("create", &Channel::create, nb::arg("comm"), nb::arg("peers"), nb::arg("sends"),
+                  nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
                   nb::arg("max_in_flight") = 1, nb::arg("mode") = "async",
                   nb::arg("transport") = "mpi",
                   "Collective with each peer (rma: over comm): one channel per peer, created "

@@ -103,11 +103,10 @@ class System {
 
   /// Collective: each rank's rows [first_row, first_row + rows) with global columns.
   static System from_rows(nb::handle comm_object, const std::vector<Keyword>& keywords,
-                          const std::string& name, std::int64_t global_rows,
-                          std::int64_t first_row, const Array<std::int64_t>& indptr,
-                          const Array<std::int64_t>& indices, const Doubles& data,
-                          const std::optional<Doubles>& b, const std::optional<Doubles>& x0,
-                          bool keep) {
+                          const std::string& name, std::int64_t global_rows, std::int64_t first_row,
+                          const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
+                          const Doubles& data, const std::optional<Doubles>& b,
+                          const std::optional<Doubles>& x0, bool keep) {
     const par::Comm comm = par::Comm::view(comm_of(comm_object));
     app::EmbeddedMatrix m;
     m.whole = false;
@@ -189,16 +188,16 @@ void bind_solve(nb::module_& m) {
   nb::class_<System>(m, "System",
                      "A distributed sparse system set up for solves (internal: use "
                      "asyncsolve.solve or asyncsolve.Solver).")
-      .def_static("whole", &System::whole, nb::arg("comm"), nb::arg("keywords"),
-                  nb::arg("name"), nb::arg("rows"), nb::arg("cols"), nb::arg("indptr").none(),
+      .def_static("whole", &System::whole, nb::arg("comm"), nb::arg("keywords"), nb::arg("name"),
+                  nb::arg("rows"), nb::arg("cols"), nb::arg("indptr").none(),
                   nb::arg("indices").none(), nb::arg("data").none(), nb::arg("b").none(),
                   nb::arg("x0").none(), nb::arg("keep"),
                   "Collective: the whole CSR matrix on rank 0 (the other ranks pass None), "
                   "partitioned and distributed as `asyncsolve solve --matrix` does.")
       .def_static("from_rows", &System::from_rows, nb::arg("comm"), nb::arg("keywords"),
-                  nb::arg("name"), nb::arg("global_rows"), nb::arg("first_row"),
-                  nb::arg("indptr"), nb::arg("indices"), nb::arg("data"), nb::arg("b").none(),
-                  nb::arg("x0").none(), nb::arg("keep"),
+                  nb::arg("name"), nb::arg("global_rows"), nb::arg("first_row"), nb::arg("indptr"),
+                  nb::arg("indices"), nb::arg("data"), nb::arg("b").none(), nb::arg("x0").none(),
+                  nb::arg("keep"),
                   "Collective: each rank's consecutive rows with global column indices.")
       .def("solve", &System::solve, nb::arg("take_x"),
            "Collective: (converged, result document as JSON, this rank's x).")
