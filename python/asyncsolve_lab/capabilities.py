@@ -37,15 +37,20 @@ def is_sibling(program: str) -> bool:
 
 
 def find_binary(binary: str | None, simulated: bool = False) -> Path:
-    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, or PATH;
-    for a suite of sim regimes --binary, $ASYNCSOLVE_SIM_BINARY or build-sim/asyncsolve."""
+    """The asyncsolve executable: --binary, $ASYNCSOLVE_BINARY, build/asyncsolve, PATH, or
+    the build of the lab's source tree; for a suite of sim regimes --binary,
+    $ASYNCSOLVE_SIM_BINARY, build-sim/asyncsolve or the source tree's build-sim."""
     import os
+
+    from .simulation import SOURCE_TREE
     if simulated:
         candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_SIM_BINARY"),
-                                              "build-sim/asyncsolve"]
+                                              "build-sim/asyncsolve",
+                                              SOURCE_TREE / "build-sim" / "asyncsolve"]
     else:
         candidates = [binary] if binary else [os.environ.get("ASYNCSOLVE_BINARY"),
-                                              "build/asyncsolve", shutil.which("asyncsolve")]
+                                              "build/asyncsolve", shutil.which("asyncsolve"),
+                                              SOURCE_TREE / "build" / "asyncsolve"]
     for c in candidates:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return Path(c).resolve()

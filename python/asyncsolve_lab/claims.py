@@ -22,8 +22,10 @@ successful repeats the verdict needs. For example
 
 Everything is checked when the suite is read (suite.py calls parse_claims),
 with the file and line of the offending key: a selector that names no
-configuration the suite runs (or more than one), an unknown metric or
-comparison, a threshold that is not a positive number.
+configuration the suite runs (or more than one), an unknown metric (a
+phase the solvers do not time included) or comparison, a metric the
+experiment's program does not write, a threshold that is not a positive
+number.
 
 Verdicts (evaluate): "reproduced", "not reproduced", "not testable here" (the
 claim's own `not-testable` reason, e.g. that it needs more than one node), and
@@ -176,7 +178,8 @@ def _parse_claim(ck, raw, i: int, by_name: dict, configs: dict) -> Claim:
     metric = rs.metric(metric_name)
     if metric is None:
         raise ck.fail(kp + ("metric",), f"unknown metric {metric_name!r}; expected one of "
-                      f"{', '.join(rs.METRICS)} or phase:NAME")
+                      f"{', '.join(rs.METRICS)} or phase:NAME with NAME one of "
+                      f"{', '.join(rs.PHASE_NAMES)}")
     statistic = ck.choice(raw.get("statistic", "median"), kp + ("statistic",), "statistic",
                           STATISTICS)
     comparison = ck.scalar(raw["comparison"], kp + ("comparison",), "comparison", (str,))
@@ -243,6 +246,12 @@ def _side(ck, raw, kp: tuple, exp, by_name: dict, configs: dict, metric: rs.Metr
     if name not in by_name:
         raise ck.fail(kp + ("experiment",), f"no experiment named {name!r} in this suite")
     e = by_name[name]
+    writes = rs.PROGRAM_SCHEMAS.get(e.program)
+    if writes is not None and writes != metric.schema:
+        raise ck.fail(claim_kp + ("metric",), f"metric {metric.name!r} is read from "
+                      f"{metric.schema} documents, but experiment {name!r} runs "
+                      f"'{e.program}', which writes {writes}; expected a metric of its "
+                      "documents")
     for k, v in raw.items():
         if k not in e.matrix and k not in PLACE_KEYS and k not in metric.fields:
             known = [*e.matrix, *PLACE_KEYS, *metric.fields]

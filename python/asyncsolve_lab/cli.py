@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--results", help="results folder (default: the suite's results, "
                    "else results/SUITE-NAME)")
     r.add_argument("--binary", help="asyncsolve executable (default: $ASYNCSOLVE_BINARY, "
-                   "build/asyncsolve, PATH)")
+                   "build/asyncsolve, PATH, the build of the lab's source tree)")
     r.add_argument("--only", help="comma-separated experiments to run")
     r.add_argument("--retry-failed", action="store_true", help="rerun failed or timed-out runs")
     r.add_argument("--dry-run", action="store_true", help="print the command lines, run nothing")

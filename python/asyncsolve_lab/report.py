@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from . import LabError, __version__, claims, plots
 from . import results as rs
+from .files import write_atomic
 from .results import Group, Results, Spread, groups, load_results, phase_medians, varying_keys
 
 
@@ -225,7 +226,7 @@ def stencil2d_comparison(res: Results, plot_dir: Path | None) -> list[Section]:
         png = _figure_png(fig)
         name = "stencil2d-models.png"
         if plot_dir:
-            (plot_dir / name).write_bytes(png)
+            _write(plot_dir / name, png)
         figures.append((caption, name, base64.b64encode(png).decode()))
     return [Section(name="stencil2d-models", title=title,
                     notes=f"All Stencil2D runs of the experiments {', '.join(experiments)}, "
@@ -292,7 +293,7 @@ def build_sections(res: Results, plot_dir: Path | None) -> list[Section]:
             png = _figure_png(fig)
             name = f"{exp.name}-{i}-{spec['kind']}.png"
             if plot_dir:
-                (plot_dir / name).write_bytes(png)
+                _write(plot_dir / name, png)
             figures.append((caption, name, base64.b64encode(png).decode()))
         failures = [{"run": r.run_id, "status": r.status, "reason": r.reason,
                      "stderr": r.stderr[-3000:]}
@@ -425,19 +426,19 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
             "environment": _environment(res),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     md_path = out / "report.md"
-    _write_text(md_path, _markdown(res, sections, meta))
+    _write(md_path, _markdown(res, sections, meta))
     env = Environment(loader=PackageLoader("asyncsolve_lab", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("report.html").render(meta=meta, sections=sections, root=res.root,
                                                   version=__version__)
     html_path = out / "report.html"
-    _write_text(html_path, page)
+    _write(html_path, page)
     return md_path, html_path, res, sections
 
 
-def _write_text(path: Path, text: str) -> None:
+def _write(path: Path, data: bytes | str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, data)
     except OSError as err:
         raise LabError(f"{path}: cannot write: {err.strerror or err}") from None
 

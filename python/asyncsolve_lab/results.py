@@ -64,12 +64,17 @@ class Record:
 
     @property
     def status(self) -> str | None:
-        """ok, failed or timeout (None before the run finished)."""
-        return self.sidecar.get("status")
+        """ok, failed or timeout (None before the run finished); "missing" when
+        the sidecar says ok but the document is gone."""
+        status = self.sidecar.get("status")
+        return "missing" if status == "ok" and self.doc is None else status
 
     @property
     def reason(self) -> str:
         """Why the run failed ("" when it did not)."""
+        if self.status == "missing":
+            return (f"its document {self.sidecar.get('document') or '(none named)'} is missing; "
+                    "asyncsolve-lab run redoes the run")
         return self.sidecar.get("reason") or ""
 
     @property
@@ -760,6 +765,7 @@ class Metric:
     label: str  #: what it is, with its unit, for the Findings table
     fields: tuple[str, ...] = ()  #: record keys a selector may name
     extract: Callable[[dict, dict], float | None] | None = None
+    schema: str = "asyncsolve.result"  #: the documents that carry it (schema name)
 
     def value(self, doc: dict, where: dict) -> float | None:
         return self.extract(doc, {k: v for k, v in where.items() if k in self.fields})
@@ -828,6 +834,31 @@ def _phase(name: str) -> Callable[[dict, dict], float | None]:
     return lambda doc, _where: phases(doc, "max").get(name)
 
 
+#: The phases a result document (asyncsolve.result/1) times, by the solvers
+#: that time them: Jacobi (synchronous, asynchronous, OpenMP), the Krylov
+#: methods and Lanczos. A claim's "phase:NAME" must name one of them.
+PHASES: dict[str, tuple[str, ...]] = {
+    "jacobi": ("halo", "sweep", "copy", "residual", "reduce", "recv", "send", "idle",
+               "barrier"),
+    "krylov": ("matvec_interior", "halo_start", "halo_wait", "matvec_boundary", "sdotp_start",
+               "sdotp_wait", "gamma_start", "gamma_wait", "iprod_start", "iprod_wait",
+               "dots_start", "dots_wait", "precond", "axpy", "vector_scale", "precond_setup",
+               "precond_hidden"),
+    "lanczos": ("local", "remote", "reduce", "tridiagonal", "vector", "start"),
+}
+PHASE_NAMES: tuple[str, ...] = tuple(dict.fromkeys(p for ps in PHASES.values() for p in ps))
+
+#: The document schema each program writes (programs not listed: unknown).
+PROGRAM_SCHEMAS = {
+    "solve": "asyncsolve.result",
+    "bench allreduce": "asyncsolve.bench.allreduce",
+    "bench stencil2d": "asyncsolve.bench.stencil2d",
+    "asyncsolve-stencil2d-caf": "asyncsolve.bench.stencil2d",
+    "bench/hybrid_mvm": "asyncsolve.bench.hybrid_mvm",
+    "bench/beff": "asyncsolve.bench.beff",
+    "model hybrid": "asyncsolve.model.hybrid",
+}
+
 #: Metrics by name; "phase:NAME" (a phase's time, maximum over ranks) is made on demand.
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("time", "time to solution (s)", extract=_solve_metric(time_s)),
@@ -840,27 +871,33 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("rate", "iterations/s (mean rank)", extract=_solve_metric(rate)),
     Metric("true_residual", "true residual", extract=_solve_metric(true_residual)),
     Metric("stencil2d.iteration_us", "Stencil2D µs per iteration",
-           ("model", "variant", "radius", "local"), _stencil2d("iteration_us")),
+           ("model", "variant", "radius", "local"), _stencil2d("iteration_us"),
+           "asyncsolve.bench.stencil2d"),
     Metric("stencil2d.exchange_us", "Stencil2D halo exchange µs per iteration",
-           ("model", "variant", "radius", "local"), _stencil2d("exchange_us")),
+           ("model", "variant", "radius", "local"), _stencil2d("exchange_us"),
+           "asyncsolve.bench.stencil2d"),
     Metric("allreduce.latency_us", "allreduce latency (µs)", ("algorithm", "bytes"),
-           _allreduce(allreduce_latency)),
+           _allreduce(allreduce_latency), "asyncsolve.bench.allreduce"),
     Metric("allreduce.overlap_pct", "allreduce overlap (%)", ("algorithm", "bytes"),
-           _allreduce(allreduce_overlap)),
+           _allreduce(allreduce_overlap), "asyncsolve.bench.allreduce"),
     Metric("noise.slowdown", "slowdown under noise (time / quiet time)",
-           ("method", "allreduce", "noise-us", "noise-hz"), _noise),
+           ("method", "allreduce", "noise-us", "noise-hz"), _noise, "asyncsolve.bench.allreduce"),
     Metric("mvm.epsilon_funneled_max", "largest ε = T_masteronly / T_funneled of the sweep",
-           extract=_mvm_epsilon_max),
+           extract=_mvm_epsilon_max, schema="asyncsolve.bench.hybrid_mvm"),
     Metric("beff.pure_over_hybrid", "b_eff pure MPI / hybrid masteronly",
-           extract=lambda doc, _w: beff_summary(doc).pure_over_hybrid),
+           extract=lambda doc, _w: beff_summary(doc).pure_over_hybrid,
+           schema="asyncsolve.bench.beff"),
     Metric("fit.epsilon_at_best", "ε of eq. 14 at its best n_k^loc",
-           extract=lambda doc, _w: _fit_epsilon_at_best(doc)),
+           extract=lambda doc, _w: _fit_epsilon_at_best(doc), schema="asyncsolve.model.hybrid"),
 )}
 
 
 def metric(name: str) -> Metric | None:
-    """The metric called `name` (None for an unknown one)."""
-    if name.startswith("phase:") and len(name) > len("phase:"):
-        phase = name.removeprefix("phase:")
+    """The metric called `name` (None for an unknown one, "phase:NAME" included
+    where NAME is not one of PHASE_NAMES)."""
+    phase = name.removeprefix("phase:")
+    if phase != name:
+        if phase not in PHASE_NAMES:
+            return None
         return Metric(name, f"phase {phase} (s, max over ranks)", extract=_phase(phase))
     return METRICS.get(name)

@@ -5,24 +5,32 @@ Results folder layout:
     RESULTS/runs/ID.json          the program's own --json document
     RESULTS/runs/ID.lab.json      the lab's sidecar (asyncsolve.lab.run/1): configuration,
                                   regime, command, environment, rc, status, stderr
-A run is finished when its sidecar exists (it is written last, atomically), so
-rerunning a suite skips finished runs and an interrupted one resumes.
+    RESULTS/lab.lock              held (flock) by the asyncsolve-lab running into the folder
+A run is finished when its sidecar exists (it is written last, atomically) and,
+if it says ok, its document too, so rerunning a suite skips finished runs and
+an interrupted one resumes. One asyncsolve-lab at a time runs into a folder.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
-import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
 from .capabilities import Capabilities, check_suite
+from .files import write_atomic
+from .results import MAX_DOCUMENT_BYTES, read_limited
 from .suite import DOC_REF, RunSpec, Suite
 
 #: Open MPI's transports for the two network regimes (paper 001 Fig. 3:
@@ -80,15 +88,7 @@ def check_results_folder(root: Path, what: str, create: bool = True) -> None:
 def write_json_atomic(path: Path, data: dict) -> None:
     """Write to a short temporary name in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".lab-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def _threads(options: dict) -> int:
@@ -157,6 +157,18 @@ def _cafrun_launch(run: RunSpec, oversubscribed: bool) -> tuple[list[str], dict[
     return ["cafrun", "-np", str(run.ranks)], env
 
 
+def _read_sidecar(path: Path) -> dict | None:
+    """The JSON object of a sidecar; None where there is none or it is damaged
+    (not a regular file, not JSON, not an object)."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_limited(path, MAX_DOCUMENT_BYTES))
+    except (LabError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 class RunFolder:
     """The results folder of one suite."""
 
@@ -171,31 +183,60 @@ class RunFolder:
         return self.runs / f"{run_id}.lab.json"
 
     def load_sidecar(self, run_id: str) -> dict | None:
+        """The run's sidecar; None when the run is to be done (again): no
+        sidecar, a damaged one, or one that says ok while its document is gone."""
         path = self.sidecar(run_id)
-        if not path.exists():
-            return None
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            return None  # a damaged sidecar: the run is redone
+        data = _read_sidecar(path)
+        if data is None:
+            return None  # none, or a damaged one: the run is redone
         check_schema(data.get("schema"), str(path), {RUN_SCHEMA.split("/")[0]: 1})
+        if data.get("status") == "ok" and not self.has_document(data):
+            return None  # its document was deleted: the run is redone
         return data
+
+    def has_document(self, sidecar: dict) -> bool:
+        """Whether the document a sidecar names is there."""
+        name = sidecar.get("document")
+        return isinstance(name, str) and bool(name) and (self.runs / name).is_file()
 
     def find_document(self, experiment: str, regime: str, repeat: int) -> Path | None:
         """A finished document of `experiment` in `regime`, preferably of the same repeat."""
         best = None
         for path in sorted(self.runs.glob("*.lab.json")):
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
+            data = _read_sidecar(path)
+            if data is None:
                 continue
             if (data.get("experiment") == experiment and data.get("regime") == regime
-                    and data.get("status") == "ok" and data.get("document")):
+                    and data.get("status") == "ok" and self.has_document(data)):
                 doc = self.runs / data["document"]
                 if data.get("repeat") == repeat:
                     return doc
                 best = best or doc
         return best
+
+
+#: The line a program of asyncsolve ends with when it fails ("asyncsolve: error: ...",
+#: "asyncsolve: rank 3: error: ...", "asyncsolve-stencil2d-caf: error: ...").
+_ERROR_LINE = re.compile(r"^asyncsolve[\w/-]*: (rank \d+: )?error: ")
+#: A line of dashes that opens or closes a notice of mpirun's (or oshrun's).
+_LAUNCHER_RULE = re.compile(r"^-{20,}$")
+
+
+def why(stderr: str) -> str:
+    """Why a run failed, from its stderr: the program's own error line (the
+    first, which rank 0 prints), else the last line outside the launcher's
+    notices (the blocks between lines of dashes), else the notices' last."""
+    lines = [x.strip() for x in (stderr or "").splitlines() if x.strip()]
+    errors = [x for x in lines if _ERROR_LINE.match(x)]
+    if errors:
+        return errors[0]
+    outside, inside = [], False
+    for x in lines:
+        if _LAUNCHER_RULE.match(x):
+            inside = not inside
+        elif not inside:
+            outside.append(x)
+    return (outside or [x for x in lines if not _LAUNCHER_RULE.match(x)] or [""])[-1]
 
 
 def _tail(text: str, keep: int) -> str:
@@ -293,9 +334,8 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
         pass
     elif rc != 0:
         meaning = {2: "bad input", 3: "did not converge", 4: "runtime failure"}.get(rc, "")
-        last = (err or "").strip().splitlines()[-1:] or [""]
         record.update(status="failed", reason=f"exit code {rc}" + (f" ({meaning})" if meaning
-                                                                   else "") + f": {last[0]}")
+                                                                   else "") + f": {why(err)}")
     elif not doc_ok:
         record.update(status="failed", reason="exit code 0 but no document was written")
     else:
@@ -338,16 +378,9 @@ class Walls:
 
 def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: bool = False,
               dry_run: bool = False, only: list[str] | None = None, console=None) -> dict:
-    """Run every unfinished run of `suite` into `results`. Returns counts."""
+    """Run every unfinished run of `suite` into `results`, holding the folder's
+    lock (LabError when another asyncsolve-lab runs into it). Returns counts."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
     console = console or Console(stderr=False, highlight=False)
     check_suite(suite, caps)  # before running anything
@@ -359,8 +392,23 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
             raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "
                            f"{suite.path}")
         runs = [r for r in runs if r.experiment in only]
+    if dry_run:
+        pending, done, _ = _pending(runs, folder, retry_failed, Walls())
+        for r in pending:
+            launch = build_launch(r, caps, folder.doc(r.run_id))
+            env = " ".join(f"{k}={v}" for k, v in launch.env.items())
+            console.print(f"{r.run_id}: {env} {' '.join(launch.argv)}", soft_wrap=True)
+        return {"total": len(runs), "skipped": done, "ran": 0, "ok": 0, "failed": 0}
+    folder.runs.mkdir(parents=True, exist_ok=True)
+    with results_lock(folder.root):
+        return _run_pending(suite, runs, folder, caps, retry_failed, console)
+
+
+def _pending(runs: list[RunSpec], folder: RunFolder, retry_failed: bool,
+             walls: Walls) -> tuple[list[RunSpec], int, int]:
+    """The runs still to do, how many are finished, how many of those failed;
+    `walls` learns the wall times of the finished ones."""
     pending, done, failed_before = [], 0, 0
-    walls = Walls()
     for r in runs:
         side = folder.load_sidecar(r.run_id)
         if side is not None and side.get("wall_s") is not None:
@@ -370,13 +418,56 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
         else:
             done += 1
             failed_before += side.get("status") != "ok"
-    if dry_run:
-        for r in pending:
-            launch = build_launch(r, caps, folder.doc(r.run_id))
-            env = " ".join(f"{k}={v}" for k, v in launch.env.items())
-            console.print(f"{r.run_id}: {env} {' '.join(launch.argv)}", soft_wrap=True)
-        return {"total": len(runs), "skipped": done, "ran": 0, "ok": 0, "failed": 0}
-    folder.runs.mkdir(parents=True, exist_ok=True)
+    return pending, done, failed_before
+
+
+#: The lock file of a results folder, held by the asyncsolve-lab that runs into it.
+LOCK_NAME = "lab.lock"
+
+
+@contextmanager
+def results_lock(root: Path):
+    """Holds ROOT/lab.lock (flock, exclusive) while a suite runs into ROOT; the
+    file names the holder (pid, host, start). A second asyncsolve-lab run on
+    the same folder gets LabError at once: two would run the same runs into
+    the same files. The lock ends with the process, however it ends (the
+    kernel drops it with the descriptor). On a file system without locks the
+    suite runs unlocked."""
+    path = Path(root) / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
+            raise LabError(f"results folder {Path(root)} is in use by another asyncsolve-lab run "
+                           f"({holder}): expected one run per results folder at a time; wait "
+                           "for it to end, or give another --results") from None
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
+                  f"{datetime.now(UTC).isoformat(timespec='seconds')}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _run_pending(suite: Suite, runs: list[RunSpec], folder: RunFolder, caps: Capabilities,
+                 retry_failed: bool, console) -> dict:
+    """Runs what is left of `runs` (the caller holds the folder's lock)."""
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    walls = Walls()
+    pending, done, failed_before = _pending(runs, folder, retry_failed, walls)
     write_json_atomic(folder.root / "suite.json", suite.to_json())
     console.print(f"suite {suite.name}: {len(runs)} runs, {done} already finished"
                   + (f" ({failed_before} failed; --retry-failed reruns them)" if failed_before

@@ -1,7 +1,8 @@
 """The `sim:PLATFORM` regime: runs under SimGrid's smpirun on a simulated cluster.
 
-A regime `sim:NAME` names the platform file NAME.xml in the repository's
-sim/ folder (or a path to a platform file, ending in .xml). The lab reads the
+A regime `sim:NAME` names the platform file NAME.xml in a sim/ folder (beside
+the suite's folder, in the current folder, or the project's own, which the
+lab is installed from), or a path to a platform file (ending in .xml). The lab reads the
 hosts the platform declares (plain <host> elements and the nodes of each
 <cluster>), writes a host file with one host per line beside the results, and
 launches
@@ -21,6 +22,8 @@ import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
+
+from .files import write_atomic
 
 PREFIX = "sim:"
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -46,10 +49,18 @@ class Platform:
     hosts: tuple[str, ...]
 
 
+#: The source tree this lab is installed from (make venv installs it
+#: editable): its sim/ holds the platforms of the project.
+SOURCE_TREE = Path(__file__).resolve().parents[2]
+
+
 def search_dirs(suite_path: Path) -> list[Path]:
     """Where platform names are looked up: sim/ beside the suite's folder
-    (suites/../sim), then sim/ in the current folder."""
-    dirs = [Path(suite_path).resolve().parent.parent / "sim", Path.cwd() / "sim"]
+    (suites/../sim), sim/ in the current folder, then the platforms of the
+    lab's own source tree (so a suite kept anywhere, run from any folder,
+    finds sim:torus)."""
+    dirs = [Path(suite_path).resolve().parent.parent / "sim", Path.cwd() / "sim",
+            SOURCE_TREE / "sim"]
     return list(dict.fromkeys(d for d in dirs))
 
 
@@ -137,7 +148,7 @@ def write_hostfile(platform: Platform, folder: Path) -> Path:
     path = folder / f"{platform.path.stem}.hosts"
     text = "\n".join(platform.hosts) + "\n"
     if not path.is_file() or path.read_text() != text:
-        path.write_text(text)
+        write_atomic(path, text)
     return path
 
 

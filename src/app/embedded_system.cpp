@@ -210,7 +210,9 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved.result = s.krylov->solve();
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
-    // Back to the unscaled unknowns: x = S y.
+    // Back to the unscaled unknowns: x = S 2^(a - c) y.
+    s.setup.powers.unscale(
+        {system.x.origin(), static_cast<std::size_t>(s.p.matrix.local_rows())});
     for (std::size_t i = 0; i < s.setup.scale.size(); ++i) system.x.origin()[i] *= s.setup.scale[i];
   } else {
     solved = solve_sparse(config, s.p, s.setup);
@@ -293,13 +295,16 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
     std::copy(b.begin(), b.end(), mine_b.begin());
     std::copy(x0.begin(), x0.end(), mine_x0.begin());
   }
-  // The scaled system: S b (or the construction's b, already scaled) and S^-1 x0.
+  // The scaled system: 2^c S b (or the construction's b, already scaled) and
+  // 2^(c - a) S^-1 x0, with the construction's powers of two (exact).
   s.b_is_b0 = given[0] == 0;
   const std::vector<double>& scale = s.setup.scale;
+  const int c = s.setup.powers.rhs_exponent;
+  const int a = s.setup.powers.matrix_exponent;
   for (std::size_t i = 0; i < n; ++i) {
     const double si = scale.empty() ? 1.0 : scale[i];
-    system.b.origin()[i] = given[0] != 0 ? mine_b[i] * si : s.b0[i];
-    system.x.origin()[i] = mine_x0[i] / si;
+    system.b.origin()[i] = given[0] != 0 ? std::ldexp(mine_b[i] * si, c) : s.b0[i];
+    system.x.origin()[i] = std::ldexp(mine_x0[i] / si, c - a);
   }
 }
 

@@ -227,6 +227,9 @@ core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm
   std::string error;
   if (world.is_root()) {
     try {
+      const core::NamedPath inputs[] = {{"--fit", config.fit_path}};
+      const core::NamedPath outputs[] = {{"--json", config.json_path}};
+      core::check_distinct_files(inputs, outputs);
       output = config.is_fit() ? fit(config) : quantities(config);
     } catch (const core::InputError& e) {
       error = e.what();

@@ -33,6 +33,7 @@
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/jacobi_rho.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
@@ -41,13 +42,20 @@
 namespace asyncsolve::app {
 namespace {
 
-/// --write-solution must be writable before anything is computed.
-void check_solution_path(const SolveConfig& config, const par::Comm& comm) {
-  if (config.sparse.write_solution_path.empty()) return;
+/// --write-solution must be writable before anything is computed, and no
+/// output may be a file the command reads or another output.
+void check_output_paths(const SolveConfig& config, const par::Comm& comm) {
+  const SparseConfig& s = config.sparse;
   std::string error;
   if (comm.is_root()) {
     try {
-      core::check_writable(config.sparse.write_solution_path, "--write-solution");
+      if (!s.write_solution_path.empty())
+        core::check_writable(s.write_solution_path, "--write-solution");
+      const core::NamedPath inputs[] = {
+          {"--matrix", s.matrix_path}, {"--rhs", s.rhs_path}, {"--x0", s.x0_path}};
+      const core::NamedPath outputs[] = {{"--json", config.json_path},
+                                         {"--write-solution", s.write_solution_path}};
+      core::check_distinct_files(inputs, outputs);
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -275,6 +283,9 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
       p.x0[i] /= s[i];
     }
   }
+  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
+  // the solve over- or underflows for a system scaled far from 1.
+  out.powers = sparse::equilibrate(p.matrix, p.b, p.x0);
   const double t_operator = core::now_s();
   out.system = solvers::make_csr_system(p.matrix, p.b, p.x0);
   solvers::CsrSystem& system = out.system;
@@ -335,7 +346,8 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
   solvers::CsrSystem& system = setup.system;
   Solved solved = is_krylov(config) ? solve_krylov(config, p, system, *setup.halo)
                                     : solve_jacobi(config, p, system, *setup.halo);
-  // Back to the unscaled unknowns: x = S y.
+  // Back to the unscaled unknowns: x = S 2^(a - c) y.
+  setup.powers.unscale({system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
   const std::vector<double>& s = setup.scale;
   for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
   return solved;
@@ -374,6 +386,8 @@ RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
   rp.parameters = p.parameters;
   rp.parameters["partition"] = partition_json(config, p.matrix);
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
+  rp.parameters["equilibration"] = {{"matrix_exponent", setup.powers.matrix_exponent},
+                                    {"rhs_exponent", setup.powers.rhs_exponent}};
   rp.parameters["jacobi_check"] = setup.jacobi_check;
   return rp;
 }
@@ -383,7 +397,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
                                 const std::vector<std::string>& command) {
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
-  check_solution_path(config, world);
+  check_output_paths(config, world);
   if (config.slow_rank >= world.size()) {
     throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
                                        config.slow_rank, world.size()));

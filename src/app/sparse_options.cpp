@@ -1,6 +1,5 @@
 #include "sparse_options.hpp"
 
-#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -54,7 +53,8 @@ void add_sparse_options(OptionTable& t, SparseArgs& a) {
   t.flag("--assemble", c.assemble,
          {.help = "Assemble the model problem (ones, plume, laplace27) as a distributed CSR "
                   "matrix and solve with the sparse operator"});
-  a.matrix_memory = t.number("--matrix-memory", c.matrix_memory_gib, {0, 1e6},
+  // At least a byte (a GiB is 2^30 bytes); 0, the "not given" default, is no size.
+  a.matrix_memory = t.number("--matrix-memory", c.matrix_memory_gib, {1e-9, 1e6},
                              {.help = "--matrix: GiB rank 0 may use to read the file",
                               .applies = with_matrix,
                               .shown_default = "half of rank 0's node memory",
@@ -98,9 +98,6 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
   if (!c.is_sparse()) return c;
   // An unknown partitioner, or one this build lacks: exit 2.
   if (matrix) c.partition = sparse::parse_partition(a.partition);
-  check(given(a.matrix_memory) &&
-            (!(c.matrix_memory_gib > 0.0) || !std::isfinite(c.matrix_memory_gib)),
-        fmt::format("--matrix-memory {}: expected a number of GiB > 0", c.matrix_memory_gib));
   const std::string what = matrix ? "--matrix" : "--assemble";
   check(x.lanczos || x.tfim,
         fmt::format("{} with {}: Lanczos runs on the TFIM Hamiltonian, expected another method",

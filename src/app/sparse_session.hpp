@@ -2,7 +2,7 @@
 // The solve of a distributed CSR system in its steps, shared by `asyncsolve
 // solve --matrix/--assemble` (sparse_command.cpp) and by callers that hold
 // the matrix in memory (embedded_system.cpp, the Python package): the
-// system and where it came from; its setup (scaling, operator, Jacobi's
+// system and where it came from; its setup (scaling, equilibration, operator, Jacobi's
 // checks, halo exchange); one solve by the configured method; the problem
 // as the result document describes it.
 #include <memory>
@@ -16,6 +16,7 @@
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/solvers/csr_system.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
+#include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
 #include "result_document.hpp"
 
@@ -41,6 +42,9 @@ struct SparseSetup {
   /// --scale unit-diagonal: S = |D|^-1/2 per local row (empty: not scaled);
   /// the system holds S A S, S b and S^-1 x0.
   std::vector<double> scale;
+  /// The powers of two the (scaled) system was equilibrated by: the system
+  /// holds 2^a A, 2^c b and 2^(c - a) x0 on top of the scaling above.
+  sparse::PowerOfTwoScaling powers;
   solvers::CsrSystem system;
   nlohmann::json jacobi_check;  ///< rho's estimate (Jacobi), null otherwise
   std::unique_ptr<comm::SparseHaloExchange> halo;

@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -138,23 +141,89 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   }
 }
 
-std::string read_input_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  const std::string shown = printable(path.string());
+OpenedFile open_regular_file(const std::filesystem::path& path) {
+  OpenedFile out;
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    const int err = errno;
-    throw InputError(fmt::format("{}: {}", shown,
-                                 err == ENOENT
-                                     ? std::string("no such file")
-                                     : fmt::format("cannot be read ({})", std::strerror(err))));
+    out.error = errno;
+    return out;
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const bool dir = S_ISDIR(st.st_mode);
+  if (::fstat(fd, &st) != 0) {
+    out.error = errno;
     ::close(fd);
-    throw InputError(fmt::format("{}: is {}", shown, dir ? "a directory" : what_it_is(st.st_mode)));
+    return out;
   }
+  if (!S_ISREG(st.st_mode)) {
+    out.kind = what_it_is(st.st_mode);
+    ::close(fd);
+    return out;
+  }
+  // Back to blocking reads of a regular file.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  out.fd = fd;
+  return out;
+}
+
+namespace {
+
+/// Where a path leads: device and inode of the file, links followed, or, for
+/// a name that does not exist yet, of its directory, with the name.
+struct Identity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string name;  ///< empty for an existing file
+  bool operator==(const Identity&) const = default;
+};
+
+std::optional<Identity> identity_of(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return Identity{st.st_dev, st.st_ino, {}};
+  if (errno != ENOENT || path.filename().empty()) return std::nullopt;
+  if (::stat(directory_of(path).c_str(), &st) != 0) return std::nullopt;
+  return Identity{st.st_dev, st.st_ino, path.filename().string()};
+}
+
+}  // namespace
+
+void check_distinct_files(std::span<const NamedPath> inputs, std::span<const NamedPath> outputs) {
+  std::vector<std::pair<const NamedPath*, Identity>> seen;
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty()) continue;
+    const auto id = identity_of(in.path);
+    if (id && id->name.empty()) seen.emplace_back(&in, *id);
+  }
+  for (const NamedPath& out : outputs) {
+    if (out.path.empty()) continue;
+    const auto id = identity_of(out.path);
+    if (!id) continue;  // check_writable says why it cannot be written
+    for (const auto& [other, other_id] : seen) {
+      if (other_id == *id) {
+        throw InputError(
+            fmt::format("{} '{}': is the same file as {} '{}', expected a file "
+                        "of its own",
+                        out.option, printable(out.path.string()), other->option,
+                        printable(other->path.string())));
+      }
+    }
+    seen.emplace_back(&out, *id);
+  }
+}
+
+std::string read_input_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  const std::string shown = printable(path.string());
+  const OpenedFile file = open_regular_file(path);
+  if (!file.kind.empty()) throw InputError(fmt::format("{}: is {}", shown, file.kind));
+  if (file.fd < 0) {
+    throw InputError(fmt::format(
+        "{}: {}", shown,
+        file.error == ENOENT ? std::string("no such file")
+                             : fmt::format("cannot be read ({})", std::strerror(file.error))));
+  }
+  const int fd = file.fd;
+  struct stat st {};
+  ::fstat(fd, &st);
   const auto too_large = [&](double bytes) {
     ::close(fd);
     return InputError(fmt::format("{}: is {} bytes, more than the {} read from such a file", shown,
@@ -164,9 +233,8 @@ std::string read_input_file(const std::filesystem::path& path, std::size_t max_b
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {
     throw too_large(static_cast<double>(st.st_size));
   }
-  // Back to blocking reads of a regular file; reading stops past max_bytes
-  // (a file that grows while it is read is refused too).
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // Reading stops past max_bytes (a file that grows while it is read is
+  // refused too).
   std::string content;
   char chunk[65536];
   while (content.size() <= max_bytes) {

@@ -27,19 +27,18 @@ namespace {
 
 constexpr int max_degree = 100;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-/// The integer `text` (digits with an optional '-'), or nullopt.
+/// The integer `text` (digits with an optional '-', no leading zero), or nullopt.
 std::optional<long> to_integer(std::string_view text) {
+  const std::string_view digits = text.starts_with('-') ? text.substr(1) : text;
+  if (digits.size() > 1 && digits.front() == '0') return std::nullopt;
   long value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }
+
+/// Whether `c` may appear in a NAME=VALUE item: printable, not a blank.
+bool is_item_char(char c) { return c > ' ' && c < 0x7f; }
 
 /// The finite decimal number `text`, or nullopt.
 std::optional<double> to_real(std::string_view text) {
@@ -197,9 +196,10 @@ void parse_pc(std::string_view text, PcSettings& settings) {
   if (text.substr(0, prefix.size()) == prefix) {
     const auto degree = to_integer(text.substr(prefix.size()));
     if (!degree || *degree < 1 || *degree > max_degree) {
-      throw InputError(
-          fmt::format("--pc {}: expected chebyshev:DEGREE with DEGREE an integer from 1 to {}",
-                      text, max_degree));
+      throw InputError(fmt::format(
+          "--pc {}: expected chebyshev:DEGREE with DEGREE an integer from 1 to {} (digits, "
+          "no leading zero)",
+          text, max_degree));
     }
     settings.kind = PcKind::chebyshev;
     settings.degree = static_cast<int>(*degree);
@@ -212,12 +212,25 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
   settings.options.clear();
   settings.chebyshev = {};
   settings.boomeramg = {};
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const std::size_t cut = rest.find_first_of(",\n");
-    const std::string_view item = trim(rest.substr(0, cut));
-    rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 1);
-    if (item.empty()) continue;
+  // Items are separated by commas, and by the newlines that join repeated
+  // --pc-option values; every item is NAME=VALUE, exactly as typed.
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t cut = std::min(text.find_first_of(",\n", at), text.size());
+    const std::string_view item = text.substr(at, cut - at);
+    at = cut + 1;
+    if (item.empty()) {
+      throw InputError(
+          fmt::format("--pc-option '{}': an empty item (two commas, or a comma at an end), "
+                      "expected NAME=VALUE[,NAME=VALUE...]",
+                      text));
+    }
+    if (!std::all_of(item.begin(), item.end(), is_item_char)) {
+      throw InputError(
+          fmt::format("--pc-option '{}': holds a blank, a control or a non-ASCII character, "
+                      "expected NAME=VALUE without spaces",
+                      item));
+    }
     const std::span<const PcOptionSpec> specs = pc_option_specs(settings.kind);
     if (specs.empty()) {
       throw InputError(
@@ -229,8 +242,8 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
       throw InputError(fmt::format("--pc-option '{}': expected name=value ({})", item,
                                    pc_option_summary(settings.kind)));
     }
-    const std::string_view name = trim(item.substr(0, eq));
-    const std::string_view value = trim(item.substr(eq + 1));
+    const std::string_view name = item.substr(0, eq);
+    const std::string_view value = item.substr(eq + 1);
     const auto spec = std::find_if(specs.begin(), specs.end(),
                                    [&](const PcOptionSpec& s) { return s.name == name; });
     if (spec == specs.end()) {
@@ -239,6 +252,12 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
       throw InputError(fmt::format("--pc-option '{}': {} has no option '{}', expected one of {}",
                                    item, pc_kind_name(settings.kind), name,
                                    fmt::join(names, ", ")));
+    }
+    for (const auto& [given, _] : settings.options) {
+      if (given == name) {
+        throw InputError(fmt::format(
+            "--pc-option '{}': {} is given twice, expected each option once", item, name));
+      }
     }
     settings.options.emplace_back(std::string(name), store_checked(*spec, value, settings));
   }

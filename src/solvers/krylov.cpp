@@ -133,7 +133,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
       // max |x - x_1| (one blocking reduction, outside the solves' times)
       one.change_inf = reduction->max(max_abs_difference(x, first));
     }
-    result.repeats.push_back(std::move(one));
+    result.repeats.push_back(one);
     if (!result.repeats.back().converged) break;
   }
   if (pc.pc) pc.pc->free();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -55,6 +56,23 @@ double default_limit() {
   const auto pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES));
   const auto page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   return pages > 0 && page > 0 ? 0.5 * pages * page : std::numeric_limits<double>::infinity();
+}
+
+/// b = A * 1, the row sums (whose solution is all ones); refuses a row whose
+/// sum overflows.
+std::vector<double> row_sums(const CsrView& a, std::string_view what) {
+  std::vector<double> b(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) b[i] += a.val[k];
+    if (!std::isfinite(b[i])) {
+      throw core::InputError(
+          fmt::format("{}: row {} sums to more than 1.8e308 in magnitude (overflow), so the "
+                      "default right-hand side b = A * 1 overflows: expected a smaller matrix, "
+                      "or a right-hand side (--rhs)",
+                      what, i + 1));
+    }
+  }
+  return b;
 }
 
 /// Refuses a matrix that is not square or has fewer rows than ranks.
@@ -131,7 +149,8 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
   p.file = read_matrix_market(path, limits);
   p.a = p.file.matrix;
   check_shape(p.a, ranks, path.string());
-  if (options.rhs) p.b_read = read_vector(*options.rhs, p.a.rows, "--rhs", limits);
+  p.b_read = options.rhs ? read_vector(*options.rhs, p.a.rows, "--rhs", limits)
+                         : row_sums(p.a, path.string());
   if (options.x0) p.x0_read = read_vector(*options.x0, p.a.rows, "--x0", limits);
   p.b = p.b_read;
   p.x0 = p.x0_read;
@@ -156,7 +175,8 @@ Prepared prepare_view(const SystemView& system, const PartitionSpec& partition, 
                                          v.size(), p.a.rows, p.a.rows));
     }
   }
-  p.b = system.b;
+  if (system.b.empty()) p.b_read = row_sums(p.a, what);
+  p.b = system.b.empty() ? std::span<const double>(p.b_read) : system.b;
   p.x0 = system.x0;
   // What a file would have declared: its shape and entries.
   p.file.info.rows = p.a.rows;
@@ -365,16 +385,7 @@ LoadedSystem distribute(const par::Comm& comm, PrepareRoot prepare_root, std::st
   out.file_rows = std::move(mine.file_rows);
   const auto n = static_cast<std::size_t>(out.matrix.local_rows());
   out.exact_known = !rhs_given;
-  if (rhs_given) {
-    out.b = std::move(mine.b);
-  } else {
-    // b = A * 1: the row sums (no communication).
-    out.b.assign(n, 0.0);
-    const auto& ptr = out.matrix.row_ptr();
-    const auto& val = out.matrix.val();
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::int64_t k = ptr[i]; k < ptr[i + 1]; ++k) out.b[i] += val[k];
-  }
+  out.b = std::move(mine.b);  // the given b, or A * 1 (rank 0 checked its sums)
   out.x0 = x0_given ? std::move(mine.x0) : std::vector<double>(n, 0.0);
   out.distribute_s = core::now_s() - t0;
   return out;

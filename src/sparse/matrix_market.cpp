@@ -6,7 +6,7 @@
 // entries placed, each row sorted by column and its duplicates summed.
 #include "asyncsolve/sparse/matrix_market.hpp"
 
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -22,98 +22,17 @@
 
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/json_file.hpp"
+#include "matrix_market_lines.hpp"
 
 namespace asyncsolve::sparse {
 namespace {
 
-constexpr std::size_t kMaxLine = std::size_t{1} << 20;  // 1 MiB
+using detail::LineSource;
+using detail::MemorySource;
+using detail::StreamSource;
+
 constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
-
-/// Where the lines come from: a stream read in chunks, or text in memory.
-class LineSource {
- public:
-  virtual ~LineSource() = default;
-  /// The next line without its end (LF, or CRLF); false at the end of the
-  /// input. Throws InputError for a line longer than kMaxLine.
-  virtual bool next(std::string_view& line) = 0;
-};
-
-class MemorySource final : public LineSource {
- public:
-  explicit MemorySource(std::string_view text) : text_(text) {}
-  bool next(std::string_view& line) override {
-    if (pos_ >= text_.size()) return false;
-    const std::size_t end = text_.find('\n', pos_);
-    const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
-    line = text_.substr(pos_, stop - pos_);
-    pos_ = end == std::string_view::npos ? text_.size() : end + 1;
-    if (line.size() > kMaxLine) throw core::InputError("line longer than 1 MiB");
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return true;
-  }
-
- private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-class StreamSource final : public LineSource {
- public:
-  explicit StreamSource(std::FILE* in) : in_(in), buffer_(new char[kChunk]) {}
-  bool next(std::string_view& line) override {
-    carry_.clear();
-    for (;;) {
-      if (pos_ == end_ && !fill()) {
-        if (carry_.empty()) return false;
-        line = carry_;  // the last line, without a line end
-        return finish(line);
-      }
-      const char* start = buffer_.get() + pos_;
-      const void* nl = std::memchr(start, '\n', end_ - pos_);
-      if (nl == nullptr) {
-        carry_.append(start, end_ - pos_);
-        pos_ = end_;
-        if (carry_.size() > kMaxLine) throw core::InputError("line longer than 1 MiB");
-        continue;
-      }
-      const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
-      pos_ += len + 1;
-      if (carry_.empty()) {
-        line = std::string_view(start, len);
-      } else {
-        carry_.append(start, len);
-        line = carry_;
-      }
-      return finish(line);
-    }
-  }
-
- private:
-  static constexpr std::size_t kChunk = std::size_t{1} << 20;
-  /// Reads the next chunk; false at the end of the input.
-  bool fill() {
-    if (eof_) return false;
-    end_ = std::fread(buffer_.get(), 1, kChunk, in_);
-    pos_ = 0;
-    if (end_ < kChunk) {
-      if (std::ferror(in_) != 0)
-        throw core::InputError(fmt::format("cannot read ({})", std::strerror(errno)));
-      eof_ = true;
-    }
-    return end_ > 0;
-  }
-  static bool finish(std::string_view& line) {
-    if (line.size() > kMaxLine) throw core::InputError("line longer than 1 MiB");
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return true;
-  }
-  std::FILE* in_;
-  std::unique_ptr<char[]> buffer_;
-  std::string carry_;
-  std::size_t pos_ = 0;
-  std::size_t end_ = 0;
-  bool eof_ = false;
-};
 
 /// Splits a line at blanks and tabs into at most `max` tokens; returns how
 /// many there were (counting beyond `max`).
@@ -448,10 +367,9 @@ class Parser {
         }
       }
     }
-    std::vector<std::int32_t>().swap(rows_);
-    std::vector<std::int32_t>().swap(cols_);
-    std::vector<double>().swap(vals_);
-    // Sort each row by column and sum duplicates, compacting in place.
+    // Sort each row by column and sum duplicates, compacting in place. The
+    // coordinates stay until the sums are checked (no higher peak than while
+    // placing), to name the entry whose sum overflows.
     std::vector<std::pair<std::int32_t, double>> row;
     std::int64_t out = 0;
     std::int64_t begin = 0;
@@ -465,6 +383,7 @@ class Parser {
       for (const auto& [c, v] : row) {
         if (out > row_start && a.col[out - 1] == c) {
           a.val[out - 1] += v;
+          if (!std::isfinite(a.val[out - 1])) overflow(i, c, mirror, sign);
           // Count a duplicate once, in the triangle the file holds.
           if (!mirror || c <= i) ++info.duplicates;
         } else {
@@ -476,11 +395,54 @@ class Parser {
       begin = end;
       a.row_ptr[i + 1] = out;
     }
+    std::vector<std::int32_t>().swap(rows_);
+    std::vector<std::int32_t>().swap(cols_);
+    std::vector<double>().swap(vals_);
     a.col.resize(static_cast<std::size_t>(out));
     a.val.resize(static_cast<std::size_t>(out));
     a.col.shrink_to_fit();
     a.val.shrink_to_fit();
     return a;
+  }
+
+  /// The duplicates summed into (i, c) overflow: refuses the entry whose
+  /// addition did (summed again in the file order the row followed), with
+  /// its line.
+  [[noreturn]] void overflow(std::int64_t i, std::int64_t c, bool mirror, double sign) {
+    double sum = 0.0;
+    std::size_t e = 0;
+    for (; e < rows_.size(); ++e) {
+      if (rows_[e] == i && cols_[e] == c) {
+        sum += vals_[e];
+      } else if (mirror && i != c && rows_[e] == c && cols_[e] == i) {
+        sum += sign * vals_[e];
+      } else {
+        continue;
+      }
+      if (!std::isfinite(sum)) break;
+    }
+    const bool found = e < rows_.size();
+    const std::int64_t r = found ? rows_[e] : i;
+    const std::int64_t k = found ? cols_[e] : c;
+    const std::string what = fmt::format(
+        "the duplicate entries at ({}, {}) sum to more than 1.8e308 in magnitude (overflow): "
+        "expected duplicates whose sum is a finite number",
+        r + 1, k + 1);
+    line_no_ = found ? entry_line(static_cast<std::int64_t>(e)) : 0;
+    if (line_no_ > 0) fail(what);
+    throw core::InputError(fmt::format("{}: {}", name_, what));
+  }
+
+  /// The line of the file's entry `e` (0-based), read again from the start;
+  /// 0 where the input cannot be read again.
+  long long entry_line(std::int64_t e) {
+    if (!source_.rewind()) return 0;
+    line_no_ = 0;
+    std::string_view line;
+    next(line);          // the banner
+    next_content(line);  // the size line
+    for (std::int64_t k = 0; k <= e; ++k) next_content(line);
+    return line_no_;
   }
 
   LineSource& source_;
@@ -528,13 +490,20 @@ MatrixMarketFile parse_matrix_market(std::string_view text, std::string_view nam
 
 MatrixMarketFile read_matrix_market(const std::filesystem::path& path, const ReadLimits& limits) {
   const std::string name = path.string();
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw core::InputError(fmt::format("{}: cannot open ({})", name, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode))
-    throw core::InputError(fmt::format("{}: is a directory, expected a Matrix Market file", name));
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) throw core::InputError(fmt::format("{}: cannot open ({})", name, std::strerror(errno)));
+  // A FIFO, a device or a directory is refused before anything waits on it.
+  const core::OpenedFile file = core::open_regular_file(path);
+  if (!file.kind.empty()) {
+    throw core::InputError(
+        fmt::format("{}: is {}, expected a Matrix Market file (a regular file)", name, file.kind));
+  }
+  if (file.fd < 0)
+    throw core::InputError(fmt::format("{}: cannot open ({})", name, std::strerror(file.error)));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(::fdopen(file.fd, "rb"), &std::fclose);
+  if (!in) {
+    const int err = errno;
+    ::close(file.fd);
+    throw core::InputError(fmt::format("{}: cannot open ({})", name, std::strerror(err)));
+  }
   return read_matrix_market(in.get(), name, limits);
 }
 

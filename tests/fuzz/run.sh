@@ -31,7 +31,8 @@ build=$(cd "$build" && pwd)  # the run below changes directory
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$src/include" \
   "$here/fuzz_matrix_market.cpp" "$src/src/sparse/matrix_market.cpp" "$src/src/sparse/csr.cpp" \
-  "$src/src/core/error.cpp" -lfmt -o "$build/fuzz_matrix_market"
+  "$src/src/core/error.cpp" "$src/src/core/json_file.cpp" "$src/src/core/parse.cpp" -lfmt \
+  -o "$build/fuzz_matrix_market"
 cd "$build/findings"
 parallel=()
 if [ "$jobs" -gt 1 ]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi

@@ -3,6 +3,7 @@ its file and line, exit 2), every verdict on documents the real binary
 produced, and the report's Findings table."""
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -150,6 +151,13 @@ BAD = [
     # an unknown comparison, metric, statistic, experiment, key
     ('comparison = "ratio >"', 'comparison = "ratio >>"', 0, "unknown comparison 'ratio >>'"),
     ('metric = "iterations"', 'metric = "iteration"', 0, "unknown metric 'iteration'"),
+    # a phase no solver times; a metric of documents the experiment's program does not write
+    ('metric = "iterations"', 'metric = "phase:nonexistent"', 0,
+     "unknown metric 'phase:nonexistent'"),
+    ('metric = "iterations"', 'metric = "phase:"', 0, "unknown metric 'phase:'"),
+    ('metric = "iterations"', 'metric = "allreduce.latency_us"', 0,
+     ("metric 'allreduce.latency_us' is read from asyncsolve.bench.allreduce documents, but "
+     "experiment 'jacobi' runs 'solve'")),
     ('metric = "iterations"', 'metric = "iterations"\nstatistic = "mean"', 0,
      "'statistic' is 'mean'; expected one of median, min, max"),
     ('experiment = "jacobi"', 'experiment = "jacobj"', 0, "no experiment named 'jacobj'"),
@@ -356,3 +364,34 @@ def test_cli_report_ends_with_the_verdicts(claim_results, tmp_path):
     assert proc.returncode == 0, proc.stderr
     tail = proc.stdout[proc.stdout.index("Findings (the papers' claims"):]
     assert tail.count("\n- paper 000") == 5
+
+
+# One configuration of each solver family: their documents' phases must all be
+# names a claim may give as phase:NAME (results.PHASE_NAMES).
+PHASE_RUNS = [
+    "--local 6,6,6 --method jacobi --variant sync",
+    "--local 6,6,6 --method jacobi --variant async",
+    "--local 6,6,6 --transport omp --variant async",
+    "--local 6,6,6 --transport omp --variant sync",
+    "--problem ones --global 8,8,8 --method cg",
+    "--problem ones --global 8,8,8 --method pcg1 --pc chebyshev",
+    "--problem ones --global 8,8,8 --method pcg2",
+    "--problem ones --global 8,8,8 --method pcg-overlap",
+    "--problem ones --global 8,8,8 --method pipecg",
+    "--problem ones --global 8,8,8 --assemble --method jacobi --variant async",
+    "--problem ones --global 8,8,8 --assemble --method jacobi --variant sync",
+    "--problem tfim --method lanczos --sites 8",
+]
+
+
+@pytest.mark.parametrize("args", PHASE_RUNS)
+def test_every_phase_a_solve_times_is_one_a_claim_may_name(binary, tmp_path, args):
+    from asyncsolve_lab.results import PHASE_NAMES, phases
+
+    doc = tmp_path / "d.json"
+    p = subprocess.run([str(binary), "solve", *args.split(), "--max-iters", "20", "--json",
+                        str(doc)], capture_output=True, text=True, timeout=60, check=False)
+    assert p.returncode in (0, 3), p.stderr
+    timed = phases(json.loads(doc.read_text()))
+    assert timed, args
+    assert set(timed) <= set(PHASE_NAMES), set(timed) - set(PHASE_NAMES)

@@ -188,3 +188,117 @@ def test_sigterm_and_sighup_stop_the_runs_and_the_suite_resumes(tmp_path, binary
 
 def test_tiny_suite_still_parses():
     assert len(parse_suite(TINY_SUITE).runs()) == 21
+
+
+def test_a_second_run_into_the_same_results_folder_is_refused(tmp_path, binary):
+    """Two asyncsolve-lab runs on one folder would run the same runs into the
+    same files: the second is refused at once, one line, and runs nothing."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(SMALL_SUITE)
+    results = tmp_path / "r"
+    (results / "runs").mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", ("import fcntl, os, sys, time\n"
+         f"fd = os.open({str(results / 'lab.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nos.write(fd, b'pid 1 on elsewhere')\n"
+         "print('locked', flush=True)\ntime.sleep(60)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        rc, out, err = lab(["run", str(suite), "--results", str(results), "--binary", str(binary)])
+        assert_one_line_error(rc, out, err, "is in use by another asyncsolve-lab run "
+                              "(pid 1 on elsewhere)")
+        assert not list((results / "runs").iterdir())
+    finally:
+        holder.kill()
+        holder.wait()
+    rc, out, err = lab(["run", str(suite), "--results", str(results), "--binary", str(binary)])
+    assert rc == 0, (out, err)  # the lock went with its holder
+    assert len(list((results / "runs").glob("*.lab.json"))) == 1
+
+
+def test_a_deleted_document_is_redone_not_reported_ok(tmp_path, caps):
+    from asyncsolve_lab.report import write_report
+    from asyncsolve_lab.results import load_results
+    from conftest import run_text
+
+    results = tmp_path / "r"
+    _, counts = run_text(SMALL_SUITE, results, caps)
+    assert counts["ok"] == 1
+    docs = [p for p in (results / "runs").glob("*.json") if not p.name.endswith(".lab.json")]
+    assert len(docs) == 1
+    docs[0].unlink()
+    record = load_results(results).records[0]
+    assert not record.ok
+    assert record.status == "missing"
+    assert f"its document {docs[0].name} is missing" in record.reason
+    md, *_ = write_report(results, tmp_path / "report")
+    assert f"missing: its document {docs[0].name} is missing" in md.read_text()
+    assert "failed: ok" not in md.read_text()
+    _, counts = run_text(SMALL_SUITE, results, caps)  # the run is redone
+    assert (counts["ran"], counts["ok"]) == (1, 1)
+    assert docs[0].is_file()
+    assert load_results(results).records[0].ok
+
+
+def test_a_failing_run_reports_the_programs_error_line(tmp_path, caps):
+    """On several ranks mpirun adds its banner after the program's line: the
+    reason is the program's own line."""
+    from conftest import run_text
+
+    text = SMALL_SUITE.replace("ranks = [1]", "ranks = [2]").replace(
+        'local = "6,6,6"', f'matrix = "{tmp_path / "missing.mtx"}"')
+    results = tmp_path / "r"
+    _, counts = run_text(text, results, caps)
+    assert counts["failed"] == 1
+    side = json.loads(next((results / "runs").glob("*.lab.json")).read_text())
+    assert side["reason"].startswith("exit code 2 (bad input): asyncsolve: error: "), side
+    assert "missing.mtx: cannot open" in side["reason"], side
+
+
+def test_the_reason_skips_the_launchers_notices():
+    from asyncsolve_lab.runner import why
+
+    banner = ("-" * 55 + "\nPrimary job  terminated normally, but 1 process returned\n"
+              + "-" * 55 + "\n" + "-" * 74 + "\nmpirun detected that one or more processes "
+              "exited with non-zero status\n\n  Exit code:    3\n" + "-" * 74 + "\n")
+    assert why("asyncsolve: error: a.mtx:3: bad\n" + banner) == "asyncsolve: error: a.mtx:3: bad"
+    assert why("asyncsolve: rank 1: error: out of memory\nasyncsolve: rank 0: error: x\n"
+               + banner) == "asyncsolve: rank 1: error: out of memory"
+    assert why("solve: stopped after 10 iterations\n" + banner) == \
+        "solve: stopped after 10 iterations"
+    assert why(banner) == "Exit code:    3"
+    assert why("") == ""
+
+
+def test_damaged_sidecars_are_redone_never_waited_on(tmp_path, caps):
+    """A sidecar that is a FIFO (reading it would wait for a writer), not JSON
+    or not an object: the run is redone."""
+    from conftest import run_text
+
+    results = tmp_path / "r"
+    (results / "runs").mkdir(parents=True)
+    run_id = parse_suite(SMALL_SUITE, tmp_path / "suite.toml").runs()[0].run_id
+    side = results / "runs" / f"{run_id}.lab.json"
+    for damage in ("fifo", "[1]", "{"):
+        side.unlink(missing_ok=True)
+        if damage == "fifo":
+            os.mkfifo(side)
+        else:
+            side.write_text(damage)
+        _, counts = run_text(SMALL_SUITE, results, caps)
+        assert (counts["ran"], counts["ok"]) == (1, 1), damage
+        assert json.loads(side.read_text())["status"] == "ok"
+
+
+def test_the_report_replaces_a_fifo_never_waits_on_it(tmp_path):
+    """The lab writes whole files through a rename: a FIFO where report.md
+    goes is replaced, not opened (which would wait for a reader)."""
+    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "report.md")
+    rc, stdout, err = lab(["report", str(res), "--out", str(out), "--quiet"], timeout=60)
+    assert rc == 0, (stdout, err)
+    assert (out / "report.md").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(".lab-")]

@@ -111,3 +111,31 @@ def test_launchers_other_than_mpi_are_refused(launcher):
     msg = error_of(SIM.replace('program = "solve"', f'program = "solve"\nlauncher = "{launcher}"'))
     assert f"launcher {launcher}" in msg
     assert "MPI only" in msg
+
+
+def test_a_suite_kept_elsewhere_and_run_from_elsewhere_finds_the_platforms(tmp_path,
+                                                                          monkeypatch):
+    """Neither the suite's folder nor the current folder has a sim/: the
+    lab's own project's platforms are found."""
+    from asyncsolve_lab.suite import load_suite
+
+    suite = tmp_path / "mine" / "suites" / "s.toml"
+    suite.parent.mkdir(parents=True)
+    suite.write_text(SIM)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    loaded = load_suite(str(suite))
+    assert loaded.platforms["sim:torus"].path == ROOT / "sim" / "torus.xml"
+    assert len(loaded.platforms["sim:torus"].hosts) == 1024
+
+
+def test_a_host_file_that_is_a_fifo_is_replaced(tmp_path):
+    import os
+
+    platform = simulation.find_platform("sim:torus", simulation.search_dirs(SUITE_PATH))
+    (tmp_path / "hosts").mkdir()
+    os.mkfifo(tmp_path / "hosts" / "torus.hosts")
+    path = simulation.write_hostfile(platform, tmp_path / "hosts")
+    assert path.is_file()
+    assert len(path.read_text().split()) == 1024

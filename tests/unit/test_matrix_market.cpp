@@ -2,6 +2,7 @@
 // field and symmetry, the line-level details, and every refusal with the
 // file, the line and what was expected.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/sparse/matrix_market.hpp"
@@ -245,6 +247,73 @@ TEST(MatrixMarket, FilesStreamsAndTheirErrors) {
     EXPECT_NE(std::string(e.what()).find("empty.mtx:1: empty file"), std::string::npos) << e.what();
   }
   fs::remove_all(p.parent_path());
+}
+
+TEST(MatrixMarket, RefusesWhatIsNotARegularFileWithoutWaiting) {
+  // Opening a FIFO for reading waits for a writer: it must be refused at once.
+  const fs::path fifo = scratch("pipe.mtx");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path link = scratch("link.mtx");
+  fs::create_symlink(fifo, link);
+  for (const auto& [path, kind] : {std::pair<fs::path, std::string>{fifo, "is a FIFO"},
+                                   {link, "is a FIFO"},
+                                   {"/dev/null", "is a device"},
+                                   {"/dev/zero", "is a device"}}) {
+    try {
+      read_matrix_market(path);
+      FAIL() << "no error for " << path;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + ": " + kind), std::string::npos)
+          << e.what();
+    }
+  }
+  fs::remove_all(fifo.parent_path());
+}
+
+TEST(MatrixMarket, RefusesDuplicatesWhoseSumOverflows) {
+  const std::string general = "%%MatrixMarket matrix coordinate real general\n2 2 3\n";
+  expect_error(general + "1 1 1.5e308\n2 2 1\n1 1 1.5e308\n",
+               "m.mtx:5:", "the duplicate entries at (1, 1) sum to more than 1.8e308");
+  expect_error(general + "1 2 -1.5e308\n% a comment\n\n1 2 -1.5e308\n2 2 1\n",
+               "m.mtx:6:", "(1, 2)");
+  // The sum is checked in file order: the fourth entry is the one that overflows.
+  expect_error(
+      "%%MatrixMarket matrix coordinate real general\n2 2 4\n2 1 1e308\n2 1 -1e308\n"
+      "2 1 1e308\n2 1 1e308\n",
+      "m.mtx:6:", "(2, 1)");
+  // Mirrored entries of a symmetric or skew-symmetric file: the file's own line and entry.
+  for (const char* symmetry : {"symmetric", "skew-symmetric"}) {
+    expect_error(std::string("%%MatrixMarket matrix coordinate real ") + symmetry +
+                     "\n3 3 3\n3 1 1.5e308\n2 1 1\n3 1 1.5e308\n",
+                 "m.mtx:5:", "(3, 1)");
+  }
+  // A sum that comes back into range after each step is fine.
+  const auto f = parse_matrix_market(general + "1 1 1e308\n1 1 -1e308\n1 1 1e308\n", "m.mtx");
+  EXPECT_EQ(f.matrix.val[0], 1e308);
+  // A stream is read again for the line; a pipe, which cannot be, names the file alone.
+  std::string text = general + "1 1 1.5e308\n2 2 1\n1 1 1.5e308\n";
+  std::FILE* in = fmemopen(text.data(), text.size(), "rb");
+  ASSERT_NE(in, nullptr);
+  try {
+    read_matrix_market(in, "mem");
+    FAIL() << "no error for an overflowing sum";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("mem:5: ", 0), 0u) << e.what();
+  }
+  std::fclose(in);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fds[1]);
+  in = ::fdopen(fds[0], "rb");
+  try {
+    read_matrix_market(in, "pipe");
+    FAIL() << "no error for an overflowing sum";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("pipe: the duplicate entries at (1, 1)", 0), 0u)
+        << e.what();
+  }
+  std::fclose(in);
 }
 
 TEST(MatrixMarket, StreamReaderHandlesLinesAcrossChunks) {

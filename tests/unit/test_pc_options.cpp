@@ -38,7 +38,7 @@ TEST(PcOptions, ValuesReachTheirTypedFields) {
   PcSettings s;
   s.kind = PcKind::boomeramg;
   parse_pc_options(
-      "coarsen=pmis, interp=classical,relax=l1-jacobi\ncycle=w,cycles=3,sweeps=2,"
+      "coarsen=pmis,interp=classical,relax=l1-jacobi\ncycle=w,cycles=3,sweeps=2,"
       "strong_threshold=0.5,agg_levels=1,max_levels=10,pmax=0",
       s);
   const BoomerAmgSettings& a = s.boomeramg;
@@ -56,10 +56,11 @@ TEST(PcOptions, ValuesReachTheirTypedFields) {
   EXPECT_EQ(s.options[0].second, "pmis");
   EXPECT_EQ(asyncsolve::precond::pc_options_text(s).substr(0, 25), "coarsen=pmis,interp=class");
 
-  // A second parse starts from the defaults again; the last value given wins.
-  parse_pc_options("cycles=2,cycles=4", s);
+  // A second parse starts from the defaults again; a name given twice is refused.
+  parse_pc_options("cycles=4", s);
   EXPECT_EQ(s.boomeramg.cycles, 4);
   EXPECT_EQ(s.boomeramg.coarsen, BoomerAmgSettings::Coarsen::hmis);
+  EXPECT_THROW(parse_pc_options("cycles=2,cycles=4", s), asyncsolve::core::InputError);
 
   PcSettings c;
   c.kind = PcKind::chebyshev;

@@ -68,7 +68,8 @@ TEST(SparseOptions, CombinationsAreRefused) {
   refused({"solve", "--write-solution", "x.mtx"}, "applies to --matrix");
   refused({"solve", "--partition", "metis"}, "--partition metis: applies to --matrix");
   refused({"solve", "--matrix-memory", "1"}, "--matrix-memory: applies to --matrix");
-  refused({"solve", "--matrix", "a.mtx", "--matrix-memory", "0"}, "expected a number of GiB");
+  refused({"solve", "--matrix", "a.mtx", "--matrix-memory", "0"},
+          "--matrix-memory 0: expected a positive number from 1e-9 to 1e6");
   refused({"solve", "--matrix", "a.mtx", "--partition", "parmetis"}, "--partition 'parmetis'");
   refused({"solve", "--matrix", "a.mtx", "--partition", "block:edges"}, "expected rows or nnz");
   refused({"solve", "--matrix", "a.mtx", "--scale", "diag"}, "--scale 'diag'");

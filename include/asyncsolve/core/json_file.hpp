@@ -4,6 +4,7 @@
 /// read only from regular files of a bounded size.
 #include <cstddef>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,36 @@ void check_writable(const std::filesystem::path& path, std::string_view option);
 /// thrown; `path` is never left half-written. Refuses (RuntimeFailure) a
 /// target that is no longer a regular file.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// A file opened for reading by open_regular_file: `fd` (the caller closes
+/// it), or -1 with `kind` naming what the path is when it is not a regular
+/// file ("a directory", "a FIFO", "a device", "a socket"), else `error`, the
+/// errno of open().
+struct OpenedFile {
+  int fd = -1;
+  std::string_view kind;
+  int error = 0;
+};
+
+/// Opens `path` for reading, blocking on nothing: a FIFO (whose open would
+/// wait for a writer), a device, a socket or a directory is refused before
+/// anything is read from it. Links are followed. Local.
+OpenedFile open_regular_file(const std::filesystem::path& path);
+
+/// A file a command reads or writes, and the option that names it.
+struct NamedPath {
+  std::string_view option;  ///< "--matrix", "--json", ...
+  std::filesystem::path path;
+};
+
+/// Refuses an output that is the same file as an input or as another
+/// output, compared by identity, not by spelling: device and inode, links
+/// followed; for an output that does not exist yet, its directory's device
+/// and inode and its name. Throws InputError "OUTPUT 'P': is the same file
+/// as OTHER 'Q', expected a file of its own". Empty paths and inputs that do
+/// not exist (reading them fails later, with its own message) are skipped.
+/// Local (rank 0 checks, then broadcasts the verdict).
+void check_distinct_files(std::span<const NamedPath> inputs, std::span<const NamedPath> outputs);
 
 /// Reads all of `path`, which must be a regular file of at most `max_bytes`
 /// (a device such as /dev/zero, a FIFO or a directory is refused without

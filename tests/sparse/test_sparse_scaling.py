@@ -1,0 +1,78 @@
+"""Systems far from 1: a well-conditioned matrix scaled by 10^±160 to
+10^±300, and right-hand sides of 10^±300, are solved by every method (the
+solve equilibrates the system by powers of two, which rounds nothing), to
+the solution of the unscaled system scaled back; a power-of-two scaling
+gives the unscaled run's iterates bit for bit."""
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+METHODS = ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "jacobi:sync", "jacobi:async"]
+SCALES = [160, -160, 200, -200, 300, -300]
+
+
+def base_matrix(n=8):
+    """A 2-D Laplacian with a heavier diagonal: SPD, rho(|D^-1 (A - D)|) = 8/9."""
+    t = sp.diags([-1.0, 4.5, -1.0], [-1, 0, 1], shape=(n, n))
+    off = sp.diags([-1.0, -1.0], [-1, 1], shape=(n, n))
+    return (sp.kron(sp.eye(n), t) + sp.kron(off, sp.eye(n))).tocsr()
+
+
+def method_args(method):
+    if method.startswith("jacobi:"):
+        return ["--method", "jacobi", "--variant", method.split(":")[1], "--max-iters", "5000"]
+    return ["--method", method, "--max-iters", "500"]
+
+
+def write(path, a):
+    scipy.io.mmwrite(path, a, symmetry="symmetric", precision=17)
+    return path
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("scale", SCALES)
+def test_a_matrix_scaled_far_from_one_is_solved(solve, tmp_path, scale, method):
+    path = write(tmp_path / "a.mtx", base_matrix() * 10.0**scale)
+    rc, out, err, doc = solve(2, "--matrix", path, "--tol", "1e-9", *method_args(method))
+    assert rc == 0, out + err
+    assert doc["result"]["converged"] is True
+    assert doc["result"]["error_inf"] < 1e-6  # b = A * 1: the solution is all ones
+    assert doc["problem"]["equilibration"]["matrix_exponent"] != 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("scale", [300, -300, 200, -200])
+def test_a_right_hand_side_far_from_one_is_solved(solve, tmp_path, scale, method):
+    a = base_matrix()
+    path = write(tmp_path / "a.mtx", a)
+    b = np.random.default_rng(3).uniform(0.5, 1.5, a.shape[0]) * 10.0**scale
+    rhs = tmp_path / "b.mtx"
+    scipy.io.mmwrite(rhs, b.reshape(-1, 1), precision=17)
+    solution = tmp_path / "x.mtx"
+    rc, out, err, doc = solve(3, "--matrix", path, "--rhs", rhs, "--tol", "1e-9",
+                              "--write-solution", solution, *method_args(method))
+    assert rc == 0, out + err
+    assert doc["result"]["converged"] is True
+    # compared at the scale of 1 (the norms of x itself would overflow or underflow)
+    x = np.asarray(scipy.io.mmread(solution)).ravel() / 10.0**scale
+    expected = spla.spsolve(a.tocsc(), b / 10.0**scale)
+    assert np.linalg.norm(x - expected) / np.linalg.norm(expected) < 1e-7
+
+
+@pytest.mark.parametrize("method", ["cg", "pipecg", "jacobi:sync"])
+def test_a_power_of_two_scaling_changes_no_bit(solve, tmp_path, method):
+    a = base_matrix()
+    runs = []
+    for exponent in (0, -700, 640):
+        path = write(tmp_path / f"a{exponent}.mtx", a * 2.0**exponent)
+        solution = tmp_path / f"x{exponent}.mtx"
+        rc, out, err, doc = solve(2, "--matrix", path, "--write-solution", solution,
+                                  *method_args(method))
+        assert rc == 0, out + err
+        runs.append((doc["result"]["iterations"]["max"], doc["result"]["true_residual"],
+                     solution.read_text().split("\n", 2)[2]))  # past the banner and comment
+    assert runs[1] == runs[0]
+    assert runs[2] == runs[0]
