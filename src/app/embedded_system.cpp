@@ -79,9 +79,9 @@ struct EmbeddedSystem::State {
   std::vector<std::int64_t> all_rows;
   std::unique_ptr<par::FaultInjector> faults;
   std::optional<solvers::CsrKrylovSolver> krylov;
-  std::vector<double> b0;    ///< the construction's b, as the system holds it (scaled)
-  bool ones_known = false;   ///< b0 is A 1 (no b given): the solution is all ones
-  bool b_is_b0 = true;       ///< the system's b is b0
+  std::vector<double> b0;   ///< the construction's b, as the system holds it (scaled)
+  bool ones_known = false;  ///< b0 is A 1 (no b given): the solution is all ones
+  bool b_is_b0 = true;      ///< the system's b is b0
 
   const SolveConfig& config() const { return command.solve; }
   const par::Comm& comm() const { return p.matrix.comm(); }
@@ -211,8 +211,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
     // Back to the unscaled unknowns: x = S 2^(a - c) y.
-    s.setup.powers.unscale(
-        {system.x.origin(), static_cast<std::size_t>(s.p.matrix.local_rows())});
+    s.setup.powers.unscale({system.x.origin(), static_cast<std::size_t>(s.p.matrix.local_rows())});
     for (std::size_t i = 0; i < s.setup.scale.size(); ++i) system.x.origin()[i] *= s.setup.scale[i];
   } else {
     solved = solve_sparse(config, s.p, s.setup);
@@ -262,11 +261,11 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
     const auto rows = static_cast<std::size_t>(s.p.matrix.global_rows());
     std::string error;
     if (comm.is_root()) {
-      for (const auto& [what, v] : {std::pair<const char*, std::span<const double>>{"b", b},
-                                    {"x0", x0}}) {
+      for (const auto& [what, v] :
+           {std::pair<const char*, std::span<const double>>{"b", b}, {"x0", x0}}) {
         if (error.empty() && !v.empty() && v.size() != rows) {
-          error = fmt::format("{}: {} values for a matrix of {} rows: expected {}", what,
-                              v.size(), rows, rows);
+          error = fmt::format("{}: {} values for a matrix of {} rows: expected {}", what, v.size(),
+                              rows, rows);
         }
       }
     }
