@@ -43,8 +43,17 @@ NB_MODULE(_core, m) {
   m.attr("version") = version;
   m.attr("git_commit") = git_commit;
   m.def(
-      "mpi_library_version", [] { return par::mpi_library_version(); },
-      "The MPI library this module is linked against (MPI_Get_library_version).");
+      "mpi_library_version",
+      [] {
+        // The whole text (par::mpi_library_version keeps its first part only):
+        // mpi4py's MPI.Get_library_version() is compared with it.
+        char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+        int length = 0;
+        par::check_mpi(MPI_Get_library_version(text, &length), "MPI_Get_library_version");
+        return std::string(text, static_cast<std::size_t>(length));
+      },
+      "The MPI library this module is linked against (MPI_Get_library_version, the whole "
+      "text).");
   // The exception classes, created once and kept for the process's life.
   static PyObject* error = PyErr_NewExceptionWithDoc(
       "asyncsolve._core.Error", "Base of asyncsolve's exceptions.", nullptr, nullptr);
