@@ -142,7 +142,8 @@ void bind_allreduce(nb::module_& m) {
       "as --allreduce names it: mpi, impi, tree, rd, knomial:K, twolevel:ALG. Collective "
       "construction and free(); a reduction not freed keeps its duplicated communicator.")
       .def(nb::init<nb::handle, std::size_t, const std::string&, const std::string&>(),
-           nb::arg("comm"), nb::arg("size"), nb::arg("algorithm") = "impi", nb::arg("op") = "sum")
+           nb::arg("comm").none(), nb::arg("size"), nb::arg("algorithm") = "impi",
+           nb::arg("op") = "sum")
       .def("start", &Allreduce::start, nb::arg("values"),
            "Starts the reduction of `values` (size doubles, copied).")
       .def("test", &Allreduce::test,

@@ -213,8 +213,8 @@ void bind_channel(nb::module_& m) {
                       "size. Create and destroy with create() and destroy(), collective with "
                       "each peer; a channel not destroyed stays open (never destroyed by the "
                       "garbage collector).")
-      .def_static("create", &Channel::create, nb::arg("comm"), nb::arg("peers"), nb::arg("sends"),
-                  nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
+      .def_static("create", &Channel::create, nb::arg("comm").none(), nb::arg("peers"),
+                  nb::arg("sends"), nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
                   nb::arg("max_in_flight") = 1, nb::arg("mode") = "async",
                   nb::arg("transport") = "mpi",
                   "Collective with each peer (rma: over comm): one channel per peer, created "
