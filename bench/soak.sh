@@ -3,33 +3,44 @@
 #   soak.sh - many asynchronous Jacobi solves under skew, noise and load
 #
 # PURPOSE
-#   The reliability check of issue 13: asynchronous iterations exist so that
-#   a slow, descheduled or noisy process cannot hold the others back, and the
+#   The reliability check of asynchronous iterations: they exist so that a
+#   slow, descheduled or noisy process cannot hold the others back, and the
 #   solve must still end correctly. Each run is one `asyncsolve solve
-#   --method jacobi` with the transport and variant taken in turn (mpi, rma,
-#   shmem x async, racy: every pair equally often), a random rank count
-#   (2-4), one random rank slowed x1-x5 (--slow-rank/--slow-factor), and noise
-#   (--noise-us 200 --noise-hz 500) on about a third of the runs, under a
-#   timeout. Meanwhile another process keeps one core busy (a shell busy
-#   loop; LOAD=0 leaves it out), the condition asynchrony is meant for.
+#   --method jacobi` with the problem, transport and variant taken in turn
+#   (plume stencil or --matrix x mpi, rma, shmem x async, racy: every triple
+#   equally often), a random rank count (2-4), one random rank slowed x1-x5
+#   (--slow-rank/--slow-factor), and noise (--noise-us 200 --noise-hz 500) on
+#   about a third of the runs, under a timeout. The --matrix runs take one of
+#   bench/soak_matrices.py's three systems (a symmetric file, an unsymmetric
+#   grid operator, a random pattern with ghosts from every rank) and one of
+#   the partitioners at random: the sparse asynchronous path (distributed
+#   CSR, one channel per neighbour rank). Meanwhile another process keeps one
+#   core busy (a shell busy loop; LOAD=0 leaves it out), the condition
+#   asynchrony is meant for.
 #
 # USAGE
 #   bench/soak.sh BINARY N [OUTDIR]
 #   Environment: SOAK_SEED (default 7) fixes the mix; TIMEOUT seconds per run
-#   (default 60); LOCAL (default 14,14,14) and TOL (default 1e-4) the problem;
-#   LOAD=1 (default) runs the busy loop; EXTRA adds asyncsolve options to
-#   every run (e.g. EXTRA="--idle off" to measure without idling);
-#   TRANSPORTS (default "mpi rma shmem") the transports taken in turn.
+#   (default 60); LOCAL (default 14,14,14) the plume's block and TOL (default
+#   1e-4) every run's tolerance; LOAD=1 (default) runs the busy loop; EXTRA
+#   adds asyncsolve options to every run (e.g. EXTRA="--idle off" to measure
+#   without idling); TRANSPORTS (default "mpi rma shmem"), PROBLEMS (default
+#   "plume matrix") and PARTITIONS (default "block metis scotch") what is
+#   taken; MPIEXEC (default mpirun) the launcher of the binary's MPI, e.g.
+#   mpirun.mpich for a build against Debian's MPICH (--oversubscribe is
+#   added for Open MPI's; shmem runs need Open MPI's oshrun).
 #   Example: nohup bench/soak.sh build/asyncsolve 1000 results/soak > soak.log &
 #
 # OUTPUT
 #   One line per failure (HANG: killed by the timeout; EXIT: a non-zero exit
-#   code; WRONG: exit 0 but true residual >= 10 tol, or no result document),
-#   a progress line every 50 runs, and a summary line "soak: N runs: ok ...,
-#   hangs ..., non-zero exits ..., true residual >= 10 tol ...; exit codes:
-#   ..." with the largest true residual / tol. OUTDIR keeps every run's log
-#   and result document and runs.csv (one line per run). Exit code 0 when
-#   every run passed, 1 otherwise, 2 for bad arguments.
+#   code; WRONG: exit 0 but true residual >= 10 tol, no result document, or
+#   a document of another rank count, as when the launcher is not the
+#   binary's MPI's), a progress line every 50 runs, and a summary line "soak:
+#   N runs: ok ..., hangs ..., non-zero exits ..., true residual >= 10 tol
+#   ...; exit codes: ..." with the largest true residual / tol. OUTDIR keeps
+#   every run's log and result document, the matrices (matrices/) and
+#   runs.csv (one line per run). Exit code 0 when every run passed, 1
+#   otherwise, 2 for bad arguments.
 set -u
 if [ $# -lt 2 ] || [ ! -x "$1" ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
   echo "usage: soak.sh BINARY N [OUTDIR] (BINARY an asyncsolve executable, N a count)" >&2
@@ -37,10 +48,31 @@ if [ $# -lt 2 ] || [ ! -x "$1" ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
 fi
 AS=$1; N=$2; OUT=${3:-$(mktemp -d /tmp/soak.XXXXXX)}
 TIMEOUT=${TIMEOUT:-60}; LOCAL=${LOCAL:-14,14,14}; TOL=${TOL:-1e-4}; EXTRA=${EXTRA:-}
-mkdir -p "$OUT"
+MPIEXEC=${MPIEXEC:-mpirun}
+read -r -a transports <<< "${TRANSPORTS:-mpi rma shmem}"; variants=(async racy)
+read -r -a problems <<< "${PROBLEMS:-plume matrix}"
+read -r -a partitions <<< "${PARTITIONS:-block metis scotch}"
+here=$(dirname "$0")
+mkdir -p "$OUT/matrices"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 RANDOM=${SOAK_SEED:-7}
+
+# Open MPI's launcher needs --oversubscribe past the cores; MPICH's Hydra
+# takes any -np. The shmem transport is Open MPI's OSHMEM, through oshrun.
+oversubscribe=""
+if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+  oversubscribe="--oversubscribe"
+elif [[ " ${transports[*]} " == *" shmem "* ]]; then
+  echo "soak.sh: TRANSPORTS has shmem, which needs Open MPI's oshrun, but MPIEXEC $MPIEXEC" \
+       "is not Open MPI's launcher; expected TRANSPORTS without shmem" >&2
+  exit 2
+fi
+matrices=()
+if [[ " ${problems[*]} " == *" matrix "* ]]; then
+  mapfile -t matrices < <(python3 "$here/soak_matrices.py" "$OUT/matrices") || exit 2
+  [ ${#matrices[@]} -gt 0 ] || exit 2
+fi
 
 load_pid=""
 if [ "${LOAD:-1}" = 1 ]; then
@@ -51,47 +83,57 @@ stop_load() { [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null; load_pid=""; }
 trap stop_load EXIT
 trap 'stop_load; exit 130' INT TERM
 
-read -r -a transports <<< "${TRANSPORTS:-mpi rma shmem}"; variants=(async racy)
-pairs=$(( ${#transports[@]} * 2 ))
+triples=$(( ${#problems[@]} * ${#transports[@]} * 2 ))
 hang=0; bad=0; wrong=0; ok=0; worst=0
 declare -A codes
-echo "run,transport,variant,ranks,slow_rank,slow_factor,noise,exit,time_s,iterations_min,iterations_max,idle_waits,true_residual" > "$OUT/runs.csv"
+echo "run,transport,variant,ranks,slow_rank,slow_factor,noise,exit,time_s,iterations_min,iterations_max,idle_waits,true_residual,problem,partition" > "$OUT/runs.csv"
 start=$(date +%s)
 for i in $(seq "$N"); do
-  pair=$(( (i - 1) % pairs ))
-  tr=${transports[$((pair / 2))]}; v=${variants[$((pair % 2))]}
+  k=$(( (i - 1) % triples ))
+  v=${variants[$((k % 2))]}; k=$((k / 2))
+  tr=${transports[$((k % ${#transports[@]}))]}; problem=${problems[$((k / ${#transports[@]}))]}
   np=$((2 + RANDOM % 3)); slow=$((RANDOM % np)); fac=$((1 + RANDOM % 5))
   noise=""; [ $((RANDOM % 3)) = 0 ] && noise="--noise-us 200 --noise-hz 500 --noise-seed $i"
+  if [ "$problem" = matrix ]; then
+    mtx=${matrices[$((RANDOM % ${#matrices[@]}))]}; part=${partitions[$((RANDOM % ${#partitions[@]}))]}
+    system="--matrix $mtx --partition $part"; problem="matrix:$(basename "$mtx" .mtx)"
+  else
+    part=""; system="--problem $problem --local $LOCAL"
+  fi
   # OMPI_MCA_osc=ucx only under oshrun (Debian's OSHMEM crashes in shmem_finalize without
   # it); rma keeps Open MPI's own choice of one-sided component, as a user's run does.
-  launcher="mpirun --oversubscribe -np"
+  launcher="$MPIEXEC $oversubscribe -np"
   [ "$tr" = shmem ] && launcher="env OMPI_MCA_osc=ucx oshrun --oversubscribe -np"
   f="$OUT/r$i.json"
   # shellcheck disable=SC2086
-  timeout --kill-after=5 "$TIMEOUT" $launcher $np "$AS" solve --problem plume --local "$LOCAL" \
+  timeout --kill-after=5 "$TIMEOUT" $launcher $np "$AS" solve $system \
       --method jacobi --variant $v --transport $tr --tol "$TOL" --slow-rank $slow \
       --slow-factor $fac $noise $EXTRA --json "$f" > "$OUT/r$i.log" 2>&1
   rc=$?
   codes[$rc]=$(( ${codes[$rc]:-0} + 1 ))
-  what="$tr $v np=$np slow=$slow x$fac${noise:+ noise}"
-  fields=$(python3 - "$f" "$TOL" <<'EOF' 2>/dev/null
+  what="$problem${part:+ $part} $tr $v np=$np slow=$slow x$fac${noise:+ noise}"
+  fields=$(python3 - "$f" "$TOL" "$np" <<'EOF' 2>/dev/null
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
     r = d["result"]
     idle = d.get("stats", {}).get("idle_waits", {}).get("max", "")
+    ranks = d["environment"]["ranks"]
+    ratio = r["true_residual"] / float(sys.argv[2]) if ranks == int(sys.argv[3]) else ""
     print(f'{r["time_s"]},{r["iterations"]["min"]},{r["iterations"]["max"]},{idle},'
-          f'{r["true_residual"]},{r["true_residual"] / float(sys.argv[2])}')
+          f'{r["true_residual"]},{ratio},{ranks}')
 except Exception:
-    print(",,,,,")
+    print(",,,,,,")
 EOF
 )
-  IFS=, read -r time_s it_min it_max idle true_res ratio <<< "$fields"
-  echo "$i,$tr,$v,$np,$slow,$fac,${noise:+1},$rc,$time_s,$it_min,$it_max,$idle,$true_res" >> "$OUT/runs.csv"
+  IFS=, read -r time_s it_min it_max idle true_res ratio ranks <<< "$fields"
+  echo "$i,$tr,$v,$np,$slow,$fac,${noise:+1},$rc,$time_s,$it_min,$it_max,$idle,$true_res,$problem,$part" >> "$OUT/runs.csv"
   if [ $rc = 124 ] || [ $rc = 137 ]; then
     hang=$((hang + 1)); echo "HANG run $i: $what"
   elif [ $rc != 0 ]; then
     bad=$((bad + 1)); echo "EXIT $rc run $i: $what: $(grep -v '^ *$' "$OUT/r$i.log" | tail -n 2 | tr '\n' ' ')"
+  elif [ -n "$ranks" ] && [ "$ranks" != "$np" ]; then
+    wrong=$((wrong + 1)); echo "WRONG run $i: the document says $ranks ranks (is $MPIEXEC the binary's MPI's launcher?): $what"
   elif [ -z "$ratio" ] || ! python3 -c "import sys; sys.exit(0 if float('$ratio') < 10 else 1)"; then
     wrong=$((wrong + 1)); echo "WRONG run $i: true residual ${true_res:-missing}: $what"
   else

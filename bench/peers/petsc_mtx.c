@@ -1,5 +1,5 @@
 /* NAME
- *     petsc_mtx - a Matrix Market matrix solved by PETSc's KSPCG, or its MatMult timed
+ *     petsc_mtx - a Matrix Market matrix solved by a PETSc KSP, or its MatMult timed
  *
  * PURPOSE
  *     The PETSc peer of `asyncsolve solve --matrix FILE.mtx` and of
@@ -15,11 +15,20 @@
  *     setup_s, which also holds MatLoad), the unpreconditioned norm,
  *     ||r_n||_2 <= rtol ||b||_2 (as petsc_cg.c; see README.md), timed around
  *     KSPSolve only.
+ *     --ksp gmres, fgmres, pgmres, bcgs, pipebcgs: KSPGMRES, KSPFGMRES,
+ *     KSPPGMRES, KSPBCGS, KSPPIPEBCGS with right preconditioning and the
+ *     unpreconditioned norm (asyncsolve's --method gmres, fgmres, pgmres,
+ *     bicgstab, pipebicgstab), --restart for the GMRES family,
+ *     --cgs-refinement for gmres and fgmres (PETSc's default is never;
+ *     asyncsolve's ifneeded), and --pc ilu too: PCBJACOBI with ILU(0) on each
+ *     rank's block, PETSc's default and asyncsolve's --pc ilu0.
  *     --ksp spmv: --iterations MatMult calls y = A x, x_i = 1 + i mod 7 (the
  *     global index), after --warmup untimed ones; time per MatMult.
  *
  * USAGE
- *     mpiexec -n P petsc_mtx --matrix FILE.petsc [--ksp cg|spmv] [--pc none|jacobi|gamg|hypre]
+ *     mpiexec -n P petsc_mtx --matrix FILE.petsc
+ *         [--ksp cg|gmres|fgmres|pgmres|bcgs|pipebcgs|spmv] [--pc none|jacobi|gamg|hypre|ilu]
+ *         [--restart 30] [--cgs-refinement never|ifneeded|always]
  *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
  *         [--repeat-solve N]  (cg: N timed KSPSolves after the one KSPSetUp, each from
  *         x0 = 0, listed in repeat_solves; time_s and iterations are the first's)
@@ -27,7 +36,7 @@
  *
  * OUTPUT
  *     One JSON object on stdout from rank 0, with the fields run_peers.py
- *     reads of every peer: iterations (CG iterations, or MatMult calls),
+ *     reads of every peer: iterations (KSP iterations, or MatMult calls),
  *     time_s (max over ranks), time_per_iteration_s, converged, residual
  *     (||b - Ax|| / ||b|| after the solve; spmv: 0), version, reason, norm,
  *     setup_s, rows, nonzeros. Exit codes: 0 converged, 2 bad input, 3 not
@@ -54,7 +63,23 @@ typedef struct {
   int iterations;
   int warmup;
   int repeat_solve;
+  int restart;
+  char refinement[16];
 } Options;
+
+/* The KSP types --ksp names besides cg and spmv, with PETSc's names. */
+static const char* const nonsymmetric_ksp[][2] = {{"gmres", KSPGMRES},
+                                                  {"fgmres", KSPFGMRES},
+                                                  {"pgmres", KSPPGMRES},
+                                                  {"bcgs", KSPBCGS},
+                                                  {"pipebcgs", KSPPIPEBCGS}};
+
+/* PETSc's KSPType of --ksp `name`, or NULL for cg and spmv. */
+static const char* nonsymmetric_type(const char* name) {
+  for (size_t i = 0; i < sizeof nonsymmetric_ksp / sizeof nonsymmetric_ksp[0]; ++i)
+    if (strcmp(name, nonsymmetric_ksp[i][0]) == 0) return nonsymmetric_ksp[i][1];
+  return NULL;
+}
 
 static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->matrix = NULL;
@@ -65,6 +90,8 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->iterations = 100;
   o->warmup = 5;
   o->repeat_solve = 1;
+  o->restart = 30;
+  strcpy(o->refinement, "ifneeded");
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,11 +101,19 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     }
     if (strcmp(a, "--matrix") == 0) {
       o->matrix = v;
-    } else if (strcmp(a, "--ksp") == 0 && (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0)) {
+    } else if (strcmp(a, "--ksp") == 0 &&
+               (strcmp(v, "cg") == 0 || strcmp(v, "spmv") == 0 || nonsymmetric_type(v) != NULL)) {
       snprintf(o->ksp, sizeof o->ksp, "%s", v);
-    } else if (strcmp(a, "--pc") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 ||
-                                          strcmp(v, "gamg") == 0 || strcmp(v, "hypre") == 0)) {
+    } else if (strcmp(a, "--pc") == 0 &&
+               (strcmp(v, "none") == 0 || strcmp(v, "jacobi") == 0 || strcmp(v, "gamg") == 0 ||
+                strcmp(v, "hypre") == 0 || strcmp(v, "ilu") == 0)) {
       snprintf(o->pc, sizeof o->pc, "%s", v);
+    } else if (strcmp(a, "--restart") == 0) {
+      o->restart = atoi(v);
+    } else if (strcmp(a, "--cgs-refinement") == 0 &&
+               (strcmp(v, "never") == 0 || strcmp(v, "ifneeded") == 0 ||
+                strcmp(v, "always") == 0)) {
+      snprintf(o->refinement, sizeof o->refinement, "%s", v);
     } else if (strcmp(a, "--rtol") == 0) {
       o->rtol = atof(v);
     } else if (strcmp(a, "--max-it") == 0) {
@@ -100,10 +135,10 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
     return 1;
   }
   if (!(o->rtol > 0 && o->rtol < 1) || o->max_it < 1 || o->iterations < 1 || o->warmup < 0 ||
-      o->repeat_solve < 1 || o->repeat_solve > 1000000) {
+      o->repeat_solve < 1 || o->repeat_solve > 1000000 || o->restart < 1) {
     snprintf(err, n,
-             "--rtol in (0, 1), --max-it and --iterations >= 1, --warmup >= 0, --repeat-solve "
-             "1 to 1000000");
+             "--rtol in (0, 1), --max-it, --iterations and --restart >= 1, --warmup >= 0, "
+             "--repeat-solve 1 to 1000000");
     return 1;
   }
   return 0;
@@ -170,9 +205,24 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     PetscCall(MatMult(A, x, b)); /* b = A * 1 */
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
-    PetscCall(KSPSetType(ksp, KSPCG));
+    const char* type = nonsymmetric_type(o->ksp);
+    PetscCall(KSPSetType(ksp, type != NULL ? type : KSPCG));
+    if (type != NULL) {
+      /* right preconditioning: the residual tested is b - A x itself */
+      PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+      if (strstr(type, "gmres") != NULL) PetscCall(KSPGMRESSetRestart(ksp, o->restart));
+      if (strcmp(type, KSPGMRES) == 0 || strcmp(type, KSPFGMRES) == 0) {
+        PetscCall(KSPGMRESSetCGSRefinementType(
+            ksp, strcmp(o->refinement, "never") == 0    ? KSP_GMRES_CGS_REFINE_NEVER
+                 : strcmp(o->refinement, "always") == 0 ? KSP_GMRES_CGS_REFINE_ALWAYS
+                                                        : KSP_GMRES_CGS_REFINE_IFNEEDED));
+      }
+    }
     PetscCall(KSPGetPC(ksp, &pc));
-    if (strcmp(o->pc, "gamg") == 0) {
+    if (strcmp(o->pc, "ilu") == 0) {
+      /* block Jacobi, ILU(0) on each rank's block (PETSc's default) */
+      PetscCall(PCSetType(pc, PCBJACOBI));
+    } else if (strcmp(o->pc, "gamg") == 0) {
       PetscCall(PCSetType(pc, PCGAMG)); /* PETSc's defaults */
     } else if (strcmp(o->pc, "hypre") == 0) {
       PetscCall(PCSetType(pc, PCHYPRE)); /* BoomerAMG, PETSc's default hypre options */
@@ -202,14 +252,15 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
     residual = bnorm > 0 ? rnorm / bnorm : NAN;
     if (rank == 0) {
       printf(
-          "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"cg\", \"pc\": \"%s\", "
+          "{\"peer\": \"petsc\", \"version\": \"%s\", \"ksp\": \"%s\", \"pc\": \"%s\", "
+          "\"restart\": %d, \"cgs_refinement\": \"%s\", "
           "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
           "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
           "\"residual\": %.9g, \"reason\": \"%s\", \"norm\": \"unpreconditioned\", "
           "\"repeat_solve\": %d, ",
-          version, o->pc, ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
-          its > 0 ? time_s / (double)its : 0.0, setup_s, residual, KSPConvergedReasons[why],
-          o->repeat_solve);
+          version, o->ksp, o->pc, o->restart, o->refinement, ranks, (long long)rows,
+          (long long)info.nz_used, (int)its, time_s, its > 0 ? time_s / (double)its : 0.0, setup_s,
+          residual, KSPConvergedReasons[why], o->repeat_solve);
       peer_print_solves(o->repeat_solve, solve_time_s, solve_its);
       printf("\"converged\": %s}\n", converged ? "true" : "false");
     }

@@ -49,7 +49,11 @@ USAGE
     bench/peers/run_pc.py --write-anisotropic N EPS FILE.mtx
     bench/peers/run_pc.py --write-pyamg NAME FILE.mtx     (needs pyamg and scipy)
 
-    --variants picks from the names `run_pc.py --list` prints (default: all).
+    --variants picks from the names `run_pc.py --list` prints (default: the
+    CG family's and its peers'); `--variants nonsymmetric` picks gmres,
+    pgmres, bicgstab and pipebicgstab with jacobi, ilu0 and boomeramg beside
+    PETSc's KSPGMRES and KSPBCGS (right side) with Jacobi, block-Jacobi
+    ILU(0) and hypre, for a nonsymmetric --matrix (with --problems '').
     --smoke: --size 24, --local 12,12,12, --repeat 1.
     --solves N: solves per run after the one setup (1: the first only; "ten"
     is then computed). "ten" is measured when N is 10; with N > 10 it is
@@ -107,6 +111,19 @@ VARIANTS = {
     "petsc-jacobi": ("petsc", ["--ksp", "cg", "--pc", "jacobi"]),
     "hypre-amg": ("hypre", ["--pc", "boomeramg"]),
 }
+# The nonsymmetric methods (--matrix only; --variants nonsymmetric picks them
+# all, the default leaves them out): asyncsolve's gmres, pgmres, bicgstab and
+# pipebicgstab with jacobi, ilu0 and boomeramg, PETSc's KSPGMRES and KSPBCGS
+# (right side) with Jacobi, block-Jacobi ILU(0) and hypre (PETSc's defaults).
+NONSYMMETRIC = {}
+for _method in ("gmres", "pgmres", "bicgstab", "pipebicgstab"):
+    for _pc, _name in (("jacobi", "jacobi"), ("ilu0", "ilu0"), ("boomeramg", "amg")):
+        NONSYMMETRIC[f"as-{_method}-{_name}"] = ("asyncsolve", ["--method", _method, "--pc", _pc])
+for _ksp in ("gmres", "bcgs"):
+    for _pc in ("jacobi", "ilu", "hypre"):
+        NONSYMMETRIC[f"petsc-{_ksp}-{_pc}"] = ("petsc", ["--ksp", _ksp, "--pc", _pc])
+SYMMETRIC = list(VARIANTS)
+VARIANTS.update(NONSYMMETRIC)
 PEER_SIDES = ("petsc", "hypre")
 
 
@@ -121,7 +138,8 @@ def parse_args(argv):
     p.add_argument("--size", default="128", help="ones: global grid N or NX,NY,NZ")
     p.add_argument("--local", default="60,60,60", help="laplace27: points per rank")
     p.add_argument("--repeat", type=int)
-    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--variants", default=",".join(SYMMETRIC),
+                   help="names from --list, or 'nonsymmetric' for every nonsymmetric one")
     p.add_argument("--tol", type=float, default=1e-6)
     p.add_argument("--solves", type=int, default=10,
                    help="solves per run after the one setup (asyncsolve and peers "
@@ -153,7 +171,9 @@ def parse_args(argv):
     except ValueError:
         raise BadArguments(f"--ranks {args.ranks!r}: expected integers") from None
     args.problem_list = [x for x in args.problems.split(",") if x]
-    args.variant_list = args.variants.split(",")
+    args.variant_list = []
+    for v in args.variants.split(","):
+        args.variant_list += list(NONSYMMETRIC) if v == "nonsymmetric" else [v]
     if min(args.rank_list) < 1 or args.repeat < 1 or not 1 <= args.solves <= 1000000:
         raise BadArguments("--ranks, --repeat and --solves: expected positive numbers "
                            "(--solves at most 1000000)")

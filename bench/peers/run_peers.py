@@ -19,6 +19,12 @@ PURPOSE
       mtx-cg           --matrix F --method cg    PETSc KSPCG on F, PC none   (with --matrix)
       mtx-pcg1         --matrix F --method pcg1  PETSc KSPCG on F, PC Jacobi (with --matrix)
       mtx-spmv         bench/spmv --matrix F     PETSc MatMult on F          (with --matrix)
+      mtx-gmres[-P]    --matrix F --method gmres --pc P (none, jacobi or ilu0: the default)
+                       PETSc KSPGMRES, PC P (ilu: block Jacobi ILU(0)), right side,
+                       restart 30, CGS refined if needed on both sides
+      mtx-fgmres[-P], mtx-pgmres[-P], mtx-bicgstab[-P], mtx-pipebicgstab[-P]
+                       likewise beside KSPFGMRES, KSPPGMRES, KSPBCGS, KSPPIPEBCGS
+                       (the nonsymmetric ones run only when --configs names them)
 
     ones: 7-point operator on --size (global grid, default 128^3); laplace27:
     hypre's ij -laplacian -27pt on --local per rank (default 60^3, paper
@@ -115,10 +121,22 @@ CONFIGURATIONS = {
     "mtx-pcg1": ("matrix", "pcg1", "petsc_mtx", "cg", "jacobi"),
     "mtx-spmv": ("matrix", "spmv", "petsc_mtx", "spmv", "none"),
 }
+# The nonsymmetric methods on a --matrix file, beside PETSc's KSP of the same
+# name with the same preconditioner on the right: mtx-METHOD (ilu0 / block
+# Jacobi ILU(0), both sides' default) and mtx-METHOD-none, mtx-METHOD-jacobi.
+NONSYMMETRIC_KSP = {"gmres": "gmres", "fgmres": "fgmres", "pgmres": "pgmres",
+                    "bicgstab": "bcgs", "pipebicgstab": "pipebcgs"}
+for _method, _ksp in NONSYMMETRIC_KSP.items():
+    CONFIGURATIONS[f"mtx-{_method}"] = ("matrix", _method, "petsc_mtx", _ksp, "ilu")
+    for _pc in ("none", "jacobi"):
+        CONFIGURATIONS[f"mtx-{_method}-{_pc}"] = ("matrix", _method, "petsc_mtx", _ksp, _pc)
+# asyncsolve's --pc of a PETSc PC name
+ASYNCSOLVE_PC_OF_PEER = {"ilu": "ilu0", "none": "none", "jacobi": "jacobi"}
 # asyncsolve's --pc where it is not the method's default (the peer's pc names the same)
 ASYNCSOLVE_PC = {"ones-amg": "boomeramg", "laplace27-amg": "boomeramg"}
 GRID_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items() if v[0] != "matrix"]
-MATRIX_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items() if v[0] == "matrix"]
+MATRIX_CONFIGURATIONS = [c for c, v in CONFIGURATIONS.items()
+                         if v[0] == "matrix" and v[1] not in NONSYMMETRIC_KSP]
 
 
 class SetupFailed(Exception):
@@ -322,6 +340,8 @@ def matrix_configuration(args, name, mpi, drivers, petsc_file):
         asyncsolve = (mpi + [args.asyncsolve_path, "solve", "--matrix", args.matrix_path,
                              "--partition", "block", "--method", method, "--tol",
                              repr(args.tol), "--max-iters", str(args.max_iters)])
+        if method in NONSYMMETRIC_KSP:
+            asyncsolve += ["--pc", ASYNCSOLVE_PC_OF_PEER[pc]]
     peer_cmd = (mpi + [drivers.get(peer, DRIVERS[peer]), "--matrix", petsc_file, "--ksp", ksp,
                        "--pc", pc, "--rtol", repr(args.tol), "--max-it", str(args.max_iters),
                        "--iterations", str(args.spmv_iterations)])

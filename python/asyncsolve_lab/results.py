@@ -843,7 +843,7 @@ PHASES: dict[str, tuple[str, ...]] = {
     "krylov": ("matvec_interior", "halo_start", "halo_wait", "matvec_boundary", "sdotp_start",
                "sdotp_wait", "gamma_start", "gamma_wait", "iprod_start", "iprod_wait",
                "dots_start", "dots_wait", "precond", "axpy", "vector_scale", "precond_setup",
-               "precond_hidden"),
+               "precond_hidden", "orthog", "reduce_start", "reduce_wait", "matvec_hidden"),
     "lanczos": ("local", "remote", "reduce", "tridiagonal", "vector", "start"),
 }
 PHASE_NAMES: tuple[str, ...] = tuple(dict.fromkeys(p for ps in PHASES.values() for p in ps))

@@ -68,6 +68,8 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("pc_options", precond::pc_options_text(c.pc));
   w("shift", c.shift);
   w("repeat_solves", c.repeat_solves);
+  w("restart", c.restart);
+  w("cgs_refinement", name(c.refinement));
   const SpinConfig& s = c.spin;
   w("spin.sites", s.sites);
   w("spin.coupling", s.coupling);

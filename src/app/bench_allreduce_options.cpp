@@ -52,7 +52,8 @@ void add_bench_allreduce_options(OptionTable& t, BenchAllreduceArgs& a) {
   t.text("--algorithms", a.algorithms,
          {.help = "Comma-separated reductions (collectives::make_nonblocking_allreduce names), "
                   "e.g. mpi (MPI_Allreduce), impi (MPI_Iallreduce), tree (asynchronous binary "
-                  "tree)",
+                  "tree), rd, knomial:K, twolevel:ALG, shm (progress-free, over a shared-memory "
+                  "window; one node) or twolevel:shm+ALG",
           .sample = "rd,knomial:3",
           .value = "LIST"});
   t.text("-m,--message-size", c.message_sizes,
@@ -91,7 +92,9 @@ void add_bench_allreduce_options(OptionTable& t, BenchAllreduceArgs& a) {
           .value = "US:HZ,...",
           .limits = "0 < US, HZ <= 1e6, US HZ < 1e6"});
   t.text("--noise-allreduce", a.noise_allreduce,
-         {.help = "Noise mode: pcg-overlap's reduction (pcg2 uses mpi)",
+         {.help = "Noise mode: pcg-overlap's reduction (pcg2 uses mpi): any name of "
+                  "--algorithms, e.g. impi, tree, rd, knomial:K, twolevel:ALG, shm or "
+                  "twolevel:shm+ALG",
           .sample = "tree",
           .value = "NAME"});
   t.path("--json", c.json_path, {.help = "Write the result document to this file"});

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 #include "simulation_options.hpp"
 
@@ -116,6 +118,23 @@ std::string options_markdown() {
   std::string out = markdown_header();
   for (const OptionTable* t : d.tables()) out += t->markdown();
   return out;
+}
+
+std::string out_of_memory_hint(const Command& command) {
+  if (command.kind == Command::Kind::bench_stencil2d) return " (try a smaller --local)";
+  if (command.kind != Command::Kind::solve) return "";
+  const SolveConfig& c = command.solve;
+  if (is_lanczos(c)) return " (try fewer --sites or more ranks)";
+  if (c.sparse.matrix_path.empty()) return " (try a smaller --local or --global)";
+  // A rank holds its part of the matrix and the method's vectors; rank 0
+  // also the whole matrix while it reads and partitions it.
+  const std::string_view graph = sparse::partitioner_available(sparse::Partitioner::metis)
+                                     ? "metis:nnz or block:nnz"
+                                     : "block:nnz";
+  return fmt::format(
+      " (with --matrix: try more ranks, or a partition that balances the non-zeros, "
+      "--partition {}; rank 0 reads the whole matrix, which --matrix-memory bounds)",
+      graph);
 }
 
 Command parse_command_line(const std::vector<std::string>& args) {

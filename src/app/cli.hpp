@@ -34,6 +34,10 @@ struct Command {
 /// `asyncsolve --options-table` gives options_markdown() as help text.
 Command parse_command_line(const std::vector<std::string>& args);
 
+/// What to try after running out of memory, for the one-line error of a
+/// rank that did: " (try ...)", or "" when nothing the command takes helps.
+std::string out_of_memory_hint(const Command& command);
+
 /// Every option of every subcommand, as its table declares it (the
 /// subcommand, "solve" or "bench allreduce", and the row; rows carry no
 /// CLI11 option). For tests and the fuzzers' dictionaries.

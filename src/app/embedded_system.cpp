@@ -20,7 +20,9 @@
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 
@@ -165,8 +167,12 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     s.setup = setup_sparse(config, p);
     if (keep && is_krylov(config)) {
       s.faults = std::make_unique<par::FaultInjector>(fault_options(config), comm.rank());
-      s.krylov.emplace(s.setup.system, p.matrix, *s.setup.halo,
-                       sparse_krylov_options(config, s.comm(), *s.faults));
+      try {
+        s.krylov.emplace(s.setup.system, p.matrix, *s.setup.halo,
+                         sparse_krylov_options(config, p, *s.faults));
+      } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+        throw core::InputError(not_positive_definite(e));
+      }
     }
   } catch (const core::InputError&) {
     // Refused on every rank alike: free what was built, together.
@@ -210,9 +216,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved.result = s.krylov->solve();
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
-    // Back to the unscaled unknowns: x = S 2^(a - c) y.
-    s.setup.powers.unscale({system.x.origin(), static_cast<std::size_t>(s.p.matrix.local_rows())});
-    for (std::size_t i = 0; i < s.setup.scale.size(); ++i) system.x.origin()[i] *= s.setup.scale[i];
+    unscale_solution(s.p, s.setup);
   } else {
     solved = solve_sparse(config, s.p, s.setup);
   }
@@ -227,7 +231,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
                    "MPI_Allreduce");
     solved.result.error_inf = err;
   }
-  const RunSummary summary = summarise(comm, solved, false);
+  const RunSummary summary = sparse_summary(config, s.p, s.setup, solved);
   const RunProblem rp = sparse_run_problem(config, s.p, s.setup);
   std::string document;
   if (comm.is_root()) {

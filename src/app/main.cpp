@@ -24,17 +24,6 @@ namespace {
 /// A message as one line of stderr (user text in it may hold newlines).
 std::string one_line(const char* message) { return asyncsolve::core::printable(message, 4000); }
 
-/// What to try after running out of memory, by command.
-const char* memory_hint(const asyncsolve::app::Command& command) {
-  using Kind = asyncsolve::app::Command::Kind;
-  if (command.kind == Kind::solve) {
-    return asyncsolve::app::is_lanczos(command.solve) ? " (try fewer --sites or more ranks)"
-                                                      : " (try a smaller --local or --global)";
-  }
-  if (command.kind == Kind::bench_stencil2d) return " (try a smaller --local)";
-  return "";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,7 +134,7 @@ int main(int argc, char** argv) {
     code = core::ExitCode::runtime_failure;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "asyncsolve: rank %d: error: out of memory%s\n", world.rank(),
-                 memory_hint(command));
+                 app::out_of_memory_hint(command).c_str());
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   } catch (const std::exception& e) {
     // A rank-local failure: the others may be blocked in communication, so

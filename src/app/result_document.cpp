@@ -26,6 +26,35 @@ nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+/// The solvers' method of a Krylov config, cg for Jacobi and Lanczos (which
+/// are neither restarted nor nonsymmetric).
+solvers::KrylovMethod krylov_or_cg(const SolveConfig& c) {
+  return is_krylov(c) ? krylov_method(c.method) : solvers::KrylovMethod::cg;
+}
+
+/// "N restarts (reasons), true residual at the last X", for the summary.
+std::string restarts_text(const std::vector<solvers::RestartPoint>& restarts) {
+  std::vector<std::pair<solvers::RestartReason, int>> reasons;
+  for (const solvers::RestartPoint& r : restarts) {
+    auto at = std::find_if(reasons.begin(), reasons.end(),
+                           [&](const auto& p) { return p.first == r.reason; });
+    if (at == reasons.end()) {
+      reasons.emplace_back(r.reason, 1);
+    } else {
+      ++at->second;
+    }
+  }
+  std::string kinds;
+  for (const auto& [reason, count] : reasons)
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", count,
+                         solvers::restart_reason_name(reason));
+  const solvers::RestartPoint& last = restarts.back();
+  return fmt::format(
+      "{} ({}); at the last, after iteration {}: true residual {:.3e}, estimate "
+      "{:.3e}",
+      restarts.size(), kinds, last.iteration, last.true_residual, last.estimate);
+}
+
 /// result.repeat_solves: every solve after the one setup (--repeat-solve).
 nlohmann::ordered_json repeats_json(const SolveConfig& c,
                                     const std::vector<solvers::RepeatedSolve>& repeats) {
@@ -131,6 +160,11 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"pc_options", precond::pc_options_text(c.pc)},
       {"shift", c.shift},
       {"repeat_solves", c.repeat_solves},
+      {"restart", solvers::is_restarted(krylov_or_cg(c)) ? nlohmann::json(c.restart)
+                                                         : nlohmann::json(nullptr)},
+      {"cgs_refinement", c.method == Method::gmres || c.method == Method::fgmres
+                             ? nlohmann::json(name(c.refinement))
+                             : nlohmann::json(nullptr)},
       {"matrix", c.sparse.matrix_path},
       {"rhs", c.sparse.rhs_path},
       {"x0", c.sparse.x0_path},
@@ -164,7 +198,21 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"final_sync_iterations", s.final_sync_iterations},
       {"unconfirmed_stops", s.unconfirmed_stops},
       {"injected_s", stats_json(s.injected_s)}};
+  doc["result"]["warnings"] = s.warnings;
+  doc["result"]["hints"] = s.hints;
   if (!s.repeats.empty()) doc["result"]["repeat_solves"] = repeats_json(c, s.repeats);
+  if (is_krylov(c)) {
+    nlohmann::ordered_json restarts = nlohmann::ordered_json::array();
+    for (const solvers::RestartPoint& r : s.restarts) {
+      restarts.push_back({{"iteration", r.iteration},
+                          {"reason", solvers::restart_reason_name(r.reason)},
+                          {"true_residual", r.true_residual},
+                          {"estimate", r.estimate}});
+    }
+    doc["result"]["restarts"] = restarts;
+    doc["result"]["refinements"] = s.refinements;
+    doc["result"]["matvecs_behind_reduction"] = s.matvecs_behind_reduction;
+  }
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, stats] : s.phases) phases[name] = stats_json(stats);
   doc["phases"] = phases;
@@ -242,11 +290,16 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      q["messages"].get<long long>()));
     if (p.parameters.contains("operator"))
       line("operator", operator_line(p.parameters["operator"]));
-    if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null()) {
-      line("rho", fmt::format("rho(|D^-1 (A - D)|) ~ {:.6f} (upper bound {:.6f})",
-                              p.parameters["jacobi_check"]["rho_estimate"].get<double>(),
-                              p.parameters["jacobi_check"]["rho_upper_bound"].get<double>()));
+    if (p.parameters.contains("symmetry")) {
+      const nlohmann::json& y = p.parameters["symmetry"];
+      line("symmetry",
+           fmt::format("{} (max |a_ij - a_ji| / max |a| = {:.3e}, tolerance {:.0e}; pattern {})",
+                       y["symmetric"].get<bool>() ? "symmetric" : "NOT symmetric",
+                       y["max_asymmetry"].get<double>(), y["tolerance"].get<double>(),
+                       y["structural"].get<bool>() ? "symmetric" : "not symmetric"));
     }
+    if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null())
+      line("rho", p.parameters["jacobi_check"]["statement"].get<std::string>());
   } else {
     line("problem", fmt::format("{}, global {}x{}x{}, {} per {}{}", p.name, p.global[0],
                                 p.global[1], p.global[2], local, omp ? "thread" : "rank",
@@ -291,6 +344,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     }
   }
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
+  if (!s.restarts.empty()) line("restarts", restarts_text(s.restarts));
+  if (s.refinements > 0) {
+    line("orthog", fmt::format("{} second Gram-Schmidt pass{} (--cgs-refinement {})", s.refinements,
+                               s.refinements == 1 ? "" : "es", name(c.refinement)));
+  }
   if (!s.repeats.empty() && c.repeat_solves > 1) {
     // --repeat-solve: every solve after the one setup
     double total = 0.0;
@@ -311,6 +369,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      s.repeats.size(), c.repeat_solves, total, fastest->time_s, slowest->time_s,
                      fewest->iterations, most->iterations, change));
   }
+  for (const std::string& hint : s.hints) line("hint", hint);
   std::string phases;
   for (const auto& [name, stats] : s.phases) {
     if (stats.max == 0.0) continue;

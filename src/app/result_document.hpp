@@ -60,10 +60,19 @@ struct RunSummary {
   par::RankStats idle_waits;  ///< async/racy Jacobi: waits for news per rank (OpenMP: all threads)
   precond::PcReport pc;       ///< rank 0's preconditioner report (name empty: none set up)
   par::RankStats pc_setup_s;  ///< the preconditioner's setup time per rank
-  long pc_applies_behind_reduction = 0;  ///< rank 0's applies with a reduction in flight
+  long pc_applies_behind_reduction = 0;         ///< rank 0's applies with a reduction in flight
+  long matvecs_behind_reduction = 0;            ///< rank 0's mat-vecs with a reduction in flight
+  std::vector<solvers::RestartPoint> restarts;  ///< the GMRES and BiCGStab families' restarts
+  long refinements = 0;                         ///< gmres, fgmres: second Gram-Schmidt passes
   /// Krylov methods: every solve after the one setup (--repeat-solve; one
   /// entry without it), each time_s the maximum over ranks. Empty for Jacobi.
   std::vector<solvers::RepeatedSolve> repeats;
+  /// What the command found wrong with the system (b = 0: solve_advice.hpp),
+  /// already printed on stderr; the document's result.warnings.
+  std::vector<std::string> warnings;
+  /// What to try (a method that fits, a graph partitioner): the summary's
+  /// "hint" lines and the document's result.hints.
+  std::vector<std::string> hints;
 };
 
 /// What the solve ran on: problem and decomposition as resolved.

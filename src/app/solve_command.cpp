@@ -33,6 +33,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -332,14 +333,16 @@ Solved solve_jacobi_omp(const SolveConfig& config, const grid::Problem& problem,
   return out;
 }
 
-/// cg, pcg1, pcg2, pcg-overlap, pipecg. Collective.
+/// The Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg, gmres, fgmres,
+/// pgmres, bicgstab, pipebicgstab). Collective.
 Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                     const grid::Decomposition& decomposition) {
   const par::Comm& comm = decomposition.comm();
-  // --repeat-solve keeps x0 and the first solution besides the working set
-  check_memory(
-      config, decomposition,
-      solvers::krylov_fields(krylov_method(config.method)) + (config.repeat_solves > 1 ? 2 : 0));
+  // --repeat-solve keeps x0 and the first solution besides the working set;
+  // the GMRES family's basis is the library's to judge (it names --restart)
+  check_memory(config, decomposition,
+               static_cast<int>(solvers::krylov_fields(krylov_method(config.method), 1)) +
+                   (config.repeat_solves > 1 ? 2 : 0));
   solvers::KrylovSystem system = solvers::make_krylov_system(problem, decomposition, config.shift);
   const auto neighbourhood = system.op.stencil == ops::Stencil::twenty_seven_point
                                  ? comm::Neighbourhood::full
@@ -356,7 +359,11 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   const auto progress = start_progress_thread(config, comm);
   options.progress = progress.get();
   Solved out;
-  out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  try {
+    out.result = solvers::krylov_solve(system, decomposition, *halo, options);
+  } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+    throw core::InputError(not_positive_definite(e));
+  }
   if (progress) {
     out.progress_passes = progress->passes();
     progress->stop();
@@ -401,6 +408,8 @@ solvers::KrylovOptions krylov_options(const SolveConfig& config, const par::Comm
   options.pc = config.pc;
   options.repeat_solves = config.repeat_solves;
   options.allreduce = *config.allreduce;
+  options.restart = config.restart;
+  options.refinement = config.refinement;
   if (config.monitor && comm.is_root()) options.monitor = make_monitor(config);
   if (faults.is_active()) options.faults = &faults;
   return options;
@@ -484,6 +493,9 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.pc = result.pc;
   s.pc_setup_s = par::rank_stats(comm, result.pc.setup_s);
   s.pc_applies_behind_reduction = result.pc_applies_behind_reduction;
+  s.matvecs_behind_reduction = result.matvecs_behind_reduction;
+  s.restarts = result.restarts;
+  s.refinements = result.refinements;
   s.repeats = repeats_over_ranks(comm, result.repeats);
 
   return s;

@@ -30,6 +30,15 @@ std::vector<std::string> krylov_names() {
   return out;
 }
 
+/// The Krylov methods for nonsymmetric matrices.
+std::vector<std::string> nonsymmetric_names() {
+  std::vector<std::string> out;
+  for (const Method m : values<Method>())
+    if (is_krylov(m) && !solvers::needs_symmetric_matrix(krylov_method(m)))
+      out.emplace_back(name(m));
+  return out;
+}
+
 /// The methods that solve a grid problem (all but lanczos).
 std::vector<std::string> grid_methods() {
   std::vector<std::string> out{std::string(name(Method::jacobi))};
@@ -78,7 +87,9 @@ void add_problem_and_method(OptionTable& t, SolveArgs& a) {
   t.choice("--method", a.method, names<Method>(),
            {.help = "Solver: jacobi, cg (paper 001), pcg1 (hypre's PCG, DiagScale), pcg2 "
                     "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
-                    "(pipelined CG) or lanczos (ground state of --problem tfim)"});
+                    "(pipelined CG), lanczos (ground state of --problem tfim); for nonsymmetric "
+                    "matrices gmres (restarted GMRES), fgmres (flexible GMRES), pgmres "
+                    "(pipelined p(1)-GMRES), bicgstab or pipebicgstab (pipelined BiCGStab)"});
   t.choice("--variant", a.variant, names<Variant>(),
            {.help = "Jacobi variant: sync, async (newest whole halo message), racy (freshest "
                     "data)",
@@ -131,25 +142,42 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
             .applies = krylov});
   t.text("--pc", a.pc,
          {.help = "Krylov preconditioner: auto (none for cg, jacobi for pcg1/pcg2/pcg-overlap, "
-                  "none for pipecg), none (pipecg), jacobi, chebyshev[:DEGREE] (Chebyshev "
-                  "polynomial of D^-1 A, DEGREE mat-vecs per apply, default 3; no inner "
-                  "products) or boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre)",
+                  "none for pipecg, ilu0 for the nonsymmetric methods), none (pipecg and the "
+                  "nonsymmetric methods), jacobi, chebyshev[:DEGREE] (Chebyshev polynomial of "
+                  "D^-1 A, DEGREE mat-vecs per apply, default 3; no inner products; the CG "
+                  "family only), boomeramg (hypre BoomerAMG, one V-cycle; builds with hypre) or "
+                  "ilu0 (block-Jacobi ILU(0) on each rank's rows, no communication)",
           .applies = krylov,
           .sample = "chebyshev:4",
-          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg",
+          .value = "auto|none|jacobi|chebyshev[:DEGREE]|boomeramg|ilu0",
           .limits = "DEGREE 1 to 100"});
-  t.text("--pc-option", a.pc_option,
-         {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
-                  "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
-                  "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs), "
-                  "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
-                  "max_levels (25), pmax (4); the README lists their values",
-          .applies = applies_when({when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
-                                   when("--pc", {"chebyshev", "boomeramg"})}),
-          .shown_default = "none",
-          .sample = "lanczos_steps=20",
-          .value = "NAME=VALUE"})
+  t.text(
+       "--pc-option", a.pc_option,
+       {.help = "Preconditioner setting NAME=VALUE (repeat, or separate by commas); "
+                "chebyshev: lanczos_steps (2 to 200, default 10), lambda_max_factor (1 to 10, "
+                "default 1.1); boomeramg: coarsen (hmis), interp (ext+i), relax (l1-sym-gs; l1-gs "
+                "with gmres and bicgstab), "
+                "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
+                "max_levels (25), pmax (4); the README lists their values",
+        .applies = Applies{{{when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
+                             when("--pc", {"chebyshev", "boomeramg"})},
+                            {when("--method", nonsymmetric_names()), when("--pc", {"boomeramg"})}}},
+        .shown_default = "none",
+        .sample = "lanczos_steps=20",
+        .value = "NAME=VALUE"})
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
+  t.number("--restart", c.restart, {1, 1000},
+           {.help = "gmres, fgmres, pgmres: the restart length m, basis vectors kept before "
+                    "the method restarts from the true residual (a length whose basis would "
+                    "not fit in the nodes' memory is refused)",
+            .applies = applies_when({when("--method", {"gmres", "fgmres", "pgmres"})}),
+            .sample = "10"});
+  t.choice("--cgs-refinement", a.cgs_refinement, names<solvers::CgsRefinement>(),
+           {.help = "gmres, fgmres: classical Gram-Schmidt's second pass: never, ifneeded (when "
+                    "the projected vector is shorter than its projections) or always (PETSc's "
+                    "-ksp_gmres_cgs_refinement_type)",
+            .applies = applies_when({when("--method", {"gmres", "fgmres"})}),
+            .sample = "always"});
   t.number("--shift", c.shift, {-1e12, 1e12},
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",
@@ -161,12 +189,16 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
             .applies = krylov,
             .sample = "3"});
   t.text("--allreduce", a.allreduce,
-         {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: impi for "
-                  "pcg-overlap and pipecg, mpi otherwise), mpi (MPI_Allreduce), impi "
-                  "(MPI_Iallreduce), tree (asynchronous binary tree), rd (recursive doubling), "
-                  "knomial:K (k-nomial reduce + broadcast, K >= 2) or twolevel:ALG (node "
-                  "leaders run ALG: rd, knomial:K, mpi or impi); sync Jacobi runs any of them "
-                  "to completion at each check, async and racy take any but mpi",
+         {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: "
+                  "twolevel:shm+impi for pcg-overlap, pipecg, pgmres and pipebicgstab (impi in "
+                  "the simulation build), mpi otherwise), mpi (MPI_Allreduce), impi "
+                  "(MPI_Iallreduce), tree "
+                  "(asynchronous binary tree), rd (recursive doubling), knomial:K (k-nomial "
+                  "reduce + broadcast, K >= 2), twolevel:ALG (node leaders run ALG: rd, "
+                  "knomial:K, mpi or impi), shm (progress-free, over a shared-memory window; "
+                  "one node only) or twolevel:shm+ALG (shm in each node, ALG among the "
+                  "leaders); sync Jacobi runs any of them to completion at each check, async "
+                  "and racy take any but mpi",
           .applies = applies_when({when("--transport", mpi_transports)}),
           .sample = "impi",
           .value = "NAME",

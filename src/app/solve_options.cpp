@@ -10,6 +10,7 @@
 #include "asyncsolve/core/triple.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/shmem.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -67,24 +68,35 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   }
   expect_at_least("--test-every", c.test_every, 0);
   expect_finite("--shift", c.shift);
+  const bool nonsymmetric = !solvers::needs_symmetric_matrix(krylov_method(c.method));
   if (l.pc_auto) {
-    // cg is unpreconditioned and so, unless asked, is pipecg.
+    // cg is unpreconditioned and so, unless asked, is pipecg; the nonsymmetric
+    // methods take PETSc's default, block-Jacobi ILU(0).
     const bool plain = c.method == Method::cg || c.method == Method::pipecg;
-    c.pc.kind = plain ? precond::PcKind::none : precond::PcKind::jacobi;
+    c.pc.kind = nonsymmetric ? precond::PcKind::ilu0
+                : plain      ? precond::PcKind::none
+                             : precond::PcKind::jacobi;
   } else {
     precond::PcSettings pc;
     precond::parse_pc(a.pc, pc);  // an unknown --pc, or a chebyshev degree out of range
-    const bool general =
-        pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
-    if (c.method == Method::pipecg) {
+    const bool general = pc.kind == precond::PcKind::chebyshev ||
+                         pc.kind == precond::PcKind::boomeramg || pc.kind == precond::PcKind::ilu0;
+    if (nonsymmetric) {
+      if (pc.kind == precond::PcKind::chebyshev) {
+        throw InputError(fmt::format(
+            "--pc {} with --method {}: Chebyshev needs real eigenvalue bounds of a symmetric "
+            "matrix, expected auto, none, jacobi, ilu0 or boomeramg",
+            a.pc, a.method));
+      }
+    } else if (c.method == Method::pipecg) {
       if (!general) expect_one_of("--pc", a.pc, {"auto", "none", "jacobi"});
     } else if (c.method == Method::cg) {
       expect_one_of("--pc", a.pc, {"auto", "none"},
                     " (cg is unpreconditioned; pcg1, pcg2, pcg-overlap and pipecg take "
-                    "jacobi, chebyshev or boomeramg)");
+                    "jacobi, chebyshev, boomeramg or ilu0)");
     } else if (!general) {
       expect_one_of(
-          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg"},
+          "--pc", a.pc, {"auto", "jacobi", "chebyshev", "chebyshev:DEGREE", "boomeramg", "ilu0"},
           fmt::format(" ({} is the preconditioned CG of paper 003; none is cg)", a.method));
     }
     if (pc.kind == precond::PcKind::boomeramg && !precond::boomeramg_available()) {
@@ -95,6 +107,8 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     c.pc = pc;
   }
   if (!a.pc_option.empty()) precond::parse_pc_options(a.pc_option, c.pc);
+  expect_at_least("--restart", c.restart, 1);
+  c.refinement = parse_one_of<solvers::CgsRefinement>("--cgs-refinement", a.cgs_refinement);
 }
 
 /// What --transport omp takes (checks that need the rank count or the grid
@@ -160,10 +174,19 @@ void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
     return;
   }
   using Kind = collectives::AllreduceAlgorithm::Kind;
-  const bool overlapping = c.method == Method::pcg_overlap || c.method == Method::pipecg;
+  const bool overlapping = c.method == Method::pcg_overlap || c.method == Method::pipecg ||
+                           c.method == Method::pgmres || c.method == Method::pipebicgstab;
   const Kind kind = is_krylov(c) ? (overlapping ? Kind::impi : Kind::mpi)
                                  : (c.variant == Variant::sync ? Kind::mpi : Kind::tree);
   c.allreduce = collectives::AllreduceAlgorithm{kind};
+  // The overlapping methods: twolevel:shm+impi, which is the progress-free
+  // shared-memory reduction alone on one node (impi only among node leaders);
+  // the simulation build has no shared memory.
+  if (is_krylov(c) && overlapping && !par::is_simulated()) {
+    c.allreduce->kind = Kind::twolevel;
+    c.allreduce->leader = Kind::impi;
+    c.allreduce->shm_node = true;
+  }
 }
 
 /// --progress of Jacobi: poll:K (async and racy) or a progress thread
@@ -309,6 +332,16 @@ solvers::KrylovMethod krylov_method(Method method) {
       return solvers::KrylovMethod::pcg_overlap;
     case Method::pipecg:
       return solvers::KrylovMethod::pipecg;
+    case Method::gmres:
+      return solvers::KrylovMethod::gmres;
+    case Method::fgmres:
+      return solvers::KrylovMethod::fgmres;
+    case Method::pgmres:
+      return solvers::KrylovMethod::pgmres;
+    case Method::bicgstab:
+      return solvers::KrylovMethod::bicgstab;
+    case Method::pipebicgstab:
+      return solvers::KrylovMethod::pipebicgstab;
     case Method::jacobi:
     case Method::lanczos:
       break;

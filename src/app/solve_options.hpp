@@ -29,14 +29,29 @@ struct EnumNames<Problem> {
 grid::ModelProblem model_problem(Problem problem);
 
 /// --method.
-enum class Method { jacobi, cg, pcg1, pcg2, pcg_overlap, pipecg, lanczos };
+enum class Method {
+  jacobi,
+  cg,
+  pcg1,
+  pcg2,
+  pcg_overlap,
+  pipecg,
+  lanczos,
+  gmres,
+  fgmres,
+  pgmres,
+  bicgstab,
+  pipebicgstab
+};
 template <>
 struct EnumNames<Method> {
-  static constexpr std::array<std::string_view, 7> names{"jacobi",      "cg",     "pcg1",   "pcg2",
-                                                         "pcg-overlap", "pipecg", "lanczos"};
+  static constexpr std::array<std::string_view, 12> names{
+      "jacobi",  "cg",    "pcg1",   "pcg2",   "pcg-overlap", "pipecg",
+      "lanczos", "gmres", "fgmres", "pgmres", "bicgstab",    "pipebicgstab"};
 };
 
-/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg).
+/// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg, gmres,
+/// fgmres, pgmres, bicgstab, pipebicgstab).
 constexpr bool is_krylov(Method method) {
   return method != Method::jacobi && method != Method::lanczos;
 }
@@ -44,6 +59,12 @@ constexpr bool is_krylov(Method method) {
 /// The solvers' KrylovMethod of a Krylov `method`; throws std::logic_error for
 /// jacobi and lanczos.
 solvers::KrylovMethod krylov_method(Method method);
+
+/// --cgs-refinement, in solvers::CgsRefinement's order.
+template <>
+struct EnumNames<solvers::CgsRefinement> {
+  static constexpr std::array<std::string_view, 3> names{"never", "ifneeded", "always"};
+};
 
 /// --variant: synchronous, asynchronous (newest whole message) or racy Jacobi.
 enum class Variant { sync, async, racy };
@@ -113,13 +134,18 @@ struct SolveConfig {
   // Krylov methods
   int test_every = 4;  ///< interior planes between tests of the halo exchange (0: never)
   /// --pc and --pc-option as the precond layer takes them: the kind
-  /// resolved (auto: none for jacobi, cg and pipecg, jacobi for pcg*),
+  /// resolved (auto: none for jacobi, cg and pipecg, jacobi for pcg*, ilu0
+  /// for the nonsymmetric methods, PETSc's default, block ILU(0)),
   /// chebyshev's degree, the typed options and their validated pairs.
   precond::PcSettings pc;
   double shift = 0.0;  ///< solve (A + shift I) x = b
   /// --repeat-solve: Krylov solves after one setup of the operator and the
   /// preconditioner, each from the same x0 and timed (1: one solve).
   int repeat_solves = 1;
+  /// --restart: the GMRES family's restart length m.
+  int restart = 30;
+  /// --cgs-refinement: gmres and fgmres's second Gram-Schmidt pass.
+  solvers::CgsRefinement refinement = solvers::CgsRefinement::if_needed;
   SpinConfig spin;      ///< --method lanczos --problem tfim
   SparseConfig sparse;  ///< --matrix and its companions, --assemble
 };
@@ -158,6 +184,7 @@ struct SolveArgs {
   std::string pc{auto_choice};
   std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
   std::string allreduce{auto_choice};
+  std::string cgs_refinement = "ifneeded";
   std::string progress = "none";
   std::string idle;  ///< --idle as given ("" when absent: on for async and racy)
   CLI::Option* tol = nullptr;

@@ -1,8 +1,10 @@
 // `asyncsolve solve --matrix FILE.mtx` and `--assemble`: every solver on a
 // distributed CSR matrix. Builds the system (read and partitioned, or a
 // model problem assembled), optionally scales it to a unit diagonal, checks
-// what Jacobi needs (a non-zero diagonal; rho(|D^-1 (A - D)|) < 1 for the
-// asynchronous variants unless --force), solves, and reports through the
+// whether the matrix is symmetric (the CG family refuses one that is not,
+// unless --force), checks what Jacobi needs (a non-zero diagonal;
+// rho(|D^-1 (A - D)|) < 1 for the asynchronous variants unless --force),
+// solves, and reports through the
 // same summary and document as the structured solves, with the matrix and
 // the partition in the document's "problem".
 #include <mpi.h>
@@ -35,8 +37,10 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
+#include "asyncsolve/sparse/symmetry.hpp"
 #include "commands.hpp"
 #include "result_document.hpp"
+#include "solve_advice.hpp"
 #include "sparse_session.hpp"
 
 namespace asyncsolve::app {
@@ -81,8 +85,6 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
   p.b = l.b;
   p.x0 = l.x0;
   p.name = "matrix";
-  p.row_kind = "file row";
-  p.row_base = 1;
   const sparse::MatrixMarketInfo& i = l.info;
   p.parameters["matrix"] = {
       {"file", config.sparse.matrix_path},
@@ -199,9 +201,13 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
   par::FaultInjector faults(fault_options(config), comm.rank());
-  const solvers::KrylovOptions options = sparse_krylov_options(config, comm, faults);
+  const solvers::KrylovOptions options = sparse_krylov_options(config, p, faults);
   Solved out;
-  out.result = solvers::krylov_solve(system, p.matrix, halo, options);
+  try {
+    out.result = solvers::krylov_solve(system, p.matrix, halo, options);
+  } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
+    throw core::InputError(not_positive_definite(e));
+  }
   out.halo = std::string(halo.name());
   out.allreduce = options.allreduce.name();
   return out;
@@ -238,123 +244,125 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
   return err;
 }
 
-}  // namespace
-
-solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const par::Comm& comm,
-                                             par::FaultInjector& faults) {
-  if (config.progress.mode == Progress::Mode::thread) {
-    throw core::InputError(
-        fmt::format("--progress {} with --matrix or --assemble: expected none "
-                    "(the sparse Krylov solves poll through --test-every)",
-                    config.progress.name()));
+/// What is known of A's symmetry (solve_advice.hpp): an assembled model
+/// problem and a Matrix Market file stored symmetric are symmetric; a
+/// caller's matrix (sparse_session.hpp) is not known to be.
+Symmetry symmetry_of(const SparseProblem& p) {
+  if (p.decomposition) return Symmetry::symmetric;
+  if (!p.loaded) return Symmetry::unknown;
+  switch (p.loaded->info.symmetry) {
+    case sparse::MmSymmetry::symmetric:
+      return Symmetry::symmetric;
+    case sparse::MmSymmetry::skew_symmetric:
+      return Symmetry::nonsymmetric;
+    case sparse::MmSymmetry::general:
+      break;
   }
-  return krylov_options(config, comm, faults);
+  return Symmetry::unknown;
 }
 
-SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
-  SparseSetup out;
-  const par::Comm& comm = p.matrix.comm();
-  const bool jacobi = !is_krylov(config);
+/// A diagonal entry of zero, named by its row (the file's, 1-based, for
+/// --matrix): the first one, or none. Collective.
+std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
   const std::span<const std::int64_t> row_names =
       p.loaded ? std::span<const std::int64_t>(p.loaded->file_rows)
                : std::span<const std::int64_t>();
-  const std::string& row_kind = p.row_kind;
-  const std::string what = p.decomposition ? "--assemble" : config.sparse.matrix_path;
-
-  // --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0, S = |D|^-1/2.
-  std::vector<double>& s = out.scale;
-  if (config.sparse.scale == Scale::unit_diagonal) {
-    ops::CsrOperator unscaled(p.matrix);
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, unscaled, row_names);
-    double smallest_abs = 1e300;
-    for (const double v : unscaled.diagonal()) smallest_abs = std::min(smallest_abs, std::abs(v));
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &smallest_abs, 1, MPI_DOUBLE, MPI_MIN, comm.get()),
-                   "MPI_Allreduce");
-    if (smallest_abs == 0.0) {
-      throw core::InputError(
-          fmt::format("--scale unit-diagonal: a diagonal entry is zero (the "
-                      "smallest is {} on {} {}); expected a non-zero diagonal",
-                      d.value, row_kind, d.row + p.row_base));
-    }
-    for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
-    p.matrix.scale_symmetric(s);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      p.b[i] *= s[i];
-      p.x0[i] /= s[i];
-    }
-  }
-  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
-  // the solve over- or underflows for a system scaled far from 1.
-  out.powers = sparse::equilibrate(p.matrix, p.b, p.x0);
-  const double t_operator = core::now_s();
-  out.system = solvers::make_csr_system(p.matrix, p.b, p.x0);
-  solvers::CsrSystem& system = out.system;
-  // The operator's build (interior and boundary blocks, SELL-8): paid once
-  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
-  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
-  p.parameters["operator"] = operator_json(comm, system.op);
-
-  nlohmann::json& jacobi_check = out.jacobi_check;
-  if (jacobi) {
-    // Jacobi divides by the diagonal; asynchronous Jacobi converges for every
-    // delay pattern iff rho(|D^-1 (A - D)|) < 1 (Chazan-Miranker).
-    const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, system.op, row_names);
-    double zero = 0.0;
-    for (const double v : system.op.diagonal()) zero = std::max(zero, v == 0.0 ? 1.0 : 0.0);
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &zero, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
-                   "MPI_Allreduce");
-    if (zero > 0.0) {
-      throw core::InputError(
-          fmt::format("{}: a zero diagonal entry: Jacobi divides by the "
-                      "diagonal; expected every a_ii != 0 (the smallest is "
-                      "{} on {} {})",
-                      what, d.value, row_kind, d.row + p.row_base));
-    }
-    const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
-    jacobi_check = {{"rho_estimate", rho.estimate},
-                    {"rho_upper_bound", rho.upper_bound},
-                    {"power_iterations", rho.iterations},
-                    {"forced", config.sparse.force}};
-    if (comm.is_root()) {
-      std::printf(
-          "asyncsolve: rho(|D^-1 (A - D)|) ~ %.6f (upper bound %.6f, %d power "
-          "iterations): asynchronous Jacobi %s\n",
-          rho.estimate, rho.upper_bound, rho.iterations,
-          rho.estimate < 1.0 ? "converges for every delay pattern"
-                             : "is not guaranteed to converge");
-      std::fflush(stdout);
-    }
-    if (config.variant != Variant::sync && !(rho.estimate < 1.0) && !config.sparse.force) {
-      throw core::InputError(fmt::format(
-          "--variant {}: rho(|D^-1 (A - D)|) is about {:.6f} >= 1, so asynchronous Jacobi may "
-          "diverge (Chazan-Miranker); expected a matrix with rho < 1 (try --scale unit-diagonal "
-          "or a Krylov method), or --force to run anyway",
-          name(config.variant), rho.estimate));
-    }
-  }
-
-  // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
-  // for the true residual of the asynchronous variants) the --halo strategy.
-  const int transport = transport_of(config);
-  out.halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
-                 ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
-                 : comm::make_sparse_halo_exchange(config.halo, p.matrix);
-  return out;
+  const solvers::DiagonalCheck d =
+      solvers::smallest_diagonal(p.matrix, op, row_names, solvers::DiagonalOrder::magnitude);
+  if (d.value != 0.0) return std::nullopt;
+  return p.loaded ? fmt::format("file row {}", d.row + 1) : fmt::format("row {}", d.row);
 }
 
-Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
-  solvers::CsrSystem& system = setup.system;
-  Solved solved = is_krylov(config) ? solve_krylov(config, p, system, *setup.halo)
-                                    : solve_jacobi(config, p, system, *setup.halo);
-  // Back to the unscaled unknowns: x = S 2^(a - c) y.
-  setup.powers.unscale({system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
-  const std::vector<double>& s = setup.scale;
-  for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
-  return solved;
+/// --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0 with
+/// S = |D|^-1/2; returns S's entries (none without the option). Collective.
+std::vector<double> scale_to_unit_diagonal(const SolveConfig& config, SparseProblem& p) {
+  std::vector<double> s;
+  if (config.sparse.scale != Scale::unit_diagonal) return s;
+  ops::CsrOperator unscaled(p.matrix);
+  if (const auto row = zero_diagonal(p, unscaled)) {
+    throw core::InputError(
+        fmt::format("--scale unit-diagonal: a_ii = 0 on {}; expected a non-zero diagonal", *row));
+  }
+  for (const double v : unscaled.diagonal()) s.push_back(1.0 / std::sqrt(std::abs(v)));
+  p.matrix.scale_symmetric(s);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    p.b[i] *= s[i];
+    p.x0[i] /= s[i];
+  }
+  return s;
 }
 
-RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
-                              const SparseSetup& setup) {
+/// A right-hand side that is zero: the warning (on stderr from rank 0, and
+/// in the document); the default b = A * 1 then has no unique solution, so
+/// error_inf is not reported. Collective.
+std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p) {
+  if (!p.loaded) return {};
+  double largest = 0.0;
+  for (const double v : p.b) largest = std::max(largest, std::abs(v));
+  largest = par::max_over_ranks(p.matrix.comm(), largest);
+  if (largest != 0.0) return {};
+  const std::string warning = zero_rhs_warning(config.sparse.matrix_path, config.sparse.rhs_path);
+  if (config.sparse.rhs_path.empty()) p.loaded->exact_known = false;
+  if (p.matrix.comm().is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
+  return {warning};
+}
+
+/// What Jacobi needs, checked before it runs: a non-zero diagonal (it
+/// divides by it) and, for the asynchronous variants, rho(|D^-1 (A - D)|)
+/// < 1 proven (Chazan-Miranker: then it converges for every delay
+/// pattern) unless --force. Prints what the bounds prove; returns the
+/// document's "jacobi_check". Collective.
+nlohmann::json check_jacobi(const SolveConfig& config, const SparseProblem& p,
+                            const solvers::CsrSystem& system) {
+  if (const auto row = zero_diagonal(p, system.op)) {
+    throw core::InputError(
+        fmt::format("{}: a zero diagonal entry, a_ii = 0 on {}: Jacobi divides by the diagonal; "
+                    "expected every a_ii != 0",
+                    p.decomposition ? "--assemble" : config.sparse.matrix_path, *row));
+  }
+  const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
+  check_async_rho(rho, config.variant, config.sparse.force, symmetry_of(p));
+  if (p.matrix.comm().is_root()) {
+    std::printf("%s\n", rho_line(rho, config.variant).c_str());
+    std::fflush(stdout);
+  }
+  return {{"rho_estimate", rho.estimate},
+          {"rho_upper_bound", rho.upper_bound},
+          {"rho_lower_bound", rho.lower_bound},
+          {"verdict", std::string(solvers::rho_verdict_name(rho.verdict))},
+          {"proof", std::string(solvers::rho_proof_name(rho.proof))},
+          {"statement", rho_statement(rho)},
+          {"power_iterations", rho.iterations},
+          {"forced", config.sparse.force}};
+}
+
+/// Collective: is A = A^T? problem.symmetry of the document (the summary
+/// says it too). Throws core::InputError for a matrix that is not, with a
+/// method of the CG family, unless --force.
+nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix& matrix,
+                             bool jacobi) {
+  const double t0 = core::now_s();
+  const sparse::Symmetry symmetry = sparse::check_symmetry(matrix);
+  if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
+      !symmetry.symmetric() && !config.sparse.force) {
+    throw core::InputError(fmt::format(
+        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
+        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
+        "anyway)",
+        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
+  }
+  return {{"symmetric", symmetry.symmetric()},
+          {"structural", symmetry.structural},
+          {"max_asymmetry", symmetry.max_asymmetry},
+          {"unmatched_entries", symmetry.unmatched},
+          {"tolerance", symmetry.tolerance},
+          {"check_s", par::max_over_ranks(matrix.comm(), core::now_s() - t0)},
+          {"forced", config.sparse.force}};
+}
+
+/// The problem as the summary and the document describe it. Collective.
+RunProblem run_problem(const SolveConfig& config, const SparseProblem& p,
+                       const sparse::PowerOfTwoScaling& powers, nlohmann::json jacobi_check) {
   const par::Comm& comm = p.matrix.comm();
   RunProblem rp;
   rp.name = p.name;
@@ -386,10 +394,98 @@ RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
   rp.parameters = p.parameters;
   rp.parameters["partition"] = partition_json(config, p.matrix);
   rp.parameters["scale"] = std::string(name(config.sparse.scale));
-  rp.parameters["equilibration"] = {{"matrix_exponent", setup.powers.matrix_exponent},
-                                    {"rhs_exponent", setup.powers.rhs_exponent}};
-  rp.parameters["jacobi_check"] = setup.jacobi_check;
+  rp.parameters["equilibration"] = {{"matrix_exponent", powers.matrix_exponent},
+                                    {"rhs_exponent", powers.rhs_exponent}};
+  rp.parameters["jacobi_check"] = std::move(jacobi_check);
   return rp;
+}
+
+/// The hints of a finished solve: a method that fits where Jacobi
+/// diverged, a graph partitioner where the block partition exchanges much.
+std::vector<std::string> hints_of(const SolveConfig& config, const SparseProblem& p,
+                                  const solvers::SolveResult& result) {
+  std::vector<std::string> hints;
+  if (auto h = divergence_hint(config, result, symmetry_of(p))) hints.push_back(std::move(*h));
+  if (p.loaded) {
+    const sparse::DistMatrix& m = p.matrix;
+    if (auto h = partition_hint(config.sparse.partition, m.metrics(), m.global_rows(),
+                                m.comm().size())) {
+      hints.push_back(std::move(*h));
+    }
+  }
+  return hints;
+}
+
+}  // namespace
+
+solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const SparseProblem& p,
+                                             par::FaultInjector& faults) {
+  solvers::KrylovOptions options = krylov_options(config, p.matrix.comm(), faults);
+  if (p.loaded) options.file_rows = p.loaded->file_rows;  // messages name the file's rows
+  if (config.progress.mode == Progress::Mode::thread) {
+    throw core::InputError(
+        fmt::format("--progress {} with --matrix or --assemble: expected none "
+                    "(the sparse Krylov solves poll through --test-every)",
+                    config.progress.name()));
+  }
+  return options;
+}
+
+SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
+  SparseSetup out;
+  const par::Comm& comm = p.matrix.comm();
+  const bool jacobi = !is_krylov(config);
+  out.warnings = check_rhs(config, p);
+  out.scale = scale_to_unit_diagonal(config, p);
+  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
+  // the solve over- or underflows for a system scaled far from 1.
+  out.powers = sparse::equilibrate(p.matrix, p.b, p.x0);
+  const double t_operator = core::now_s();
+  out.system = solvers::make_csr_system(p.matrix, p.b, p.x0);
+  // The operator's build (interior and boundary blocks, SELL-8): paid once
+  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
+  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
+  p.parameters["operator"] = operator_json(comm, out.system.op);
+
+  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
+  out.jacobi_check = jacobi ? check_jacobi(config, p, out.system) : nullptr;
+
+  // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
+  // for the true residual of the asynchronous variants) the --halo strategy.
+  const int transport = transport_of(config);
+  out.halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
+                 ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
+                 : comm::make_sparse_halo_exchange(config.halo, p.matrix);
+  return out;
+}
+
+Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
+  solvers::CsrSystem& system = setup.system;
+  Solved solved = is_krylov(config) ? solve_krylov(config, p, system, *setup.halo)
+                                    : solve_jacobi(config, p, system, *setup.halo);
+  unscale_solution(p, setup);
+  return solved;
+}
+
+void unscale_solution(const SparseProblem& p, SparseSetup& setup) {
+  // Back to the unscaled unknowns: x = S 2^(a - c) y.
+  grid::Field& x = setup.system.x;
+  setup.powers.unscale({x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
+  const std::vector<double>& s = setup.scale;
+  for (std::size_t i = 0; i < s.size(); ++i) x.origin()[i] *= s[i];
+}
+
+RunSummary sparse_summary(const SolveConfig& config, const SparseProblem& p,
+                          const SparseSetup& setup, const Solved& solved) {
+  RunSummary summary = summarise(p.matrix.comm(), solved, false);
+  summary.warnings = setup.warnings;
+  summary.hints = hints_of(config, p, solved.result);
+  return summary;
+}
+
+RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
+                              const SparseSetup& setup) {
+  return run_problem(config, p, setup.powers, setup.jacobi_check);
 }
 
 core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
@@ -417,7 +513,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
         config.sparse.write_solution_path);
   }
 
-  const RunSummary summary = summarise(comm, solved, false);
+  const RunSummary summary = sparse_summary(config, p, setup, solved);
   const RunProblem rp = sparse_run_problem(config, p, setup);
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =

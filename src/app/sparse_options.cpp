@@ -48,7 +48,7 @@ void add_sparse_options(OptionTable& t, SparseArgs& a) {
             .applies = on_csr});
   t.flag("--force", c.force,
          {.help = "Run async or racy Jacobi even when rho(|D^-1 (A - D)|) >= 1 (no convergence "
-                  "guarantee)",
+                  "guarantee), and the CG family on a matrix that is not symmetric",
           .applies = on_csr});
   t.flag("--assemble", c.assemble,
          {.help = "Assemble the model problem (ones, plume, laplace27) as a distributed CSR "
@@ -94,7 +94,7 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
         fmt::format("--scale {}: applies to --matrix or --assemble", a.scale));
   check(!c.is_sparse() && c.force,
         "--force: applies to --matrix or --assemble (the model "
-        "problems always satisfy rho < 1)");
+        "problems always satisfy rho < 1 and are symmetric)");
   if (!c.is_sparse()) return c;
   // An unknown partitioner, or one this build lacks: exit 2.
   if (matrix) c.partition = sparse::parse_partition(a.partition);

@@ -28,8 +28,8 @@ struct SparseConfig {
   std::string write_solution_path;  ///< --write-solution FILE.mtx; empty: none
   sparse::PartitionSpec partition;  ///< --partition block|metis|scotch[:rows|:nnz]
   Scale scale = Scale::none;        ///< --scale
-  bool force = false;               ///< --force: async/racy Jacobi although rho >= 1
-  bool assemble = false;            ///< --assemble: the model problem as a CSR matrix
+  bool force = false;     ///< --force: async/racy Jacobi although rho >= 1; CG on a nonsymmetric A
+  bool assemble = false;  ///< --assemble: the model problem as a CSR matrix
   double matrix_memory_gib = 0.0;  ///< --matrix-memory: rank 0's reading limit (0: half its memory)
 
   /// True for --matrix or --assemble: the solve runs on a distributed CSR matrix.

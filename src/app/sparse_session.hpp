@@ -2,9 +2,10 @@
 // The solve of a distributed CSR system in its steps, shared by `asyncsolve
 // solve --matrix/--assemble` (sparse_command.cpp) and by callers that hold
 // the matrix in memory (embedded_system.cpp, the Python package): the
-// system and where it came from; its setup (scaling, equilibration, operator, Jacobi's
-// checks, halo exchange); one solve by the configured method; the problem
-// as the result document describes it.
+// system and where it came from; its setup (the zero right-hand side's
+// warning, scaling, equilibration, operator, the symmetry check, Jacobi's
+// checks, halo exchange); one solve by the configured method; the summary
+// and the problem as the result document describes them.
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,10 +32,6 @@ struct SparseProblem {
   std::optional<grid::Decomposition> decomposition;  ///< --assemble
   nlohmann::json parameters;                         ///< for the document's "problem"
   std::string name;
-  /// How messages name a row: "file row" counted from 1 (--matrix), or
-  /// "row" counted from 0 (--assemble, a caller's arrays).
-  std::string row_kind = "row";
-  int row_base = 0;
 };
 
 /// The system set up for the solvers.
@@ -46,21 +43,24 @@ struct SparseSetup {
   /// holds 2^a A, 2^c b and 2^(c - a) x0 on top of the scaling above.
   sparse::PowerOfTwoScaling powers;
   solvers::CsrSystem system;
-  nlohmann::json jacobi_check;  ///< rho's estimate (Jacobi), null otherwise
+  nlohmann::json jacobi_check;        ///< rho's bounds (Jacobi), null otherwise
+  std::vector<std::string> warnings;  ///< for the summary (a zero right-hand side)
   std::unique_ptr<comm::SparseHaloExchange> halo;
 };
 
-/// Collective over the matrix's communicator: scales the system
-/// (--scale), builds its operator (its time and layouts in p.parameters),
-/// checks what Jacobi needs (a non-zero diagonal; rho < 1 for the
-/// asynchronous variants unless --force) and builds the halo exchange.
-/// Throws core::InputError on every rank for what the matrix cannot do.
+/// Collective over the matrix's communicator: warns of a zero right-hand
+/// side (--matrix), scales the system (--scale), builds its operator (its
+/// time and layouts in p.parameters), checks its symmetry (the CG family
+/// refuses a nonsymmetric matrix unless --force), checks what Jacobi needs
+/// (a non-zero diagonal; rho < 1 for the asynchronous variants unless
+/// --force) and builds the halo exchange. Throws core::InputError on every
+/// rank for what the matrix cannot do.
 SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p);
 
-/// Local: the Krylov methods' options for a CSR system (krylov_options);
-/// throws core::InputError for --progress thread, which the sparse solves
-/// do not take.
-solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const par::Comm& comm,
+/// Local: the Krylov methods' options for p's CSR system (krylov_options;
+/// messages name a file's rows); throws core::InputError for --progress
+/// thread, which the sparse solves do not take.
+solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const SparseProblem& p,
                                              par::FaultInjector& faults);
 
 /// Collective: one solve of the set-up system by the configured method,
@@ -68,8 +68,18 @@ solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const pa
 /// unknowns). The halo exchange stays open.
 Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup);
 
+/// Local: setup.system.x back in the unscaled unknowns, x = S 2^(a - c) y.
+void unscale_solution(const SparseProblem& p, SparseSetup& setup);
+
+/// Collective: the solve summarised over the ranks, with the setup's
+/// warnings and the hints (a method that fits where Jacobi diverged, a
+/// graph partitioner where the block partition exchanges much).
+RunSummary sparse_summary(const SolveConfig& config, const SparseProblem& p,
+                          const SparseSetup& setup, const Solved& solved);
+
 /// Collective: the problem as the result document describes it (the
-/// matrix, the partition's quality, the operator, the scaling, rho).
+/// matrix, the partition's quality, the operator, the symmetry, the
+/// scaling, rho).
 RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
                               const SparseSetup& setup);
 

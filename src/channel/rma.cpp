@@ -96,6 +96,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/par/window.hpp"
 #include "channel_impl.hpp"
 #include "counted_protocol.hpp"
 
@@ -203,7 +204,9 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
 
   check(MPI_Comm_dup(comm, &window->quiet), "MPI_Comm_dup");
   void* base = nullptr;
-  check(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &base, &window->win), "MPI_Win_allocate");
+  check(MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm, &base,
+                         &window->win),
+        "MPI_Win_allocate");
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
   initialise_areas<RmaWindow>(configs, static_cast<unsigned char*>(base),
                               static_cast<std::size_t>(bytes));

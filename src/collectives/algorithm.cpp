@@ -20,9 +20,9 @@ constexpr int max_degree = 1024;
 
 [[noreturn]] void bad_name(std::string_view name) {
   throw core::InputError(
-      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, "
-                  "knomial:K (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, "
-                  "impi); K at most {}",
+      fmt::format("--allreduce '{}': expected one of mpi, impi, tree, rd, shm, "
+                  "knomial:K (K >= 2), twolevel:ALG or twolevel:shm+ALG (ALG: rd, "
+                  "knomial:K, mpi, impi); K at most {}",
                   core::printable(name), max_degree));
 }
 
@@ -39,8 +39,8 @@ std::optional<int> parse_degree(std::string_view text) {
 
 /// The names of the kinds, in Kind's order (knomial and twolevel take a
 /// parameter after a colon).
-constexpr std::array<std::string_view, 6> kind_names{"mpi", "impi",    "tree",
-                                                     "rd",  "knomial", "twolevel"};
+constexpr std::array<std::string_view, 7> kind_names{"mpi",     "impi",     "tree", "rd",
+                                                     "knomial", "twolevel", "shm"};
 
 std::string_view plain_name(AllreduceAlgorithm::Kind kind) {
   return core::enum_name(kind_names, kind);
@@ -63,6 +63,7 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
       if (parameter) bad_name(whole);
       break;
     case Kind::tree:
+    case Kind::shm:
       if (parameter || leader) bad_name(whole);
       break;
     case Kind::knomial: {
@@ -73,7 +74,10 @@ AllreduceAlgorithm parse(std::string_view whole, std::string_view name, bool lea
     }
     case Kind::twolevel: {
       if (!parameter || leader) bad_name(whole);
-      const AllreduceAlgorithm inner = parse(whole, name.substr(colon + 1), true);
+      std::string_view rest = name.substr(colon + 1);
+      out.shm_node = rest.starts_with("shm+");
+      if (out.shm_node) rest.remove_prefix(4);
+      const AllreduceAlgorithm inner = parse(whole, rest, true);
       out.leader = inner.kind;
       out.leader_degree = inner.degree;
       break;
@@ -89,7 +93,7 @@ std::string AllreduceAlgorithm::name() const {
     case Kind::knomial:
       return fmt::format("knomial:{}", degree);
     case Kind::twolevel:
-      return fmt::format("twolevel:{}", leader_algorithm().name());
+      return fmt::format("twolevel:{}{}", shm_node ? "shm+" : "", leader_algorithm().name());
     default:
       return std::string(plain_name(kind));
   }

@@ -79,5 +79,13 @@ std::unique_ptr<NonblockingAllreduce> make_schedule_allreduce(std::string name,
 std::unique_ptr<NonblockingAllreduce> make_two_level(const AllreduceAlgorithm& algorithm,
                                                      const par::Comm& comm, std::size_t size,
                                                      ReduceOp op, int node_color);
+/// allreduce/shm.cpp: `shm` and `twolevel:shm+ALG` over a shared-memory
+/// window per node (nodes by shared memory if node_color < 0 on every rank,
+/// else by colour). Throws core::InputError in the simulation build, and on
+/// every rank if `shm` spans several nodes or a colour's ranks do not share
+/// memory.
+std::unique_ptr<NonblockingAllreduce> make_shm_allreduce(const AllreduceAlgorithm& algorithm,
+                                                         const par::Comm& comm, std::size_t size,
+                                                         ReduceOp op, int node_color);
 
 }  // namespace asyncsolve::collectives::detail

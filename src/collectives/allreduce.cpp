@@ -9,6 +9,7 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "nonblocking_base.hpp"
 
 namespace asyncsolve::collectives {
 namespace {
@@ -21,9 +22,9 @@ class MpiAllreduce final : public Allreduce {
   void reduce(std::span<double> values, ReduceOp op) override {
     if (values.size() > static_cast<std::size_t>(INT_MAX))
       throw std::length_error("MPI_Allreduce of more doubles than an MPI count can hold");
-    const MPI_Op mpi_op = op == ReduceOp::sum ? MPI_SUM : op == ReduceOp::min ? MPI_MIN : MPI_MAX;
+    detail::copy_for_mpi(values, values.data(), op);  // zeros as +0 for min and max
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
-                                 MPI_DOUBLE, mpi_op, comm_),
+                                 MPI_DOUBLE, detail::to_mpi_op(op), comm_),
                    "MPI_Allreduce");
   }
 
@@ -56,7 +57,7 @@ class NonblockingAdapter final : public Allreduce {
 
 }  // namespace
 
-std::vector<std::string> allreduce_names() { return {"mpi", "impi", "tree", "rd"}; }
+std::vector<std::string> allreduce_names() { return {"mpi", "impi", "tree", "rd", "shm"}; }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view name, const par::Comm& comm) {
   return make_allreduce(parse_allreduce(name), comm);  // InputError for a bad name

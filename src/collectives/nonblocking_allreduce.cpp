@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 
@@ -42,6 +43,35 @@ MPI_Op to_mpi_op(ReduceOp op) {
   return MPI_SUM;
 }
 
+void copy_for_mpi(std::span<const double> values, double* out, ReduceOp op) {
+  if (op == ReduceOp::sum) {
+    std::copy(values.begin(), values.end(), out);
+  } else {
+    std::transform(values.begin(), values.end(), out, [](double v) { return v == 0.0 ? 0.0 : v; });
+  }
+}
+
+par::Comm split_node(const par::Comm& comm, int node_color) {
+  if (node_color < 0) return comm.split_shared();
+  MPI_Comm node = MPI_COMM_NULL;
+  par::check_mpi(MPI_Comm_split(comm.get(), node_color, comm.rank(), &node), "MPI_Comm_split");
+  par::check_mpi(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  return par::Comm::adopt(node);
+}
+
+std::unique_ptr<NonblockingAllreduce> make_leaders_allreduce(const par::Comm& comm, bool is_leader,
+                                                             const AllreduceAlgorithm& algorithm,
+                                                             std::size_t size, ReduceOp op) {
+  MPI_Comm leaders = MPI_COMM_NULL;
+  par::check_mpi(MPI_Comm_split(comm.get(), is_leader ? 0 : MPI_UNDEFINED, comm.rank(), &leaders),
+                 "MPI_Comm_split");
+  par::Comm owned = par::Comm::adopt(leaders);
+  std::unique_ptr<NonblockingAllreduce> out;
+  if (is_leader && owned.size() > 1) out = make_nonblocking_allreduce(algorithm, owned, size, op);
+  owned.free();  // collective over the leaders; no-op elsewhere
+  return out;
+}
+
 void check_same_arguments([[maybe_unused]] const par::Comm& comm, [[maybe_unused]] std::size_t size,
                           [[maybe_unused]] ReduceOp op) {
 #ifndef NDEBUG
@@ -60,7 +90,9 @@ void check_same_arguments([[maybe_unused]] const par::Comm& comm, [[maybe_unused
 
 }  // namespace detail
 
-std::vector<std::string> nonblocking_allreduce_names() { return {"tree", "impi", "mpi", "rd"}; }
+std::vector<std::string> nonblocking_allreduce_names() {
+  return {"tree", "impi", "mpi", "rd", "shm"};
+}
 
 void check_allreduce_name(std::string_view name) { (void)parse_allreduce(name); }
 
@@ -91,7 +123,10 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(
             return detail::knomial(rank, ranks, algorithm.degree, size, op);
           });
     case Kind::twolevel:
+      if (algorithm.shm_node) return detail::make_shm_allreduce(algorithm, comm, size, op, -1);
       return detail::make_two_level(algorithm, comm, size, op, -1);
+    case Kind::shm:
+      return detail::make_shm_allreduce(algorithm, comm, size, op, -1);
   }
   throw std::logic_error("make_nonblocking_allreduce: unhandled algorithm");
 }
@@ -103,6 +138,7 @@ std::unique_ptr<NonblockingAllreduce> make_two_level_allreduce(const par::Comm& 
   const AllreduceAlgorithm algorithm =
       parse_allreduce(fmt::format("twolevel:{}", leader_algorithm));
   check_arguments(comm, size, op);
+  if (algorithm.shm_node) return detail::make_shm_allreduce(algorithm, comm, size, op, node_color);
   return detail::make_two_level(algorithm, comm, size, op, node_color);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <stdexcept>
 
@@ -23,6 +24,26 @@ void combine(const double* a, const double* b, double* dst, std::size_t n, Reduc
 
 /// MPI_SUM, MPI_MIN or MPI_MAX.
 MPI_Op to_mpi_op(ReduceOp op);
+
+/// Copies `values` to `out` (which may be `values` itself) as the operand of
+/// MPI's own reduction with to_mpi_op(op): for min and max, zeros enter as
+/// +0. MPI's MPI_MIN and MPI_MAX may keep either of two operands that compare
+/// equal, and MPICH keeps the one of the rank doing the combine, so +0 on one
+/// rank and -0 on another gave different bits on different ranks; with every
+/// zero +0, any order gives the same bits (NaN contributions excepted).
+void copy_for_mpi(std::span<const double> values, double* out, ReduceOp op);
+
+/// Collective over `comm`: the node communicator of the two-level schemes,
+/// the ranks that share memory (node_color < 0 on every rank) or those of one
+/// colour, with MPI_ERRORS_RETURN.
+par::Comm split_node(const par::Comm& comm, int node_color);
+
+/// Collective over `comm`: on the node leaders (`is_leader`), `algorithm`
+/// built over a communicator of the leaders, which lives only as long as it
+/// takes the algorithm to duplicate it; null elsewhere.
+std::unique_ptr<NonblockingAllreduce> make_leaders_allreduce(const par::Comm& comm, bool is_leader,
+                                                             const AllreduceAlgorithm& algorithm,
+                                                             std::size_t size, ReduceOp op);
 
 /// Debug builds: collective over `comm`; throws std::logic_error on every
 /// rank if the ranks passed different sizes or operations (an MPI_Allreduce

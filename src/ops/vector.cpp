@@ -291,6 +291,57 @@ std::array<double, 3> pipecg_update(double alpha, double beta, const Field& minv
       alpha, beta, [&minv](std::ptrdiff_t o) { return minv.origin() + o; }, v);
 }
 
+std::array<double, 3> pipecg_update_scalar(double alpha, double beta, double c,
+                                           const PipeScalarVectors& v) noexcept {
+  double rr = 0.0;
+  double wr = 0.0;
+  for_rows(*v.x, [&](std::ptrdiff_t o, int nx) {
+    double* __restrict x = v.x->origin() + o;
+    double* __restrict r = v.r->origin() + o;
+    double* __restrict w = v.w->origin() + o;
+    const double* __restrict aw = v.aw->origin() + o;
+    double* __restrict z = v.z->origin() + o;
+    double* __restrict s = v.s->origin() + o;
+    double* __restrict p = v.p->origin() + o;
+#pragma omp simd reduction(+ : rr, wr)
+    for (int i = 0; i < nx; ++i) {
+      const double zi = c * aw[i] + beta * z[i];
+      const double si = w[i] + beta * s[i];
+      const double pi = c * r[i] + beta * p[i];
+      z[i] = zi;
+      s[i] = si;
+      p[i] = pi;
+      x[i] += alpha * pi;
+      const double ri = r[i] - alpha * si;
+      const double wi = w[i] - alpha * zi;
+      r[i] = ri;
+      w[i] = wi;
+      rr += ri * ri;
+      wr += wi * ri;
+    }
+  });
+  charge_streams(*v.x, 13);
+  return {c * rr, c * wr, rr};
+}
+
+std::array<double, 3> pipecg_dots_scalar(double c, const PipeScalarVectors& v) noexcept {
+  double rr = 0.0;
+  double wr = 0.0;
+  for_rows(*v.x, [&](std::ptrdiff_t o, int nx) {
+    const double* __restrict r = v.r->origin() + o;
+    double* __restrict w = v.w->origin() + o;
+#pragma omp simd reduction(+ : rr, wr)
+    for (int i = 0; i < nx; ++i) {
+      const double wi = c * w[i];
+      w[i] = wi;
+      rr += r[i] * r[i];
+      wr += wi * r[i];
+    }
+  });
+  charge_streams(*v.x, 3);
+  return {c * rr, c * wr, rr};
+}
+
 std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept {
   return pipecg_dots_impl([minv](std::ptrdiff_t) { return ConstantRow{minv}; }, v);
 }

@@ -7,7 +7,10 @@
 // strongly coupled partitions: pyamg's local_disc_galerkin_diffusion on 8
 // ranks breaks down), one sweep down and up, one V-cycle, tol 0
 // (no residual norm, so no inner product inside an apply), every one
-// settable with --pc-option (pc_options.cpp).
+// settable with --pc-option (pc_options.cpp). Under a nonsymmetric method
+// (GMRES, BiCGStab: M need not be symmetric) the smoother defaults to l1-scaled
+// hybrid forward Gauss-Seidel (relax=l1-gs, hypre's 13; use_nonsymmetric_defaults),
+// which follows an upwind convection's flow in the matrix's order.
 //
 // Per apply: the cycle's own halo exchanges on every level (hypre's, not
 // overlapped), no global reduction; r is copied into hypre's vector and the
@@ -43,8 +46,8 @@ namespace {
 // hypre's numbers for the choices, indexed by the enums' values.
 constexpr std::array<int, 5> coarsen_codes{10, 8, 6, 0, 3};  // hmis pmis falgout cljp rs
 constexpr std::array<int, 5> interp_codes{6, 14, 8, 0, 3};   // ext+i ext standard classical direct
-constexpr std::array<int, 5> relax_codes{8, 6, 0, 18,
-                                         16};    // l1-sym-gs sym-gs jacobi l1-jacobi cheb.
+// l1-sym-gs sym-gs jacobi l1-jacobi chebyshev gs l1-gs
+constexpr std::array<int, 7> relax_codes{8, 6, 0, 18, 16, 3, 13};
 constexpr std::array<int, 2> cycle_codes{1, 2};  // v w
 
 template <std::size_t N, class E>

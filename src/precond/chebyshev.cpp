@@ -3,10 +3,23 @@
 // Methods for Sparse Linear Systems, Algorithm 12.1), on the interval
 // [lambda_min, lambda_max] of D^-1 A. Setup estimates the interval once with
 // a few Jacobi-preconditioned CG steps: their coefficients are the Lanczos
-// tridiagonal T of D^-1 A, whose extreme eigenvalues (Sturm bisection) are
-// the estimates; lambda_max is raised by lambda_max_factor (a Ritz value lies
-// below the true largest eigenvalue, and the polynomial is positive only up
-// to the interval's end).
+// tridiagonal T of D^-1 A, whose extreme eigenvalues (Ritz values, LAPACK
+// dstev) are the estimates.
+//
+// lambda_max must not fall short. The residual polynomial after DEGREE
+// steps, q(t) = T_k((theta - t) / delta) / T_k(theta / delta), has degree
+// k = DEGREE + 1, and M^-1 = p(D^-1 A) D^-1 with t p(t) = 1 - q(t) is
+// positive definite exactly when q < 1 on the spectrum: always for odd k,
+// but for even k only below lambda_min + lambda_max. A Ritz value lies
+// below the true largest eigenvalue, so lambda_max is the largest Ritz value
+// raised by lambda_max_factor -- when the Lanczos steps have found it: its
+// residual |beta_{m+1} s_m| (an eigenvalue lies that close to it) fits in
+// the factor's margin. Otherwise (too few steps: a Ritz value of 2 steps on
+// a Poisson matrix is some 35% short) lambda_max is the Gershgorin bound of
+// D^-1 A, max_i sum_j |a_ij| / |a_ii|, which no eigenvalue exceeds; and
+// never more than that bound. A Ritz value <= 0, or p^T A p <= 0 in a
+// Lanczos step, shows that A is not positive definite: refused at setup
+// (NotPositiveDefinite), before the solve.
 //
 // Per apply (one rank, per unknown): DEGREE mat-vecs (each one halo
 // exchange), no inner product, so no global reduction; memory 16 B for
@@ -14,8 +27,8 @@
 // updated).
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +40,11 @@
 #include "asyncsolve/core/timer.hpp"
 #include "pc_option_specs.hpp"
 #include "precond_impl.hpp"
+
+// LAPACK's symmetric tridiagonal eigensolver (gfortran calling convention:
+// the character argument's hidden length at the end).
+extern "C" void dstev_(const char* jobz, const int* n, double* d, double* e, double* z,
+                       const int* ldz, double* work, int* info, std::size_t jobz_len);
 
 namespace asyncsolve::precond::detail {
 
@@ -50,38 +68,27 @@ double at(const ops::Scaling& s, std::ptrdiff_t offset) {
   return s.values != nullptr ? s.values->origin()[offset] : s.constant;
 }
 
-/// Eigenvalues of T (diagonal `a`, off-diagonal `b`) below x (Sturm count).
-int count_below(const std::vector<double>& a, const std::vector<double>& b, double x) {
-  int count = 0;
-  double q = 1.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double off = i == 0 ? 0.0 : b[i - 1] * b[i - 1];
-    q = a[i] - x - (i == 0 ? 0.0 : off / q);
-    if (q == 0.0) q = -std::numeric_limits<double>::epsilon() * (std::abs(x) + 1.0);
-    if (q < 0.0) ++count;
-  }
-  return count;
-}
+/// The extreme eigenvalues of the symmetric tridiagonal T (diagonal `a`,
+/// off-diagonal `b`, one shorter) and the last component of the unit
+/// eigenvector of the largest (LAPACK dstev).
+struct TridiagonalExtremes {
+  double smallest;
+  double largest;
+  double largest_last;  ///< s_m of the largest eigenvalue's eigenvector
+};
 
-/// The `index`-th smallest eigenvalue of T by bisection.
-double tridiagonal_eigenvalue(const std::vector<double>& a, const std::vector<double>& b,
-                              int index) {
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -lo;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double r = (i > 0 ? std::abs(b[i - 1]) : 0.0) + (i < b.size() ? std::abs(b[i]) : 0.0);
-    lo = std::min(lo, a[i] - r);
-    hi = std::max(hi, a[i] + r);
+TridiagonalExtremes tridiagonal_extremes(std::vector<double> a, std::vector<double> b) {
+  const int n = static_cast<int>(a.size());
+  b.resize(a.size());  // dstev's e has n - 1 entries, and room for n
+  std::vector<double> z(a.size() * a.size());
+  std::vector<double> work(2 * a.size());
+  int info = 0;
+  dstev_("V", &n, a.data(), b.data(), z.data(), &n, work.data(), &info, 1);
+  if (info != 0) {
+    throw core::CollectiveFailure(fmt::format(
+        "--pc chebyshev: LAPACK dstev failed on the Lanczos tridiagonal (info {})", info));
   }
-  for (int step = 0; step < 200 && hi - lo > 1e-14 * std::max(1.0, std::abs(hi)); ++step) {
-    const double mid = 0.5 * (lo + hi);
-    if (count_below(a, b, mid) > index) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-  }
-  return 0.5 * (lo + hi);
+  return {a.front(), a.back(), z.back()};  // ascending; the last column's last entry
 }
 
 class Chebyshev final : public Preconditioner {
@@ -97,18 +104,32 @@ class Chebyshev final : public Preconditioner {
     report_.name = "chebyshev";
     const int steps = settings.chebyshev.lanczos_steps;
     const double factor = settings.chebyshev.lambda_max_factor;
-    const auto [ritz_min, ritz_max, done] = estimate(steps);
-    lambda_min_ = ritz_min;
-    lambda_max_ = factor * ritz_max;
-    if (!(lambda_min_ > 0.0) || !(lambda_max_ > lambda_min_)) {
-      throw core::InputError(fmt::format(
-          "--pc chebyshev: the Lanczos steps estimate the eigenvalues of D^-1 A in [{:.6e}, "
-          "{:.6e}]: expected a positive definite A",
-          ritz_min, ritz_max));
+    const Estimate e = estimate(steps);
+    if (!(e.ritz_min > 0.0)) {
+      throw NotPositiveDefinite(fmt::format(
+          "--pc chebyshev: D^-1 A has an eigenvalue at or below {:.6e} (the smallest Ritz value "
+          "of {} Lanczos steps), so A is not positive definite, which Chebyshev and the CG "
+          "methods need",
+          e.ritz_min, e.steps));
     }
-    report_.numbers = {{"degree", degree_},         {"lanczos_steps", done},
-                       {"ritz_min", ritz_min},      {"ritz_max", ritz_max},
-                       {"lambda_min", lambda_min_}, {"lambda_max", lambda_max_}};
+    // lambda_max: the largest Ritz value raised by the factor where the
+    // Lanczos steps have found it (its residual within the factor's margin),
+    // else the Gershgorin bound; never above that bound.
+    const double gershgorin = op.gershgorin_bound();
+    const bool found = e.ritz_max + e.ritz_max_residual <= factor * e.ritz_max;
+    lambda_min_ = e.ritz_min;
+    lambda_max_ = std::min(found ? factor * e.ritz_max : gershgorin, gershgorin);
+    // Every eigenvalue equal (D^-1 A = I): any interval about it will do.
+    if (!(lambda_max_ > lambda_min_)) lambda_min_ = 0.5 * lambda_max_;
+    report_.numbers = {{"degree", degree_},
+                       {"lanczos_steps", e.steps},
+                       {"ritz_min", e.ritz_min},
+                       {"ritz_max", e.ritz_max},
+                       {"ritz_max_residual", e.ritz_max_residual},
+                       {"gershgorin_bound", gershgorin},
+                       {"lambda_max_from_ritz", found ? 1.0 : 0.0},
+                       {"lambda_min", lambda_min_},
+                       {"lambda_max", lambda_max_}};
     for (const PcOptionSpec& spec : pc_option_specs(PcKind::chebyshev))
       report_.settings.emplace_back(std::string(spec.name), pc_option_value(spec, settings));
     report_.setup_s = core::now_s() - t0;
@@ -156,11 +177,13 @@ class Chebyshev final : public Preconditioner {
     double ritz_min;
     double ritz_max;
     int steps;
+    double ritz_max_residual;  ///< |beta_{m+1} s_m|: an eigenvalue lies this close to ritz_max
   };
 
   /// Collective: `steps` CG steps on A x = v with M = D from x = 0 (v a
   /// fixed pseudo-random vector), two blocking reductions each; the
-  /// extreme eigenvalues of their Lanczos tridiagonal.
+  /// extreme eigenvalues of their Lanczos tridiagonal, and the residual of
+  /// the largest.
   Estimate estimate(int steps) {
     auto sum = collectives::make_allreduce(collectives::AllreduceAlgorithm{}, op_.comm());
     Field& r = res_;
@@ -185,10 +208,14 @@ class Chebyshev final : public Preconditioner {
       // q = A p; alpha = r^T z / p^T A p
       op_.apply(p, q);
       const double pq = sum->sum(ops::dot(p, q));
-      if (!(pq > 0.0) || !std::isfinite(pq)) {
+      if (!std::isfinite(pq)) {
         throw core::InputError(fmt::format(
-            "--pc chebyshev: p^T A p = {:.6e} at Lanczos step {}: expected a positive definite "
-            "A",
+            "--pc chebyshev: p^T A p = {} at Lanczos step {}: expected finite values", pq, j + 1));
+      }
+      if (!(pq > 0.0)) {
+        throw NotPositiveDefinite(fmt::format(
+            "--pc chebyshev: p^T A p = {:.6e} <= 0 at Lanczos step {}, so A is not positive "
+            "definite, which Chebyshev and the CG methods need",
             pq, j + 1));
       }
       const double alpha = rz / pq;
@@ -209,9 +236,12 @@ class Chebyshev final : public Preconditioner {
       alpha_old = alpha;
       beta_old = beta;
     }
-    off.resize(diag.size() > 0 ? diag.size() - 1 : 0);
+    // T's next off-diagonal entry, where the steps went on: beta_{m+1}
+    const double beta_next = off.size() == diag.size() ? off.back() : 0.0;
+    off.resize(diag.size() - 1);
     const int n = static_cast<int>(diag.size());
-    return {tridiagonal_eigenvalue(diag, off, 0), tridiagonal_eigenvalue(diag, off, n - 1), n};
+    const TridiagonalExtremes t = tridiagonal_extremes(diag, off);
+    return {t.smallest, t.largest, n, std::abs(beta_next * t.largest_last)};
   }
 
   PcOperator& op_;

@@ -29,7 +29,7 @@ struct PcOptionSpec {
   std::string (*show)(const PcOptionSpec& spec, const PcSettings& settings) = nullptr;
 };
 
-/// The options `kind` takes (none for none and jacobi).
+/// The options `kind` takes (none for none, jacobi and ilu0).
 std::span<const PcOptionSpec> pc_option_specs(PcKind kind);
 
 /// The value of the option `spec` in `settings`, as the option spells it

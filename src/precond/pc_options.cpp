@@ -147,9 +147,10 @@ std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
                                     "coarsening (HYPRE_BoomerAMGSetCoarsenType)"),
       choice_spec<amg, &B::interp>("interp", {"ext+i", "ext", "standard", "classical", "direct"},
                                    "interpolation (HYPRE_BoomerAMGSetInterpType)"),
-      choice_spec<amg, &B::relax>("relax",
-                                  {"l1-sym-gs", "sym-gs", "jacobi", "l1-jacobi", "chebyshev"},
-                                  "smoother, symmetric as CG needs (HYPRE_BoomerAMGSetRelaxType)"),
+      choice_spec<amg, &B::relax>(
+          "relax", {"l1-sym-gs", "sym-gs", "jacobi", "l1-jacobi", "chebyshev", "gs", "l1-gs"},
+          "smoother (HYPRE_BoomerAMGSetRelaxType): CG needs a symmetric one; the nonsymmetric "
+          "methods default to l1-gs, forward hybrid Gauss-Seidel"),
       choice_spec<amg, &B::cycle>("cycle", {"v", "w"}, "cycle type"),
       number_spec<amg, &B::cycles>("cycles", true, 1, 10, "cycles per apply"),
       number_spec<amg, &B::sweeps>("sweeps", true, 1, 10, "smoothing sweeps down and up"),
@@ -167,6 +168,7 @@ std::span<const PcOptionSpec> pc_option_specs(PcKind kind) {
       return boomeramg;
     case PcKind::none:
     case PcKind::jacobi:
+    case PcKind::ilu0:
       break;
   }
   return {};
@@ -184,8 +186,9 @@ std::string pc_text(const PcSettings& settings) {
 
 void parse_pc(std::string_view text, PcSettings& settings) {
   const std::string expected =
-      "none, jacobi, chebyshev, chebyshev:DEGREE (DEGREE from 1 to 100) or boomeramg";
-  for (const PcKind kind : {PcKind::none, PcKind::jacobi, PcKind::boomeramg, PcKind::chebyshev}) {
+      "none, jacobi, chebyshev, chebyshev:DEGREE (DEGREE from 1 to 100), boomeramg or ilu0";
+  for (const PcKind kind :
+       {PcKind::none, PcKind::jacobi, PcKind::boomeramg, PcKind::chebyshev, PcKind::ilu0}) {
     if (text == pc_kind_name(kind)) {
       settings.kind = kind;
       if (kind == PcKind::chebyshev) settings.degree = 3;
@@ -261,6 +264,14 @@ void parse_pc_options(std::string_view text, PcSettings& settings) {
     }
     settings.options.emplace_back(std::string(name), store_checked(*spec, value, settings));
   }
+}
+
+void use_nonsymmetric_defaults(PcSettings& settings) {
+  const auto given = [&](std::string_view name) {
+    return std::any_of(settings.options.begin(), settings.options.end(),
+                       [&](const auto& option) { return option.first == name; });
+  };
+  if (!given("relax")) settings.boomeramg.relax = BoomerAmgSettings::Relax::l1_gs;
 }
 
 std::string pc_options_text(const PcSettings& settings) {

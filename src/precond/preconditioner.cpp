@@ -3,8 +3,12 @@
 // vector kernels; these serve the interface and its tests.
 #include "asyncsolve/precond/preconditioner.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <utility>
 
+#include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "precond_impl.hpp"
 
@@ -31,6 +35,21 @@ class ScalingPreconditioner final : public Preconditioner {
 
 }  // namespace
 
+double PcOperator::gershgorin_bound() {
+  const AssembledRows rows = assemble();
+  double bound = 0.0;
+  for (int i = 0; i < rows.rows(); ++i) {
+    double sum = 0.0;
+    double diagonal = 0.0;
+    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k) {
+      sum += std::abs(rows.val[k]);
+      if (rows.col[k] == rows.first_row + i) diagonal += std::abs(rows.val[k]);
+    }
+    bound = std::max(bound, sum / diagonal);
+  }
+  return collectives::make_allreduce(collectives::AllreduceAlgorithm{}, comm())->max(bound);
+}
+
 std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, PcOperator& op) {
   switch (settings.kind) {
     case PcKind::none:
@@ -41,6 +60,8 @@ std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, 
       return detail::make_chebyshev(settings, op);
     case PcKind::boomeramg:
       return detail::make_boomeramg(settings, op);
+    case PcKind::ilu0:
+      return detail::make_ilu0(settings, op);
   }
   return nullptr;
 }

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -24,15 +25,18 @@ CsrSystem make_csr_system(const sparse::DistMatrix& matrix, std::span<const doub
 }
 
 DiagonalCheck smallest_diagonal(const sparse::DistMatrix& matrix, const ops::CsrOperator& op,
-                                std::span<const std::int64_t> row_names) {
+                                std::span<const std::int64_t> row_names, DiagonalOrder order) {
   struct {
     double value;
     int rank;
   } mine{std::numeric_limits<double>::infinity(), matrix.comm().rank()};
   int where = 0;
+  const auto key = [order](double v) {
+    return order == DiagonalOrder::magnitude ? std::abs(v) : v;
+  };
   for (int i = 0; i < op.rows(); ++i) {
-    if (op.diagonal()[i] < mine.value) {
-      mine.value = op.diagonal()[i];
+    if (key(op.diagonal()[i]) < mine.value) {
+      mine.value = key(op.diagonal()[i]);
       where = i;
     }
   }
@@ -41,8 +45,10 @@ DiagonalCheck smallest_diagonal(const sparse::DistMatrix& matrix, const ops::Csr
       "MPI_Allreduce");
   std::int64_t row =
       row_names.empty() ? matrix.first_row() + where : (op.rows() > 0 ? row_names[where] : 0);
+  double value = op.rows() > 0 ? op.diagonal()[where] : 0.0;  // signed, also by magnitude
   par::check_mpi(MPI_Bcast(&row, 1, MPI_INT64_T, mine.rank, matrix.comm().get()), "MPI_Bcast");
-  return {mine.value, row};
+  par::check_mpi(MPI_Bcast(&value, 1, MPI_DOUBLE, mine.rank, matrix.comm().get()), "MPI_Bcast");
+  return {value, row};
 }
 
 }  // namespace asyncsolve::solvers

@@ -56,9 +56,10 @@ namespace {
 /// One residual check of sync Jacobi at iterate k: sums `local` (this
 /// block's ||b - A u^k||^2) and whether this rank ran out of time over the
 /// ranks, records the residual in the history and tells the monitor. True,
-/// with `result` marked converged (or stopped by max_time) at k, when the
-/// solve ends here: the relative residual is below the tolerance, or a rank
-/// has run options.max_time_s seconds (the same verdict on every rank).
+/// with `result` marked converged (or stopped) at k, when the solve ends
+/// here: the relative residual is below the tolerance, has grown to
+/// divergence_factor times its smallest (diverged), or a rank has run
+/// options.max_time_s seconds (the same verdict on every rank).
 bool check_residual(long k, double local, double t0, double b_norm,
                     collectives::Allreduce& reduction, const JacobiOptions& options,
                     SolveResult& result, double& residual) {
@@ -80,6 +81,10 @@ bool check_residual(long k, double local, double t0, double b_norm,
   if (residual < options.tol) {
     result.converged = true;
     result.reason = StopReason::tolerance;
+    result.iterations = k;
+    return true;
+  }
+  if (check_divergence(result, residual, k)) {  // grown far above its best: no use going on
     result.iterations = k;
     return true;
   }

@@ -67,8 +67,10 @@ inline long idle_refresh_gap(double prev_r2, long prev_k, double r2, long k, dou
 /// The verdict of a completed round with the global `sum` over `ranks`
 /// ranks (the same on every rank): true, with result.converged and
 /// result.reason set, when the solve stops: the estimate `estimate` is not
-/// finite (breakdown), below options.tol ("tolerance"), some rank has run
-/// options.max_time_s ("max_time"), or every rank has made options.max_iters
+/// finite (breakdown), below options.tol ("tolerance"), divergence_factor
+/// times the smallest estimate of the solve or more ("diverged", at round k
+/// of this rank), some rank has run options.max_time_s ("max_time"), or
+/// every rank has made options.max_iters
 /// sweeps ("max_iters": the limit counts the slowest rank's sweeps, so a
 /// fast rank cannot end a solve its partners are still progressing). Local.
 inline bool async_check_stops(SolveResult& result, const JacobiOptions& options, long k,
@@ -82,6 +84,7 @@ inline bool async_check_stops(SolveResult& result, const JacobiOptions& options,
     result.reason = StopReason::tolerance;
     return true;
   }
+  if (check_divergence(result, estimate, k)) return true;
   if (sum[over_time_value] > 0.0) {
     result.reason = StopReason::max_time;
     return true;
@@ -113,15 +116,15 @@ inline bool finish_async_check(SolveResult& result, const JacobiOptions& options
 inline constexpr long confirm_iterations = 1000;
 
 /// How many synchronous iterations follow an asynchronous stop, given its
-/// measured true residual: none when it met tol, broke down or ran out of
+/// measured true residual: none when it met tol, broke down, diverged or ran out of
 /// --max-time (the guard ends the solve, no tail after it); up to
 /// `final_sync` (--final-sync) after any other stop; after a stop on the
 /// tolerance at least confirm_iterations, so that "converged" keeps meaning
 /// that the true residual met tol. Local, the same on every rank (the stop
 /// and the true residual are reduced values).
 inline long final_sync_iterations(const SolveResult& result, double tol, int final_sync) {
-  if (result.reason == StopReason::breakdown || result.reason == StopReason::max_time ||
-      result.true_residual < tol) {
+  if (result.reason == StopReason::breakdown || result.reason == StopReason::diverged ||
+      result.reason == StopReason::max_time || result.true_residual < tol) {
     return 0;
   }
   const long confirm = result.reason == StopReason::tolerance ? confirm_iterations : 0;

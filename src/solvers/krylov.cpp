@@ -1,13 +1,16 @@
 // krylov_solve: checks the options, then runs one method's loop (one file
-// each: cg.cpp, pcg1.cpp, pcg2.cpp, pcg_overlap.cpp, pipecg.cpp) in a
+// each: cg.cpp, pcg1.cpp, pcg2.cpp, pcg_overlap.cpp, pipecg.cpp, gmres.cpp,
+// fgmres.cpp, pgmres.cpp, bicgstab.cpp, pipebicgstab.cpp) in a
 // KrylovContext (krylov_context.hpp), which does what every method shares.
 #include "asyncsolve/solvers/krylov.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -16,6 +19,8 @@
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/vector.hpp"
+#include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/stats.hpp"
 #include "krylov_context.hpp"
 #include "krylov_run.hpp"
 
@@ -25,8 +30,11 @@ using grid::Field;
 
 namespace {
 
-constexpr std::array all_methods{KrylovMethod::cg, KrylovMethod::pcg1, KrylovMethod::pcg2,
-                                 KrylovMethod::pcg_overlap, KrylovMethod::pipecg};
+constexpr std::array all_methods{KrylovMethod::cg,       KrylovMethod::pcg1,
+                                 KrylovMethod::pcg2,     KrylovMethod::pcg_overlap,
+                                 KrylovMethod::pipecg,   KrylovMethod::gmres,
+                                 KrylovMethod::fgmres,   KrylovMethod::pgmres,
+                                 KrylovMethod::bicgstab, KrylovMethod::pipebicgstab};
 
 detail::KrylovLoop loop_of(KrylovMethod method) {
   switch (method) {
@@ -40,17 +48,32 @@ detail::KrylovLoop loop_of(KrylovMethod method) {
       return detail::run_pcg_overlap;
     case KrylovMethod::pipecg:
       return detail::run_pipecg;
+    case KrylovMethod::gmres:
+      return detail::run_gmres;
+    case KrylovMethod::fgmres:
+      return detail::run_fgmres;
+    case KrylovMethod::pgmres:
+      return detail::run_pgmres;
+    case KrylovMethod::bicgstab:
+      return detail::run_bicgstab;
+    case KrylovMethod::pipebicgstab:
+      return detail::run_pipebicgstab;
   }
   throw std::invalid_argument(fmt::format("{} is not a KrylovMethod", static_cast<int>(method)));
 }
 
 /// True when `method` applies the Jacobi preconditioner (pcg1, pcg2 and
-/// pcg-overlap always, pipecg when asked).
+/// pcg-overlap always, pipecg and the nonsymmetric methods when asked).
 bool is_preconditioned(KrylovMethod method, bool jacobi) {
   switch (method) {
     case KrylovMethod::cg:
       return false;
     case KrylovMethod::pipecg:
+    case KrylovMethod::gmres:
+    case KrylovMethod::fgmres:
+    case KrylovMethod::pgmres:
+    case KrylovMethod::bicgstab:
+    case KrylovMethod::pipebicgstab:
       return jacobi;
     case KrylovMethod::pcg1:
     case KrylovMethod::pcg2:
@@ -62,7 +85,25 @@ bool is_preconditioned(KrylovMethod method, bool jacobi) {
 
 /// True for the preconditioners applied through the precond interface.
 bool is_general(const precond::PcSettings& pc) {
-  return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg;
+  return pc.kind == precond::PcKind::chebyshev || pc.kind == precond::PcKind::boomeramg ||
+         pc.kind == precond::PcKind::ilu0;
+}
+
+/// The preconditioner of the solve that divides by the diagonal of A, as
+/// messages name it: Chebyshev (on D^-1 A), or the Jacobi one fused into
+/// the method (pcg1, pcg2 and pcg-overlap unless a general one is given;
+/// pipecg with --pc jacobi); empty when none does (cg, none, boomeramg,
+/// whose smoothers need no sign of the diagonal).
+std::string diagonal_divider(const KrylovOptions& options) {
+  const std::string_view method = krylov_method_name(options.method);
+  if (options.pc.kind == precond::PcKind::chebyshev)
+    return fmt::format("the Chebyshev preconditioner (--pc {}) of {}", precond::pc_text(options.pc),
+                       method);
+  if (is_general(options.pc) ||
+      !is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi)) {
+    return {};
+  }
+  return fmt::format("the Jacobi preconditioner of {}", method);
 }
 
 /// Local: max |x - y| over the owned unknowns of two vectors laid out alike.
@@ -86,13 +127,29 @@ RepeatedSolve repeated(const SolveResult& r) {
   return out;
 }
 
-/// Throws core::InputError for a general preconditioner with cg.
-void check_pc(const KrylovOptions& options) {
-  if (is_general(options.pc) && options.method == KrylovMethod::cg) {
+/// Throws core::InputError (on every rank alike: one collective estimate)
+/// for a restart length below 1, or one whose basis and Hessenberg matrix
+/// would not fit in 90% of the smallest node's memory.
+void check_restart(const KrylovOptions& options, const detail::LinearOperator& a) {
+  if (!is_restarted(options.method)) return;
+  if (options.restart < 1) {
+    throw core::InputError(
+        fmt::format("--restart {}: expected at least 1 basis vector", options.restart));
+  }
+  const grid::Field one = a.make_vector();
+  const double vector_bytes = 8.0 * static_cast<double>(one.storage().size());
+  const double m = options.restart;
+  const double bytes =
+      static_cast<double>(krylov_fields(options.method, options.restart)) * vector_bytes +
+      3.0 * 8.0 * (m + 2.0) * (m + 1.0);
+  const par::NodeMemory memory = par::node_memory(a.comm(), bytes);
+  if (memory.need_bytes > 0.9 * memory.have_bytes) {
     throw core::InputError(fmt::format(
-        "--pc {} with --method cg: cg is unpreconditioned, expected pcg1, pcg2, pcg-overlap or "
-        "pipecg",
-        precond::pc_text(options.pc)));
+        "--restart {}: {} keeps {} vectors and an {}-square Hessenberg matrix, {:.1f} GiB on one "
+        "node, which has {:.1f} GiB of memory; expected a shorter restart",
+        options.restart, krylov_method_name(options.method),
+        krylov_fields(options.method, options.restart), options.restart + 1,
+        memory.need_bytes / 1073741824.0, memory.have_bytes / 1073741824.0));
   }
 }
 
@@ -140,15 +197,35 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   return result;
 }
 
+/// Throws core::InputError for a general preconditioner with cg, and for
+/// chebyshev with a nonsymmetric method.
+void check_pc(const KrylovOptions& options) {
+  if (is_general(options.pc) && options.method == KrylovMethod::cg) {
+    throw core::InputError(fmt::format(
+        "--pc {} with --method cg: cg is unpreconditioned, expected pcg1, pcg2, pcg-overlap or "
+        "pipecg",
+        precond::pc_text(options.pc)));
+  }
+  if (options.pc.kind == precond::PcKind::chebyshev && !needs_symmetric_matrix(options.method)) {
+    throw core::InputError(fmt::format(
+        "--pc {} with --method {}: Chebyshev needs real eigenvalue bounds of a symmetric "
+        "matrix, expected none, jacobi, ilu0 or boomeramg",
+        precond::pc_text(options.pc), krylov_method_name(options.method)));
+  }
+}
+
 }  // namespace
 
 namespace detail {
 
 PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options) {
+  check_restart(options, a);
   PreparedPc out;
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
-    out.pc = precond::make_preconditioner(options.pc, a);
+    precond::PcSettings settings = options.pc;
+    if (!needs_symmetric_matrix(options.method)) precond::use_nonsymmetric_defaults(settings);
+    out.pc = precond::make_preconditioner(settings, a);
     out.setup_s = core::now_s() - t0;
   }
   return out;
@@ -174,14 +251,29 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
         "problems only; expected no --hybrid with --matrix");
   }
-  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
-                                            options.pc.kind == precond::PcKind::chebyshev)) {
-    const DiagonalCheck d = smallest_diagonal(matrix, system.op);
-    if (!(d.value > 0.0)) {
+  if (const std::string divider = diagonal_divider(options); !divider.empty()) {
+    if (!needs_symmetric_matrix(options.method) && options.pc.kind != precond::PcKind::chebyshev) {
+      // D^-1 of a general matrix: any non-zero diagonal
+      double smallest = std::numeric_limits<double>::infinity();
+      for (const double v : system.op.diagonal()) smallest = std::min(smallest, std::abs(v));
+      par::check_mpi(
+          MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, matrix.comm().get()),
+          "MPI_Allreduce");
+      if (!(smallest > 0.0)) {
+        throw core::InputError(fmt::format(
+            "{} divides by the diagonal, and a diagonal entry is zero: expected a non-zero "
+            "diagonal (try --pc none or boomeramg)",
+            divider));
+      }
+    } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
+               !(d.value > 0.0)) {
       throw core::InputError(fmt::format(
-          "the Jacobi preconditioner of {} divides by the diagonal, and global row {} has "
-          "a_ii = {}: expected a positive diagonal (try --method cg)",
-          krylov_method_name(options.method), d.row, d.value));
+          "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
+          "symmetric positive definite matrix has one)",
+          divider,
+          options.file_rows.empty() ? fmt::format("global row {}", d.row)
+                                    : fmt::format("file row {}", d.row + 1),
+          d.value));
     }
   }
 }
@@ -189,9 +281,38 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
 }  // namespace detail
 
 std::string_view krylov_method_name(KrylovMethod method) {
-  static constexpr std::array<std::string_view, 5> names{"cg", "pcg1", "pcg2", "pcg-overlap",
-                                                         "pipecg"};
+  static constexpr std::array<std::string_view, 10> names{
+      "cg",    "pcg1",   "pcg2",   "pcg-overlap", "pipecg",
+      "gmres", "fgmres", "pgmres", "bicgstab",    "pipebicgstab"};
   return core::enum_name(names, method, "unknown");
+}
+
+bool needs_symmetric_matrix(KrylovMethod method) {
+  switch (method) {
+    case KrylovMethod::cg:
+    case KrylovMethod::pcg1:
+    case KrylovMethod::pcg2:
+    case KrylovMethod::pcg_overlap:
+    case KrylovMethod::pipecg:
+      return true;
+    case KrylovMethod::gmres:
+    case KrylovMethod::fgmres:
+    case KrylovMethod::pgmres:
+    case KrylovMethod::bicgstab:
+    case KrylovMethod::pipebicgstab:
+      return false;
+  }
+  return true;
+}
+
+bool is_restarted(KrylovMethod method) {
+  return method == KrylovMethod::gmres || method == KrylovMethod::fgmres ||
+         method == KrylovMethod::pgmres;
+}
+
+std::string_view cgs_refinement_name(CgsRefinement refinement) {
+  static constexpr std::array<std::string_view, 3> names{"never", "ifneeded", "always"};
+  return core::enum_name(names, refinement, "unknown");
 }
 
 std::optional<KrylovMethod> parse_krylov_method(std::string_view name) {
@@ -207,7 +328,8 @@ std::vector<std::string> krylov_method_names() {
   return names;
 }
 
-int krylov_fields(KrylovMethod method) {
+long krylov_fields(KrylovMethod method, int restart) {
+  const long m = restart;
   switch (method) {
     case KrylovMethod::cg:
     case KrylovMethod::pcg1:
@@ -217,8 +339,18 @@ int krylov_fields(KrylovMethod method) {
       return 8;
     case KrylovMethod::pipecg:
       return 11;
+    case KrylovMethod::gmres:
+      return m + 5;  // x, b, the basis (m + 1), z and the correction
+    case KrylovMethod::fgmres:
+      return 2 * m + 3;  // x, b, the basis (m + 1), the kept z (m)
+    case KrylovMethod::pgmres:
+      return m + 6;  // x, b, the basis (m + 2), z and the correction
+    case KrylovMethod::bicgstab:
+      return 10;  // x, b, r, r0, p, v, s, t, M^-1 p, M^-1 s
+    case KrylovMethod::pipebicgstab:
+      return 17;  // x, b and 15
   }
-  return 11;
+  return 17;
 }
 
 std::vector<std::string> krylov_phase_names() {
@@ -226,7 +358,8 @@ std::vector<std::string> krylov_phase_names() {
           "sdotp_start",     "sdotp_wait", "gamma_start",  "gamma_wait",
           "iprod_start",     "iprod_wait", "dots_start",   "dots_wait",
           "precond",         "axpy",       "vector_scale", "precond_setup",
-          "precond_hidden"};
+          "precond_hidden",  "orthog",     "reduce_start", "reduce_wait",
+          "matvec_hidden"};
 }
 
 KrylovSystem make_krylov_system(const grid::Problem& problem,
@@ -265,14 +398,19 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
         "--pc {} with --hybrid: the hybrid schemes run with jacobi or none, expected no --hybrid",
         precond::pc_text(options.pc)));
   }
-  if (is_preconditioned(options.method, options.pc.kind == precond::PcKind::jacobi ||
-                                            options.pc.kind == precond::PcKind::chebyshev) &&
-      !(system.op.diagonal() > 0.0)) {
-    throw core::InputError(fmt::format(
-        "--shift {}: the diagonal of A is {} with it, and the Jacobi preconditioner of {} needs "
-        "a positive diagonal; expected a shift above {}",
-        system.op.shift, system.op.diagonal(), krylov_method_name(options.method),
-        -(system.op.diagonal() - system.op.shift)));
+  if (const std::string divider = diagonal_divider(options); !divider.empty()) {
+    // D^-1 of a matrix the method takes as SPD (and Chebyshev's): a positive
+    // diagonal; of a general one: any non-zero diagonal.
+    const bool positive =
+        needs_symmetric_matrix(options.method) || options.pc.kind == precond::PcKind::chebyshev;
+    const double diagonal = system.op.diagonal();
+    if (positive ? !(diagonal > 0.0) : !(diagonal != 0.0)) {
+      throw core::InputError(fmt::format(
+          "--shift {}: the diagonal of A is {} with it, and {} divides by it; expected a shift "
+          "{} {} (a {} diagonal)",
+          system.op.shift, diagonal, divider, positive ? "above" : "other than",
+          -(diagonal - system.op.shift), positive ? "positive" : "non-zero"));
+    }
   }
   detail::StencilLinearOperator a(system.op, decomposition, system.x, halo);
   return run_solve(a, system.x, system.b, options, loop);

@@ -133,6 +133,7 @@ double KrylovContext::matvec(Field& in, Field& out) {
   if (options_.hybrid != nullptr) return hybrid_matvec(in, out);
   core::PhaseTimers& t = result_.phases;
   double t0 = core::now_s();
+  const double t_begin = t0;
   halo_.start(in);
   double t1 = core::now_s();
   t.add(halo_start_phase, t1 - t0);
@@ -164,8 +165,14 @@ double KrylovContext::matvec(Field& in, Field& out) {
   t1 = core::now_s();
   t.add(halo_wait_phase, t1 - t0);
   dot += a_.apply_boundary(in, out);
-  t.add(matvec_boundary_phase, core::now_s() - t1);
+  const double t_end = core::now_s();
+  t.add(matvec_boundary_phase, t_end - t1);
   ++result_.halo_exchanges;
+  if (in_flight_ > 0) {
+    // a reduction was in flight during the whole mat-vec: hidden behind it
+    t.add(matvec_hidden_phase, t_end - t_begin);
+    ++result_.matvecs_behind_reduction;
+  }
   return dot;
 }
 
@@ -205,16 +212,42 @@ constexpr long max_time_check_every = 16;
 }  // namespace
 
 double KrylovContext::precondition(Field& r, Field& z) {
+  apply_preconditioner(r, z);
+  const double t0 = core::now_s();
+  const double dot = ops::dot(r, z);
+  const double elapsed = core::now_s() - t0;  // the inner product, timed as precond too
+  result_.phases.add(precond_phase, elapsed);
+  if (in_flight_ > 0) result_.phases.add(precond_hidden_phase, elapsed);
+  return dot;
+}
+
+void KrylovContext::apply_preconditioner(Field& r, Field& z) {
   const double t0 = core::now_s();
   pc_->apply(r, z);
-  const double dot = ops::dot(r, z);
   const double elapsed = core::now_s() - t0;
   result_.phases.add(precond_phase, elapsed);
   if (in_flight_ > 0) {
     result_.phases.add(precond_hidden_phase, elapsed);
     ++result_.pc_applies_behind_reduction;
   }
-  return dot;
+}
+
+void KrylovContext::add_time(KrylovPhase phase, double seconds) {
+  result_.phases.add(phase, seconds);
+  if (phase == precond_phase && in_flight_ > 0) {
+    result_.phases.add(precond_hidden_phase, seconds);
+    ++result_.pc_applies_behind_reduction;
+  }
+}
+
+void KrylovContext::note_restart(long iteration, RestartReason reason, double true_rr,
+                                 double estimate_rr) {
+  RestartPoint p;
+  p.iteration = iteration;
+  p.reason = reason;
+  p.true_residual = std::sqrt(std::max(true_rr, 0.0)) / b_norm_;
+  p.estimate = std::sqrt(std::max(estimate_rr, 0.0)) / b_norm_;
+  result_.restarts.push_back(p);
 }
 
 void KrylovContext::check_preconditioned(double gamma, double rr, long iteration) {

@@ -108,6 +108,16 @@ void run_pcg2(KrylovContext& k);
 void run_pcg_overlap(KrylovContext& k);
 /// Ghysels and Vanroose 2014, Algorithm 4 (pipecg.cpp).
 void run_pipecg(KrylovContext& k);
+/// Restarted GMRES(m), right preconditioned (gmres.cpp).
+void run_gmres(KrylovContext& k);
+/// Flexible GMRES(m) (fgmres.cpp).
+void run_fgmres(KrylovContext& k);
+/// p(1)-GMRES of Ghysels, Ashby, Meerbergen and Vanroose 2013 (pgmres.cpp).
+void run_pgmres(KrylovContext& k);
+/// BiCGStab, right preconditioned, restarted on breakdown (bicgstab.cpp).
+void run_bicgstab(KrylovContext& k);
+/// Pipelined BiCGStab of Cools and Vanroose 2017 (pipebicgstab.cpp).
+void run_pipebicgstab(KrylovContext& k);
 
 /// The state of one solve that every method shares: the operator with its
 /// overlapped halo exchange (structured stencils or a distributed CSR
@@ -168,11 +178,27 @@ class KrylovContext {
   /// (and as precond_hidden when a reduction is in flight meanwhile);
   /// returns the local r . z.
   double precondition(grid::Field& r, grid::Field& z);
+  /// Collective: z = M^-1 r as precondition(), without the inner product.
+  void apply_preconditioner(grid::Field& r, grid::Field& z);
   /// Throws Breakdown when gamma = r^T M^-1 r (global) is not > 0 while
   /// r^T r is: M is not positive definite.
   static void check_preconditioned(double gamma, double rr, long iteration);
   /// Adds `seconds` to the precond_setup phase.
   void add_setup_time(double seconds) { result_.phases.add(precond_setup_phase, seconds); }
+
+  /// Records a restart after `iteration` iterations: `reason`, the true
+  /// residual squared `true_rr` (global) and the method's estimate squared
+  /// (both relative to ||b|| once recorded).
+  void note_restart(long iteration, RestartReason reason, double true_rr, double estimate_rr);
+  /// Adds `seconds` to `phase` (and, for precond, to precond_hidden when a
+  /// reduction is in flight).
+  void add_time(KrylovPhase phase, double seconds);
+  /// True while a reduction is started and not yet waited for.
+  bool reduction_in_flight() const { return in_flight_ > 0; }
+  /// Counts one second pass of classical Gram-Schmidt.
+  void note_refinement() { ++result_.refinements; }
+  /// ||b|| (1 when b = 0): what residuals are relative to.
+  double b_norm() const { return b_norm_; }
 
   const KrylovOptions& options() const { return options_; }
   /// The Jacobi preconditioner M = diag(A): M, M^-1 and M^-1/2 (constants

@@ -16,19 +16,23 @@ namespace asyncsolve::solvers::detail {
 KrylovLoop loop_of(KrylovMethod method);
 
 /// Collective: throws core::InputError on every rank for what the CSR
-/// system cannot have: a general preconditioner with cg, --hybrid, or the
-/// Jacobi preconditioner with a diagonal entry <= 0.
+/// system cannot have: a general preconditioner with cg, chebyshev with a
+/// nonsymmetric method, --hybrid, or a preconditioner dividing by the
+/// diagonal with a diagonal entry <= 0 (SPD methods, chebyshev) or = 0
+/// (the nonsymmetric methods).
 void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
                       const KrylovOptions& options);
 
-/// A general preconditioner (chebyshev, boomeramg; null otherwise) and the
-/// seconds its setup took on this rank.
+/// A general preconditioner (chebyshev, ilu0, boomeramg; null otherwise)
+/// and the seconds its setup took on this rank.
 struct PreparedPc {
   std::unique_ptr<precond::Preconditioner> pc;
   double setup_s = 0.0;
 };
 
-/// Collective: sets options.pc up over `a` when it is general.
+/// Collective: throws core::InputError for a restart length the nodes'
+/// memory cannot hold, then sets options.pc up over `a` when it is general
+/// (with the nonsymmetric defaults for a nonsymmetric method).
 PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options);
 
 /// Collective: one solve of A x = b from x's value, in a fresh context;

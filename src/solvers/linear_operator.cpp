@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/stats.hpp"
 
 namespace asyncsolve::solvers::detail {
 
@@ -62,6 +63,11 @@ double StencilLinearOperator::apply_hybrid(comm::HybridStencil& hybrid, grid::Fi
 
 ops::Scaling StencilLinearOperator::inverse_sqrt_diagonal() const {
   return {1.0 / std::sqrt(op_.diagonal()), nullptr};
+}
+
+double StencilLinearOperator::gershgorin_bound() {
+  const double neighbours = op_.stencil == ops::Stencil::seven_point ? 6.0 : 26.0;
+  return 1.0 + neighbours / std::abs(op_.diagonal());
 }
 
 precond::AssembledRows StencilLinearOperator::assemble() {
@@ -188,6 +194,20 @@ double CsrLinearOperator::min_diagonal() const {
 }  // namespace asyncsolve::solvers::detail
 
 namespace asyncsolve::solvers::detail {
+
+double CsrLinearOperator::gershgorin_bound() {
+  double bound = 0.0;
+  for (int i = 0; i < matrix_.local_rows(); ++i) {
+    double sum = 0.0;
+    double diagonal = 0.0;
+    for (std::int64_t k = matrix_.row_ptr()[i]; k < matrix_.row_ptr()[i + 1]; ++k) {
+      sum += std::abs(matrix_.val()[k]);
+      if (matrix_.col()[k] == i) diagonal = std::abs(matrix_.val()[k]);
+    }
+    bound = std::max(bound, sum / diagonal);
+  }
+  return par::max_over_ranks(matrix_.comm(), bound);
+}
 
 precond::AssembledRows CsrLinearOperator::assemble() {
   precond::AssembledRows rows;

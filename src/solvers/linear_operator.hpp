@@ -130,6 +130,8 @@ class StencilLinearOperator final : public LinearOperator {
   precond::AssembledRows assemble() override;
   void gather(const grid::Field& v, std::span<double> out) const override;
   void scatter(std::span<const double> in, grid::Field& v) const override;
+  /// 1 + (6 or 26 neighbours) / |diagonal|: an interior point's row.
+  double gershgorin_bound() override;
 
   /// Jacobi (7-point, diagonal 6, no shift: std::logic_error otherwise):
   /// the whole block after the exchange, in pieces of test_every z-planes
@@ -180,6 +182,8 @@ class CsrLinearOperator final : public LinearOperator {
   precond::AssembledRows assemble() override;
   void gather(const grid::Field& v, std::span<double> out) const override;
   void scatter(std::span<const double> in, grid::Field& v) const override;
+  /// Collective (one reduction): from the matrix's rows.
+  double gershgorin_bound() override;
 
   /// Jacobi: the interior rows in pieces of test_every "planes" of rows
   /// (read no ghost), then the boundary rows as one piece; the residual

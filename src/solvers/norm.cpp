@@ -55,6 +55,23 @@ void set_breakdown(SolveResult& result, double residual, long iteration) {
   result.detail = fmt::format("residual = {} at iteration {}", residual, iteration);
 }
 
+bool check_divergence(SolveResult& result, double residual, long iteration) {
+  if (residual < result.best_residual) {
+    result.best_residual = residual;
+    result.best_iteration = iteration;
+    return false;
+  }
+  if (!(result.best_residual > 0.0) || !(residual >= divergence_factor * result.best_residual))
+    return false;
+  result.converged = false;
+  result.reason = StopReason::diverged;
+  result.detail = fmt::format(
+      "the residual grew from {:.3e} at iteration {} to {:.3e} at iteration {} (more than {:.0e} "
+      "times): the iteration diverges",
+      result.best_residual, result.best_iteration, residual, iteration, divergence_factor);
+  return true;
+}
+
 void confirm_convergence(SolveResult& result, double tol) {
   if (breaks_down(result.true_residual)) {
     result.converged = false;

@@ -9,8 +9,16 @@ namespace asyncsolve::solvers {
 
 std::string_view stop_reason_name(StopReason reason) noexcept {
   // In StopReason's order.
+  static constexpr std::array<std::string_view, 8> names{
+      "",           "tolerance", "max_iters",   "max_time",
+      "final_sync", "breakdown", "unconfirmed", "diverged"};
+  return core::enum_name(names, reason);
+}
+
+std::string_view restart_reason_name(RestartReason reason) noexcept {
+  // In RestartReason's order.
   static constexpr std::array<std::string_view, 7> names{
-      "", "tolerance", "max_iters", "max_time", "final_sync", "breakdown", "unconfirmed"};
+      "cycle", "orthogonality", "rho", "sigma", "omega", "replacement", "confirm"};
   return core::enum_name(names, reason);
 }
 

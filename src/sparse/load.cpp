@@ -25,7 +25,9 @@ namespace {
 constexpr int kTag = 7117;
 
 /// Rank 0's verdict, broadcast: "" (go on), or a kind letter ('I' input,
-/// 'R' runtime) and the message. Throws the same exception on every rank.
+/// 'R' runtime) and the message. Throws the same exception on every rank:
+/// core::InputError, or core::CollectiveFailure (a runtime failure every
+/// rank now knows of, so all stop together without an abort).
 void share_verdict(const par::Comm& comm, char kind, const std::string& message) {
   std::string text = kind == 0 ? std::string() : std::string(1, kind) + message;
   int length = static_cast<int>(text.size());
@@ -34,7 +36,7 @@ void share_verdict(const par::Comm& comm, char kind, const std::string& message)
   par::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
   if (text.empty()) return;
   if (text[0] == 'I') throw core::InputError(text.substr(1));
-  throw core::RuntimeFailure(text.substr(1));
+  throw core::CollectiveFailure(text.substr(1));
 }
 
 /// What rank 0 prepared: the matrix, the vectors and the new row order.
@@ -133,9 +135,15 @@ void plan_distribution(Prepared& p, const PartitionSpec& partition, int ranks,
       nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
     if (nnz > std::numeric_limits<std::int32_t>::max()) {
       throw core::InputError(
-          fmt::format("{}: rank {} would hold {} entries: expected at most {} "
-                      "per rank (use more ranks)",
-                      what, r, nnz, std::numeric_limits<std::int32_t>::max()));
+          fmt::format("{}: rank {} would hold {} entries: expected at most {} per rank (use "
+                      "more ranks{})",
+                      what, r, nnz, std::numeric_limits<std::int32_t>::max(),
+                      partition.weight == PartWeight::nnz ? ""
+                      : partitioner_available(Partitioner::metis)
+                          ? ", or a partition that balances the non-zeros, --partition "
+                            "metis:nnz or block:nnz"
+                          : ", or a partition that balances the non-zeros, --partition "
+                            "block:nnz"));
     }
   }
   p.partition_s = core::now_s() - t1;
@@ -336,8 +344,15 @@ LoadedSystem distribute(const par::Comm& comm, PrepareRoot prepare_root, std::st
       kind = 'R';
       message = e.what();
     } catch (const std::bad_alloc&) {
-      kind = 'I';
-      message = fmt::format("{}: out of memory while reading: expected a smaller matrix", what);
+      // Not the file's fault (its size passed the --matrix-memory check):
+      // a runtime failure, with what can help.
+      kind = 'R';
+      message = fmt::format(
+          "{}: rank 0 ran out of memory while reading and partitioning the matrix, which it "
+          "holds whole (try running rank 0 where more memory is free, e.g. fewer ranks on its "
+          "node, or give --matrix-memory the GiB rank 0 may use, so that a file too large is "
+          "refused at its size line)",
+          what);
     }
     share_verdict(comm, kind, message);
   } else {

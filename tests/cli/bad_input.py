@@ -21,6 +21,7 @@ counted as the program's lines.
 
 import argparse
 import os
+import random
 import re
 import shlex
 import stat
@@ -44,6 +45,8 @@ class Case:
     ranks: int = 1
     timeout: float = 60.0
     untouched: list[str] = field(default_factory=list)  # paths that must not change
+    absent: str = ""  # text the output must not hold (a misleading hint)
+    limit_as: int = 0  # bytes of address space the program may use (prlimit; 0: no limit)
 
 
 def s(text: str) -> list[str]:
@@ -265,6 +268,29 @@ def hand_cases(tmp: str) -> list[Case]:
     bad("solve --matrix {t}/dup.mtx", "dup.mtx:5: the duplicate entries at (1, 1)", ranks=2)
     bad("solve --matrix {t}/rowsum.mtx", "rowsum.mtx: row 2 sums to more than", ranks=2)
     bad("solve --matrix {t}/good.mtx --matrix-memory 0", "--matrix-memory 0")
+    # What is proven about rho(|D^-1 (A - D)|), not an estimate below an upper
+    # bound >= 1: a chain with rho ~ 0.9 hides a 2 x 2 block with rho = 1.1.
+    # The refusal never suggests a rescaling (it cannot change rho).
+    for variant in ("async", "racy"):
+        for ranks in (1, 3):
+            bad(f"solve --matrix {{t}}/chain.mtx --variant {variant}",
+                "rho(|D^-1 (A - D)|) is about", ranks=ranks)
+        c.append(Case(s(f"solve --matrix {t}/chain.mtx --variant {variant} --scale unit-diagonal"),
+                      2, "what can work: --method pcg1", absent="--scale"))
+    # The positive diagonal: checked for the preconditioners that divide by
+    # it, naming the one chosen and the row as the file numbers it.
+    for pc, name in (("chebyshev", "Chebyshev preconditioner (--pc chebyshev) of pcg2"),
+                     ("jacobi", "Jacobi preconditioner of pcg2")):
+        bad(f"solve --matrix {{t}}/emptyrow.mtx --method pcg2 --pc {pc} --partition block:nnz",
+            f"{name} divides by the diagonal, and file row 3 has a_ii = 0", ranks=3)
+    bad("solve --matrix {t}/emptyrow.mtx --method jacobi", "a_ii = 0 on file row 3", ranks=2)
+    # Chebyshev on an indefinite matrix: refused at setup, naming what can work.
+    bad("solve --matrix {t}/indefinite.mtx --method pcg1 --pc chebyshev",
+        "not positive definite, which Chebyshev and the CG methods need; what can work")
+    # Out of memory on rank 0 while it reads: a runtime failure, with a hint
+    # for --matrix (a header of 10^9 rows passes --matrix-memory 1000).
+    c.append(Case(s(f"solve --matrix {t}/hugerows.mtx --matrix-memory 1000 --method cg"), 4,
+                  "--matrix-memory", limit_as=3 << 30, absent="--local"))
     # Runs that must end (not hang, not lie).
     c.append(Case(s("solve --local 6,6,6 --offset 1e12 --max-iters 200"), 0, "", timeout=60))
     c.append(Case(s("solve --method cg --local 6,6,6 --tol 1e-300 --max-iters 200"), 3, ""))
@@ -275,10 +301,32 @@ def hand_cases(tmp: str) -> list[Case]:
     c.append(Case(s("solve --local 6,6,6 --json " + "m" * 250), 0, "",
                   untouched=[]))  # a legal long name: written next to itself
     c.append(Case(s("solve --local 6,6,6 --method cg --shift -100 --max-iters 200"), 3, ""))
-    # A preconditioner that is not positive definite (too few Lanczos steps,
-    # no safety factor, a high degree): breakdown with the iteration.
+    # Too few Lanczos steps (no safety factor, an even residual polynomial):
+    # the largest Ritz value is not trusted, the Gershgorin bound keeps the
+    # preconditioner positive definite, and the solve converges.
     c.append(Case(s("solve --problem ones --local 12,12,12 --method pcg-overlap --pc chebyshev:7 "
-                    "--pc-option lanczos_steps=2,lambda_max_factor=1 --max-iters 200"), 3, ""))
+                    "--pc-option lanczos_steps=2,lambda_max_factor=1 --max-iters 200"), 0, ""))
+    c.append(Case(s(f"solve --matrix {t}/poisson16.mtx --method pcg1 --pc chebyshev "
+                    "--pc-option lanczos_steps=2"), 0, ""))
+    # b = A * 1 = 0 (a Neumann Laplacian, a 1 x 1 zero) and a zero --rhs: x = 0
+    # solves it, and a warning says why (no error against 1 for a singular A).
+    c.append(Case(s(f"solve --matrix {t}/neumann.mtx --method cg"), 0, "A is singular"))
+    c.append(Case(s(f"solve --matrix {t}/zero1.mtx --method cg"), 0, "A is singular"))
+    c.append(Case(s(f"solve --matrix {t}/good.mtx --rhs {t}/zero-rhs.mtx --method cg"), 0,
+                  "is zero: x = 0 is the solution"))
+    # A diverging Jacobi stops early and says what fits (never "asynchronous"
+    # for the synchronous variant); forced asynchronous Jacobi likewise.
+    c.append(Case(s(f"solve --matrix {t}/diverge.mtx --max-iters 100000 --check-every 1"), 3,
+                  "Jacobi diverges on this matrix", absent="asynchronous"))
+    # (One rank: with several, mpiexec may end rank 0 before its summary is
+    # forwarded once another rank exits with 3; the document's test in
+    # tests/sparse covers several ranks.)
+    c.append(Case(s(f"solve --matrix {t}/diverge.mtx --variant async --force --max-iters 100000"),
+                  3, "Jacobi diverges on this matrix"))
+    # The block partition of a matrix numbered without locality: the summary
+    # suggests a graph partitioner.
+    c.append(Case(s(f"solve --matrix {t}/shuffled.mtx --method cg"), 0, "try --partition metis",
+                  ranks=4))
     # Ranks that do not agree: refused before anything collective.
     c.append(Case(s("solve --local 10,10,10 : solve --local 0,10,10"), 2, "", tool="mpmd"))
     c.append(Case(s("solve --local 6,6,6 --tol 1e-4 : solve --local 6,6,6 --tol 1e-5"), 2,
@@ -379,6 +427,69 @@ def table_cases(binary: str, tmp: str) -> list[Case]:
     return cases
 
 
+def matrix_market(path: Path, n: int, entries: list[tuple[int, int, float]],
+                  symmetric: bool = False) -> None:
+    """A coordinate real file of `entries` (0-based; symmetric: the lower
+    triangle)."""
+    head = "symmetric" if symmetric else "general"
+    lines = [f"%%MatrixMarket matrix coordinate real {head}", f"{n} {n} {len(entries)}"]
+    lines += [f"{i + 1} {j + 1} {v!r}" for i, j, v in entries]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def chain(first: int, n: int, a: float, b: float) -> list[tuple[int, int, float]]:
+    """The lower triangle of a tridiagonal block: a on the diagonal, b below."""
+    out = [(first, first, a)]
+    for i in range(first + 1, first + n):
+        out += [(i, i - 1, b), (i, i, a)]
+    return out
+
+
+def write_matrices(t: Path) -> None:
+    """The systems of the solver findings: rho hidden by a chain, an empty
+    row, an indefinite matrix, a header too large for memory, Poisson for
+    Chebyshev, b = A * 1 = 0, a diverging Jacobi, a numbering without
+    locality."""
+    matrix_market(t / "chain.mtx", 2002, chain(0, 2000, 1.0, -0.45) + chain(2000, 2, 1.0, -1.1),
+                  symmetric=True)
+    empty = [e for e in chain(0, 6, 4.0, -1.0) if 2 not in e[:2]]  # file row 3 empty
+    matrix_market(t / "emptyrow.mtx", 6, empty, symmetric=True)
+    matrix_market(t / "indefinite.mtx", 40, chain(0, 40, 1.0, -1.0), symmetric=True)
+    (t / "hugerows.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                    "1000000000 1000000000 1\n1 1 1\n")
+    grid = []
+    for j, i in ((j, i) for j in range(16) for i in range(16)):
+        row = 16 * j + i
+        grid.append((row, row, 4.0))
+        if i > 0:
+            grid.append((row, row - 1, -1.0))
+        if j > 0:
+            grid.append((row, row - 16, -1.0))
+    matrix_market(t / "poisson16.mtx", 256, grid, symmetric=True)
+    neumann = chain(0, 50, 2.0, -1.0)
+    neumann[0] = (0, 0, 1.0)
+    neumann[-1] = (49, 49, 1.0)
+    matrix_market(t / "neumann.mtx", 50, neumann, symmetric=True)
+    matrix_market(t / "zero1.mtx", 1, [(0, 0, 0.0)])
+    (t / "zero-rhs.mtx").write_text("%%MatrixMarket matrix array real general\n3 1\n0\n0\n0\n")
+    matrix_market(t / "diverge.mtx", 8, [e for k in range(4) for e in chain(2 * k, 2, 1.0, 2.0)],
+                  symmetric=True)
+    # A 2-D Laplacian of 40 x 40 points numbered in a shuffled order.
+    n = 40
+    order = list(range(n * n))
+    random.Random(7).shuffle(order)
+    shuffled = []
+    for j, i in ((j, i) for j in range(n) for i in range(n)):
+        row = order[n * j + i]
+        shuffled.append((row, row, 4.0))
+        if i > 0:
+            shuffled.append((max(row, order[n * j + i - 1]), min(row, order[n * j + i - 1]), -1.0))
+        if j > 0:
+            up = order[n * (j - 1) + i]
+            shuffled.append((max(row, up), min(row, up), -1.0))
+    matrix_market(t / "shuffled.mtx", n * n, shuffled, symmetric=True)
+
+
 def prepare(tmp: str) -> None:
     t = Path(tmp)
     (t / "big.json").write_bytes(b" " * (5 << 20))
@@ -400,6 +511,7 @@ def prepare(tmp: str) -> None:
                                "1 1 1.5e308\n2 2 1\n1 1 1.5e308\n")
     (t / "rowsum.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 3\n"
                                   "1 1 1\n2 1 1.5e308\n2 2 1.5e308\n")
+    write_matrices(t)
     (t / "binary.toml").write_bytes(bytes(range(256)) * 4)
     (t / "empty.toml").write_text("")
     (t / "notoml.toml").write_text("[suite\nname=")
@@ -467,6 +579,8 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
         cmd = [*mpiexec, "-n", str(case.ranks), binary, *case.args]
     else:
         cmd = [binary, *case.args]  # a singleton: no launcher, no launcher's banner
+    if case.limit_as:
+        cmd = ["prlimit", f"--as={case.limit_as}", *cmd]
     before = {p: snapshot(p) for p in case.untouched}
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env,
@@ -494,6 +608,8 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
             problems.append("output on stdout")
     elif case.fragment and case.fragment not in p.stderr + p.stdout:
         problems.append(f"output lacks {case.fragment!r}")
+    if case.absent and case.absent in p.stderr + p.stdout:
+        problems.append(f"output holds {case.absent!r}")
     for path, snap in before.items():
         if snapshot(path) != snap:
             problems.append(f"{path} was changed")

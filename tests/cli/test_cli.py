@@ -140,7 +140,7 @@ class BadInput(unittest.TestCase):
 
     def test_unknown_choices(self):
         self.check(["solve", "--problem", "heat"], "heat")
-        self.check(["solve", "--method", "gmres"], "gmres")
+        self.check(["solve", "--method", "minres"], "minres")
         self.check(["solve", "--transport", "carrier-pigeon"], "carrier-pigeon")
 
     def test_krylov_options(self):
@@ -148,6 +148,14 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--method", "pcg1", "--transport", "rma"], "--transport rma")
         self.check(["solve", "--method", "cg", "--pc", "jacobi"], "--pc 'jacobi'")
         self.check(["solve", "--method", "pcg2", "--pc", "none"], "--pc 'none'")
+        # the nonsymmetric methods: no Chebyshev (it needs real eigenvalue
+        # bounds), a restart of at least 1, no --restart where it does nothing
+        self.check(["solve", "--method", "gmres", "--pc", "chebyshev"], "Chebyshev")
+        self.check(["solve", "--method", "bicgstab", "--pc", "chebyshev:5"], "Chebyshev")
+        self.check(["solve", "--method", "pgmres", "--restart", "0"], "--restart 0")
+        self.check(["solve", "--method", "pcg1", "--restart", "5"], "--restart 5 with")
+        self.check(["solve", "--method", "gmres", "--cgs-refinement", "twice"], "twice")
+        self.check(["solve", "--method", "cg", "--pc", "ilu0"], "--pc 'ilu0'")
         self.check(["solve", "--method", "pipecg", "--pc", "ilu"], "--pc 'ilu'")
         self.check(["solve", "--method", "cg", "--test-every", "-1"], "--test-every -1")
         self.check(["solve", "--method", "cg", "--allreduce", "knomial:1"],
@@ -429,8 +437,10 @@ class Solve(unittest.TestCase):
             self.assertLess(r["true_residual"], 1e-5)
             self.assertEqual(doc["method"]["tol"], 1e-6)
             self.assertGreater(r["time_per_iteration_s"], 0)
+            # auto: the shared-memory reduction (impi among node leaders) where
+            # a method overlaps its inner products, blocking MPI_Allreduce elsewhere
             self.assertEqual(doc["method"]["allreduce"],
-                             "impi" if method in ("pcg-overlap", "pipecg") else "mpi")
+                             "twolevel:shm+impi" if method in ("pcg-overlap", "pipecg") else "mpi")
             for phase in ["matvec_interior", "halo_wait", "matvec_boundary", "axpy"]:
                 self.assertIn(phase, doc["phases"])
             self.assertEqual(len(doc["history"]), r["iterations"]["max"] + 1)
@@ -704,6 +714,30 @@ class BenchAllreduce(unittest.TestCase):
             self.assertEqual(doc["environment"]["thread_level_requested"],
                              "multiple" if progress == "thread" else "single")
             self.assertIn(f"progress {progress}", out)
+
+
+    def test_shared_memory_reductions(self):
+        for ranks in (1, 3):
+            doc, out = self.bench(self.SMALL + ["--modes", "latency,overlap", "--algorithms",
+                                                "shm,twolevel:shm+rd"], ranks)
+            self.assertEqual(doc["parameters"]["algorithms"], ["shm", "twolevel:shm+rd"])
+            for mode in ("latency", "overlap"):
+                self.assertEqual([(r["algorithm"], r["bytes"]) for r in doc[mode]],
+                                 [(a, b) for a in ("shm", "twolevel:shm+rd")
+                                  for b in (8, 16, 32, 64)])
+            self.assertIn("shm", out)
+
+    def test_shared_window_failure_is_a_runtime_failure(self):
+        # Open MPI's osc/ucx has no shared-memory windows: the allocation
+        # fails, and the command exits with 4 and MPI's error string.
+        env = dict(os.environ, OMPI_MCA_osc="ucx")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bench.json")
+            code, out, err = run(["bench", "allreduce", "--algorithms", "shm", "-m", "8",
+                                  "--modes", "latency", "--json", path], ranks=2, env=env)
+            self.assertEqual(code, 4, f"stdout={out} stderr={err}")
+            self.assertIn("MPI_Win_allocate_shared: MPI_ERR", err)
+            self.assertEqual(os.listdir(d), [], "no partial document")
 
 
 class OpenMP(unittest.TestCase):

@@ -287,13 +287,28 @@ TEST_P(NonblockingAllreduceTest, DestroyingAnActiveReductionLeavesNoRequest) {
 #endif
 }
 
-INSTANTIATE_TEST_SUITE_P(Algorithms, NonblockingAllreduceTest,
-                         testing::ValuesIn(collectives::nonblocking_allreduce_names()),
+/// The message-passing algorithms' names (the shared-memory ones below).
+std::vector<std::string> message_passing_names() {
+  std::vector<std::string> names;
+  for (const auto& name : collectives::nonblocking_allreduce_names())
+    if (name != "shm") names.push_back(name);
+  return names;
+}
+
+// The shared-memory reductions first: destroying an active `rd` (above, in
+// release builds) leaves its eager message to the partner unreceived on the
+// freed duplicate, and Open MPI hands such a message to the next communicator
+// that gets the same context id, which then waits on a sequence number that
+// never comes. Nothing runs after the message-passing suite but the factory's
+// name checks, which communicate nothing.
+INSTANTIATE_TEST_SUITE_P(SharedMemory, NonblockingAllreduceTest, testing::Values("shm"),
                          algorithm_test_name);
+INSTANTIATE_TEST_SUITE_P(Algorithms, NonblockingAllreduceTest,
+                         testing::ValuesIn(message_passing_names()), algorithm_test_name);
 
 TEST(NonblockingAllreduceFactory, NamesAndUnknownName) {
   EXPECT_EQ(collectives::nonblocking_allreduce_names(),
-            (std::vector<std::string>{"tree", "impi", "mpi", "rd"}));
+            (std::vector<std::string>{"tree", "impi", "mpi", "rd", "shm"}));
   EXPECT_THROW(make_nonblocking_allreduce("ring", par::Comm::view(MPI_COMM_WORLD), 1),
                core::InputError);
 }

@@ -60,14 +60,28 @@ par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
 /// with nodes made of ranks {0,1,2}, {3,4,5}, ... or of the even and the odd
 /// ranks, so that the leaders' level runs on one machine.
 std::vector<std::string> algorithms() {
-  return {"mpi",         "impi",
-          "tree",        "rd",
-          "knomial:2",   "knomial:3",
-          "knomial:4",   "knomial:64",
-          "twolevel:rd", "twolevel:knomial:3",
-          "nodes3:rd",   "nodes3:knomial:3",
-          "nodes3:impi", "nodes2:rd",
-          "nodes2:mpi"};
+  return {"mpi",
+          "impi",
+          "tree",
+          "rd",
+          "knomial:2",
+          "knomial:3",
+          "knomial:4",
+          "knomial:64",
+          "twolevel:rd",
+          "twolevel:knomial:3",
+          "nodes3:rd",
+          "nodes3:knomial:3",
+          "nodes3:impi",
+          "nodes2:rd",
+          "nodes2:mpi",
+          "shm",
+          "twolevel:shm+rd",
+          "twolevel:shm+knomial:3",
+          "nodes3:shm+rd",
+          "nodes3:shm+impi",
+          "nodes2:shm+knomial:2",
+          "nodes2:shm+mpi"};
 }
 
 std::unique_ptr<NonblockingAllreduce> make(const std::string& algorithm, std::size_t size,
@@ -83,6 +97,7 @@ std::unique_ptr<NonblockingAllreduce> make(const std::string& algorithm, std::si
 std::string test_name(const testing::TestParamInfo<std::string>& info) {
   std::string s = info.param;
   std::replace(s.begin(), s.end(), ':', '_');
+  std::replace(s.begin(), s.end(), '+', '_');
   return s;
 }
 
@@ -236,7 +251,7 @@ TEST_P(ScheduleAllreduceTest, TwoReductionsInterleaved) {
     b->start(vb);
     bool done_a = false;
     bool done_b = false;
-    if (GetParam().ends_with(":mpi")) {
+    if (GetParam().ends_with(":mpi") || GetParam().ends_with("+mpi")) {
       // The leaders' MPI_Allreduce blocks inside whichever call finds the
       // node reduction complete: like any blocking collective, reductions of
       // this kind must complete in the same order on every rank.
@@ -310,24 +325,48 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, ScheduleAllreduceTest, testing::ValuesIn(al
                          test_name);
 
 TEST(AllreduceNames, BadNamesAreBadInput) {
-  for (const char* bad :
-       {"knomial:1", "knomial:0", "knomial:-3", "knomial:x", "knomial:", "knomial:2.5",
-        "knomial: 2", "knomial:99999999999", "twolevel:tree", "twolevel:twolevel:rd",
-        "twolevel:", "twolevel:knomial:1", "ring", "RD", "knomial", ""}) {
+  for (const char* bad : {"knomial:1",
+                          "knomial:0",
+                          "knomial:-3",
+                          "knomial:x",
+                          "knomial:",
+                          "knomial:2.5",
+                          "knomial: 2",
+                          "knomial:99999999999",
+                          "twolevel:tree",
+                          "twolevel:twolevel:rd",
+                          "twolevel:",
+                          "twolevel:knomial:1",
+                          "ring",
+                          "RD",
+                          "knomial",
+                          "",
+                          "twolevel:shm",
+                          "twolevel:shm+",
+                          "twolevel:shm+tree",
+                          "twolevel:shm+shm",
+                          "twolevel:shm+twolevel:rd",
+                          "shm+rd",
+                          "SHM",
+                          "shm:2",
+                          "twolevel:shm+knomial:1"}) {
     try {
       collectives::check_allreduce_name(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const core::InputError& e) {
       EXPECT_EQ(std::string(e.what()),
                 std::string("--allreduce '") + bad +
-                    "': expected one of mpi, impi, tree, rd, knomial:K (K >= 2), twolevel:ALG "
-                    "(ALG: rd, knomial:K, mpi, impi); K at most 1024");
+                    "': expected one of mpi, impi, tree, rd, shm, knomial:K (K >= 2), "
+                    "twolevel:ALG or twolevel:shm+ALG (ALG: rd, knomial:K, mpi, impi); K at most "
+                    "1024");
     }
     EXPECT_THROW(collectives::make_nonblocking_allreduce(bad, world(), 1), core::InputError) << bad;
     EXPECT_THROW(collectives::make_allreduce(bad, world()), core::InputError) << bad;
   }
-  for (const char* good : {"mpi", "impi", "tree", "rd", "knomial:2", "knomial:17", "twolevel:impi",
-                           "twolevel:mpi", "twolevel:knomial:4", "twolevel:rd"}) {
+  for (const char* good :
+       {"mpi", "impi", "tree", "rd", "knomial:2", "knomial:17", "twolevel:impi", "twolevel:mpi",
+        "twolevel:knomial:4", "twolevel:rd", "shm", "twolevel:shm+rd", "twolevel:shm+knomial:4",
+        "twolevel:shm+impi", "twolevel:shm+mpi"}) {
     EXPECT_NO_THROW(collectives::check_allreduce_name(good)) << good;
     // Parsed once into a type, and back to the same name.
     EXPECT_EQ(collectives::parse_allreduce(good).name(), good);
@@ -337,10 +376,17 @@ TEST(AllreduceNames, BadNamesAreBadInput) {
   EXPECT_EQ(two.leader, collectives::AllreduceAlgorithm::Kind::knomial);
   EXPECT_EQ(two.leader_degree, 4);
   EXPECT_EQ(two.leader_algorithm(), collectives::parse_allreduce("knomial:4"));
+  EXPECT_FALSE(two.shm_node);
+  const collectives::AllreduceAlgorithm shm2 =
+      collectives::parse_allreduce("twolevel:shm+knomial:4");
+  EXPECT_EQ(shm2.kind, collectives::AllreduceAlgorithm::Kind::twolevel);
+  EXPECT_TRUE(shm2.shm_node);
+  EXPECT_EQ(shm2.leader_algorithm(), collectives::parse_allreduce("knomial:4"));
+  EXPECT_EQ(collectives::parse_allreduce("shm").kind, collectives::AllreduceAlgorithm::Kind::shm);
   EXPECT_THROW(collectives::make_two_level_allreduce(world(), 1, "tree", ReduceOp::sum, 0),
                core::InputError);
   EXPECT_EQ(collectives::nonblocking_allreduce_names(),
-            (std::vector<std::string>{"tree", "impi", "mpi", "rd"}));
+            (std::vector<std::string>{"tree", "impi", "mpi", "rd", "shm"}));
 }
 
 // --- Schedules, checked locally for every rank count ----------------------

@@ -378,6 +378,8 @@ PHASE_RUNS = [
     "--problem ones --global 8,8,8 --method pcg2",
     "--problem ones --global 8,8,8 --method pcg-overlap",
     "--problem ones --global 8,8,8 --method pipecg",
+    "--problem ones --global 8,8,8 --method pgmres",
+    "--problem ones --global 8,8,8 --method pipebicgstab",
     "--problem ones --global 8,8,8 --assemble --method jacobi --variant async",
     "--problem ones --global 8,8,8 --assemble --method jacobi --variant sync",
     "--problem tfim --method lanczos --sites 8",

@@ -392,6 +392,75 @@ INSTANTIATE_TEST_SUITE_P(Modes, CollectiveChannelModes,
                            return std::string(param_info.param == AS_MODE_ASYNC ? "async" : "racy");
                          });
 
+// Messages of 45 and 54 doubles, alternating along the ring, in lockstep as
+// the synchronous halo exchange uses them: a rank's landing areas then hold
+// an odd number of 8-byte words, so that (unpadded) windows laid end to end
+// would start every other rank 8 bytes past a 16-byte boundary. MPICH 4.0
+// put the data 8 bytes early there (a 2x2 halo over rma hung); every element
+// of every message must arrive where it was sent.
+TEST(CollectiveChannel, RingOfUnevenMessagesDeliversEveryElement) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (size >= 2) {
+    const int right = (rank + 1) % size;
+    const int left = (rank + size - 1) % size;
+    // Edge k joins ranks k and k+1 (mod size); its messages hold 45 or 54 doubles.
+    auto edge_length = [](int k) { return std::size_t{k % 2 == 0 ? 45U : 54U}; };
+    const std::size_t n_right = edge_length(rank);
+    const std::size_t n_left = edge_length(left);
+    std::vector<double> to_right(n_right), from_right(n_right), to_left(n_left), from_left(n_left);
+    std::vector<as_channel_config> configs(2);
+    for (auto& c : configs) {
+      as_channel_config_init(&c);
+      c.transport = kTransportUnderTest;
+      c.comm = comm;
+    }
+    configs[0].peer = right;
+    configs[0].message_size = n_right * sizeof(double);
+    configs[0].sendbuf = to_right.data();
+    configs[0].recvbuf = from_right.data();
+    configs[1].peer = left;
+    configs[1].message_size = n_left * sizeof(double);
+    configs[1].sendbuf = to_left.data();
+    configs[1].recvbuf = from_left.data();
+    if (size == 2) {  // both edges join the same pair: tag 1 for edge 1
+      configs[0].tag = rank == 0 ? 0 : 1;
+      configs[1].tag = rank == 0 ? 1 : 0;
+    }
+    std::vector<Channel> channels = Channel::create_many(configs);
+    auto stamp = [](int sender, int round, std::size_t j) {
+      return static_cast<double>(sender * 100000 + round * 100) + static_cast<double>(j % 100);
+    };
+    bool arrived = true;
+    for (int round = 0; round < 10 && arrived; ++round) {
+      for (std::size_t j = 0; j < n_right; ++j) to_right[j] = stamp(rank, round, j);
+      for (std::size_t j = 0; j < n_left; ++j) to_left[j] = stamp(rank, round, j);
+      for (Channel& ch : channels) ch.send();  // waits until the previous one was taken
+      bool got[2] = {false, false};
+      arrived = spin_until([&] {
+        for (int i = 0; i < 2; ++i)
+          got[i] = got[i] || channels[static_cast<std::size_t>(i)].recv() > 0;
+        return got[0] && got[1];
+      });
+      EXPECT_TRUE(arrived) << "round " << round;
+      for (std::size_t j = 0; j < n_right && arrived; ++j)
+        EXPECT_EQ(from_right[j], stamp(right, round, j)) << "round " << round << " element " << j;
+      for (std::size_t j = 0; j < n_left && arrived; ++j)
+        EXPECT_EQ(from_left[j], stamp(left, round, j)) << "round " << round << " element " << j;
+    }
+    Channel::destroy_many(channels);
+  } else {
+    Channel ch(placeholder(comm));
+    ch.destroy();
+  }
+  expect_no_stray_message(comm);
+  MPI_Comm_free(&comm);
+}
+
 TEST(CollectiveChannel, RingOfChannelsCreatedAndDestroyedTogether) {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);

@@ -172,6 +172,63 @@ TEST(Vector, PipelinedUpdateMatchesItsDefinition) {
   EXPECT_NEAR(dots[2], rr, 1e-12);
 }
 
+// M^-1 = c I: the seven-vector pass does what the ten-vector one does on
+// vectors with u = c r, m = c w, q = c s and n = c A w (to rounding).
+TEST(Vector, PipelinedScalarUpdateMatchesTheGeneralOne) {
+  const Int3 n{13, 5, 4};
+  const double c = 1.0 / 6.0;
+  const double alpha = 0.7;
+  const double beta = 0.2;
+  // x r w aw z s p, and the general pass's ten vectors built from them.
+  Field v[7];
+  for (unsigned i = 0; i < 7; ++i) v[i] = random_field(n, 40 + i);
+  Field g[10];
+  for (auto& f : g) f = Field(n, 1);
+  for_interior(v[0], [&](int i, int j, int k) {
+    const auto o = [&](int q) { return v[q](i, j, k); };
+    g[0](i, j, k) = o(0);      // x
+    g[1](i, j, k) = o(1);      // r
+    g[2](i, j, k) = c * o(1);  // u = c r
+    g[3](i, j, k) = o(2);      // w
+    g[4](i, j, k) = c * o(2);  // m = c w
+    g[5](i, j, k) = c * o(3);  // n = A m = c A w
+    g[6](i, j, k) = o(4);      // z
+    g[7](i, j, k) = c * o(5);  // q = c s
+    g[8](i, j, k) = o(5);      // s
+    g[9](i, j, k) = o(6);      // p
+  });
+  const auto general = ops::pipecg_update(
+      alpha, beta, c,
+      ops::PipeVectors{&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7], &g[8], &g[9]});
+  const auto scalar = ops::pipecg_update_scalar(
+      alpha, beta, c, ops::PipeScalarVectors{&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]});
+  for_interior(v[0], [&](int i, int j, int k) {
+    EXPECT_NEAR(v[0](i, j, k), g[0](i, j, k), 1e-14);      // x
+    EXPECT_NEAR(v[1](i, j, k), g[1](i, j, k), 1e-14);      // r
+    EXPECT_NEAR(v[2](i, j, k), g[3](i, j, k), 1e-14);      // w
+    EXPECT_NEAR(v[4](i, j, k), g[6](i, j, k), 1e-14);      // z
+    EXPECT_NEAR(v[5](i, j, k), g[8](i, j, k), 1e-14);      // s
+    EXPECT_NEAR(v[6](i, j, k), g[9](i, j, k), 1e-14);      // p
+    EXPECT_NEAR(c * v[1](i, j, k), g[2](i, j, k), 1e-14);  // u = c r still
+  });
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(scalar[d], general[d], 1e-12) << d;
+  // The first iteration: w = c (A r), the dots of u = c r.
+  Field r = random_field(n, 60);
+  Field ar = random_field(n, 61);
+  Field w = random_field(n, 61);  // A r, and a copy of it
+  const auto first =
+      ops::pipecg_dots_scalar(c, ops::PipeScalarVectors{&v[0], &r, &w, &v[3], &v[4], &v[5], &v[6]});
+  double rr = 0.0, wr = 0.0;
+  for_interior(r, [&](int i, int j, int k) {
+    ASSERT_EQ(w(i, j, k), c * ar(i, j, k));
+    rr += r(i, j, k) * r(i, j, k);
+    wr += w(i, j, k) * r(i, j, k);
+  });
+  EXPECT_NEAR(first[0], c * rr, 1e-12);
+  EXPECT_NEAR(first[1], c * wr, 1e-12);
+  EXPECT_NEAR(first[2], rr, 1e-12);
+}
+
 // Issue 19: norms neither underflow to 0 nor overflow to infinity, a
 // residual that is not finite is a breakdown, and "converged" needs the true
 // residual below the tolerance.

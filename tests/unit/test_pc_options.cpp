@@ -85,4 +85,26 @@ TEST(PcOptions, OutOfRangeAndUnknownAreRefused) {
   EXPECT_THROW(parse_pc_options("cycles=1", j), InputError);
 }
 
+// A nonsymmetric method's defaults: boomeramg's smoother becomes forward
+// l1 Gauss-Seidel unless relax was given; ilu0 takes no option.
+TEST(PcOptions, NonsymmetricDefaultsKeepWhatWasGiven) {
+  PcSettings s;
+  s.kind = PcKind::boomeramg;
+  parse_pc_options("cycles=2", s);
+  asyncsolve::precond::use_nonsymmetric_defaults(s);
+  EXPECT_EQ(s.boomeramg.relax, BoomerAmgSettings::Relax::l1_gs);
+  EXPECT_EQ(s.boomeramg.cycles, 2);
+  parse_pc_options("relax=sym-gs", s);
+  asyncsolve::precond::use_nonsymmetric_defaults(s);
+  EXPECT_EQ(s.boomeramg.relax, BoomerAmgSettings::Relax::sym_gs);
+  parse_pc_options("relax=gs", s);
+  EXPECT_EQ(s.boomeramg.relax, BoomerAmgSettings::Relax::gs);
+
+  PcSettings ilu;
+  asyncsolve::precond::parse_pc("ilu0", ilu);
+  EXPECT_EQ(ilu.kind, PcKind::ilu0);
+  EXPECT_EQ(asyncsolve::precond::pc_kind_name(ilu.kind), "ilu0");
+  EXPECT_THROW(parse_pc_options("fill=1", ilu), InputError);
+}
+
 }  // namespace

@@ -82,3 +82,18 @@ TEST(SparseOptions, CombinationsAreRefused) {
   refused({"solve", "--matrix", "a.mtx", "--method", "cg", "--shift", "1"}, "--shift 1");
   refused({"solve", "--assemble", "--transport", "omp"}, "--assemble with --transport omp");
 }
+
+// Out of memory: the hint suits the run. With --matrix, the grid sizes
+// (--local, --global) do not apply; more ranks, a partition balancing the
+// non-zeros and --matrix-memory (rank 0 reads the whole matrix) do.
+TEST(SparseOptions, OutOfMemoryHintSuitsTheMatrix) {
+  const std::string matrix =
+      asyncsolve::app::out_of_memory_hint(parse({"solve", "--matrix", "a.mtx", "--method", "cg"}));
+  EXPECT_NE(matrix.find("more ranks"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("--partition"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("--matrix-memory"), std::string::npos) << matrix;
+  EXPECT_EQ(matrix.find("--local"), std::string::npos) << matrix;
+  const std::string grid =
+      asyncsolve::app::out_of_memory_hint(parse({"solve", "--local", "8,8,8"}));
+  EXPECT_NE(grid.find("--local"), std::string::npos) << grid;
+}

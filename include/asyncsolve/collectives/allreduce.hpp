@@ -17,12 +17,16 @@ enum class ReduceOp { sum, min, max };
 /// name into this; name() turns it back). The algorithms are described in
 /// nonblocking_allreduce.hpp and docs/design.md ("Collectives").
 struct AllreduceAlgorithm {
-  enum class Kind { mpi, impi, tree, rd, knomial, twolevel };
+  enum class Kind { mpi, impi, tree, rd, knomial, twolevel, shm };
   Kind kind = Kind::mpi;
   int degree = 0;           ///< knomial: K >= 2
   Kind leader = Kind::mpi;  ///< twolevel: the leaders' algorithm (mpi, impi, rd or knomial)
   int leader_degree = 0;    ///< twolevel with a knomial leader: its K
-  /// The canonical name: "mpi", "knomial:3", "twolevel:knomial:3", ...
+  /// twolevel: the node level over a shared-memory window (twolevel:shm+ALG)
+  /// instead of binomial messages (twolevel:ALG).
+  bool shm_node = false;
+  /// The canonical name: "mpi", "knomial:3", "twolevel:knomial:3",
+  /// "twolevel:shm+rd", ...
   std::string name() const;
   /// twolevel: the leaders' algorithm on its own.
   AllreduceAlgorithm leader_algorithm() const;
@@ -30,11 +34,13 @@ struct AllreduceAlgorithm {
 };
 
 /// Local: the algorithm `name` stands for: a plain name (mpi, impi, tree,
-/// rd), `knomial:K` with K a decimal integer >= 2 (a K above the rank count
-/// acts as the rank count: one flat level), or `twolevel:ALG` with ALG one of
-/// rd, knomial:K, mpi, impi. Throws core::InputError with the one-line
-/// message "--allreduce 'x': expected one of mpi, impi, tree, rd, knomial:K
-/// (K >= 2), twolevel:ALG (ALG: rd, knomial:K, mpi, impi)" otherwise.
+/// rd, shm), `knomial:K` with K a decimal integer >= 2 (a K above the rank
+/// count acts as the rank count: one flat level), or `twolevel:ALG` or
+/// `twolevel:shm+ALG` with ALG one of rd, knomial:K, mpi, impi. Throws
+/// core::InputError with the one-line message "--allreduce 'x': expected one
+/// of mpi, impi, tree, rd, shm, knomial:K (K >= 2), twolevel:ALG or
+/// twolevel:shm+ALG (ALG: rd, knomial:K, mpi, impi); K at most 1024"
+/// otherwise.
 AllreduceAlgorithm parse_allreduce(std::string_view name);
 
 /// Reduces vectors of doubles over a communicator. Implementations differ in
@@ -60,8 +66,8 @@ class Allreduce {
 };
 
 /// The plain names accepted by make_allreduce: {"mpi", "impi", "tree",
-/// "rd"}; `knomial:K` and `twolevel:ALG` are accepted too (see
-/// check_allreduce_name in nonblocking_allreduce.hpp).
+/// "rd", "shm"}; `knomial:K`, `twolevel:ALG` and `twolevel:shm+ALG` are
+/// accepted too (see check_allreduce_name in nonblocking_allreduce.hpp).
 std::vector<std::string> allreduce_names();
 
 /// Builds the named algorithm over `comm`, which must outlive it. Throws

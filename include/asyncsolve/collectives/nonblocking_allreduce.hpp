@@ -15,6 +15,14 @@
 /// - `rd`, `knomial:K`, `twolevel:ALG`: schedules run by asyncsolve's own
 ///   engine (schedule.hpp): recursive doubling, k-nomial reduce + broadcast,
 ///   and a node-aware two-level scheme; see docs/design.md ("Collectives").
+/// - `shm`: no messages at all: every rank of one node deposits its values
+///   and a sequence number in an MPI-3 shared-memory window, and whoever
+///   waits reads the others' deposits and folds them in rank order. Needs no
+///   progress engine: a rank that computes after start() delays only those
+///   waiting for its deposit. Only where all ranks share memory (one node);
+///   refused in the simulation build.
+/// - `twolevel:shm+ALG`: `shm` within each node, ALG (rd, knomial:K, mpi,
+///   impi) among the node leaders; on one node, `shm` itself.
 ///
 /// Every algorithm gives bit-identical results on all ranks.
 ///
@@ -121,15 +129,15 @@ class NonblockingAllreduce {
 };
 
 /// The plain names accepted by make_nonblocking_allreduce: {"tree", "impi",
-/// "mpi", "rd"}. Parametrised names (`knomial:K`, `twolevel:ALG`) are
-/// accepted too; check_allreduce_name validates any name.
+/// "mpi", "rd", "shm"}. Parametrised names (`knomial:K`, `twolevel:ALG`,
+/// `twolevel:shm+ALG`) are accepted too; check_allreduce_name validates any
+/// name.
 std::vector<std::string> nonblocking_allreduce_names();
 
-/// Local: throws core::InputError, with the one-line message "--allreduce
-/// 'x': expected one of mpi, impi, tree, rd, knomial:K (K >= 2), twolevel:ALG
-/// (ALG: rd, knomial:K, mpi, impi)", unless `name` is one of those: a plain
-/// name, `knomial:K` with K a decimal integer >= 2 (a K above the rank count
-/// acts as the rank count: one flat level), or `twolevel:ALG`.
+/// Local: throws core::InputError, with the one-line message of
+/// parse_allreduce (allreduce.hpp), unless `name` is a plain name,
+/// `knomial:K` with K a decimal integer >= 2 (a K above the rank count acts
+/// as the rank count: one flat level), `twolevel:ALG` or `twolevel:shm+ALG`.
 void check_allreduce_name(std::string_view name);
 
 /// Collective over `comm`: builds the named algorithm for reductions (`op`)
@@ -137,7 +145,10 @@ void check_allreduce_name(std::string_view name);
 /// need not outlive it). Schedule-based algorithms build their schedule here,
 /// once: the object is the cache (per communicator, size, op and algorithm).
 /// Throws core::InputError for a bad name (check_allreduce_name), before any
-/// communication. Debug builds also check, collectively, that every rank
+/// communication, and, on every rank, for `shm` where the ranks do not all
+/// share memory (a multi-node job) or in the simulation build; par::MpiError
+/// (MPI's error string) if a shared window cannot be allocated. Debug builds
+/// also check, collectively, that every rank
 /// passed the same size and op, and throw std::logic_error on every rank if
 /// not (release builds skip the check: mismatched sizes are then undefined).
 std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(std::string_view name,
@@ -153,8 +164,10 @@ std::unique_ptr<NonblockingAllreduce> make_nonblocking_allreduce(
 /// ranks passing the same `node_color` (>= 0) form a node; a negative colour
 /// on every rank groups them by shared memory (MPI_COMM_TYPE_SHARED), which is
 /// what make_nonblocking_allreduce("twolevel:ALG", ...) does. Lets tests and
-/// users exercise the leader level on one machine. Throws core::InputError for
-/// a leader algorithm other than rd, knomial:K, mpi or impi.
+/// users exercise the leader level on one machine. `leader_algorithm` may be
+/// `shm+ALG` (the node level over shared memory; each colour's ranks must then
+/// share memory). Throws core::InputError for a leader algorithm other than
+/// rd, knomial:K, mpi or impi.
 std::unique_ptr<NonblockingAllreduce> make_two_level_allreduce(const par::Comm& comm,
                                                                std::size_t size,
                                                                std::string_view leader_algorithm,

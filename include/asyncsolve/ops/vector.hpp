@@ -62,6 +62,28 @@ std::array<double, 3> pipecg_update(double alpha, double beta, double minv,
 /// Local {r . u, w . u, r . r} and m = minv w (the first iteration).
 std::array<double, 3> pipecg_dots(double minv, const PipeVectors& v) noexcept;
 
+/// The vectors of pipelined CG when M^-1 = c I (no preconditioner, c = 1, or
+/// Jacobi on a constant diagonal): u = c r, m = c w and q = c s follow from
+/// r, w and s, so they are never stored, and aw holds A w (n = A m = c aw).
+struct PipeScalarVectors {
+  Field* x;
+  Field* r;
+  Field* w;   ///< A u
+  Field* aw;  ///< A w
+  Field* z;
+  Field* s;
+  Field* p;
+};
+/// pipecg_update for M^-1 = c I in one pass over 7 vectors instead of 10:
+/// z = c aw + beta z, s = w + beta s, p = c r + beta p, x += alpha p,
+/// r -= alpha s, w -= alpha z. Returns the local parts of
+/// {r . u, w . u, r . r} = {c r . r, c w . r, r . r}.
+std::array<double, 3> pipecg_update_scalar(double alpha, double beta, double c,
+                                           const PipeScalarVectors& v) noexcept;
+/// The first iteration: w = c w (w held A r; now A u = A (c r)), returns
+/// the local {c r . r, c w . r, r . r}.
+std::array<double, 3> pipecg_dots_scalar(double c, const PipeScalarVectors& v) noexcept;
+
 // Per-point diagonals (the Jacobi preconditioner of a general matrix): `c`,
 // `d` and `minv` are fields shaped like the vectors, read on the interior.
 

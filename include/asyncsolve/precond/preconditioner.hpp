@@ -1,6 +1,6 @@
 #pragma once
 /// Preconditioners behind one interface, for the Krylov solvers (pcg1, pcg2,
-/// pcg-overlap and pipecg through `--pc`):
+/// pcg-overlap, pipecg and the nonsymmetric methods through `--pc`):
 ///
 /// - `none`: M = I;
 /// - `jacobi`: M = diag(A) (the solvers fuse it into their vector kernels);
@@ -10,7 +10,10 @@
 ///   Jacobi-preconditioned CG (Lanczos) steps. An apply makes DEGREE
 ///   mat-vecs and no inner product, so no global reduction;
 /// - `boomeramg`: one cycle of hypre's BoomerAMG (optional at build time,
-///   boomeramg_available()), set up from the operator's rows.
+///   boomeramg_available()), set up from the operator's rows;
+/// - `ilu0`: block-Jacobi ILU(0): each rank's diagonal block factorised
+///   incompletely on its own pattern; an apply is a forward and a backward
+///   substitution on the owned rows, no communication.
 ///
 /// A preconditioner sees the operator through PcOperator, which the solvers
 /// layer implements for the structured stencils and for the distributed CSR
@@ -25,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/comm.hpp"
@@ -32,13 +36,13 @@
 namespace asyncsolve::precond {
 
 /// The preconditioners (see above).
-enum class PcKind { none, jacobi, chebyshev, boomeramg };
+enum class PcKind { none, jacobi, chebyshev, boomeramg, ilu0 };
 
 /// The names of the preconditioners, in PcKind's order (--pc, documents).
-inline constexpr std::array<std::string_view, 4> pc_kind_names{"none", "jacobi", "chebyshev",
-                                                               "boomeramg"};
+inline constexpr std::array<std::string_view, 5> pc_kind_names{"none", "jacobi", "chebyshev",
+                                                               "boomeramg", "ilu0"};
 
-/// "none", "jacobi", "chebyshev" or "boomeramg".
+/// "none", "jacobi", "chebyshev", "boomeramg" or "ilu0".
 std::string_view pc_kind_name(PcKind kind);
 
 /// chebyshev's --pc-option settings.
@@ -53,7 +57,7 @@ struct ChebyshevSettings {
 struct BoomerAmgSettings {
   enum class Coarsen { hmis, pmis, falgout, cljp, rs };
   enum class Interp { ext_i, ext, standard, classical, direct };
-  enum class Relax { l1_sym_gs, sym_gs, jacobi, l1_jacobi, chebyshev };
+  enum class Relax { l1_sym_gs, sym_gs, jacobi, l1_jacobi, chebyshev, gs, l1_gs };
   enum class Cycle { v, w };
   Coarsen coarsen = Coarsen::hmis;
   Interp interp = Interp::ext_i;
@@ -86,7 +90,7 @@ struct PcSettings {
 std::string pc_text(const PcSettings& settings);
 
 /// Parses `--pc TEXT` (none, jacobi, chebyshev, chebyshev:DEGREE with
-/// DEGREE from 1 to 100, boomeramg) into settings.kind and settings.degree.
+/// DEGREE from 1 to 100, boomeramg, ilu0) into settings.kind and settings.degree.
 /// Throws core::InputError naming the value and what was expected.
 void parse_pc(std::string_view text, PcSettings& settings);
 
@@ -96,8 +100,13 @@ void parse_pc(std::string_view text, PcSettings& settings);
 /// into settings.options and the typed settings (settings.chebyshev and
 /// settings.boomeramg, first reset to their defaults).
 /// Throws core::InputError for a pair without '=', an unknown name or a
-/// value out of range, and for any option with `none` or `jacobi`.
+/// value out of range, and for any option with `none`, `jacobi` or `ilu0`.
 void parse_pc_options(std::string_view text, PcSettings& settings);
+
+/// For a nonsymmetric method (GMRES, BiCGStab: M need not be symmetric):
+/// the options not given take their nonsymmetric defaults (boomeramg:
+/// relax=l1-gs, forward hybrid Gauss-Seidel). Call after parse_pc_options.
+void use_nonsymmetric_defaults(PcSettings& settings);
 
 /// "name=value,name=value" of settings.options (empty: none given).
 std::string pc_options_text(const PcSettings& settings);
@@ -143,6 +152,22 @@ class PcOperator {
   virtual void gather(const grid::Field& v, std::span<double> out) const = 0;
   /// Local: writes `in` (row order) into the owned entries of `v`.
   virtual void scatter(std::span<const double> in, grid::Field& v) const = 0;
+  /// Collective: max over the rows of sum_j |a_ij| / |a_ii|, the same on
+  /// every rank: no eigenvalue of D^-1 A exceeds it (Gershgorin: each lies
+  /// in a disc about 1 of radius sum_{j != i} |a_ij / a_ii|). The default
+  /// goes through assemble(); an operator that knows its rows computes it
+  /// from them.
+  virtual double gershgorin_bound();
+};
+
+/// Bad input found at a preconditioner's setup: the operator is not
+/// positive definite (chebyshev's Lanczos steps met p^T A p <= 0 or an
+/// eigenvalue estimate <= 0), which the preconditioner and the CG methods
+/// need. Thrown identically on every rank (from reduced values), so that
+/// the command can add what to use instead.
+class NotPositiveDefinite : public core::InputError {
+ public:
+  using core::InputError::InputError;
 };
 
 /// What a preconditioner's setup found and what it was set up with, for the
@@ -177,7 +202,8 @@ class Preconditioner {
 /// Collective over op.comm(): sets up settings.kind on `op` (timed into the
 /// report's setup_s). Throws core::InputError for boomeramg in a build
 /// without hypre, and core::CollectiveFailure (on every rank) when hypre's
-/// setup fails, with hypre's error code in one line.
+/// setup fails, with hypre's error code in one line; core::InputError on
+/// every rank for ilu0 with a zero pivot.
 std::unique_ptr<Preconditioner> make_preconditioner(const PcSettings& settings, PcOperator& op);
 
 }  // namespace asyncsolve::precond

@@ -26,15 +26,21 @@ CsrSystem make_csr_system(const sparse::DistMatrix& matrix, std::span<const doub
 
 /// The smallest diagonal entry of a distributed matrix and its row.
 struct DiagonalCheck {
-  double value = 0;      ///< min over every row of a_ii (0 where the row has none)
+  double value = 0;      ///< the smallest a_ii in the order asked (signed; 0 where the row
+                         ///< has none)
   std::int64_t row = 0;  ///< the row it is on: row_names[i] for local row i if names were
                          ///< given (e.g. the file's rows), else the global row
 };
 
-/// Collective over the matrix's communicator: the smallest diagonal entry
-/// (the first such row, by rank then local row). `row_names`, if not empty,
-/// has local_rows() entries.
+/// What "smallest" means to smallest_diagonal: the value, or its magnitude.
+enum class DiagonalOrder { value, magnitude };
+
+/// Collective over the matrix's communicator: the smallest diagonal entry,
+/// by value or by magnitude (a zero one first), and its row (the first such
+/// row, by rank then local row). `row_names`, if not empty, has
+/// local_rows() entries.
 DiagonalCheck smallest_diagonal(const sparse::DistMatrix& matrix, const ops::CsrOperator& op,
-                                std::span<const std::int64_t> row_names = {});
+                                std::span<const std::int64_t> row_names = {},
+                                DiagonalOrder order = DiagonalOrder::value);
 
 }  // namespace asyncsolve::solvers

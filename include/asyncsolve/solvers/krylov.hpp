@@ -1,5 +1,6 @@
 #pragma once
-/// Conjugate gradients that hide their communication.
+/// Krylov methods that hide their communication: conjugate gradients for
+/// symmetric positive definite matrices, GMRES and BiCGStab for general ones.
 ///
 /// - `cg`: paper 001 Listing 2 (Hestenes-Stiefel, no preconditioner).
 /// - `pcg1`: paper 003 Figure 3, hypre's PCG with DiagScale.
@@ -10,6 +11,19 @@
 /// - `pipecg`: pipelined CG (Ghysels and Vanroose 2014, Algorithm 4): one
 ///   non-blocking reduction of three values per iteration, overlapped with the
 ///   preconditioner and the mat-vec.
+/// - `gmres`: restarted GMRES(m) (Saad and Schultz 1986), right
+///   preconditioned, classical Gram-Schmidt with one reorthogonalisation pass
+///   when needed (KrylovOptions::refinement), Givens rotations.
+/// - `fgmres`: flexible GMRES (Saad 1993): the preconditioned vectors are
+///   kept, so the preconditioner may change from one iteration to the next.
+/// - `pgmres`: p(1)-GMRES (Ghysels, Ashby, Meerbergen and Vanroose 2013): one
+///   non-blocking reduction per iteration, in flight behind the next
+///   preconditioner and mat-vec; a restart when orthogonality is lost.
+/// - `bicgstab`: BiCGStab (van der Vorst 1992), right preconditioned, three
+///   reductions per iteration; a restart on breakdown (rho or omega ~ 0).
+/// - `pipebicgstab`: pipelined BiCGStab (Cools and Vanroose 2017): two
+///   non-blocking reductions per iteration, each behind a preconditioner and
+///   a mat-vec, with residual replacement and a restart on breakdown.
 ///
 /// Every mat-vec starts the halo exchange, computes the interior points that
 /// need no remote data while calling HaloExchange::test() every
@@ -19,12 +33,16 @@
 /// ||b - A x|| / ||b|| is measured after the solve.
 ///
 /// One method per file under src/solvers/: cg.cpp, pcg1.cpp, pcg2.cpp,
-/// pcg_overlap.cpp and pipecg.cpp, each a loop over the shared pieces of
-/// krylov_context.hpp (the overlapped mat-vec, the reductions, the history);
-/// krylov.cpp holds krylov_solve, which picks the loop.
+/// pcg_overlap.cpp, pipecg.cpp, gmres.cpp, fgmres.cpp, pgmres.cpp,
+/// bicgstab.cpp and pipebicgstab.cpp, each a loop over the shared pieces of
+/// krylov_context.hpp (the overlapped mat-vec, the reductions, the history;
+/// gmres_common.hpp for what the GMRES family shares); krylov.cpp holds
+/// krylov_solve, which picks the loop.
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,11 +64,32 @@
 namespace asyncsolve::solvers {
 
 /// The Krylov methods (see above for what each one is).
-enum class KrylovMethod { cg, pcg1, pcg2, pcg_overlap, pipecg };
+enum class KrylovMethod {
+  cg,
+  pcg1,
+  pcg2,
+  pcg_overlap,
+  pipecg,
+  gmres,
+  fgmres,
+  pgmres,
+  bicgstab,
+  pipebicgstab
+};
 
 /// The name of `method` on the command line and in result documents: "cg",
-/// "pcg1", "pcg2", "pcg-overlap" or "pipecg".
+/// "pcg1", "pcg2", "pcg-overlap", "pipecg", "gmres", "fgmres", "pgmres",
+/// "bicgstab" or "pipebicgstab".
 std::string_view krylov_method_name(KrylovMethod method);
+
+/// True for the conjugate-gradient family (cg, pcg1, pcg2, pcg-overlap,
+/// pipecg), which needs a symmetric positive definite matrix (and
+/// preconditioner); false for GMRES and BiCGStab and their variants.
+bool needs_symmetric_matrix(KrylovMethod method);
+
+/// True for the methods that keep a basis of `restart` vectors (gmres,
+/// fgmres, pgmres).
+bool is_restarted(KrylovMethod method);
 
 /// The method called `name` (one of krylov_method_names()), or nullopt for
 /// any other name.
@@ -59,8 +98,18 @@ std::optional<KrylovMethod> parse_krylov_method(std::string_view name);
 /// The names of every KrylovMethod, in declaration order.
 std::vector<std::string> krylov_method_names();
 
-/// Fields of a method's working set (x and b included): what it needs in memory.
-int krylov_fields(KrylovMethod method);
+/// Fields of a method's working set (x and b included): what it needs in
+/// memory; the GMRES family's grows with its restart length.
+long krylov_fields(KrylovMethod method, int restart = 30);
+
+/// When classical Gram-Schmidt makes its second pass (GMRES and FGMRES; PETSc's
+/// -ksp_gmres_cgs_refinement_type): never, when needed (the projected
+/// vector's norm is below the norm of its projections, PETSc's test), or
+/// always.
+enum class CgsRefinement { never, if_needed, always };
+
+/// "never", "ifneeded" or "always".
+std::string_view cgs_refinement_name(CgsRefinement refinement);
 
 /// The linear system A x = b of a model problem on one rank's block.
 struct KrylovSystem {
@@ -117,6 +166,16 @@ struct KrylovOptions {
   /// x holds the last solve's solution. A solve that does not converge ends
   /// the repetition. Needs two more vectors (x0 and the first solution).
   int repeat_solves = 1;
+  /// A distributed CSR matrix read from a file: this rank's rows as the
+  /// file numbers them (0-based, LoadedSystem::file_rows), so that a
+  /// message names a row as the user knows it (1-based, "file row N");
+  /// empty: the global row of the distributed numbering (0-based).
+  std::span<const std::int64_t> file_rows;
+  /// GMRES family: the restart length m (--restart, >= 1): basis vectors
+  /// kept before the method restarts from the true residual.
+  int restart = 30;
+  /// gmres and fgmres: classical Gram-Schmidt's second pass (--cgs-refinement).
+  CgsRefinement refinement = CgsRefinement::if_needed;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
@@ -140,6 +199,14 @@ enum KrylovPhase : std::size_t {
   vector_scale_phase,
   precond_setup_phase,   ///< setting the preconditioner up (outside time_s)
   precond_hidden_phase,  ///< the part of precond during which a reduction was in flight
+  /// GMRES family: the local work of the orthogonalisation (the block inner
+  /// products and updates of Gram-Schmidt, the Givens rotations)
+  orthog_phase,
+  reduce_start_phase,  ///< GMRES and BiCGStab families: starting their reductions
+  reduce_wait_phase,   ///< ... and waiting for them
+  /// the part of the mat-vec (interior, halo, boundary) during which a
+  /// reduction was in flight: reductions hidden behind it
+  matvec_hidden_phase,
   krylov_phase_count
 };
 /// Names of the phases in KrylovPhase order.
@@ -148,11 +215,15 @@ std::vector<std::string> krylov_phase_names();
 /// Collective over the decomposition's communicator: solves system.op x = b
 /// with options.method. `halo` must be built for fields shaped like
 /// system.x with the stencil's neighbourhood (faces for 7 points, full for
-/// 27). Throws core::InputError for an unknown allreduce, or a
-/// preconditioner the operator cannot have (a diagonal <= 0). Breakdown
-/// (p^T A p <= 0, a NaN or an infinity in any inner product) ends the solve
-/// with converged = false, reason "breakdown" and a detail naming the
-/// iteration. The reductions are freed before returning.
+/// 27). Throws core::InputError for an unknown allreduce, a
+/// preconditioner the operator or the method cannot have (a diagonal <= 0;
+/// chebyshev with a nonsymmetric method), or a restart length whose basis
+/// would not fit in the nodes' memory (estimated collectively). Breakdown
+/// (p^T A p <= 0, a NaN or an infinity in any inner product, a zero Krylov
+/// vector, BiCGStab's rho or omega ~ 0 twice without progress, pgmres's
+/// loss of orthogonality twice in a row) ends the solve with converged =
+/// false, reason "breakdown" and a detail naming the iteration. The
+/// reductions are freed before returning.
 SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomposition,
                          comm::HaloExchange& halo, const KrylovOptions& options);
 
@@ -161,9 +232,12 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
 /// an operator, see docs/design.md). `halo` must be built on `matrix`, and
 /// `system` from it (make_csr_system). The mat-vec tests the exchange every
 /// test_every "planes" of interior rows (n^(2/3) rows of an n-row block).
-/// The Jacobi preconditioner divides by each row's diagonal entry: a
-/// diagonal entry <= 0 or missing is refused with core::InputError (on
-/// every rank); --hybrid is refused (structured problems only).
+/// The preconditioners that divide by each row's diagonal entry (the
+/// Jacobi one fused into pcg1, pcg2 and pcg-overlap, or pipecg's with
+/// --pc jacobi, and chebyshev) refuse a diagonal entry <= 0 or missing
+/// with core::InputError (on every rank), naming the preconditioner and
+/// the row (options.file_rows); --hybrid is refused (structured problems
+/// only).
 SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                          comm::SparseHaloExchange& halo, const KrylovOptions& options);
 

@@ -44,6 +44,21 @@ bool breaks_down(double residual) noexcept;
 /// `residual` (not finite): converged false, reason "breakdown", a detail.
 void set_breakdown(SolveResult& result, double residual, long iteration);
 
+/// The divergence rule of Jacobi (synchronous and asynchronous): a
+/// residual that has grown to this many times the smallest one the solve
+/// reached means the iteration diverges (a spectral radius of D^-1 (A - D)
+/// of 1 or more), not a transient: the solve stops at once, long before
+/// the residual overflows or --max-iters runs out.
+inline constexpr double divergence_factor = 1e6;
+
+/// Records the checked `residual` of `iteration` in result.best_residual
+/// (and best_iteration) when it is the smallest so far. True, with
+/// `result` marked diverged (converged false, reason "diverged", a detail
+/// naming both residuals and iterations), when it is divergence_factor
+/// times the smallest or more. Local; the same on every rank for a reduced
+/// residual.
+bool check_divergence(SolveResult& result, double residual, long iteration);
+
 /// The convergence rule, after a solve has measured its true residual:
 /// converged only when true_residual < tol. A solve whose stop test was met
 /// but whose true residual was not becomes not converged with reason

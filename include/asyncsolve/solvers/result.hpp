@@ -1,5 +1,6 @@
 #pragma once
 /// What a solver returns: outcome, counts, residuals, timings and history.
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ enum class StopReason {
   final_sync,   ///< the synchronous tail after an asynchronous stop ran out: "final_sync"
   breakdown,    ///< a residual or inner product not finite, or p^T A p <= 0: "breakdown"
   unconfirmed,  ///< the estimate met the tolerance, the true residual did not: "unconfirmed"
+  diverged,     ///< Jacobi's residual grew to divergence_factor times its smallest: "diverged"
 };
 
 /// The name of `reason` in result documents and summaries ("" for none).
@@ -49,6 +51,31 @@ struct RepeatedSolve {
   double change_inf = 0;
 };
 
+/// Why a Krylov method restarted. Its text (restart_reason_name) appears
+/// only in the result document and the summary.
+enum class RestartReason {
+  cycle,          ///< a GMRES cycle's end: "cycle"
+  orthogonality,  ///< p(1)-GMRES's safeguard on lost orthogonality: "orthogonality"
+  rho,            ///< BiCGStab's (r, r0) ~ 0: "rho"
+  sigma,          ///< BiCGStab's (A M^-1 p, r0) ~ 0: "sigma"
+  omega,          ///< BiCGStab's (t, s) ~ 0: "omega"
+  replacement,    ///< pipelined BiCGStab's residual replacement: "replacement"
+  confirm,        ///< pipelined BiCGStab's estimate checked with the true residual: "confirm"
+};
+
+/// The name of `reason` in result documents and summaries.
+std::string_view restart_reason_name(RestartReason reason) noexcept;
+
+/// A restart of a Krylov method (GMRES's end of cycle, a BiCGStab or
+/// p(1)-GMRES breakdown it recovered from, pipelined BiCGStab's residual
+/// replacement), as seen by every rank alike.
+struct RestartPoint {
+  long iteration = 0;                           ///< iterations done when it happened
+  RestartReason reason = RestartReason::cycle;  ///< why
+  double true_residual = 0;                     ///< ||b - A x|| / ||b|| measured then
+  double estimate = 0;                          ///< the method's own residual estimate then
+};
+
 /// The outcome of a solve on this rank. Values that are global (residuals,
 /// error) are identical on every rank; counts and times are this rank's.
 struct SolveResult {
@@ -60,6 +87,11 @@ struct SolveResult {
   double residual_estimate = 0;     ///< the relative residual the stop decision used
   double true_residual = 0;         ///< relative residual measured synchronously after the solve
   std::optional<double> error_inf;  ///< max |u - exact| when the exact solution is known
+  /// Jacobi: the smallest residual its stop checks saw (estimates in the
+  /// asynchronous variants), and the iteration of that check; a residual
+  /// grown far above it stops the solve (check_divergence, norm.hpp).
+  double best_residual = std::numeric_limits<double>::infinity();
+  long best_iteration = 0;
   core::PhaseTimers phases{{}};
   /// The index in `phases` of the sweeps' time (Jacobi), for their
   /// bandwidth; -1 when the solver has no sweeps (the Krylov methods).
@@ -88,6 +120,13 @@ struct SolveResult {
   /// Preconditioner applies made while a reduction was in flight (started,
   /// not yet waited for): pcg-overlap's iprod, pipecg's three dots.
   long pc_applies_behind_reduction = 0;
+  /// Mat-vecs made while a reduction was in flight (pgmres, pipebicgstab,
+  /// pipecg, pcg-overlap's sdotp is behind an update, not a mat-vec).
+  long matvecs_behind_reduction = 0;
+  /// GMRES family and BiCGStab: every restart, with the true residual then.
+  std::vector<RestartPoint> restarts;
+  /// gmres, fgmres: Gram-Schmidt second passes made (--cgs-refinement).
+  long refinements = 0;
   /// Krylov methods: every solve run after the one setup, the first
   /// included (one entry unless KrylovOptions::repeat_solves > 1). The other
   /// fields describe the first solve.

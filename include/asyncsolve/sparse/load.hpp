@@ -56,7 +56,9 @@ struct LoadedSystem {
 /// directory, an empty file, a file over the limit, a non-square matrix,
 /// fewer rows than ranks, a vector of the wrong length) throws
 /// core::InputError with the same one-line message on every rank, after
-/// rank 0 broadcast its verdict: no rank goes on alone.
+/// rank 0 broadcast its verdict: no rank goes on alone. A failure of rank
+/// 0 that is not the input's (out of memory while it reads, a partitioner
+/// that fails) throws core::CollectiveFailure on every rank likewise.
 LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& matrix,
                          const LoadOptions& options);
 
@@ -84,7 +86,7 @@ LoadedSystem distribute_system(const par::Comm& comm, const SystemView& system,
 /// entries, in the distributed numbering; `file_rows` their rows in the
 /// file) on rank 0 and writes it in the file's row order as an N x 1 array
 /// file, atomically (a temporary file renamed over `path`). Throws
-/// core::RuntimeFailure on every rank if rank 0 cannot write.
+/// core::CollectiveFailure on every rank if rank 0 cannot write.
 void write_solution(const DistMatrix& matrix, std::span<const std::int64_t> file_rows,
                     std::span<const double> x, const std::filesystem::path& path);
 

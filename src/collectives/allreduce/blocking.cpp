@@ -27,7 +27,7 @@ class BlockingAllreduce final : public NonblockingBase {
 
   void start(std::span<const double> values) override {
     check_start(values);
-    std::copy(values.begin(), values.end(), result_.begin());
+    copy_for_mpi(values, result_.data(), op_);
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, result_.data(), count(), MPI_DOUBLE, to_mpi_op(op_),
                                  comm_.get()),
                    "MPI_Allreduce");

@@ -32,7 +32,7 @@ class ImpiAllreduce final : public NonblockingBase {
 
   void start(std::span<const double> values) override {
     check_start(values);
-    std::copy(values.begin(), values.end(), send_.begin());
+    copy_for_mpi(values, send_.data(), op_);
     par::check_mpi(MPI_Iallreduce(send_.data(), recv_.data(), count(), MPI_DOUBLE, to_mpi_op(op_),
                                   comm_.get(), &request_),
                    "MPI_Iallreduce");

@@ -25,21 +25,13 @@ class TwoLevelAllreduce final : public NonblockingBase {
                     ReduceOp op, int node_color)
       : NonblockingBase(comm, size, op),
         name_(algorithm.name()),
-        node_(split_node(node_color)),
+        node_(split_node(comm_, node_color)),
         up_(build_up()),
         down_(build_down()),
-        across_(size) {
-    // Leaders: node rank 0. Their communicator lives only as long as it
-    // takes the leaders' algorithm to duplicate it.
-    const bool leader = node_.rank() == 0;
-    MPI_Comm leaders = MPI_COMM_NULL;
-    par::check_mpi(MPI_Comm_split(comm_.get(), leader ? 0 : MPI_UNDEFINED, comm_.rank(), &leaders),
-                   "MPI_Comm_split");
-    par::Comm owned = par::Comm::adopt(leaders);
-    if (leader && owned.size() > 1)
-      inner_ = make_nonblocking_allreduce(algorithm.leader_algorithm(), owned, size, op);
-    owned.free();  // collective over the leaders; no-op elsewhere
-  }
+        across_(size),
+        // Leaders: node rank 0.
+        inner_(make_leaders_allreduce(comm_, node_.rank() == 0, algorithm.leader_algorithm(), size,
+                                      op)) {}
   ~TwoLevelAllreduce() override {
     assert(!active() && "NonblockingAllreduce destroyed with a reduction active");
     // Release builds: each part completes or cancels its own requests.
@@ -73,13 +65,6 @@ class TwoLevelAllreduce final : public NonblockingBase {
   static constexpr int kDegree = 2;   // within the node
   static constexpr int kDownTag = 1;  // the broadcast's tag on the node communicator
 
-  par::Comm split_node(int node_color) const {
-    if (node_color < 0) return comm_.split_shared();
-    MPI_Comm node = MPI_COMM_NULL;
-    par::check_mpi(MPI_Comm_split(comm_.get(), node_color, comm_.rank(), &node), "MPI_Comm_split");
-    par::check_mpi(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    return par::Comm::adopt(node);
-  }
   ScheduleExecutor build_up() {
     // Buffer: acc | one receive area per child at a stride.
     Schedule s(2 * size_);

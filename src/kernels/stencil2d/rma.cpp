@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/window.hpp"
 #include "stencil2d_impl.hpp"
 
 namespace asyncsolve::kernels::detail {
@@ -43,7 +44,8 @@ class RmaSpace final : public OneSidedSpace {
     flags_disp_ = static_cast<MPI_Aint>(layout_.doubles()) * 8;
     const MPI_Aint bytes = flags_disp_ + MPI_Aint{flag_slots} * 8;
     void* base = nullptr;
-    check_mpi(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm.get(), &base, &win_),
+    check_mpi(MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm.get(), &base,
+                               &win_),
               "MPI_Win_allocate");
     check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
     v_ = static_cast<double*>(base);

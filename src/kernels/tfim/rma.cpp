@@ -44,6 +44,7 @@
 
 #include "asyncsolve/kernels/spin_exchange.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/window.hpp"
 
 namespace asyncsolve::kernels::detail {
 namespace {
@@ -58,8 +59,8 @@ class RmaSpinExchange final : public SpinExchange {
     if (partners_ == 0) return;  // one rank: no window (every rank agrees)
     const auto bytes =
         static_cast<MPI_Aint>(static_cast<std::size_t>(partners_) * block_ * sizeof(double));
-    check_mpi(MPI_Win_allocate(bytes, static_cast<int>(sizeof(double)), MPI_INFO_NULL, comm_.get(),
-                               &base_, &win_),
+    check_mpi(MPI_Win_allocate(par::padded_window_bytes(bytes), static_cast<int>(sizeof(double)),
+                               MPI_INFO_NULL, comm_.get(), &base_, &win_),
               "MPI_Win_allocate");
     check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   }
@@ -123,8 +124,8 @@ class RmaNotifySpinExchange final : public SpinExchange {
     rank_ = comm_.rank();
     if (partners_ == 0) return;
     const std::size_t words = static_cast<std::size_t>(partners_) * (block_ + 2);
-    check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(words * 8), 8, MPI_INFO_NULL, comm_.get(),
-                               &base_, &win_),
+    check_mpi(MPI_Win_allocate(par::padded_window_bytes(static_cast<MPI_Aint>(words * 8)), 8,
+                               MPI_INFO_NULL, comm_.get(), &base_, &win_),
               "MPI_Win_allocate");
     check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
     check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");

@@ -1,0 +1,161 @@
+#pragma once
+/// What the nonsymmetric Krylov methods share (internal to the solvers
+/// layer): right preconditioning (RightPreconditioner, also BiCGStab's), the
+/// least-squares problem of a GMRES cycle with its Givens rotations
+/// (ArnoldiLsq), and the Arnoldi cycle of gmres and fgmres with classical
+/// Gram-Schmidt and its second pass when needed (GmresCycle). p(1)-GMRES
+/// (pgmres.cpp) shares ArnoldiLsq and the restart.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asyncsolve/ops/multi_vector.hpp"
+#include "krylov_context.hpp"
+
+namespace asyncsolve::solvers::detail {
+
+/// z = M^-1 v applied on the right: none (v itself, no copy), Jacobi (one
+/// fused scaling pass, timed as precond) or a general preconditioner
+/// through the context (precond phases).
+class RightPreconditioner {
+ public:
+  explicit RightPreconditioner(KrylovContext& k);
+  /// True for none: apply() returns v itself.
+  bool is_identity() const { return identity_; }
+  /// Collective (general preconditioners): z = M^-1 v; returns the field
+  /// that holds it (v for none, z otherwise).
+  grid::Field& apply(grid::Field& v, grid::Field& z);
+
+ private:
+  KrylovContext& k_;
+  bool general_;
+  bool identity_;
+  ops::Scaling minv_;
+};
+
+/// The small problem of one GMRES cycle of at most m columns: the upper
+/// Hessenberg matrix H ((m + 1) x m) as the columns arrive (kept unrotated:
+/// p(1)-GMRES corrects its vectors with it), its QR factorisation by Givens
+/// rotations R, and g = Q^T beta e_1, whose last entry is the residual norm
+/// of the current iterate (Saad and Schultz 1986). Local; every rank holds
+/// the same numbers (they come from reductions).
+class ArnoldiLsq {
+ public:
+  explicit ArnoldiLsq(int m);
+  /// A new cycle from a residual of norm beta.
+  void start(double beta);
+  /// Entry (i, j) of the unrotated H (i <= j + 1 < m + 1).
+  double& h(int i, int j) { return h_[index(i, j)]; }
+  double h(int i, int j) const { return h_[index(i, j)]; }
+  /// Rotates column j (H's column j complete) into R and g; returns the
+  /// residual norm estimate |g_{j+1}|. Throws Breakdown (a zero Krylov
+  /// vector, naming `iteration`) when the column is zero.
+  double rotate(int j, long iteration);
+  /// y solving R y = g over the first n columns (back substitution). Throws
+  /// Breakdown when a diagonal entry of R is zero.
+  std::vector<double> solve(int n, long iteration) const;
+  int columns() const { return m_; }
+
+ private:
+  std::size_t index(int i, int j) const {
+    return static_cast<std::size_t>(j) * static_cast<std::size_t>(m_ + 1) +
+           static_cast<std::size_t>(i);
+  }
+
+  int m_;
+  std::vector<double> h_;  ///< unrotated, column-major (m + 1) x m
+  std::vector<double> r_;  ///< rotated (upper triangular), column-major (m + 1) x m
+  std::vector<double> c_, s_, g_;
+};
+
+/// Stored basis vectors with deferred normalisation: v_k = scale[k] V[k].
+/// GMRES keeps each new vector as Gram-Schmidt left it and folds 1/||w||
+/// into the next coefficients, which saves a pass over memory per iteration.
+struct Basis {
+  Basis(KrylovContext& k, int vectors);
+  /// The first `n` stored vectors.
+  ops::FieldList first(int n) { return {pointers.data(), static_cast<std::size_t>(n)}; }
+
+  std::vector<grid::Field> v;
+  std::vector<grid::Field*> pointers;
+  std::vector<double> scale;
+};
+
+/// One restarted GMRES run's Arnoldi cycles, shared by gmres and fgmres:
+/// the residual and its restarts, the orthogonalisation of each new vector
+/// (classical Gram-Schmidt, a second pass as KrylovOptions::refinement
+/// says), the rotations and the stopping test. The method supplies the
+/// preconditioned vector z_j = M^-1 v_j of each step and builds x.
+class GmresCycle {
+ public:
+  /// Collective: allocates the basis (restart + 1 vectors) and the
+  /// reductions.
+  explicit GmresCycle(KrylovContext& k);
+
+  /// Collective: r_0 = b - A x into V[0]; true when the solve stops there
+  /// (the initial residual meets the tolerance, or no iterations allowed).
+  bool begin();
+  /// Collective: one Arnoldi step from z = M^-1 v_j (j the step's index in
+  /// the cycle): V[j+1] = A z orthogonalised, H's column j, the rotation.
+  /// Returns true when the method stops (tolerance, max_iters, max_time or
+  /// a happy breakdown's zero estimate).
+  bool step(int j, grid::Field& z);
+  /// The coefficients of x's correction over the first n basis vectors:
+  /// x += M^-1 sum_k y_k V[k] (scales folded in).
+  std::vector<double> coefficients(int n) const;
+  /// Collective: the end of a cycle that did not stop: r = b - A x into V[0]
+  /// (the true residual, recorded as a restart), and the stopping test on
+  /// it. Throws Breakdown when the residual estimate and the true residual
+  /// differ by more than a tenth of the cycle's first residual (PETSc's
+  /// breakdown test). Returns true when the solve stops there.
+  bool restart();
+
+  Basis& basis() { return basis_; }
+  int restart_length() const { return m_; }
+  long iterations() const { return iterations_; }
+
+ private:
+  double orthogonalise(int j, grid::Field& w);
+  double project(int j, long iteration);
+
+  KrylovContext& k_;
+  int m_;
+  Basis basis_;
+  ArnoldiLsq lsq_;
+  InnerProduct& dots_;
+  InnerProduct& norm_;
+  std::vector<double> local_;
+  std::vector<double> global_;
+  std::vector<double> coef_;
+  long iterations_ = 0;
+  double beta_ = 0.0;      ///< the cycle's first residual norm
+  double estimate_ = 0.0;  ///< the current residual norm estimate
+};
+
+/// The BiCGStab family's restarts on a breakdown: allowed unless the last
+/// one was at the same iteration (no progress since: the method cannot
+/// proceed).
+class BreakdownRestarts {
+ public:
+  explicit BreakdownRestarts(std::string_view method) : method_(method) {}
+  /// Throws Breakdown naming `quantity`, its `value` and `iteration` when the
+  /// last restart was at `iteration`; otherwise records a restart there.
+  void check(std::string_view quantity, double value, long iteration);
+
+ private:
+  std::string method_;
+  long last_ = -1;
+};
+
+/// BiCGStab's breakdown test: |(a, b)| at most 1e-14 ||a|| ||b|| (aa =
+/// ||a||^2, bb = ||b||^2), a cosine at the rounding level of an inner
+/// product, where the value carries no correct digit.
+bool is_breakdown(double dot, double aa, double bb);
+
+/// Collective: x += sum_k y_k z_k given fields z (for fgmres the stored M^-1
+/// v_k; for gmres the basis, followed by one preconditioner apply of the
+/// combination into `tmp`).
+void add_correction(KrylovContext& k, ops::FieldList z, const std::vector<double>& y,
+                    RightPreconditioner* pc, grid::Field& tmp, grid::Field& tmp2);
+
+}  // namespace asyncsolve::solvers::detail

@@ -1,0 +1,130 @@
+// check_symmetry: every stored a_ij against a_ji. A rank holds rows; a_ji of
+// an owned column j is in its own row j, found by a binary search (columns
+// ascend by global index in every row); a_ji of a ghost column lives on the
+// column's owner, so each such entry travels there transposed, as (row j,
+// column i, a_ij), in one MPI_Alltoallv.
+#include "asyncsolve/sparse/symmetry.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "asyncsolve/par/check.hpp"
+
+namespace asyncsolve::sparse {
+namespace {
+
+/// The global index of local column c.
+std::int64_t global_column(const DistMatrix& m, std::int32_t c) {
+  return c < m.local_rows() ? m.first_row() + c
+                            : m.ghost_globals()[static_cast<std::size_t>(c - m.local_rows())];
+}
+
+/// a_(row, column) of local row `row` and global `column`, and whether it is stored.
+std::pair<double, bool> lookup(const DistMatrix& m, int row, std::int64_t column) {
+  const auto begin = m.col().begin() + m.row_ptr()[static_cast<std::size_t>(row)];
+  const auto end = m.col().begin() + m.row_ptr()[static_cast<std::size_t>(row) + 1];
+  const auto at = std::lower_bound(
+      begin, end, column, [&](std::int32_t c, std::int64_t g) { return global_column(m, c) < g; });
+  if (at == end || global_column(m, *at) != column) return {0.0, false};
+  return {m.val()[static_cast<std::size_t>(at - m.col().begin())], true};
+}
+
+/// The owner of global row `g`.
+int owner(const DistMatrix& m, std::int64_t g) {
+  const auto& offsets = m.row_offsets();
+  return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), g) - offsets.begin()) -
+         1;
+}
+
+}  // namespace
+
+Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
+  const par::Comm& comm = m.comm();
+  const int ranks = comm.size();
+  const int n = m.local_rows();
+  double largest = 0.0;
+  for (const double v : m.val()) largest = std::max(largest, std::abs(v));
+  double worst = 0.0;        // max |a_ij - a_ji|
+  std::int64_t missing = 0;  // stored a_ij without a stored a_ji
+
+  // owned columns here; ghost columns to their owners, as (j, i) pairs and a_ij
+  std::vector<std::vector<std::int64_t>> pairs(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<double>> values(static_cast<std::size_t>(ranks));
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t gi = m.first_row() + i;
+    for (std::int64_t e = m.row_ptr()[static_cast<std::size_t>(i)];
+         e < m.row_ptr()[static_cast<std::size_t>(i) + 1]; ++e) {
+      const std::int32_t c = m.col()[static_cast<std::size_t>(e)];
+      const double a = m.val()[static_cast<std::size_t>(e)];
+      if (c < n) {
+        const auto [t, stored] = lookup(m, c, gi);
+        worst = std::max(worst, std::abs(a - t));
+        missing += stored ? 0 : 1;
+      } else {
+        const std::int64_t gj = global_column(m, c);
+        const auto r = static_cast<std::size_t>(owner(m, gj));
+        pairs[r].insert(pairs[r].end(), {gj, gi});
+        values[r].push_back(a);
+      }
+    }
+  }
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks)), recv_counts(send_counts.size());
+  for (std::size_t r = 0; r < values.size(); ++r)
+    send_counts[r] = static_cast<int>(values[r].size());
+  par::check_mpi(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
+      "MPI_Alltoall");
+  std::vector<int> send_displs(send_counts.size(), 0), recv_displs(send_counts.size(), 0);
+  for (std::size_t r = 1; r < send_counts.size(); ++r) {
+    send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
+    recv_displs[r] = recv_displs[r - 1] + recv_counts[r - 1];
+  }
+  const int sent = send_displs.back() + send_counts.back();
+  const int received = recv_displs.back() + recv_counts.back();
+  std::vector<std::int64_t> send_pairs, recv_pairs(2 * static_cast<std::size_t>(received));
+  std::vector<double> send_values, recv_values(static_cast<std::size_t>(received));
+  send_pairs.reserve(2 * static_cast<std::size_t>(sent));
+  send_values.reserve(static_cast<std::size_t>(sent));
+  for (std::size_t r = 0; r < values.size(); ++r) {
+    send_pairs.insert(send_pairs.end(), pairs[r].begin(), pairs[r].end());
+    send_values.insert(send_values.end(), values[r].begin(), values[r].end());
+  }
+  par::check_mpi(MPI_Alltoallv(send_values.data(), send_counts.data(), send_displs.data(),
+                               MPI_DOUBLE, recv_values.data(), recv_counts.data(),
+                               recv_displs.data(), MPI_DOUBLE, comm.get()),
+                 "MPI_Alltoallv");
+  for (int& c : send_counts) c *= 2;
+  for (int& c : recv_counts) c *= 2;
+  for (int& d : send_displs) d *= 2;
+  for (int& d : recv_displs) d *= 2;
+  par::check_mpi(MPI_Alltoallv(send_pairs.data(), send_counts.data(), send_displs.data(),
+                               MPI_INT64_T, recv_pairs.data(), recv_counts.data(),
+                               recv_displs.data(), MPI_INT64_T, comm.get()),
+                 "MPI_Alltoallv");
+  // a_ij arrived as (j, i): a_ji is in this rank's row j
+  for (int e = 0; e < received; ++e) {
+    const std::int64_t row = recv_pairs[2 * static_cast<std::size_t>(e)];
+    const std::int64_t column = recv_pairs[2 * static_cast<std::size_t>(e) + 1];
+    const auto [t, stored] = lookup(m, static_cast<int>(row - m.first_row()), column);
+    worst = std::max(worst, std::abs(recv_values[static_cast<std::size_t>(e)] - t));
+    missing += stored ? 0 : 1;
+  }
+
+  double maxima[2] = {largest, worst};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT64_T, MPI_SUM, comm.get()),
+                 "MPI_Allreduce");
+  Symmetry out;
+  out.tolerance = tolerance;
+  out.unmatched = missing;
+  out.structural = missing == 0;
+  out.max_asymmetry = maxima[0] > 0.0 ? maxima[1] / maxima[0] : 0.0;
+  out.numerical = out.max_asymmetry <= tolerance;
+  return out;
+}
+
+}  // namespace asyncsolve::sparse
