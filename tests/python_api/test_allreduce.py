@@ -18,7 +18,7 @@ def reference(comm, values, op):
 
 
 @pytest.mark.parametrize("algorithm", ["mpi", "impi", "tree", "rd", "knomial:3",
-                                       "twolevel:rd"])
+                                       "twolevel:rd", "shm", "twolevel:shm+impi"])
 @pytest.mark.parametrize("op", ["sum", "min", "max"])
 def test_against_comm_allreduce(comm, algorithm, op):
     values = np.array([comm.rank + 1.0, -2.0 * comm.rank, 0.5 ** comm.rank])

@@ -33,14 +33,18 @@ def keys(value: object) -> object:
     return type(value).__name__ if not isinstance(value, int | float) else "number"
 
 
-@pytest.mark.parametrize(("method", "extra"), [("pcg1", []), ("jacobi", []),
-                                               ("pcg1", ["--repeat-solve", "2"])])
-def test_to_dict_matches_the_command(comm, spd, tmp_path_factory, method, extra):
+@pytest.mark.parametrize(("matrix", "method", "extra"), [
+    ("spd", "pcg1", []), ("spd", "jacobi", []), ("spd", "pcg1", ["--repeat-solve", "2"]),
+    ("nonsymmetric", "gmres", ["--pc", "ilu0", "--restart", "6"]),
+    ("nonsymmetric", "pipebicgstab", ["--pc", "jacobi"]),
+])
+def test_to_dict_matches_the_command(comm, request, tmp_path_factory, matrix, method, extra):
     if comm.size != 1:
         pytest.skip("the command runs as a singleton next to the one-rank suite")
     binary = os.environ.get("ASYNCSOLVE_BINARY") or shutil.which("asyncsolve")
     if not binary:
         pytest.skip("no asyncsolve binary (ASYNCSOLVE_BINARY)")
+    spd = request.getfixturevalue(matrix)
     folder: Path = tmp_path_factory.mktemp("document")
     matrix = folder / "a.mtx"
     out = folder / "run.json"
@@ -50,10 +54,11 @@ def test_to_dict_matches_the_command(comm, spd, tmp_path_factory, method, extra)
                          env=clean_environment(), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     command = json.loads(out.read_text())["result"]
-    options = {"repeat_solve": int(extra[1])} if extra else {}
+    # The command's options as keywords (--repeat-solve 2 -> repeat_solve="2").
+    options = {extra[k][2:].replace("-", "_"): extra[k + 1] for k in range(0, len(extra), 2)}
     ours = asyncsolve.solve(spd, comm=comm, method=method, tol=1e-9, **options).to_dict()
     assert keys(ours) == keys(command)  # the same schema
-    for field in ("converged", "reason", "detail", "final_sync_iterations"):
+    for field in ("converged", "reason", "detail", "final_sync_iterations", "warnings"):
         assert ours[field] == command[field]
     assert ours["iterations"]["max"] == command["iterations"]["max"]
     assert ours["true_residual"] == pytest.approx(command["true_residual"], rel=1e-6)

@@ -122,3 +122,48 @@ def test_exception_classes():
     assert issubclass(asyncsolve.InputError, asyncsolve.Error)
     assert issubclass(asyncsolve.RuntimeFailure, asyncsolve.Error)
     assert issubclass(asyncsolve.NotConverged, asyncsolve.Error)
+
+
+@pytest.mark.parametrize("method", ["cg", "pcg1", "pipecg"])
+def test_cg_family_refuses_a_nonsymmetric_matrix(comm, nonsymmetric, method):
+    # The command's symmetry check and its one-line refusal, on every rank.
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method=method)
+    text = one_line(e)
+    assert text.startswith(f"--method {method}: the matrix is not symmetric")
+    assert "--force" in text
+
+
+def test_force_runs_cg_on_a_nonsymmetric_matrix(comm, nonsymmetric):
+    # Forced, CG runs (whatever it reaches) and the document says so.
+    try:
+        r = asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="cg", force=True,
+                             max_iters=20)
+    except asyncsolve.NotConverged as e:
+        r = e.result
+    symmetry = r.document["problem"]["symmetry"]
+    assert symmetry["symmetric"] is False
+    assert symmetry["forced"] is True
+
+
+def test_nonsymmetric_option_ranges(comm, nonsymmetric):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", restart=0)
+    assert one_line(e).startswith("--restart 0: expected")
+    with pytest.raises(asyncsolve.InputError, match="--cgs-refinement 'often'"):
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres",
+                         cgs_refinement="often")
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", pc="chebyshev")
+    assert one_line(e).startswith("--pc chebyshev with --method gmres")
+
+
+def test_zero_diagonal_refused_by_jacobi_preconditioner(comm):
+    # D^-1 of a general matrix needs a non-zero diagonal: refused before the solve.
+    a = sp.csr_matrix(np.array([[0.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.3, 3.0]]))
+    if comm.size > 3:
+        a = sp.block_diag([a] * 2).tocsr()
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(a, comm), np.ones(a.shape[0]), comm=comm, method="gmres",
+                         pc="jacobi")
+    assert "diagonal" in one_line(e)

@@ -15,10 +15,15 @@ from conftest import block_of, rhs
 CG_FAMILY = {"cg", "pcg1", "pcg2", "pcg-overlap", "pipecg"}
 
 
+NONSYMMETRIC_METHODS = {"gmres", "fgmres", "pgmres", "bicgstab", "pipebicgstab"}
+
+
 def test_methods_listed():
     methods = asyncsolve.methods()
     assert "jacobi" in methods
     assert "pcg1" in methods
+    assert CG_FAMILY <= set(methods)
+    assert NONSYMMETRIC_METHODS <= set(methods)
     assert "lanczos" not in methods
 
 
@@ -122,3 +127,32 @@ def test_version_is_the_library_version():
     import importlib.metadata
 
     assert importlib.metadata.version("asyncsolve") == asyncsolve.__version__
+
+
+@pytest.mark.parametrize(("method", "options"), [
+    ("gmres", {"pc": "ilu0", "restart": 5}),
+    ("fgmres", {"pc": "jacobi", "restart": 8, "cgs_refinement": "always"}),
+    ("pgmres", {"restart": 12}),
+    ("bicgstab", {"pc": "ilu0"}),
+    ("pipebicgstab", {"pc": "jacobi"}),
+])
+def test_nonsymmetric_options_against_spsolve(comm, nonsymmetric, method, options):
+    a = nonsymmetric
+    b = rhs(a.shape[0])
+    exact = spla.spsolve(a.tocsc(), b)
+    r = asyncsolve.solve(a if comm.rank == 0 else None, b, comm=comm, method=method, tol=1e-10,
+                         max_iters=100000, gather=True, **options)
+    assert r.converged
+    assert r.true_residual < 1e-9
+    assert np.allclose(r.x, exact, rtol=0, atol=1e-7 * np.abs(exact).max())
+    assert r.document["problem"]["symmetry"]["symmetric"] is False
+
+
+def test_nonsymmetric_rows_of_each_rank(comm, nonsymmetric):
+    block, rows = block_of(nonsymmetric, comm)
+    b = rhs(nonsymmetric.shape[0])
+    exact = spla.spsolve(nonsymmetric.tocsc(), b)
+    r = asyncsolve.solve(block, b[rows[0]:rows[1]], comm=comm, method="bicgstab", tol=1e-10,
+                         rows=rows, gather=True)
+    assert r.converged
+    assert np.allclose(r.x, exact, atol=1e-7 * np.abs(exact).max())
