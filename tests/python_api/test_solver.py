@@ -71,3 +71,17 @@ def test_repeat_solve_keyword(comm, spd):
     repeats = r.to_dict()["repeat_solves"]
     assert repeats["count"] == 3
     assert all(repeats["converged"])
+
+
+@pytest.mark.parametrize(("method", "pc"), [("gmres", "ilu0"), ("pipebicgstab", "jacobi")])
+def test_nonsymmetric_repeated_solves_against_spsolve(comm, nonsymmetric, method, pc):
+    a = nonsymmetric
+    n = a.shape[0]
+    lu = spla.splu(a.tocsc())
+    with asyncsolve.Solver(a if comm.rank == 0 else None, comm=comm, method=method, pc=pc,
+                           tol=1e-10) as solver:
+        for k in range(3):
+            b = np.sin(np.arange(n) * (k + 0.5))
+            r = solver.solve(b if comm.rank == 0 else None, gather=True)
+            assert r.converged
+            assert np.allclose(r.x, lu.solve(b), atol=1e-7 * np.abs(lu.solve(b)).max())
