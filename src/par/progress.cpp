@@ -20,6 +20,11 @@ ProgressThread::ProgressThread(const Comm& comm, std::chrono::microseconds inter
   }
   comm_ = comm.dup();
   thread_ = std::thread([this] { run(); });
+  // Return once the thread has turned the engine once: a short solve then
+  // never runs without its progress thread. Without this wait, a launcher
+  // whose ranks spin (MPICH's ch4 polls without yielding) can leave the new
+  // thread unscheduled until the solve has ended.
+  while (passes_.load(std::memory_order_acquire) == 0) std::this_thread::yield();
 }
 
 ProgressThread::~ProgressThread() {
@@ -57,7 +62,7 @@ void ProgressThread::run() {
     // communicator matches nothing and costs little.
     int flag = 0;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
-    passes_.fetch_add(1, std::memory_order_relaxed);
+    passes_.fetch_add(1, std::memory_order_release);
     if (interval_.count() > 0) {
       std::this_thread::sleep_for(interval_);
     } else {

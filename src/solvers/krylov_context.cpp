@@ -276,6 +276,17 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
     result_.reason = StopReason::tolerance;
     return true;
   }
+  // Every rank sees the same global residual, so every rank takes the same
+  // verdict without a further reduction.
+  if (first_residual_ < 0.0) first_residual_ = p.residual;
+  if (first_residual_ > 0.0 && p.residual >= krylov_divergence_factor * first_residual_) {
+    result_.reason = StopReason::diverged;
+    result_.detail = fmt::format(
+        "the residual grew from {:.3e} to {:.3e} at iteration {} (more than {:.0e} times): the "
+        "iteration diverges",
+        first_residual_, p.residual, iteration, krylov_divergence_factor);
+    return true;
+  }
   if (iteration >= options_.max_iters) {
     result_.reason = StopReason::max_iters;
     return true;

@@ -157,7 +157,9 @@ class KrylovContext {
   /// Records the residual sqrt(rr) / ||b|| after `iteration` iterations
   /// (history on rank 0, the monitor, noise polling) and decides: true, with
   /// the outcome set, when it is below the tolerance ("tolerance") or the
-  /// iterations are used up ("max_iters"), or (collectively, every 16
+  /// iterations are used up ("max_iters"), when it has grown to
+  /// krylov_divergence_factor times the first residual recorded ("diverged", as
+  /// PETSc's divergence tolerance, relative to the start), or (collectively, every 16
   /// iterations, only when options.max_time_s is finite) some rank has run
   /// options.max_time_s seconds ("max_time"). `local_rr` is this rank's part.
   bool stop(long iteration, double rr, double local_rr);
@@ -227,6 +229,7 @@ class KrylovContext {
   SolveResult result_;
   double b_norm_ = 1.0;  ///< ||b|| (1 when b = 0)
   double t_start_ = 0.0;
+  double first_residual_ = -1.0;  ///< the first residual stop() recorded (relative)
 };
 
 /// The working set of paper 003's PCG-Algorithm2 (Figure 6, DiagInvScale

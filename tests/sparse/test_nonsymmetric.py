@@ -259,5 +259,28 @@ def test_skew_matrix_stops_bicgstab_with_exit_code_3(solve, tmp_path):
     assert rc == 0, (out, err)
 
 
+def test_growing_residual_stops_as_diverged(solve, tmp_path):
+    """An upper bidiagonal matrix with 1e8 above the unit diagonal (condition
+    number near 1e150): pipelined BiCGStab's residual grows without bound.
+    The solve stops as diverged within a few iterations (exit code 3)
+    instead of running until --max-time."""
+    n = 20
+    import scipy.sparse as sp
+
+    a = sp.diags([np.ones(n), 1e8 * np.ones(n - 1)], [0, 1], format="csr")
+    path = tmp_path / "bidiagonal.mtx"
+    convdiff.write_mtx(str(path), a, "bidiagonal")
+    for method, reasons in (("pipebicgstab", ("diverged",)),
+                            ("bicgstab", ("diverged", "breakdown"))):
+        rc, out, err, doc = solve(2, "--matrix", path, "--method", method, "--pc", "none",
+                                  "--max-time", "60")
+        assert rc == 3, (method, out, err)
+        r = doc["result"]
+        assert r["reason"] in reasons, (method, r["reason"], r.get("detail"))
+        assert r["iterations"]["max"] < 1000, (method, r["iterations"])
+        if r["reason"] == "diverged":
+            assert "grew from" in r["detail"], r["detail"]
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
