@@ -84,7 +84,7 @@ inline bool async_check_stops(SolveResult& result, const JacobiOptions& options,
     result.reason = StopReason::tolerance;
     return true;
   }
-  if (check_divergence(result, estimate, k)) return true;
+  if (check_divergence(result, estimate, k, async_divergence_floor)) return true;
   if (sum[over_time_value] > 0.0) {
     result.reason = StopReason::max_time;
     return true;

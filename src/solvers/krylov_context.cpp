@@ -278,13 +278,13 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
   }
   // Every rank sees the same global residual, so every rank takes the same
   // verdict without a further reduction.
-  if (first_residual_ < 0.0) first_residual_ = p.residual;
+  if (first_residual_ < 0.0) {
+    first_residual_ = p.residual;
+    first_iteration_ = iteration;
+  }
   if (first_residual_ > 0.0 && p.residual >= krylov_divergence_factor * first_residual_) {
-    result_.reason = StopReason::diverged;
-    result_.detail = fmt::format(
-        "the residual grew from {:.3e} to {:.3e} at iteration {} (more than {:.0e} times): the "
-        "iteration diverges",
-        first_residual_, p.residual, iteration, krylov_divergence_factor);
+    mark_diverged(result_, first_residual_, first_iteration_, p.residual, iteration,
+                  krylov_divergence_factor);
     return true;
   }
   if (iteration >= options_.max_iters) {

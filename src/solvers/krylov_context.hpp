@@ -230,6 +230,7 @@ class KrylovContext {
   double b_norm_ = 1.0;  ///< ||b|| (1 when b = 0)
   double t_start_ = 0.0;
   double first_residual_ = -1.0;  ///< the first residual stop() recorded (relative)
+  long first_iteration_ = 0;      ///< its iteration
 };
 
 /// The working set of paper 003's PCG-Algorithm2 (Figure 6, DiagInvScale

@@ -55,21 +55,28 @@ void set_breakdown(SolveResult& result, double residual, long iteration) {
   result.detail = fmt::format("residual = {} at iteration {}", residual, iteration);
 }
 
-bool check_divergence(SolveResult& result, double residual, long iteration) {
+bool check_divergence(SolveResult& result, double residual, long iteration, double floor) {
   if (residual < result.best_residual) {
     result.best_residual = residual;
     result.best_iteration = iteration;
     return false;
   }
-  if (!(result.best_residual > 0.0) || !(residual >= divergence_factor * result.best_residual))
+  if (!(result.best_residual > 0.0) || !(residual >= divergence_factor * result.best_residual) ||
+      !(residual > floor))
     return false;
+  mark_diverged(result, result.best_residual, result.best_iteration, residual, iteration,
+                divergence_factor);
+  return true;
+}
+
+void mark_diverged(SolveResult& result, double from, long from_iteration, double to, long iteration,
+                   double factor) {
   result.converged = false;
   result.reason = StopReason::diverged;
   result.detail = fmt::format(
       "the residual grew from {:.3e} at iteration {} to {:.3e} at iteration {} (more than {:.0e} "
       "times): the iteration diverges",
-      result.best_residual, result.best_iteration, residual, iteration, divergence_factor);
-  return true;
+      from, from_iteration, to, iteration, factor);
 }
 
 void confirm_convergence(SolveResult& result, double tol) {

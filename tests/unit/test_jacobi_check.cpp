@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "asyncsolve/solvers/norm.hpp"
 #include "solvers/jacobi_check.hpp"
 
 namespace {
@@ -64,6 +65,37 @@ TEST(AsyncCheckStops, BreakdownThenToleranceThenTimeThenEveryRankAtMaxIters) {
   sum[at_max_iters_value] = 3.0;
   EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3));
   EXPECT_EQ(r.reason, StopReason::max_iters);
+}
+
+TEST(CheckDivergence, GrowthAboveTheFloorOnlyStopsTheSolve) {
+  using asyncsolve::solvers::check_divergence;
+  using asyncsolve::solvers::StopReason;
+  {  // wandering at the roundoff floor: 1e-22, then 1e-16 (1e6 times) is no divergence
+    asyncsolve::solvers::SolveResult r;
+    EXPECT_FALSE(check_divergence(r, 1e-22, 10));
+    EXPECT_FALSE(check_divergence(r, 1e-16, 20));
+    EXPECT_FALSE(check_divergence(r, 1e-9, 30));
+    EXPECT_EQ(r.reason, StopReason::none);
+    EXPECT_EQ(r.best_iteration, 10);
+  }
+  {  // from 1e-3 to 1e4 and from the floor to above it: divergence
+    asyncsolve::solvers::SolveResult r;
+    EXPECT_FALSE(check_divergence(r, 1e-3, 5));
+    EXPECT_FALSE(check_divergence(r, 9e2, 6));
+    EXPECT_TRUE(check_divergence(r, 1e4, 7));
+    EXPECT_EQ(r.reason, StopReason::diverged);
+    EXPECT_FALSE(r.converged);
+    asyncsolve::solvers::SolveResult f;
+    EXPECT_FALSE(check_divergence(f, 1e-22, 1));
+    EXPECT_TRUE(check_divergence(f, 1e-7, 2));
+  }
+  {  // asynchronous Jacobi's upper bound: 1.5e-9, then a bound of 0.97 is no divergence
+    using asyncsolve::solvers::async_divergence_floor;
+    asyncsolve::solvers::SolveResult r;
+    EXPECT_FALSE(check_divergence(r, 1.5e-9, 5000, async_divergence_floor));
+    EXPECT_FALSE(check_divergence(r, 0.97, 5000, async_divergence_floor));
+    EXPECT_TRUE(check_divergence(r, 11.0, 5100, async_divergence_floor));
+  }
 }
 
 TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {

@@ -51,6 +51,22 @@ void set_breakdown(SolveResult& result, double residual, long iteration);
 /// the residual overflows or --max-iters runs out.
 inline constexpr double divergence_factor = 1e6;
 
+/// Below this relative residual (about the square root of the double's
+/// epsilon) no growth counts as divergence: at the roundoff floor the
+/// residual an asynchronous round sees wanders by many orders of magnitude
+/// (seen: a best of 1e-22 against a later 1e-16, 3 ranks under MPICH), and
+/// an iteration that diverges passes this value soon after anyway.
+inline constexpr double divergence_floor = 1.5e-8;
+
+/// The floor of asynchronous Jacobi's rule: ten times ||b||. Its estimate
+/// is an upper bound (a rank that does not sweep adds each halo change to
+/// its last measured residual), which grows with the news it takes while
+/// the true residual falls: seen, a bound of 0.97 after a best of 1.5e-9,
+/// with a true residual of 9.6e-7 (a rank waiting at max_iters under load).
+/// The sum of the halo changes of a converging iteration stays of the order
+/// of the first error, and a diverging one passes ten times ||b|| soon.
+inline constexpr double async_divergence_floor = 10.0;
+
 /// The divergence rule of the Krylov methods: a residual that has grown to
 /// this many times the first one. Far above Jacobi's factor, because
 /// BiCGStab's residual may rise a long way before it falls: on the upwind
@@ -62,9 +78,17 @@ inline constexpr double krylov_divergence_factor = 1e10;
 /// (and best_iteration) when it is the smallest so far. True, with
 /// `result` marked diverged (converged false, reason "diverged", a detail
 /// naming both residuals and iterations), when it is divergence_factor
-/// times the smallest or more. Local; the same on every rank for a reduced
-/// residual.
-bool check_divergence(SolveResult& result, double residual, long iteration);
+/// times the smallest or more and above `floor`. Local; the same on every
+/// rank for a reduced residual.
+bool check_divergence(SolveResult& result, double residual, long iteration,
+                      double floor = divergence_floor);
+
+/// Marks `result` diverged: converged false, reason "diverged", a detail
+/// saying the residual grew from `from` (at `from_iteration`) to `to` (at
+/// `iteration`), more than `factor` times. Shared by Jacobi's rule and the
+/// Krylov methods' (KrylovContext::stop).
+void mark_diverged(SolveResult& result, double from, long from_iteration, double to, long iteration,
+                   double factor);
 
 /// The convergence rule, after a solve has measured its true residual:
 /// converged only when true_residual < tol. A solve whose stop test was met
