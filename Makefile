@@ -3,7 +3,8 @@
 #                       with asyncsolve-lab and write its report (results/demo/report/)
 #   make test           install what is missing, build, run every test (ctest, with the
 #                       lab's pytest suite in the venv)
-#   make venv           the Python venv (.venv) with asyncsolve-lab and pinned dependencies
+#   make venv           the Python venv (.venv): asyncsolve-lab, the asyncsolve package
+#                       (python/bindings) and their pinned dependencies
 #   make lint           lint-format, lint-tidy, lint-python and lint-size (what CI runs)
 #   make lint-format    clang-format (.clang-format) check of every C and C++ file
 #   make lint-tidy      clang-tidy (.clang-tidy) on the library's sources (src/)
@@ -35,7 +36,7 @@ DEMO_SUITE ?= suites/demo.toml
 # Debian packages the build, tests and benchmarks need.
 DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi-dev \
                 libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev liblapack-dev \
-                libmetis-dev libscotch-dev libhypre-dev libsuitesparse-dev python3 python3-venv \
+                libmetis-dev libscotch-dev libhypre-dev libsuitesparse-dev python3 python3-venv python3-dev \
                 gfortran libcoarrays-openmpi-dev
 # (gfortran: the Fortran module asyncsolve_channel, its example and tests;
 # libcoarrays-openmpi-dev: OpenCoarrays over Open MPI, caf and cafrun, for
@@ -103,11 +104,21 @@ build: deps $(BUILD)/build.ninja
 
 # asyncsolve-lab (python/) in a venv: every dependency pinned
 # (python/requirements.lock), the package itself installed editable.
-venv: $(VENV)/.lab-installed
+venv: $(VENV)/.lab-installed $(VENV)/.asyncsolve-installed
 $(VENV)/.lab-installed: python/pyproject.toml python/requirements.lock | deps
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r python/requirements.lock
+	$(VENV)/bin/pip install -q --no-binary mpi4py -r python/requirements.lock
 	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e ./python
+	touch $@
+
+# The asyncsolve package (python/bindings): nanobind over the library, built
+# by scikit-build-core (build-python/, kept between installs) against the
+# system MPI. mpi4py comes from the lock file built from source (--no-binary
+# above), so that it links the same MPI; the package checks at import.
+# Rebuilt when a tracked source of the library or the package changes.
+PY_PACKAGE_SOURCES := $(shell git ls-files CMakeLists.txt cmake src include python/bindings 2>/dev/null)
+$(VENV)/.asyncsolve-installed: $(VENV)/.lab-installed $(PY_PACKAGE_SOURCES)
+	$(VENV)/bin/pip install -q --no-deps --no-build-isolation ./python/bindings
 	touch $@
 
 # Every Python file of the repository: the lab, the benchmark drivers and the

@@ -42,20 +42,10 @@
 #include "near_null_input.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
+#include "sparse_session.hpp"
 
 namespace asyncsolve::app {
 namespace {
-
-/// The distributed system and where it came from.
-struct SparseProblem {
-  sparse::DistMatrix matrix;
-  std::vector<double> b;
-  std::vector<double> x0;
-  std::optional<sparse::LoadedSystem> loaded;        ///< --matrix (its matrix moved out)
-  std::optional<grid::Decomposition> decomposition;  ///< --assemble
-  nlohmann::json parameters;                         ///< for the document's "problem"
-  std::string name;
-};
 
 /// --write-solution must be writable before anything is computed, and no
 /// output may be a file the command reads or another output.
@@ -92,6 +82,7 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
   SparseProblem p;
   p.loaded = sparse::load_system(world, config.sparse.matrix_path, options);
   sparse::LoadedSystem& l = *p.loaded;
+  p.file_rows = l.file_rows;
   p.matrix = std::move(l.matrix);
   p.b = l.b;
   p.x0 = l.x0;
@@ -212,20 +203,7 @@ Solved solve_krylov(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
                     comm::SparseHaloExchange& halo) {
   const par::Comm& comm = p.matrix.comm();
   par::FaultInjector faults(fault_options(config), comm.rank());
-  solvers::KrylovOptions options = krylov_options(config, comm, faults);
-  if (p.loaded) options.file_rows = p.loaded->file_rows;  // messages name the file's rows
-  const bool block_aware = config.pc.kind == precond::PcKind::boomeramg ||
-                           config.pc.kind == precond::PcKind::additive_schwarz;
-  if (block_aware && p.loaded) {
-    add_near_null_space(comm, config.schwarz, config.sparse.matrix_path, p.matrix.global_rows(),
-                        p.loaded->file_rows, options.pc);
-  }
-  if (config.progress.mode == Progress::Mode::thread) {
-    throw core::InputError(
-        fmt::format("--progress {} with --matrix or --assemble: expected none "
-                    "(the sparse Krylov solves poll through --test-every)",
-                    config.progress.name()));
-  }
+  const solvers::KrylovOptions options = sparse_krylov_options(config, p, faults);
   Solved out;
   try {
     out.result = solvers::krylov_solve(system, p.matrix, halo, options);
@@ -269,9 +247,11 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
 }
 
 /// What is known of A's symmetry (solve_advice.hpp): an assembled model
-/// problem and a Matrix Market file stored symmetric are symmetric.
+/// problem and a Matrix Market file stored symmetric are symmetric; a
+/// caller's matrix (sparse_session.hpp) is not known to be.
 Symmetry symmetry_of(const SparseProblem& p) {
-  if (!p.loaded) return Symmetry::symmetric;
+  if (p.decomposition) return Symmetry::symmetric;
+  if (!p.loaded) return Symmetry::unknown;
   switch (p.loaded->info.symmetry) {
     case sparse::MmSymmetry::symmetric:
       return Symmetry::symmetric;
@@ -340,7 +320,7 @@ nlohmann::json check_jacobi(const SolveConfig& config, const SparseProblem& p,
     throw core::InputError(
         fmt::format("{}: a zero diagonal entry, a_ii = 0 on {}: Jacobi divides by the diagonal; "
                     "expected every a_ii != 0",
-                    p.loaded ? config.sparse.matrix_path : "--assemble", *row));
+                    p.decomposition ? "--assemble" : config.sparse.matrix_path, *row));
   }
   const solvers::JacobiRho rho = solvers::estimate_jacobi_rho(p.matrix, system.op);
   check_async_rho(rho, config.variant, config.sparse.force, symmetry_of(p));
@@ -440,6 +420,82 @@ std::vector<std::string> hints_of(const SolveConfig& config, const SparseProblem
 
 }  // namespace
 
+solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const SparseProblem& p,
+                                             par::FaultInjector& faults) {
+  solvers::KrylovOptions options = krylov_options(config, p.matrix.comm(), faults);
+  options.file_rows = p.file_rows;  // messages name the file's rows
+  const bool block_aware = config.pc.kind == precond::PcKind::boomeramg ||
+                           config.pc.kind == precond::PcKind::additive_schwarz;
+  if (block_aware && !p.file_rows.empty()) {
+    add_near_null_space(p.matrix.comm(), config.schwarz, config.sparse.matrix_path,
+                        p.matrix.global_rows(), p.file_rows, options.pc);
+  }
+  if (config.progress.mode == Progress::Mode::thread) {
+    throw core::InputError(
+        fmt::format("--progress {} with --matrix or --assemble: expected none "
+                    "(the sparse Krylov solves poll through --test-every)",
+                    config.progress.name()));
+  }
+  return options;
+}
+
+SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
+  SparseSetup out;
+  const par::Comm& comm = p.matrix.comm();
+  const bool jacobi = !is_krylov(config);
+  out.warnings = check_rhs(config, p);
+  out.scale = scale_to_unit_diagonal(config, p);
+  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
+  // the solve over- or underflows for a system scaled far from 1.
+  out.powers = sparse::equilibrate(p.matrix, p.b, p.x0);
+  const double t_operator = core::now_s();
+  out.system = solvers::make_csr_system(p.matrix, p.b, p.x0);
+  // The operator's build (interior and boundary blocks, SELL-8): paid once
+  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
+  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
+  p.parameters["operator"] = operator_json(comm, out.system.op);
+
+  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
+  out.jacobi_check = jacobi ? check_jacobi(config, p, out.system) : nullptr;
+
+  // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
+  // for the true residual of the asynchronous variants) the --halo strategy.
+  const int transport = transport_of(config);
+  out.halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
+                 ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
+                 : comm::make_sparse_halo_exchange(config.halo, p.matrix);
+  return out;
+}
+
+Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
+  solvers::CsrSystem& system = setup.system;
+  Solved solved = is_krylov(config) ? solve_krylov(config, p, system, *setup.halo)
+                                    : solve_jacobi(config, p, system, *setup.halo);
+  unscale_solution(p, setup);
+  return solved;
+}
+
+void unscale_solution(const SparseProblem& p, SparseSetup& setup) {
+  // Back to the unscaled unknowns: x = S 2^(a - c) y.
+  grid::Field& x = setup.system.x;
+  setup.powers.unscale({x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
+  const std::vector<double>& s = setup.scale;
+  for (std::size_t i = 0; i < s.size(); ++i) x.origin()[i] *= s[i];
+}
+
+RunSummary sparse_summary(const SolveConfig& config, const SparseProblem& p,
+                          const SparseSetup& setup, const Solved& solved) {
+  RunSummary summary = summarise(p.matrix.comm(), solved, false);
+  summary.warnings = setup.warnings;
+  summary.hints = hints_of(config, p, solved.result);
+  return summary;
+}
+
+RunProblem sparse_run_problem(const SolveConfig& config, const SparseProblem& p,
+                              const SparseSetup& setup) {
+  return run_problem(config, p, setup.powers, setup.jacobi_check);
+}
+
 core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& world,
                                 const par::Environment& env,
                                 const std::vector<std::string>& command) {
@@ -453,34 +509,10 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   SparseProblem p =
       config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
   const par::Comm& comm = p.matrix.comm();
-  const bool jacobi = !is_krylov(config);
-  const std::vector<std::string> warnings = check_rhs(config, p);
-  const std::vector<double> s = scale_to_unit_diagonal(config, p);
-  // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
-  // the solve over- or underflows for a system scaled far from 1.
-  const sparse::PowerOfTwoScaling powers = sparse::equilibrate(p.matrix, p.b, p.x0);
-  const double t_operator = core::now_s();
-  solvers::CsrSystem system = solvers::make_csr_system(p.matrix, p.b, p.x0);
-  // The operator's build (interior and boundary blocks, SELL-8): paid once
-  // per matrix, as PETSc's assembly; bench/peers/run_pc.py counts it.
-  p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
-  p.parameters["operator"] = operator_json(comm, system.op);
-
-  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
-  nlohmann::json jacobi_check = jacobi ? check_jacobi(config, p, system) : nullptr;
-
-  // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
-  // for the true residual of the asynchronous variants) the --halo strategy.
-  const int transport = transport_of(config);
-  auto halo = jacobi && config.variant == Variant::sync && transport != AS_TRANSPORT_MPI
-                  ? comm::make_sparse_channel_halo_exchange(p.matrix, transport)
-                  : comm::make_sparse_halo_exchange(config.halo, p.matrix);
-  Solved solved =
-      jacobi ? solve_jacobi(config, p, system, *halo) : solve_krylov(config, p, system, *halo);
-  halo->close();
-  // Back to the unscaled unknowns: x = S 2^(a - c) y.
-  powers.unscale({system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
-  for (std::size_t i = 0; i < s.size(); ++i) system.x.origin()[i] *= s[i];
+  SparseSetup setup = setup_sparse(config, p);
+  Solved solved = solve_sparse(config, p, setup);
+  setup.halo->close();
+  solvers::CsrSystem& system = setup.system;
   solved.result.error_inf = error_of(config, p, system.x);
   if (p.loaded && !config.sparse.write_solution_path.empty()) {
     sparse::write_solution(
@@ -489,10 +521,8 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
         config.sparse.write_solution_path);
   }
 
-  RunSummary summary = summarise(comm, solved, false);
-  summary.warnings = warnings;
-  summary.hints = hints_of(config, p, solved.result);
-  const RunProblem rp = run_problem(config, p, powers, std::move(jacobi_check));
+  const RunSummary summary = sparse_summary(config, p, setup, solved);
+  const RunProblem rp = sparse_run_problem(config, p, setup);
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =
       report_solve(comm, command, started, e, rp, config, summary, solved.result);

@@ -22,6 +22,7 @@
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "krylov_context.hpp"
+#include "krylov_run.hpp"
 
 namespace asyncsolve::solvers {
 
@@ -163,16 +164,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
     throw core::InputError(
         fmt::format("--repeat-solve {}: expected at least 1 solve", options.repeat_solves));
   }
-  check_restart(options, a);
-  std::unique_ptr<precond::Preconditioner> pc;
-  double setup_s = 0.0;
-  if (is_general(options.pc)) {
-    const double t0 = core::now_s();
-    precond::PcSettings settings = options.pc;
-    if (!needs_symmetric_matrix(options.method)) precond::use_nonsymmetric_defaults(settings);
-    pc = precond::make_preconditioner(settings, a);
-    setup_s = core::now_s() - t0;
-  }
+  detail::PreparedPc pc = detail::setup_preconditioner(a, options);
   const bool repeating = options.repeat_solves > 1;
   Field x0;     // the initial guess, restored before every solve after the first
   Field first;  // the first solve's solution, against which the others are measured
@@ -185,13 +177,10 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
   SolveResult result;
   for (int solve = 0; solve < options.repeat_solves; ++solve) {
     if (solve > 0) ops::copy(x0, x);
-    detail::KrylovContext k(a, x, b, options);
-    k.set_preconditioner(pc.get());
-    if (solve == 0) k.add_setup_time(setup_s);
-    SolveResult r = k.run(loop);
+    SolveResult r =
+        detail::solve_once(a, x, b, options, loop, pc.pc.get(), solve == 0 ? pc.setup_s : 0.0);
     RepeatedSolve one = repeated(r);
     if (solve == 0) {
-      if (pc) r.pc = pc->report();
       result = std::move(r);
       if (repeating) {
         first = a.make_vector();
@@ -204,7 +193,7 @@ SolveResult run_solve(detail::LinearOperator& a, Field& x, const Field& b,
     result.repeats.push_back(one);
     if (!result.repeats.back().converged) break;
   }
-  if (pc) pc->free();
+  if (pc.pc) pc.pc->free();
   return result;
 }
 
@@ -226,6 +215,70 @@ void check_pc(const KrylovOptions& options) {
 }
 
 }  // namespace
+
+namespace detail {
+
+PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options) {
+  check_restart(options, a);
+  PreparedPc out;
+  if (is_general(options.pc)) {
+    const double t0 = core::now_s();
+    precond::PcSettings settings = options.pc;
+    if (!needs_symmetric_matrix(options.method)) precond::use_nonsymmetric_defaults(settings);
+    out.pc = precond::make_preconditioner(settings, a);
+    out.setup_s = core::now_s() - t0;
+  }
+  return out;
+}
+
+SolveResult solve_once(LinearOperator& a, Field& x, const Field& b, const KrylovOptions& options,
+                       KrylovLoop loop, precond::Preconditioner* pc, double setup_s) {
+  KrylovContext k(a, x, b, options);
+  k.set_preconditioner(pc);
+  if (setup_s > 0.0) k.add_setup_time(setup_s);
+  SolveResult r = k.run(loop);
+  if (pc != nullptr) r.pc = pc->report();
+  return r;
+}
+
+KrylovLoop loop_of(KrylovMethod method) { return asyncsolve::solvers::loop_of(method); }
+
+void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
+                      const KrylovOptions& options) {
+  check_pc(options);
+  if (options.hybrid != nullptr) {
+    throw core::InputError(
+        "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
+        "problems only; expected no --hybrid with --matrix");
+  }
+  if (const std::string divider = diagonal_divider(options); !divider.empty()) {
+    if (!needs_symmetric_matrix(options.method) && options.pc.kind != precond::PcKind::chebyshev) {
+      // D^-1 of a general matrix: any non-zero diagonal
+      double smallest = std::numeric_limits<double>::infinity();
+      for (const double v : system.op.diagonal()) smallest = std::min(smallest, std::abs(v));
+      par::check_mpi(
+          MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, matrix.comm().get()),
+          "MPI_Allreduce");
+      if (!(smallest > 0.0)) {
+        throw core::InputError(fmt::format(
+            "{} divides by the diagonal, and a diagonal entry is zero: expected a non-zero "
+            "diagonal (try --pc none or boomeramg)",
+            divider));
+      }
+    } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
+               !(d.value > 0.0)) {
+      throw core::InputError(fmt::format(
+          "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
+          "symmetric positive definite matrix has one)",
+          divider,
+          options.file_rows.empty() ? fmt::format("global row {}", d.row)
+                                    : fmt::format("file row {}", d.row + 1),
+          d.value));
+    }
+  }
+}
+
+}  // namespace detail
 
 std::string_view krylov_method_name(KrylovMethod method) {
   static constexpr std::array<std::string_view, 10> names{
@@ -366,37 +419,7 @@ SolveResult krylov_solve(KrylovSystem& system, const grid::Decomposition& decomp
 SolveResult krylov_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                          comm::SparseHaloExchange& halo, const KrylovOptions& options) {
   const detail::KrylovLoop loop = loop_of(options.method);
-  check_pc(options);
-  if (options.hybrid != nullptr) {
-    throw core::InputError(
-        "--hybrid: the hybrid MPI+OpenMP schemes run on the structured "
-        "problems only; expected no --hybrid with --matrix");
-  }
-  if (const std::string divider = diagonal_divider(options); !divider.empty()) {
-    if (!needs_symmetric_matrix(options.method) && options.pc.kind != precond::PcKind::chebyshev) {
-      // D^-1 of a general matrix: any non-zero diagonal
-      double smallest = std::numeric_limits<double>::infinity();
-      for (const double v : system.op.diagonal()) smallest = std::min(smallest, std::abs(v));
-      par::check_mpi(
-          MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, matrix.comm().get()),
-          "MPI_Allreduce");
-      if (!(smallest > 0.0)) {
-        throw core::InputError(fmt::format(
-            "{} divides by the diagonal, and a diagonal entry is zero: expected a non-zero "
-            "diagonal (try --pc none or boomeramg)",
-            divider));
-      }
-    } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
-               !(d.value > 0.0)) {
-      throw core::InputError(fmt::format(
-          "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
-          "symmetric positive definite matrix has one)",
-          divider,
-          options.file_rows.empty() ? fmt::format("global row {}", d.row)
-                                    : fmt::format("file row {}", d.row + 1),
-          d.value));
-    }
-  }
+  detail::check_csr_krylov(system, matrix, options);
   detail::CsrLinearOperator a(system.op, matrix, halo);
   return run_solve(a, system.x, system.b, options, loop);
 }

@@ -3,7 +3,35 @@
 #include <algorithm>
 #include <cassert>
 
+#include <fmt/format.h>
+
 namespace asyncsolve::sparse {
+
+std::string check_csr_view(const CsrView& a) {
+  if (a.rows < 0 || a.cols < 0) return fmt::format("a {} x {} matrix", a.rows, a.cols);
+  if (static_cast<std::int64_t>(a.row_ptr.size()) != a.rows + 1) {
+    return fmt::format("{} row offsets for {} rows: expected rows + 1", a.row_ptr.size(), a.rows);
+  }
+  if (a.row_ptr[0] != 0)
+    return fmt::format("the row offsets start at {}: expected 0", a.row_ptr[0]);
+  if (a.col.size() != a.val.size() || a.nnz() != static_cast<std::int64_t>(a.col.size())) {
+    return fmt::format("{} column indices and {} values for {} entries: expected as many of each",
+                       a.col.size(), a.val.size(), a.nnz());
+  }
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    if (a.row_ptr[i + 1] < a.row_ptr[i]) {
+      return fmt::format("row {}: its offsets {} > {}: expected ascending row offsets", i,
+                         a.row_ptr[i], a.row_ptr[i + 1]);
+    }
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      if (a.col[k] < 0 || a.col[k] >= a.cols) {
+        return fmt::format("row {}: column {}: expected a column from 0 to {}", i, a.col[k],
+                           a.cols - 1);
+      }
+    }
+  }
+  return {};
+}
 
 void multiply(const CsrMatrix& a, std::span<const double> x, std::span<double> y) {
   assert(static_cast<std::int64_t>(x.size()) == a.cols);

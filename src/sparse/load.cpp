@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -39,9 +41,12 @@ void share_verdict(const par::Comm& comm, char kind, const std::string& message)
 
 /// What rank 0 prepared: the matrix, the vectors and the new row order.
 struct Prepared {
-  MatrixMarketFile file;
-  std::vector<double> b;
-  std::vector<double> x0;
+  MatrixMarketFile file;       ///< a file's matrix (empty for a caller's)
+  std::vector<double> b_read;  ///< a file's b and x0 (empty for a caller's)
+  std::vector<double> x0_read;
+  CsrView a;                            ///< the matrix: the file's, or the caller's arrays
+  std::span<const double> b;            ///< empty: b = A * 1
+  std::span<const double> x0;           ///< empty: 0
   std::vector<std::int64_t> order;      ///< file rows in the distributed order
   std::vector<std::int64_t> new_index;  ///< distributed index of every file row
   std::vector<std::int64_t> offsets;    ///< first distributed row of each rank
@@ -57,7 +62,7 @@ double default_limit() {
 
 /// b = A * 1, the row sums (whose solution is all ones); refuses a row whose
 /// sum overflows.
-std::vector<double> row_sums(const CsrMatrix& a, const std::filesystem::path& path) {
+std::vector<double> row_sums(const CsrView& a, std::string_view what) {
   std::vector<double> b(static_cast<std::size_t>(a.rows), 0.0);
   for (std::int64_t i = 0; i < a.rows; ++i) {
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) b[i] += a.val[k];
@@ -66,37 +71,34 @@ std::vector<double> row_sums(const CsrMatrix& a, const std::filesystem::path& pa
           fmt::format("{}: row {} sums to more than 1.8e308 in magnitude (overflow), so the "
                       "default right-hand side b = A * 1 overflows: expected a smaller matrix, "
                       "or a right-hand side (--rhs)",
-                      path.string(), i + 1));
+                      what, i + 1));
     }
   }
   return b;
 }
 
-Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, int ranks) {
-  Prepared p;
-  ReadLimits limits = options.limits;
-  if (!(limits.max_bytes > 0)) limits.max_bytes = default_limit();
-  const double t0 = core::now_s();
-  p.file = read_matrix_market(path, limits);
-  const CsrMatrix& a = p.file.matrix;
+/// Refuses a matrix that is not square or has fewer rows than ranks.
+void check_shape(const CsrView& a, int ranks, std::string_view what) {
   if (a.rows != a.cols) {
     throw core::InputError(
         fmt::format("{}: a {} x {} matrix: expected a square matrix (a linear "
                     "system)",
-                    path.string(), a.rows, a.cols));
+                    what, a.rows, a.cols));
   }
   if (a.rows < ranks) {
     throw core::InputError(
         fmt::format("{}: a matrix of {} rows on {} ranks: expected at least "
                     "one row per rank",
-                    path.string(), a.rows, ranks));
+                    what, a.rows, ranks));
   }
-  p.b = options.rhs ? read_vector(*options.rhs, a.rows, "--rhs", limits) : row_sums(a, path);
-  if (options.x0) p.x0 = read_vector(*options.x0, a.rows, "--x0", limits);
-  p.read_s = core::now_s() - t0;
+}
 
+/// Partitions p.a's rows and orders them for distribution.
+void plan_distribution(Prepared& p, const PartitionSpec& partition, int ranks,
+                       std::string_view what) {
+  const CsrView& a = p.a;
   const double t1 = core::now_s();
-  const std::vector<int> part = partition_rows(a, ranks, options.partition);
+  const std::vector<int> part = partition_rows(a, ranks, partition);
   // Distributed order: part by part; in a part, the rows whose columns all
   // lie in the part (interior rows) first, then the others; file order within.
   std::vector<std::int64_t> count(static_cast<std::size_t>(ranks) * 2, 0);
@@ -135,8 +137,8 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
       throw core::InputError(
           fmt::format("{}: rank {} would hold {} entries: expected at most {} per rank (use "
                       "more ranks{})",
-                      path.string(), r, nnz, std::numeric_limits<std::int32_t>::max(),
-                      options.partition.weight == PartWeight::nnz ? ""
+                      what, r, nnz, std::numeric_limits<std::int32_t>::max(),
+                      partition.weight == PartWeight::nnz ? ""
                       : partitioner_available(Partitioner::metis)
                           ? ", or a partition that balances the non-zeros, --partition "
                             "metis:nnz or block:nnz"
@@ -145,6 +147,50 @@ Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, 
     }
   }
   p.partition_s = core::now_s() - t1;
+}
+
+Prepared prepare(const std::filesystem::path& path, const LoadOptions& options, int ranks) {
+  Prepared p;
+  ReadLimits limits = options.limits;
+  if (!(limits.max_bytes > 0)) limits.max_bytes = default_limit();
+  const double t0 = core::now_s();
+  p.file = read_matrix_market(path, limits);
+  p.a = p.file.matrix;
+  check_shape(p.a, ranks, path.string());
+  p.b_read = options.rhs ? read_vector(*options.rhs, p.a.rows, "--rhs", limits)
+                         : row_sums(p.a, path.string());
+  if (options.x0) p.x0_read = read_vector(*options.x0, p.a.rows, "--x0", limits);
+  p.b = p.b_read;
+  p.x0 = p.x0_read;
+  p.read_s = core::now_s() - t0;
+  plan_distribution(p, options.partition, ranks, path.string());
+  return p;
+}
+
+/// The caller's system as rank 0 distributes it (no copy of its arrays).
+Prepared prepare_view(const SystemView& system, const PartitionSpec& partition, int ranks,
+                      std::string_view what) {
+  Prepared p;
+  p.a = system.matrix;
+  if (const std::string bad = check_csr_view(p.a); !bad.empty()) {
+    throw core::InputError(fmt::format("{}: {}", what, bad));
+  }
+  check_shape(p.a, ranks, what);
+  for (const auto& [name, v] :
+       {std::pair<const char*, std::span<const double>>{"b", system.b}, {"x0", system.x0}}) {
+    if (!v.empty() && static_cast<std::int64_t>(v.size()) != p.a.rows) {
+      throw core::InputError(fmt::format("{}: {} values for a matrix of {} rows: expected {}", name,
+                                         v.size(), p.a.rows, p.a.rows));
+    }
+  }
+  if (system.b.empty()) p.b_read = row_sums(p.a, what);
+  p.b = system.b.empty() ? std::span<const double>(p.b_read) : system.b;
+  p.x0 = system.x0;
+  // What a file would have declared: its shape and entries.
+  p.file.info.rows = p.a.rows;
+  p.file.info.cols = p.a.cols;
+  p.file.info.entries = p.a.nnz();
+  plan_distribution(p, partition, ranks, what);
   return p;
 }
 
@@ -161,7 +207,7 @@ struct Part {
 
 /// How many rows, entries, right-hand-side and x0 values part r has.
 std::array<std::int64_t, 4> part_sizes(const Prepared& p, int r) {
-  const CsrMatrix& a = p.file.matrix;
+  const CsrView& a = p.a;
   std::int64_t nnz = 0;
   for (std::int64_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k)
     nnz += a.row_ptr[p.order[k] + 1] - a.row_ptr[p.order[k]];
@@ -171,7 +217,7 @@ std::array<std::int64_t, 4> part_sizes(const Prepared& p, int r) {
 
 Part pack_part(const Prepared& p, int r) {
   Part out;
-  const CsrMatrix& a = p.file.matrix;
+  const CsrView& a = p.a;
   const auto sizes = part_sizes(p, r);
   out.col.reserve(static_cast<std::size_t>(sizes[1]));
   out.val.reserve(static_cast<std::size_t>(sizes[1]));
@@ -277,10 +323,12 @@ Part receive_part(MPI_Comm comm) {
   return std::move(t.part);
 }
 
-}  // namespace
-
-LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& matrix,
-                         const LoadOptions& options) {
+/// Collective: rank 0 prepares (`prepare_root`, only called there) and
+/// broadcasts its verdict, then sends every rank its rows. `info` is filled
+/// from rank 0's; `exact_known` is b = A * 1.
+template <class PrepareRoot>
+LoadedSystem distribute(const par::Comm& comm, PrepareRoot prepare_root, std::string_view what,
+                        bool rhs_given, bool x0_given) {
   LoadedSystem out;
   const int ranks = comm.size();
   Prepared prepared;
@@ -288,7 +336,7 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
     char kind = 0;
     std::string message;
     try {
-      prepared = prepare(matrix, options, ranks);
+      prepared = prepare_root();
     } catch (const core::InputError& e) {
       kind = 'I';
       message = e.what();
@@ -304,7 +352,7 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
           "holds whole (try running rank 0 where more memory is free, e.g. fewer ranks on its "
           "node, or give --matrix-memory the GiB rank 0 may use, so that a file too large is "
           "refused at its size line)",
-          matrix.string());
+          what);
     }
     share_verdict(comm, kind, message);
   } else {
@@ -322,7 +370,7 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
                              info.duplicates,
                              info.mirrored,
                              info.zeros_dropped,
-                             static_cast<std::int64_t>(prepared.file.matrix.nnz()),
+                             prepared.a.nnz(),
                              0,
                              0};
   par::check_mpi(MPI_Bcast(header, 12, MPI_INT64_T, 0, comm.get()), "MPI_Bcast");
@@ -351,11 +399,32 @@ LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& mat
   out.matrix = DistMatrix::from_rows(comm, out.info.rows, {mine.row_ptr, mine.col, mine.val});
   out.file_rows = std::move(mine.file_rows);
   const auto n = static_cast<std::size_t>(out.matrix.local_rows());
-  out.exact_known = !options.rhs.has_value();
-  out.b = std::move(mine.b);  // --rhs, or A * 1 (rank 0 checked its sums)
-  out.x0 = options.x0 ? std::move(mine.x0) : std::vector<double>(n, 0.0);
+  out.exact_known = !rhs_given;
+  out.b = std::move(mine.b);  // the given b, or A * 1 (rank 0 checked its sums)
+  out.x0 = x0_given ? std::move(mine.x0) : std::vector<double>(n, 0.0);
   out.distribute_s = core::now_s() - t0;
   return out;
+}
+
+}  // namespace
+
+LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& matrix,
+                         const LoadOptions& options) {
+  const int ranks = comm.size();
+  return distribute(
+      comm, [&] { return prepare(matrix, options, ranks); }, matrix.string(),
+      options.rhs.has_value(), options.x0.has_value());
+}
+
+LoadedSystem distribute_system(const par::Comm& comm, const SystemView& system,
+                               const PartitionSpec& partition, std::string_view what) {
+  const int ranks = comm.size();
+  // Whether b and x0 were given: rank 0's word.
+  int given[2] = {system.b.empty() ? 0 : 1, system.x0.empty() ? 0 : 1};
+  par::check_mpi(MPI_Bcast(given, 2, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  return distribute(
+      comm, [&] { return prepare_view(system, partition, ranks, what); }, what, given[0] != 0,
+      given[1] != 0);
 }
 
 std::vector<double> gather_in_file_order(const par::Comm& comm,

@@ -14,7 +14,7 @@ namespace asyncsolve::sparse {
 namespace {
 
 /// Contiguous parts balanced by `weight` (prefix sums), each non-empty.
-std::vector<int> block_parts(const CsrMatrix& a, int parts, PartWeight weight) {
+std::vector<int> block_parts(const CsrView& a, int parts, PartWeight weight) {
   const std::int64_t n = a.rows;
   std::vector<int> part(static_cast<std::size_t>(n), 0);
   // first[p]: the first row of part p.
@@ -131,7 +131,7 @@ PartitionSpec parse_partition(std::string_view text, std::string_view option) {
   return spec;
 }
 
-AdjacencyGraph symmetrised_graph(const CsrMatrix& a) {
+AdjacencyGraph symmetrised_graph(const CsrView& a) {
   const std::int64_t n = a.rows;
   std::vector<std::int64_t> degree(static_cast<std::size_t>(n) + 1, 0);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -185,7 +185,7 @@ long long edge_cut(const AdjacencyGraph& graph, const std::vector<int>& part) {
   return cut;
 }
 
-std::vector<int> partition_rows(const CsrMatrix& a, int parts, const PartitionSpec& spec) {
+std::vector<int> partition_rows(const CsrView& a, int parts, const PartitionSpec& spec) {
   if (parts < 1 || a.rows < parts) {
     throw core::InputError(
         fmt::format("a matrix of {} rows cannot be split into {} parts: "

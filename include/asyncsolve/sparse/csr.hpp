@@ -3,6 +3,7 @@
 /// (the matrix a file holds, before it is distributed).
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace asyncsolve::sparse {
@@ -20,6 +21,35 @@ struct CsrMatrix {
   /// Number of stored entries.
   std::int64_t nnz() const noexcept { return row_ptr.empty() ? 0 : row_ptr.back(); }
 };
+
+/// Rows in CSR form held by someone else (a CsrMatrix, or a caller's arrays:
+/// the Python package's scipy matrices): the same layout, not owned. Within a
+/// row, columns may come in any order and repeat (repeated columns are summed
+/// where the rows are distributed); check_csr_view says whether the arrays
+/// hold together.
+struct CsrView {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::span<const std::int64_t> row_ptr;  ///< rows + 1 offsets
+  std::span<const std::int32_t> col;      ///< column of each entry
+  std::span<const double> val;            ///< value of each entry
+
+  CsrView() = default;
+  CsrView(std::int64_t rows_, std::int64_t cols_, std::span<const std::int64_t> row_ptr_,
+          std::span<const std::int32_t> col_, std::span<const double> val_)
+      : rows(rows_), cols(cols_), row_ptr(row_ptr_), col(col_), val(val_) {}
+  /// A view of `a` (which must outlive it).
+  CsrView(const CsrMatrix& a)  // NOLINT(google-explicit-constructor): a matrix is a view
+      : rows(a.rows), cols(a.cols), row_ptr(a.row_ptr), col(a.col), val(a.val) {}
+
+  /// Number of stored entries.
+  std::int64_t nnz() const noexcept { return row_ptr.empty() ? 0 : row_ptr.back(); }
+};
+
+/// Local: an empty string when `a` holds together (rows + 1 offsets from 0,
+/// ascending, ending at the length of col and val; every column in [0,
+/// cols)), else one line saying what does not, naming the first bad row.
+std::string check_csr_view(const CsrView& a);
 
 /// Local: y = A x in plain loops (the serial reference of every distributed
 /// mat-vec). x has a.cols values, y a.rows.

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "asyncsolve/par/comm.hpp"
@@ -60,6 +61,26 @@ struct LoadedSystem {
 /// that fails) throws core::CollectiveFailure on every rank likewise.
 LoadedSystem load_system(const par::Comm& comm, const std::filesystem::path& matrix,
                          const LoadOptions& options);
+
+/// A linear system held whole by rank 0 in a caller's arrays (the Python
+/// package's scipy matrices): not owned, read only on rank 0.
+struct SystemView {
+  CsrView matrix;
+  std::span<const double> b;   ///< empty: b = A * 1
+  std::span<const double> x0;  ///< empty: 0
+};
+
+/// Collective over `comm`: distributes `system` (read on rank 0 only; the
+/// other ranks' views are ignored) as load_system distributes a file's
+/// matrix: partitioned, renumbered, each rank sent its rows, with
+/// file_rows the rows' indices in `system`. Rank 0 copies no array of the
+/// system: it packs each rank's rows from them (two ranks' rows at a time).
+/// Bad input (arrays that do not hold together, a non-square matrix, fewer
+/// rows than ranks, b or x0 of another length) throws core::InputError with
+/// the same one-line message, starting with `what`, on every rank.
+LoadedSystem distribute_system(const par::Comm& comm, const SystemView& system,
+                               const PartitionSpec& partition,
+                               std::string_view what = "the matrix");
 
 /// Collective over the matrix's communicator: gathers `x` (this rank's
 /// entries, in the distributed numbering; `file_rows` their rows in the

@@ -47,7 +47,7 @@ PartitionSpec parse_partition(std::string_view text, std::string_view option = "
 /// without off-diagonal entries is partitioned by blocks (no edge to cut).
 /// Deterministic (fixed seeds). Throws core::RuntimeFailure if the
 /// partitioner fails.
-std::vector<int> partition_rows(const CsrMatrix& a, int parts, const PartitionSpec& spec);
+std::vector<int> partition_rows(const CsrView& a, int parts, const PartitionSpec& spec);
 
 /// The graph of the symmetrised pattern of `a` without its diagonal, in the
 /// CSR form METIS and Scotch take (adjacency lists ascending).
@@ -56,7 +56,7 @@ struct AdjacencyGraph {
   std::vector<int> adjncy;  ///< neighbours
 };
 /// Local: builds it. Throws core::InputError for more than 2^31 - 1 edge ends.
-AdjacencyGraph symmetrised_graph(const CsrMatrix& a);
+AdjacencyGraph symmetrised_graph(const CsrView& a);
 
 /// Local: undirected edges i-j of the symmetrised pattern with
 /// part[i] != part[j] (METIS's edge cut).

@@ -1,0 +1,243 @@
+"""asyncsolve.solve and asyncsolve.Solver: scipy.sparse systems on mpi4py communicators."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+from mpi4py import MPI
+
+from . import _core
+from ._mpi import agree, check_comm
+from ._result import NotConverged, Result
+
+MATRIX_NAME = "A"  # how messages and the result document name the matrix
+
+
+class DtypeWarning(UserWarning):
+    """An array was converted to float64 (a copy of its values)."""
+
+
+class _Refused(Exception):
+    """A local verdict, shared with the other ranks before it is raised."""
+
+
+def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
+    """A keyword as the command line takes it: (keyword, text, is_flag); None: left out."""
+    if isinstance(value, bool | np.bool_):
+        return (keyword, "", True) if value else None
+    if isinstance(value, int | np.integer):
+        return keyword, str(int(value)), False
+    if isinstance(value, float | np.floating):
+        return keyword, repr(float(value)), False
+    if isinstance(value, str):
+        return keyword, value, False
+    if isinstance(value, Mapping):  # pc_option={"lanczos_steps": 20}
+        return keyword, ",".join(f"{k}={v}" for k, v in value.items()), False
+    if isinstance(value, Sequence):
+        return keyword, ",".join(str(v) for v in value), False
+    raise _Refused(f"{keyword}: a {type(value).__name__}: expected a number, text or a bool")
+
+
+def _keywords(method: str | None, pc: str | None, tol: float | None,
+              options: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    named = {"method": method, "pc": pc, "tol": tol}
+    given = dict(options) | {k: v for k, v in named.items() if v is not None}
+    texts = [_keyword_text(k, v) for k, v in given.items() if v is not None]
+    return [t for t in texts if t is not None]
+
+
+def _vector(v: Any, name: str) -> np.ndarray | None:
+    """A float64 vector (converted with a DtypeWarning), or None."""
+    if v is None:
+        return None
+    a = np.asarray(v)
+    if a.ndim == 2 and 1 in a.shape:
+        a = a.reshape(-1)
+    if a.ndim != 1:
+        raise _Refused(f"{name}: an array of shape {a.shape}: expected a vector")
+    return np.ascontiguousarray(_float64(a, name))
+
+
+def _float64(a: np.ndarray, name: str) -> np.ndarray:
+    if a.dtype == np.float64:
+        return a
+    if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
+            or a.dtype == np.bool_):
+        raise _Refused(f"{name}: dtype {a.dtype}: expected real numbers (float64)")
+    warnings.warn(f"asyncsolve: {name} converted from {a.dtype} to float64 (a copy)",
+                  DtypeWarning, stacklevel=4)
+    return a.astype(np.float64)
+
+
+def _csr(a: Any) -> scipy.sparse.csr_array | scipy.sparse.csr_matrix:
+    """A CSR form of `a` (no copy when it is one), or a refusal."""
+    if not scipy.sparse.issparse(a):
+        raise _Refused(f"A: a {type(a).__name__}: expected a scipy.sparse matrix or array")
+    if a.ndim != 2:
+        raise _Refused(f"A: {a.ndim} dimensions: expected a matrix")
+    return a if a.format == "csr" else a.tocsr()
+
+
+def _indices32(indices: np.ndarray, name: str) -> np.ndarray:
+    if indices.dtype == np.int32:
+        return indices
+    if indices.size and int(indices.max()) > np.iinfo(np.int32).max:
+        raise _Refused(f"{name}: a column above 2^31 - 1: expected at most 2^31 rows")
+    return indices.astype(np.int32)
+
+
+def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
+          keywords: list[tuple[str, str, bool]], keep: bool) -> tuple[_core.System, MPI.Comm]:
+    """Collective: the system set up on every rank, or InputError on every rank."""
+    comm = check_comm(comm)
+    whole = rows is None
+    args: dict[str, Any] = {}
+    error = None
+    try:
+        if whole and comm.rank != 0:
+            args = {"indptr": None, "indices": None, "data": None, "b": None, "x0": None,
+                    "rows": 0, "cols": 0}
+        else:
+            m = _csr(a)
+            data = np.ascontiguousarray(_float64(m.data, "A"))
+            indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)  # rows + 1 values
+            args = {"data": data, "indptr": indptr, "b": _vector(b, "b"),
+                    "x0": _vector(x0, "x0")}
+            if whole:
+                args |= {"indices": np.ascontiguousarray(_indices32(m.indices, "A")),
+                         "rows": m.shape[0], "cols": m.shape[1]}
+            else:
+                first, last = (int(r) for r in rows)
+                if last - first != m.shape[0]:
+                    raise _Refused(
+                        f"rows=({first}, {last}) on rank {comm.rank}: {last - first} rows, "
+                        f"but A has {m.shape[0]}: expected A to hold rows {first} to {last - 1}")
+                # Global columns: 64-bit (a copy when scipy holds 32-bit indices).
+                args |= {"indices": np.ascontiguousarray(m.indices, dtype=np.int64),
+                         "global_rows": m.shape[1], "first_row": first}
+    except _Refused as e:
+        error = str(e)
+    except (TypeError, ValueError) as e:
+        error = f"rows: {e}: expected rows=(first, last)" if not whole else f"A: {e}"
+    agree(comm, error)
+    if whole:
+        system = _core.System.whole(comm, keywords, MATRIX_NAME, args["rows"], args["cols"],
+                                    args["indptr"], args["indices"], args["data"], args["b"],
+                                    args["x0"], keep)
+    else:
+        system = _core.System.from_rows(comm, keywords, MATRIX_NAME, args["global_rows"],
+                                        args["first_row"], args["indptr"], args["indices"],
+                                        args["data"], args["b"], args["x0"], keep)
+    return system, comm
+
+
+def _result(system: _core.System, take_x: bool, gather: bool) -> Result:
+    converged, document, x = system.solve(take_x)
+    if gather:
+        x = system.gather(x)
+        rows = np.arange(system.global_rows, dtype=np.int64)
+    else:
+        rows = system.rows()
+    result = Result(document, x, rows)
+    if not converged:
+        raise NotConverged(result)
+    return result
+
+
+def solve(A: Any,  # noqa: N803  (the matrix is A, as in scipy.sparse.linalg)
+          b: Any = None, comm: Any = MPI.COMM_WORLD, method: str | None = "pcg1",
+          pc: str | None = None, tol: float | None = None, *, rows: tuple[int, int] | None = None,
+          x0: Any = None, gather: bool = False, **options: Any) -> Result:
+    """Collective over ``comm``: solve A x = b as ``asyncsolve solve --matrix`` does.
+
+    A is a scipy.sparse matrix: the whole matrix on rank 0 (the other ranks
+    pass anything, e.g. None), partitioned and distributed as ``--matrix``
+    is (``partition="metis"``); or, with ``rows=(first, last)``, this rank's
+    rows first..last-1 with global column indices (ranks in order, the
+    blocks without overlap or gap). b (None: b = A 1, whose solution is all
+    ones) and x0 (None: zero) are whole vectors on rank 0, or this rank's
+    entries with ``rows``.
+
+    method, pc, tol and every other keyword are the options of ``asyncsolve
+    solve`` that apply to a matrix, named with underscores (``max_iters``
+    for ``--max-iters``; ``keywords()`` lists them), validated by the
+    command's own option table: same ranges, same messages. None leaves
+    the command's default (tol: 1e-6 for the Krylov methods, 1e-4 for
+    jacobi; pc: auto). A flag is True or False.
+
+    Returns a Result; ``x`` is this rank's rows (``Result.rows`` their
+    indices), or the whole solution on every rank with ``gather=True``.
+    Raises InputError (bad input: one line, on every rank), NotConverged
+    (carrying the Result) or RuntimeFailure.
+    """
+    keywords = _keywords(method, pc, tol, options)
+    system, _ = _open(A, b, comm, rows, x0, keywords, keep=False)
+    try:
+        return _result(system, take_x=True, gather=gather)
+    finally:
+        system.close()
+
+
+class Solver:
+    """A system set up once (partition, operator, preconditioner) for many right-hand sides.
+
+    Collective construction, ``solve`` and ``close`` (or use it in a
+    ``with`` block). Takes the matrix and the keywords of :func:`solve`;
+    ``solve(b)`` then runs the method from that b without setting anything
+    up again, as ``--repeat-solve`` does for one b. The Krylov methods keep
+    their preconditioner (chebyshev's bounds, BoomerAMG's hierarchy);
+    jacobi keeps the operator.
+    """
+
+    def __init__(self, A: Any,  # noqa: N803
+                 comm: Any = MPI.COMM_WORLD, method: str | None = "pcg1",
+                 pc: str | None = None, tol: float | None = None, *,
+                 rows: tuple[int, int] | None = None, **options: Any) -> None:
+        comm = check_comm(comm)
+        agree(comm, "repeat_solve: a Solver repeats through solve(): expected no repeat_solve"
+              if options.get("repeat_solve", 1) != 1 else None)
+        keywords = _keywords(method, pc, tol, options)
+        self._whole = rows is None
+        self._system, self.comm = _open(A, None, comm, rows, None, keywords, keep=True)
+
+    def solve(self, b: Any = None, x0: Any = None, *, gather: bool = False) -> Result:
+        """Collective: solve A x = b (None: b = A 1) from x0 (None: zero).
+
+        b and x0 as in :func:`solve`: whole vectors on rank 0, or this rank's
+        entries when the Solver was given ``rows``.
+        """
+        error = None
+        vectors: dict[str, np.ndarray | None] = {"b": None, "x0": None}
+        try:
+            if not self._whole or self.comm.rank == 0:
+                vectors = {"b": _vector(b, "b"), "x0": _vector(x0, "x0")}
+        except _Refused as e:
+            error = str(e)
+        agree(self.comm, error)
+        self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
+        return _result(self._system, take_x=False, gather=gather)
+
+    def close(self) -> None:
+        """Collective: free the system (idempotent)."""
+        self._system.close()
+
+    def __enter__(self) -> Solver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def keywords() -> list[str]:
+    """The keywords of solve() and Solver beyond A, b, comm and rows: the options of
+    ``asyncsolve solve`` that apply to a matrix, in ``--help``'s order."""
+    return list(_core.keywords())
+
+
+def methods() -> list[str]:
+    """The values of ``method``: the methods of ``asyncsolve solve`` that take a matrix."""
+    return list(_core.methods())

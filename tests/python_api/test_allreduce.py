@@ -1,0 +1,57 @@
+"""NonblockingAllreduce against mpi4py's comm.Allreduce."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import asyncsolve
+
+
+def reference(comm, values, op):
+    """mpi4py's reduction of the array, element by element (its buffer Allreduce:
+    the pickled allreduce compares whole arrays for min and max)."""
+    out = np.empty_like(values)
+    comm.Allreduce(values, out, op=op)
+    return out
+
+
+@pytest.mark.parametrize("algorithm", ["mpi", "impi", "tree", "rd", "knomial:3",
+                                       "twolevel:rd", "shm", "twolevel:shm+impi"])
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+def test_against_comm_allreduce(comm, algorithm, op):
+    values = np.array([comm.rank + 1.0, -2.0 * comm.rank, 0.5 ** comm.rank])
+    reduction = asyncsolve.NonblockingAllreduce(comm, 3, algorithm=algorithm, op=op)
+    try:
+        mpi_op = {"sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}[op]
+        for round_ in range(3):
+            v = values * (round_ + 1)
+            reduction.start(v)
+            assert reduction.active
+            result = reduction.test()
+            while result is None:
+                result = reduction.test()
+            assert not reduction.active
+            expected = reference(comm, v, mpi_op)
+            assert np.allclose(result, expected, rtol=1e-15, atol=0)
+        reduction.start(values)
+        assert np.allclose(reduction.wait(), reference(comm, values, mpi_op))
+        assert reduction.completed == 4
+    finally:
+        reduction.free()
+
+
+def test_refusals(comm):
+    with pytest.raises(asyncsolve.InputError, match="--allreduce 'ring'"):
+        asyncsolve.NonblockingAllreduce(comm, 2, algorithm="ring")
+    with pytest.raises(asyncsolve.InputError, match="op 'prod'"):
+        asyncsolve.NonblockingAllreduce(comm, 2, op="prod")
+    reduction = asyncsolve.NonblockingAllreduce(comm, 2)
+    try:
+        with pytest.raises(asyncsolve.InputError, match="3 values: expected 2"):
+            reduction.start(np.zeros(3))
+        with pytest.raises(asyncsolve.InputError, match="no reduction is active"):
+            reduction.wait()
+    finally:
+        reduction.free()

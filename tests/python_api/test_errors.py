@@ -1,0 +1,169 @@
+"""Bad input: InputError with one line, on every rank; NotConverged carries its Result."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import asyncsolve
+from conftest import block_of
+
+
+def one_line(e: pytest.ExceptionInfo) -> str:
+    text = str(e.value)
+    assert "\n" not in text
+    return text
+
+
+def whole(a, comm):
+    return a if comm.rank == 0 else None
+
+
+def test_option_table_ranges_and_messages(comm, spd):
+    # The command's own message: asyncsolve solve --tol 2 says the same.
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, tol=2.0)
+    assert one_line(e) == "--tol 2.0: expected a positive number from 1e-300 to 1"
+    with pytest.raises(asyncsolve.InputError, match="--max-iters -1"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, max_iters=-1)
+    with pytest.raises(asyncsolve.InputError, match="--method 'gauss'"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="gauss")
+    # An option where it does nothing, refused as the command refuses it.
+    with pytest.raises(asyncsolve.InputError, match="--variant async with --method pcg1"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", variant="async")
+
+
+def test_unknown_and_grid_keywords(comm, spd):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, colour="blue")
+    assert one_line(e).startswith("unexpected keyword 'colour': expected one of method, ")
+    # Keywords of the model problems are not keywords of a matrix.
+    with pytest.raises(asyncsolve.InputError, match="unexpected keyword 'local'"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, local="4,4,4")
+    assert "max_iters" in asyncsolve.keywords()
+    assert "problem" not in asyncsolve.keywords()
+
+
+def test_non_square(comm):
+    a = sp.random(6, 5, density=0.5, format="csr", random_state=1) + sp.eye(6, 5)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(a, comm), comm=comm)
+    assert "6 x 5" in one_line(e)
+
+
+def test_not_a_matrix(comm):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole([[1.0]], comm), comm=comm)
+    assert one_line(e) == "A: a list: expected a scipy.sparse matrix or array"
+
+
+def test_wrong_length_b(comm, spd):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), np.ones(5), comm=comm)
+    assert one_line(e) == "b: 5 values for a matrix of 144 rows: expected 144"
+
+
+def test_dtypes(comm, spd):
+    with pytest.warns(asyncsolve.DtypeWarning) if comm.rank == 0 else contextlib.nullcontext():
+        r = asyncsolve.solve(whole(spd.astype(np.float32), comm), comm=comm, tol=1e-6)
+    assert r.converged
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd.astype(np.complex128), comm), comm=comm)
+    assert one_line(e) == "A: dtype complex128: expected real numbers (float64)"
+
+
+def test_rows_with_a_gap(comm, spd):
+    block, rows = block_of(spd, comm)
+    if comm.size == 1:
+        rows = (1, rows[1])
+        block = block[1:]
+    elif comm.rank == comm.size - 1:
+        rows = (rows[0] + 1, rows[1])  # a gap before the last rank's block
+        block = block[1:]
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=rows)
+    assert "expected" in one_line(e)
+
+
+def test_rows_not_matching_block(comm, spd):
+    block, rows = block_of(spd, comm)
+    with pytest.raises(asyncsolve.InputError, match=r"rows=\(.*expected A to hold rows"):
+        asyncsolve.solve(block[:-1], comm=comm, rows=rows)
+
+
+def test_not_a_communicator(spd):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(spd, comm="world")
+    assert one_line(e) == "comm: a str: expected an mpi4py communicator (mpi4py.MPI.Comm)"
+
+
+def test_not_converged_carries_result(comm, spd):
+    with pytest.raises(asyncsolve.NotConverged) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="cg", tol=1e-12, max_iters=3)
+    result = e.value.result
+    assert not result.converged
+    assert result.reason == "max_iters"
+    assert result.iterations == 3
+    assert isinstance(e.value, asyncsolve.Error)
+
+
+def test_breakdown_is_not_converged(comm):
+    # An indefinite matrix: CG breaks down (p^T A p <= 0).
+    a = sp.diags([1.0, -1.0, 2.0, -3.0] * 3).tocsr()
+    with pytest.raises(asyncsolve.NotConverged) as e:
+        asyncsolve.solve(whole(a, comm), np.ones(12), comm=comm, method="cg")
+    assert e.value.result.reason == "breakdown"
+
+
+def test_exception_classes():
+    assert issubclass(asyncsolve.InputError, asyncsolve.Error)
+    assert issubclass(asyncsolve.RuntimeFailure, asyncsolve.Error)
+    assert issubclass(asyncsolve.NotConverged, asyncsolve.Error)
+
+
+@pytest.mark.parametrize("method", ["cg", "pcg1", "pipecg"])
+def test_cg_family_refuses_a_nonsymmetric_matrix(comm, nonsymmetric, method):
+    # The command's symmetry check and its one-line refusal, on every rank.
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method=method)
+    text = one_line(e)
+    assert text.startswith(f"--method {method}: the matrix is not symmetric")
+    assert "--force" in text
+
+
+def test_force_runs_cg_on_a_nonsymmetric_matrix(comm, nonsymmetric):
+    # Forced, CG runs (whatever it reaches) and the document says so.
+    try:
+        r = asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="cg", force=True,
+                             max_iters=20)
+    except asyncsolve.NotConverged as e:
+        r = e.result
+    symmetry = r.document["problem"]["symmetry"]
+    assert symmetry["symmetric"] is False
+    assert symmetry["forced"] is True
+
+
+def test_nonsymmetric_option_ranges(comm, nonsymmetric):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", restart=0)
+    assert one_line(e).startswith("--restart 0: expected")
+    with pytest.raises(asyncsolve.InputError, match="--cgs-refinement 'often'"):
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres",
+                         cgs_refinement="often")
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", pc="chebyshev")
+    assert one_line(e).startswith("--pc chebyshev with --method gmres")
+
+
+def test_zero_diagonal_refused_by_jacobi_preconditioner(comm):
+    # D^-1 of a general matrix needs a non-zero diagonal: refused before the solve.
+    a = sp.csr_matrix(np.array([[0.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.3, 3.0]]))
+    if comm.size > 3:
+        a = sp.block_diag([a] * 2).tocsr()
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(a, comm), np.ones(a.shape[0]), comm=comm, method="gmres",
+                         pc="jacobi")
+    assert "diagonal" in one_line(e)

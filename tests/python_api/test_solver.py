@@ -1,0 +1,87 @@
+"""Solver: one setup, many right-hand sides."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as spla
+
+import asyncsolve
+from conftest import block_of
+
+
+@pytest.mark.parametrize("pc", [None, "chebyshev"])
+def test_repeated_solves_against_spsolve(comm, spd, pc):
+    n = spd.shape[0]
+    lu = spla.splu(spd.tocsc())
+    with asyncsolve.Solver(spd if comm.rank == 0 else None, comm=comm, method="pcg1", pc=pc,
+                           tol=1e-10) as solver:
+        setups = []
+        for k in range(3):
+            b = np.cos(np.arange(n) * (k + 1.0))
+            r = solver.solve(b if comm.rank == 0 else None, gather=True)
+            assert r.converged
+            assert np.allclose(r.x, lu.solve(b), atol=1e-7)
+            setups.append(r.phases.get("precond_setup", 0.0))
+        ones = solver.solve(gather=True)  # b = A 1
+        assert np.allclose(ones.x, 1.0, atol=1e-7)
+    if pc == "chebyshev":
+        # The preconditioner is set up once: its time is in the first solve only.
+        assert setups[0] > 0.0
+        assert setups[1] == 0.0
+        assert setups[2] == 0.0
+    with pytest.raises(asyncsolve.InputError, match="closed"):
+        solver.solve()
+
+
+def test_solver_from_rows_with_initial_guess(comm, spd):
+    block, rows = block_of(spd, comm)
+    n = spd.shape[0]
+    exact = np.linspace(-1.0, 1.0, n)
+    b = spd @ exact
+    solver = asyncsolve.Solver(block, comm=comm, method="cg", tol=1e-12, rows=rows)
+    try:
+        cold = solver.solve(b[rows[0]:rows[1]])
+        warm = solver.solve(b[rows[0]:rows[1]], x0=cold.x)
+        assert np.allclose(cold.x, exact[rows[0]:rows[1]], atol=1e-8)
+        # From the solution itself, the solve has nothing left to do.
+        assert warm.iterations <= 1
+    finally:
+        solver.close()
+
+
+def test_jacobi_solver(comm, nonsymmetric):
+    a = nonsymmetric
+    with asyncsolve.Solver(a if comm.rank == 0 else None, comm=comm, method="jacobi",
+                           tol=1e-10) as solver:
+        for k in range(2):
+            b = np.full(a.shape[0], k + 1.0)
+            r = solver.solve(b if comm.rank == 0 else None, gather=True)
+            assert np.allclose(a @ r.x, b, atol=1e-8)
+
+
+def test_solver_refuses_repeat_solve(comm, spd):
+    with pytest.raises(asyncsolve.InputError, match="repeat_solve"):
+        asyncsolve.Solver(spd, comm=comm, repeat_solve=3)
+
+
+def test_repeat_solve_keyword(comm, spd):
+    r = asyncsolve.solve(spd if comm.rank == 0 else None, comm=comm, method="pcg1",
+                         repeat_solve=3, tol=1e-9)
+    repeats = r.to_dict()["repeat_solves"]
+    assert repeats["count"] == 3
+    assert all(repeats["converged"])
+
+
+@pytest.mark.parametrize(("method", "pc"), [("gmres", "ilu0"), ("pipebicgstab", "jacobi")])
+def test_nonsymmetric_repeated_solves_against_spsolve(comm, nonsymmetric, method, pc):
+    a = nonsymmetric
+    n = a.shape[0]
+    lu = spla.splu(a.tocsc())
+    with asyncsolve.Solver(a if comm.rank == 0 else None, comm=comm, method=method, pc=pc,
+                           tol=1e-10) as solver:
+        for k in range(3):
+            b = np.sin(np.arange(n) * (k + 0.5))
+            r = solver.solve(b if comm.rank == 0 else None, gather=True)
+            assert r.converged
+            assert np.allclose(r.x, lu.solve(b), atol=1e-7 * np.abs(lu.solve(b)).max())
