@@ -3,8 +3,10 @@
 #                       with asyncsolve-lab and write its report (results/demo/report/)
 #   make test           install what is missing, build, run every test (ctest, with the
 #                       lab's pytest suite in the venv)
-#   make venv           the Python venv (.venv): asyncsolve-lab, the asyncsolve package
-#                       (python/bindings) and their pinned dependencies
+#   make build          the Release build (build/): the library, the command, the tests and
+#                       the asyncsolve Python package (build/python, on the venv's path)
+#   make venv           the Python venv (.venv): asyncsolve-lab and the pinned dependencies
+#                       of the lab and the asyncsolve package
 #   make lint           lint-format, lint-tidy, lint-python and lint-size (what CI runs)
 #   make lint-format    clang-format (.clang-format) check of every C and C++ file
 #   make lint-tidy      clang-tidy (.clang-tidy) on the library's sources (src/)
@@ -96,29 +98,31 @@ deps-sim:
 deps-tsan-omp:
 	$(call install_missing,TSAN_OMP_PACKAGES)
 
-$(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+# The Release build, with the Python package's extension module built by the
+# venv's Python (nanobind and mpi4py from the lock file) and the package
+# assembled in $(BUILD)/python; a .pth file puts it on the venv's path, so
+# that `.venv/bin/python -c "import asyncsolve"` imports this build's.
+# CMAKE_FLAGS=-DASYNCSOLVE_PYTHON=OFF leaves it out.
+$(BUILD)/build.ninja: | deps venv
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	      -DASYNCSOLVE_PYTHON=ON -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+	@if [ -d $(BUILD)/python/asyncsolve ]; then $(VENV)/bin/python -c \
+	  "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'asyncsolve-build.pth').write_text('$(CURDIR)/$(BUILD)/python\n')"; fi
 
 # asyncsolve-lab (python/) in a venv: every dependency pinned
-# (python/requirements.lock), the package itself installed editable.
-venv: $(VENV)/.lab-installed $(VENV)/.asyncsolve-installed
+# (python/requirements.lock; mpi4py built from source against the system
+# MPI, so that it and the asyncsolve package link the same MPI library, which
+# the package checks at import), the lab installed editable. The asyncsolve
+# package itself comes with `make build` (above); elsewhere,
+# `pip install ./python/bindings` builds it with scikit-build-core.
+venv: $(VENV)/.lab-installed
 $(VENV)/.lab-installed: python/pyproject.toml python/requirements.lock | deps
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --no-binary mpi4py -r python/requirements.lock
 	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e ./python
-	touch $@
-
-# The asyncsolve package (python/bindings): nanobind over the library, built
-# by scikit-build-core (build-python/, kept between installs) against the
-# system MPI. mpi4py comes from the lock file built from source (--no-binary
-# above), so that it links the same MPI; the package checks at import.
-# Rebuilt when a tracked source of the library or the package changes.
-PY_PACKAGE_SOURCES := $(shell git ls-files CMakeLists.txt cmake src include python/bindings 2>/dev/null)
-$(VENV)/.asyncsolve-installed: $(VENV)/.lab-installed $(PY_PACKAGE_SOURCES)
-	$(VENV)/bin/pip install -q --no-deps --no-build-isolation ./python/bindings
 	touch $@
 
 # Every Python file of the repository: the lab, the benchmark drivers and the
@@ -182,12 +186,15 @@ test: build venv
 # timing paths of the command line (the Stencil2D and Lanczos benchmarks,
 # the peers' harness), and what tests/CMakeLists.txt registers only without
 # sanitizers (the scipy comparisons, the lab, bad input, install, fuzz).
-# Line tables only (-g1): the reports keep their files and lines, and the
-# build takes about a third less time than with full debug information.
+# -O1 -g1, as AddressSanitizer's documentation suggests for usable speed: line
+# tables only keep the reports' files and lines (a third less build time than
+# full debug information), and -O1 compiles about 35% faster than -O2 under
+# the sanitizers (solve_options.cpp 22 s against 34, test_sparse.cpp 15.6
+# against 25.2, schwarz.cpp 7.5 against 11.9; gcc 12, this machine).
 SAN_SKIP_TESTS ?= ^(cli_stencil2d|cli_lanczos|bench_peers)$$
 $(SAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	      '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG' '-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG' \
+	      '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG' '-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG' \
 	      -DASYNCSOLVE_SANITIZE=address,undefined -DASYNCSOLVE_BUILD_BENCH=OFF \
 	      -DASYNCSOLVE_BUILD_EXAMPLES=OFF -DASYNCSOLVE_FORTRAN=OFF -DASYNCSOLVE_CAF=OFF $(CMAKE_FLAGS)
 

@@ -333,31 +333,8 @@ grid::ModelProblem model_problem(Problem problem) {
 }
 
 solvers::KrylovMethod krylov_method(Method method) {
-  switch (method) {
-    case Method::cg:
-      return solvers::KrylovMethod::cg;
-    case Method::pcg1:
-      return solvers::KrylovMethod::pcg1;
-    case Method::pcg2:
-      return solvers::KrylovMethod::pcg2;
-    case Method::pcg_overlap:
-      return solvers::KrylovMethod::pcg_overlap;
-    case Method::pipecg:
-      return solvers::KrylovMethod::pipecg;
-    case Method::gmres:
-      return solvers::KrylovMethod::gmres;
-    case Method::fgmres:
-      return solvers::KrylovMethod::fgmres;
-    case Method::pgmres:
-      return solvers::KrylovMethod::pgmres;
-    case Method::bicgstab:
-      return solvers::KrylovMethod::bicgstab;
-    case Method::pipebicgstab:
-      return solvers::KrylovMethod::pipebicgstab;
-    case Method::jacobi:
-    case Method::lanczos:
-      break;
-  }
+  // --method spells each Krylov method as the solvers name it.
+  if (const auto krylov = solvers::parse_krylov_method(name(method))) return *krylov;
   throw std::logic_error("krylov_method: not a Krylov method");
 }
 

@@ -347,6 +347,38 @@ std::array<double, 2> bicgstab_update_ref(double alpha, double omega, const Fiel
   return {rr, rr0};
 }
 
+namespace {
+
+/// PipeBicgVectors' arrays at a chunk's offset, for the fused kernels below
+/// (their loops are `omp simd`: no dependence between iterations assumed).
+struct PipeBicgChunk {
+  double* x;
+  double* r;
+  double* r2;
+  double* r0;
+  double* w;
+  double* w2;
+  double* t;
+  double* p2;
+  double* s;
+  double* s2;
+  double* z;
+  double* z2;
+  double* v;
+  double* q;
+  double* q2;
+  double* y;
+};
+
+PipeBicgChunk chunk_of(const PipeBicgVectors& v, std::ptrdiff_t o) noexcept {
+  return {v.x->origin() + o, v.r->origin() + o,  v.r2->origin() + o, v.r0->origin() + o,
+          v.w->origin() + o, v.w2->origin() + o, v.t->origin() + o,  v.p2->origin() + o,
+          v.s->origin() + o, v.s2->origin() + o, v.z->origin() + o,  v.z2->origin() + o,
+          v.v->origin() + o, v.q->origin() + o,  v.q2->origin() + o, v.y->origin() + o};
+}
+
+}  // namespace
+
 std::array<double, 3> pipebicgstab_directions(double alpha, double beta, double omega, bool first,
                                               const PipeBicgVectors& v) noexcept {
   double qy = 0.0;
@@ -356,36 +388,23 @@ std::array<double, 3> pipebicgstab_directions(double alpha, double beta, double 
   const double b = first ? 0.0 : beta;
   const double c = first ? 0.0 : bo;
   for_chunks(*v.x, [&](std::ptrdiff_t o, int len) {
-    const double* __restrict r = v.r->origin() + o;
-    const double* __restrict r2 = v.r2->origin() + o;
-    const double* __restrict w = v.w->origin() + o;
-    const double* __restrict w2 = v.w2->origin() + o;
-    const double* __restrict t = v.t->origin() + o;
-    const double* __restrict vv = v.v->origin() + o;
-    const double* __restrict z2 = v.z2->origin() + o;
-    double* __restrict p2 = v.p2->origin() + o;
-    double* __restrict s = v.s->origin() + o;
-    double* __restrict s2 = v.s2->origin() + o;
-    double* __restrict z = v.z->origin() + o;
-    double* __restrict q = v.q->origin() + o;
-    double* __restrict q2 = v.q2->origin() + o;
-    double* __restrict y = v.y->origin() + o;
+    const PipeBicgChunk ch = chunk_of(v, o);
 #pragma omp simd reduction(+ : qy, yy, qq)
     for (int i = 0; i < len; ++i) {
       // first: b = c = 0, and the old values (never set) must not reach the result
-      const double p2i = first ? r2[i] : r2[i] + b * p2[i] - c * s2[i];
-      const double si = first ? w[i] : w[i] + b * s[i] - c * z[i];
-      const double s2i = first ? w2[i] : w2[i] + b * s2[i] - c * z2[i];
-      const double zi = first ? t[i] : t[i] + b * z[i] - c * vv[i];
-      const double qi = r[i] - alpha * si;
-      const double yi = w[i] - alpha * zi;
-      p2[i] = p2i;
-      s[i] = si;
-      s2[i] = s2i;
-      z[i] = zi;
-      q[i] = qi;
-      q2[i] = r2[i] - alpha * s2i;
-      y[i] = yi;
+      const double p2i = first ? ch.r2[i] : ch.r2[i] + b * ch.p2[i] - c * ch.s2[i];
+      const double si = first ? ch.w[i] : ch.w[i] + b * ch.s[i] - c * ch.z[i];
+      const double s2i = first ? ch.w2[i] : ch.w2[i] + b * ch.s2[i] - c * ch.z2[i];
+      const double zi = first ? ch.t[i] : ch.t[i] + b * ch.z[i] - c * ch.v[i];
+      const double qi = ch.r[i] - alpha * si;
+      const double yi = ch.w[i] - alpha * zi;
+      ch.p2[i] = p2i;
+      ch.s[i] = si;
+      ch.s2[i] = s2i;
+      ch.z[i] = zi;
+      ch.q[i] = qi;
+      ch.q2[i] = ch.r2[i] - alpha * s2i;
+      ch.y[i] = yi;
       qy += qi * yi;
       yy += yi * yi;
       qq += qi * qi;
@@ -445,34 +464,20 @@ std::array<double, 5> pipebicgstab_update(double alpha, double omega,
   double wr0 = 0.0;
   double zr0 = 0.0;
   for_chunks(*v.x, [&](std::ptrdiff_t o, int len) {
-    const double* __restrict p2 = v.p2->origin() + o;
-    const double* __restrict q = v.q->origin() + o;
-    const double* __restrict q2 = v.q2->origin() + o;
-    const double* __restrict y = v.y->origin() + o;
-    const double* __restrict w2 = v.w2->origin() + o;
-    const double* __restrict z2 = v.z2->origin() + o;
-    const double* __restrict t = v.t->origin() + o;
-    const double* __restrict vv = v.v->origin() + o;
-    const double* __restrict r0 = v.r0->origin() + o;
-    const double* __restrict s = v.s->origin() + o;
-    const double* __restrict z = v.z->origin() + o;
-    double* __restrict x = v.x->origin() + o;
-    double* __restrict r = v.r->origin() + o;
-    double* __restrict r2 = v.r2->origin() + o;
-    double* __restrict w = v.w->origin() + o;
+    const PipeBicgChunk ch = chunk_of(v, o);
 #pragma omp simd reduction(+ : rr, rr0, sr0, wr0, zr0)
     for (int i = 0; i < len; ++i) {
-      x[i] += alpha * p2[i] + omega * q2[i];
-      const double ri = q[i] - omega * y[i];
-      const double wi = y[i] - omega * (t[i] - alpha * vv[i]);
-      r[i] = ri;
-      r2[i] = q2[i] - omega * (w2[i] - alpha * z2[i]);
-      w[i] = wi;
+      ch.x[i] += alpha * ch.p2[i] + omega * ch.q2[i];
+      const double ri = ch.q[i] - omega * ch.y[i];
+      const double wi = ch.y[i] - omega * (ch.t[i] - alpha * ch.v[i]);
+      ch.r[i] = ri;
+      ch.r2[i] = ch.q2[i] - omega * (ch.w2[i] - alpha * ch.z2[i]);
+      ch.w[i] = wi;
       rr += ri * ri;
-      rr0 += ri * r0[i];
-      sr0 += s[i] * r0[i];
-      wr0 += wi * r0[i];
-      zr0 += z[i] * r0[i];
+      rr0 += ri * ch.r0[i];
+      sr0 += ch.s[i] * ch.r0[i];
+      wr0 += wi * ch.r0[i];
+      zr0 += ch.z[i] * ch.r0[i];
     }
   });
   charge_streams(*v.x, 16);

@@ -36,30 +36,18 @@ constexpr std::array all_methods{KrylovMethod::cg,       KrylovMethod::pcg1,
                                  KrylovMethod::fgmres,   KrylovMethod::pgmres,
                                  KrylovMethod::bicgstab, KrylovMethod::pipebicgstab};
 
+/// Each method's loop, in KrylovMethod's order.
+constexpr std::array<detail::KrylovLoop, all_methods.size()> loops{
+    detail::run_cg,       detail::run_pcg1,        detail::run_pcg2,   detail::run_pcg_overlap,
+    detail::run_pipecg,   detail::run_gmres,       detail::run_fgmres, detail::run_pgmres,
+    detail::run_bicgstab, detail::run_pipebicgstab};
+
 detail::KrylovLoop loop_of(KrylovMethod method) {
-  switch (method) {
-    case KrylovMethod::cg:
-      return detail::run_cg;
-    case KrylovMethod::pcg1:
-      return detail::run_pcg1;
-    case KrylovMethod::pcg2:
-      return detail::run_pcg2;
-    case KrylovMethod::pcg_overlap:
-      return detail::run_pcg_overlap;
-    case KrylovMethod::pipecg:
-      return detail::run_pipecg;
-    case KrylovMethod::gmres:
-      return detail::run_gmres;
-    case KrylovMethod::fgmres:
-      return detail::run_fgmres;
-    case KrylovMethod::pgmres:
-      return detail::run_pgmres;
-    case KrylovMethod::bicgstab:
-      return detail::run_bicgstab;
-    case KrylovMethod::pipebicgstab:
-      return detail::run_pipebicgstab;
+  const auto index = static_cast<std::size_t>(method);
+  if (index >= loops.size()) {
+    throw std::invalid_argument(fmt::format("{} is not a KrylovMethod", index));
   }
-  throw std::invalid_argument(fmt::format("{} is not a KrylovMethod", static_cast<int>(method)));
+  return loops.at(index);
 }
 
 /// True when `method` applies the Jacobi preconditioner (pcg1, pcg2 and
