@@ -138,6 +138,8 @@ class BoomerAmg final : public Preconditioner {
         auto* dof_func = static_cast<HYPRE_Int*>(std::malloc(sizeof(HYPRE_Int) * std::max(n_, 1)));
         if (dof_func == nullptr) throw std::bad_alloc();
         for (int i = 0; i < n_; ++i) dof_func[i] = space->component[i];
+        // hypre owns the array from here and frees it with the solver.
+        // NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
         error |= HYPRE_BoomerAMGSetDofFunc(solver_, dof_func);
       }
     }
