@@ -6,8 +6,8 @@
 // warning, scaling, equilibration, operator, the symmetry check, Jacobi's
 // checks, halo exchange); one solve by the configured method; the summary
 // and the problem as the result document describes them.
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,7 +35,7 @@ struct SparseProblem {
   /// Each local row's row in the file or in the caller's matrix (empty:
   /// assembled); a view of `loaded` or of the caller's state.
   std::span<const std::int64_t> file_rows;
-  nlohmann::json parameters;                         ///< for the document's "problem"
+  nlohmann::json parameters;  ///< for the document's "problem"
   std::string name;
 };
 
