@@ -156,3 +156,12 @@ def test_nonsymmetric_rows_of_each_rank(comm, nonsymmetric):
                          rows=rows, gather=True)
     assert r.converged
     assert np.allclose(r.x, exact, atol=1e-7 * np.abs(exact).max())
+
+
+def test_the_typing_stub_describes_the_module():
+    from pathlib import Path
+
+    stub = Path(asyncsolve._core.__file__).with_name("_core.pyi")
+    text = stub.read_text()
+    for name in ("class Channel", "class NonblockingAllreduce", "class System", "version: str"):
+        assert name in text, f"{name!r} missing from {stub}"
