@@ -137,10 +137,7 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
   s.args = std::move(args);
   s.whole = matrix.whole;
   const SolveConfig& config = s.config();
-  if (config.slow_rank >= comm.size()) {
-    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
-                                       config.slow_rank, comm.size()));
-  }
+  check_slow_rank(config, comm);
   SparseProblem& p = s.p;
   p.name = "matrix";
   bool rhs = !matrix.b.empty();

@@ -118,6 +118,10 @@ solvers::KrylovOptions krylov_options(const SolveConfig& config, const par::Comm
 /// The fault injection --slow-rank, --slow-factor and --noise-* ask for.
 par::FaultOptions fault_options(const SolveConfig& config);
 
+/// Throws core::InputError when --slow-rank names a rank that `comm` does
+/// not have.
+void check_slow_rank(const SolveConfig& config, const par::Comm& comm);
+
 /// Collective: a solve's result summarised over the ranks of `comm` (with
 /// `omp`, over OpenMP Jacobi's threads). Defined in solve_command.cpp.
 RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp);

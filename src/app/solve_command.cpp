@@ -209,10 +209,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   grid::apply_initial_guess(problem, u);
   grid::apply_boundary(problem, decomposition, u);
   const bool asynchronous = config.variant != Variant::sync;
-  if (config.slow_rank >= comm.size()) {
-    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
-                                       config.slow_rank, comm.size()));
-  }
+  check_slow_rank(config, comm);
   const int transport = channel_transport(config.transport);
   // Sync over rma or shmem exchanges halos through channels; otherwise (and
   // for the true residual of the asynchronous variants) the --halo strategy.
@@ -348,10 +345,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
                                  ? comm::Neighbourhood::full
                                  : comm::Neighbourhood::faces;
   auto halo = comm::make_halo_exchange(config.halo, decomposition, system.x, neighbourhood);
-  if (config.slow_rank >= comm.size()) {
-    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
-                                       config.slow_rank, comm.size()));
-  }
+  check_slow_rank(config, comm);
   par::FaultInjector faults(fault_options(config), comm.rank());
   solvers::KrylovOptions options = krylov_options(config, comm, faults);
   const HybridSetup hybrid = make_hybrid(config, decomposition, system.x, *halo, neighbourhood);
@@ -378,6 +372,13 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
 }
 
 }  // namespace
+
+void check_slow_rank(const SolveConfig& config, const par::Comm& comm) {
+  if (config.slow_rank >= comm.size()) {
+    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
+                                       config.slow_rank, comm.size()));
+  }
+}
 
 par::FaultOptions fault_options(const SolveConfig& config) {
   return par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,

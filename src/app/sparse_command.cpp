@@ -502,10 +502,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   const std::string started = core::iso8601_now();
   check_json_path(config.json_path, world);
   check_output_paths(config, world);
-  if (config.slow_rank >= world.size()) {
-    throw core::InputError(fmt::format("--slow-rank {}: expected a rank below {} (or -1)",
-                                       config.slow_rank, world.size()));
-  }
+  check_slow_rank(config, world);
   SparseProblem p =
       config.sparse.assemble ? assemble_problem(config, world) : load_matrix(config, world);
   const par::Comm& comm = p.matrix.comm();
