@@ -16,7 +16,9 @@ Condition when(std::string dimension, std::vector<std::string> values) {
 }  // namespace
 
 void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::string>& methods) {
-  const Applies schwarz = applies_when({when("--method", methods), when("--pc", {"asm"})});
+  const Applies schwarz = Applies{
+      {{when("--method", methods), when("--pc", {"asm"})}, {when("--method", {"schwarz"})}}};
+  const Applies schwarz_pc = applies_when({when("--method", methods), when("--pc", {"asm"})});
   const Applies block_size = applies_when(
       {when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm", "boomeramg"})});
   const Applies rigid_body =
@@ -36,8 +38,9 @@ void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::
   t.choice("--coarse", a.coarse, names<precond::CoarseKind>(),
            {.help = "Schwarz: none (one level) or nicolaides (two levels: one coarse vector per "
                     "subdomain and near-null vector, E = Z^T A Z factorised on every rank, "
-                    "added to each apply; rigid-body modes with --coordinates)",
-            .applies = schwarz});
+                    "added to each apply; rigid-body modes with --coordinates; --pc asm only, "
+                    "the schwarz iteration is one-level)",
+            .applies = schwarz_pc});
   t.number("--block-size", a.block_size, {0, 16},
            {.help = "Unknowns per node of a system of PDEs (3 for 3-D elasticity), rows "
                     "interleaved node by node in the matrix file: BoomerAMG's num_functions, "

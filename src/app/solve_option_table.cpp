@@ -47,20 +47,24 @@ std::vector<std::string> nonsymmetric_names() {
   return out;
 }
 
-/// The methods that solve a grid problem (all but lanczos).
+/// The methods that solve a grid problem or a matrix (all but lanczos;
+/// schwarz a matrix only).
 std::vector<std::string> grid_methods() {
-  std::vector<std::string> out{std::string(name(Method::jacobi))};
+  std::vector<std::string> out{std::string(name(Method::jacobi)),
+                               std::string(name(Method::schwarz))};
   for (const auto& m : krylov_names()) out.push_back(m);
   return out;
 }
 
 const std::vector<std::string> mpi_transports{"mpi", "rma", "shmem"};
+/// The stationary iterations: sync, async and racy.
+const std::vector<std::string> stationary{"jacobi", "schwarz"};
 const std::vector<std::string> asynchronous{"async", "racy"};
 
 /// --problem to --halo: the problem, its grid, the method and how it communicates.
 void add_problem_and_method(OptionTable& t, SolveArgs& a) {
   SolveConfig& c = a.values;
-  const Applies jacobi = applies_when({when("--method", {"jacobi"})});
+  const Applies jacobi = applies_when({when("--method", stationary)});
   const Applies grid_method = applies_when({when("--method", grid_methods())});
   a.sparse.problem = t.choice(
       "--problem", a.problem, names<Problem>(),
@@ -97,16 +101,18 @@ void add_problem_and_method(OptionTable& t, SolveArgs& a) {
                     "(DiagInvScale), pcg-overlap (pcg2 with non-blocking inner products), pipecg "
                     "(pipelined CG), lanczos (ground state of --problem tfim); for nonsymmetric "
                     "matrices gmres (restarted GMRES), fgmres (flexible GMRES), pgmres "
-                    "(pipelined p(1)-GMRES), bicgstab or pipebicgstab (pipelined BiCGStab)"});
+                    "(pipelined p(1)-GMRES), bicgstab or pipebicgstab (pipelined BiCGStab); "
+                    "schwarz (restricted additive Schwarz iteration on a matrix: --overlap, "
+                    "--local-solver, --variant)"});
   t.choice("--variant", a.variant, names<Variant>(),
-           {.help = "Jacobi variant: sync, async (newest whole halo message), racy (freshest "
-                    "data)",
+           {.help = "Jacobi or Schwarz variant: sync, async (newest whole halo message), racy "
+                    "(freshest data)",
             .applies = jacobi});
   t.choice("--transport", a.transport, names<Transport>(),
            {.help = "Communication transport: mpi (two-sided), rma (MPI-3 one-sided), shmem "
                     "(OpenSHMEM; run under oshrun) or omp (Jacobi with OpenMP threads on one "
                     "rank, paper 000 §3.3)",
-            .applies = applies_when({when("--method", {"jacobi", "lanczos"})})});
+            .applies = applies_when({when("--method", {"jacobi", "lanczos", "schwarz"})})});
   std::vector<std::string> hybrid_modes{"none"};
   for (const auto& mode : comm::hybrid_mode_names()) hybrid_modes.push_back(mode);
   a.threads = t.number(
@@ -130,9 +136,9 @@ void add_problem_and_method(OptionTable& t, SolveArgs& a) {
   t.choice("--halo", a.halo, comm::halo_exchange_names(),
            {.help = "Halo exchange strategy: waitall (Isend/Irecv + Waitall), alltoallv, "
                     "ialltoallv, neighbor, persistent",
-            .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", {"sync"}),
+            .applies = Applies{{{when("--method", stationary), when("--variant", {"sync"}),
                                  when("--transport", {"mpi"})},
-                                {when("--method", {"jacobi"}), when("--variant", asynchronous),
+                                {when("--method", stationary), when("--variant", asynchronous),
                                  when("--transport", mpi_transports)},
                                 {when("--method", krylov_names())}}}});
 }
@@ -144,6 +150,8 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
   const Applies krylov = applies_when({when("--method", krylov_names())});
   const Applies async_jacobi =
       applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous)});
+  const Applies async_stationary =
+      applies_when({when("--method", stationary), when("--variant", asynchronous)});
   t.number("--test-every", c.test_every, {0, 1e6},
            {.help = "Krylov: call MPI_Test on the halo exchange every K interior planes of the "
                     "mat-vec (0: never; paper 001 §3.4)",
@@ -217,12 +225,12 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
           .limits = "knomial:K: K 2 to 1024"});
   t.number("--max-in-flight", c.max_in_flight, {1, 512},
            {.help = "Async/racy: unacknowledged halo messages per neighbour and direction (R)",
-            .applies = applies_when({when("--method", {"jacobi"}), when("--variant", asynchronous),
+            .applies = applies_when({when("--method", stationary), when("--variant", asynchronous),
                                      when("--transport", mpi_transports)})});
   t.number("--final-sync", c.final_sync, {0, 1e9},
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
                     "until the true residual is below --tol",
-            .applies = async_jacobi});
+            .applies = async_stationary});
   t.choice("--idle", a.idle, names<OnOff>(),
            {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
                     "what it has waits for news instead of sweeping stale data) or off",
@@ -261,7 +269,7 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
                   "(Krylov, and async/racy Jacobi over mpi or rma: a reserved communication "
                   "thread, sleeping US microseconds between passes; needs "
                   "MPI_THREAD_MULTIPLE)",
-          .applies = Applies{{{when("--method", {"jacobi"}), when("--variant", asynchronous)},
+          .applies = Applies{{{when("--method", stationary), when("--variant", asynchronous)},
                               {when("--method", krylov_names())}}},
           .sample = "poll:4",
           .value = "MODE",
@@ -270,8 +278,8 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
                    {.help = "Stop when ||b - Au||_2 / ||b||_2 < tol (the true residual must "
                             "meet it for a solve to count as converged; lanczos: the relative "
                             "change of the energy)",
-                    .shown_default = "1e-4 for jacobi, 1e-6 for the Krylov methods, 1e-10 "
-                                     "for lanczos",
+                    .shown_default = "1e-4 for jacobi, 1e-6 for schwarz and the Krylov "
+                                     "methods, 1e-10 for lanczos",
                     .sample = "1e-8"});
   t.number("--max-iters", c.max_iters, {0, 1e9}, {.help = "Stop after this many iterations"});
   a.max_time = t.number("--max-time", c.max_time_s, {1e-300, 1e9},
@@ -280,8 +288,12 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
                          .applies = grid_method,
                          .shown_default = "none",
                          .noun = "a positive number of seconds"});
-  t.number("--check-every", c.check_every, {1, 1e9},
-           {.help = "Compute the global residual every K iterations", .applies = jacobi});
+  a.check_every =
+      t.number("--check-every", c.check_every, {1, 1e9},
+               {.help = "Compute the global residual every K iterations (async, racy: start a "
+                        "reduction round every K)",
+                .applies = applies_when({when("--method", stationary)}),
+                .shown_default = "100 for jacobi, 1 for schwarz"});
   t.number("--halo-every", c.halo_every, {1, 1e6},
            {.help = "Swap halos only every N iterations (paper 000 §6.3)",
             .applies =

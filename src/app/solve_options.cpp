@@ -293,6 +293,25 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
   c.idle = idle == OnOff::on;
 }
 
+/// --method schwarz: restricted additive Schwarz on a matrix, one level,
+/// over mpi, rma or shmem channels; its subdomains from --overlap and
+/// --local-solver (the table refused --coarse and --pc).
+void validate_schwarz_method(const SolveArgs& a, SolveConfig& c) {
+  if (!c.sparse.is_sparse()) {
+    throw InputError(
+        fmt::format("--method schwarz with --problem {}: the Schwarz iteration solves a "
+                    "matrix, expected --matrix FILE or --assemble",
+                    a.problem));
+  }
+  refuse(c.transport == Transport::omp, "--transport omp", "--method schwarz",
+         "expected mpi, rma or shmem (the Schwarz iteration runs on MPI ranks)");
+  refuse(is_hybrid(c), "--hybrid " + a.hybrid, "--method schwarz",
+         "expected none (the hybrid schemes are written for the structured stencils)");
+  c.schwarz = validate_schwarz(a.schwarz, !c.sparse.matrix_path.empty(), c.pc);
+  c.pc.schwarz.type = precond::SchwarzType::restricted;
+  if (!given(a.check_every)) c.check_every = 1;  // a sweep costs a subdomain solve
+}
+
 /// When to stop and report: --tol, --max-iters, --check-every, --halo-every,
 /// --monitor-every.
 void validate_stop(const SolveConfig& c) {
@@ -392,7 +411,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   }
   c.method = parse_one_of<Method>("--method", a.method);
   const Lookup l = look_up(a);
-  if (!given(a.tol)) c.tol = is_krylov(c) ? 1e-6 : 1e-4;
+  if (!given(a.tol)) c.tol = c.method == Method::jacobi ? 1e-4 : 1e-6;
   if (is_krylov(c)) {
     validate_krylov(a, l, c);
   } else {
@@ -405,12 +424,15 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
                       "solved by the Krylov methods, expected one of {}",
                       a.method, fmt::join(krylov, ", ")));
     }
-    refuse(!l.pc_auto, "--pc " + a.pc, "--method jacobi",
-           "expected auto (Jacobi takes no preconditioner)");
-    refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), "--method jacobi",
+    const std::string context = "--method " + a.method;
+    refuse(!l.pc_auto, "--pc " + a.pc, context,
+           c.method == Method::jacobi
+               ? "expected auto (Jacobi takes no preconditioner)"
+               : "expected auto (the Schwarz iteration is its own preconditioner: --overlap, "
+                 "--local-solver)");
+    refuse(c.shift != 0.0, fmt::format("--shift {}", c.shift), context,
            "expected 0 (the shift applies to the Krylov methods)");
-    refuse(c.repeat_solves != 1, fmt::format("--repeat-solve {}", c.repeat_solves),
-           "--method jacobi",
+    refuse(c.repeat_solves != 1, fmt::format("--repeat-solve {}", c.repeat_solves), context,
            "expected 1 (only the Krylov methods repeat a solve after one setup)");
     c.pc = {};
   }
@@ -441,6 +463,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
          "an integer from 1 to 512");
   expect_at_least("--final-sync", c.final_sync, 0);
   validate_faults(c);
+  if (c.method == Method::schwarz) validate_schwarz_method(a, c);
   if (!is_krylov(c)) validate_jacobi_progress(a, l, c);
   validate_stop(c);
   table.refuse_inapplicable(solve_context(c));

@@ -42,19 +42,26 @@ enum class Method {
   fgmres,
   pgmres,
   bicgstab,
-  pipebicgstab
+  pipebicgstab,
+  schwarz
 };
 template <>
 struct EnumNames<Method> {
-  static constexpr std::array<std::string_view, 12> names{
-      "jacobi",  "cg",    "pcg1",   "pcg2",   "pcg-overlap", "pipecg",
-      "lanczos", "gmres", "fgmres", "pgmres", "bicgstab",    "pipebicgstab"};
+  static constexpr std::array<std::string_view, 13> names{
+      "jacobi", "cg",     "pcg1",   "pcg2",     "pcg-overlap",  "pipecg", "lanczos",
+      "gmres",  "fgmres", "pgmres", "bicgstab", "pipebicgstab", "schwarz"};
 };
 
 /// True for the Krylov methods (cg, pcg1, pcg2, pcg-overlap, pipecg, gmres,
 /// fgmres, pgmres, bicgstab, pipebicgstab).
 constexpr bool is_krylov(Method method) {
-  return method != Method::jacobi && method != Method::lanczos;
+  return method != Method::jacobi && method != Method::lanczos && method != Method::schwarz;
+}
+
+/// True for the stationary iterations with sync, async and racy variants
+/// (jacobi; schwarz: restricted additive Schwarz, solvers/schwarz_iteration.hpp).
+constexpr bool is_stationary(Method method) {
+  return method == Method::jacobi || method == Method::schwarz;
 }
 
 /// The solvers' KrylovMethod of a Krylov `method`; throws std::logic_error for
@@ -190,6 +197,7 @@ struct SolveArgs {
   std::string progress = "none";
   std::string idle;  ///< --idle as given ("" when absent: on for async and racy)
   CLI::Option* tol = nullptr;
+  CLI::Option* check_every = nullptr;
   CLI::Option* max_time = nullptr;
   CLI::Option* threads = nullptr;
   SpinArgs spin;

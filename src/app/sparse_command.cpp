@@ -35,6 +35,7 @@
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/jacobi_rho.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "asyncsolve/solvers/schwarz_iteration.hpp"
 #include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
 #include "asyncsolve/sparse/symmetry.hpp"
@@ -193,6 +194,40 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
   } else {
     out.result = solvers::jacobi_sync(system, p.matrix, halo, *reduction, options);
   }
+  out.halo = std::string(halo.name());
+  out.allreduce = allreduce.name();
+  return out;
+}
+
+/// The Schwarz iteration (sync, async, racy) on the CSR system. Collective.
+Solved solve_schwarz(const SolveConfig& config, SparseProblem& p, solvers::CsrSystem& system,
+                     comm::SparseHaloExchange& halo) {
+  const par::Comm& comm = p.matrix.comm();
+  const bool asynchronous = config.variant != Variant::sync;
+  const collectives::AllreduceAlgorithm& allreduce = *config.allreduce;
+  auto reduction = collectives::make_allreduce(
+      asynchronous ? collectives::AllreduceAlgorithm{} : allreduce, comm);
+  par::FaultInjector faults(fault_options(config), comm.rank());
+  solvers::SchwarzIterationOptions options;
+  options.async.base = jacobi_options(config, comm, faults);
+  options.async.racy = config.variant == Variant::racy;
+  options.async.max_in_flight = config.max_in_flight;
+  options.async.final_sync = config.final_sync;
+  options.async.progress_planes = config.progress.every;
+  options.async.transport = transport_of(config);
+  options.async.idle = false;
+  options.asynchronous = asynchronous;
+  options.schwarz = config.pc.schwarz;
+  options.strategy = config.halo;
+  std::unique_ptr<collectives::NonblockingAllreduce> convergence;
+  if (asynchronous) {
+    convergence = collectives::make_convergence_allreduce(
+        allreduce, comm, solvers::async_convergence_values, options.async.transport);
+  }
+  Solved out;
+  out.result =
+      solvers::schwarz_solve(system, p.matrix, halo, *reduction, convergence.get(), options);
+  if (convergence) convergence->free();
   out.halo = std::string(halo.name());
   out.allreduce = allreduce.name();
   return out;
@@ -442,7 +477,7 @@ solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const Sp
 SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   SparseSetup out;
   const par::Comm& comm = p.matrix.comm();
-  const bool jacobi = !is_krylov(config);
+  const bool jacobi = config.method == Method::jacobi;
   out.warnings = check_rhs(config, p);
   out.scale = scale_to_unit_diagonal(config, p);
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
@@ -455,7 +490,7 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   p.parameters["setup_s"]["operator"] = par::max_over_ranks(comm, core::now_s() - t_operator);
   p.parameters["operator"] = operator_json(comm, out.system.op);
 
-  p.parameters["symmetry"] = symmetry_json(config, p.matrix, jacobi);
+  p.parameters["symmetry"] = symmetry_json(config, p.matrix, !is_krylov(config));
   out.jacobi_check = jacobi ? check_jacobi(config, p, out.system) : nullptr;
 
   // Sync Jacobi over rma or shmem exchanges through channels; otherwise (and
@@ -469,8 +504,9 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
 
 Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
   solvers::CsrSystem& system = setup.system;
-  Solved solved = is_krylov(config) ? solve_krylov(config, p, system, *setup.halo)
-                                    : solve_jacobi(config, p, system, *setup.halo);
+  Solved solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
+                  : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
+                                                     : solve_jacobi(config, p, system, *setup.halo);
   unscale_solution(p, setup);
   return solved;
 }

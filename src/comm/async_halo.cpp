@@ -182,8 +182,15 @@ std::vector<ChannelLink> sparse_channel_links(const sparse::NeighbourPlan& plan)
 std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::DistMatrix& matrix,
                                                   const grid::Field& x, std::span<double> ghosts,
                                                   const ChannelSettings& settings) {
-  NeighbourChannels channels(matrix.comm(), sparse_channel_links(matrix.plan()), settings);
-  return std::make_unique<AsyncSparseHalo>(std::move(channels), matrix.plan(), x, ghosts);
+  return make_async_sparse_halo(matrix.plan(), matrix.comm(), x, ghosts, settings);
+}
+
+std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::NeighbourPlan& plan,
+                                                  const par::Comm& comm, const grid::Field& x,
+                                                  std::span<double> ghosts,
+                                                  const ChannelSettings& settings) {
+  NeighbourChannels channels(comm, sparse_channel_links(plan), settings);
+  return std::make_unique<AsyncSparseHalo>(std::move(channels), plan, x, ghosts);
 }
 
 }  // namespace asyncsolve::comm

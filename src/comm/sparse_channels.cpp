@@ -16,15 +16,15 @@ namespace {
 
 class SparseChannelHalo final : public SparseHaloExchange {
  public:
-  SparseChannelHalo(const sparse::DistMatrix& matrix, int transport)
-      : SparseHaloExchange(static_cast<std::size_t>(matrix.plan().ghosts)),
-        lockstep_(NeighbourChannels(matrix.comm(), sparse_channel_links(matrix.plan()),
+  SparseChannelHalo(const sparse::NeighbourPlan& plan, const par::Comm& comm, int transport)
+      : SparseHaloExchange(static_cast<std::size_t>(plan.ghosts)),
+        lockstep_(NeighbourChannels(comm, sparse_channel_links(plan),
                                     detail::lockstep_settings(transport))) {
-    for (const int rank : matrix.plan().neighbours()) {
+    for (const int rank : plan.neighbours()) {
       Link l;
-      for (const sparse::SendLink& s : matrix.plan().sends)
+      for (const sparse::SendLink& s : plan.sends)
         if (s.rank == rank) l.send_indices = &s.indices;
-      for (const sparse::RecvLink& r : matrix.plan().recvs) {
+      for (const sparse::RecvLink& r : plan.recvs) {
         if (r.rank == rank) {
           l.recv_offset = r.offset;
           l.recv_count = r.count;
@@ -74,7 +74,12 @@ class SparseChannelHalo final : public SparseHaloExchange {
 
 std::unique_ptr<SparseHaloExchange> make_sparse_channel_halo_exchange(
     const sparse::DistMatrix& matrix, int transport) {
-  return std::make_unique<SparseChannelHalo>(matrix, transport);
+  return make_sparse_channel_halo_exchange(matrix.plan(), matrix.comm(), transport);
+}
+
+std::unique_ptr<SparseHaloExchange> make_sparse_channel_halo_exchange(
+    const sparse::NeighbourPlan& plan, const par::Comm& comm, int transport) {
+  return std::make_unique<SparseChannelHalo>(plan, comm, transport);
 }
 
 }  // namespace asyncsolve::comm

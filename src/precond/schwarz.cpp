@@ -94,6 +94,23 @@ Schwarz::Schwarz(const sparse::DistMatrix& matrix, const SchwarzSettings& settin
   ys_.fill(0.0);
 }
 
+void Schwarz::fetch_overlap() {
+  const int m = sub_.overlap_rows();
+  forward_->start(rs_);
+  forward_->finish(rs_);
+  if (m > 0) {
+    std::memcpy(rs_.origin() + sub_.owned, forward_->ghosts().data(),
+                static_cast<std::size_t>(m) * sizeof(double));
+  }
+}
+
+void Schwarz::restrict_to_subdomain(std::span<const double> v, std::span<double> out) {
+  std::memcpy(rs_.origin(), v.data(), static_cast<std::size_t>(sub_.owned) * sizeof(double));
+  fetch_overlap();
+  std::memcpy(out.data(), rs_.origin(),
+              static_cast<std::size_t>(sub_.rows_count()) * sizeof(double));
+}
+
 void Schwarz::apply(std::span<const double> r, std::span<double> z) {
   const int n = sub_.owned;
   const int m = sub_.overlap_rows();
@@ -101,10 +118,7 @@ void Schwarz::apply(std::span<const double> r, std::span<double> z) {
   double* ys = ys_.origin();
   // rs = R_i r: the owned values, then the overlap rows' from their owners
   std::memcpy(rs, r.data(), static_cast<std::size_t>(n) * sizeof(double));
-  forward_->start(rs_);
-  forward_->finish(rs_);
-  if (m > 0)
-    std::memcpy(rs + n, forward_->ghosts().data(), static_cast<std::size_t>(m) * sizeof(double));
+  fetch_overlap();
   // ys = A_i^-1 rs
   solver_->solve({rs, static_cast<std::size_t>(n + m)}, {ys, static_cast<std::size_t>(n + m)});
   // z = R~_i^T ys (restricted) or sum_j R_j^T ys_j (basic)
@@ -122,6 +136,33 @@ void Schwarz::apply(std::span<const double> r, std::span<double> z) {
   }
   // z += Z E^+ Z^T r
   if (coarse_) coarse_->apply_add(matrix_.comm(), r, z);
+}
+
+void Schwarz::describe(PcReport& out, int block_size) const {
+  const SchwarzReport& s = report_;
+  const sparse::SubdomainMetrics& m = s.subdomains;
+  out.numbers = {{"overlap", m.overlap},
+                 {"block_size", block_size},
+                 {"overlap_rows", static_cast<double>(m.overlap_rows)},
+                 {"max_overlap_rows", static_cast<double>(m.max_overlap_rows)},
+                 {"max_subdomain_rows", static_cast<double>(m.max_rows)},
+                 {"max_subdomain_nnz", static_cast<double>(m.max_nnz)},
+                 {"overlap_volume", static_cast<double>(m.overlap_volume)},
+                 {"halo_volume", static_cast<double>(m.halo_volume)},
+                 {"halo_messages", static_cast<double>(m.halo_messages)},
+                 {"max_halo_volume", static_cast<double>(m.max_halo_volume)},
+                 {"factor_s_max", s.max_factor_s},
+                 {"factor_memory_bytes_max", s.max_memory_bytes},
+                 {"factor_memory_bytes_total", s.total_memory_bytes},
+                 {"fill_max", s.max_fill},
+                 {"coarse_dimension", s.coarse_dimension},
+                 {"coarse_dropped", s.coarse_dropped},
+                 {"coarse_setup_s", s.coarse_setup_s}};
+  out.settings = {{"type", std::string(core::enum_name(schwarz_type_names, settings_.type))},
+                  {"overlap", fmt::format("{}", settings_.overlap)},
+                  {"local_solver", std::string(local_solver_name(settings_.local_solver))},
+                  {"local_solver_used", s.local.name},
+                  {"coarse", std::string(coarse_name(settings_.coarse))}};
 }
 
 void Schwarz::close() {
@@ -146,32 +187,8 @@ class SchwarzPc final : public Preconditioner {
     schwarz_ = std::make_unique<Schwarz>(matrix_, settings.schwarz, settings.near_null.get());
     r_.assign(static_cast<std::size_t>(matrix_.local_rows()), 0.0);
     z_.assign(r_.size(), 0.0);
-    const SchwarzReport& s = schwarz_->report();
-    const sparse::SubdomainMetrics& m = s.subdomains;
     const NearNullSpace* space = settings.near_null.get();
-    report_.numbers = {{"overlap", m.overlap},
-                       {"block_size", space != nullptr ? space->block_size : 1},
-                       {"overlap_rows", static_cast<double>(m.overlap_rows)},
-                       {"max_overlap_rows", static_cast<double>(m.max_overlap_rows)},
-                       {"max_subdomain_rows", static_cast<double>(m.max_rows)},
-                       {"max_subdomain_nnz", static_cast<double>(m.max_nnz)},
-                       {"overlap_volume", static_cast<double>(m.overlap_volume)},
-                       {"halo_volume", static_cast<double>(m.halo_volume)},
-                       {"halo_messages", static_cast<double>(m.halo_messages)},
-                       {"max_halo_volume", static_cast<double>(m.max_halo_volume)},
-                       {"factor_s_max", s.max_factor_s},
-                       {"factor_memory_bytes_max", s.max_memory_bytes},
-                       {"factor_memory_bytes_total", s.total_memory_bytes},
-                       {"fill_max", s.max_fill},
-                       {"coarse_dimension", s.coarse_dimension},
-                       {"coarse_dropped", s.coarse_dropped},
-                       {"coarse_setup_s", s.coarse_setup_s}};
-    report_.settings = {
-        {"type", std::string(core::enum_name(schwarz_type_names, settings.schwarz.type))},
-        {"overlap", fmt::format("{}", settings.schwarz.overlap)},
-        {"local_solver", std::string(local_solver_name(settings.schwarz.local_solver))},
-        {"local_solver_used", s.local.name},
-        {"coarse", std::string(coarse_name(settings.schwarz.coarse))}};
+    schwarz_->describe(report_, space != nullptr ? space->block_size : 1);
     report_.setup_s = core::now_s() - t0;
   }
 

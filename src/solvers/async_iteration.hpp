@@ -3,10 +3,10 @@
 /// loop, written once, over two extension points:
 ///
 /// - AsyncLocalUpdate: what one rank computes with the newest data of its
-///   neighbours. Jacobi implements it once over the LinearOperator
-///   (JacobiUpdate in jacobi_async.cpp: a sweep of the owned rows, on the
-///   structured stencils and on CSR alike); an asynchronous Schwarz method
-///   would implement it with its subdomain solve.
+///   neighbours: a stationary sweep (SweepUpdate in jacobi_async.cpp over
+///   stationary.hpp): Jacobi's over the LinearOperator, on the structured
+///   stencils and on CSR alike, and restricted additive Schwarz's subdomain
+///   solve (schwarz_iteration.cpp).
 /// - comm::AsyncHalo: how the neighbours' data travels (one channel per
 ///   neighbour; the faces of a block, the ghosts of a sparse plan, or a
 ///   method's own overlap).

@@ -217,16 +217,19 @@ SolveResult jacobi_sync_hybrid(const grid::Problem& problem,
   return result;
 }
 
-/// Sync Jacobi over any operator: the loop of both public jacobi_sync, up
-/// to the true residual (the caller's). `b`: the system's right-hand side
-/// (null for the stencils, whose b is the Dirichlet data in u's halo).
-SolveResult run_sync(detail::LinearOperator& a, grid::Field& u, const grid::Field* b, double b_norm,
-                     collectives::Allreduce& reduction, const JacobiOptions& options) {
+}  // namespace
+
+namespace detail {
+
+// The loop of both public jacobi_sync and of sync Schwarz.
+SolveResult run_stationary_sync(StationarySweep& a, grid::Field& u, const grid::Field* b,
+                                double b_norm, collectives::Allreduce& reduction,
+                                const JacobiOptions& options) {
   SolveResult result;
   result.phases = core::PhaseTimers({"halo", "sweep", "copy", "residual", "reduce"});
   result.sweep_phase = sweep_phase;
   core::PhaseTimers& timers = result.phases;
-  comm::HaloExchange& halo = a.halo();
+  comm::HaloExchange& halo = a.sweep_halo();
   // u_new starts as a full copy of u so that its physical-boundary halo holds
   // the Dirichlet data when the two are swapped.
   grid::Field u_new(u.interior(), u.halo());
@@ -263,12 +266,12 @@ SolveResult run_sync(detail::LinearOperator& a, grid::Field& u, const grid::Fiel
     }
     // u^{k+1} = u^k + D^-1 (b - A u^k): first what reads no halo, then the rest
     double local = 0.0;  // check iterations: ||b - A u^k||^2 on this rank
-    for (int p = 0; p < halo_free; ++p) local += a.jacobi_sweep(b, u, u_new, p, 0, check);
+    for (int p = 0; p < halo_free; ++p) local += a.sweep(b, u, u_new, p, 0, check);
     if (exchange) {
       timed([&] { halo.finish(u); });
       ++result.halo_exchanges;
     }
-    for (int p = halo_free; p < pieces; ++p) local += a.jacobi_sweep(b, u, u_new, p, 0, check);
+    for (int p = halo_free; p < pieces; ++p) local += a.sweep(b, u, u_new, p, 0, check);
     timers.add(halo_phase, halo_s);
     account_sweep(options, timers, ts + halo_s);
     if (check && check_stops(k, local, t0, b_norm, reduction, options, result, residual)) break;
@@ -286,7 +289,7 @@ SolveResult run_sync(detail::LinearOperator& a, grid::Field& u, const grid::Fiel
   return result;
 }
 
-}  // namespace
+}  // namespace detail
 
 SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition& decomposition,
                         grid::Field& u, comm::HaloExchange& halo, collectives::Allreduce& reduction,
@@ -297,7 +300,7 @@ SolveResult jacobi_sync(const grid::Problem& problem, const grid::Decomposition&
   const ops::StencilOperator seven_point;  // 6 on the diagonal, -1 for each neighbour
   detail::StencilLinearOperator a(seven_point, decomposition, u, halo);
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  SolveResult result = run_sync(a, u, nullptr, b_norm, reduction, options);
+  SolveResult result = detail::run_stationary_sync(a, u, nullptr, b_norm, reduction, options);
   // The true residual of the returned iterate, measured synchronously.
   result.true_residual = a.residual_norm(nullptr, u, reduction) / b_norm;
   confirm_convergence(result, options.tol);
@@ -317,7 +320,8 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
     throw std::invalid_argument("jacobi_sync on a CSR matrix: no hybrid scheme, no copy loop");
   detail::CsrLinearOperator a(system.op, matrix, halo);
   const double b_norm = rhs_norm(system, reduction);
-  SolveResult result = run_sync(a, system.x, &system.b, b_norm, reduction, options);
+  SolveResult result =
+      detail::run_stationary_sync(a, system.x, &system.b, b_norm, reduction, options);
   result.true_residual = a.residual_norm(&system.b, system.x, reduction) / b_norm;
   confirm_convergence(result, options.tol);
   return result;

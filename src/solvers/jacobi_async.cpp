@@ -1,7 +1,7 @@
 // Asynchronous and racy Jacobi (paper 000 §3.1.2-3.1.3), on the structured
-// stencils and on CSR alike: Jacobi's update over the LinearOperator
-// (JacobiUpdate), run by the asynchronous iteration (async_iteration.hpp)
-// with the operator's asynchronous halo, then the shared end
+// stencils and on CSR alike, and any other stationary sweep (stationary.hpp:
+// Schwarz): the sweep as the local update (SweepUpdate), run by the asynchronous iteration
+// (async_iteration.hpp) with the operator's asynchronous halo, then the shared end
 // (jacobi_check.hpp: true residual and synchronous tail).
 #include "asyncsolve/solvers/jacobi_async.hpp"
 
@@ -19,36 +19,37 @@
 namespace asyncsolve::solvers {
 namespace {
 
-/// Jacobi's local update: u_new = u + D^-1 (b - A u) on this rank's rows
-/// with the newest halo, the operator's sweep in its pieces.
-class JacobiUpdate final : public detail::AsyncLocalUpdate {
+/// A stationary sweep's local update: u_new = u + M^-1 (b - A u) on this
+/// rank's rows with the newest halo (Jacobi: M = D, in the operator's pieces).
+class SweepUpdate final : public detail::AsyncLocalUpdate {
  public:
-  JacobiUpdate(detail::LinearOperator& a, const grid::Field* b, grid::Field& u, grid::Field& u_new)
+  SweepUpdate(detail::StationarySweep& a, const grid::Field* b, grid::Field& u, grid::Field& u_new)
       : a_(a), b_(b), u_(u), u_new_(u_new) {}
   int pieces(int progress_planes) const override { return a_.sweep_pieces(progress_planes); }
   double update(int piece, int progress_planes, bool fused) override {
     // u^{k+1} = u^k + D^-1 (b - A u^k) on the piece; (fused) ||b - A u^k||^2 there
-    return a_.jacobi_sweep(b_, u_, u_new_, piece, progress_planes, fused);
+    return a_.sweep(b_, u_, u_new_, piece, progress_planes, fused);
   }
   void advance() override { u_.swap(u_new_); }
   bool bounds_residual() const override { return a_.bounds_residual(); }
   double bytes() const override { return a_.sweep_bytes(); }
 
  private:
-  detail::LinearOperator& a_;
+  detail::StationarySweep& a_;
   const grid::Field* b_;
   grid::Field& u_;
   grid::Field& u_new_;
 };
 
-/// Asynchronous Jacobi over `a` from the iterate in u (`b`: the right-hand
-/// side, null for the stencils), ||b|| = b_norm; `sync_tail(n)` runs the
-/// synchronous tail of n iterations. Collective.
-SolveResult run_jacobi_async(detail::LinearOperator& a, grid::Field& u, const grid::Field* b,
-                             double b_norm, collectives::Allreduce& reduction,
-                             collectives::NonblockingAllreduce& convergence,
-                             const AsyncJacobiOptions& options,
-                             const std::function<SolveResult(long)>& sync_tail) {
+}  // namespace
+
+namespace detail {
+
+SolveResult run_stationary_async(StationarySweep& a, grid::Field& u, const grid::Field* b,
+                                 double b_norm, collectives::Allreduce& reduction,
+                                 collectives::NonblockingAllreduce& convergence,
+                                 const AsyncJacobiOptions& options,
+                                 const std::function<SolveResult(long)>& sync_tail) {
   if (convergence.size() != async_convergence_values) {
     throw std::invalid_argument("jacobi_async: the convergence reduction must carry " +
                                 std::to_string(async_convergence_values) + " doubles");
@@ -58,7 +59,7 @@ SolveResult run_jacobi_async(detail::LinearOperator& a, grid::Field& u, const gr
   std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
   const comm::ChannelSettings settings{options.transport, options.racy, options.max_in_flight, 0};
   const std::unique_ptr<comm::AsyncHalo> halo = a.make_async_halo(u, u_new, settings);
-  JacobiUpdate update(a, b, u, u_new);
+  SweepUpdate update(a, b, u, u_new);
   SolveResult result = detail::run_async(update, *halo, convergence, {&options, b_norm});
   // Nothing may stay in flight: complete every message in both directions.
   halo->destroy();
@@ -69,7 +70,7 @@ SolveResult run_jacobi_async(detail::LinearOperator& a, grid::Field& u, const gr
   return result;
 }
 
-}  // namespace
+}  // namespace detail
 
 SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition& decomposition,
                          grid::Field& u, comm::HaloExchange& sync_halo,
@@ -79,8 +80,8 @@ SolveResult jacobi_async(const grid::Problem& problem, const grid::Decomposition
   const ops::StencilOperator seven_point;
   detail::StencilLinearOperator a(seven_point, decomposition, u, sync_halo);
   const double b_norm = rhs_norm(problem, decomposition, u, reduction);
-  SolveResult result =
-      run_jacobi_async(a, u, nullptr, b_norm, reduction, convergence, options, [&](long n) {
+  SolveResult result = detail::run_stationary_async(
+      a, u, nullptr, b_norm, reduction, convergence, options, [&](long n) {
         return jacobi_sync(problem, decomposition, u, sync_halo, reduction,
                            detail::sync_tail_options(options.base, n));
       });
@@ -97,11 +98,11 @@ SolveResult jacobi_async(CsrSystem& system, const sparse::DistMatrix& matrix,
   // The ghosts start from x0 (one synchronous exchange), then come from the
   // channels, into the same array.
   sync_halo.exchange(system.x);
-  return run_jacobi_async(a, system.x, &system.b, b_norm, reduction, convergence, options,
-                          [&](long n) {
-                            return jacobi_sync(system, matrix, sync_halo, reduction,
-                                               detail::sync_tail_options(options.base, n));
-                          });
+  return detail::run_stationary_async(
+      a, system.x, &system.b, b_norm, reduction, convergence, options, [&](long n) {
+        return jacobi_sync(system, matrix, sync_halo, reduction,
+                           detail::sync_tail_options(options.base, n));
+      });
 }
 
 }  // namespace asyncsolve::solvers

@@ -27,12 +27,13 @@
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
+#include "stationary.hpp"
 
 namespace asyncsolve::solvers::detail {
 
 /// Also what a preconditioner sees of the operator (precond::PcOperator:
 /// the mat-vec, the diagonal, the rows in a global numbering).
-class LinearOperator : public precond::PcOperator {
+class LinearOperator : public precond::PcOperator, public StationarySweep {
  public:
   /// A zero vector laid out for this operator.
   grid::Field make_vector() const override = 0;
@@ -72,38 +73,11 @@ class LinearOperator : public precond::PcOperator {
 
   // ---- Jacobi: u_new = u + D^-1 (b - A u) (linear_operator_jacobi.cpp) ----
   //
-  // b is the system's right-hand side `b` for a matrix; the stencils' Jacobi
-  // reads b from the Dirichlet data in u's physical-boundary halo (b null).
-
-  /// Pieces of one whole sweep, cut every `test_every` planes (0: the
-  /// fewest): the first halo_free_pieces of them read no halo and may be
-  /// swept while the exchange is in flight, the rest after it.
-  virtual int sweep_pieces(int test_every) const = 0;
-  virtual int halo_free_pieces(int test_every) const = 0;
-  /// The sweep on piece `piece`, the halo of u current for the pieces that
-  /// read it; with `residual` returns its ||b - A u||^2 (of the iterate it
-  /// read: fused), else 0 where that costs a pass of its own.
-  virtual double jacobi_sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new,
-                              int piece, int test_every, bool residual) = 0;
-  /// Collective: ||b - A u||_2 over every rank after one exchange of u's
-  /// halo (scaled: no under- or overflow).
-  virtual double residual_norm(const grid::Field* b, grid::Field& u,
-                               collectives::Allreduce& reduction) = 0;
-  /// Bytes one sweep streams (SolveResult::sweep_bytes).
-  virtual double sweep_bytes() const = 0;
-  /// Between exchanges (--halo-every > 1), before u and u_new are swapped:
-  /// u_new keeps the halo u last received.
-  virtual void keep_halo(const grid::Field& u, grid::Field& u_new) const = 0;
-  /// Collective (as channel creation): the asynchronous halo of u and u_new
-  /// over one channel per neighbour (comm/async_halo.hpp).
-  virtual std::unique_ptr<comm::AsyncHalo> make_async_halo(
-      grid::Field& u, grid::Field& u_new, const comm::ChannelSettings& settings) = 0;
-  /// Whether a sweep's residual bounds this rank's residual for idle
-  /// waits: a sweep with a fixed halo never increases ||b - A u|| (the
-  /// 7-point stencil: r_new = (N/6) r, ||N/6|| < 1), and a halo value's
-  /// change enters ||b - A u|| with a coefficient of at most 1. A general
-  /// matrix gives neither (||I - A D^-1|| may exceed 1).
-  virtual bool bounds_residual() const = 0;
+  // The StationarySweep (stationary.hpp) of the operator's own Jacobi: b is
+  // the system's right-hand side for a matrix; the stencils' Jacobi reads b
+  // from the Dirichlet data in u's physical-boundary halo (b null). Its halo
+  // is the operator's.
+  comm::HaloExchange& sweep_halo() override { return halo(); }
 };
 
 /// The structured stencils. Borrows everything, which must outlive it.
@@ -139,8 +113,8 @@ class StencilLinearOperator final : public LinearOperator {
   /// with the bits of ops::jacobi_sweep and jacobi_sweep_residual).
   int sweep_pieces(int test_every) const override;
   int halo_free_pieces(int) const override { return 0; }
-  double jacobi_sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new, int piece,
-                      int test_every, bool residual) override;
+  double sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new, int piece,
+               int test_every, bool residual) override;
   double residual_norm(const grid::Field* b, grid::Field& u,
                        collectives::Allreduce& reduction) override;
   double sweep_bytes() const override;
@@ -190,8 +164,8 @@ class CsrLinearOperator final : public LinearOperator {
   /// comes with every sweep (ops::jacobi_interior, jacobi_boundary).
   int sweep_pieces(int test_every) const override { return interior_pieces(test_every) + 1; }
   int halo_free_pieces(int test_every) const override { return interior_pieces(test_every); }
-  double jacobi_sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new, int piece,
-                      int test_every, bool residual) override;
+  double sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new, int piece,
+               int test_every, bool residual) override;
   double residual_norm(const grid::Field* b, grid::Field& u,
                        collectives::Allreduce& reduction) override;
   double sweep_bytes() const override;

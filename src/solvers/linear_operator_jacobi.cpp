@@ -29,9 +29,8 @@ int StencilLinearOperator::sweep_pieces(int test_every) const {
   return test_every > 0 ? (planes + test_every - 1) / test_every : 1;
 }
 
-double StencilLinearOperator::jacobi_sweep(const grid::Field*, const grid::Field& u,
-                                           grid::Field& u_new, int piece, int test_every,
-                                           bool residual) {
+double StencilLinearOperator::sweep(const grid::Field*, const grid::Field& u, grid::Field& u_new,
+                                    int piece, int test_every, bool residual) {
   check_seven_point(op_);
   const int nz = interior_[2];
   const int z0 = test_every > 0 ? piece * test_every : 0;
@@ -66,8 +65,8 @@ std::unique_ptr<comm::AsyncHalo> StencilLinearOperator::make_async_halo(
 
 // ---- CsrLinearOperator ---------------------------------------------------------
 
-double CsrLinearOperator::jacobi_sweep(const grid::Field* b, const grid::Field& u,
-                                       grid::Field& u_new, int piece, int test_every, bool) {
+double CsrLinearOperator::sweep(const grid::Field* b, const grid::Field& u, grid::Field& u_new,
+                                int piece, int test_every, bool) {
   const double* dinv = dinv_.origin();
   if (piece < interior_pieces(test_every)) {
     // u^{k+1} = u^k + D^-1 (b - A u^k) on interior rows (no ghost); ||b - A u^k||^2

@@ -88,6 +88,14 @@ std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::DistMatrix& matr
                                                   const grid::Field& x, std::span<double> ghosts,
                                                   const ChannelSettings& settings);
 
+/// The same over any neighbour plan on `comm` (both borrowed): a Schwarz
+/// subdomain's extended halo (sparse/subdomain.hpp), `x` holding the
+/// entries the plan's send indices name.
+std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::NeighbourPlan& plan,
+                                                  const par::Comm& comm, const grid::Field& x,
+                                                  std::span<double> ghosts,
+                                                  const ChannelSettings& settings);
+
 /// The links of a neighbour plan: one per neighbour rank, each message the
 /// larger of the two counts (the synchronous sparse exchange over channels
 /// uses them too).

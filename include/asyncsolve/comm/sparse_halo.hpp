@@ -65,6 +65,11 @@ std::unique_ptr<SparseHaloExchange> make_sparse_halo_exchange(HaloStrategy strat
 std::unique_ptr<SparseHaloExchange> make_sparse_channel_halo_exchange(
     const sparse::DistMatrix& matrix, int transport);
 
+/// The same over any neighbour plan on `comm` (both borrowed): sync
+/// Schwarz's extended halo over rma and shmem.
+std::unique_ptr<SparseHaloExchange> make_sparse_channel_halo_exchange(
+    const sparse::NeighbourPlan& plan, const par::Comm& comm, int transport);
+
 // The asynchronous channels of a neighbour plan, for asynchronous
 // iterations: comm::make_async_sparse_halo (async_halo.hpp).
 

@@ -60,12 +60,21 @@ class Schwarz {
   /// Collective: z = M^-1 r on the owned rows (local_rows() values each).
   void apply(std::span<const double> r, std::span<double> z);
 
+  /// Collective: out = R_i v, the owned values of v (local_rows() values)
+  /// then the overlap rows' from their owners (rows_count() values).
+  void restrict_to_subdomain(std::span<const double> v, std::span<double> out);
+
   /// Local: y = A_i^-1 rs on the subdomain's rows (rows_count() values each).
   void solve_local(std::span<const double> rs, std::span<double> y) { solver_->solve(rs, y); }
 
   const sparse::Subdomain& subdomain() const noexcept { return sub_; }
   const SchwarzReport& report() const noexcept { return report_; }
   const SchwarzSettings& settings() const noexcept { return settings_; }
+
+  /// What the setup built as a preconditioner's report entries (numbers:
+  /// the subdomain and factor sizes; settings: type, overlap, local solver
+  /// asked and used, coarse), `block_size` the near-null space's.
+  void describe(PcReport& report, int block_size) const;
 
   /// Collective: closes the exchanges. Call once, before the matrix is freed.
   void close();
@@ -79,6 +88,8 @@ class Schwarz {
   std::unique_ptr<CoarseSpace> coarse_;
   std::unique_ptr<comm::SparseHaloExchange> forward_;
   std::unique_ptr<comm::SparseHaloExchange> backward_;
+  /// rs_ = R_i rs_: the owned values in rs_, the overlap's fetched after them.
+  void fetch_overlap();
   grid::Field rs_;  ///< R_i r: the owned values, then the overlap's
   grid::Field ys_;  ///< A_i^-1 R_i r
   SchwarzReport report_;

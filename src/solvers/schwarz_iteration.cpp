@@ -1,0 +1,184 @@
+// Restricted additive Schwarz as a stationary iteration (schwarz_iteration.hpp):
+// its sweep (SchwarzSweep) over stationary.hpp's two loops.
+//
+// Per sweep on rank i, with x = [u_owned; h] (h: the extended halo, the
+// neighbours' newest values of the overlap rows and of the columns the
+// subdomain's rows reach outside it):
+//   r_i = b_i - A_(i,:) x     the subdomain's whole rows (its owned rows'
+//                             part is this rank's residual, summed for the
+//                             convergence check: fused)
+//   y_i = A_i^-1 r_i          the kept factor (one forward and one back solve)
+//   u_new = u + y_i           on the owned rows only (restricted)
+#include "asyncsolve/solvers/schwarz_iteration.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/core/timer.hpp"
+#include "asyncsolve/precond/schwarz.hpp"
+#include "asyncsolve/solvers/jacobi.hpp"
+#include "asyncsolve/solvers/jacobi_csr.hpp"
+#include "asyncsolve/solvers/norm.hpp"
+#include "jacobi_check.hpp"
+#include "linear_operator.hpp"
+#include "stationary.hpp"
+
+namespace asyncsolve::solvers {
+namespace {
+
+class SchwarzSweep final : public detail::StationarySweep {
+ public:
+  /// Collective: the subdomains, their factors, b on them, the extended
+  /// halo's exchange. `a` is the matrix's operator (the true residual).
+  SchwarzSweep(const sparse::DistMatrix& matrix, detail::CsrLinearOperator& a, const grid::Field& b,
+               const SchwarzIterationOptions& options)
+      : a_(a),
+        schwarz_(matrix, options.schwarz, nullptr, options.strategy),
+        sub_(schwarz_.subdomain()) {
+    const int rows = sub_.rows_count();
+    b_sub_.assign(static_cast<std::size_t>(rows), 0.0);
+    rs_.assign(b_sub_.size(), 0.0);
+    ys_.assign(b_sub_.size(), 0.0);
+    // b_i = R_i b: the overlap rows' entries of b, fetched once.
+    schwarz_.restrict_to_subdomain({b.origin(), static_cast<std::size_t>(sub_.owned)}, b_sub_);
+    // Sync over rma or shmem: through channels, as sync Jacobi's exchange.
+    const int transport = options.async.transport;
+    halo_ = !options.asynchronous && transport != AS_TRANSPORT_MPI
+                ? comm::make_sparse_channel_halo_exchange(sub_.halo_plan, matrix.comm(), transport)
+                : comm::make_sparse_halo_exchange(options.strategy, sub_.halo_plan, matrix.comm());
+  }
+  SchwarzSweep(const SchwarzSweep&) = delete;
+  SchwarzSweep& operator=(const SchwarzSweep&) = delete;
+  ~SchwarzSweep() override { close(); }
+
+  comm::HaloExchange& sweep_halo() override { return *halo_; }
+  int sweep_pieces(int) const override { return 1; }
+  int halo_free_pieces(int) const override { return 0; }
+
+  double sweep(const grid::Field*, const grid::Field& u, grid::Field& u_new, int, int,
+               bool) override {
+    const int n = sub_.owned;
+    const int rows = sub_.rows_count();
+    const double* x = u.origin();
+    const double* h = halo_->ghosts().data();
+    const sparse::LocalCsr& a = sub_.rows;
+    // r_i = b_i - A_(i,:) [u; h]; ||r||^2 on the owned rows
+    double owned_sq = 0.0;
+    for (int i = 0; i < rows; ++i) {
+      double s = b_sub_[static_cast<std::size_t>(i)];
+      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        const std::int32_t c = a.col[k];
+        s -= a.val[k] * (c < n ? x[c] : h[c - n]);
+      }
+      rs_[static_cast<std::size_t>(i)] = s;
+      if (i < n) owned_sq += s * s;
+    }
+    // y_i = A_i^-1 r_i; u_new = u + R~_i^T y_i
+    schwarz_.solve_local(rs_, ys_);
+    double* out = u_new.origin();
+    for (int i = 0; i < n; ++i) out[i] = x[i] + ys_[static_cast<std::size_t>(i)];
+    return owned_sq;
+  }
+
+  double residual_norm(const grid::Field* b, grid::Field& u,
+                       collectives::Allreduce& reduction) override {
+    return a_.residual_norm(b, u, reduction);
+  }
+
+  double sweep_bytes() const override {
+    // The subdomain's rows (12 B per non-zero, b_i, r_i, y_i and x per row)
+    // and the factor read twice (forward and back substitution).
+    return 12.0 * static_cast<double>(sub_.rows.nnz()) +
+           32.0 * static_cast<double>(sub_.rows_count()) +
+           2.0 * schwarz_.report().local.memory_bytes;
+  }
+
+  void keep_halo(const grid::Field&, grid::Field&) const override {}
+
+  std::unique_ptr<comm::AsyncHalo> make_async_halo(grid::Field& u, grid::Field&,
+                                                   const comm::ChannelSettings& settings) override {
+    // The channels land in the synchronous exchange's ghosts, which the sweep reads.
+    return comm::make_async_sparse_halo(sub_.halo_plan, a_.comm(), u, halo_->ghosts(), settings);
+  }
+
+  /// ||I - A M^-1|| may exceed 1: a rank never idles on its residual.
+  bool bounds_residual() const override { return false; }
+
+  const precond::Schwarz& schwarz() const noexcept { return schwarz_; }
+
+  /// Collective: closes the exchanges (once).
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    halo_->close();
+    schwarz_.close();
+  }
+
+ private:
+  detail::CsrLinearOperator& a_;
+  precond::Schwarz schwarz_;
+  const sparse::Subdomain& sub_;
+  std::vector<double> b_sub_;
+  std::vector<double> rs_;
+  std::vector<double> ys_;
+  std::unique_ptr<comm::SparseHaloExchange> halo_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+SolveResult schwarz_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
+                          comm::SparseHaloExchange& sync_halo, collectives::Allreduce& reduction,
+                          collectives::NonblockingAllreduce* convergence,
+                          const SchwarzIterationOptions& options) {
+  if (options.schwarz.type != precond::SchwarzType::restricted) {
+    throw core::InputError(
+        "--method schwarz: the iteration is restricted additive Schwarz (RAS); the basic "
+        "(symmetric) type is a preconditioner only, expected --pc asm with a pcg method");
+  }
+  if (options.schwarz.coarse != precond::CoarseKind::none) {
+    throw core::InputError(
+        "--coarse nicolaides with --method schwarz: the Schwarz iteration is one-level, "
+        "expected --coarse none (two levels: --pc asm --coarse nicolaides with a Krylov method)");
+  }
+  if (options.asynchronous && convergence == nullptr)
+    throw std::invalid_argument(
+        "schwarz_solve: the asynchronous variants need a convergence reduction");
+  const double t0 = core::now_s();
+  detail::CsrLinearOperator a(system.op, matrix, sync_halo);
+  const double b_norm = rhs_norm(system, reduction);
+  SchwarzSweep sweep(matrix, a, system.b, options);
+  const double setup_s = core::now_s() - t0;
+  SolveResult result;
+  if (options.asynchronous) {
+    // The extended halo starts from x0 (one synchronous exchange), then
+    // comes from the channels, into the same array.
+    sweep.sweep_halo().exchange(system.x);
+    result = detail::run_stationary_async(
+        sweep, system.x, &system.b, b_norm, reduction, *convergence, options.async, [&](long n) {
+          SolveResult tail =
+              detail::run_stationary_sync(sweep, system.x, &system.b, b_norm, reduction,
+                                          detail::sync_tail_options(options.async.base, n));
+          tail.true_residual = sweep.residual_norm(&system.b, system.x, reduction) / b_norm;
+          confirm_convergence(tail, options.async.base.tol);
+          return tail;
+        });
+  } else {
+    result = detail::run_stationary_sync(sweep, system.x, &system.b, b_norm, reduction,
+                                         options.async.base);
+    result.true_residual = sweep.residual_norm(&system.b, system.x, reduction) / b_norm;
+    confirm_convergence(result, options.async.base.tol);
+  }
+  result.pc.name = "schwarz";
+  sweep.schwarz().describe(result.pc, 1);
+  result.pc.setup_s = setup_s;
+  sweep.close();
+  return result;
+}
+
+}  // namespace asyncsolve::solvers
