@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # NAME
-#   soak.sh - many asynchronous Jacobi solves under skew, noise and load
+#   soak.sh - many asynchronous Jacobi or Schwarz solves under skew, noise and load
 #
 # PURPOSE
 #   The reliability check of asynchronous iterations: they exist so that a
@@ -16,7 +16,11 @@
 #   the partitioners at random: the sparse asynchronous path (distributed
 #   CSR, one channel per neighbour rank). Meanwhile another process keeps one
 #   core busy (a shell busy loop; LOAD=0 leaves it out), the condition
-#   asynchrony is meant for.
+#   asynchrony is meant for. METHOD=schwarz soaks the asynchronous Schwarz
+#   iteration instead (--method schwarz, --overlap 1 or 2 at random), on
+#   --matrix only: the three systems and, where scikit-fem imports, two
+#   finite-element ones asynchronous Jacobi refuses (bench/fem_systems.py:
+#   P2 Poisson and a 10^4 coefficient jump).
 #
 # USAGE
 #   bench/soak.sh BINARY N [OUTDIR]
@@ -28,7 +32,9 @@
 #   "plume matrix") and PARTITIONS (default "block metis scotch") what is
 #   taken; MPIEXEC (default mpirun) the launcher of the binary's MPI, e.g.
 #   mpirun.mpich for a build against Debian's MPICH (--oversubscribe is
-#   added for Open MPI's; shmem runs need Open MPI's oshrun).
+#   added for Open MPI's; shmem runs need Open MPI's oshrun); METHOD
+#   (default jacobi) jacobi or schwarz; PYTHON (default python3) the
+#   interpreter that writes the matrices.
 #   Example: nohup bench/soak.sh build/asyncsolve 1000 results/soak > soak.log &
 #
 # OUTPUT
@@ -48,9 +54,18 @@ if [ $# -lt 2 ] || [ ! -x "$1" ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
 fi
 AS=$1; N=$2; OUT=${3:-$(mktemp -d /tmp/soak.XXXXXX)}
 TIMEOUT=${TIMEOUT:-60}; LOCAL=${LOCAL:-14,14,14}; TOL=${TOL:-1e-4}; EXTRA=${EXTRA:-}
-MPIEXEC=${MPIEXEC:-mpirun}
+MPIEXEC=${MPIEXEC:-mpirun}; METHOD=${METHOD:-jacobi}; PYTHON=${PYTHON:-python3}
+case $METHOD in
+  jacobi) default_problems="plume matrix" ;;
+  schwarz) default_problems="matrix" ;;
+  *) echo "soak.sh: METHOD '$METHOD': expected jacobi or schwarz" >&2; exit 2 ;;
+esac
 read -r -a transports <<< "${TRANSPORTS:-mpi rma shmem}"; variants=(async racy)
-read -r -a problems <<< "${PROBLEMS:-plume matrix}"
+read -r -a problems <<< "${PROBLEMS:-$default_problems}"
+if [ "$METHOD" = schwarz ] && [[ " ${problems[*]} " == *" plume "* ]]; then
+  echo "soak.sh: PROBLEMS has plume, but the Schwarz iteration solves a matrix; expected matrix" >&2
+  exit 2
+fi
 read -r -a partitions <<< "${PARTITIONS:-block metis scotch}"
 here=$(dirname "$0")
 mkdir -p "$OUT/matrices"
@@ -70,8 +85,15 @@ elif [[ " ${transports[*]} " == *" shmem "* ]]; then
 fi
 matrices=()
 if [[ " ${problems[*]} " == *" matrix "* ]]; then
-  mapfile -t matrices < <(python3 "$here/soak_matrices.py" "$OUT/matrices") || exit 2
+  mapfile -t matrices < <("$PYTHON" "$here/soak_matrices.py" "$OUT/matrices") || exit 2
   [ ${#matrices[@]} -gt 0 ] || exit 2
+  if [ "$METHOD" = schwarz ] && "$PYTHON" -c "import skfem" 2>/dev/null; then
+    for kind in "poisson-p2 5" "jump 9"; do
+      set -- $kind
+      "$PYTHON" "$here/fem_systems.py" "$1" --n "$2" --out "$OUT/matrices/$1" > /dev/null || exit 2
+      matrices+=("$OUT/matrices/$1/$1.mtx")
+    done
+  fi
 fi
 
 load_pid=""
@@ -102,16 +124,17 @@ for i in $(seq "$N"); do
   fi
   # OMPI_MCA_osc=ucx only under oshrun (Debian's OSHMEM crashes in shmem_finalize without
   # it); rma keeps Open MPI's own choice of one-sided component, as a user's run does.
+  schwarz=""; [ "$METHOD" = schwarz ] && schwarz="--overlap $((1 + RANDOM % 2))"
   launcher="$MPIEXEC $oversubscribe -np"
   [ "$tr" = shmem ] && launcher="env OMPI_MCA_osc=ucx oshrun --oversubscribe -np"
   f="$OUT/r$i.json"
   # shellcheck disable=SC2086
   timeout --kill-after=5 "$TIMEOUT" $launcher $np "$AS" solve $system \
-      --method jacobi --variant $v --transport $tr --tol "$TOL" --slow-rank $slow \
+      --method $METHOD $schwarz --variant $v --transport $tr --tol "$TOL" --slow-rank $slow \
       --slow-factor $fac $noise $EXTRA --json "$f" > "$OUT/r$i.log" 2>&1
   rc=$?
   codes[$rc]=$(( ${codes[$rc]:-0} + 1 ))
-  what="$problem${part:+ $part} $tr $v np=$np slow=$slow x$fac${noise:+ noise}"
+  what="$METHOD${schwarz:+ $schwarz} $problem${part:+ $part} $tr $v np=$np slow=$slow x$fac${noise:+ noise}"
   fields=$(python3 - "$f" "$TOL" "$np" <<'EOF' 2>/dev/null
 import json, sys
 try:

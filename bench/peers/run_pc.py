@@ -58,8 +58,9 @@ USAGE
     nonsymmetric --matrix (with --problems ''). The group "schwarz" (with
     --matrix) is BoomerAMG with the block size beside PETSc's PCHYPRE with
     MatSetBlockSize, pcg1 --pc asm (one and two levels) beside PETSc's CG +
-    PCASM basic, and PETSc's Richardson + PCASM restrict (the synchronous RAS
-    iteration's count); --overlap D (default 1) goes to every asm variant,
+    PCASM basic, and PETSc's Richardson + PCASM restrict beside asyncsolve's
+    --method schwarz (sync, whose count must be within 1 of it, and async;
+    one solve a run whatever --solves says); --overlap D (default 1) goes to every asm variant,
     --block-size N (default: the file's "% block-size: N" comment) to the
     BoomerAMG ones. The iteration counts are checked: asm within 2 of
     PETSc's, BoomerAMG at most 1.3 x PETSc + hypre's.
@@ -129,6 +130,11 @@ VARIANTS = {
                                           "nicolaides"]),
     "petsc-asm": ("petsc", ["--ksp", "cg", "--pc", "asm", "--asm-type", "basic"]),
     "petsc-ras": ("petsc", ["--ksp", "richardson", "--pc", "asm", "--asm-type", "restrict"]),
+    # The Schwarz iteration (restricted additive Schwarz as a stationary
+    # method; --matrix only, one solve a run): sync is PETSc's Richardson +
+    # PCASM restrict.
+    "as-schwarz-sync": ("asyncsolve", ["--method", "schwarz", "--variant", "sync"]),
+    "as-schwarz-async": ("asyncsolve", ["--method", "schwarz", "--variant", "async"]),
 }
 # The nonsymmetric methods (--matrix only; --variants nonsymmetric picks them
 # all, the default leaves them out): asyncsolve's gmres, pgmres, bicgstab and
@@ -146,17 +152,19 @@ VARIANTS.update(NONSYMMETRIC)
 PEER_SIDES = ("petsc", "hypre")
 # --variants takes these group names too.
 GROUPS = {
-    "default": [v for v in SYMMETRIC if "asm" not in v and "ras" not in v],
+    "default": [v for v in SYMMETRIC if not any(k in v for k in ("asm", "ras", "schwarz"))],
     "nonsymmetric": list(NONSYMMETRIC),
     "schwarz": ["as-pcg1-amg", "petsc-hypre", "as-pcg1-asm", "as-pcg1-asm-coarse", "petsc-asm",
-                "petsc-ras"],
+                "petsc-ras", "as-schwarz-sync", "as-schwarz-async"],
     "all": list(VARIANTS),
 }
 # The iteration counts compared (asyncsolve variant, peer variant, criterion):
-# the same preconditioner must take PETSc's count within 2; BoomerAMG with the
+# the same preconditioner must take PETSc's count within 2 (the sync Schwarz
+# iteration Richardson + PCASM restrict's within 1); BoomerAMG with the
 # block size at most 1.3 times hypre's through PETSc.
 CHECKS = (
     ("as-pcg1-asm", "petsc-asm", "within", 2),
+    ("as-schwarz-sync", "petsc-ras", "within", 1),
     ("as-pcg1-amg", "petsc-hypre", "ratio", 1.3),
 )
 
@@ -312,7 +320,10 @@ def variant_arguments(args, variant, problem):
     side, extra = VARIANTS[variant]
     pc = extra[extra.index("--pc") + 1] if "--pc" in extra else None
     extra = list(extra)
-    if pc == "asm":
+    schwarz = "schwarz" in extra
+    if schwarz and problem != "matrix":
+        return None
+    if pc == "asm" or schwarz:
         if side != "asyncsolve" and problem != "matrix":
             return None
         extra += ["--overlap", str(args.overlap)]
@@ -331,7 +342,9 @@ def command(args, drivers, variant, problem, ranks):
     extra = variant_arguments(args, variant, problem)
     if extra is None:
         return None
-    extra = extra + (["--repeat-solve", str(args.solves)] if args.solves > 1 else [])
+    # The Schwarz iteration solves once per run (no --repeat-solve).
+    if args.solves > 1 and "schwarz" not in extra:
+        extra = extra + ["--repeat-solve", str(args.solves)]
     mpi = args.launcher + ["-q", "-n", str(ranks)]
     if problem == "matrix":
         if side == "asyncsolve":

@@ -385,8 +385,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));
   } else {
-    const char* bytes = p.parameters.contains("partition") ? "12 B per non-zero, 32 B per row"
-                                                           : "16 B per point and sweep";
+    const char* bytes = c.method == Method::schwarz ? "the subdomain's rows, and its factor twice"
+                        : p.parameters.contains("partition") ? "12 B per non-zero, 32 B per row"
+                                                             : "16 B per point and sweep";
     line("sweep", fmt::format("{:.2f} GB/s aggregate ({})", s.sweep_bandwidth_gbs, bytes));
   }
   return out;

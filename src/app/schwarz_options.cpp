@@ -18,12 +18,17 @@ Condition when(std::string dimension, std::vector<std::string> values) {
 void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::string>& methods) {
   const Applies schwarz = Applies{
       {{when("--method", methods), when("--pc", {"asm"})}, {when("--method", {"schwarz"})}}};
-  const Applies schwarz_pc = applies_when({when("--method", methods), when("--pc", {"asm"})});
-  const Applies block_size = applies_when(
-      {when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm", "boomeramg"})});
-  const Applies rigid_body =
-      applies_when({when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm"}),
-                    when("--coarse", {"nicolaides"})});
+  // The Schwarz iteration's coarse level is synchronous.
+  const Applies coarse = Applies{{{when("--method", methods), when("--pc", {"asm"})},
+                                  {when("--method", {"schwarz"}), when("--variant", {"sync"})}}};
+  const Applies block_size = Applies{
+      {{when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm", "boomeramg"})},
+       {when("--matrix", {"FILE"}), when("--method", {"schwarz"}),
+        when("--coarse", {"nicolaides"})}}};
+  const Applies rigid_body = Applies{{{when("--matrix", {"FILE"}), when("--method", methods),
+                                       when("--pc", {"asm"}), when("--coarse", {"nicolaides"})},
+                                      {when("--matrix", {"FILE"}), when("--method", {"schwarz"}),
+                                       when("--coarse", {"nicolaides"})}}};
   t.number("--overlap", a.overlap, {0, sparse::kMaxOverlap},
            {.help = "Schwarz: layers of the matrix graph each rank's subdomain grows by beyond "
                     "its owned rows (0: no overlap, block Jacobi)",
@@ -38,9 +43,9 @@ void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::
   t.choice("--coarse", a.coarse, names<precond::CoarseKind>(),
            {.help = "Schwarz: none (one level) or nicolaides (two levels: one coarse vector per "
                     "subdomain and near-null vector, E = Z^T A Z factorised on every rank, "
-                    "added to each apply; rigid-body modes with --coordinates; --pc asm only, "
-                    "the schwarz iteration is one-level)",
-            .applies = schwarz_pc});
+                    "added to each apply; rigid-body modes with --coordinates; the schwarz "
+                    "iteration: sync only, the coarse correction before the local solves)",
+            .applies = coarse});
   t.number("--block-size", a.block_size, {0, 16},
            {.help = "Unknowns per node of a system of PDEs (3 for 3-D elasticity), rows "
                     "interleaved node by node in the matrix file: BoomerAMG's num_functions, "

@@ -219,6 +219,13 @@ Solved solve_schwarz(const SolveConfig& config, SparseProblem& p, solvers::CsrSy
   options.asynchronous = asynchronous;
   options.schwarz = config.pc.schwarz;
   options.strategy = config.halo;
+  // Two levels: the near-null space from the block size and coordinates.
+  precond::PcSettings coarse = config.pc;
+  if (config.pc.schwarz.coarse != precond::CoarseKind::none && !p.file_rows.empty()) {
+    add_near_null_space(comm, config.schwarz, config.sparse.matrix_path, p.matrix.global_rows(),
+                        p.file_rows, coarse);
+    options.near_null = coarse.near_null.get();
+  }
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
   if (asynchronous) {
     convergence = collectives::make_convergence_allreduce(

@@ -9,6 +9,10 @@
 //                             convergence check: fused)
 //   y_i = A_i^-1 r_i          the kept factor (one forward and one back solve)
 //   u_new = u + y_i           on the owned rows only (restricted)
+// Two levels (sync) insert, before the local solve:
+//   w = Z E^+ Z^T r           one MPI_Allgather (CoarseSpace::apply_add)
+//   r_i -= A_(i,:) [w; w_h]   w's extended halo by one more exchange
+// and add w to the owned rows.
 #include "asyncsolve/solvers/schwarz_iteration.hpp"
 
 #include <algorithm>
@@ -38,7 +42,7 @@ class SchwarzSweep final : public detail::StationarySweep {
   SchwarzSweep(const sparse::DistMatrix& matrix, detail::CsrLinearOperator& a, const grid::Field& b,
                const SchwarzIterationOptions& options)
       : a_(a),
-        schwarz_(matrix, options.schwarz, nullptr, options.strategy),
+        schwarz_(matrix, options.schwarz, options.near_null, options.strategy),
         sub_(schwarz_.subdomain()) {
     const int rows = sub_.rows_count();
     b_sub_.assign(static_cast<std::size_t>(rows), 0.0);
@@ -48,9 +52,17 @@ class SchwarzSweep final : public detail::StationarySweep {
     schwarz_.restrict_to_subdomain({b.origin(), static_cast<std::size_t>(sub_.owned)}, b_sub_);
     // Sync over rma or shmem: through channels, as sync Jacobi's exchange.
     const int transport = options.async.transport;
-    halo_ = !options.asynchronous && transport != AS_TRANSPORT_MPI
-                ? comm::make_sparse_channel_halo_exchange(sub_.halo_plan, matrix.comm(), transport)
-                : comm::make_sparse_halo_exchange(options.strategy, sub_.halo_plan, matrix.comm());
+    const auto make_exchange = [&] {
+      return !options.asynchronous && transport != AS_TRANSPORT_MPI
+                 ? comm::make_sparse_channel_halo_exchange(sub_.halo_plan, matrix.comm(), transport)
+                 : comm::make_sparse_halo_exchange(options.strategy, sub_.halo_plan, matrix.comm());
+    };
+    halo_ = make_exchange();
+    if (schwarz_.coarse() != nullptr) {
+      coarse_halo_ = make_exchange();
+      w_ = grid::Field({sub_.owned, 1, 1}, 0);
+      w_.fill(0.0);
+    }
   }
   SchwarzSweep(const SchwarzSweep&) = delete;
   SchwarzSweep& operator=(const SchwarzSweep&) = delete;
@@ -78,11 +90,35 @@ class SchwarzSweep final : public detail::StationarySweep {
       rs_[static_cast<std::size_t>(i)] = s;
       if (i < n) owned_sq += s * s;
     }
-    // y_i = A_i^-1 r_i; u_new = u + R~_i^T y_i
+    if (precond::CoarseSpace* coarse = schwarz_.coarse()) correct_coarse(*coarse);
+    // y_i = A_i^-1 r_i; u_new = u + R~_i^T y_i (+ w)
     schwarz_.solve_local(rs_, ys_);
     double* out = u_new.origin();
-    for (int i = 0; i < n; ++i) out[i] = x[i] + ys_[static_cast<std::size_t>(i)];
+    const double* w = w_.origin();
+    for (int i = 0; i < n; ++i)
+      out[i] = x[i] + ys_[static_cast<std::size_t>(i)] + (coarse_halo_ ? w[i] : 0.0);
     return owned_sq;
+  }
+
+  /// Collective (two levels): w = Z E^+ Z^T r on the owned rows, its
+  /// extended halo exchanged, and r_i -= A_(i,:) [w; w_h].
+  void correct_coarse(precond::CoarseSpace& coarse) {
+    const int n = sub_.owned;
+    double* w = w_.origin();
+    std::fill(w, w + n, 0.0);
+    coarse.apply_add(a_.comm(), {rs_.data(), static_cast<std::size_t>(n)},
+                     {w, static_cast<std::size_t>(n)});
+    coarse_halo_->exchange(w_);
+    const double* wh = coarse_halo_->ghosts().data();
+    const sparse::LocalCsr& a = sub_.rows;
+    for (int i = 0; i < sub_.rows_count(); ++i) {
+      double s = 0.0;
+      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        const std::int32_t c = a.col[k];
+        s += a.val[k] * (c < n ? w[c] : wh[c - n]);
+      }
+      rs_[static_cast<std::size_t>(i)] -= s;
+    }
   }
 
   double residual_norm(const grid::Field* b, grid::Field& u,
@@ -91,11 +127,12 @@ class SchwarzSweep final : public detail::StationarySweep {
   }
 
   double sweep_bytes() const override {
-    // The subdomain's rows (12 B per non-zero, b_i, r_i, y_i and x per row)
-    // and the factor read twice (forward and back substitution).
-    return 12.0 * static_cast<double>(sub_.rows.nnz()) +
-           32.0 * static_cast<double>(sub_.rows_count()) +
-           2.0 * schwarz_.report().local.memory_bytes;
+    // The subdomain's rows (12 B per non-zero, b_i, r_i, y_i and x per row;
+    // two levels: once more for A w) and the factor read twice (forward and
+    // back substitution).
+    const double rows =
+        12.0 * static_cast<double>(sub_.rows.nnz()) + 32.0 * static_cast<double>(sub_.rows_count());
+    return (coarse_halo_ ? 2.0 : 1.0) * rows + 2.0 * schwarz_.report().local.memory_bytes;
   }
 
   void keep_halo(const grid::Field&, grid::Field&) const override {}
@@ -116,6 +153,7 @@ class SchwarzSweep final : public detail::StationarySweep {
     if (closed_) return;
     closed_ = true;
     halo_->close();
+    if (coarse_halo_) coarse_halo_->close();
     schwarz_.close();
   }
 
@@ -127,6 +165,9 @@ class SchwarzSweep final : public detail::StationarySweep {
   std::vector<double> rs_;
   std::vector<double> ys_;
   std::unique_ptr<comm::SparseHaloExchange> halo_;
+  /// Two levels: w's exchange over the extended halo, and w on the owned rows.
+  std::unique_ptr<comm::SparseHaloExchange> coarse_halo_;
+  grid::Field w_;
   bool closed_ = false;
 };
 
@@ -141,10 +182,12 @@ SolveResult schwarz_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
         "--method schwarz: the iteration is restricted additive Schwarz (RAS); the basic "
         "(symmetric) type is a preconditioner only, expected --pc asm with a pcg method");
   }
-  if (options.schwarz.coarse != precond::CoarseKind::none) {
-    throw core::InputError(
-        "--coarse nicolaides with --method schwarz: the Schwarz iteration is one-level, "
-        "expected --coarse none (two levels: --pc asm --coarse nicolaides with a Krylov method)");
+  if (options.schwarz.coarse != precond::CoarseKind::none && options.asynchronous) {
+    throw core::InputError(fmt::format(
+        "--coarse {} with --method schwarz --variant {}: the two-level iteration is "
+        "synchronous (its coarse correction is one MPI_Allgather a sweep), expected --variant "
+        "sync or --coarse none",
+        precond::coarse_name(options.schwarz.coarse), options.async.racy ? "racy" : "async"));
   }
   if (options.asynchronous && convergence == nullptr)
     throw std::invalid_argument(
@@ -175,7 +218,8 @@ SolveResult schwarz_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
     confirm_convergence(result, options.async.base.tol);
   }
   result.pc.name = "schwarz";
-  sweep.schwarz().describe(result.pc, 1);
+  sweep.schwarz().describe(result.pc,
+                           options.near_null != nullptr ? options.near_null->block_size : 1);
   result.pc.setup_s = setup_s;
   sweep.close();
   return result;

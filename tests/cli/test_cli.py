@@ -39,7 +39,7 @@ class Help(unittest.TestCase):
                        "--shift", "--threads", "--hybrid", "--idle", "--max-time",
                        "--repeat-solve"]:
             self.assertIn(option, out)
-        self.assertIn("1e-4 for jacobi, 1e-6 for the Krylov methods", out)
+        self.assertIn("1e-4 for jacobi, 1e-6 for schwarz and the Krylov methods", out)
         for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
             self.assertIn(method, out)
         self.assertEqual(out.count("Usage:"), 1, "printed by rank 0 only")

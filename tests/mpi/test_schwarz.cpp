@@ -4,6 +4,8 @@
 // plans (exchanging global indices through them), and the preconditioner
 // applied (basic, restricted, with and without the coarse space, every
 // local solver), compared with dense solves of the same subdomain blocks.
+// The Schwarz iteration (--method schwarz): sync against the serial RAS
+// Richardson iterates, async and racy over mpi and rma to the direct solution.
 // Odd rank counts (3) and a grid whose blocks cut rows unevenly catch what
 // powers of two hide.
 #include <gtest/gtest.h>
@@ -16,10 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "asyncsolve/channel.h"
+#include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/collectives/channel_tree.hpp"
+#include "asyncsolve/comm/sparse_halo.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/precond/coarse.hpp"
 #include "asyncsolve/precond/local_solver.hpp"
 #include "asyncsolve/precond/schwarz.hpp"
+#include "asyncsolve/solvers/csr_system.hpp"
+#include "asyncsolve/solvers/schwarz_iteration.hpp"
 #include "asyncsolve/sparse/csr.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
 #include "asyncsolve/sparse/subdomain.hpp"
@@ -312,6 +320,159 @@ TEST(Schwarz, ApplyMatchesSerialReference) {
       EXPECT_NEAR(z[i], expected[m.first_row() + i], 1e-11) << "row " << m.first_row() + i;
     pc.close();
   }
+  m.free();
+}
+
+/// A nonsymmetric system for the Schwarz iteration, b and its direct solution.
+struct IterationCase {
+  sparse::CsrMatrix a = laplacian(9, 8, 0.05, 0.3);
+  std::vector<double> b;
+  std::vector<double> solution;
+  IterationCase() { reset(); }
+  void reset() {
+    b.resize(static_cast<std::size_t>(a.rows));
+    for (std::int64_t i = 0; i < a.rows; ++i) b[i] = std::cos(0.3 * static_cast<double>(i)) + 1.0;
+    const auto n = static_cast<std::size_t>(a.rows);
+    std::vector<double> dense(n * n, 0.0);
+    for (std::int64_t i = 0; i < a.rows; ++i)
+      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+        dense[static_cast<std::size_t>(i) * n + a.col[k]] = a.val[k];
+    solution = dense_solve(dense, b);
+  }
+  std::vector<double> local(const sparse::DistMatrix& m, const std::vector<double>& v) const {
+    return {v.begin() + m.first_row(), v.begin() + m.first_row() + m.local_rows()};
+  }
+};
+
+solvers::SchwarzIterationOptions iteration_options(double tol, long max_iters) {
+  solvers::SchwarzIterationOptions o;
+  o.async.base.tol = tol;
+  o.async.base.max_iters = max_iters;
+  o.async.base.check_every = 1;
+  o.async.max_in_flight = 1;
+  o.async.idle = false;
+  o.schwarz.overlap = 1;
+  o.schwarz.type = precond::SchwarzType::restricted;
+  return o;
+}
+
+TEST(SchwarzIteration, SyncMatchesSerialRichardson) {
+  if (!precond::suitesparse_available()) GTEST_SKIP() << "no SuiteSparse";
+  const IterationCase c;
+  sparse::DistMatrix m = distribute(c.a);
+  for (const int transport : {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA}) {
+    SCOPED_TRACE(transport == AS_TRANSPORT_MPI ? "mpi" : "rma");
+    solvers::CsrSystem system = solvers::make_csr_system(m, c.local(m, c.b));
+    auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+    auto reduction = collectives::make_allreduce("mpi", m.comm());
+    solvers::SchwarzIterationOptions o = iteration_options(1e-300, 6);
+    o.async.transport = transport;
+    const solvers::SolveResult r = solvers::schwarz_solve(system, m, *halo, *reduction, nullptr, o);
+    EXPECT_EQ(r.iterations, 6);
+    EXPECT_EQ(r.pc.name, "schwarz");
+    // x_{k+1} = x_k + sum_i R~_i^T A_i^-1 R_i (b - A x_k) from x_0 = 0
+    std::vector<double> x(c.b.size(), 0.0);
+    for (long k = 0; k < r.iterations; ++k) {
+      std::vector<double> res = c.b;
+      for (std::int64_t i = 0; i < c.a.rows; ++i)
+        for (std::int64_t j = c.a.row_ptr[i]; j < c.a.row_ptr[i + 1]; ++j)
+          res[i] -= c.a.val[j] * x[c.a.col[j]];
+      const std::vector<double> z = serial_schwarz(c.a, m.row_offsets(), res, 1, true, false);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += z[i];
+    }
+    for (int i = 0; i < m.local_rows(); ++i)
+      EXPECT_NEAR(system.x.origin()[i], x[m.first_row() + i], 1e-11) << "row " << m.first_row() + i;
+    halo->close();
+  }
+  m.free();
+}
+
+TEST(SchwarzIteration, SyncTwoLevelsMatchSerial) {
+  // The coarse correction from r, then the local solves on r - A w.
+  if (!precond::suitesparse_available()) GTEST_SKIP() << "no SuiteSparse";
+  IterationCase c;
+  c.a = laplacian(9, 8, 0.05);  // symmetric: E = Z^T A Z is
+  c.reset();
+  sparse::DistMatrix m = distribute(c.a);
+  solvers::CsrSystem system = solvers::make_csr_system(m, c.local(m, c.b));
+  auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+  auto reduction = collectives::make_allreduce("mpi", m.comm());
+  solvers::SchwarzIterationOptions o = iteration_options(1e-300, 4);
+  o.schwarz.coarse = precond::CoarseKind::nicolaides;
+  const solvers::SolveResult r = solvers::schwarz_solve(system, m, *halo, *reduction, nullptr, o);
+  EXPECT_EQ(r.iterations, 4);
+  const auto times_a = [&](const std::vector<double>& v) {
+    std::vector<double> out(v.size(), 0.0);
+    for (std::int64_t i = 0; i < c.a.rows; ++i)
+      for (std::int64_t j = c.a.row_ptr[i]; j < c.a.row_ptr[i + 1]; ++j)
+        out[i] += c.a.val[j] * v[c.a.col[j]];
+    return out;
+  };
+  std::vector<double> x(c.b.size(), 0.0);
+  for (long k = 0; k < r.iterations; ++k) {
+    const std::vector<double> ax = times_a(x);
+    std::vector<double> res(c.b.size());
+    for (std::size_t i = 0; i < res.size(); ++i) res[i] = c.b[i] - ax[i];
+    // w = Z E^-1 Z^T r: serial_schwarz with the coarse level less without it
+    const std::vector<double> both = serial_schwarz(c.a, m.row_offsets(), res, 1, true, true);
+    const std::vector<double> local = serial_schwarz(c.a, m.row_offsets(), res, 1, true, false);
+    std::vector<double> w(res.size());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = both[i] - local[i];
+    const std::vector<double> aw = times_a(w);
+    for (std::size_t i = 0; i < res.size(); ++i) res[i] -= aw[i];
+    const std::vector<double> z = serial_schwarz(c.a, m.row_offsets(), res, 1, true, false);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += w[i] + z[i];
+  }
+  for (int i = 0; i < m.local_rows(); ++i)
+    EXPECT_NEAR(system.x.origin()[i], x[m.first_row() + i], 1e-10) << "row " << m.first_row() + i;
+  halo->close();
+  m.free();
+}
+
+TEST(SchwarzIteration, AsyncAndRacyReachTheDirectSolution) {
+  if (!precond::suitesparse_available()) GTEST_SKIP() << "no SuiteSparse";
+  const IterationCase c;
+  sparse::DistMatrix m = distribute(c.a);
+  for (const int transport : {AS_TRANSPORT_MPI, AS_TRANSPORT_RMA}) {
+    for (const bool racy : {false, true}) {
+      SCOPED_TRACE(std::string(transport == AS_TRANSPORT_MPI ? "mpi" : "rma") +
+                   (racy ? " racy" : " async"));
+      solvers::CsrSystem system = solvers::make_csr_system(m, c.local(m, c.b));
+      auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+      auto reduction = collectives::make_allreduce("mpi", m.comm());
+      auto convergence = collectives::make_convergence_allreduce(
+          "tree", m.comm(), solvers::async_convergence_values, transport);
+      solvers::SchwarzIterationOptions o = iteration_options(1e-9, 100000);
+      o.asynchronous = true;
+      o.async.racy = racy;
+      o.async.transport = transport;
+      const solvers::SolveResult r =
+          solvers::schwarz_solve(system, m, *halo, *reduction, convergence.get(), o);
+      EXPECT_TRUE(r.converged);
+      EXPECT_LT(r.true_residual, 1e-9);
+      for (int i = 0; i < m.local_rows(); ++i)
+        EXPECT_NEAR(system.x.origin()[i], c.solution[m.first_row() + i], 1e-7);
+      convergence->free();
+      halo->close();
+    }
+  }
+  m.free();
+}
+
+TEST(SchwarzIteration, RefusesTheBasicTypeAndAnAsynchronousCoarseSpace) {
+  const IterationCase c;
+  sparse::DistMatrix m = distribute(c.a);
+  solvers::CsrSystem system = solvers::make_csr_system(m, c.local(m, c.b));
+  auto halo = comm::make_sparse_halo_exchange(comm::HaloStrategy::waitall, m);
+  auto reduction = collectives::make_allreduce("mpi", m.comm());
+  solvers::SchwarzIterationOptions o = iteration_options(1e-6, 10);
+  o.schwarz.type = precond::SchwarzType::basic;
+  EXPECT_THROW(solvers::schwarz_solve(system, m, *halo, *reduction, nullptr, o), core::InputError);
+  o.schwarz.type = precond::SchwarzType::restricted;
+  o.schwarz.coarse = precond::CoarseKind::nicolaides;
+  o.asynchronous = true;  // the two-level iteration is synchronous
+  EXPECT_THROW(solvers::schwarz_solve(system, m, *halo, *reduction, nullptr, o), core::InputError);
+  halo->close();
   m.free();
 }
 

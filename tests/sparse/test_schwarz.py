@@ -5,7 +5,9 @@ and 4 ranks, one and two levels; gmres and bicgstab with restricted
 additive Schwarz (their default type) on a nonsymmetric system; and the
 refusals of bad input (exit 2: restricted Schwarz with CG among them) and
 of subdomains that cannot be factorised (exit 3), each one line from rank
-0. The MPI unit test (mpi_schwarz) covers 1-8 ranks."""
+0. The Schwarz iteration (--method schwarz) sync, async and racy on every
+system, over mpi and rma, and its refusals. The MPI unit test
+(mpi_schwarz) covers 1-8 ranks, the iteration against a serial reference."""
 
 import sys
 from pathlib import Path
@@ -161,6 +163,80 @@ def test_bad_schwarz_options(args, words, systems, solve):
                             *args)
     assert rc == 2, err
     assert words in err
+    assert doc is None
+    assert len(_error_lines(err)) == 1, err
+
+
+@pytest.mark.parametrize("variant", ["sync", "async", "racy"])
+@pytest.mark.parametrize("kind", sorted(SIZES))
+def test_schwarz_iteration_converges(kind, variant, systems, solve):
+    # where asynchronous Jacobi refuses (test_async_jacobi_refuses)
+    files = systems[kind]["files"]
+    rc, out, err, doc = solve(2, "--matrix", files["matrix"], "--rhs", files["rhs"],
+                              "--method", "schwarz", "--variant", variant, "--partition",
+                              "metis", "--max-iters", "20000")
+    assert rc == 0, out + err
+    assert doc["result"]["converged"]
+    assert doc["result"]["true_residual"] < 1e-6  # schwarz's default tol
+    assert doc["method"]["tol"] == 1e-6
+    assert doc["method"]["check_every"] == 1
+    setup = doc["pc_setup"]
+    assert setup["name"] == "schwarz"
+    assert setup["settings"]["type"] == "restricted"
+    assert setup["overlap"] == 1
+    assert setup["overlap_rows"] > 0
+    assert setup["halo_volume"] >= setup["overlap_volume"]
+    assert doc["problem"]["jacobi_check"] is None  # no rho refusal: Schwarz is not Jacobi
+
+
+@pytest.mark.parametrize("variant", ["sync", "async", "racy"])
+def test_schwarz_iteration_over_rma(variant, systems, solve):
+    files = systems["jump"]["files"]
+    rc, out, err, doc = solve(3, "--matrix", files["matrix"], "--rhs", files["rhs"],
+                              "--method", "schwarz", "--variant", variant, "--transport",
+                              "rma", "--overlap", "2", "--max-iters", "20000")
+    assert rc == 0, out + err
+    assert doc["result"]["true_residual"] < 1e-6
+    assert doc["pc_setup"]["overlap"] == 2
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--coarse", "nicolaides", "--variant", "async"], "--coarse"),
+    (["--coarse", "nicolaides", "--variant", "racy"], "--coarse"),
+    (["--pc", "asm"], "--pc asm"),
+    (["--transport", "omp"], "--transport omp"),
+    (["--local-solver", "mumps"], "--local-solver"),
+    (["--overlap", "9"], "--overlap 9"),
+])
+def test_schwarz_iteration_refusals(args, words, systems, solve):
+    files = systems["jump"]["files"]
+    rc, _, err, doc = solve(2, "--matrix", files["matrix"], "--method", "schwarz", *args)
+    assert rc == 2, err
+    assert words in err
+    assert doc is None
+    assert len(_error_lines(err)) == 1, err
+
+
+@pytest.mark.parametrize("ranks", [3, 4])
+def test_schwarz_iteration_two_levels(ranks, systems, solve):
+    files = systems["elasticity"]["files"]
+    common = ["--matrix", files["matrix"], "--rhs", files["rhs"], "--method", "schwarz",
+              "--max-iters", "5000"]
+    counts = {}
+    for name, extra in (("one", []), ("rigid", ["--coarse", "nicolaides", "--coordinates",
+                                               files["coordinates"]])):
+        rc, out, err, doc = solve(ranks, *common, *extra)
+        assert rc == 0, out + err
+        assert doc["result"]["true_residual"] < 1e-6
+        counts[name] = doc["result"]["iterations"]["max"]
+    assert doc["pc_setup"]["coarse_dimension"] == 6 * ranks
+    assert counts["rigid"] < counts["one"], counts
+
+
+def test_schwarz_iteration_needs_a_matrix(solve):
+    rc, _, err, doc = solve(2, "--method", "schwarz", "--problem", "plume")
+    assert rc == 2, err
+    assert "--matrix FILE or --assemble" in err
     assert doc is None
     assert len(_error_lines(err)) == 1, err
 

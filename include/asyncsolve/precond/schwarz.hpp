@@ -68,6 +68,8 @@ class Schwarz {
   void solve_local(std::span<const double> rs, std::span<double> y) { solver_->solve(rs, y); }
 
   const sparse::Subdomain& subdomain() const noexcept { return sub_; }
+  /// The coarse space (settings.coarse), else null.
+  CoarseSpace* coarse() noexcept { return coarse_.get(); }
   const SchwarzReport& report() const noexcept { return report_; }
   const SchwarzSettings& settings() const noexcept { return settings_; }
 

@@ -19,6 +19,15 @@
 /// neighbour: the same convergence reduction, stop rules, confirmation,
 /// --max-iters/--max-time, straggler and noise injection as Jacobi.
 ///
+/// Two levels (schwarz.coarse nicolaides, synchronous only): each sweep
+/// first corrects on the coarse space from the residual it formed,
+/// w = Z E^+ Z^T r (one MPI_Allgather), exchanges w over the extended halo
+/// (one more exchange) and solves the subdomains on r - A w:
+///   u <- u + w + sum_i R~_i^T A_i^-1 R_i (r - A w)
+/// (multiplicative between the levels: the additive sum of the two
+/// corrections would double the coarse modes, which the local solves
+/// already reduce, and need damping).
+///
 /// Convergence: for an M-matrix (or H-matrix) the synchronous and every
 /// asynchronous RAS iteration converge (Frommer and Szyld 2001, weighted
 /// max-norm contraction); for SPD matrices only the synchronous iteration
@@ -43,8 +52,11 @@ struct SchwarzIterationOptions {
   /// settings, as Jacobi's; base and transport for the synchronous variant.
   AsyncJacobiOptions async;
   bool asynchronous = false;  ///< async or racy (async.racy) instead of sync
-  /// overlap, local solver; type and coarse must be restricted and none.
+  /// overlap, local solver, coarse (nicolaides: sync only); type restricted.
   precond::SchwarzSettings schwarz;
+  /// The coarse space's near-null vectors (block size, rigid-body modes);
+  /// null: the partition of unity. Borrowed.
+  const precond::NearNullSpace* near_null = nullptr;
   /// The exchange strategy of the synchronous extended-halo exchange over
   /// mpi (async.transport rma or shmem: channels in lockstep instead).
   comm::HaloStrategy strategy = comm::HaloStrategy::waitall;
@@ -58,7 +70,7 @@ struct SchwarzIterationOptions {
 /// reports the subdomains and the local factorisations (name "schwarz").
 /// Throws core::CollectiveBreakdown on every rank if a subdomain's
 /// factorisation fails, core::InputError for settings the iteration cannot
-/// take (basic type, a coarse space).
+/// take (the basic type; a coarse space with the asynchronous variants).
 SolveResult schwarz_solve(CsrSystem& system, const sparse::DistMatrix& matrix,
                           comm::SparseHaloExchange& sync_halo, collectives::Allreduce& reduction,
                           collectives::NonblockingAllreduce* convergence,
