@@ -14,6 +14,13 @@ namespace {
 /// again (as_channels_wait_any sleeps at most AS_WAIT_MAX_SLEEP_US at a time).
 constexpr double idle_slice_s = 200e-6;
 
+/// A rank whose update would repeat itself (stale_update_repeats) waits
+/// for news up to this many times its last sweep's time, then sweeps
+/// anyway: its iteration count still advances toward max_iters (no rank
+/// waits forever where every rank has reached the same fixed point), at a
+/// fifth of its pace or less.
+constexpr double stale_wait_factor = 4.0;
+
 /// One run of the loop: its state and its steps.
 class AsyncIteration {
  public:
@@ -31,7 +38,8 @@ class AsyncIteration {
                  static_cast<double>(ranks_)),
         idle_on_(options_.idle && update.bounds_residual()),
         idle_(idle_on_ && halo.neighbours() > 0),
-        timed_(std::isfinite(base_.max_time_s)) {
+        timed_(std::isfinite(base_.max_time_s)),
+        repeats_(update.stale_update_repeats() && halo.neighbours() > 0) {
     result_.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
     result_.sweep_phase = async_sweep_phase;
   }
@@ -43,7 +51,7 @@ class AsyncIteration {
   void take_news();
   void start_round();
   bool round_stops();
-  bool idle_wait();
+  bool idle_wait(double max_s = std::numeric_limits<double>::infinity());
   void sweep();
 
   AsyncLocalUpdate& update_;
@@ -73,6 +81,12 @@ class AsyncIteration {
   long refreshed_k_ = -1;
   long next_refresh_ = 0;
   long recorded_k_ = -1;  ///< the iteration of the last history point
+  // stale_update_repeats: whether news arrived since the last sweep, and
+  // whether this rank already waited for it since.
+  const bool repeats_;
+  bool news_ = true;
+  bool stale_waited_ = false;
+  double last_sweep_s_ = 0.0;
   AsyncCheckSums contribution_{};
   AsyncCheckSums sum_{};
 };
@@ -84,7 +98,10 @@ class AsyncIteration {
 void AsyncIteration::take_news() {
   const auto scope = result_.phases.time(async_recv_phase);
   const double change_sq = halo_.receive(result_.batch_sizes);
-  if (change_sq > 0.0) local_r2_ = std::pow(std::sqrt(local_r2_) + std::sqrt(change_sq), 2);
+  if (change_sq > 0.0) {
+    local_r2_ = std::pow(std::sqrt(local_r2_) + std::sqrt(change_sq), 2);
+    news_ = true;
+  }
 }
 
 // Starts a round with this rank's part: its residual, whether it made
@@ -111,9 +128,9 @@ bool AsyncIteration::round_stops() {
   return stop;
 }
 
-// Waits for news, keeping sends and the reduction going; true when a round
-// stops the solve meanwhile.
-bool AsyncIteration::idle_wait() {
+// Waits for news (at most max_s seconds), keeping sends and the reduction
+// going; true when a round stops the solve meanwhile.
+bool AsyncIteration::idle_wait(double max_s) {
   ++result_.idle_waits;
   const double start = core::now_s();
   bool stop = false;
@@ -125,6 +142,7 @@ bool AsyncIteration::idle_wait() {
     }
     halo_.retry_unsent();
     if (halo_.wait_for_news(idle_slice_s)) break;
+    if (core::now_s() - start >= max_s) break;
   }
   result_.phases.add(async_idle_phase, core::now_s() - start);
   return stop;
@@ -139,7 +157,8 @@ void AsyncIteration::sweep() {
   const double ts = core::now_s();
   const bool round_next = !convergence_.active() && ((k_ + 1) % base_.check_every == 0 ||
                                                      k_ + 1 == base_.max_iters || over_time());
-  const bool fused = k_ == 0 || round_next || (idle_on_ && k_ >= next_refresh_);
+  const bool fused =
+      k_ == 0 || round_next || (idle_on_ && k_ >= next_refresh_) || update_.residual_is_free();
   const int planes = options_.progress_planes;
   double r2 = 0.0;
   for (int p = 0; p < update_.pieces(planes); ++p) {
@@ -154,6 +173,9 @@ void AsyncIteration::sweep() {
     refreshed_k_ = k_;
   }
   if (base_.faults != nullptr) base_.faults->after_sweep(core::now_s() - ts);
+  last_sweep_s_ = core::now_s() - ts;
+  news_ = false;
+  stale_waited_ = false;
   update_.advance();  // both carry the newest halos
   result_.phases.add(async_sweep_phase, core::now_s() - ts);
   if (base_.faults != nullptr) base_.faults->poll();
@@ -174,6 +196,13 @@ SolveResult AsyncIteration::run() {
       // the last sweep (if anything) changes its residual too little to
       // matter: another sweep would only spin on (nearly) stale data.
       if (idle_wait()) break;
+      continue;
+    }
+    if (repeats_ && k_ > 0 && !news_ && !stale_waited_ && k_ < base_.max_iters) {
+      // The same halo as the last sweep's: sweeping now would reproduce the
+      // iterate. Wait for news, a few sweeps' time at most.
+      stale_waited_ = true;
+      if (idle_wait(stale_wait_factor * last_sweep_s_)) break;
       continue;
     }
     if (!idle_on_ && k_ >= base_.max_iters) {

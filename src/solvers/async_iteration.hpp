@@ -44,6 +44,16 @@ class AsyncLocalUpdate {
   virtual bool bounds_residual() const = 0;
   /// Bytes one update streams.
   virtual double bytes() const = 0;
+  /// True when an update with the same halo as the last one reproduces the
+  /// same iterate (restricted Schwarz with exact local solves: the owned
+  /// values depend only on those outside the subdomain). The loop then
+  /// waits for news before sweeping again, for up to stale_wait_factor
+  /// sweeps' time, instead of spinning on stale data (--idle aside: this
+  /// is exact, not a bound).
+  virtual bool stale_update_repeats() const { return false; }
+  /// True when every update returns its residual at no extra cost (then
+  /// every update is fused and refreshes the rank's part of the estimate).
+  virtual bool residual_is_free() const { return false; }
 };
 
 /// What the loop needs besides its two extension points.

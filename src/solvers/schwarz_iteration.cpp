@@ -58,6 +58,9 @@ class SchwarzSweep final : public detail::StationarySweep {
                  : comm::make_sparse_halo_exchange(options.strategy, sub_.halo_plan, matrix.comm());
     };
     halo_ = make_exchange();
+    const std::string& used = schwarz_.report().local.name;
+    exact_ = used == precond::local_solver_name(precond::LocalSolverKind::cholmod) ||
+             used == precond::local_solver_name(precond::LocalSolverKind::umfpack);
     if (schwarz_.coarse() != nullptr) {
       coarse_halo_ = make_exchange();
       w_ = grid::Field({sub_.owned, 1, 1}, 0);
@@ -145,6 +148,12 @@ class SchwarzSweep final : public detail::StationarySweep {
 
   /// ||I - A M^-1|| may exceed 1: a rank never idles on its residual.
   bool bounds_residual() const override { return false; }
+  /// With an exact local solver, u_own <- [A_i^-1 (b_i - A_(i,out) u_out)]_own
+  /// depends only on the values outside the subdomain: a sweep without news
+  /// repeats the last one (one level; two levels are synchronous).
+  bool stale_sweep_repeats() const override { return exact_; }
+  /// The owned rows' residual is the start of every sweep.
+  bool residual_is_free() const override { return true; }
 
   const precond::Schwarz& schwarz() const noexcept { return schwarz_; }
 
@@ -168,6 +177,7 @@ class SchwarzSweep final : public detail::StationarySweep {
   /// Two levels: w's exchange over the extended halo, and w on the owned rows.
   std::unique_ptr<comm::SparseHaloExchange> coarse_halo_;
   grid::Field w_;
+  bool exact_ = false;  ///< the local solver is a factorisation (not ic0, ilu0)
   bool closed_ = false;
 };
 

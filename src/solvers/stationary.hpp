@@ -63,6 +63,13 @@ class StationarySweep {
   /// change enters ||b - A u|| with a coefficient of at most 1. A general
   /// matrix gives neither (||I - A D^-1|| may exceed 1).
   virtual bool bounds_residual() const = 0;
+  /// Whether a sweep with the same halo as the last one reproduces u
+  /// (AsyncLocalUpdate::stale_update_repeats): Schwarz with exact local
+  /// solves; never Jacobi.
+  virtual bool stale_sweep_repeats() const { return false; }
+  /// Whether sweep() forms this rank's residual whether asked or not (the
+  /// asynchronous loop then takes it from every sweep): Schwarz.
+  virtual bool residual_is_free() const { return false; }
 };
 
 /// Collective: the synchronous iteration with `sweep` from the iterate in u
