@@ -22,6 +22,7 @@ def test_methods_listed():
     methods = asyncsolve.methods()
     assert "jacobi" in methods
     assert "pcg1" in methods
+    assert "schwarz" in methods
     assert set(methods) >= CG_FAMILY
     assert set(methods) >= NONSYMMETRIC_METHODS
     assert "lanczos" not in methods
@@ -52,12 +53,13 @@ def test_nonsymmetric_against_spsolve(comm, nonsymmetric, method):
     assert np.allclose(r.x, exact, rtol=0, atol=1e-7 * np.abs(exact).max())
 
 
+@pytest.mark.parametrize("method", ["jacobi", "schwarz"])
 @pytest.mark.parametrize("variant", ["async", "racy"])
-def test_asynchronous_jacobi(comm, nonsymmetric, variant):
+def test_asynchronous_methods(comm, nonsymmetric, method, variant):
     a = nonsymmetric
     b = rhs(a.shape[0])
     exact = spla.spsolve(a.tocsc(), b)
-    r = asyncsolve.solve(a if comm.rank == 0 else None, b, comm=comm, method="jacobi",
+    r = asyncsolve.solve(a if comm.rank == 0 else None, b, comm=comm, method=method,
                          variant=variant, tol=1e-9, final_sync=100000, gather=True)
     assert r.converged
     assert np.allclose(r.x, exact, rtol=0, atol=1e-6 * np.abs(exact).max())
