@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The bad-input suite (issue 19): what a hostile new user types into
+"""The bad-input suite: what a hostile new user types into
 `asyncsolve` and `asyncsolve-lab`, each case with the exit code it must give
 and a fragment of the one line it must print on stderr.
 

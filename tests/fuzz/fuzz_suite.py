@@ -1,4 +1,4 @@
-"""Mutation fuzzer of the lab's suite parser (issue 19).
+"""Mutation fuzzer of the lab's suite parser.
 
 Starts from the suites under suites/ and the tests' tiny suite, mutates them
 (bytes flipped, inserted, deleted; lines duplicated, swapped, cut; TOML
