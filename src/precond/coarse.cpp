@@ -26,7 +26,70 @@ extern "C" void dsyev_(const char* jobz, const char* uplo, const int* n, double*
                        double* w, double* work, const int* lwork, int* info, std::size_t jobz_len,
                        std::size_t uplo_len);
 
+extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a,
+                        const int* lda, double* s, double* u, const int* ldu, double* vt,
+                        const int* ldvt, double* work, const int* lwork, int* info,
+                        std::size_t jobu_len, std::size_t jobvt_len);
+
 namespace asyncsolve::precond {
+namespace {
+
+/// Whether E (dim x dim, row by row) equals its transpose to 1e-12 of its
+/// largest entry (a symmetric A gives a symmetric E up to rounding).
+bool symmetric(const std::vector<double>& e, std::size_t dim) {
+  double largest = 0.0;
+  double asymmetry = 0.0;
+  for (std::size_t p = 0; p < dim; ++p) {
+    for (std::size_t q = 0; q < dim; ++q) {
+      largest = std::max(largest, std::abs(e[p * dim + q]));
+      asymmetry = std::max(asymmetry, std::abs(e[p * dim + q] - e[q * dim + p]));
+    }
+  }
+  return asymmetry <= 1e-12 * largest;
+}
+
+/// Rows first .. first + count - 1 of E^+ for a nonsymmetric E (row by row,
+/// `order` rows) by its singular value decomposition: LAPACK reads the array
+/// as E^T = U S V^T, so E^+ = U S^+ V^T, E^+[p][q] = sum_k U[p][k] V^T[k][q]
+/// / s_k; singular values below 1e-12 of the largest are dropped (counted in
+/// `dropped`).
+std::vector<double> general_inverse_rows(std::vector<double> e, int order, int first, int count,
+                                         int& dropped) {
+  const auto dim = static_cast<std::size_t>(order);
+  std::vector<double> s(dim);
+  std::vector<double> u(dim * dim);
+  std::vector<double> vt(dim * dim);
+  int info = 0;
+  int lwork = -1;
+  double query = 0;
+  dgesvd_("A", "A", &order, &order, e.data(), &order, s.data(), u.data(), &order, vt.data(), &order,
+          &query, &lwork, &info, 1, 1);
+  lwork = std::max(1, static_cast<int>(query));
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgesvd_("A", "A", &order, &order, e.data(), &order, s.data(), u.data(), &order, vt.data(), &order,
+          work.data(), &lwork, &info, 1, 1);
+  if (info != 0) {
+    throw core::CollectiveFailure(
+        fmt::format("--coarse: LAPACK dgesvd failed on the {} x {} coarse matrix (info {})", order,
+                    order, info));
+  }
+  const double largest = s.empty() ? 0.0 : s.front();  // descending
+  std::vector<double> rows(static_cast<std::size_t>(count) * dim, 0.0);
+  for (std::size_t k = 0; k < dim; ++k) {
+    if (!(s[k] > 1e-12 * largest)) {
+      ++dropped;
+      continue;
+    }
+    for (int a = 0; a < count; ++a) {
+      const double left = u[static_cast<std::size_t>(first + a) + k * dim] / s[k];
+      double* row = &rows[static_cast<std::size_t>(a) * dim];
+      for (std::size_t q = 0; q < dim; ++q) row[q] += left * vt[k + q * dim];
+    }
+  }
+  return rows;
+}
+
+}  // namespace
 
 CoarseSpace::CoarseSpace(const sparse::DistMatrix& m, std::vector<double> z, int count)
     : rows_(m.local_rows()), count_(count), z_(std::move(z)) {
@@ -76,7 +139,15 @@ CoarseSpace::CoarseSpace(const sparse::DistMatrix& m, std::vector<double> z, int
   par::check_mpi(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, e.data(),
                                static_cast<int>(mine.size()), MPI_DOUBLE, comm.get()),
                  "MPI_Allgather");
-  // E is symmetric in exact arithmetic; take its symmetric part.
+  local_.assign(static_cast<std::size_t>(count_), 0.0);
+  gathered_.assign(dim, 0.0);
+  if (!symmetric(e, dim)) {
+    // A nonsymmetric A (convection-diffusion): E is not symmetric either.
+    inverse_ = general_inverse_rows(std::move(e), dimension_, first_, count_, dropped_);
+    setup_s_ = core::now_s() - t0;
+    return;
+  }
+  // E is symmetric up to rounding; take its symmetric part.
   for (std::size_t p = 0; p < dim; ++p) {
     for (std::size_t q = p + 1; q < dim; ++q) {
       const double s = 0.5 * (e[p * dim + q] + e[q * dim + p]);
@@ -115,8 +186,6 @@ CoarseSpace::CoarseSpace(const sparse::DistMatrix& m, std::vector<double> z, int
       for (std::size_t q = 0; q < dim; ++q) row[q] += s * v[q];
     }
   }
-  local_.assign(static_cast<std::size_t>(count_), 0.0);
-  gathered_.assign(dim, 0.0);
   setup_s_ = core::now_s() - t0;
 }
 

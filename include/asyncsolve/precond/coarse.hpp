@@ -27,8 +27,10 @@ class CoarseSpace {
   /// keeps this rank's rows of its pseudo-inverse: E = V diag(lambda) V^T
   /// by LAPACK dsyev, eigenvalues below 1e-12 max |lambda| in magnitude dropped (a
   /// dependent column of Z, e.g. rotations of a subdomain whose nodes are
-  /// collinear, drops out instead of breaking down). Throws
-  /// core::CollectiveFailure if dsyev fails.
+  /// collinear, drops out instead of breaking down). A nonsymmetric E (a
+  /// nonsymmetric A) is decomposed by its SVD instead (LAPACK dgesvd,
+  /// singular values below 1e-12 of the largest dropped). Throws
+  /// core::CollectiveFailure if LAPACK fails.
   CoarseSpace(const sparse::DistMatrix& matrix, std::vector<double> z, int count);
 
   /// Local: out (count values) = Z_i^T r on the owned rows.
