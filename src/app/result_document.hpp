@@ -15,6 +15,7 @@
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
+#include "asyncsolve/solvers/jacobi_async.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/solvers/result.hpp"
 #include "cli.hpp"
@@ -106,6 +107,14 @@ std::function<void(const solvers::HistoryPoint&)> make_monitor(const SolveConfig
 /// solve_command.cpp.
 solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm& comm,
                                       par::FaultInjector& faults);
+
+/// The asynchronous iterations' options over `base` (--variant racy,
+/// --max-in-flight, --final-sync, --progress poll:K, --idle) on the
+/// channels of `transport` (enum as_transport): async and racy Jacobi on
+/// the stencils and on CSR, and the Schwarz iteration. Defined in
+/// solve_command.cpp.
+solvers::AsyncJacobiOptions async_jacobi_options(const SolveConfig& config,
+                                                 const solvers::JacobiOptions& base, int transport);
 
 /// The Krylov methods' options from the config (method, tol, --max-iters,
 /// --max-time, --test-every, --pc, the reduction; `faults` when it injects

@@ -241,14 +241,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   const auto progress = start_progress_thread(config, comm);
   Solved out;
   if (asynchronous) {
-    solvers::AsyncJacobiOptions async;
-    async.base = options;
-    async.racy = config.variant == Variant::racy;
-    async.max_in_flight = config.max_in_flight;
-    async.final_sync = config.final_sync;
-    async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
-    async.transport = transport;
-    async.idle = config.idle;
+    const solvers::AsyncJacobiOptions async = async_jacobi_options(config, options, transport);
     out.result =
         solvers::jacobi_async(problem, decomposition, u, *halo, *reduction, *convergence, async);
   } else {
@@ -383,6 +376,20 @@ void check_slow_rank(const SolveConfig& config, const par::Comm& comm) {
 par::FaultOptions fault_options(const SolveConfig& config) {
   return par::FaultOptions{config.slow_rank, config.slow_factor, config.noise_us, config.noise_hz,
                            static_cast<std::uint64_t>(config.noise_seed)};
+}
+
+solvers::AsyncJacobiOptions async_jacobi_options(const SolveConfig& config,
+                                                 const solvers::JacobiOptions& base,
+                                                 int transport) {
+  solvers::AsyncJacobiOptions async;
+  async.base = base;
+  async.racy = config.variant == Variant::racy;
+  async.max_in_flight = config.max_in_flight;
+  async.final_sync = config.final_sync;
+  async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
+  async.transport = transport;
+  async.idle = config.idle;  // off for a CSR system (validate_idle)
+  return async;
 }
 
 solvers::JacobiOptions jacobi_options(const SolveConfig& config, const par::Comm& comm,

@@ -182,13 +182,7 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSys
     const int transport = transport_of(config);
     auto convergence = collectives::make_convergence_allreduce(
         allreduce, comm, solvers::async_convergence_values, transport);
-    solvers::AsyncJacobiOptions async;
-    async.base = options;
-    async.racy = config.variant == Variant::racy;
-    async.max_in_flight = config.max_in_flight;
-    async.final_sync = config.final_sync;
-    async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
-    async.transport = transport;
+    const solvers::AsyncJacobiOptions async = async_jacobi_options(config, options, transport);
     out.result = solvers::jacobi_async(system, p.matrix, halo, *reduction, *convergence, async);
     convergence->free();
   } else {
@@ -209,13 +203,8 @@ Solved solve_schwarz(const SolveConfig& config, SparseProblem& p, solvers::CsrSy
       asynchronous ? collectives::AllreduceAlgorithm{} : allreduce, comm);
   par::FaultInjector faults(fault_options(config), comm.rank());
   solvers::SchwarzIterationOptions options;
-  options.async.base = jacobi_options(config, comm, faults);
-  options.async.racy = config.variant == Variant::racy;
-  options.async.max_in_flight = config.max_in_flight;
-  options.async.final_sync = config.final_sync;
-  options.async.progress_planes = config.progress.every;
-  options.async.transport = transport_of(config);
-  options.async.idle = false;
+  options.async =
+      async_jacobi_options(config, jacobi_options(config, comm, faults), transport_of(config));
   options.asynchronous = asynchronous;
   options.schwarz = config.pc.schwarz;
   options.strategy = config.halo;

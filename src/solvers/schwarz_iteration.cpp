@@ -35,6 +35,17 @@
 namespace asyncsolve::solvers {
 namespace {
 
+/// Row i of the subdomain's whole rows times [v; v_h] (extended numbering:
+/// the first n columns owned, the rest the extended halo).
+double row_times(const sparse::LocalCsr& a, int i, int n, const double* v, const double* v_h) {
+  double s = 0.0;
+  for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+    const std::int32_t c = a.col[k];
+    s += a.val[k] * (c < n ? v[c] : v_h[c - n]);
+  }
+  return s;
+}
+
 class SchwarzSweep final : public detail::StationarySweep {
  public:
   /// Collective: the subdomains, their factors, b on them, the extended
@@ -81,25 +92,23 @@ class SchwarzSweep final : public detail::StationarySweep {
     const int rows = sub_.rows_count();
     const double* x = u.origin();
     const double* h = halo_->ghosts().data();
-    const sparse::LocalCsr& a = sub_.rows;
     // r_i = b_i - A_(i,:) [u; h]; ||r||^2 on the owned rows
     double owned_sq = 0.0;
     for (int i = 0; i < rows; ++i) {
-      double s = b_sub_[static_cast<std::size_t>(i)];
-      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-        const std::int32_t c = a.col[k];
-        s -= a.val[k] * (c < n ? x[c] : h[c - n]);
-      }
-      rs_[static_cast<std::size_t>(i)] = s;
-      if (i < n) owned_sq += s * s;
+      const auto at = static_cast<std::size_t>(i);
+      rs_[at] = b_sub_[at] - row_times(sub_.rows, i, n, x, h);
+      if (i < n) owned_sq += rs_[at] * rs_[at];
     }
-    if (precond::CoarseSpace* coarse = schwarz_.coarse()) correct_coarse(*coarse);
+    precond::CoarseSpace* coarse = schwarz_.coarse();
+    if (coarse != nullptr) correct_coarse(*coarse);
     // y_i = A_i^-1 r_i; u_new = u + R~_i^T y_i (+ w)
     schwarz_.solve_local(rs_, ys_);
     double* out = u_new.origin();
-    const double* w = w_.origin();
-    for (int i = 0; i < n; ++i)
-      out[i] = x[i] + ys_[static_cast<std::size_t>(i)] + (coarse_halo_ ? w[i] : 0.0);
+    for (int i = 0; i < n; ++i) out[i] = x[i] + ys_[static_cast<std::size_t>(i)];
+    if (coarse != nullptr) {
+      const double* w = w_.origin();
+      for (int i = 0; i < n; ++i) out[i] += w[i];
+    }
     return owned_sq;
   }
 
@@ -113,15 +122,8 @@ class SchwarzSweep final : public detail::StationarySweep {
                      {w, static_cast<std::size_t>(n)});
     coarse_halo_->exchange(w_);
     const double* wh = coarse_halo_->ghosts().data();
-    const sparse::LocalCsr& a = sub_.rows;
-    for (int i = 0; i < sub_.rows_count(); ++i) {
-      double s = 0.0;
-      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-        const std::int32_t c = a.col[k];
-        s += a.val[k] * (c < n ? w[c] : wh[c - n]);
-      }
-      rs_[static_cast<std::size_t>(i)] -= s;
-    }
+    for (int i = 0; i < sub_.rows_count(); ++i)
+      rs_[static_cast<std::size_t>(i)] -= row_times(sub_.rows, i, n, w, wh);
   }
 
   double residual_norm(const grid::Field* b, grid::Field& u,
