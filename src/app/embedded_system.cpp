@@ -45,6 +45,7 @@ RunEnvironment caller_environment(const par::Comm& comm) {
   e.thread_level = level;
   e.hostname = par::processor_name();
   e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  e.mpi_osc = par::mpi_osc_choice();
   return e;
 }
 

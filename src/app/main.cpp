@@ -65,6 +65,20 @@ int main(int argc, char** argv) {
   const par::ThreadLevel level = multiple   ? par::ThreadLevel::multiple
                                  : funneled ? par::ThreadLevel::funneled
                                             : par::ThreadLevel::single;
+#ifdef OPEN_MPI
+  // Open MPI 4.1's osc/rdma, which Debian's configuration leaves as the
+  // one-sided component, serialises MPI_Fetch_and_op under a lock at the
+  // target; on a node whose ranks share cores, the rma channels' flags then
+  // all but stop moving (docs/channels.md). The rma transport therefore asks
+  // for any other component (osc/ucx for its windows, osc/sm stays for shared
+  // ones) unless the user chose; the document records it (environment.mpi_osc).
+  // Read at MPI_Init, so set before it; argv, hence the choice, is the same on
+  // every rank.
+  if (solve && command.solve.transport == app::Transport::rma &&
+      std::getenv("OMPI_MCA_osc") == nullptr) {
+    setenv("OMPI_MCA_osc", "^rdma", 0);
+  }
+#endif
   par::Environment env(argc, argv, level);
   // The one place that names the world: everything else gets a communicator.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -17,6 +18,15 @@
 
 namespace asyncsolve::par {
 
+std::string mpi_osc_choice() {
+#ifdef OPEN_MPI
+  const char* osc = std::getenv("OMPI_MCA_osc");
+  return osc != nullptr ? osc : "default";
+#else
+  return {};
+#endif
+}
+
 RunEnvironment describe_environment(const Comm& comm, const Environment& env) {
   RunEnvironment e;
   e.mpi_library = mpi_library_version();
@@ -28,6 +38,7 @@ RunEnvironment describe_environment(const Comm& comm, const Environment& env) {
   e.shmem = shmem_initialized();
   e.hostname = processor_name();
   e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  e.mpi_osc = mpi_osc_choice();
   return e;
 }
 
@@ -40,7 +51,9 @@ nlohmann::ordered_json environment_json(const RunEnvironment& env) {
           {"thread_level", env.thread_level},
           {"shmem", env.shmem},
           {"hostname", env.hostname},
-          {"cores", env.cores}};
+          {"cores", env.cores},
+          {"mpi_osc",
+           env.mpi_osc.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(env.mpi_osc)}};
 }
 
 std::string provenance_line(std::string_view program, const RunEnvironment& env) {

@@ -348,6 +348,19 @@ class Solve(unittest.TestCase):
                 if variant == "sync":
                     self.assertEqual(doc["method"]["halo"], "channel")
 
+    @unittest.skipUnless(os.environ.get("ASYNCSOLVE_MPI_FLAVOUR", "Open MPI") == "Open MPI",
+                         "the one-sided component is Open MPI's choice")
+    def test_rma_transport_avoids_osc_rdma_unless_the_user_chose(self):
+        base = ["--variant", "async", "--local", "6,6,6", "--check-every", "5"]
+        unset = {k: v for k, v in os.environ.items() if k != "OMPI_MCA_osc"}
+        for transport, env, expected in (("rma", unset, "^rdma"),
+                                         ("mpi", unset, "default"),
+                                         ("rma", dict(unset, OMPI_MCA_osc="ucx"), "ucx")):
+            doc, _ = self.solve(["--transport", transport] + base, 2, env=env)
+            self.assertTrue(doc["result"]["converged"], transport)
+            self.assertEqual(doc["environment"]["mpi_osc"], expected, (transport, env.get(
+                "OMPI_MCA_osc")))
+
     def test_shmem_transport_all_variants(self):
         # OSHMEM programs run under mpiexec too; Debian's Open MPI needs
         # OMPI_MCA_osc=ucx or shmem_finalize crashes.

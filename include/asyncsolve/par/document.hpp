@@ -26,14 +26,21 @@ struct RunEnvironment {
   bool shmem = false;    ///< OpenSHMEM started
   std::string hostname;  ///< rank 0's, where the description is made on rank 0
   int cores = 1;         ///< hardware threads of this rank's node
+  /// Open MPI's one-sided component choice, OMPI_MCA_osc as MPI started
+  /// ("default" when unset); empty under another MPI.
+  std::string mpi_osc;
 };
+
+/// Local: RunEnvironment::mpi_osc as this process sees it now.
+std::string mpi_osc_choice();
 
 /// Local: the environment of a run over `comm` (MPI library, thread level,
 /// host, cores), with threads = 1.
 RunEnvironment describe_environment(const Comm& comm, const Environment& env);
 
 /// The `environment` object: mpi_library, mpi_version, ranks, threads,
-/// thread_level_requested, thread_level, shmem, hostname, cores.
+/// thread_level_requested, thread_level, shmem, hostname, cores, mpi_osc
+/// (null under an MPI other than Open MPI).
 nlohmann::ordered_json environment_json(const RunEnvironment& env);
 
 /// The provenance line a program prints first (without a newline):
