@@ -32,6 +32,7 @@ class Cholmod final : public LocalSolver {
   explicit Cholmod(const sparse::LocalCsr& a) {
     const double t0 = core::now_s();
     report_.name = "cholmod";
+    report_.exact = true;
     report_.nnz_a = a.nnz();
     cholmod_l_start(&c_);
     c_.print = 0;

@@ -24,6 +24,7 @@ class Umfpack final : public LocalSolver {
   explicit Umfpack(const sparse::LocalCsr& a) {
     const double t0 = core::now_s();
     report_.name = "umfpack";
+    report_.exact = true;
     report_.nnz_a = a.nnz();
     n_ = a.rows();
     p_.assign(a.row_ptr.begin(), a.row_ptr.end());

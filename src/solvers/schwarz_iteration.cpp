@@ -69,9 +69,7 @@ class SchwarzSweep final : public detail::StationarySweep {
                  : comm::make_sparse_halo_exchange(options.strategy, sub_.halo_plan, matrix.comm());
     };
     halo_ = make_exchange();
-    const std::string& used = schwarz_.report().local.name;
-    exact_ = used == precond::local_solver_name(precond::LocalSolverKind::cholmod) ||
-             used == precond::local_solver_name(precond::LocalSolverKind::umfpack);
+    exact_ = schwarz_.report().local.exact;
     if (schwarz_.coarse() != nullptr) {
       coarse_halo_ = make_exchange();
       w_ = grid::Field({sub_.owned, 1, 1}, 0);

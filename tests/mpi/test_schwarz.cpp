@@ -506,6 +506,15 @@ TEST(LocalSolver, Ic0IsExactOnATridiagonalMatrix) {
   sparse::multiply(a, x, ax);
   for (int i = 0; i < 12; ++i) EXPECT_NEAR(ax[i], b[i], 1e-12);
   EXPECT_EQ(solver->report().nnz_factor, 12 + 11);
+  // Exact here by luck of the pattern, not by construction: the Schwarz
+  // iteration must not treat an IC(0) sweep as a repeatable exact solve.
+  EXPECT_FALSE(solver->report().exact);
+  if (precond::suitesparse_available()) {
+    for (const auto kind : {precond::LocalSolverKind::cholmod, precond::LocalSolverKind::umfpack}) {
+      EXPECT_TRUE(precond::make_local_solver(kind, l)->report().exact)
+          << precond::local_solver_name(kind);
+    }
+  }
 }
 
 /// The pure Neumann Laplacian of an nx x ny grid (each row sums to zero):

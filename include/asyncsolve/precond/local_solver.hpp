@@ -36,6 +36,7 @@ void require_local_solver(LocalSolverKind kind);
 /// What a factorisation cost and holds.
 struct LocalSolverReport {
   std::string name;               ///< local_solver_name of the solver used
+  bool exact = false;             ///< solve() is A^-1 to rounding (a complete factorisation)
   double factor_s = 0;            ///< this rank's factorisation time (symbolic + numeric)
   std::int64_t nnz_a = 0;         ///< non-zeros of the matrix factorised
   std::int64_t nnz_factor = 0;    ///< non-zeros of the factors (L, or L + U)
