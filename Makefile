@@ -20,6 +20,9 @@
 #   make sim            the simulation build (installs libsimgrid-dev; smpicxx, build-sim/)
 #   make test-sim       its tests: simulated runs under smpirun, deterministic replay
 #   make fuzz           the Matrix Market reader under libFuzzer for FUZZ_SECONDS (600; clang-14)
+#   make docs           the documentation site (docs/, Sphinx with MyST-Parser from the venv) in
+#                       build/docs/html; any warning or broken internal link fails it
+#   make docs-options   regenerate docs/options.md's option table from build/asyncsolve --options-table
 #   make install PREFIX=/usr/local
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -70,7 +73,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: deps-mpich test-mpich fuzz all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo \
+.PHONY: deps-mpich test-mpich fuzz all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo docs docs-options \
         bench peers install clean
 
 all: build
@@ -335,6 +338,23 @@ fuzz:
 	  $$sudo apt-get update -qq; \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clang-14 libclang-rt-14-dev libfmt-dev > /dev/null; }
 	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --build build-fuzz
+
+# The documentation site: the Markdown pages of docs/ (docs/conf.py says why
+# Sphinx with MyST-Parser) built with the venv's pinned Sphinx into
+# $(BUILD)/docs/html. -W --keep-going -n: every warning, a broken internal
+# link or #section anchor among them, fails the build after listing all.
+DOCS_OUT := $(BUILD)/docs
+docs: venv
+	$(VENV)/bin/sphinx-build -q -W --keep-going -n -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	@echo "asyncsolve: documentation in $(DOCS_OUT)/html/index.html"
+
+# docs/options.md's table is `asyncsolve --options-table`, spliced between
+# its BEGIN generated and END generated lines (tests/unit/test_option_table.cpp
+# fails when the two differ).
+docs-options: build
+	{ sed '/^<!-- BEGIN generated/q' docs/options.md; $(BUILD)/asyncsolve --options-table; \
+	  sed -n '/^<!-- END generated/,$$p' docs/options.md; } > docs/options.md.new
+	mv docs/options.md.new docs/options.md
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
