@@ -65,7 +65,7 @@ SIM_PACKAGES := libsimgrid-dev
 # is not on clang's include path).
 LINT_PACKAGES := clang-format-14 clang-tidy-14 libomp-14-dev
 
-# Open MPI as root, oversubscribed on small machines (see README).
+# Open MPI as root, oversubscribed on small machines (docs/running.md).
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
