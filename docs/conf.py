@@ -9,11 +9,11 @@
 # MyST-Parser and Breathe are pinned in python/requirements.lock and
 # installed into the project's venv by make venv; Doxygen is Debian's.
 
+import os
+
 project = "asyncsolve"
 author = "the asyncsolve developers"
 copyright = "the asyncsolve developers"
-
-import os
 
 extensions = ["myst_parser", "breathe"]
 
