@@ -34,7 +34,6 @@ exclude_patterns = ["_build"]
 # GitHub-style anchors for headings of levels 1 to 3, so that a link
 # [text](page.md#section) resolves, and is checked, as it does on GitHub.
 myst_heading_anchors = 3
-myst_enable_extensions = ["dollarmath"]
 
 html_theme = "alabaster"
 html_title = "asyncsolve"
