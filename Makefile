@@ -20,6 +20,10 @@
 #   make sim            the simulation build (installs libsimgrid-dev; smpicxx, build-sim/)
 #   make test-sim       its tests: simulated runs under smpirun, deterministic replay
 #   make fuzz           the Matrix Market reader under libFuzzer for FUZZ_SECONDS (600; clang-14)
+#   make docs           the documentation site (docs/: Sphinx with MyST-Parser from the venv,
+#                       Doxygen and Breathe for the channel API) in build/docs/html; any
+#                       warning or broken internal link fails it
+#   make docs-options   regenerate docs/options.md's option table from build/asyncsolve --options-table
 #   make install PREFIX=/usr/local
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -57,12 +61,16 @@ TSAN_OMP_PACKAGES := clang-14 libomp-14-dev
 # Only for the simulation build: SimGrid's SMPI (smpicxx, smpirun).
 SIM_PACKAGES := libsimgrid-dev
 
+# Only for the documentation: Doxygen, whose XML of the public channel
+# headers Breathe turns into docs/api.md's reference.
+DOCS_PACKAGES := doxygen
+
 # Only for lint: Debian 12's clang-format and clang-tidy (LLVM 14), and LLVM's
 # omp.h, without which clang-tidy cannot parse the OpenMP sources (GCC's omp.h
 # is not on clang's include path).
 LINT_PACKAGES := clang-format-14 clang-tidy-14 libomp-14-dev
 
-# Open MPI as root, oversubscribed on small machines (see README).
+# Open MPI as root, oversubscribed on small machines (docs/running.md).
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
@@ -70,7 +78,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: deps-mpich test-mpich fuzz all deps deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo \
+.PHONY: deps-mpich test-mpich fuzz all deps deps-docs deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo docs docs-options \
         bench peers install clean
 
 all: build
@@ -95,6 +103,9 @@ deps:
 
 deps-lint:
 	$(call install_missing,LINT_PACKAGES)
+
+deps-docs:
+	$(call install_missing,DOCS_PACKAGES)
 
 deps-sim:
 	$(call install_missing,SIM_PACKAGES)
@@ -335,6 +346,28 @@ fuzz:
 	  $$sudo apt-get update -qq; \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clang-14 libclang-rt-14-dev libfmt-dev > /dev/null; }
 	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --build build-fuzz
+
+# The documentation site: the Markdown pages of docs/ (docs/conf.py says why
+# Sphinx with MyST-Parser) built with the venv's pinned Sphinx into
+# $(BUILD)/docs/html; the channel API page (docs/api.md) from Doxygen's XML
+# of the public channel headers, through Breathe. -W --keep-going -n: every
+# warning, a broken internal link or #section anchor among them, fails the
+# build after all are listed.
+DOCS_OUT := $(BUILD)/docs
+docs: venv deps-docs
+	mkdir -p $(DOCS_OUT)/doxygen
+	{ cat docs/Doxyfile; echo "OUTPUT_DIRECTORY = $(DOCS_OUT)/doxygen"; } | doxygen -
+	ASYNCSOLVE_DOXYGEN_XML=$(abspath $(DOCS_OUT))/doxygen/xml \
+	  $(VENV)/bin/sphinx-build -q -W --keep-going -n -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	@echo "asyncsolve: documentation in $(DOCS_OUT)/html/index.html"
+
+# docs/options.md's table is `asyncsolve --options-table`, spliced between
+# its BEGIN generated and END generated lines (tests/unit/test_option_table.cpp
+# fails when the two differ).
+docs-options: build
+	{ sed '/^<!-- BEGIN generated/q' docs/options.md; $(BUILD)/asyncsolve --options-table; \
+	  sed -n '/^<!-- END generated/,$$p' docs/options.md; } > docs/options.md.new
+	mv docs/options.md.new docs/options.md
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

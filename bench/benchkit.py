@@ -28,7 +28,7 @@ import time
 
 EXIT_OK, EXIT_BAD_ARGS, EXIT_FAILED = 0, 2, 4
 
-# What asyncsolve's exit codes mean (README, "Exit codes").
+# What asyncsolve's exit codes mean (docs/results.md, "Exit codes").
 EXIT_MEANING = {2: "bad input", 3: "did not converge or broke down", 4: "runtime failure"}
 
 
@@ -71,7 +71,7 @@ def run_driver(prog, argv, parse_args, run):
 
 
 def allow_root():
-    """Lets Open MPI run as root (the README's setting), unless the caller chose otherwise."""
+    """Lets Open MPI run as root (as docs/running.md says), unless the caller chose otherwise."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

@@ -5,7 +5,7 @@ experiment is a matrix ranks x regimes x (the product of its [matrix] lists)
 x repeats of one program (asyncsolve solve, bench allreduce, bench
 stencil2d, model hybrid, the bench/ executables hybrid_mvm and beff, or a
 program installed beside asyncsolve such as asyncsolve-stencil2d-caf). See
-README.md, "The experiment lab".
+docs/lab.md, "The experiment lab".
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ Usage: test_cli.py --binary PATH --mpiexec "mpiexec --oversubscribe"
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -19,6 +20,9 @@ from typing import ClassVar
 BINARY = ""
 MPIEXEC = []
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+# The option reference, whose table make docs-options generates.
+REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                         "options.md")
 
 
 def run(args, ranks=1, timeout=120, env=None):
@@ -43,6 +47,19 @@ class Help(unittest.TestCase):
         for method in ["cg", "pcg1", "pcg2", "pcg-overlap", "pipecg", "laplace27"]:
             self.assertIn(method, out)
         self.assertEqual(out.count("Usage:"), 1, "printed by rank 0 only")
+
+    def test_every_option_of_help_is_in_the_option_reference(self):
+        code, out, err = run(["solve", "--help"])
+        self.assertEqual(code, 0, err)
+        options = re.findall(r"^\s+(?:-\w,)?(--[\w-]+)", out, re.MULTILINE)
+        options = [o for o in options if o != "--help"]  # CLI11's own
+        self.assertGreaterEqual(len(options), 40, out)
+        with open(REFERENCE, encoding="utf-8") as f:
+            page = f.read()
+        for option in options:
+            # As the generated table writes it: `--tol X`, `--copy`.
+            self.assertRegex(page, r"\| solve \| `" + re.escape(option) + r"[ `]",
+                             f"{option} is missing from docs/options.md: make docs-options")
 
     def test_help_printed_once_on_many_ranks(self):
         code, out, _ = run(["--help"], ranks=3)

@@ -175,10 +175,10 @@ def test_cli_exit_code_2_with_the_line(tmp_path):
     assert f"{bad}:22: unknown key 'repaets'" in proc.stderr
 
 
-def test_the_readme_example_suite_parses():
+def test_the_documented_example_suite_parses():
     import re
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Suite files"):]
+    text = (ROOT / "docs" / "lab.md").read_text()
+    section = text[text.index("## Suite files"):]
     example = re.search(r"```toml\n(.*?)```", section, re.DOTALL).group(1)
-    suite = parse_suite(example, Path("README.md"))
+    suite = parse_suite(example, Path("docs/lab.md"))
     assert len(suite.runs()) == 90

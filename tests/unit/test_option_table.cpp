@@ -1,7 +1,8 @@
 // The option tables (issue 19): strict numbers with messages quoting what
 // was typed and the limits, a range for every number, options that do
 // nothing refused from the table, every option part of the configuration the
-// ranks compare, one-line messages, and the README's table true to the code.
+// ranks compare, one-line messages, and the option reference's table
+// (docs/options.md) true to the code.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -289,15 +290,16 @@ TEST(OptionTable, MessagesAreOneLineWhateverWasTyped) {
   }
 }
 
-TEST(OptionTable, TheReadmeHoldsTheTable) {
-  std::ifstream in(std::string(ASYNCSOLVE_TEST_DATA_DIR) + "/../../README.md");
+TEST(OptionTable, TheOptionReferenceHoldsTheTable) {
+  std::ifstream in(std::string(ASYNCSOLVE_TEST_DATA_DIR) + "/../../docs/options.md");
   ASSERT_TRUE(in.good());
   std::stringstream text;
   text << in.rdbuf();
   const std::string table = asyncsolve::app::options_markdown();
   EXPECT_NE(text.str().find(table), std::string::npos)
-      << "README.md's option table differs from the code; regenerate it with "
-         "'asyncsolve --options-table':\n"
+      << "docs/options.md's option table differs from the code; regenerate it with "
+         "'make docs-options' (it writes 'asyncsolve --options-table' between the "
+         "page's BEGIN generated and END generated lines):\n"
       << table;
 }
 
