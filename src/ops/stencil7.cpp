@@ -25,11 +25,13 @@
 #endif
 #include "stencil7_vec.hpp"
 
-// The fast kernels come in two builds: AVX-512 (chosen at compile time, e.g.
-// with -march=native on a machine that has it), and portable loops that the
-// compiler vectorises. docs/PERFORMANCE.md ("Jacobi sweep vs STREAM triad")
-// measures them against the memory bandwidth; bench/jacobi_sweep validates
-// them against the `_ref` twins before it times them.
+// The fast kernels come in variants (Stencil7Kernel): portable and stream
+// (stencil7_vec.hpp) in every build with AVX, avx512 where AVX-512 is enabled
+// at compile time (e.g. -march=native on a machine that has it).
+// stencil7_choice.cpp picks one per field shape by measuring them.
+// docs/PERFORMANCE.md ("Jacobi sweep vs STREAM triad") measures them against
+// the memory bandwidth; bench/jacobi_sweep validates every variant against
+// the `_ref` twins before it times one.
 
 namespace asyncsolve::ops {
 

@@ -132,7 +132,7 @@ double pass_vec(const Field& u, Field* u_new, int k_begin, int k_end) noexcept {
   const std::ptrdiff_t sz = u.stride_z();
   // 2 KiB ahead: the best of 0, 2, 4, 8, 16, 32 and 64 KiB at 200^3 on the
   // Zen 3 EPYC of docs/PERFORMANCE.md (the residual 0.48 of the triad
-  // without, 0.64 with 2 KiB, 0.53 with 16 KiB).
+  // without, 0.64 with 2 KiB, 0.56 with 16 KiB).
   constexpr std::uintptr_t ahead = 2048;
   Double4 acc[4] = {};
   double rest = 0.0;

@@ -53,8 +53,8 @@ void stencil7_set_kernel(Stencil7Kernel kernel);
 /// One Jacobi sweep over the interior: u_new = (sum of the six neighbours of u) / 6.
 /// Reads u (halo included), writes the interior of u_new. u_new's x-face
 /// halo cells (i < 0 and i >= nx of interior rows) may also be given u's
-/// values there: for fields out of cache the AVX-512 pass runs through the
-/// rows of a plane as one line, halo cells included. Every other halo cell
+/// values there: the avx512 pass (for fields out of cache) and the stream
+/// pass run through the rows of a plane as one line, halo cells included. Every other halo cell
 /// of u_new is left as it is. 16 bytes of memory traffic per point (one
 /// read, one write) when the layer condition holds.
 void jacobi_sweep(const grid::Field& u, grid::Field& u_new) noexcept;
