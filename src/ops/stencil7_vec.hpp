@@ -72,20 +72,21 @@ inline double add_square(double acc, double r) noexcept {
   return acc + r * r;
 #endif
 }
-inline Double4 residual_at(const Double4& sum, const Double4& c) noexcept {
+// The vector forms take out-parameters, as load4 does.
+inline void residual_at(Double4& r, const Double4& sum, const Double4& c) noexcept {
 #if defined(__FMA__)
   // NOLINTNEXTLINE(google-readability-casting): vector casts keep the bits
-  return (Double4)_mm256_fnmadd_pd(_mm256_set1_pd(6.0), (__m256d)c, (__m256d)sum);
+  r = (Double4)_mm256_fnmadd_pd(_mm256_set1_pd(6.0), (__m256d)c, (__m256d)sum);
 #else
-  return sum - 6.0 * c;
+  r = sum - 6.0 * c;
 #endif
 }
-inline Double4 add_square(const Double4& acc, const Double4& r) noexcept {
+inline void add_square(Double4& acc, const Double4& r) noexcept {
 #if defined(__FMA__)
   // NOLINTNEXTLINE(google-readability-casting): vector casts keep the bits
-  return (Double4)_mm256_fmadd_pd((__m256d)r, (__m256d)r, (__m256d)acc);
+  acc = (Double4)_mm256_fmadd_pd((__m256d)r, (__m256d)r, (__m256d)acc);
 #else
-  return acc + r * r;
+  acc = acc + r * r;
 #endif
 }
 
@@ -183,7 +184,7 @@ double pass_vec(const Field& u, Field* u_new, int k_begin, int k_end) noexcept {
           if constexpr (Residual) {
             Double4 centre;
             load4(centre, c + at);
-            r = residual_at(sum, centre);
+            residual_at(r, sum, centre);
           }
           if (q + 4 > nx) {
             // Halo lanes (nx <= q + lane < sy): 0 residual, and u_new's own
@@ -200,7 +201,7 @@ double pass_vec(const Field& u, Field* u_new, int k_begin, int k_end) noexcept {
             // NOLINTEND(google-readability-casting)
           }
           if constexpr (S != Store::none) store4<S>(out + at, next);
-          if constexpr (Residual) into = add_square(into, r);
+          if constexpr (Residual) add_square(into, r);
           at += 4;
           q += 4;
           if (q >= sy) q -= sy;
