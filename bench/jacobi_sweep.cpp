@@ -29,7 +29,8 @@
 //
 // USAGE
 //   jacobi_sweep [--grid X,Y,Z] [--triad-n N] [--repeats R] [--iterations N]
-//                [--min-time S] [--no-residual] [--ref] [--json FILE] [--help]
+//                [--min-time S] [--no-residual] [--ref] [--kernel NAME] [--json FILE]
+//                [--help]
 //   Runs with or without mpirun, on one rank. Defaults: --grid 200,200,200,
 //   --triad-n 33554432 (2^25: three arrays of 256 MiB), --repeats 7, and
 //   calls per repeat calibrated so each kernel runs about --min-time 0.2 s.
@@ -107,8 +108,20 @@ struct Config {
   double min_time_s = 0.2;
   bool residual = true;
   bool ref = false;
+  std::string kernel = "auto";
   std::string json_path;
 };
+
+/// The stencil variant named `name` (--kernel), or an InputError naming those built.
+asyncsolve::ops::Stencil7Kernel kernel_named(const std::string& name) {
+  std::string allowed;
+  for (const auto k : asyncsolve::ops::stencil7_kernels()) {
+    if (asyncsolve::ops::stencil7_kernel_name(k) == name) return k;
+    allowed +=
+        fmt::format("{}{}", allowed.empty() ? "" : ", ", asyncsolve::ops::stencil7_kernel_name(k));
+  }
+  throw InputError(fmt::format("--kernel '{}': expected one of {}", name, allowed));
+}
 
 /// Fills `c` from the command line; returns the text of --help or --version.
 std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) {
@@ -127,6 +140,9 @@ std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) 
                  "Seconds each kernel runs per repeat when --iterations is 0");
   app.add_flag("--no-residual", no_residual, "Leave out the residual kernel");
   app.add_flag("--ref", c.ref, "Also time jacobi_sweep_ref, the plain reference sweep");
+  app.add_option("--kernel", c.kernel,
+                 "Stencil variant timed: auto (the library's measured choice), portable, stream "
+                 "or avx512 (those this build has)");
   app.add_option("--json", c.json_path, "Write the result document to this file")->default_str("");
   app.footer(
       "Bytes counted: triad 24/element, sweep 16/point, residual 8/point, fused 16/point.\n"
@@ -135,6 +151,7 @@ std::optional<std::string> parse_command_line(int argc, char** argv, Config& c) 
   if (auto text = asyncsolve::bench::parse_options(app, argc, argv)) return text;
 
   c.residual = !no_residual;
+  kernel_named(c.kernel);
   c.grid = asyncsolve::core::parse_triple(grid, "--grid");
   constexpr long long max_points = 1LL << 33;
   for (int d = 0; d < 3; ++d) {
@@ -283,6 +300,50 @@ std::pair<double, double> residual_difference(const Field& u) {
   return {diff, tol};
 }
 
+/// The checks of every grid of `grids` with the stencil variant set
+/// (`kernel`): the sweep and the fused sweep bit for bit against the
+/// reference, the residual within points*eps of it (the worst ratio of its
+/// difference to that tolerance into `worst_residual`). Returns the number of
+/// failed checks, each reported on stderr.
+int failed_checks(const std::vector<Int3>& grids, ops::Stencil7Kernel kernel,
+                  double& worst_residual) {
+  const auto name = std::string(ops::stencil7_kernel_name(kernel));
+  int bad = 0;
+  std::uint64_t seed = 1;
+  for (const Int3& n : grids) {
+    Field u(n, 1);
+    Field out(n, 1);
+    fill_random(u, seed);
+    fill_random(out, seed + 0x5555);
+    seed += 0x10000;
+    const std::string grid = asyncsolve::core::format_triple(n);
+    if (!sweep_matches_ref(u, out)) {
+      std::fprintf(stderr,
+                   "jacobi_sweep: ERROR: jacobi_sweep (%s) differs from jacobi_sweep_ref on grid "
+                   "%s\n",
+                   name.c_str(), grid.c_str());
+      ++bad;
+    }
+    if (!fused_matches(u, out)) {
+      std::fprintf(stderr,
+                   "jacobi_sweep: ERROR: jacobi_sweep_residual (%s) differs from the plain "
+                   "kernels on grid %s\n",
+                   name.c_str(), grid.c_str());
+      ++bad;
+    }
+    const auto [diff, tol] = residual_difference(u);
+    worst_residual = std::max(worst_residual, diff / tol);
+    if (!(diff <= tol)) {
+      std::fprintf(stderr,
+                   "jacobi_sweep: ERROR: residual_norm_sq (%s) differs from residual_norm_sq_ref "
+                   "by %.3g relative on grid %s (tolerance %.3g)\n",
+                   name.c_str(), diff, grid.c_str(), tol);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
 std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -393,37 +454,15 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   {
     int bad = 0;
     double worst_residual = 0.0;
-    std::uint64_t seed = 1;
-    for (const Int3& n : check_grids) {
-      Field u(n, 1);
-      Field out(n, 1);
-      fill_random(u, seed);
-      fill_random(out, seed + 0x5555);
-      seed += 0x10000;
-      if (!sweep_matches_ref(u, out)) {
-        std::fprintf(stderr,
-                     "jacobi_sweep: ERROR: jacobi_sweep differs from jacobi_sweep_ref on grid %s\n",
-                     asyncsolve::core::format_triple(n).c_str());
-        ++bad;
-      }
-      if (!fused_matches(u, out)) {
-        std::fprintf(stderr,
-                     "jacobi_sweep: ERROR: jacobi_sweep_residual differs from the plain kernels "
-                     "on grid %s\n",
-                     asyncsolve::core::format_triple(n).c_str());
-        ++bad;
-      }
-      const auto [diff, tol] = residual_difference(u);
-      worst_residual = std::max(worst_residual, diff / tol);
-      if (!(diff <= tol)) {
-        std::fprintf(stderr,
-                     "jacobi_sweep: ERROR: residual_norm_sq differs from residual_norm_sq_ref by "
-                     "%.3g relative on grid %s (tolerance %.3g)\n",
-                     diff, asyncsolve::core::format_triple(n).c_str(), tol);
-        ++bad;
-      }
+    Json variants = Json::array();
+    for (const auto kernel : ops::stencil7_kernels()) {
+      if (kernel == ops::Stencil7Kernel::automatic) continue;
+      ops::stencil7_set_kernel(kernel);
+      bad += failed_checks(check_grids, kernel, worst_residual);
+      variants.push_back(ops::stencil7_kernel_name(kernel));
     }
     validation["check_grids"] = check_grids;
+    validation["check_kernels"] = variants;
     validation["check_grids_failed"] = bad;
     validation["residual_worst_diff_over_tol"] = worst_residual;
     valid = bad == 0;
@@ -433,9 +472,12 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
         "Validation: jacobi_sweep bit-identical to jacobi_sweep_ref on %zu grids of 1 to "
         "3.6M points (x-face halos: unchanged or u's); residual_norm_sq within points*eps of "
         "the reference; "
-        "jacobi_sweep_residual bit-identical to the sweep and residual_norm_sq\n",
-        check_grids.size());
+        "jacobi_sweep_residual bit-identical to the sweep and residual_norm_sq; each with "
+        "every variant built (%s)\n",
+        check_grids.size(), validation["check_kernels"].dump().c_str());
   }
+  // The variant timed, and validated once more on the benchmark grid.
+  ops::stencil7_set_kernel(kernel_named(c.kernel));
 
   // -- the benchmark's data
   const Int3 n = c.grid;
@@ -479,6 +521,7 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
     return asyncsolve::core::to_int(ExitCode::runtime_failure);
   }
 
+  const std::string kernel_used(ops::stencil7_kernel_name(ops::stencil7_kernel(u)));
   const std::size_t tn = static_cast<std::size_t>(c.triad_n);
   Array a = make_array(tn);
   Array b = make_array(tn);
@@ -519,10 +562,11 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
               c.triad_n, mib(8.0 * static_cast<double>(c.triad_n)));
   std::printf(
       "Sweep: grid %s, 2 fields of %.1f MiB with halo, 16 bytes counted per point "
-      "(residual: 8); kernels built %s AVX-512\n",
+      "(residual: 8); kernels built %s AVX-512; variant %s (--kernel %s)\n",
       asyncsolve::core::format_triple(n).c_str(),
       mib(static_cast<double>(u.storage().size_bytes())),
-      asyncsolve::ops::stencil7_uses_avx512() ? "with" : "without");
+      asyncsolve::ops::stencil7_uses_avx512() ? "with" : "without", kernel_used.c_str(),
+      c.kernel.c_str());
 
   // -- warm up and calibrate: one call each untimed, one timed
   for (Kernel& k : kernels) {
@@ -607,8 +651,10 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
                          {"iterations", c.iterations},
                          {"min_time_s", c.min_time_s},
                          {"residual", c.residual},
-                         {"ref", c.ref}};
+                         {"ref", c.ref},
+                         {"kernel", c.kernel}};
         doc["build"] = {{"avx512f", asyncsolve::ops::stencil7_uses_avx512()}};
+        doc["kernel"] = {{"requested", c.kernel}, {"used", kernel_used}};
         doc["grid"] = c.grid;
         doc["field_bytes_with_halo"] = u.storage().size_bytes();
         doc["triad_bytes_per_array"] = 8 * c.triad_n;

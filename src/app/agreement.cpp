@@ -55,6 +55,7 @@ void write_solve(Writer& w, const SolveConfig& c) {
   w("max_in_flight", c.max_in_flight);
   w("final_sync", c.final_sync);
   w("idle", c.idle);
+  w("kernel", name(c.kernel));
   w("threads", c.threads);
   w("hybrid", comm::hybrid_mode_name(c.hybrid));
   w("slow_rank", c.slow_rank);

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "asyncsolve/ops/stencil7.hpp"
+#include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/sparse/partition.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -101,6 +103,18 @@ std::string operator_line(const nlohmann::json& op) {
 
 }  // namespace
 
+std::vector<std::string> kernels_used(const par::Comm& comm) {
+  const std::vector<ops::Stencil7Kernel> all = values<ops::Stencil7Kernel>();
+  std::vector<double> used(all.size(), 0.0);
+  for (const ops::Stencil7Kernel k : ops::stencil7_kernels_used())
+    used[static_cast<std::size_t>(k)] = 1.0;
+  par::max_over_ranks(comm, used);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (used[i] > 0.0) out.emplace_back(name(all[i]));
+  return out;
+}
+
 std::vector<solvers::RepeatedSolve> repeats_over_ranks(
     const par::Comm& comm, std::vector<solvers::RepeatedSolve> repeats) {
   std::vector<double> time_s;
@@ -145,6 +159,8 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"tol", c.tol},
       {"max_iters", c.max_iters},
       {"max_time", c.max_time_s > 0.0 ? nlohmann::json(c.max_time_s) : nlohmann::json(nullptr)},
+      {"kernel", name(c.kernel)},
+      {"kernels_used", s.kernels},
       {"idle", c.method == Method::jacobi && c.variant != Variant::sync
                    ? nlohmann::json(c.idle ? "on" : "off")
                    : nlohmann::json(nullptr)},

@@ -52,7 +52,8 @@ struct RunSummary {
   long final_sync_iterations = 0;
   long unconfirmed_stops = 0;  ///< OpenMP async/racy: stops the true residual refuted
   par::RankStats injected_s;
-  std::string allreduce;      ///< the algorithm "auto" resolved to
+  std::vector<std::string> kernels;  ///< the stencil variants some rank ran (--kernel)
+  std::string allreduce;             ///< the algorithm "auto" resolved to
   std::string halo;           ///< the halo exchange used (waitall, or channel for sync over rma)
   std::string detail;         ///< what broke down (Krylov), empty otherwise
   par::RankStats halo_tests;  ///< HaloExchange::test() calls per rank (Krylov)
@@ -142,6 +143,9 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
                             const std::string& started, const RunEnvironment& env,
                             const RunProblem& problem, const SolveConfig& config,
                             const RunSummary& summary, const solvers::SolveResult& result);
+
+/// The 7-point stencil's variants some rank has run, by name (collective).
+std::vector<std::string> kernels_used(const par::Comm& comm);
 
 /// Collective: `repeats` (the same count on every rank) with each solve's
 /// time_s replaced by its maximum over the ranks of `comm`.

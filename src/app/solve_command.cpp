@@ -492,6 +492,7 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.unconfirmed_stops = result.unconfirmed_stops;
   s.injected_s = par::rank_stats(comm, result.injected_s);
   s.allreduce = solved.allreduce;
+  s.kernels = kernels_used(comm);
   s.halo = solved.halo;
   s.detail = result.detail;
   s.halo_tests = par::rank_stats(comm, static_cast<double>(result.halo_tests));
@@ -553,6 +554,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   grid::Decomposition decomposition = grid::Decomposition::create(
       world, omp ? omp_decomposition_spec(config, world.size(), threads) : config.decomposition);
   const par::Comm& comm = decomposition.comm();
+  ops::stencil7_set_kernel(config.kernel);
   Solved solved = is_krylov(config) ? solve_krylov(config, *problem, decomposition)
                   : omp             ? solve_jacobi_omp(config, *problem, decomposition, threads)
                                     : solve_jacobi(config, *problem, decomposition);

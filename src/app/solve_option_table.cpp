@@ -231,6 +231,14 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
            {.help = "Async/racy: up to K synchronous iterations after the asynchronous stop, "
                     "until the true residual is below --tol",
             .applies = async_stationary});
+  t.choice("--kernel", a.kernel, names<ops::Stencil7Kernel>(),
+           {.help = "Jacobi on a grid: the 7-point stencil's kernels: auto (the fastest on this "
+                    "machine for the local block, measured once at the first sweep), portable "
+                    "(plain stores), stream (streaming stores; "
+                    "builds with AVX) or avx512 (builds with AVX-512); every one gives the "
+                    "same iterates",
+            .applies = jacobi,
+            .sample = "portable"});
   t.choice("--idle", a.idle, names<OnOff>(),
            {.help = "Async/racy Jacobi: on (a rank, or thread, whose block has converged against "
                     "what it has waits for news instead of sweeping stale data) or off",

@@ -264,6 +264,14 @@ void refuse_max_time_and_idle_with_lanczos(const SolveArgs& a) {
                   a.idle));
 }
 
+/// --kernel NAME: one of the variants, and one this build has (ops::stencil7_kernels).
+void validate_kernel(const SolveArgs& a, SolveConfig& c) {
+  c.kernel = parse_one_of<ops::Stencil7Kernel>("--kernel", a.kernel);
+  std::vector<std::string> built;
+  for (const ops::Stencil7Kernel k : ops::stencil7_kernels()) built.emplace_back(name(k));
+  expect_one_of("--kernel", a.kernel, built, " (the variants this build has)");
+}
+
 /// --idle on|off: asynchronous Jacobi only (any --idle, even "on", with sync,
 /// a Krylov method or lanczos is refused). The CSR system's asynchronous
 /// Jacobi (--matrix, --assemble) does not idle: --idle on is refused there
@@ -438,6 +446,7 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
   }
   c.variant = parse_one_of<Variant>("--variant", a.variant);
   validate_idle(a, c);
+  validate_kernel(a, c);
   c.transport = parse_one_of<Transport>("--transport", a.transport);
   validate_hybrid(a, l, c);
   if (c.transport == Transport::omp) {

@@ -9,6 +9,7 @@
 #include "asyncsolve/comm/hybrid_stencil.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/problem.hpp"
+#include "asyncsolve/ops/stencil7.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "option_table.hpp"
@@ -24,6 +25,12 @@ enum class Problem { plume, ones, laplace27, tfim };
 template <>
 struct EnumNames<Problem> {
   static constexpr std::array<std::string_view, 4> names{"plume", "ones", "laplace27", "tfim"};
+};
+
+/// --kernel: the 7-point stencil's variants, in the order of ops::Stencil7Kernel.
+template <>
+struct EnumNames<ops::Stencil7Kernel> {
+  static constexpr std::array<std::string_view, 4> names{"auto", "portable", "stream", "avx512"};
 };
 
 /// The grid layer's model problem of `problem`; throws std::logic_error for tfim.
@@ -125,6 +132,9 @@ struct SolveConfig {
   /// --idle on|off: async/racy Jacobi (mpi, rma, shmem, omp) wait for news
   /// instead of sweeping stale data. On unless --idle off.
   bool idle = true;
+  /// --kernel: the variant of the 7-point stencil's kernels (automatic: the
+  /// fastest, measured at the first sweep).
+  ops::Stencil7Kernel kernel = ops::Stencil7Kernel::automatic;
   /// --max-time SECONDS: wall-clock guard of every solve (Jacobi and Krylov);
   /// 0 when not given (no guard).
   double max_time_s = 0.0;
@@ -195,7 +205,8 @@ struct SolveArgs {
   std::string allreduce{auto_choice};
   std::string cgs_refinement = "ifneeded";
   std::string progress = "none";
-  std::string idle;  ///< --idle as given ("" when absent: on for async and racy)
+  std::string idle;                 ///< --idle as given ("" when absent: on for async and racy)
+  std::string kernel{auto_choice};  ///< --kernel as given
   CLI::Option* tol = nullptr;
   CLI::Option* check_every = nullptr;
   CLI::Option* max_time = nullptr;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <type_traits>
 
 #include "asyncsolve/core/cost.hpp"
+#include "stencil7_choice.hpp"
 #include "stencil7_rows.hpp"
 
 // The AVX-512 kernels use AVX-512F and, for fields in the cache, 256-bit
@@ -21,12 +23,15 @@
 #else
 #define ASYNCSOLVE_STENCIL7_AVX512 0
 #endif
+#include "stencil7_vec.hpp"
 
-// The fast kernels come in two builds: AVX-512 (chosen at compile time, e.g.
-// with -march=native on a machine that has it), and portable loops that the
-// compiler vectorises. docs/PERFORMANCE.md ("Jacobi sweep vs STREAM triad")
-// measures them against the memory bandwidth; bench/jacobi_sweep validates
-// them against the `_ref` twins before it times them.
+// The fast kernels come in variants (Stencil7Kernel): portable and stream
+// (stencil7_vec.hpp) in every build with AVX, avx512 where AVX-512 is enabled
+// at compile time (e.g. -march=native on a machine that has it).
+// stencil7_choice.cpp picks one per field shape by measuring them.
+// docs/PERFORMANCE.md ("Jacobi sweep vs STREAM triad") measures them against
+// the memory bandwidth; bench/jacobi_sweep validates every variant against
+// the `_ref` twins before it times one.
 
 namespace asyncsolve::ops {
 
@@ -222,6 +227,13 @@ double pass_avx512_ymm(const Field& u, Field* u_new, int k_begin, int k_end) noe
   return Residual ? acc.total() : 0.0;
 }
 
+/// Whether pass_avx512 can walk u's blocks: rows of at least 8 points, so
+/// that an aligned vector holds at most one run of halo cells and a block's
+/// last masked points lie in its last row.
+bool walkable(const Field& u) noexcept { return u.interior()[0] >= 8; }
+
+#endif  // ASYNCSOLVE_STENCIL7_AVX512
+
 /// Whether streaming stores can go to u_new: its rows must reach a 64-byte
 /// boundary where u's do (true for two fields of the same shape).
 bool can_stream(const Field& u, const Field& u_new) noexcept {
@@ -229,13 +241,6 @@ bool can_stream(const Field& u, const Field& u_new) noexcept {
   const auto b = reinterpret_cast<std::uintptr_t>(u_new.origin());
   return u.stride_y() == u_new.stride_y() && u.stride_z() == u_new.stride_z() && a % 64 == b % 64;
 }
-
-/// Whether pass_avx512 can walk u's blocks: rows of at least 8 points, so
-/// that an aligned vector holds at most one run of halo cells and a block's
-/// last masked points lie in its last row.
-bool walkable(const Field& u) noexcept { return u.interior()[0] >= 8; }
-
-#endif  // ASYNCSOLVE_STENCIL7_AVX512
 
 /// The sweep as plain loops that the compiler vectorises, rows blocked as in
 /// the AVX-512 path: for fields that fit in cache, and without AVX-512 (e.g.
@@ -261,90 +266,93 @@ void jacobi_sweep_portable(const Field& u, Field& u_new, int k_begin, int k_end)
       k_begin, k_end);
 }
 
-/// Four doubles as one value (GCC's and Clang's vector extension): the
-/// compiler maps it to the vectors the target has (two SSE2 registers, one
-/// AVX register), and every lane keeps its own order of operations.
-using Double4 = double __attribute__((vector_size(32)));
-
-/// v = p[0 .. 3] (an out-parameter: a vector returned by value would change
-/// the calling convention between builds with and without AVX).
-[[maybe_unused]] inline void load4(Double4& v, const double* p) noexcept {
-  std::memcpy(&v, p, sizeof v);
-}
-
-/// The residual, alone or (with `Sweep`) fused with the sweep into u_new,
-/// without AVX-512 intrinsics. The sum has a fixed order, independent of
-/// `Sweep` and of how the compiler vectorises: four accumulators of four
-/// lanes across all rows, the runs of four 4-point vectors of a row in turn,
-/// leftover vectors into the first, the last nx % 4 points of each row into
-/// a scalar sum; the total is the lanes of (acc0 + acc1) + (acc2 + acc3) in
-/// order, plus the scalar sum. So the fused sweep returns the residual's bits.
-template <bool Sweep>
-[[maybe_unused]] double pass_portable(const Field& u, Field* u_new, int k_begin,
-                                      int k_end) noexcept {
-  const int nx = u.interior()[0];
-  const std::ptrdiff_t sy = u.stride_y();
-  const std::ptrdiff_t sz = u.stride_z();
-  Double4 acc[4] = {};
-  double rest = 0.0;
-  for_each_row_blocked(
-      u,
-      [&](int j, int k) {
-        const double* c = u.origin() + u.index(0, j, k);
-        const double* s = c - sy;
-        const double* n = c + sy;
-        const double* b = c - sz;
-        const double* t = c + sz;
-        double* out = nullptr;
-        if constexpr (Sweep) out = u_new->origin() + u_new->index(0, j, k);
-        const auto vector = [&](int at, Double4& into) {
-          Double4 west;
-          Double4 east;
-          Double4 south;
-          Double4 north;
-          Double4 bottom;
-          Double4 top;
-          Double4 centre;
-          load4(west, c + at - 1);
-          load4(east, c + at + 1);
-          load4(south, s + at);
-          load4(north, n + at);
-          load4(bottom, b + at);
-          load4(top, t + at);
-          load4(centre, c + at);
-          const Double4 sum = west + east + south + north + bottom + top;
-          if constexpr (Sweep) {
-            const Double4 next = sum * sixth;
-            std::memcpy(out + at, &next, sizeof next);
-          }
-          const Double4 r = sum - 6.0 * centre;
-          into += r * r;
-        };
-        int i = 0;
-        for (; i + 16 <= nx; i += 16) {
-          vector(i, acc[0]);
-          vector(i + 4, acc[1]);
-          vector(i + 8, acc[2]);
-          vector(i + 12, acc[3]);
-        }
-        for (; i + 4 <= nx; i += 4) vector(i, acc[0]);
-        for (; i < nx; ++i) {
-          const double sum = c[i - 1] + c[i + 1] + s[i] + n[i] + b[i] + t[i];
-          if constexpr (Sweep) out[i] = sum * sixth;
-          const double r = sum - 6.0 * c[i];
-          rest += r * r;
-        }
-      },
-      k_begin, k_end);
-  const Double4 all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  return all[0] + all[1] + all[2] + all[3] + rest;
-}
-
 /// The six neighbours of interior point (i, j, k) added in the order every
 /// kernel uses: west, east, south, north, bottom, top.
 inline double neighbour_sum(const Field& u, int i, int j, int k) noexcept {
   return u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + u(i, j + 1, k) + u(i, j, k - 1) +
          u(i, j, k + 1);
+}
+
+/// The sweep on planes [k_begin, k_end) with `kernel` (not automatic).
+void sweep_with(Stencil7Kernel kernel, const Field& u, Field& u_new, int k_begin,
+                int k_end) noexcept {
+#if ASYNCSOLVE_STENCIL7_AVX512
+  // Fields that stay in cache gain nothing from streaming stores (they would
+  // push u_new out to memory); the compiler's loops are as fast there.
+  if (kernel == Stencil7Kernel::avx512 &&
+      out_of_cache(u.storage().size_bytes() + u_new.storage().size_bytes()) &&
+      can_stream(u, u_new) && walkable(u)) {
+    pass_avx512<Store::stream, false>(u, &u_new, k_begin, k_end);
+    return;
+  }
+#endif
+  if (has_stream && kernel == Stencil7Kernel::stream && can_stream(u, u_new)) {
+    pass_vec<Store::stream, false>(u, &u_new, k_begin, k_end);
+    return;
+  }
+  jacobi_sweep_portable(u, u_new, k_begin, k_end);
+}
+
+}  // namespace
+
+namespace stencil7_detail {
+
+double sweep_residual_with(Stencil7Kernel kernel, const Field& u, Field& u_new, int k_begin,
+                           int k_end) noexcept {
+#if ASYNCSOLVE_STENCIL7_AVX512
+  if (kernel == Stencil7Kernel::avx512) {
+    // The kernel (and hence the summation order) is chosen by the size of
+    // two fields of u's shape, as residual_with chooses it.
+    if (!out_of_cache(2 * u.storage().size_bytes())) {
+      return pass_avx512_ymm<Store::normal, true>(u, &u_new, k_begin, k_end);
+    }
+    if (!walkable(u)) return pass_vec<Store::normal, true>(u, &u_new, k_begin, k_end);
+    if (can_stream(u, u_new)) return pass_avx512<Store::stream, true>(u, &u_new, k_begin, k_end);
+    return pass_avx512<Store::normal, true>(u, &u_new, k_begin, k_end);
+  }
+#endif
+  if (has_stream && kernel == Stencil7Kernel::stream && can_stream(u, u_new)) {
+    return pass_vec<Store::stream, true>(u, &u_new, k_begin, k_end);
+  }
+  return pass_vec<Store::normal, true>(u, &u_new, k_begin, k_end);
+}
+
+Stencil7Kernel default_kernel() noexcept {
+  if (ASYNCSOLVE_STENCIL7_AVX512 != 0) return Stencil7Kernel::avx512;
+  return has_stream ? Stencil7Kernel::stream : Stencil7Kernel::portable;
+}
+
+bool kernel_built(Stencil7Kernel kernel) noexcept {
+  switch (kernel) {
+    case Stencil7Kernel::automatic:
+    case Stencil7Kernel::portable:
+      return true;
+    case Stencil7Kernel::stream:
+      return has_stream;
+    case Stencil7Kernel::avx512:
+      return ASYNCSOLVE_STENCIL7_AVX512 != 0;
+  }
+  return false;
+}
+
+}  // namespace stencil7_detail
+
+namespace {
+
+/// The residual on planes [k_begin, k_end) with `kernel` (not automatic).
+double residual_with(Stencil7Kernel kernel, const Field& u, int k_begin, int k_end) noexcept {
+#if ASYNCSOLVE_STENCIL7_AVX512
+  // As sweep_residual_with would for u and a field of its shape.
+  if (kernel == Stencil7Kernel::avx512) {
+    if (!out_of_cache(2 * u.storage().size_bytes())) {
+      return pass_avx512_ymm<Store::none, true>(u, nullptr, k_begin, k_end);
+    }
+    if (!walkable(u)) return pass_vec<Store::none, true>(u, nullptr, k_begin, k_end);
+    return pass_avx512<Store::none, true>(u, nullptr, k_begin, k_end);
+  }
+#endif
+  (void)kernel;  // portable and stream read the same way
+  return pass_vec<Store::none, true>(u, nullptr, k_begin, k_end);
 }
 
 }  // namespace
@@ -356,16 +364,7 @@ void jacobi_sweep(const Field& u, Field& u_new) noexcept {
 void jacobi_sweep_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return;
   charge_planes(u, k_begin, k_end, 2);
-#if ASYNCSOLVE_STENCIL7_AVX512
-  // Fields that stay in cache gain nothing from streaming stores (they would
-  // push u_new out to memory); the compiler's loops are as fast there.
-  if (out_of_cache(u.storage().size_bytes() + u_new.storage().size_bytes()) &&
-      can_stream(u, u_new) && walkable(u)) {
-    pass_avx512<Store::stream, false>(u, &u_new, k_begin, k_end);
-    return;
-  }
-#endif
-  jacobi_sweep_portable(u, u_new, k_begin, k_end);
+  sweep_with(stencil7_kernel(u), u, u_new, k_begin, k_end);
 }
 
 void jacobi_sweep_box(const Field& u, Field& u_new, const grid::Box& box) noexcept {
@@ -408,18 +407,7 @@ double jacobi_sweep_residual(const Field& u, Field& u_new) noexcept {
 double jacobi_sweep_residual_planes(const Field& u, Field& u_new, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return 0.0;
   charge_planes(u, k_begin, k_end, 2);  // one pass: u read, u_new written
-#if ASYNCSOLVE_STENCIL7_AVX512
-  // The kernel (and hence the summation order) is chosen by the size of two
-  // fields of u's shape, as residual_norm_sq_planes chooses it.
-  if (!out_of_cache(2 * u.storage().size_bytes())) {
-    return pass_avx512_ymm<Store::normal, true>(u, &u_new, k_begin, k_end);
-  }
-  if (!walkable(u)) return pass_portable<true>(u, &u_new, k_begin, k_end);
-  if (can_stream(u, u_new)) return pass_avx512<Store::stream, true>(u, &u_new, k_begin, k_end);
-  return pass_avx512<Store::normal, true>(u, &u_new, k_begin, k_end);
-#else
-  return pass_portable<true>(u, &u_new, k_begin, k_end);
-#endif
+  return sweep_residual_with(stencil7_kernel(u), u, u_new, k_begin, k_end);
 }
 
 double jacobi_sweep_residual_box(const Field& u, Field& u_new, const grid::Box& box) noexcept {
@@ -473,16 +461,7 @@ double residual_norm_sq(const Field& u) noexcept {
 double residual_norm_sq_planes(const Field& u, int k_begin, int k_end) noexcept {
   if (k_begin >= k_end) return 0.0;
   charge_planes(u, k_begin, k_end, 1);
-#if ASYNCSOLVE_STENCIL7_AVX512
-  // As jacobi_sweep_residual_planes would for u and a field of its shape.
-  if (!out_of_cache(2 * u.storage().size_bytes())) {
-    return pass_avx512_ymm<Store::none, true>(u, nullptr, k_begin, k_end);
-  }
-  if (!walkable(u)) return pass_portable<false>(u, nullptr, k_begin, k_end);
-  return pass_avx512<Store::none, true>(u, nullptr, k_begin, k_end);
-#else
-  return pass_portable<false>(u, nullptr, k_begin, k_end);
-#endif
+  return residual_with(stencil7_kernel(u), u, k_begin, k_end);
 }
 
 double residual_norm_sq_ref(const Field& u) noexcept {

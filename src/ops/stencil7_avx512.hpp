@@ -63,13 +63,6 @@ inline __mmask8 interior_lanes(std::ptrdiff_t q, int nx, std::ptrdiff_t stride_y
   return static_cast<__mmask8>(lanes);
 }
 
-/// What a stencil pass writes besides (or instead of) the residual.
-enum class Store {
-  none,    ///< nothing: the residual alone
-  normal,  ///< u_new through the cache
-  stream,  ///< u_new with streaming stores past the cache (64-byte aligned vectors)
-};
-
 /// The AVX-512 operations both passes use, by vector width: 8 points in a
 /// 512-bit vector (pass_avx512) or 4 in a 256-bit one (AVX-512VL,
 /// pass_avx512_ymm); masks select lanes 0 .. count - 1. (+ and * are

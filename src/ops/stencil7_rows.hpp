@@ -18,6 +18,13 @@ using grid::Field;
 
 constexpr double sixth = 1.0 / 6.0;
 
+/// What a stencil pass writes besides (or instead of) the residual.
+enum class Store {
+  none,    ///< nothing: the residual alone
+  normal,  ///< u_new through the cache
+  stream,  ///< u_new with streaming stores past the cache (aligned vectors)
+};
+
 /// Reports `streams` passes over planes [k_begin, k_end) of `u`'s interior
 /// (8 B per point each) to the cost meter (the simulation build's compute
 /// model; the Jacobi sweep is 2 streams, 16 B per point).

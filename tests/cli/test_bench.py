@@ -61,9 +61,14 @@ class JacobiSweepBench(unittest.TestCase):
         self.assertEqual(len(doc["ratios"]["sweep/triad"]["per_repeat"]), 3)
         self.assertEqual(len(doc["ratios"]["fused/triad"]["per_repeat"]), 3)
         self.assertEqual(doc["fused_target"]["ratio"], "fused/triad")
+        # Every variant built is validated; auto times the one measured fastest.
+        self.assertIn("portable", doc["validation"]["check_kernels"])
+        self.assertEqual(doc["kernel"]["requested"], "auto")
+        self.assertIn(doc["kernel"]["used"], doc["validation"]["check_kernels"])
 
     def test_bad_input_exits_2_with_one_line(self):
-        for args in (["--grid", "0,4,4"], ["--repeats", "0"], ["--bogus"]):
+        for args in (["--grid", "0,4,4"], ["--repeats", "0"], ["--bogus"],
+                     ["--kernel", "fastest"]):
             p = subprocess.run([BINARY] + args, capture_output=True, text=True, timeout=60)
             self.assertEqual(p.returncode, 2, args)
             lines = [s for s in p.stderr.splitlines() if s.strip()]

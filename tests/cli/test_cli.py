@@ -40,7 +40,7 @@ class Help(unittest.TestCase):
                        "--variant", "--transport", "--halo", "--allreduce", "--progress",
                        "--tol", "--max-iters", "--check-every", "--halo-every", "--copy",
                        "--monitor", "--monitor-every", "--json", "--test-every", "--pc",
-                       "--shift", "--threads", "--hybrid", "--idle", "--max-time",
+                       "--shift", "--threads", "--hybrid", "--idle", "--kernel", "--max-time",
                        "--repeat-solve"]:
             self.assertIn(option, out)
         self.assertIn("1e-4 for jacobi, 1e-6 for schwarz and the Krylov methods", out)
@@ -407,6 +407,35 @@ class Solve(unittest.TestCase):
         self.assertGreater(r["injected_s"]["max"], 0)
         self.assertEqual(r["injected_s"]["min"], 0)
         self.assertEqual(doc["method"]["slow_rank"], 1)
+
+    def test_kernel_forced_and_chosen(self):
+        code, out, err = run(["solve", "--kernel", "fastest"], ranks=2)
+        self.assertEqual(code, 2)
+        self.assertEqual(out, "")
+        self.assertEqual([s for s in err.splitlines() if s.strip()],
+                         ["asyncsolve: error: --kernel 'fastest': expected one of auto, "
+                          "portable, stream, avx512"])
+        # Every variant writes the reference's iterates and sums the residual
+        # to the same value (to rounding): the same history, the same answer.
+        docs = {}
+        for kernel in ("auto", "portable", "stream", "avx512"):
+            code, _, err = run(["solve", "--kernel", kernel, "--local", "4,4,4"], ranks=1)
+            if code == 2:
+                self.assertIn("the variants this build has", err)  # stream, avx512
+                continue
+            doc, _ = self.solve(["--kernel", kernel, "--local", "9,8,7", "--tol", "1e-6"], 2)
+            self.assertEqual(doc["method"]["kernel"], kernel)
+            if kernel != "auto":
+                self.assertEqual(doc["method"]["kernels_used"], [kernel])
+            docs[kernel] = doc
+        # auto: what each rank measured fastest, one of the variants built.
+        self.assertTrue(docs["auto"]["method"]["kernels_used"])
+        self.assertLessEqual(set(docs["auto"]["method"]["kernels_used"]), set(docs))
+        iterations = {k: d["result"]["iterations"]["max"] for k, d in docs.items()}
+        self.assertEqual(len(set(iterations.values())), 1, iterations)
+        for doc in docs.values():
+            self.assertAlmostEqual(doc["result"]["true_residual"],
+                                   docs["portable"]["result"]["true_residual"], delta=1e-12)
 
     def test_async_not_converged_exits_3(self):
         # --idle off: a rank that made its 20 sweeps stops sweeping and waits

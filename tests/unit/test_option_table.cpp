@@ -218,6 +218,7 @@ TEST(OptionTable, OptionsThatDoNothingAreRefused) {
       {"--final-sync", {"solve", "--method", "cg", "--final-sync", "3"}},
       {"--final-sync", {"solve", "--final-sync", "3"}},
       {"--idle", {"solve", "--idle", "off"}},
+      {"--kernel", {"solve", "--method", "cg", "--kernel", "portable"}},
       {"--idle", {"solve", "--method", "cg", "--idle", "off"}},
       {"--max-time", {"solve", "--method", "lanczos", "--problem", "tfim", "--max-time", "5"}},
       {"--slow-rank", {"solve", "--transport", "omp", "--slow-rank", "0"}},

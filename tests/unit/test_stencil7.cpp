@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
@@ -233,4 +236,68 @@ TEST(Stencil7, FusedResidualIsThatOfTheIterateRead) {
         via_update += d * d;
       }
   EXPECT_NEAR(r2, via_update, 1e-12 * r2);
+}
+
+TEST(Stencil7, EveryVariantMatchesTheReference) {
+  // Rows of every length modulo the vector widths (4 and 8), narrower than a
+  // vector, and the last two grids larger than common last-level caches (the
+  // streaming stores, and the choice between cached and streamed passes).
+  const std::vector<Int3> grids{{1, 1, 1},      {3, 2, 2},      {4, 3, 3},  {5, 4, 3},
+                                {7, 5, 3},      {17, 6, 5},     {64, 8, 8}, {203, 5, 4},
+                                {33, 501, 501}, {202, 201, 103}};
+  std::vector<double> residual_of_portable;
+  for (const ops::Stencil7Kernel kernel : ops::stencil7_kernels()) {
+    if (kernel == ops::Stencil7Kernel::automatic) continue;
+    ops::stencil7_set_kernel(kernel);
+    EXPECT_EQ(ops::stencil7_kernel(Field({2, 2, 2}, 1)), kernel);
+    const std::string name(ops::stencil7_kernel_name(kernel));
+    for (std::size_t g = 0; g < grids.size(); ++g) {
+      const Int3 n = grids[g];
+      const std::string at = name + " " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" +
+                             std::to_string(n[2]);
+      Field u(n, 1);
+      randomise(u, 17 + static_cast<unsigned>(g));
+      Field sweep(n, 1);
+      Field fused(n, 1);
+      Field ref(n, 1);
+      sweep.fill(-7.0);  // halo cells the kernels must leave alone, unless u's
+      fused.fill(-7.0);
+      ref.fill(-7.0);
+      ops::jacobi_sweep(u, sweep);
+      const double r_fused = ops::jacobi_sweep_residual(u, fused);
+      ops::jacobi_sweep_ref(u, ref);
+      EXPECT_EQ(cells_off_contract(sweep, ref, u), 0u) << at;
+      EXPECT_EQ(cells_off_contract(fused, ref, u), 0u) << at;
+      const double r = ops::residual_norm_sq(u);
+      EXPECT_EQ(bits(r_fused), bits(r)) << at;
+      const double r_ref = ops::residual_norm_sq_ref(u);
+      EXPECT_NEAR(r, r_ref, 1e-12 * r_ref) << at;
+      // portable and stream sum in the same order.
+      if (kernel == ops::Stencil7Kernel::portable) residual_of_portable.push_back(r);
+      if (kernel == ops::Stencil7Kernel::stream) {
+        EXPECT_EQ(bits(r), bits(residual_of_portable[g])) << at;
+      }
+    }
+    const auto used = ops::stencil7_kernels_used();
+    EXPECT_NE(std::find(used.begin(), used.end(), kernel), used.end()) << name;
+  }
+  ops::stencil7_set_kernel(ops::Stencil7Kernel::automatic);
+}
+
+TEST(Stencil7, VariantsNotBuiltAreRefusedAndAutoMeasuresOnce) {
+  const auto built = ops::stencil7_kernels();
+  ASSERT_FALSE(built.empty());
+  EXPECT_EQ(built.front(), ops::Stencil7Kernel::automatic);
+  for (const auto kernel : {ops::Stencil7Kernel::stream, ops::Stencil7Kernel::avx512}) {
+    if (std::find(built.begin(), built.end(), kernel) == built.end()) {
+      EXPECT_THROW(ops::stencil7_set_kernel(kernel), std::invalid_argument);
+    }
+  }
+  EXPECT_EQ(ops::stencil7_kernel_name(ops::Stencil7Kernel::automatic), "auto");
+  ops::stencil7_set_kernel(ops::Stencil7Kernel::automatic);
+  const Field u({21, 13, 9}, 1);
+  const ops::Stencil7Kernel chosen = ops::stencil7_kernel(u);
+  EXPECT_NE(chosen, ops::Stencil7Kernel::automatic);
+  EXPECT_NE(std::find(built.begin(), built.end(), chosen), built.end());
+  for (int call = 0; call < 3; ++call) EXPECT_EQ(ops::stencil7_kernel(u), chosen);  // kept
 }

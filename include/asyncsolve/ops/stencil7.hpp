@@ -6,20 +6,55 @@
 /// Dirichlet data, so b - A u at an interior point is (sum of the six
 /// neighbours) - 6 u. Each fast kernel has a plain `_ref` twin that the tests
 /// compare it with.
+#include <string_view>
+#include <vector>
+
 #include "asyncsolve/grid/field.hpp"
 
 namespace asyncsolve::ops {
 
-/// True when this build's fast kernels are the AVX-512 ones, false when they
-/// are the portable loops (no AVX-512 on the build machine, or a compiler
-/// that CMakeLists.txt found miscompiling it).
+/// True when this build has the AVX-512 kernels, false when its fast kernels
+/// are the portable loops only (no AVX-512 on the build machine, or a
+/// compiler that CMakeLists.txt found miscompiling it).
 [[nodiscard]] bool stencil7_uses_avx512() noexcept;
+
+/// The variants of the fast kernels (jacobi_sweep, jacobi_sweep_residual,
+/// residual_norm_sq and their _planes and _box forms). Every variant writes
+/// the bits of jacobi_sweep_ref; portable and stream also sum the residual
+/// in the same order (the same bits), avx512 in its own (the same value to
+/// rounding). Which one is fastest depends on the machine, not only on its
+/// instruction set: see docs/PERFORMANCE.md.
+enum class Stencil7Kernel {
+  automatic,  ///< the fastest, measured once per field shape (stencil7_kernel)
+  portable,   ///< loops the compiler vectorises; stores through the cache
+  stream,     ///< the same loops, streaming stores to u_new (builds with AVX)
+  avx512,     ///< the AVX-512 line walk, streaming past the cache (AVX-512 builds)
+};
+
+/// The name of `kernel` as --kernel takes it: auto, portable, stream, avx512.
+[[nodiscard]] std::string_view stencil7_kernel_name(Stencil7Kernel kernel) noexcept;
+/// The variants this build has, automatic first.
+[[nodiscard]] std::vector<Stencil7Kernel> stencil7_kernels();
+/// Makes the fast kernels use `kernel` from now on in this process
+/// (automatic, the default: measure). Throws std::invalid_argument for a
+/// variant this build lacks. Not to be called while kernels run.
+void stencil7_set_kernel(Stencil7Kernel kernel);
+/// The variant the fast kernels use for fields of u's shape: the one set by
+/// stencil7_set_kernel, or under automatic the fastest for that shape,
+/// measured at the first call for it in this process (each variant's fused
+/// sweep on two scratch fields of u's shape, a few calls interleaved, the
+/// least time wins; tens of milliseconds for 200^3) and kept for the
+/// process. Thread-safe; not collective (ranks measure on their own).
+[[nodiscard]] Stencil7Kernel stencil7_kernel(const grid::Field& u) noexcept;
+/// The variants the fast kernels have run in this process so far (none
+/// before the first call), in the order of Stencil7Kernel.
+[[nodiscard]] std::vector<Stencil7Kernel> stencil7_kernels_used();
 
 /// One Jacobi sweep over the interior: u_new = (sum of the six neighbours of u) / 6.
 /// Reads u (halo included), writes the interior of u_new. u_new's x-face
 /// halo cells (i < 0 and i >= nx of interior rows) may also be given u's
-/// values there: for fields out of cache the AVX-512 pass runs through the
-/// rows of a plane as one line, halo cells included. Every other halo cell
+/// values there: the avx512 pass (for fields out of cache) and the stream
+/// pass run through the rows of a plane as one line, halo cells included. Every other halo cell
 /// of u_new is left as it is. 16 bytes of memory traffic per point (one
 /// read, one write) when the layer condition holds.
 void jacobi_sweep(const grid::Field& u, grid::Field& u_new) noexcept;
