@@ -58,7 +58,7 @@
 //   rank and accumulated over them, in both modes, and T_hybrid/T_pure (the
 //   median of the per-repeat ratios, with min and max); then a summary in the
 //   style of paper 002's Table 1 (see summarise()). With --json, the document
-//   "asyncsolve.bench.beff/1" (README, "Benchmarks"). MB/s are 1e6 bytes/s.
+//   "asyncsolve.bench.beff/1" (docs/benchmarks.md). MB/s are 1e6 bytes/s.
 //   Exit codes: 0 success, 2 bad input, 4 validation failed or runtime failure.
 #include <mpi.h>
 

@@ -7,7 +7,7 @@
 //          [-m 8:8192] [-i 1000] [-x 100] [--repeats 3] [--modes latency,overlap]
 //          [--progress none|poll:K|thread] [--noise 50:20,200:1000] [--json FILE]
 // OUTPUT   a table per mode on rank 0; with --json, the document
-//          asyncsolve.bench.allreduce/1 (README, "asyncsolve bench allreduce").
+//          asyncsolve.bench.allreduce/1 (docs/benchmarks.md, "asyncsolve bench allreduce").
 //
 // Every figure is measured --repeats times; the measurements of all
 // algorithms and sizes (noise: methods and settings) are interleaved within

@@ -8,7 +8,7 @@
 //          [--variant all|trivial,sendrecv,halo,put,get,get0,get1] [--json FILE]
 //          OMPI_MCA_osc=ucx oshrun -np P asyncsolve bench stencil2d --transport shmem
 // OUTPUT   a table on rank 0; with --json, the document
-//          asyncsolve.bench.stencil2d/1 (README, "asyncsolve bench stencil2d").
+//          asyncsolve.bench.stencil2d/1 (docs/benchmarks.md, "asyncsolve bench stencil2d").
 //
 // Weak scaling: every rank owns an n x n block of a periodic domain of
 // (px n) x (py n) points on the px x py grid of MPI_Dims_create. For each

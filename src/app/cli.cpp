@@ -140,7 +140,7 @@ std::string out_of_memory_hint(const Command& command) {
 Command parse_command_line(const std::vector<std::string>& args) {
   Command cmd;
   if (args.size() == 2 && args[1] == "--options-table") {
-    // The README's table (hidden: for the README and its test).
+    // The option reference's table (hidden: for docs/options.md and its test).
     cmd.kind = Command::Kind::help;
     cmd.text = options_markdown();
     cmd.text.pop_back();  // main adds the last newline

@@ -43,7 +43,7 @@ std::string out_of_memory_hint(const Command& command);
 /// CLI11 option). For tests and the fuzzers' dictionaries.
 std::vector<std::pair<std::string, OptionRow>> option_rows();
 
-/// The README's table of every option (range, default, where it applies),
+/// The option reference's table of every option (range, default, where it applies),
 /// in Markdown, header included.
 std::string options_markdown();
 

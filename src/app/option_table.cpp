@@ -23,7 +23,7 @@ std::string alternatives(const std::vector<std::string>& values) {
 /// The first name of a CLI11 name list ("-i,--iterations" -> "-i").
 std::string first_name(const std::string& names) { return names.substr(0, names.find(',')); }
 
-/// The README's spelling of a name list ("-i,--iterations" -> "-i, --iterations").
+/// docs/options.md's spelling of a name list ("-i,--iterations" -> "-i, --iterations").
 std::string shown_names(const std::string& names) {
   std::string out = names;
   for (std::size_t at = out.find(','); at != std::string::npos; at = out.find(',', at + 2)) {
@@ -32,7 +32,7 @@ std::string shown_names(const std::string& names) {
   return out;
 }
 
-/// The range as --help and the README print it: "MIN to MAX".
+/// The range as --help and docs/options.md print it: "MIN to MAX".
 std::string range_text(const Range& r) {
   return fmt::format("{} to {}", core::format_number(r.min), core::format_number(r.max));
 }

@@ -5,7 +5,7 @@
 // or describes an option reads the rows: the CLI11 declaration, the strict
 // number parser (no "0x10" read as 0, no trailing garbage, a message quoting
 // what was typed and the limits), the refusal of options given where they do
-// nothing, --help, and the README's table (asyncsolve --options-table).
+// nothing, --help, and the option reference's table in docs/options.md (asyncsolve --options-table).
 // A new option is one call here, in its subcommand's add_*_options. Pure: no
 // MPI, no output.
 #include <algorithm>
@@ -77,7 +77,7 @@ struct OptionRow {
   std::string value;           ///< the value's form: "N", "X", "X,Y,Z", "a|b|c"; empty: a flag
   std::optional<Range> range;  ///< numbers only
   bool integer = false;        ///< an integer number
-  std::string default_text;    ///< shown in --help and the README
+  std::string default_text;    ///< shown in --help and docs/options.md
   /// The (canonical) value that leaves the option at its default: given with
   /// it, the option counts as not given. Empty optional: any given value
   /// counts (options without a default, flags).
@@ -88,7 +88,7 @@ struct OptionRow {
   std::string limits;   ///< text options: their range in words ("each 1 to 1e9")
   std::string noun;     ///< what a number is called in messages ("a fraction of T"); empty: plain
   std::string note;     ///< appended to a number's message: " (why the limit)"
-  bool hidden = false;  ///< a test hook: not in --help or the README
+  bool hidden = false;  ///< a test hook: not in --help or docs/options.md
   CLI::Option* option = nullptr;
 };
 
@@ -96,7 +96,7 @@ struct OptionRow {
 struct OptionSpec {
   std::string help;
   Applies applies = {};
-  std::string shown_default = {};  ///< --help and README default (else the target's value)
+  std::string shown_default = {};  ///< --help and docs/options.md default (else the target's value)
   std::string sample = {};         ///< a valid non-default value
   std::string value = {};          ///< the value's form for text options ("X,Y,Z")
   std::string limits = {};         ///< text options: their range in words ("each 1 to 1e9")
@@ -108,7 +108,7 @@ struct OptionSpec {
 /// The options of one subcommand, declared on its CLI::App.
 class OptionTable {
  public:
-  /// `command` names the subcommand in the README ("solve", "bench allreduce").
+  /// `command` names the subcommand in docs/options.md ("solve", "bench allreduce").
   OptionTable(CLI::App& app, std::string command);
   OptionTable(const OptionTable&) = delete;
   OptionTable& operator=(const OptionTable&) = delete;
@@ -158,7 +158,7 @@ class OptionTable {
   /// The row named `name` ("--tol" or "-i"); null if none.
   const OptionRow* find(std::string_view name) const;
 
-  /// The README's rows: "| `solve` | `--tol X` | 1e-300 to 1 | ... |".
+  /// docs/options.md's rows: "| `solve` | `--tol X` | 1e-300 to 1 | ... |".
   std::string markdown() const;
 
  private:

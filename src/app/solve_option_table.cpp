@@ -176,7 +176,7 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
                 "with gmres and bicgstab), "
                 "cycle (v), cycles (1), sweeps (1), strong_threshold (0.25), agg_levels (0), "
                 "max_levels (25), pmax (4); asm: type (basic; restricted with gmres and "
-                "bicgstab, not symmetric); the README lists their values",
+                "bicgstab, not symmetric); docs/preconditioners.md lists their values",
         .applies =
             Applies{{{when("--method", {"pcg1", "pcg2", "pcg-overlap", "pipecg"}),
                       when("--pc", {"chebyshev", "boomeramg", "asm"})},

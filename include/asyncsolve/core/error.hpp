@@ -5,7 +5,7 @@
 
 namespace asyncsolve::core {
 
-/// Process exit codes of the `asyncsolve` command (documented in the README).
+/// Process exit codes of the `asyncsolve` command (documented in docs/results.md, "Exit codes").
 enum class ExitCode : int {
   success = 0,         ///< converged, or the command did what was asked
   bad_input = 2,       ///< options or files the user gave are wrong

@@ -40,7 +40,7 @@ requires std::is_integral_v<T> std::optional<T> parse_integer(std::string_view t
   return value;
 }
 
-/// A number as messages, --help and the README print it: integers below
+/// A number as messages, --help and docs/options.md print it: integers below
 /// 10^6 in full, anything else in the shortest form that reads back exactly,
 /// exponents without '+' or leading zeros ("1e-300", "0.5", "1e12").
 std::string format_number(double value);

@@ -9,7 +9,7 @@
 !          [--variant all|trivial,put,get,get0,get1] [--grid PXxPY] [--json FILE]
 !          (or mpirun -np P; built with OpenCoarrays' caf over Open MPI)
 ! OUTPUT   a table from image 1; with --json, the document
-!          asyncsolve.bench.stencil2d/1 with "model": "caf" (README,
+!          asyncsolve.bench.stencil2d/1 with "model": "caf" (docs/benchmarks.md,
 !          "asyncsolve-stencil2d-caf").
 !
 ! Weak scaling: every image owns an n x n block of the periodic (px n) x
