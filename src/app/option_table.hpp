@@ -5,9 +5,9 @@
 // or describes an option reads the rows: the CLI11 declaration, the strict
 // number parser (no "0x10" read as 0, no trailing garbage, a message quoting
 // what was typed and the limits), the refusal of options given where they do
-// nothing, --help, and the option reference's table in docs/options.md (asyncsolve --options-table).
-// A new option is one call here, in its subcommand's add_*_options. Pure: no
-// MPI, no output.
+// nothing, --help, and the option reference's table in docs/options.md
+// (asyncsolve --options-table). A new option is one call here, in its
+// subcommand's add_*_options. Pure: no MPI, no output.
 #include <algorithm>
 #include <cmath>
 #include <limits>

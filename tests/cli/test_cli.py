@@ -413,8 +413,8 @@ class Solve(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertEqual(out, "")
         self.assertEqual([s for s in err.splitlines() if s.strip()],
-                         ["asyncsolve: error: --kernel 'fastest': expected one of auto, "
-                          "portable, stream, avx512"])
+                         [("asyncsolve: error: --kernel 'fastest': expected one of auto, "
+                           "portable, stream, avx512")])
         # Every variant writes the reference's iterates and sums the residual
         # to the same value (to rounding): the same history, the same answer.
         docs = {}
