@@ -65,6 +65,9 @@ SIM_PACKAGES := libsimgrid-dev
 # headers Breathe turns into docs/api.md's reference.
 DOCS_PACKAGES := doxygen
 
+# Only for make docs-check: Debian's Chromium, run headless on built pages.
+DOCS_CHECK_PACKAGES := chromium
+
 # Only for lint: Debian 12's clang-format and clang-tidy (LLVM 14), and LLVM's
 # omp.h, without which clang-tidy cannot parse the OpenMP sources (GCC's omp.h
 # is not on clang's include path).
@@ -78,7 +81,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: deps-mpich test-mpich fuzz all deps deps-docs deps-tsan-omp deps-lint deps-sim sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo docs docs-options \
+.PHONY: deps-mpich test-mpich fuzz all deps deps-docs deps-tsan-omp deps-lint deps-sim deps-docs-check docs-check sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo docs docs-options \
         bench peers install clean
 
 all: build
@@ -106,6 +109,9 @@ deps-lint:
 
 deps-docs:
 	$(call install_missing,DOCS_PACKAGES)
+
+deps-docs-check:
+	$(call install_missing,DOCS_CHECK_PACKAGES)
 
 deps-sim:
 	$(call install_missing,SIM_PACKAGES)
@@ -360,6 +366,13 @@ docs: venv deps-docs
 	ASYNCSOLVE_DOXYGEN_XML=$(abspath $(DOCS_OUT))/doxygen/xml \
 	  $(VENV)/bin/sphinx-build -q -W --keep-going -n -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "asyncsolve: documentation in $(DOCS_OUT)/html/index.html"
+
+# The site as a browser shows it: headless Chromium screenshots three pages
+# (home, your own matrix, performance) into $(DOCS_OUT)/screens and reads
+# back the DOM it built; each page must show its title and a table
+# (tests/docs/check_rendered.py).
+docs-check: docs deps-docs-check
+	$(VENV)/bin/python tests/docs/check_rendered.py $(DOCS_OUT)/html $(DOCS_OUT)/screens
 
 # docs/options.md's table is `asyncsolve --options-table`, spliced between
 # its BEGIN generated and END generated lines (tests/unit/test_option_table.cpp
