@@ -37,4 +37,6 @@ myst_heading_anchors = 3
 
 html_theme = "alabaster"
 html_title = "asyncsolve"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]  # wide tables scroll within the column
+html_theme_options = {"page_width": "1240px", "sidebar_width": "240px"}
