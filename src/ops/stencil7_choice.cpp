@@ -52,9 +52,10 @@ std::vector<Choice> choices;
 /// The fastest built variant for fields of u's shape: every variant's fused
 /// sweep on two scratch fields of that shape, at most 128 MiB each (constant values: no
 /// subnormals), in interleaved rounds, each variant's least time of a round
-/// wins. Rounds of at least about 2M points, so that small fields are timed
-/// over many calls; three rounds, so that one interrupted round does not
-/// decide. The default variant where the scratch fields cannot be had.
+/// wins. Rounds of at least about 0.5M points (a few milliseconds: the
+/// measurement is part of the first solve's time), so that small fields are
+/// timed over several calls; three rounds, so that one interrupted round
+/// does not decide. The default variant where the scratch fields cannot be had.
 Stencil7Kernel measure(const Field& u) noexcept {
   try {
     // u's rows and planes, but at most scratch_bytes of planes a field: the
@@ -72,7 +73,7 @@ Stencil7Kernel measure(const Field& u) noexcept {
     std::vector<Stencil7Kernel> candidates = stencil7_kernels();
     candidates.erase(candidates.begin());  // automatic
     const double points = static_cast<double>(n[0]) * n[1] * nz;
-    const int calls = static_cast<int>(std::clamp(2.0e6 / std::max(points, 1.0), 1.0, 64.0));
+    const int calls = static_cast<int>(std::clamp(5.0e5 / std::max(points, 1.0), 1.0, 16.0));
     std::vector<double> best(candidates.size(), std::numeric_limits<double>::infinity());
     for (int round = 0; round < 3; ++round) {
       for (std::size_t v = 0; v < candidates.size(); ++v) {
