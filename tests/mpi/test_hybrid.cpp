@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -139,7 +140,17 @@ void expect_jacobi_matches_serial(const std::string& name, const grid::Decomposi
     if (!ref) ref = reference::serial_jacobi(*problem, run.global, tol, max_iters, check_every);
     EXPECT_EQ(run.result.iterations, ref->iterations) << label(s);
     EXPECT_EQ(run.result.converged, ref->converged) << label(s);
-    EXPECT_NEAR(run.result.residual_estimate, ref->residual, 1e-12 * ref->residual) << label(s);
+    // The residual is a cancellation, sum of the neighbours - 6u: whether 6u
+    // is rounded before the subtraction or fused into it (the kernels fuse
+    // it explicitly where the target has FMA; the serial loop as the build's
+    // optimisation level decides) moves each r_i by up to one rounding of
+    // 6 u_i, so by up to 6 eps ||u|| / ||b|| in the relative residual.
+    double u2 = 0;
+    for (const double v : ref->u) u2 += v * v;
+    const double rounding =
+        2 * 6 * std::numeric_limits<double>::epsilon() * std::sqrt(u2) / ref->b_norm;
+    EXPECT_NEAR(run.result.residual_estimate, ref->residual, 1e-12 * ref->residual + rounding)
+        << label(s);
     ASSERT_EQ(run.u.size(), ref->u.size());
     std::size_t differ = 0;
     for (std::size_t i = 0; i < ref->u.size(); ++i) differ += run.u[i] != ref->u[i] ? 1 : 0;
