@@ -555,8 +555,7 @@ core::ExitCode run_solve(const SolveConfig& config, const par::Comm& world,
   grid::Decomposition decomposition = grid::Decomposition::create(
       world, omp ? omp_decomposition_spec(config, world.size(), threads) : config.decomposition);
   const par::Comm& comm = decomposition.comm();
-  // A simulated rank is charged for the bytes a kernel streams, whichever
-  // variant runs: measuring them would only add simulated time.
+  // Simulated ranks are charged alike for every variant: nothing to measure.
   const bool simulated_auto =
       config.kernel == ops::Stencil7Kernel::automatic && par::is_simulated();
   ops::stencil7_set_kernel(simulated_auto ? ops::Stencil7Kernel::portable : config.kernel);
