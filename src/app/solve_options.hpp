@@ -30,7 +30,7 @@ struct EnumNames<Problem> {
 /// --kernel: the 7-point stencil's variants, in the order of ops::Stencil7Kernel.
 template <>
 struct EnumNames<ops::Stencil7Kernel> {
-  static constexpr std::array<std::string_view, 4> names{"auto", "portable", "stream", "avx512"};
+  static constexpr const auto& names = ops::stencil7_kernel_names;
 };
 
 /// The grid layer's model problem of `problem`; throws std::logic_error for tfim.

@@ -101,17 +101,7 @@ bool same_shape(const Choice& c, const Field& u) noexcept {
 }  // namespace
 
 std::string_view stencil7_kernel_name(Stencil7Kernel kernel) noexcept {
-  switch (kernel) {
-    case Stencil7Kernel::automatic:
-      return "auto";
-    case Stencil7Kernel::portable:
-      return "portable";
-    case Stencil7Kernel::stream:
-      return "stream";
-    case Stencil7Kernel::avx512:
-      return "avx512";
-  }
-  return "?";
+  return stencil7_kernel_names[static_cast<std::size_t>(kernel)];
 }
 
 std::vector<Stencil7Kernel> stencil7_kernels() {

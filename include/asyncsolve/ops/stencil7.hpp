@@ -6,6 +6,7 @@
 /// Dirichlet data, so b - A u at an interior point is (sum of the six
 /// neighbours) - 6 u. Each fast kernel has a plain `_ref` twin that the tests
 /// compare it with.
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -31,7 +32,11 @@ enum class Stencil7Kernel {
   avx512,     ///< the AVX-512 line walk, streaming past the cache (AVX-512 builds)
 };
 
-/// The name of `kernel` as --kernel takes it: auto, portable, stream, avx512.
+/// The variants' names as --kernel takes them, in Stencil7Kernel's order.
+inline constexpr std::array<std::string_view, 4> stencil7_kernel_names{"auto", "portable", "stream",
+                                                                       "avx512"};
+
+/// stencil7_kernel_names' entry for `kernel`.
 [[nodiscard]] std::string_view stencil7_kernel_name(Stencil7Kernel kernel) noexcept;
 /// The variants this build has, automatic first.
 [[nodiscard]] std::vector<Stencil7Kernel> stencil7_kernels();
