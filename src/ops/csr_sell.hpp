@@ -113,6 +113,70 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
                  });
 }
 #else
+#if ASYNCSOLVE_CSR_AVX2
+/// The 4-lane mask (all bits of a lane set) of bits `first` .. `first` + 3
+/// of a step's `real`.
+[[gnu::always_inline]] inline __m256i half_mask(unsigned real, int first) noexcept {
+  const __m256i bits = _mm256_set_epi64x(8, 4, 2, 1);
+  const __m256i lanes = _mm256_set1_epi64x(static_cast<long long>((real >> first) & 0xFU));
+  return _mm256_cmpeq_epi64(_mm256_and_si256(lanes, bits), bits);
+}
+
+/// slice_sums in two vectors of 4 lanes (AVX2 and FMA): per lane the same
+/// fused multiply-adds in the same order as the AVX-512 kernel, so the sums
+/// are those of the other kernels bit for bit. A full consecutive step loads
+/// x as two vectors; any other step loads or gathers only the lanes that
+/// hold an entry and leaves the others' sums as they were.
+[[gnu::always_inline]] inline void slice_sums(const SellBlock& sell, int slice,
+                                              const double* __restrict x,
+                                              double (&sums)[SellBlock::lanes]) noexcept {
+  constexpr int lanes = SellBlock::lanes;
+  const std::int32_t* __restrict col = sell.col.data() + sell.col_start[slice];
+  const double* __restrict v = sell.val.data() + sell.val_start[slice];
+  const SellStep* __restrict steps = sell.steps.data();
+  __m256d lo = _mm256_setzero_pd();
+  __m256d hi = _mm256_setzero_pd();
+  for (std::int32_t g = sell.start[slice] / lanes; g < sell.start[slice + 1] / lanes; ++g) {
+    const SellStep step = steps[g];
+    __m256d a_lo;
+    __m256d a_hi;
+    if (step.uniform != 0) {
+      a_lo = a_hi = _mm256_broadcast_sd(v);
+      v += 1;
+    } else {
+      a_lo = _mm256_loadu_pd(v);
+      a_hi = _mm256_loadu_pd(v + 4);
+      v += lanes;
+    }
+    if (step.real == 0xFF && step.consecutive != 0) {
+      lo = _mm256_fmadd_pd(a_lo, _mm256_loadu_pd(x + *col), lo);
+      hi = _mm256_fmadd_pd(a_hi, _mm256_loadu_pd(x + *col + 4), hi);
+      col += 1;
+      continue;
+    }
+    const __m256i m_lo = half_mask(step.real, 0);
+    const __m256i m_hi = half_mask(step.real, 4);
+    __m256d x_lo;
+    __m256d x_hi;
+    if (step.consecutive != 0) {
+      // A half without entries forms no address (it may lie past x's end).
+      x_lo = (step.real & 0xFU) != 0 ? _mm256_maskload_pd(x + *col, m_lo) : _mm256_setzero_pd();
+      x_hi = (step.real >> 4) != 0 ? _mm256_maskload_pd(x + *col + 4, m_hi) : _mm256_setzero_pd();
+      col += 1;
+    } else {
+      const __m128i at_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col));
+      const __m128i at_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 4));
+      x_lo = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, at_lo, _mm256_castsi256_pd(m_lo), 8);
+      x_hi = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, at_hi, _mm256_castsi256_pd(m_hi), 8);
+      col += lanes;
+    }
+    lo = _mm256_blendv_pd(lo, _mm256_fmadd_pd(a_lo, x_lo, lo), _mm256_castsi256_pd(m_lo));
+    hi = _mm256_blendv_pd(hi, _mm256_fmadd_pd(a_hi, x_hi, hi), _mm256_castsi256_pd(m_hi));
+  }
+  _mm256_storeu_pd(sums, lo);
+  _mm256_storeu_pd(sums + 4, hi);
+}
+#else
 /// The 8 row sums of slice `slice`, lane by lane: sum over the lane's
 /// entries, in stored order, of val * x[col] (the CSR kernel's loop).
 [[gnu::always_inline]] inline void slice_sums(const SellBlock& sell, int slice,
@@ -132,6 +196,7 @@ inline void traverse_sell(const CsrOperator& a, const double* __restrict x, int 
     v += step.uniform != 0 ? 1 : lanes;
   }
 }
+#endif
 
 /// The SELL interior rows at positions [begin, end) of `a`: calls
 /// step(row, ax) for each, as traverse does for the CSR layout.

@@ -12,6 +12,16 @@
 #else
 #define ASYNCSOLVE_CSR_AVX512 0
 #endif
+// Without AVX-512, the SELL-8 slice sums in two AVX2 vectors of 4 lanes
+// where the build has AVX2 and FMA (csr_sell.hpp); the portable CSR test
+// compiles the lane-by-lane loop instead, so both stay tested.
+#if !ASYNCSOLVE_CSR_AVX512 && defined(__AVX2__) && defined(__FMA__) && \
+    !defined(ASYNCSOLVE_TEST_PORTABLE_CSR)
+#include <immintrin.h>
+#define ASYNCSOLVE_CSR_AVX2 1
+#else
+#define ASYNCSOLVE_CSR_AVX2 0
+#endif
 
 namespace asyncsolve::ops {
 namespace {
