@@ -289,7 +289,7 @@ def write_anisotropic(path, n, eps):
 def write_pyamg(path, name):
     """pyamg.gallery.load_example(name)'s matrix as Matrix Market (symmetric storage when it
     is symmetric to the last bit), through scipy.io.mmwrite, as PERFORMANCE.md's section
-    "Your own matrix: CSR mat-vec and CG beside PETSc" writes them."""
+    "How fast is a mat-vec on your own matrix?" writes them."""
     import pyamg
     import scipy.io
     import scipy.sparse as sp

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -313,6 +314,46 @@ def build_sections(res: Results, plot_dir: Path | None) -> list[Section]:
 
 
 @dataclass
+class DocLink:
+    """A link from the report to a page of the documentation."""
+
+    text: str  #: what the link says
+    page: str  #: the page's source, docs/NAME.md
+    href: str  #: relative to the report's folder
+
+
+#: The pages a report links to: (text, page name, section anchor).
+DOC_PAGES = [("claims and verdicts", "lab", "claims-and-verdicts"),
+             ("performance figures and their commands", "PERFORMANCE", ""),
+             ("every paper suite's verdicts on this machine", "REPRODUCTION", "")]
+
+
+def doc_links(out: Path, checkout: Path | None = None) -> list[DocLink]:
+    """Links from a report written into OUT to the documentation of the checkout the
+    lab runs from (CHECKOUT: the folder above python/): each page of the built site
+    (build/docs/html/NAME.html, made by `make docs`) where it exists, else its
+    Markdown source (docs/NAME.md), as a path relative to OUT, so that the report
+    opened from OUT in a browser reaches it. Empty where the lab is not run from a
+    checkout (no docs/ beside python/)."""
+    root = checkout or Path(__file__).resolve().parents[2]
+    links = []
+    for text, name, anchor in DOC_PAGES:
+        source = root / "docs" / f"{name}.md"
+        if not source.is_file():
+            continue
+        built = root / "build" / "docs" / "html" / f"{name}.html"
+        target = built if built.is_file() else source
+        href = Path(os.path.relpath(target, Path(out).resolve())).as_posix()
+        links.append(DocLink(text=text, page=f"docs/{name}.md",
+                             href=href + (f"#{anchor}" if anchor else "")))
+    return links
+
+
+def doc_links_markdown(links: list[DocLink]) -> str:
+    return "Documentation: " + "; ".join(f"[{d.text}]({d.href}) ({d.page})" for d in links) + "."
+
+
+@dataclass
 class Finding:
     """A row of the Findings table: a claim's verdict in one regime."""
 
@@ -375,6 +416,8 @@ def _markdown(res: Results, sections: list[Section], meta: dict) -> str:
     out += [(f"{meta['runs']} runs ({meta['ok']} ok, {meta['failed']} failed) from "
              f"`{res.root}`; {meta['environment']}. Generated {meta['generated']} by "
              f"asyncsolve-lab {__version__}."), ""]
+    if meta["docs"]:
+        out += [doc_links_markdown(meta["docs"]), ""]
     if meta["findings"]:
         out += [findings_markdown(meta["findings"]), ""]
     for s in sections:
@@ -423,7 +466,7 @@ def write_report(results: str | Path, out: str | Path | None = None) -> tuple[Pa
     meta = {"suite": res.name, "description": res.description,
             "findings": findings(claims.evaluate_all(res), sections),
             "runs": len(res.records), "ok": n_ok, "failed": len(res.records) - n_ok,
-            "environment": _environment(res),
+            "environment": _environment(res), "docs": doc_links(out),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     md_path = out / "report.md"
     _write(md_path, _markdown(res, sections, meta))

@@ -29,7 +29,7 @@
 // (stencil7_vec.hpp) in every build with AVX, avx512 where AVX-512 is enabled
 // at compile time (e.g. -march=native on a machine that has it).
 // stencil7_choice.cpp picks one per field shape by measuring them.
-// docs/PERFORMANCE.md ("Jacobi sweep vs STREAM triad") measures them against
+// docs/PERFORMANCE.md ("How fast is a Jacobi sweep?") measures them against
 // the memory bandwidth; bench/jacobi_sweep validates every variant against
 // the `_ref` twins before it times one.
 

@@ -6,11 +6,12 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from asyncsolve_lab import SchemaError
-from asyncsolve_lab.report import write_report
+from asyncsolve_lab.report import doc_links, write_report
 from asyncsolve_lab.results import groups, load_results, time_s
 from conftest import ROOT
 
@@ -47,6 +48,41 @@ def test_report_from_the_tiny_suite(tiny_results, tmp_path):
     assert "bad input" in sections[2].failures[0]["reason"]
     assert "Failed runs" in html
     assert "--local" in html
+    # links to the documentation: claims and verdicts, the performance page and the
+    # papers' verdicts, each a path from the report's folder to a file of this checkout
+    hrefs = re.findall(r'<a href="([^"#]+)(#[^"]*)?">', html)
+    pages = {Path(h).name: h for h, _ in hrefs if not h.startswith("#")}
+    for name in ("lab", "PERFORMANCE", "REPRODUCTION"):
+        href = pages.get(f"{name}.md") or pages.get(f"{name}.html")
+        assert href, (name, pages)
+        assert (page.parent / href).resolve().is_file(), href
+        assert f"]({href}" in text
+    assert "#claims-and-verdicts" in html
+
+
+def test_doc_links_lead_from_the_report_folder_to_the_pages(tmp_path):
+    """The built site's page where `make docs` made it, else the Markdown source;
+    nothing outside a checkout."""
+    checkout = tmp_path / "checkout"
+    (checkout / "docs").mkdir(parents=True)
+    for name in ("lab", "PERFORMANCE", "REPRODUCTION"):
+        (checkout / "docs" / f"{name}.md").write_text(f"# {name}\n")
+    out = checkout / "results" / "demo" / "report"
+    out.mkdir(parents=True)
+    links = doc_links(out, checkout)
+    assert [d.href for d in links] == ["../../../docs/lab.md#claims-and-verdicts",
+                                       "../../../docs/PERFORMANCE.md",
+                                       "../../../docs/REPRODUCTION.md"]
+    site = checkout / "build" / "docs" / "html"
+    site.mkdir(parents=True)
+    (site / "lab.html").write_text("<h1>lab</h1>")
+    lab, perf, _ = doc_links(out, checkout)
+    assert lab.href == "../../../build/docs/html/lab.html#claims-and-verdicts"
+    assert perf.href == "../../../docs/PERFORMANCE.md"
+    assert doc_links(out, tmp_path / "elsewhere") == []
+    # this checkout: every link reaches a file
+    for d in doc_links(tmp_path):
+        assert (tmp_path / d.href.split("#")[0]).resolve().is_file(), d
 
 
 def test_report_from_every_benchmark_document(bench_results, tmp_path):
