@@ -230,24 +230,35 @@ int run(const Config& c, const bench::DriverRun& driver) {
     std::printf(
         "spmv: %lld rows, %lld non-zeros on %d ranks (%s, halo %s, interior rows %s with "
         "%lld entries stored, %lld steps of 8 gathered, %lld uniform, %lld values "
-        "stored): %.4g ms per mat-vec (median of %d), %.2f GB/s = %.3f of the triad's "
+        "stored; SELL-8 kernel %s): %.4g ms per mat-vec (median of %d), %.2f GB/s = %.3f of the "
+        "triad's "
         "%.2f GB/s\n",
         static_cast<long long>(m.global_rows()), static_cast<long long>(m.global_nnz()),
         world.size(), c.matrix.empty() ? "laplacian" : c.partition.c_str(), c.halo.c_str(),
-        layout_used.c_str(), stored, gathered, uniform, values_stored, median_s * 1e3, c.repeats,
+        layout_used.c_str(), stored, gathered, uniform, values_stored,
+        std::string(ops::csr_sell_kernel()).c_str(), median_s * 1e3, c.repeats,
         core::median(bandwidth), core::median(ratio), core::median(triad_bw));
   }
   const bool written = par::write_document(world, c.json_path, "spmv", "Wrote {}", [&] {
     Json doc = core::document_header("asyncsolve.bench.spmv/1", driver.args, started);
     doc["environment"] = par::environment_json(par::describe_environment(world, driver.env));
-    doc["parameters"] = {{"matrix", c.matrix},         {"laplacian", c.laplacian},
-                         {"partition", c.partition},   {"halo", c.halo},
-                         {"layout", layout_used},      {"interior_stored", stored},
-                         {"gathered_steps", gathered}, {"uniform_steps", uniform},
-                         {"values", c.values},         {"interior_values", values_stored},
-                         {"iterations", c.iterations}, {"repeats", c.repeats},
-                         {"triad_n", c.triad_n},       {"rows", m.global_rows()},
-                         {"nnz", m.global_nnz()},      {"bytes_per_spmv", spmv_bytes}};
+    doc["parameters"] = {{"matrix", c.matrix},
+                         {"laplacian", c.laplacian},
+                         {"partition", c.partition},
+                         {"halo", c.halo},
+                         {"layout", layout_used},
+                         {"sell_kernel", ops::csr_sell_kernel()},
+                         {"interior_stored", stored},
+                         {"gathered_steps", gathered},
+                         {"uniform_steps", uniform},
+                         {"values", c.values},
+                         {"interior_values", values_stored},
+                         {"iterations", c.iterations},
+                         {"repeats", c.repeats},
+                         {"triad_n", c.triad_n},
+                         {"rows", m.global_rows()},
+                         {"nnz", m.global_nnz()},
+                         {"bytes_per_spmv", spmv_bytes}};
     doc["result"] = {{"converged", true},
                      {"iterations", {{"max", c.iterations}}},
                      {"time_s", median_s * c.iterations},

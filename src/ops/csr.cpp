@@ -64,6 +64,11 @@ inline void traverse_lanes(const CsrOperator& a, const double* __restrict x, int
 
 bool csr_kernels_avx512() noexcept { return ASYNCSOLVE_CSR_AVX512 != 0; }
 
+std::string_view csr_sell_kernel() noexcept {
+  if (ASYNCSOLVE_CSR_AVX512 != 0) return "avx512";
+  return ASYNCSOLVE_CSR_AVX2 != 0 ? "avx2" : "portable";
+}
+
 double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin,
                      int end) noexcept {
   const auto step = [&](int row, double ax, double& dot) {

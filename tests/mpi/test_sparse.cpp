@@ -584,7 +584,14 @@ TEST(CsrOperator, RowBlocksHoldEveryEntryOnceInTheFewestValues) {
 TEST(CsrOperator, KernelsAreTheOnesThisBuildAskedFor) {
 #ifdef ASYNCSOLVE_TEST_PORTABLE_CSR
   EXPECT_FALSE(ops::csr_kernels_avx512());
+  EXPECT_EQ(ops::csr_sell_kernel(), "portable");
 #elif defined(__x86_64__)
+  // Without AVX-512, a build with AVX2 and FMA (as this test's own flags
+  // say) has the AVX2 slice sums.
+#if defined(__AVX2__) && defined(__FMA__)
+  EXPECT_NE(ops::csr_sell_kernel(), "portable");
+#endif
+  EXPECT_EQ(ops::csr_sell_kernel() == "avx512", ops::csr_kernels_avx512());
   // The library's csr.cpp has the AVX-512 options where the compiler passed
   // CMake's probe; a build whose csr.cpp lacks them says so.
   if (!ops::csr_kernels_avx512()) GTEST_SKIP() << "csr.cpp built without AVX-512";

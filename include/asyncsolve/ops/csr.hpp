@@ -284,8 +284,13 @@ class CsrOperator {
 };
 
 /// Whether this build's SELL-8 and row-block kernels are the AVX-512 ones
-/// (else the portable lane-by-lane loops).
+/// (else the row blocks' loops are lane by lane; csr_sell_kernel says
+/// which form the SELL-8 kernels take).
 bool csr_kernels_avx512() noexcept;
+/// The SELL-8 slice sums this build's kernels use: "avx512" (one vector of
+/// 8 lanes), "avx2" (two of 4, where the build has AVX2 and FMA but not
+/// AVX-512) or "portable" (lane by lane).
+std::string_view csr_sell_kernel() noexcept;
 
 /// y = A x on the interior rows stored at positions [begin, end) (0 ..
 /// interior_rows()); returns the local sum of x_i y_i over those rows (the
