@@ -149,7 +149,7 @@ $(VENV)/.lab-installed: python/pyproject.toml python/requirements.lock | deps
 # Every Python file of the repository: the lab, the benchmark drivers and the
 # tests, with the rules of ruff.toml and the ruff pinned in the lock file.
 # (ruff format is not adopted: see ruff.toml.)
-PY_LINT_PATHS := python bench tests
+PY_LINT_PATHS := python bench tests docs/_ext
 lint-python: venv
 	$(VENV)/bin/ruff check $(PY_LINT_PATHS)
 

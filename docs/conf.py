@@ -10,12 +10,16 @@
 # installed into the project's venv by make venv; Doxygen is Debian's.
 
 import os
+import sys
+
+# docs/_ext: source_comment (a method's description included from its source file).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_ext"))
 
 project = "asyncsolve"
 author = "the asyncsolve developers"
 copyright = "the asyncsolve developers"
 
-extensions = ["myst_parser", "breathe"]
+extensions = ["myst_parser", "breathe", "source_comment"]
 
 # The channel API page (api.md) reads Doxygen's XML of the public channel
 # headers, which make docs writes into build/docs/doxygen/xml first.
