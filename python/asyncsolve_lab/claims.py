@@ -118,6 +118,10 @@ class Claim:
             return f"{what}: {self.metric} ratio within 1 ± {self.threshold:g}"
         return f"{what}: {self.metric} {self.kind} {self.op} {self.threshold:g}"
 
+    def check_words(self) -> str:
+        """The comparison alone, e.g. "ratio < 1"."""
+        return _check_words(self)
+
     def to_json(self) -> dict:
         return {"paper": self.paper, "section": self.section, "claim": self.text,
                 "paper-figure": self.paper_figure, "experiment": self.experiment,

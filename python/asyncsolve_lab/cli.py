@@ -1,7 +1,9 @@
-"""asyncsolve-lab: run suites (asyncsolve-lab run SUITE.toml) and report on
-their results (asyncsolve-lab report RESULTS).
+"""asyncsolve-lab: run suites (asyncsolve-lab run SUITE.toml), report on
+their results (asyncsolve-lab report RESULTS) and write a page's verdict
+tables from them (asyncsolve-lab reproduce PAGE.md RESULTS...).
 
-Exit codes: 0 success; 1 (run --strict) some run failed; 2 bad input (suite
+Exit codes: 0 success; 1 (run --strict) some run failed, (reproduce --check)
+the page's generated parts differ from what the folders give; 2 bad input (suite
 file, results folder, schema, arguments: one line on stderr); 130, 143, 129
 interrupted by SIGINT, SIGTERM or SIGHUP (the runs' process groups are ended;
 rerun to resume).
@@ -75,6 +77,17 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("results", help="results folder (with runs/*.lab.json)")
     rep.add_argument("--out", help="output folder (default: RESULTS/report)")
     rep.add_argument("--quiet", action="store_true", help="do not print the summary tables")
+    pro = sub.add_parser("reproduce", help="write the verdict tables of a page (between its "
+                         "<!-- reproduce: SUITE --> markers) from results folders",
+                         description="Rewrite the parts of PAGE between <!-- reproduce: SUITE "
+                         "--> and <!-- /reproduce: SUITE --> (and <!-- reproduce-summary --> "
+                         "... <!-- /reproduce-summary -->) from the results folders; the "
+                         "rest of the page is left as it is.")
+    pro.add_argument("page", help="Markdown page with the markers (docs/REPRODUCTION.md)")
+    pro.add_argument("results", nargs="+", help="results folders (with suite.json and runs/), "
+                     "or their suite.json files (results/*/suite.json)")
+    pro.add_argument("--check", action="store_true", help="write nothing; exit 1 if the page's "
+                     "generated parts differ from what the folders give")
     return p
 
 
@@ -121,6 +134,8 @@ def _main(argv: list[str] | None) -> int:
             if args.report and not args.dry_run:
                 _report(results, None, console, quiet=False)
             return 1 if args.strict and counts["failed"] else 0
+        if args.command == "reproduce":
+            return _reproduce(args.page, args.results, args.check, console)
         return _report(Path(args.results), args.out, console, quiet=args.quiet)
     except LabError as e:
         err.print(f"asyncsolve-lab: {_one_line(str(e))}", markup=False, soft_wrap=True)
@@ -155,6 +170,28 @@ def sim_help_launcher(suite) -> list[str] | None:
     folder = Path(tempfile.mkdtemp(prefix="asyncsolve-lab-"))
     atexit.register(shutil.rmtree, folder, True)
     return launch_prefix(platform, 1, write_hostfile(platform, folder))
+
+
+def _reproduce(page: str, folders: list[str], check: bool, console) -> int:
+    from .reproduce import describe_stale, reproduce, write_page
+    out = reproduce(page, folders)
+    left = (f"; left as they were (no results folder given): {', '.join(out.left)}"
+            if out.left else "")
+
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+    if check:
+        if out.stale:
+            say(f"{page}: out of date: {describe_stale(out)}; asyncsolve-lab reproduce "
+                f"{page} {' '.join(folders)} rewrites them{left}")
+            return 1
+        say(f"{page}: up to date: {', '.join(out.written)}{left}")
+        return 0
+    if write_page(out):
+        say(f"{page}: rewrote {', '.join(label for label, _ in out.stale)}{left}")
+    else:
+        say(f"{page}: already up to date: {', '.join(out.written)}{left}")
+    return 0
 
 
 def _report(results: Path, out, console, quiet: bool) -> int:

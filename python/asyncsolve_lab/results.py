@@ -96,6 +96,19 @@ class Record:
         return self.status == "ok" and self.doc is not None
 
     @property
+    def started(self) -> str | None:
+        """When the run started (ISO 8601): the sidecar's time, else the document's."""
+        started = self.sidecar.get("started")
+        if isinstance(started, str) and started:
+            return started
+        return provenance(self.doc).started if self.doc else None
+
+    @property
+    def cores(self) -> int | None:
+        """The cores of the machine the lab ran the run on (the sidecar's count)."""
+        return _int(self.sidecar.get("cores"))
+
+    @property
     def schema(self) -> str | None:
         """The document's schema name without its version (None without a document)."""
         return self.doc.get("schema", "").rpartition("/")[0] if self.doc else None
@@ -382,6 +395,30 @@ def environment(doc: dict | None) -> Environment | None:
         return None
     return Environment(mpi_library=_str(env.get("mpi_library")),
                        hostname=_str(env.get("hostname")), cores=_int(env.get("cores")))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a document says of its making (any field may be unknown): the
+    header every asyncsolve document carries (git commit, start time) and
+    the machine its environment names."""
+
+    git: str | None
+    started: str | None
+    hostname: str | None
+    cpu_model: str | None
+    mpi_library: str | None
+
+
+def provenance(doc: dict | None) -> Provenance:
+    """The document's commit (`git`), start time, host name, CPU model (where
+    the document records one: `environment.cpu_model` or `host.cpu_model`) and
+    MPI library."""
+    env = _at(doc, "environment")
+    cpu = _str(_at(doc, "environment", "cpu_model")) or _str(_at(doc, "host", "cpu_model"))
+    return Provenance(git=_str(_at(doc, "git")) or None, started=_str(_at(doc, "started")),
+                      hostname=_str(_at(env, "hostname")) or _str(_at(doc, "hostname")),
+                      cpu_model=cpu or None, mpi_library=_str(_at(env, "mpi_library")))
 
 
 # asyncsolve.bench.allreduce/1 (asyncsolve bench allreduce).

@@ -369,6 +369,11 @@ def hand_cases(tmp: str, has_hypre: bool) -> list[Case]:
         ("report {t}/nonutf8", "not UTF-8"),
         ("report {t}/res --out {t}/afile", "--out"),
         ("run --bogus", "required"),
+        ("reproduce", "required"),
+        ("reproduce {t}/missing.md {t}/res", "No such file"),
+        ("reproduce /dev/zero {t}/res", "not a regular file"),
+        ("reproduce {t}/binary.toml {t}/res", "not UTF-8"),
+        ("reproduce {t}/afile {t}/res", "no <!-- reproduce: SUITE -->"),
     ]
     for text, fragment in lab:
         c.append(Case(s(text.format(t=t)), 2, fragment, tool="lab", timeout=60))
