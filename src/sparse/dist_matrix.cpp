@@ -16,6 +16,7 @@
 #include "alltoallv_impl.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::sparse {
 namespace {
@@ -127,10 +128,16 @@ namespace {
 
 /// A duplicate of a communicator under way (MPI_Comm_idup): finish()
 /// gives it, with MPI_ERRORS_RETURN set as par::Comm::dup's; left
-/// unfinished (an exception), the destructor completes and frees it.
+/// unfinished (an exception), the destructor completes and frees it. The
+/// simulation build duplicates at once: SimGrid's SMPI has no
+/// MPI_Comm_idup (it aborts the simulation, "Not yet implemented").
 class PendingDup {
  public:
   explicit PendingDup(const par::Comm& comm) {
+    if (par::is_simulated()) {
+      par::check_mpi(MPI_Comm_dup(comm.get(), &out_), "MPI_Comm_dup");
+      return;
+    }
     par::check_mpi(MPI_Comm_idup(comm.get(), &out_, &request_), "MPI_Comm_idup");
   }
   PendingDup(const PendingDup&) = delete;

@@ -101,6 +101,22 @@ class SimulatedTime(unittest.TestCase):
             self.assertTrue(doc["result"]["converged"], (method, doc["result"]))
 
 
+class AssembledMatrix(unittest.TestCase):
+    """The distributed-matrix path (--assemble, as --matrix): its setup, its
+    halo and the methods that need a matrix, simulated."""
+
+    def test_schwarz_and_gmres(self):
+        base = ["--assemble", "--local", "8,8,8", "--tol", "1e-3"]
+        for extra in (["--method", "schwarz", "--local-solver", "ic0", "--variant", "sync"],
+                      ["--method", "schwarz", "--local-solver", "ic0", "--variant", "async",
+                       "--slow-rank", "1", "--slow-factor", "2"],
+                      ["--method", "gmres", "--pc", "jacobi"]):
+            doc = solve([*base, *extra], 4)
+            result = doc["result"]
+            self.assertTrue(result["converged"], (extra, result))
+            self.assertLess(result["true_residual"], 1e-3, (extra, result))
+
+
 class Refused(unittest.TestCase):
     """What the simulation build lacks: one line from rank 0, exit 2."""
 
