@@ -11,6 +11,8 @@
 // without, by the portable CSR test).
 #include "asyncsolve/ops/csr.hpp"
 
+#include "asyncsolve/core/cost.hpp"
+
 #include "csr_blocks.hpp"
 #include "csr_grouped.hpp"
 #include "csr_sell.hpp"
@@ -60,6 +62,22 @@ inline void traverse_lanes(const CsrOperator& a, const double* __restrict x, int
   }
 }
 
+/// Reports a pass over the interior rows at positions [begin, end) to the
+/// simulation's cost meter (core::charge_bytes): their share of the stored
+/// entries at 12 bytes (value and column) and `row_bytes` a row.
+void charge_interior(const CsrOperator& a, int begin, int end, double row_bytes) noexcept {
+  if (a.interior_rows() == 0 || end <= begin) return;
+  const double rows = end - begin;
+  core::charge_bytes(12.0 * static_cast<double>(a.interior_stored()) * rows / a.interior_rows() +
+                     row_bytes * rows);
+}
+
+/// The same for the boundary rows, all of them.
+void charge_boundary(const CsrOperator& a, double row_bytes) noexcept {
+  const std::int64_t entries = a.nnz() - a.interior_nnz();
+  core::charge_bytes(12.0 * static_cast<double>(entries) + row_bytes * a.boundary_rows());
+}
+
 }  // namespace
 
 bool csr_kernels_avx512() noexcept { return ASYNCSOLVE_CSR_AVX512 != 0; }
@@ -71,6 +89,7 @@ std::string_view csr_sell_kernel() noexcept {
 
 double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin,
                      int end) noexcept {
+  charge_interior(a, begin, end, 16.0);  // x, y
   const auto step = [&](int row, double ax, double& dot) {
     y[row] = ax;
     dot += x[row] * ax;
@@ -95,6 +114,7 @@ double spmv_interior(const CsrOperator& a, const double* x, double* y, int begin
 
 double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts,
                      double* y) noexcept {
+  charge_boundary(a, 16.0);
   double dot = 0.0;
   traverse_boundary_rows(a, x, ghosts, [&](int row, double ax) {
     y[row] = ax;
@@ -105,6 +125,7 @@ double spmv_boundary(const CsrOperator& a, const double* x, const double* ghosts
 
 double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv, const double* u,
                        double* u_new, int begin, int end) noexcept {
+  charge_interior(a, begin, end, 32.0);  // b, dinv, u, u_new
   const auto step = [&](int row, double au, double& rr) {
     const double r = b[row] - au;
     u_new[row] = u[row] + dinv[row] * r;
@@ -133,6 +154,7 @@ double jacobi_interior(const CsrOperator& a, const double* b, const double* dinv
 
 double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv, const double* u,
                        const double* ghosts, double* u_new) noexcept {
+  charge_boundary(a, 32.0);
   double rr = 0.0;
   traverse_boundary_rows(a, u, ghosts, [&](int row, double au) {
     const double r = b[row] - au;
@@ -144,6 +166,8 @@ double jacobi_boundary(const CsrOperator& a, const double* b, const double* dinv
 
 double residual(const CsrOperator& a, const double* b, const double* u, const double* ghosts,
                 double* r) noexcept {
+  charge_interior(a, 0, a.interior_rows(), 24.0);  // b, u, r
+  charge_boundary(a, 24.0);
   double rr = 0.0;
   const auto step = [&](int row, double au) {
     const double ri = b[row] - au;

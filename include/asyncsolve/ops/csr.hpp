@@ -220,6 +220,8 @@ class CsrOperator {
     return interior_nnz_ +
            static_cast<std::int64_t>(boundary_local_.val.size() + boundary_ghost_.val.size());
   }
+  /// Non-zeros of the interior rows (no padding).
+  std::int64_t interior_nnz() const noexcept { return interior_nnz_; }
   /// How the interior rows are stored (see the constructor).
   InteriorLayout interior_layout() const noexcept { return layout_; }
   /// Entries stored for the interior rows, padding included (their
