@@ -192,6 +192,32 @@ def test_values_that_are_not_finite(comm, spd, where, bad):
     assert "expected finite numbers" in one_line(e)
 
 
+def test_one_rank_failing_fails_every_rank(comm, spd):
+    # Whatever one rank's arguments raise (a keyword of a type no option takes, an
+    # array that cannot be read) is shared before anything collective: every rank
+    # raises InputError, none waits for the others (they hung).
+    last = comm.rank == comm.size - 1
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, tol=object() if last else 1e-6)
+    assert one_line(e) == "tol: a object: expected a number, text or a bool"
+
+    class Unreadable:
+        def __array__(self, *args, **kwargs):
+            raise MemoryError("no room")
+
+    block, rows = block_of(spd, comm)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, Unreadable() if last else np.ones(block.shape[0]), comm=comm,
+                         rows=rows)
+    assert "out of memory while reading the arrays (no room)" in one_line(e)
+    with (asyncsolve.Solver(whole(spd, comm), comm=comm) as solver,
+          pytest.raises(asyncsolve.InputError, match="b or x0: out of memory")):
+        solver.solve(Unreadable() if comm.rank == 0 else None)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=(rows[0], None) if last else rows)
+    assert "expected rows=(first, last), two integers" in one_line(e)
+
+
 def test_result_numbers_that_json_cannot_hold_are_nan():
     r = asyncsolve.Result('{"result": {"true_residual": null, "residual_estimate": null}}',
                           np.zeros(0), np.zeros(0, dtype=np.int64))
