@@ -218,6 +218,13 @@ def test_one_rank_failing_fails_every_rank(comm, spd):
     assert "expected rows=(first, last), two integers" in one_line(e)
 
 
+def test_kernel_is_not_a_keyword(comm, spd):
+    # The stencil kernels run on the model problems only: a matrix has none to pick.
+    with pytest.raises(asyncsolve.InputError, match="unexpected keyword 'kernel'"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="jacobi", kernel="portable")
+    assert "kernel" not in asyncsolve.keywords()
+
+
 def test_result_numbers_that_json_cannot_hold_are_nan():
     r = asyncsolve.Result('{"result": {"true_residual": null, "residual_estimate": null}}',
                           np.zeros(0), np.zeros(0, dtype=np.int64))
