@@ -57,10 +57,13 @@ def more_cases(t: str, case, has_hypre: bool) -> list:
     # anything is read or written; the file is left as it was.
     asm = "solve --matrix {t}/block2.mtx --method pcg1 --pc asm --coarse nicolaides"
     for ranks in (1, 2):
-        for out in ("--write-solution {t}/coords.mtx", "--json {t}/coords.mtx",
-                    "--write-solution {t}/./coords.mtx", "--json {t}/coords-link.mtx"):
-            bad(f"{asm} --coordinates {{t}}/coords.mtx {out}", "is the same file as --coordinates",
-                ranks=ranks, untouched=[f"{t}/coords.mtx"])
+        same = "is the same file as --coordinates"
+        for out, fragment in (("--write-solution {t}/coords.mtx", same),
+                              ("--json {t}/coords.mtx", same),
+                              ("--write-solution {t}/./coords.mtx", same),
+                              ("--json {t}/coords-link.mtx", "is a symbolic link")):
+            bad(f"{asm} --coordinates {{t}}/coords.mtx {out}", fragment, ranks=ranks,
+                untouched=[f"{t}/coords.mtx"])
     bad("solve --matrix {t}/block2.mtx --method schwarz --coarse nicolaides --coordinates "
         "{t}/coords.mtx --write-solution {t}/coords.mtx", "is the same file as --coordinates",
         untouched=[f"{t}/coords.mtx"])
