@@ -15,10 +15,10 @@ namespace {
 
 /// Options that say where the system comes from or what grid it is on, and
 /// those a matrix always refuses: not keywords.
-constexpr std::array<std::string_view, 16> not_keywords{
+constexpr std::array<std::string_view, 17> not_keywords{
     "--problem", "--offset",  "--global",         "--local",    "--dims",          "--matrix",
     "--rhs",     "--x0",      "--write-solution", "--assemble", "--matrix-memory", "--json",
-    "--hybrid",  "--threads", "--copy",           "--shift"};
+    "--hybrid",  "--threads", "--copy",           "--shift",    "--kernel"};
 
 /// The configurations a matrix in memory can be solved in: every method but
 /// lanczos, every variant, the MPI transports, no hybrid scheme, a matrix

@@ -21,6 +21,7 @@
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
+#include "asyncsolve/sparse/csr.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
 
@@ -109,6 +110,10 @@ void build_from_rows(const par::Comm& comm, const EmbeddedMatrix& m, SparseProbl
     error = fmt::format(
         "rank {}: b or x0 of {} values for {} rows: expected one value per row", comm.rank(),
         !m.b.empty() && static_cast<std::int64_t>(m.b.size()) != n ? m.b.size() : m.x0.size(), n);
+  } else {
+    // a rank's own rows: its b and x0 entries numbered from 0
+    error = sparse::check_finite(fmt::format("rank {}: b", comm.rank()), m.b);
+    if (error.empty()) error = sparse::check_finite(fmt::format("rank {}: x0", comm.rank()), m.x0);
   }
   sparse::raise_together(comm, error);
   const double t0 = core::now_s();
@@ -270,6 +275,7 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
           error = fmt::format("{}: {} values for a matrix of {} rows: expected {}", what, v.size(),
                               rows, rows);
         }
+        if (error.empty()) error = sparse::check_finite(what, v);
       }
     }
     sparse::raise_together(comm, error);
@@ -292,6 +298,8 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
         error = fmt::format("rank {}: {} of {} values for {} rows: expected one value per row",
                             comm.rank(), what, v.size(), n);
       }
+      if (error.empty())
+        error = sparse::check_finite(fmt::format("rank {}: {}", comm.rank(), what), v);
     }
     sparse::raise_together(comm, error);
     std::copy(b.begin(), b.end(), mine_b.begin());

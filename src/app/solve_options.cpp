@@ -264,12 +264,20 @@ void refuse_max_time_and_idle_with_lanczos(const SolveArgs& a) {
                   a.idle));
 }
 
-/// --kernel NAME: one of the variants, and one this build has (ops::stencil7_kernels).
+/// --kernel NAME: one of the variants, and one this build has (ops::stencil7_kernels);
+/// only on a grid: the CSR system's Jacobi (--matrix, --assemble) has no stencil kernels.
 void validate_kernel(const SolveArgs& a, SolveConfig& c) {
   c.kernel = parse_one_of<ops::Stencil7Kernel>("--kernel", a.kernel);
   std::vector<std::string> built;
   for (const ops::Stencil7Kernel k : ops::stencil7_kernels()) built.emplace_back(name(k));
   expect_one_of("--kernel", a.kernel, built, " (the variants this build has)");
+  const bool csr = !c.sparse.matrix_path.empty() || c.sparse.assemble;
+  if (csr && c.kernel != ops::Stencil7Kernel::automatic) {
+    throw InputError(fmt::format(
+        "--kernel {} with {}: the stencil kernels run on the structured problems, expected no "
+        "--kernel (or auto)",
+        a.kernel, c.sparse.assemble ? "--assemble" : "--matrix"));
+  }
 }
 
 /// --idle on|off: asynchronous Jacobi only (any --idle, even "on", with sync,

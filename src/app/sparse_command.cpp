@@ -57,8 +57,11 @@ void check_output_paths(const SolveConfig& config, const par::Comm& comm) {
     try {
       if (!s.write_solution_path.empty())
         core::check_writable(s.write_solution_path, "--write-solution");
-      const core::NamedPath inputs[] = {
-          {"--matrix", s.matrix_path}, {"--rhs", s.rhs_path}, {"--x0", s.x0_path}};
+      // Every file the command reads, --coordinates included.
+      const core::NamedPath inputs[] = {{"--matrix", s.matrix_path},
+                                        {"--rhs", s.rhs_path},
+                                        {"--x0", s.x0_path},
+                                        {"--coordinates", config.schwarz.coordinates}};
       const core::NamedPath outputs[] = {{"--json", config.json_path},
                                          {"--write-solution", s.write_solution_path}};
       core::check_distinct_files(inputs, outputs);
@@ -108,11 +111,37 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
   return p;
 }
 
+/// Refuses, as bad input, a model problem whose assembled matrix would not
+/// fit in a node's memory, as the structured solvers refuse fields that
+/// would not (better one clear line than an allocation failure or the OOM
+/// killer on one rank). A lower bound: each stored entry (7 or 27 a row) in
+/// the distributed matrix and in the operator's copy (8-byte value, 4-byte
+/// column), and eight vectors (x, b, x0, r and the method's). Collective;
+/// the same verdict on every rank.
+void check_assembly_memory(const SolveConfig& config, const grid::Decomposition& decomposition) {
+  const grid::Int3& n = decomposition.local();
+  const double rows = 1.0 * n[0] * n[1] * n[2];
+  const double entries = config.problem == Problem::laplace27 ? 27.0 : 7.0;
+  const par::NodeMemory memory =
+      par::node_memory(decomposition.comm(), rows * (2.0 * 12.0 * entries + 8.0 * 8.0));
+  if (memory.need_bytes > 0.9 * memory.have_bytes) {
+    const bool global = config.decomposition.global.has_value();
+    const grid::Int3 size = global ? *config.decomposition.global
+                                   : config.decomposition.local.value_or(decomposition.local());
+    throw core::InputError(fmt::format(
+        "--{} {} with --assemble: the assembled matrix needs at least {:.1f} GiB on one node, "
+        "which has {:.1f} GiB of memory; expected a grid that fits",
+        global ? "global" : "local", core::format_triple(size), memory.need_bytes / 1073741824.0,
+        memory.have_bytes / 1073741824.0));
+  }
+}
+
 SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world) {
   const auto problem =
       grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
   SparseProblem p;
   p.decomposition.emplace(grid::Decomposition::create(world, config.decomposition));
+  check_assembly_memory(config, *p.decomposition);
   solvers::AssembledSystem a = solvers::assemble(*problem, *p.decomposition, config.shift);
   p.matrix = std::move(a.matrix);
   p.b = std::move(a.b);

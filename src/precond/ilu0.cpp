@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,7 @@ LocalBlock diagonal_block(const AssembledRows& rows) {
 
 class Ilu0 final : public Preconditioner {
  public:
-  Ilu0(PcOperator& op) : op_(op) {
+  Ilu0(PcOperator& op, std::span<const std::int64_t> file_rows) : op_(op) {
     const double t0 = core::now_s();
     report_.name = "ilu0";
     const AssembledRows rows = op.assemble();
@@ -81,14 +82,20 @@ class Ilu0 final : public Preconditioner {
     } mine{bad >= 0 ? 1 : 0, op.comm().rank()}, worst{0, 0};
     par::check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, op.comm().get()),
                    "MPI_Allreduce");
-    std::int64_t row = rows.first_row + bad;
-    par::check_mpi(MPI_Bcast(&row, 1, MPI_INT64_T, worst.rank, op.comm().get()), "MPI_Bcast");
     if (worst.bad != 0) {
-      throw core::InputError(fmt::format(
-          "--pc ilu0: a zero pivot in row {} (0-based, in the ranks' row order) of rank {}'s "
-          "block: its ILU(0) does not exist; expected a matrix with a non-zero diagonal that "
-          "stays non-zero (try --pc jacobi or boomeramg)",
-          row, worst.rank));
+      // The row as the user knows it: the file's (1-based) where there is
+      // one, else the distributed numbering (0-based); and whether A's own
+      // diagonal is zero there (then no diagonal preconditioner helps).
+      const bool named = !file_rows.empty();
+      std::int64_t where[2] = {0, bad_diagonal_is_zero_ ? 1 : 0};
+      if (bad >= 0) where[0] = named ? file_rows[bad] + 1 : rows.first_row + bad;
+      par::check_mpi(MPI_Bcast(where, 2, MPI_INT64_T, worst.rank, op.comm().get()), "MPI_Bcast");
+      throw core::InputError(
+          fmt::format("--pc ilu0: {} {} {}, so its ILU(0) does not exist; expected a matrix whose "
+                      "diagonal is non-zero and stays non-zero in the factorisation ({})",
+                      named ? "file row" : "global row", where[0],
+                      where[1] != 0 ? "has a_ii = 0" : "has a zero pivot (its diagonal cancelled)",
+                      where[1] != 0 ? "try --pc none or asm" : "try --pc jacobi, asm or none"));
     }
     b_ = std::move(b);
     values_.resize(static_cast<std::size_t>(n_));
@@ -119,7 +126,8 @@ class Ilu0 final : public Preconditioner {
  private:
   /// In place: b becomes L (strictly lower, unit diagonal implied) and U;
   /// diag_ the position of each diagonal entry, dinv_ its inverse. Returns
-  /// the first row with a zero pivot, or -1.
+  /// the first row with a zero pivot, or -1 (bad_diagonal_is_zero_: whether
+  /// A's own diagonal is zero on that row).
   int factorise(LocalBlock& b) {
     diag_.assign(static_cast<std::size_t>(n_), -1);
     dinv_.assign(static_cast<std::size_t>(n_), 0.0);
@@ -127,6 +135,9 @@ class Ilu0 final : public Preconditioner {
     for (int i = 0; i < n_; ++i) {
       const std::int64_t begin = b.row_ptr[i];
       const std::int64_t end = b.row_ptr[i + 1];
+      const auto a_ii = std::lower_bound(b.col.begin() + begin, b.col.begin() + end, i);
+      bad_diagonal_is_zero_ =
+          a_ii == b.col.begin() + end || *a_ii != i || b.val[a_ii - b.col.begin()] == 0.0;
       for (std::int64_t e = begin; e < end; ++e) where[b.col[e]] = e;
       for (std::int64_t e = begin; e < end && b.col[e] < i; ++e) {
         // l_ik = a_ik / u_kk; a_ij -= l_ik u_kj for j > k in row i's pattern
@@ -170,6 +181,7 @@ class Ilu0 final : public Preconditioner {
 
   PcOperator& op_;
   int n_ = 0;
+  bool bad_diagonal_is_zero_ = false;
   LocalBlock b_;
   std::vector<std::int64_t> diag_;
   std::vector<double> dinv_;
@@ -179,8 +191,8 @@ class Ilu0 final : public Preconditioner {
 
 }  // namespace
 
-std::unique_ptr<Preconditioner> make_ilu0(const PcSettings& /*settings*/, PcOperator& op) {
-  return std::make_unique<Ilu0>(op);
+std::unique_ptr<Preconditioner> make_ilu0(const PcSettings& settings, PcOperator& op) {
+  return std::make_unique<Ilu0>(op, settings.file_rows);
 }
 
 }  // namespace asyncsolve::precond::detail

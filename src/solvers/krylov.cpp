@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -35,6 +36,14 @@ constexpr std::array all_methods{KrylovMethod::cg,       KrylovMethod::pcg1,
                                  KrylovMethod::pipecg,   KrylovMethod::gmres,
                                  KrylovMethod::fgmres,   KrylovMethod::pgmres,
                                  KrylovMethod::bicgstab, KrylovMethod::pipebicgstab};
+
+/// A row as a message names it: the file's (1-based) where the rows have
+/// file names (`row` is then one of them, 0-based), else the distributed
+/// numbering's global row (0-based).
+std::string row_name(std::span<const std::int64_t> file_rows, std::int64_t row) {
+  return file_rows.empty() ? fmt::format("global row {}", row)
+                           : fmt::format("file row {}", row + 1);
+}
 
 /// Each method's loop, in KrylovMethod's order.
 constexpr std::array<detail::KrylovLoop, all_methods.size()> loops{
@@ -212,6 +221,7 @@ PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options)
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
     precond::PcSettings settings = options.pc;
+    settings.file_rows = options.file_rows;  // messages name the file's rows
     if (!needs_symmetric_matrix(options.method)) precond::use_nonsymmetric_defaults(settings);
     out.pc = precond::make_preconditioner(settings, a);
     out.setup_s = core::now_s() - t0;
@@ -241,27 +251,33 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
   }
   if (const std::string divider = diagonal_divider(options); !divider.empty()) {
     if (!needs_symmetric_matrix(options.method) && options.pc.kind != precond::PcKind::chebyshev) {
-      // D^-1 of a general matrix: any non-zero diagonal
-      double smallest = std::numeric_limits<double>::infinity();
-      for (const double v : system.op.diagonal()) smallest = std::min(smallest, std::abs(v));
-      par::check_mpi(
-          MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, matrix.comm().get()),
-          "MPI_Allreduce");
-      if (!(smallest > 0.0)) {
+      // D^-1 of a general matrix: any non-zero diagonal, the zero one named
+      if (const DiagonalCheck d =
+              smallest_diagonal(matrix, system.op, options.file_rows, DiagonalOrder::magnitude);
+          !(d.value != 0.0)) {
         throw core::InputError(fmt::format(
-            "{} divides by the diagonal, and a diagonal entry is zero: expected a non-zero "
-            "diagonal (try --pc none or boomeramg)",
-            divider));
+            "{} divides by the diagonal, and {} has a_ii = 0: expected a non-zero diagonal "
+            "(try --pc none or asm)",
+            divider, row_name(options.file_rows, d.row)));
       }
     } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
                !(d.value > 0.0)) {
       throw core::InputError(fmt::format(
           "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
           "symmetric positive definite matrix has one)",
-          divider,
-          options.file_rows.empty() ? fmt::format("global row {}", d.row)
-                                    : fmt::format("file row {}", d.row + 1),
-          d.value));
+          divider, row_name(options.file_rows, d.row), d.value));
+    }
+  }
+  if (options.pc.kind == precond::PcKind::boomeramg) {
+    // hypre's smoothers divide by the diagonal: refused here, by row, rather
+    // than as a runtime failure inside HYPRE_BoomerAMGSetup
+    if (const DiagonalCheck d =
+            smallest_diagonal(matrix, system.op, options.file_rows, DiagonalOrder::magnitude);
+        !(d.value != 0.0)) {
+      throw core::InputError(fmt::format(
+          "--pc boomeramg: its smoothers divide by the diagonal, and {} has a_ii = 0: expected a "
+          "non-zero diagonal (try --pc none or asm)",
+          row_name(options.file_rows, d.row)));
     }
   }
 }

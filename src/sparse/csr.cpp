@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,19 @@ std::string check_csr_view(const CsrView& a) {
         return fmt::format("row {}: column {}: expected a column from 0 to {}", i, a.col[k],
                            a.cols - 1);
       }
+      if (!std::isfinite(a.val[k])) {
+        return fmt::format("row {}, column {}: the value {}: expected finite numbers", i, a.col[k],
+                           a.val[k]);
+      }
+    }
+  }
+  return {};
+}
+
+std::string check_finite(std::string_view what, std::span<const double> v) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!std::isfinite(v[i])) {
+      return fmt::format("{}: entry {} is {}: expected finite numbers", what, i, v[i]);
     }
   }
   return {};

@@ -7,6 +7,7 @@
 #include "asyncsolve/sparse/dist_matrix.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -52,6 +53,12 @@ std::string check_rows(int rank, std::int64_t global_rows, std::int64_t first_ro
       if (rows.col[k] < 0 || rows.col[k] >= global_rows) {
         return fmt::format("rank {}: global row {} has column {}: expected 0 to {}", rank,
                            first_row + i, rows.col[k], global_rows - 1);
+      }
+      if (!std::isfinite(rows.val[k])) {
+        return fmt::format(
+            "rank {}: global row {}, column {}: the value {}: expected finite "
+            "numbers",
+            rank, first_row + i, rows.col[k], rows.val[k]);
       }
     }
   }

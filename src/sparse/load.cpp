@@ -18,6 +18,7 @@
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/sparse/csr.hpp"
 
 namespace asyncsolve::sparse {
 namespace {
@@ -182,6 +183,7 @@ Prepared prepare_view(const SystemView& system, const PartitionSpec& partition, 
       throw core::InputError(fmt::format("{}: {} values for a matrix of {} rows: expected {}", name,
                                          v.size(), p.a.rows, p.a.rows));
     }
+    if (const std::string bad = check_finite(name, v); !bad.empty()) throw core::InputError(bad);
   }
   if (system.b.empty()) p.b_read = row_sums(p.a, what);
   p.b = system.b.empty() ? std::span<const double>(p.b_read) : system.b;

@@ -33,6 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bad_input_more import more_cases, prepare_more
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -523,6 +525,7 @@ def prepare(tmp: str) -> None:
     (t / "rowsum.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 3\n"
                                   "1 1 1\n2 1 1.5e308\n2 2 1.5e308\n")
     write_matrices(t)
+    prepare_more(t)
     (t / "binary.toml").write_bytes(bytes(range(256)) * 4)
     (t / "empty.toml").write_text("")
     (t / "notoml.toml").write_text("[suite\nname=")
@@ -649,7 +652,8 @@ def main() -> int:
     mpiexec = shlex.split(args.mpiexec.replace(";", " "))  # a CMake list from ctest
     with tempfile.TemporaryDirectory(prefix="bad-input-") as tmp:
         prepare(tmp)
-        hand_written = hand_cases(tmp, has_hypre(binary, mpiexec))
+        hypre = has_hypre(binary, mpiexec)
+        hand_written = hand_cases(tmp, hypre) + more_cases(tmp, Case, hypre)
         cases = hand_written + table_cases(binary, tmp)
         cases = [c for c in cases if args.filter in " ".join(c.args)]
         if args.list:

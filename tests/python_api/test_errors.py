@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import asyncsolve
-from conftest import block_of
+from conftest import block_of, rhs
 
 
 def one_line(e: pytest.ExceptionInfo) -> str:
@@ -167,3 +167,66 @@ def test_zero_diagonal_refused_by_jacobi_preconditioner(comm):
         asyncsolve.solve(whole(a, comm), np.ones(a.shape[0]), comm=comm, method="gmres",
                          pc="jacobi")
     assert "diagonal" in one_line(e)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("where", ["A", "A by rows", "b", "b by rows", "x0", "Solver b"])
+def test_values_that_are_not_finite(comm, spd, where, bad):
+    # A caller's NaN or infinity is bad input, as it is in a Matrix Market file:
+    # refused on every rank before the solve (it was solved, and the Result's
+    # residuals, null in the document, raised TypeError).
+    a, b, x0 = spd.copy(), rhs(spd.shape[0]), np.zeros(spd.shape[0])
+    {"A": a.data, "A by rows": a.data, "x0": x0}.get(where, b)[0] = bad
+    block, rows = block_of(a, comm)
+
+    def attempt():
+        if where.endswith("by rows"):
+            return asyncsolve.solve(block, b[rows[0]:rows[1]], comm=comm, rows=rows)
+        if where == "Solver b":
+            with asyncsolve.Solver(whole(spd, comm), comm=comm) as solver:
+                return solver.solve(whole(b, comm))
+        return asyncsolve.solve(whole(a, comm), whole(b, comm), x0=whole(x0, comm), comm=comm)
+
+    with pytest.raises(asyncsolve.InputError) as e:
+        attempt()
+    assert "expected finite numbers" in one_line(e)
+
+
+def test_one_rank_failing_fails_every_rank(comm, spd):
+    # Whatever one rank's arguments raise (a keyword of a type no option takes, an
+    # array that cannot be read) is shared before anything collective: every rank
+    # raises InputError, none waits for the others (they hung).
+    last = comm.rank == comm.size - 1
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, tol=object() if last else 1e-6)
+    assert one_line(e) == "tol: a object: expected a number, text or a bool"
+
+    class Unreadable:
+        def __array__(self, *args, **kwargs):
+            raise MemoryError("no room")
+
+    block, rows = block_of(spd, comm)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, Unreadable() if last else np.ones(block.shape[0]), comm=comm,
+                         rows=rows)
+    assert "out of memory while reading the arrays (no room)" in one_line(e)
+    with (asyncsolve.Solver(whole(spd, comm), comm=comm) as solver,
+          pytest.raises(asyncsolve.InputError, match="b or x0: out of memory")):
+        solver.solve(Unreadable() if comm.rank == 0 else None)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=(rows[0], None) if last else rows)
+    assert "expected rows=(first, last), two integers" in one_line(e)
+
+
+def test_kernel_is_not_a_keyword(comm, spd):
+    # The stencil kernels run on the model problems only: a matrix has none to pick.
+    with pytest.raises(asyncsolve.InputError, match="unexpected keyword 'kernel'"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="jacobi", kernel="portable")
+    assert "kernel" not in asyncsolve.keywords()
+
+
+def test_result_numbers_that_json_cannot_hold_are_nan():
+    r = asyncsolve.Result('{"result": {"true_residual": null, "residual_estimate": null}}',
+                          np.zeros(0), np.zeros(0, dtype=np.int64))
+    assert np.isnan(r.true_residual)
+    assert np.isnan(r.residual_estimate)

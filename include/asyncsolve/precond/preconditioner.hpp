@@ -123,6 +123,10 @@ struct PcSettings {
   /// once the rows are known; null: block size 1 in the operator's global
   /// row order, no coordinates).
   std::shared_ptr<const NearNullSpace> near_null;
+  /// This rank's rows as a Matrix Market file numbers them (0-based), for
+  /// messages that name a row (ilu0's zero pivot); empty: the distributed
+  /// numbering. A view, valid while the preconditioner is set up.
+  std::span<const std::int64_t> file_rows;
 };
 
 /// The value of `--pc` as the command line spells it: "chebyshev:5" for a

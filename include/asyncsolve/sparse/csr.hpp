@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asyncsolve::sparse {
@@ -50,6 +51,11 @@ struct CsrView {
 /// ascending, ending at the length of col and val; every column in [0,
 /// cols)), else one line saying what does not, naming the first bad row.
 std::string check_csr_view(const CsrView& a);
+
+/// Local: an empty string when every value of `v` is finite, else one line
+/// naming `what`, the first entry that is not (0-based) and its value: a
+/// caller's NaN or infinity is bad input, as it is in a Matrix Market file.
+std::string check_finite(std::string_view what, std::span<const double> v);
 
 /// Local: y = A x in plain loops (the serial reference of every distributed
 /// mat-vec). x has a.cols values, y a.rows.

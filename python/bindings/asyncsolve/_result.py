@@ -11,6 +11,12 @@ import numpy as np
 from . import _core
 
 
+def _number(value: Any) -> float:
+    """A number of the document: JSON has no NaN or infinity, so the document
+    holds null where a breakdown made one; that is NaN here."""
+    return float("nan") if value is None else float(value)
+
+
 class Result:
     """The outcome of a solve, the same on every rank except ``x`` and ``rows``.
 
@@ -60,13 +66,13 @@ class Result:
 
     @property
     def true_residual(self) -> float:
-        """||b - A x|| / ||b||, measured after the solve."""
-        return float(self.document["result"]["true_residual"])
+        """||b - A x|| / ||b||, measured after the solve (NaN where it is not a number)."""
+        return _number(self.document["result"]["true_residual"])
 
     @property
     def residual_estimate(self) -> float:
-        """The relative residual the stopping test used."""
-        return float(self.document["result"]["residual_estimate"])
+        """The relative residual the stopping test used (NaN where it is not a number)."""
+        return _number(self.document["result"]["residual_estimate"])
 
     @property
     def history(self) -> list[dict[str, Any]]:

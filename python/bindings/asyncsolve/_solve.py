@@ -42,12 +42,29 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
     raise _Refused(f"{keyword}: a {type(value).__name__}: expected a number, text or a bool")
 
 
-def _keywords(method: str | None, pc: str | None, tol: float | None,
-              options: dict[str, Any]) -> list[tuple[str, str, bool]]:
-    named = {"method": method, "pc": pc, "tol": tol}
+def _keywords(named: dict[str, Any], options: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """The keywords as text; _Refused for a value of a type no option takes."""
     given = dict(options) | {k: v for k, v in named.items() if v is not None}
     texts = [_keyword_text(k, v) for k, v in given.items() if v is not None]
     return [t for t in texts if t is not None]
+
+
+def _local_error(e: BaseException, what: str) -> str:
+    """A rank's own failure while it reads its arguments, as the message every rank raises."""
+    if isinstance(e, _Refused):
+        return str(e)
+    if isinstance(e, MemoryError):
+        return f"{what}: out of memory while reading the arrays ({e}): expected a smaller system"
+    return f"{what}: {e}"
+
+
+def _rows(rows: Any) -> tuple[int, int]:
+    """rows=(first, last) as two integers, or a refusal."""
+    try:
+        first, last = (int(r) for r in rows)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise _Refused(f"rows={rows!r}: {e}: expected rows=(first, last), two integers") from e
+    return first, last
 
 
 def _vector(v: Any, name: str) -> np.ndarray | None:
@@ -91,13 +108,21 @@ def _indices32(indices: np.ndarray, name: str) -> np.ndarray:
 
 
 def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
-          keywords: list[tuple[str, str, bool]], keep: bool) -> tuple[_core.System, MPI.Comm]:
-    """Collective: the system set up on every rank, or InputError on every rank."""
+          named: dict[str, Any], options: dict[str, Any],
+          keep: bool) -> tuple[_core.System, MPI.Comm]:
+    """Collective: the system set up on every rank, or InputError on every rank.
+
+    Whatever a rank finds wrong with its own arguments (keywords included),
+    and any exception while it reads them, is shared before anything
+    collective: no rank is left waiting for one that raised.
+    """
     comm = check_comm(comm)
     whole = rows is None
     args: dict[str, Any] = {}
+    keywords: list[tuple[str, str, bool]] = []
     error = None
     try:
+        keywords = _keywords(named, options)
         if whole and comm.rank != 0:
             args = {"indptr": None, "indices": None, "data": None, "b": None, "x0": None,
                     "rows": 0, "cols": 0}
@@ -111,7 +136,7 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                 args |= {"indices": np.ascontiguousarray(_indices32(m.indices, "A")),
                          "rows": m.shape[0], "cols": m.shape[1]}
             else:
-                first, last = (int(r) for r in rows)
+                first, last = _rows(rows)
                 if last - first != m.shape[0]:
                     raise _Refused(
                         f"rows=({first}, {last}) on rank {comm.rank}: {last - first} rows, "
@@ -119,10 +144,8 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                 # Global columns: 64-bit (a copy when scipy holds 32-bit indices).
                 args |= {"indices": np.ascontiguousarray(m.indices, dtype=np.int64),
                          "global_rows": m.shape[1], "first_row": first}
-    except _Refused as e:
-        error = str(e)
-    except (TypeError, ValueError) as e:
-        error = f"rows: {e}: expected rows=(first, last)" if not whole else f"A: {e}"
+    except Exception as e:  # every local failure is shared, then raised
+        error = _local_error(e, "A" if whole else f"rows={rows!r} on rank {comm.rank}")
     agree(comm, error)
     if whole:
         system = _core.System.whole(comm, keywords, MATRIX_NAME, args["rows"], args["cols"],
@@ -174,8 +197,8 @@ def solve(A: Any,  # noqa: N803  (the matrix is A, as in scipy.sparse.linalg)
     Raises InputError (bad input: one line, on every rank), NotConverged
     (carrying the Result) or RuntimeFailure.
     """
-    keywords = _keywords(method, pc, tol, options)
-    system, _ = _open(A, b, comm, rows, x0, keywords, keep=False)
+    named = {"method": method, "pc": pc, "tol": tol}
+    system, _ = _open(A, b, comm, rows, x0, named, options, keep=False)
     try:
         return _result(system, take_x=True, gather=gather)
     finally:
@@ -200,9 +223,9 @@ class Solver:
         comm = check_comm(comm)
         agree(comm, "repeat_solve: a Solver repeats through solve(): expected no repeat_solve"
               if options.get("repeat_solve", 1) != 1 else None)
-        keywords = _keywords(method, pc, tol, options)
+        named = {"method": method, "pc": pc, "tol": tol}
         self._whole = rows is None
-        self._system, self.comm = _open(A, None, comm, rows, None, keywords, keep=True)
+        self._system, self.comm = _open(A, None, comm, rows, None, named, options, keep=True)
 
     def solve(self, b: Any = None, x0: Any = None, *, gather: bool = False) -> Result:
         """Collective: solve A x = b (None: b = A 1) from x0 (None: zero).
@@ -215,8 +238,8 @@ class Solver:
         try:
             if not self._whole or self.comm.rank == 0:
                 vectors = {"b": _vector(b, "b"), "x0": _vector(x0, "x0")}
-        except _Refused as e:
-            error = str(e)
+        except Exception as e:  # shared with the other ranks, then raised
+            error = _local_error(e, "b or x0")
         agree(self.comm, error)
         self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
         return _result(self._system, take_x=False, gather=gather)

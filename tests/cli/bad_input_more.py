@@ -1,0 +1,98 @@
+"""The second hostile pass's cases of the bad-input suite (tests/cli/bad_input.py runs them
+with its own): the same classes of input on the newer surfaces: the Schwarz coarse
+space's --coordinates as an input that an output must not replace; a zero diagonal
+met by the nonsymmetric methods' preconditioners (ilu0, Jacobi, boomeramg), named by
+the file's row with a hint that can help; --kernel where no stencil kernel runs; an
+assembled model problem too big for the node's memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+
+def prepare_more(t: Path) -> None:
+    """A 2 x 2-block system with its nodes' coordinates; a nonsymmetric matrix whose
+    file row 3 has a_33 = 0 (a convection-diffusion chain)."""
+    n = 16  # nodes on a line, 2 unknowns each: two decoupled 1-D Laplacians (+ 0.01 I)
+    entries = []
+    for node in range(n):
+        for c in range(2):
+            row = 2 * node + c
+            entries.append((row, row, 2.01))
+            if node > 0:
+                entries.append((row, row - 2, -1.0))
+    lines = ["%%MatrixMarket matrix coordinate real symmetric", "% block-size: 2",
+             f"{2 * n} {2 * n} {len(entries)}"]
+    lines += [f"{i + 1} {j + 1} {v!r}" for i, j, v in entries]
+    (t / "block2.mtx").write_text("\n".join(lines) + "\n")
+    coords = ["%%MatrixMarket matrix array real general", f"{n} 2"]
+    coords += [f"{float(node)!r}" for node in range(n)] + ["0.0"] * n  # column-major: x, then y
+    (t / "coords.mtx").write_text("\n".join(coords) + "\n")
+    os.symlink(t / "coords.mtx", t / "coords-link.mtx")
+    m = 12
+    general = []
+    for i in range(m):
+        general.append((i, i, 0.0 if i == 2 else 3.0))
+        if i > 0:
+            general.append((i, i - 1, -1.0))
+        if i + 1 < m:
+            general.append((i, i + 1, -0.5))
+    lines = ["%%MatrixMarket matrix coordinate real general", f"{m} {m} {len(general)}"]
+    lines += [f"{i + 1} {j + 1} {v!r}" for i, j, v in general if v != 0.0]
+    lines[1] = f"{m} {m} {len(lines) - 2}"
+    (t / "zerodiag-general.mtx").write_text("\n".join(lines) + "\n")
+
+
+def more_cases(t: str, case, has_hypre: bool) -> list:
+    """The cases; `case` is bad_input.Case; has_hypre: whether --pc boomeramg is built."""
+    c = []
+
+    def bad(text, fragment, **kw):
+        c.append(case(shlex.split(text.format(t=t)), 2, fragment, **kw))
+
+    # Class 2 on --coordinates: an output naming it (by any spelling) is refused before
+    # anything is read or written; the file is left as it was.
+    asm = "solve --matrix {t}/block2.mtx --method pcg1 --pc asm --coarse nicolaides"
+    for ranks in (1, 2):
+        same = "is the same file as --coordinates"
+        for out, fragment in (("--write-solution {t}/coords.mtx", same),
+                              ("--json {t}/coords.mtx", same),
+                              ("--write-solution {t}/./coords.mtx", same),
+                              ("--json {t}/coords-link.mtx", "is a symbolic link")):
+            bad(f"{asm} --coordinates {{t}}/coords.mtx {out}", fragment, ranks=ranks,
+                untouched=[f"{t}/coords.mtx"])
+    bad("solve --matrix {t}/block2.mtx --method schwarz --coarse nicolaides --coordinates "
+        "{t}/coords.mtx --write-solution {t}/coords.mtx", "is the same file as --coordinates",
+        untouched=[f"{t}/coords.mtx"])
+    # Class 6 on ilu0 and the nonsymmetric methods' Jacobi: the zero diagonal is named
+    # by the file's row (3), whatever the partition, and the hint can help.
+    for method in ("gmres", "bicgstab"):
+        for partition in ("block", "metis"):
+            bad(f"solve --matrix {{t}}/zerodiag-general.mtx --method {method} --pc ilu0 "
+                f"--partition {partition}", "--pc ilu0: file row 3 has a_ii = 0", ranks=3,
+                absent="--pc jacobi")
+            bad(f"solve --matrix {{t}}/zerodiag-general.mtx --method {method} --pc jacobi "
+                f"--partition {partition}", "file row 3 has a_ii = 0", ranks=3,
+                absent="boomeramg")
+            # hypre's smoothers divide by the diagonal too: bad input (exit 2) naming the
+            # row, not a runtime failure (exit 4) inside HYPRE_BoomerAMGSetup.
+            bad(f"solve --matrix {{t}}/zerodiag-general.mtx --method {method} --pc boomeramg "
+                f"--partition {partition}",
+                "--pc boomeramg: its smoothers divide by the diagonal, and file row 3 has a_ii = 0"
+                if has_hypre else "this build has no hypre", ranks=3)
+    # --kernel picks a stencil kernel of the structured problems; the CSR systems have
+    # none, so a kernel named with them would be recorded in the document but never run.
+    bad("solve --matrix {t}/block2.mtx --method jacobi --kernel portable",
+        "--kernel portable with --matrix")
+    bad("solve --problem ones --assemble --local 6,6,6 --method jacobi --kernel stream",
+        "--kernel stream with --assemble")
+    # An assembled model problem that cannot fit: one line before any allocation (not
+    # an allocation failure, the OOM killer, or minutes of paging on one rank).
+    for ranks in (1, 2):
+        bad("solve --problem ones --assemble --global 2000,2000,2000 --method cg",
+            "with --assemble: the assembled matrix needs at least", ranks=ranks,
+            limit_as=4 << 30)
+    return c
