@@ -193,8 +193,10 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
             .sample = "10"});
   t.choice("--cgs-refinement", a.cgs_refinement, names<solvers::CgsRefinement>(),
            {.help = "gmres, fgmres: classical Gram-Schmidt's second pass: never, ifneeded (when "
-                    "the projected vector is shorter than its projections) or always (PETSc's "
-                    "-ksp_gmres_cgs_refinement_type)",
+                    "the projected vector is shorter than its projections), always (PETSc's "
+                    "-ksp_gmres_cgs_refinement_type), or delayed: every vector's second pass "
+                    "made one iteration later, in the next projection's reduction and passes "
+                    "(one reduction and two passes over the basis an iteration)",
             .applies = applies_when({when("--method", {"gmres", "fgmres"})}),
             .sample = "always"});
   add_schwarz_options(t, a.schwarz, preconditioned_names());

@@ -78,7 +78,8 @@ solvers::KrylovMethod krylov_method(Method method);
 /// --cgs-refinement, in solvers::CgsRefinement's order.
 template <>
 struct EnumNames<solvers::CgsRefinement> {
-  static constexpr std::array<std::string_view, 3> names{"never", "ifneeded", "always"};
+  static constexpr std::array<std::string_view, 4> names{"never", "ifneeded", "always",
+                                                         "delayed"};
 };
 
 /// --variant: synchronous, asynchronous (newest whole message) or racy Jacobi.
@@ -163,7 +164,7 @@ struct SolveConfig {
   /// --restart: the GMRES family's restart length m.
   int restart = 30;
   /// --cgs-refinement: gmres and fgmres's second Gram-Schmidt pass.
-  solvers::CgsRefinement refinement = solvers::CgsRefinement::if_needed;
+  solvers::CgsRefinement refinement = solvers::CgsRefinement::delayed;
   SpinConfig spin;        ///< --method lanczos --problem tfim
   SparseConfig sparse;    ///< --matrix and its companions, --assemble
   SchwarzConfig schwarz;  ///< --block-size and --coordinates as given (the rest in pc)
@@ -203,7 +204,7 @@ struct SolveArgs {
   std::string pc{auto_choice};
   std::string pc_option;  ///< --pc-option, every occurrence joined by newlines
   std::string allreduce{auto_choice};
-  std::string cgs_refinement = "ifneeded";
+  std::string cgs_refinement = "delayed";
   std::string progress = "none";
   std::string idle;                 ///< --idle as given ("" when absent: on for async and racy)
   std::string kernel{auto_choice};  ///< --kernel as given

@@ -117,6 +117,15 @@ void scale(double c, const Field& x, Field& y) noexcept {
   charge_streams(x, 2);
 }
 
+void scal(double c, Field& y) noexcept {
+  for_rows(y, [&](std::ptrdiff_t o, int nx) {
+    double* __restrict py = y.origin() + o;
+#pragma omp simd
+    for (int i = 0; i < nx; ++i) py[i] *= c;
+  });
+  charge_streams(y, 2);
+}
+
 void diag_scale(const Field& x, double d, Field& y) noexcept {
   assert(same_shape(x, y));
   for_rows(x, [&](std::ptrdiff_t o, int nx) {

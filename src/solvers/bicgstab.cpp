@@ -28,7 +28,7 @@ void run_bicgstab(KrylovContext& k) {
   RightPreconditioner pc(k);
   grid::Field r = k.make_field();
   grid::Field r0 = k.make_field();
-  grid::Field p = k.make_field();
+  grid::Field p = pc.jacobi() != nullptr ? grid::Field() : k.make_field();  // Jacobi: phat only
   grid::Field v = k.make_field();
   grid::Field s = k.make_field();
   grid::Field t = k.make_field();
@@ -76,22 +76,36 @@ void run_bicgstab(KrylovContext& k) {
   //               interior is computed
   //   reductions: 3 blocking, of 2, 3 and 2 doubles: (v, r0) and ||v||^2;
   //               (t, s), (t, t), (s, s); ||r||^2 and the next rho (r, r0)
-  //   memory:     208 B besides the mat-vecs and the preconditioner:
-  //               p 32, (v, r0) 24, s 24, (t, s) 16, x and r 64 (x, phat,
-  //               shat, s, t, r0 in; x, r out), the local ||r||^2 in the last
+  //   memory:     168 B besides the mat-vecs and the preconditioner:
+  //               p 32, (v, r0) and ||v||^2 16, s 24, (t, s) 16, x and r 64
+  //               (x, phat, shat, s, t, r0 in; x, r out), the local ||r||^2
+  //               in the last. Jacobi folded in: 176 B in all, where the
+  //               update of p, its scaling, s and its scaling would take 208:
+  //               p is kept only as phat = D^-1 p (40 B with D^-1) and s is
+  //               scaled as it is made (40 B)
+  const ops::Scaling* jacobi = pc.jacobi();
   for (;;) {
-    if (fresh) {
-      // p = r
-      k.timed(vector_scale_phase, [&] { ops::copy(r, p); });
-      fresh = false;
+    // p = r + beta (p - omega v), beta = (rho / rho_old) (alpha / omega);
+    // p = r when fresh
+    const double beta = fresh ? 0.0 : (rho / rho_old) * (alpha / omega);
+    grid::Field* phat = &phat_store;
+    if (jacobi != nullptr) {
+      // phat = D^-1 p in the same pass (vector_scale)
+      k.timed(vector_scale_phase, [&] {
+        ops::bicgstab_direction_jacobi(*jacobi, beta, omega, fresh, r, v, phat_store);
+      });
     } else {
-      // p = r + beta (p - omega v), beta = (rho / rho_old) (alpha / omega)
-      const double beta = (rho / rho_old) * (alpha / omega);
-      k.timed(vector_scale_phase, [&] { ops::lincomb3(1.0, r, -beta * omega, v, beta, p); });
+      if (fresh) {
+        k.timed(vector_scale_phase, [&] { ops::copy(r, p); });
+      } else {
+        k.timed(vector_scale_phase, [&] { ops::lincomb3(1.0, r, -beta * omega, v, beta, p); });
+      }
+      // phat = M^-1 p
+      phat = &pc.apply(p, phat_store);
     }
-    // phat = M^-1 p; v = A phat
-    grid::Field& phat = pc.apply(p, phat_store);
-    k.matvec(phat, v);
+    fresh = false;
+    // v = A phat
+    k.matvec(*phat, v);
     // sigma = (v, r0), with ||v||^2 for the breakdown test
     std::array<double, 2> sv{};
     sigma_product.start(ops::dots2(v, r0, v));
@@ -104,9 +118,15 @@ void run_bicgstab(KrylovContext& k) {
     }
     // alpha = rho / sigma; s = r - alpha v; shat = M^-1 s; t = A shat
     alpha = rho / sigma;
-    k.timed(axpy_phase, [&] { ops::waxpby(r, -alpha, v, s); });
-    grid::Field& shat = pc.apply(s, shat_store);
-    k.matvec(shat, t);
+    grid::Field* shat = &shat_store;
+    if (jacobi != nullptr) {
+      k.timed(axpy_phase,
+              [&] { ops::bicgstab_half_step_jacobi(*jacobi, alpha, r, v, s, shat_store); });
+    } else {
+      k.timed(axpy_phase, [&] { ops::waxpby(r, -alpha, v, s); });
+      shat = &pc.apply(s, shat_store);
+    }
+    k.matvec(*shat, t);
     // (t, s), (t, t), (s, s)
     std::array<double, 3> ts{};
     omega_product.start(ops::dots3(t, s));
@@ -115,7 +135,7 @@ void run_bicgstab(KrylovContext& k) {
     check_finite("(t, t)", ts[1], it + 1);
     if (ts[1] == 0.0 || is_breakdown(ts[0], ts[1], ts[2])) {
       // omega ~ 0: keep BiCG's half step x += alpha phat (its residual is s), restart
-      k.timed(axpy_phase, [&] { ops::axpy(alpha, phat, k.x()); });
+      k.timed(axpy_phase, [&] { ops::axpy(alpha, *phat, k.x()); });
       ++it;
       if (k.stop(it, ts[2], ops::dot(s, s))) return;
       if (breakdown(RestartReason::omega, "(t, s)", ts[0], ts[2])) return;
@@ -125,7 +145,7 @@ void run_bicgstab(KrylovContext& k) {
     // x += alpha phat + omega shat; r = s - omega t; the local ||r||^2, (r, r0)
     std::array<double, 2> local{};
     local = k.timed(axpy_phase, [&] {
-      return ops::bicgstab_update(alpha, omega, phat, shat, s, t, r0, k.x(), r);
+      return ops::bicgstab_update(alpha, omega, *phat, *shat, s, t, r0, k.x(), r);
     });
     std::array<double, 2> global{};
     rho_product.start(local);

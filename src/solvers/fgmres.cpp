@@ -31,10 +31,12 @@ void run_fgmres(KrylovContext& k) {
   for (;;) {
     int n = 0;
     bool stop = false;
-    // x += sum_k y_k s_k z_k (the scales folded into y)
+    // x += sum_k y_k s_k z_k (the scales folded into y) over H's completed
+    // columns
     const auto correct = [&] {
-      add_correction(k, ops::FieldList{z.data(), static_cast<std::size_t>(n)},
-                     cycle.coefficients(n), nullptr, unused, unused);
+      const int c = cycle.columns();
+      add_correction(k, ops::FieldList{z.data(), static_cast<std::size_t>(c)},
+                     cycle.coefficients(c, !kept.empty()), nullptr, unused, unused);
     };
     try {
       while (!stop && n < m) {
@@ -44,6 +46,7 @@ void run_fgmres(KrylovContext& k) {
         stop = cycle.step(n, *z[j]);
         ++n;
       }
+      if (!stop) stop = cycle.close();
     } catch (const Breakdown&) {
       correct();
       throw;

@@ -116,9 +116,17 @@ GmresCycle::GmresCycle(KrylovContext& k)
       dots_(k.add_inner_product(static_cast<std::size_t>(m_) + 1, reduce_start_phase,
                                 reduce_wait_phase)),
       norm_(k.add_inner_product(1, reduce_start_phase, reduce_wait_phase)),
-      local_(static_cast<std::size_t>(m_) + 1),
+      local_(2 * static_cast<std::size_t>(m_) + 3),
       global_(local_.size()),
-      coef_(local_.size()) {}
+      coef_(local_.size()),
+      delayed_(k.options().refinement == CgsRefinement::delayed) {
+  if (delayed_) {
+    pair_ = &k.add_inner_product(local_.size(), reduce_start_phase, reduce_wait_phase);
+    t_.assign(static_cast<std::size_t>(m_ + 1) * static_cast<std::size_t>(m_), 0.0);
+    rho_.assign(static_cast<std::size_t>(m_), 1.0);
+    sigma_.assign(static_cast<std::size_t>(m_), 1.0);
+  }
+}
 
 bool GmresCycle::begin() {
   // r = b - A x into V[0] (V[1] holds A x meanwhile); beta = ||r||
@@ -126,13 +134,16 @@ bool GmresCycle::begin() {
   check_finite("r^T r", rr, 0);
   if (k_.stop(0, rr, ops::dot(basis_.v[0], basis_.v[0]))) return true;
   beta_ = std::sqrt(rr);
-  basis_.scale[0] = 1.0 / beta_;  // v_0 = r / beta
+  basis_.scale[0] = delayed_ ? 1.0 : 1.0 / beta_;  // v_0 = r / beta
   lsq_.start(beta_);
   estimate_ = beta_;
+  columns_ = 0;
+  if (delayed_) start_delayed();
   return false;
 }
 
 bool GmresCycle::step(int j, Field& z) {
+  if (delayed_) return step_delayed(j, z);
   Field& w = basis_.v[static_cast<std::size_t>(j) + 1];
   // w = A z = A M^-1 V[j]
   k_.matvec(z, w);
@@ -141,6 +152,7 @@ bool GmresCycle::step(int j, Field& z) {
   // the Givens rotations: the residual norm estimate |g_{j+1}|
   estimate_ = k_.timed(orthog_phase, [&] { return lsq_.rotate(j, iterations_ + 1); });
   ++iterations_;
+  columns_ = j + 1;
   // stop when estimate / ||b|| < tol (or at max_iters, max_time); a happy
   // breakdown (H(j+1, j) = 0) makes the estimate 0
   return k_.stop(iterations_, estimate_ * estimate_, -1.0);
@@ -178,8 +190,9 @@ double GmresCycle::orthogonalise(int j, Field& w) {
   // c_k = V[k] . w (local, then reduced)
   k_.timed(orthog_phase, [&] { ops::mdot(basis_.first(n), w, local_); });
   std::fill(local_.begin() + n, local_.end(), 0.0);
-  dots_.start(local_);
-  dots_.wait(global_);
+  const std::size_t size = static_cast<std::size_t>(m_) + 1;
+  dots_.start(std::span(local_).first(size));
+  dots_.wait(std::span(global_).first(size));
   const double hn2 = project(j, iteration);
   double wn2 = 0.0;
   if (refinement == CgsRefinement::never) {
@@ -190,9 +203,9 @@ double GmresCycle::orthogonalise(int j, Field& w) {
   } else {
     // w -= sum_k (v_k . w) v_k; the second pass's V[k] . w and ||w||^2 in the same pass
     k_.timed(orthog_phase, [&] { ops::maxpy_mdot_norm(basis_.first(n), coef_, w, local_); });
-    std::fill(local_.begin() + n + 1, local_.end(), 0.0);
-    dots_.start(local_);
-    dots_.wait(global_);
+    std::fill(local_.begin() + n + 1, local_.begin() + static_cast<std::ptrdiff_t>(size), 0.0);
+    dots_.start(std::span(local_).first(size));
+    dots_.wait(std::span(global_).first(size));
     wn2 = global_[static_cast<std::size_t>(n)];
     check_finite("||w||^2", wn2, iteration);
     // PETSc's "if needed": a second pass when the projected vector is shorter
@@ -214,10 +227,24 @@ double GmresCycle::orthogonalise(int j, Field& w) {
   return hnext;
 }
 
-std::vector<double> GmresCycle::coefficients(int n) const {
+std::vector<double> GmresCycle::coefficients(int n, bool kept) const {
   std::vector<double> y = lsq_.solve(n, iterations_);
-  for (int q = 0; q < n; ++q) y[q] *= basis_.scale[static_cast<std::size_t>(q)];
-  return y;
+  if (!delayed_) {
+    for (int q = 0; q < n; ++q) y[q] *= basis_.scale[static_cast<std::size_t>(q)];
+    return y;
+  }
+  const auto un = static_cast<std::size_t>(n);
+  // delayed: y holds the coefficients of u_k / rho_k
+  if (kept) {
+    for (std::size_t q = 0; q < un; ++q) y[q] /= rho_[q];
+    return y;
+  }
+  // in the orthonormal basis: c = T y (T upper triangular)
+  std::vector<double> c(un, 0.0);
+  const auto rows = static_cast<std::size_t>(m_) + 1;
+  for (std::size_t q = 0; q < un; ++q)
+    for (std::size_t i = 0; i <= q; ++i) c[i] += t_[q * rows + i] * y[q];
+  return c;
 }
 
 bool GmresCycle::restart() {
@@ -234,9 +261,11 @@ bool GmresCycle::restart() {
         estimate_ / k_.b_norm(), iterations_, true_norm / k_.b_norm(), beta_ / k_.b_norm())};
   }
   beta_ = true_norm;
-  basis_.scale[0] = 1.0 / beta_;
+  basis_.scale[0] = delayed_ ? 1.0 : 1.0 / beta_;
   lsq_.start(beta_);
   estimate_ = beta_;
+  columns_ = 0;
+  if (delayed_) start_delayed();
   return false;
 }
 

@@ -5,6 +5,7 @@
 /// (ArnoldiLsq), and the Arnoldi cycle of gmres and fgmres with classical
 /// Gram-Schmidt and its second pass when needed (GmresCycle). p(1)-GMRES
 /// (pgmres.cpp) shares ArnoldiLsq and the restart.
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,8 @@ class RightPreconditioner {
   explicit RightPreconditioner(KrylovContext& k);
   /// True for none: apply() returns v itself.
   bool is_identity() const { return identity_; }
+  /// Jacobi folded into the vector kernels: its D^-1; null otherwise.
+  const ops::Scaling* jacobi() const { return !identity_ && !general_ ? &minv_ : nullptr; }
   /// Collective (general preconditioners): z = M^-1 v; returns the field
   /// that holds it (v for none, z otherwise).
   grid::Field& apply(grid::Field& v, grid::Field& z);
@@ -86,6 +89,13 @@ struct Basis {
 /// (classical Gram-Schmidt, a second pass as KrylovOptions::refinement
 /// says), the rotations and the stopping test. The method supplies the
 /// preconditioned vector z_j = M^-1 v_j of each step and builds x.
+///
+/// With CgsRefinement::delayed (DCGS2, gmres_dcgs2.cpp) step j applies the
+/// operator to u_j, the vector that the previous step projected once, and
+/// one reduction returns both u_j's reorthogonalisation coefficients and the
+/// new vector's projections; H's column j - 1 is completed and rotated then,
+/// so the stopping test of an iteration comes one mat-vec later, and close()
+/// completes the cycle's last column.
 class GmresCycle {
  public:
   /// Collective: allocates the basis (restart + 1 vectors) and the
@@ -100,9 +110,16 @@ class GmresCycle {
   /// Returns true when the method stops (tolerance, max_iters, max_time or
   /// a happy breakdown's zero estimate).
   bool step(int j, grid::Field& z);
+  /// Collective: after step m - 1 of a full cycle, the last column (delayed
+  /// refinement; nothing otherwise). Returns true when the method stops.
+  bool close();
+  /// H's completed columns in this cycle: the basis vectors x's correction
+  /// is made of.
+  int columns() const { return columns_; }
   /// The coefficients of x's correction over the first n basis vectors:
-  /// x += M^-1 sum_k y_k V[k] (scales folded in).
-  std::vector<double> coefficients(int n) const;
+  /// x += M^-1 sum_k c_k V[k] (scales folded in); with `kept` (fgmres's
+  /// stored z_k = M^-1 of the vector step k was given) x += sum_k c_k z_k.
+  std::vector<double> coefficients(int n, bool kept = false) const;
   /// Collective: the end of a cycle that did not stop: r = b - A x into V[0]
   /// (the true residual, recorded as a restart), and the stopping test on
   /// it. Throws Breakdown when the residual estimate and the true residual
@@ -117,6 +134,13 @@ class GmresCycle {
  private:
   double orthogonalise(int j, grid::Field& w);
   double project(int j, long iteration);
+  bool step_delayed(int j, grid::Field& w);
+  void start_delayed();
+  double reorthogonalised_norm(int j, std::span<const double> a, double uu, grid::Field& u,
+                               bool& explicit_pass);
+  bool complete_column(int j, std::span<const double> a, double r);
+  double project_explicitly(int j, double rho, double r, double ww, grid::Field& u,
+                            grid::Field& w);
 
   KrylovContext& k_;
   int m_;
@@ -128,6 +152,16 @@ class GmresCycle {
   std::vector<double> global_;
   std::vector<double> coef_;
   long iterations_ = 0;
+  int columns_ = 0;        ///< H's completed columns in this cycle
+  bool delayed_;           ///< CgsRefinement::delayed
+  InnerProduct* pair_ = nullptr;  ///< delayed: the step's one reduction (2m + 3 values)
+  /// delayed: the step's vector u_k = rho_k (sum_{i<k} t(i, k) q_i + t(k, k) q_k)
+  /// in the orthonormal basis, column-major (m + 1) x m, and rho_k = ||u_k||
+  std::vector<double> t_;
+  std::vector<double> rho_;
+  /// delayed: step k stores u_{k+1} = (w - Q Q^T w) / sigma_k, sigma_k about
+  /// its norm, so that the stored vectors stay near unit length
+  std::vector<double> sigma_;
   double beta_ = 0.0;      ///< the cycle's first residual norm
   double estimate_ = 0.0;  ///< the current residual norm estimate
 };

@@ -315,7 +315,8 @@ bool is_restarted(KrylovMethod method) {
 }
 
 std::string_view cgs_refinement_name(CgsRefinement refinement) {
-  static constexpr std::array<std::string_view, 3> names{"never", "ifneeded", "always"};
+  static constexpr std::array<std::string_view, 4> names{"never", "ifneeded", "always",
+                                                         "delayed"};
   return core::enum_name(names, refinement, "unknown");
 }
 

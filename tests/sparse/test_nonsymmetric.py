@@ -243,6 +243,57 @@ def test_the_document_records_restarts(solve, matrix_files):
     assert doc["phases"]["matvec_hidden"]["max"] > 0
 
 
+@pytest.mark.parametrize("name", ["cd3_pe100", "cd2_pe1000", "grcar"])
+def test_every_refinement_takes_the_same_path(solve, matrix_files, name):
+    """--cgs-refinement never, ifneeded, always and delayed (the default:
+    DCGS2, the second pass one iteration later) build the same Krylov space:
+    gmres and fgmres take the same iteration count within 2 with each, and
+    delayed reorthogonalises every vector (refinements = iterations)."""
+    path, _ = matrix_files[name]
+    for method, pc, ranks in (("gmres", "jacobi", 3), ("fgmres", "ilu0", 2),
+                              ("fgmres", "none", 1)):
+        counts = {}
+        for refinement in ("never", "ifneeded", "always", "delayed"):
+            rc, out, err, doc = solve(ranks, "--matrix", path, "--method", method, "--pc", pc,
+                                      "--cgs-refinement", refinement, "--tol", TOL,
+                                      "--max-iters", 5000)
+            assert rc == 0, (refinement, out, err)
+            r = doc["result"]
+            assert r["converged"] and r["true_residual"] < TOL, (name, method, refinement, r)
+            counts[refinement] = r["iterations"]["max"]
+            if refinement == "delayed":
+                assert doc["method"]["cgs_refinement"] == "delayed"
+                assert r["refinements"] == r["iterations"]["max"]
+        assert max(counts.values()) - min(counts.values()) <= 2, (name, method, pc, counts)
+
+
+def test_an_invariant_krylov_space_ends_gmres_at_once(solve, tmp_path):
+    """A matrix with three distinct eigenvalues (upper bidiagonal, so not
+    symmetric, but diagonalisable): the Krylov space of any right-hand side
+    is invariant after 3 vectors, and GMRES's residual is zero there (a
+    happy breakdown, where the delayed second pass meets a vector that is
+    rounding only). Every refinement stops at 3 iterations at most with the
+    true residual below the tolerance."""
+    import scipy.sparse as sp
+
+    n = 300
+    diagonal = np.array([1.0, 2.0, 5.0])[np.arange(n) % 3]
+    upper = np.where(np.arange(n - 1) % 3 == 0, 0.5, 0.0)
+    a = sp.diags([diagonal, upper], [0, 1], format="csr")
+    # block diagonal 2x2 [[1, .5], [0, 2]] blocks and 5s: eigenvalues 1, 2, 5
+    path = tmp_path / "three_eigenvalues.mtx"
+    convdiff.write_mtx(str(path), a, "three eigenvalues")
+    for refinement in ("delayed", "always"):
+        for ranks in (1, 3):
+            rc, out, err, doc = solve(ranks, "--matrix", path, "--method", "gmres", "--pc",
+                                      "none", "--cgs-refinement", refinement, "--tol", "1e-12")
+            assert rc == 0, (refinement, out, err)
+            r = doc["result"]
+            assert r["converged"], (refinement, r)
+            assert r["iterations"]["max"] <= 3, (refinement, r["iterations"])
+            assert r["true_residual"] < 1e-12, (refinement, r)
+
+
 def test_skew_matrix_stops_bicgstab_with_exit_code_3(solve, tmp_path):
     n = 64
     import scipy.sparse as sp

@@ -152,6 +152,74 @@ TEST(MultiVector, PgmresPassMatchesItsTwin) {
   }
 }
 
+TEST(MultiVector, Dcgs2KernelsMatchTheirTwins) {
+  for (const Shape& s : shapes) {
+    for (const int n : {0, 1, 2, 5}) {
+      std::vector<Field> v1 = basis(s, n + 2, 70);
+      std::vector<Field> v2 = clone(v1);
+      std::vector<Field*> p1 = pointers(v1);
+      std::vector<Field*> p2 = pointers(v2);
+      const ops::FieldList q1{p1.data(), static_cast<std::size_t>(n)};
+      const ops::FieldList q2{p2.data(), static_cast<std::size_t>(n)};
+      const auto size = static_cast<std::size_t>(2 * n + 3);
+      std::vector<double> out1(size, -9.0), out2(size, -9.0);
+      ops::mdot_pair(q1, v1[n], v1[n + 1], out1);
+      ops::mdot_pair_ref(q2, v2[n], v2[n + 1], out2);
+      for (std::size_t i = 0; i < size; ++i)
+        EXPECT_NEAR(out1[i], out2[i], 1e-12 * (1.0 + std::abs(out2[i]))) << i;
+      std::vector<double> a(n), e(n);
+      for (int q = 0; q < n; ++q) {
+        a[q] = 0.25 - 0.1 * q;
+        e[q] = -0.3 + 0.07 * q;
+      }
+      ops::dcgs2_update(q1, a, e, 0.45, 1.7, 0.6, v1[n], v1[n + 1]);
+      ops::dcgs2_update_ref(q2, a, e, 0.45, 1.7, 0.6, v2[n], v2[n + 1]);
+      for (int q = 0; q < n + 2; ++q) EXPECT_LE(difference(v1[q], v2[q]), 1e-14) << q;
+    }
+  }
+}
+
+TEST(MultiVector, BicgstabJacobiKernelsMatchTheirTwins) {
+  for (const Shape& s : shapes) {
+    const Field d = random_field(s.n, s.halo, 80);
+    for (const ops::Scaling minv : {ops::Scaling{0.4, nullptr}, ops::Scaling{1.0, &d}}) {
+      for (const bool first : {true, false}) {
+        std::vector<Field> f = basis(s, 3, 90);
+        std::vector<Field> g = clone(f);
+        ops::bicgstab_direction_jacobi(minv, 0.8, -1.3, first, f[0], f[1], f[2]);
+        ops::bicgstab_direction_jacobi_ref(minv, 0.8, -1.3, first, g[0], g[1], g[2]);
+        EXPECT_LE(difference(f[2], g[2]), 1e-14);
+      }
+      std::vector<Field> f = basis(s, 4, 100);
+      std::vector<Field> g = clone(f);
+      ops::bicgstab_half_step_jacobi(minv, 0.55, f[0], f[1], f[2], f[3]);
+      ops::bicgstab_half_step_jacobi_ref(minv, 0.55, g[0], g[1], g[2], g[3]);
+      EXPECT_LE(difference(f[2], g[2]), 1e-14);
+      EXPECT_LE(difference(f[3], g[3]), 1e-14);
+    }
+  }
+}
+
+TEST(MultiVector, Dcgs2HandChecked) {
+  // q = (1, 0, 0); u = (3, 4, 0); w = (1, 2, 2)
+  Field q({3, 1, 1}, 0), u({3, 1, 1}, 0), w({3, 1, 1}, 0);
+  q.storage()[0] = 1.0;
+  u.storage()[0] = 3.0, u.storage()[1] = 4.0;
+  w.storage()[0] = 1.0, w.storage()[1] = 2.0, w.storage()[2] = 2.0;
+  std::vector<Field*> v{&q};
+  std::vector<double> out(5);
+  ops::mdot_pair(v, u, w, out);
+  EXPECT_EQ(out, (std::vector<double>{3.0, 1.0, 25.0, 11.0, 9.0}));
+  // u' = (u - 3 q) / 4 = (0, 1, 0); w' = 0.5 (w - 1 q - 2 u) = (-3, -3, 1)
+  const std::vector<double> a{3.0}, e{1.0};
+  ops::dcgs2_update(v, a, e, 2.0, 0.25, 0.5, u, w);
+  EXPECT_EQ(u.storage()[0], 0.0);
+  EXPECT_EQ(u.storage()[1], 1.0);
+  EXPECT_EQ(w.storage()[0], -3.0);
+  EXPECT_EQ(w.storage()[1], -3.0);
+  EXPECT_EQ(w.storage()[2], 1.0);
+}
+
 TEST(MultiVector, BicgstabKernelsMatchTheirTwins) {
   for (const Shape& s : shapes) {
     std::vector<Field> f = basis(s, 16, 40);

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "asyncsolve/grid/field.hpp"
+#include "asyncsolve/ops/vector.hpp"
 
 namespace asyncsolve::ops {
 
@@ -36,6 +37,23 @@ void maxpy_mdot_norm(FieldList v, std::span<const double> c, Field& w,
                      std::span<double> out) noexcept;
 void maxpy_mdot_norm_ref(FieldList v, std::span<const double> c, Field& w,
                          std::span<double> out) noexcept;
+
+/// The reduction of one step of delayed classical Gram-Schmidt (DCGS2):
+/// out[k] = q[k] . u and out[n + k] = q[k] . w for k < n = q.size(), then
+/// out[2n] = u . u, out[2n + 1] = u . w and out[2n + 2] = w . w. One pass
+/// over the n + 2 vectors (the basis is read once for both). `out` holds
+/// 2n + 3 values.
+void mdot_pair(FieldList q, const Field& u, const Field& w, std::span<double> out) noexcept;
+void mdot_pair_ref(FieldList q, const Field& u, const Field& w, std::span<double> out) noexcept;
+
+/// The update of one DCGS2 step, both vectors in one pass over the basis:
+///   u' = su (u - sum_k a[k] q[k]),   w' = sw (w - sum_k e[k] q[k] - d u)
+/// (the old u in w's update): the last vector reorthogonalised and
+/// normalised, the new one projected once and scaled.
+void dcgs2_update(FieldList q, std::span<const double> a, std::span<const double> e, double d,
+                  double su, double sw, Field& u, Field& w) noexcept;
+void dcgs2_update_ref(FieldList q, std::span<const double> a, std::span<const double> e, double d,
+                      double su, double sw, Field& u, Field& w) noexcept;
 
 /// out = sum_k c[k] v[k] (out overwritten; the correction of GMRES's
 /// solution). One pass.
@@ -73,6 +91,21 @@ std::array<double, 2> bicgstab_update(double alpha, double omega, const Field& p
 std::array<double, 2> bicgstab_update_ref(double alpha, double omega, const Field& phat,
                                           const Field& shat, const Field& s, const Field& t,
                                           const Field& r0, Field& x, Field& r) noexcept;
+
+/// BiCGStab's direction with Jacobi folded in, p kept as phat = D^-1 p only:
+///   phat = minv (r - beta omega v) + beta phat   (first: phat = minv r).
+/// One pass (24 B a point fewer than the update of p and its scaling).
+void bicgstab_direction_jacobi(const Scaling& minv, double beta, double omega, bool first,
+                               const Field& r, const Field& v, Field& phat) noexcept;
+void bicgstab_direction_jacobi_ref(const Scaling& minv, double beta, double omega, bool first,
+                                   const Field& r, const Field& v, Field& phat) noexcept;
+
+/// BiCGStab's half step with Jacobi folded in: s = r - alpha v, shat = minv s.
+/// One pass.
+void bicgstab_half_step_jacobi(const Scaling& minv, double alpha, const Field& r, const Field& v,
+                               Field& s, Field& shat) noexcept;
+void bicgstab_half_step_jacobi_ref(const Scaling& minv, double alpha, const Field& r,
+                                   const Field& v, Field& s, Field& shat) noexcept;
 
 /// The vectors of pipelined BiCGStab (Cools and Vanroose 2017, the
 /// preconditioned algorithm; "2" marks a preconditioned vector M^-1 .).

@@ -27,6 +27,8 @@ void waxpby(const Field& x, double beta, const Field& y, Field& z) noexcept;
 double scale_dot(double c, const Field& x, Field& y) noexcept;
 /// y = c x.
 void scale(double c, const Field& x, Field& y) noexcept;
+/// y = c y (in place).
+void scal(double c, Field& y) noexcept;
 /// y = x / d: hypre's DiagScale (a division per point) with a constant
 /// diagonal d.
 void diag_scale(const Field& x, double d, Field& y) noexcept;

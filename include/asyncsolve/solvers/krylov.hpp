@@ -104,11 +104,13 @@ long krylov_fields(KrylovMethod method, int restart = 30);
 
 /// When classical Gram-Schmidt makes its second pass (GMRES and FGMRES; PETSc's
 /// -ksp_gmres_cgs_refinement_type): never, when needed (the projected
-/// vector's norm is below the norm of its projections, PETSc's test), or
-/// always.
-enum class CgsRefinement { never, if_needed, always };
+/// vector's norm is below the norm of its projections, PETSc's test),
+/// always, or delayed: every vector reorthogonalised once, one iteration
+/// later, in the same reduction and the same two passes over the basis as
+/// the next vector's projection (DCGS2, Swirydowicz et al. 2021).
+enum class CgsRefinement { never, if_needed, always, delayed };
 
-/// "never", "ifneeded" or "always".
+/// "never", "ifneeded", "always" or "delayed".
 std::string_view cgs_refinement_name(CgsRefinement refinement);
 
 /// The linear system A x = b of a model problem on one rank's block.
@@ -175,7 +177,7 @@ struct KrylovOptions {
   /// kept before the method restarts from the true residual.
   int restart = 30;
   /// gmres and fgmres: classical Gram-Schmidt's second pass (--cgs-refinement).
-  CgsRefinement refinement = CgsRefinement::if_needed;
+  CgsRefinement refinement = CgsRefinement::delayed;
 };
 
 /// Phases timed by the Krylov solvers (paper 003 Table I), in PhaseTimers
