@@ -78,8 +78,7 @@ solvers::KrylovMethod krylov_method(Method method);
 /// --cgs-refinement, in solvers::CgsRefinement's order.
 template <>
 struct EnumNames<solvers::CgsRefinement> {
-  static constexpr std::array<std::string_view, 4> names{"never", "ifneeded", "always",
-                                                         "delayed"};
+  static constexpr std::array<std::string_view, 4> names{"never", "ifneeded", "always", "delayed"};
 };
 
 /// --variant: synchronous, asynchronous (newest whole message) or racy Jacobi.

@@ -295,7 +295,8 @@ void bicgstab_direction_jacobi_ref(const Scaling& minv, double beta, double omeg
     for_points(r, [&](std::ptrdiff_t i) { phat.origin()[i] = d(i) * r.origin()[i]; });
   } else {
     for_points(r, [&](std::ptrdiff_t i) {
-      phat.origin()[i] = beta * phat.origin()[i] + d(i) * (r.origin()[i] - beta * omega * v.origin()[i]);
+      phat.origin()[i] =
+          beta * phat.origin()[i] + d(i) * (r.origin()[i] - beta * omega * v.origin()[i]);
     });
   }
   charge_streams(r, 4);
@@ -322,8 +323,8 @@ void bicgstab_half_step_jacobi_ref(const Scaling& minv, double alpha, const Fiel
                                    const Field& v, Field& s, Field& shat) noexcept {
   for_points(r, [&](std::ptrdiff_t i) { s.origin()[i] = r.origin()[i] - alpha * v.origin()[i]; });
   for_points(r, [&](std::ptrdiff_t i) {
-    shat.origin()[i] = (minv.values != nullptr ? minv.values->origin()[i] : minv.constant) *
-                       s.origin()[i];
+    shat.origin()[i] =
+        (minv.values != nullptr ? minv.values->origin()[i] : minv.constant) * s.origin()[i];
   });
   charge_streams(r, 5);
 }

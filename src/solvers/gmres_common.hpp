@@ -139,8 +139,7 @@ class GmresCycle {
   double reorthogonalised_norm(int j, std::span<const double> a, double uu, grid::Field& u,
                                bool& explicit_pass);
   bool complete_column(int j, std::span<const double> a, double r);
-  double project_explicitly(int j, double rho, double r, double ww, grid::Field& u,
-                            grid::Field& w);
+  double project_explicitly(int j, double rho, double r, double ww, grid::Field& u, grid::Field& w);
 
   KrylovContext& k_;
   int m_;
@@ -152,8 +151,8 @@ class GmresCycle {
   std::vector<double> global_;
   std::vector<double> coef_;
   long iterations_ = 0;
-  int columns_ = 0;        ///< H's completed columns in this cycle
-  bool delayed_;           ///< CgsRefinement::delayed
+  int columns_ = 0;               ///< H's completed columns in this cycle
+  bool delayed_;                  ///< CgsRefinement::delayed
   InnerProduct* pair_ = nullptr;  ///< delayed: the step's one reduction (2m + 3 values)
   /// delayed: the step's vector u_k = rho_k (sum_{i<k} t(i, k) q_i + t(k, k) q_k)
   /// in the orthonormal basis, column-major (m + 1) x m, and rho_k = ||u_k||

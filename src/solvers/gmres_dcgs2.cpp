@@ -145,9 +145,8 @@ double GmresCycle::reorthogonalised_norm(int j, std::span<const double> a, doubl
   explicit_pass = true;
   const auto n = static_cast<std::size_t>(j);
   for (std::size_t i = 0; i < n; ++i) coef_[i] = -a[i];
-  const double local = k_.timed(orthog_phase, [&] {
-    return ops::maxpy_norm(basis_.first(j), std::span(coef_).first(n), u);
-  });
+  const double local = k_.timed(
+      orthog_phase, [&] { return ops::maxpy_norm(basis_.first(j), std::span(coef_).first(n), u); });
   const double exact = norm_.reduce(local);
   check_finite("||u||^2", exact, iterations_ + 1);
   return std::sqrt(std::max(exact, 0.0));
@@ -179,8 +178,7 @@ void GmresCycle::start_delayed() {
   k_.timed(orthog_phase, [&] { ops::scal(1.0 / beta_, basis_.v[0]); });
 }
 
-double GmresCycle::project_explicitly(int j, double rho, double r, double ww, Field& u,
-                                      Field& w) {
+double GmresCycle::project_explicitly(int j, double rho, double r, double ww, Field& u, Field& w) {
   const auto n = static_cast<std::size_t>(j) + 1;
   const std::size_t size = static_cast<std::size_t>(m_) + 1;
   // q_j = u_j / r (the update with an empty basis: w unchanged)

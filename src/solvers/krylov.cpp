@@ -315,8 +315,7 @@ bool is_restarted(KrylovMethod method) {
 }
 
 std::string_view cgs_refinement_name(CgsRefinement refinement) {
-  static constexpr std::array<std::string_view, 4> names{"never", "ifneeded", "always",
-                                                         "delayed"};
+  static constexpr std::array<std::string_view, 4> names{"never", "ifneeded", "always", "delayed"};
   return core::enum_name(names, refinement, "unknown");
 }
 

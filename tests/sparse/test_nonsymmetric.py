@@ -259,7 +259,8 @@ def test_every_refinement_takes_the_same_path(solve, matrix_files, name):
                                       "--max-iters", 5000)
             assert rc == 0, (refinement, out, err)
             r = doc["result"]
-            assert r["converged"] and r["true_residual"] < TOL, (name, method, refinement, r)
+            assert r["converged"], (name, method, refinement, r)
+            assert r["true_residual"] < TOL, (name, method, refinement, r)
             counts[refinement] = r["iterations"]["max"]
             if refinement == "delayed":
                 assert doc["method"]["cgs_refinement"] == "delayed"
