@@ -367,8 +367,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (s.error_inf) line("error", fmt::format("max |u - exact| = {:.3e}", *s.error_inf));
   if (!s.restarts.empty()) line("restarts", restarts_text(s.restarts));
   if (s.refinements > 0) {
-    line("orthog", fmt::format("{} second Gram-Schmidt pass{} (--cgs-refinement {})", s.refinements,
-                               s.refinements == 1 ? "" : "es", name(c.refinement)));
+    const bool delayed = c.refinement == solvers::CgsRefinement::delayed;
+    line("orthog", fmt::format("{} second Gram-Schmidt pass{}{} (--cgs-refinement {})",
+                               s.refinements, s.refinements == 1 ? "" : "es",
+                               delayed ? ", each in the next iteration's reduction" : "",
+                               name(c.refinement)));
   }
   if (!s.repeats.empty() && c.repeat_solves > 1) {
     // --repeat-solve: every solve after the one setup

@@ -208,7 +208,8 @@ TEST(Nonsymmetric, RestartsRecordTheTrueResidual) {
   EXPECT_EQ(flexible.result.iterations, run.result.iterations);
 }
 
-// A second Gram-Schmidt pass: always makes one per iteration; never none.
+// A second Gram-Schmidt pass: always makes one per iteration, and so does
+// delayed (each in the next iteration's reduction); never none.
 TEST(Nonsymmetric, RefinementIsCountedAsAsked) {
   const SerialCsr a = reference::convection_diffusion(12, 2, 100.0);
   solvers::KrylovOptions o = options(solvers::KrylovMethod::gmres, precond::PcKind::none, 1e-8);
@@ -221,6 +222,14 @@ TEST(Nonsymmetric, RefinementIsCountedAsAsked) {
   EXPECT_TRUE(never.result.converged);
   EXPECT_EQ(never.result.refinements, 0);
   EXPECT_LE(std::abs(never.result.iterations - always.result.iterations), 2);
+  o.refinement = solvers::CgsRefinement::delayed;
+  for (const auto method : {solvers::KrylovMethod::gmres, solvers::KrylovMethod::fgmres}) {
+    o.method = method;
+    const Outcome delayed = solve(a, o);
+    EXPECT_TRUE(delayed.result.converged);
+    EXPECT_EQ(delayed.result.refinements, delayed.result.iterations);
+    EXPECT_LE(std::abs(delayed.result.iterations - always.result.iterations), 2);
+  }
 }
 
 // The pipelined methods keep their reduction in flight through the mat-vec.
