@@ -271,18 +271,23 @@ inline void for_scaled_chunks(const Scaling& minv, const Field& f, Body&& body) 
 void bicgstab_direction_jacobi(const Scaling& minv, double beta, double omega, bool first,
                                const Field& r, const Field& v, Field& phat) noexcept {
   const double bo = beta * omega;
-  for_scaled_chunks(minv, r, [&](auto d, std::ptrdiff_t o, int len) {
-    const double* __restrict pr = r.origin() + o;
-    const double* __restrict pv = v.origin() + o;
-    double* __restrict ph = phat.origin() + o;
-    if (first) {
+  if (first) {
+    // phat = minv r: the old phat, never set, must not reach the result
+    for_scaled_chunks(minv, r, [&](auto d, std::ptrdiff_t o, int len) {
+      const double* __restrict pr = r.origin() + o;
+      double* __restrict ph = phat.origin() + o;
 #pragma omp simd
       for (int i = 0; i < len; ++i) ph[i] = d[i] * pr[i];
-    } else {
+    });
+  } else {
+    for_scaled_chunks(minv, r, [&](auto d, std::ptrdiff_t o, int len) {
+      const double* __restrict pr = r.origin() + o;
+      const double* __restrict pv = v.origin() + o;
+      double* __restrict ph = phat.origin() + o;
 #pragma omp simd
       for (int i = 0; i < len; ++i) ph[i] = d[i] * (pr[i] - bo * pv[i]) + beta * ph[i];
-    }
-  });
+    });
+  }
   charge_streams(r, (first ? 2 : 4) + (minv.values != nullptr ? 1 : 0));
 }
 
