@@ -33,30 +33,19 @@
 #include "asyncsolve/solvers/jacobi_omp.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
+#include "memory_check.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
 
 namespace asyncsolve::app {
 namespace {
 
-/// Refuses, as bad input, a grid whose fields would not fit in the memory of
-/// a node: better one clear line than an allocation failure or the OOM
-/// killer on one rank. Collective; the verdict is the same on every rank.
+/// Refuses, as bad input, a grid whose fields would not fit in a node's memory.
 void check_memory(const SolveConfig& config, const grid::Decomposition& decomposition, int fields) {
-  const par::Comm& comm = decomposition.comm();
   const grid::Int3& n = decomposition.local();
-  const par::NodeMemory memory =
-      par::node_memory(comm, fields * 8.0 * (n[0] + 2.0) * (n[1] + 2.0) * (n[2] + 2.0));
-  if (memory.need_bytes > 0.9 * memory.have_bytes) {
-    const bool global = config.decomposition.global.has_value();
-    const grid::Int3 size = global ? *config.decomposition.global
-                                   : config.decomposition.local.value_or(decomposition.local());
-    throw core::InputError(fmt::format(
-        "--{} {}: the fields need {:.1f} GiB on one node, which has {:.1f} GiB of memory; "
-        "expected a grid that fits",
-        global ? "global" : "local", core::format_triple(size), memory.need_bytes / 1073741824.0,
-        memory.have_bytes / 1073741824.0));
-  }
+  refuse_grid_over_memory(config, decomposition,
+                          fields * 8.0 * (n[0] + 2.0) * (n[1] + 2.0) * (n[2] + 2.0),
+                          ": the fields need");
 }
 
 /// Every rank's residual history, on rank 0, as result-document entries.

@@ -40,6 +40,7 @@
 #include "asyncsolve/sparse/load.hpp"
 #include "asyncsolve/sparse/symmetry.hpp"
 #include "commands.hpp"
+#include "memory_check.hpp"
 #include "near_null_input.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
@@ -122,18 +123,8 @@ void check_assembly_memory(const SolveConfig& config, const grid::Decomposition&
   const grid::Int3& n = decomposition.local();
   const double rows = 1.0 * n[0] * n[1] * n[2];
   const double entries = config.problem == Problem::laplace27 ? 27.0 : 7.0;
-  const par::NodeMemory memory =
-      par::node_memory(decomposition.comm(), rows * (2.0 * 12.0 * entries + 8.0 * 8.0));
-  if (memory.need_bytes > 0.9 * memory.have_bytes) {
-    const bool global = config.decomposition.global.has_value();
-    const grid::Int3 size = global ? *config.decomposition.global
-                                   : config.decomposition.local.value_or(decomposition.local());
-    throw core::InputError(fmt::format(
-        "--{} {} with --assemble: the assembled matrix needs at least {:.1f} GiB on one node, "
-        "which has {:.1f} GiB of memory; expected a grid that fits",
-        global ? "global" : "local", core::format_triple(size), memory.need_bytes / 1073741824.0,
-        memory.have_bytes / 1073741824.0));
-  }
+  refuse_grid_over_memory(config, decomposition, rows * (2.0 * 12.0 * entries + 8.0 * 8.0),
+                          " with --assemble: the assembled matrix needs at least");
 }
 
 SparseProblem assemble_problem(const SolveConfig& config, const par::Comm& world) {

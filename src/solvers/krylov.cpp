@@ -241,6 +241,25 @@ SolveResult solve_once(LinearOperator& a, Field& x, const Field& b, const Krylov
 
 KrylovLoop loop_of(KrylovMethod method) { return asyncsolve::solvers::loop_of(method); }
 
+namespace {
+
+/// Throws InputError when a diagonal entry of `matrix` is zero: "<who>
+/// divide(s) by the diagonal, and <row> has a_ii = 0: expected a non-zero
+/// diagonal (try --pc none or asm)".
+void refuse_zero_diagonal(const sparse::DistMatrix& matrix, const CsrSystem& system,
+                          const KrylovOptions& options, std::string_view who) {
+  if (const DiagonalCheck d =
+          smallest_diagonal(matrix, system.op, options.file_rows, DiagonalOrder::magnitude);
+      !(d.value != 0.0)) {
+    throw core::InputError(
+        fmt::format("{} by the diagonal, and {} has a_ii = 0: expected a non-zero diagonal (try "
+                    "--pc none or asm)",
+                    who, row_name(options.file_rows, d.row)));
+  }
+}
+
+}  // namespace
+
 void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
                       const KrylovOptions& options) {
   check_pc(options);
@@ -252,14 +271,7 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
   if (const std::string divider = diagonal_divider(options); !divider.empty()) {
     if (!needs_symmetric_matrix(options.method) && options.pc.kind != precond::PcKind::chebyshev) {
       // D^-1 of a general matrix: any non-zero diagonal, the zero one named
-      if (const DiagonalCheck d =
-              smallest_diagonal(matrix, system.op, options.file_rows, DiagonalOrder::magnitude);
-          !(d.value != 0.0)) {
-        throw core::InputError(fmt::format(
-            "{} divides by the diagonal, and {} has a_ii = 0: expected a non-zero diagonal "
-            "(try --pc none or asm)",
-            divider, row_name(options.file_rows, d.row)));
-      }
+      refuse_zero_diagonal(matrix, system, options, divider + " divides");
     } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
                !(d.value > 0.0)) {
       throw core::InputError(fmt::format(
@@ -271,14 +283,7 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
   if (options.pc.kind == precond::PcKind::boomeramg) {
     // hypre's smoothers divide by the diagonal: refused here, by row, rather
     // than as a runtime failure inside HYPRE_BoomerAMGSetup
-    if (const DiagonalCheck d =
-            smallest_diagonal(matrix, system.op, options.file_rows, DiagonalOrder::magnitude);
-        !(d.value != 0.0)) {
-      throw core::InputError(fmt::format(
-          "--pc boomeramg: its smoothers divide by the diagonal, and {} has a_ii = 0: expected a "
-          "non-zero diagonal (try --pc none or asm)",
-          row_name(options.file_rows, d.row)));
-    }
+    refuse_zero_diagonal(matrix, system, options, "--pc boomeramg: its smoothers divide");
   }
 }
 

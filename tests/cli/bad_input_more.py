@@ -95,4 +95,7 @@ def more_cases(t: str, case, has_hypre: bool) -> list:
         bad("solve --problem ones --assemble --global 2000,2000,2000 --method cg",
             "with --assemble: the assembled matrix needs at least", ranks=ranks,
             limit_as=4 << 30)
+        # the structured solvers' fields, by the same check
+        bad("solve --problem plume --global 3000,3000,3000 --method jacobi",
+            "--global 3000,3000,3000: the fields need", ranks=ranks, limit_as=4 << 30)
     return c
