@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../support/world.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
 
@@ -132,18 +133,6 @@ std::string describe(const std::string& name, comm::Neighbourhood neighbourhood,
   m << name << (neighbourhood == comm::Neighbourhood::full ? " full" : " faces") << " width "
     << width << " global " << global[0] << "x" << global[1] << "x" << global[2];
   return m.str();
-}
-
-int world_size() {
-  int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  return ranks;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
 }
 
 // ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/world.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/grid/gather.hpp"
@@ -25,12 +26,6 @@ using grid::Int3;
 namespace {
 
 par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 /// A value for global interior point g that is not symmetric in anything.
 double value_at(const Int3& g) {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/world.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 
@@ -24,18 +25,6 @@ using collectives::make_nonblocking_allreduce;
 using collectives::NonblockingAllreduce;
 
 namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
 
 /// Contributions whose sums are exact in any order (small dyadic rationals),
 /// so every algorithm must match MPI_Allreduce bit for bit.

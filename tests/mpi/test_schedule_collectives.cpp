@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/world.hpp"
 #include "algorithms.hpp"
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
@@ -41,18 +42,6 @@ using collectives::NonblockingAllreduce;
 using collectives::ReduceOp;
 
 namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
 
 par::Comm world() { return par::Comm::view(MPI_COMM_WORLD); }
 
