@@ -165,7 +165,7 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     s.rows.resize(static_cast<std::size_t>(p.matrix.local_rows()));
     std::iota(s.rows.begin(), s.rows.end(), p.matrix.first_row());
   }
-  p.file_rows = s.rows;
+  p.row_names = {s.rows, sparse::RowOrigin::array};
   p.parameters["matrix"] = matrix_json(config.sparse.matrix_path, matrix.whole, p.matrix, rhs, x0);
   try {
     s.setup = setup_sparse(config, p);

@@ -87,7 +87,7 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
   SparseProblem p;
   p.loaded = sparse::load_system(world, config.sparse.matrix_path, options);
   sparse::LoadedSystem& l = *p.loaded;
-  p.file_rows = l.file_rows;
+  p.row_names = {l.file_rows, sparse::RowOrigin::file};
   p.matrix = std::move(l.matrix);
   p.b = l.b;
   p.x0 = l.x0;
@@ -230,9 +230,9 @@ Solved solve_schwarz(const SolveConfig& config, SparseProblem& p, solvers::CsrSy
   options.strategy = config.halo;
   // Two levels: the near-null space from the block size and coordinates.
   precond::PcSettings coarse = config.pc;
-  if (config.pc.schwarz.coarse != precond::CoarseKind::none && !p.file_rows.empty()) {
+  if (config.pc.schwarz.coarse != precond::CoarseKind::none && p.row_names.named()) {
     add_near_null_space(comm, config.schwarz, config.sparse.matrix_path, p.matrix.global_rows(),
-                        p.file_rows, coarse);
+                        p.row_names.rows, coarse);
     options.near_null = coarse.near_null.get();
   }
   std::unique_ptr<collectives::NonblockingAllreduce> convergence;
@@ -314,16 +314,13 @@ Symmetry symmetry_of(const SparseProblem& p) {
   return Symmetry::unknown;
 }
 
-/// A diagonal entry of zero, named by its row (the file's, 1-based, for
-/// --matrix): the first one, or none. Collective.
+/// A diagonal entry of zero, named by its row as the user knows it: the
+/// first one, or none. Collective.
 std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
-  const std::span<const std::int64_t> row_names =
-      p.loaded ? std::span<const std::int64_t>(p.loaded->file_rows)
-               : std::span<const std::int64_t>();
-  const solvers::DiagonalCheck d =
-      solvers::smallest_diagonal(p.matrix, op, row_names, solvers::DiagonalOrder::magnitude);
+  const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, op, p.row_names.rows,
+                                                              solvers::DiagonalOrder::magnitude);
   if (d.value != 0.0) return std::nullopt;
-  return p.loaded ? fmt::format("file row {}", d.row + 1) : fmt::format("row {}", d.row);
+  return p.row_names.name(d.row);
 }
 
 /// --scale unit-diagonal: A <- S A S, b <- S b, x0 <- S^-1 x0 with
@@ -474,12 +471,12 @@ std::vector<std::string> hints_of(const SolveConfig& config, const SparseProblem
 solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const SparseProblem& p,
                                              par::FaultInjector& faults) {
   solvers::KrylovOptions options = krylov_options(config, p.matrix.comm(), faults);
-  options.file_rows = p.file_rows;  // messages name the file's rows
+  options.row_names = p.row_names;  // messages name the user's rows
   const bool block_aware = config.pc.kind == precond::PcKind::boomeramg ||
                            config.pc.kind == precond::PcKind::additive_schwarz;
-  if (block_aware && !p.file_rows.empty()) {
+  if (block_aware && p.row_names.named()) {
     add_near_null_space(p.matrix.comm(), config.schwarz, config.sparse.matrix_path,
-                        p.matrix.global_rows(), p.file_rows, options.pc);
+                        p.matrix.global_rows(), p.row_names.rows, options.pc);
   }
   if (config.progress.mode == Progress::Mode::thread) {
     throw core::InputError(

@@ -32,9 +32,10 @@ struct SparseProblem {
   std::vector<double> x0;
   std::optional<sparse::LoadedSystem> loaded;        ///< --matrix (its matrix moved out)
   std::optional<grid::Decomposition> decomposition;  ///< --assemble
-  /// Each local row's row in the file or in the caller's matrix (empty:
-  /// assembled); a view of `loaded` or of the caller's state.
-  std::span<const std::int64_t> file_rows;
+  /// Each local row's row in the file or in the caller's matrix, and how
+  /// messages name one (unnamed: assembled); a view of `loaded` or of the
+  /// caller's state.
+  sparse::RowNames row_names;
   nlohmann::json parameters;  ///< for the document's "problem"
   std::string name;
 };

@@ -68,7 +68,7 @@ LocalBlock diagonal_block(const AssembledRows& rows) {
 
 class Ilu0 final : public Preconditioner {
  public:
-  Ilu0(PcOperator& op, std::span<const std::int64_t> file_rows) : op_(op) {
+  Ilu0(PcOperator& op, const sparse::RowNames& names) : op_(op) {
     const double t0 = core::now_s();
     report_.name = "ilu0";
     const AssembledRows rows = op.assemble();
@@ -83,17 +83,16 @@ class Ilu0 final : public Preconditioner {
     par::check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, op.comm().get()),
                    "MPI_Allreduce");
     if (worst.bad != 0) {
-      // The row as the user knows it: the file's (1-based) where there is
-      // one, else the distributed numbering (0-based); and whether A's own
-      // diagonal is zero there (then no diagonal preconditioner helps).
-      const bool named = !file_rows.empty();
+      // The row as the user knows it (a file's, a caller's array's, else
+      // the distributed numbering); and whether A's own diagonal is zero
+      // there (then no diagonal preconditioner helps).
       std::int64_t where[2] = {0, bad_diagonal_is_zero_ ? 1 : 0};
-      if (bad >= 0) where[0] = named ? file_rows[bad] + 1 : rows.first_row + bad;
+      if (bad >= 0) where[0] = names.named() ? names.rows[bad] : rows.first_row + bad;
       par::check_mpi(MPI_Bcast(where, 2, MPI_INT64_T, worst.rank, op.comm().get()), "MPI_Bcast");
       throw core::InputError(
-          fmt::format("--pc ilu0: {} {} {}, so its ILU(0) does not exist; expected a matrix whose "
+          fmt::format("--pc ilu0: {} {}, so its ILU(0) does not exist; expected a matrix whose "
                       "diagonal is non-zero and stays non-zero in the factorisation ({})",
-                      named ? "file row" : "global row", where[0],
+                      names.name(where[0]),
                       where[1] != 0 ? "has a_ii = 0" : "has a zero pivot (its diagonal cancelled)",
                       where[1] != 0 ? "try --pc none or asm" : "try --pc jacobi, asm or none"));
     }
@@ -192,7 +191,7 @@ class Ilu0 final : public Preconditioner {
 }  // namespace
 
 std::unique_ptr<Preconditioner> make_ilu0(const PcSettings& settings, PcOperator& op) {
-  return std::make_unique<Ilu0>(op, settings.file_rows);
+  return std::make_unique<Ilu0>(op, settings.row_names);
 }
 
 }  // namespace asyncsolve::precond::detail

@@ -37,14 +37,6 @@ constexpr std::array all_methods{KrylovMethod::cg,       KrylovMethod::pcg1,
                                  KrylovMethod::fgmres,   KrylovMethod::pgmres,
                                  KrylovMethod::bicgstab, KrylovMethod::pipebicgstab};
 
-/// A row as a message names it: the file's (1-based) where the rows have
-/// file names (`row` is then one of them, 0-based), else the distributed
-/// numbering's global row (0-based).
-std::string row_name(std::span<const std::int64_t> file_rows, std::int64_t row) {
-  return file_rows.empty() ? fmt::format("global row {}", row)
-                           : fmt::format("file row {}", row + 1);
-}
-
 /// Each method's loop, in KrylovMethod's order.
 constexpr std::array<detail::KrylovLoop, all_methods.size()> loops{
     detail::run_cg,       detail::run_pcg1,        detail::run_pcg2,   detail::run_pcg_overlap,
@@ -221,7 +213,7 @@ PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options)
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
     precond::PcSettings settings = options.pc;
-    settings.file_rows = options.file_rows;  // messages name the file's rows
+    settings.row_names = options.row_names;  // messages name the user's rows
     if (!needs_symmetric_matrix(options.method)) precond::use_nonsymmetric_defaults(settings);
     out.pc = precond::make_preconditioner(settings, a);
     out.setup_s = core::now_s() - t0;
@@ -249,12 +241,12 @@ namespace {
 void refuse_zero_diagonal(const sparse::DistMatrix& matrix, const CsrSystem& system,
                           const KrylovOptions& options, std::string_view who) {
   if (const DiagonalCheck d =
-          smallest_diagonal(matrix, system.op, options.file_rows, DiagonalOrder::magnitude);
+          smallest_diagonal(matrix, system.op, options.row_names.rows, DiagonalOrder::magnitude);
       !(d.value != 0.0)) {
     throw core::InputError(
         fmt::format("{} by the diagonal, and {} has a_ii = 0: expected a non-zero diagonal (try "
                     "--pc none or asm)",
-                    who, row_name(options.file_rows, d.row)));
+                    who, options.row_names.name(d.row)));
   }
 }
 
@@ -272,12 +264,12 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
     if (!needs_symmetric_matrix(options.method) && options.pc.kind != precond::PcKind::chebyshev) {
       // D^-1 of a general matrix: any non-zero diagonal, the zero one named
       refuse_zero_diagonal(matrix, system, options, divider + " divides");
-    } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.file_rows);
+    } else if (const DiagonalCheck d = smallest_diagonal(matrix, system.op, options.row_names.rows);
                !(d.value > 0.0)) {
       throw core::InputError(fmt::format(
           "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
           "symmetric positive definite matrix has one)",
-          divider, row_name(options.file_rows, d.row), d.value));
+          divider, options.row_names.name(d.row), d.value));
     }
   }
   if (options.pc.kind == precond::PcKind::boomeramg) {

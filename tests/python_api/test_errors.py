@@ -158,15 +158,30 @@ def test_nonsymmetric_option_ranges(comm, nonsymmetric):
     assert one_line(e).startswith("--pc chebyshev with --method gmres")
 
 
-def test_zero_diagonal_refused_by_jacobi_preconditioner(comm):
-    # D^-1 of a general matrix needs a non-zero diagonal: refused before the solve.
-    a = sp.csr_matrix(np.array([[0.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.3, 3.0]]))
+def zero_diagonal_at_row_2(comm):
+    """A nonsymmetric matrix whose one zero diagonal entry is in row 2 (0-based)."""
+    a = sp.csr_matrix(np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.3, 0.0]]))
     if comm.size > 3:
-        a = sp.block_diag([a] * 2).tocsr()
+        a = sp.block_diag([sp.eye(3) * 4.0, a]).tocsr()  # row 5 then: no zero in rows 0-2
+    return a, a.shape[0] - 1
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"method": "gmres", "pc": "jacobi"}, "the Jacobi preconditioner of gmres divides"),
+    ({"method": "gmres", "pc": "ilu0"}, "--pc ilu0:"),
+    ({"method": "jacobi"}, "a_ii = 0 on"),
+    ({"method": "gmres", "scale": "unit-diagonal"}, "--scale unit-diagonal: a_ii = 0 on"),
+])
+def test_zero_diagonal_named_by_the_callers_row(comm, options, words):
+    # Refused before the solve, naming the row as the caller numbers it
+    # (0-based, "row N of A"), whatever the partition made of it; a Matrix
+    # Market file's rows are named "file row N" (1-based) instead.
+    a, row = zero_diagonal_at_row_2(comm)
     with pytest.raises(asyncsolve.InputError) as e:
-        asyncsolve.solve(whole(a, comm), np.ones(a.shape[0]), comm=comm, method="gmres",
-                         pc="jacobi")
-    assert "diagonal" in one_line(e)
+        asyncsolve.solve(whole(a, comm), np.ones(a.shape[0]), comm=comm, **options)
+    line = one_line(e)
+    assert words in line and f"row {row} of A" in line, line
+    assert "file row" not in line and "global row" not in line, line
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])

@@ -38,6 +38,7 @@
 #include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/precond/local_solver.hpp"
 #include "asyncsolve/precond/near_null_space.hpp"
+#include "asyncsolve/sparse/row_names.hpp"
 
 namespace asyncsolve::precond {
 
@@ -123,10 +124,10 @@ struct PcSettings {
   /// once the rows are known; null: block size 1 in the operator's global
   /// row order, no coordinates).
   std::shared_ptr<const NearNullSpace> near_null;
-  /// This rank's rows as a Matrix Market file numbers them (0-based), for
-  /// messages that name a row (ilu0's zero pivot); empty: the distributed
-  /// numbering. A view, valid while the preconditioner is set up.
-  std::span<const std::int64_t> file_rows;
+  /// This rank's rows as the user numbers them, for messages that name a
+  /// row (ilu0's zero pivot); unnamed: the distributed numbering. A view,
+  /// valid while the preconditioner is set up.
+  sparse::RowNames row_names;
 };
 
 /// The value of `--pc` as the command line spells it: "chebyshev:5" for a

@@ -168,11 +168,10 @@ struct KrylovOptions {
   /// x holds the last solve's solution. A solve that does not converge ends
   /// the repetition. Needs two more vectors (x0 and the first solution).
   int repeat_solves = 1;
-  /// A distributed CSR matrix read from a file: this rank's rows as the
-  /// file numbers them (0-based, LoadedSystem::file_rows), so that a
-  /// message names a row as the user knows it (1-based, "file row N");
-  /// empty: the global row of the distributed numbering (0-based).
-  std::span<const std::int64_t> file_rows;
+  /// This rank's rows as the user numbers them (a file's, LoadedSystem::
+  /// file_rows, or a caller's matrix's), so that a message names a row as
+  /// the user knows it; unnamed: the distributed numbering.
+  sparse::RowNames row_names;
   /// GMRES family: the restart length m (--restart, >= 1): basis vectors
   /// kept before the method restarts from the true residual.
   int restart = 30;
