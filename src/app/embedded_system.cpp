@@ -220,6 +220,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved.result = s.krylov->solve();
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
+    confirm_on_given_system(config, s.p, s.setup, solved.result);
     unscale_solution(s.p, s.setup);
   } else {
     solved = solve_sparse(config, s.p, s.setup);

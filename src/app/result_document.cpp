@@ -219,6 +219,7 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
       {"final_sync_iterations", s.final_sync_iterations},
       {"unconfirmed_stops", s.unconfirmed_stops},
       {"injected_s", stats_json(s.injected_s)}};
+  if (s.scaled_true_residual) doc["result"]["scaled_true_residual"] = *s.scaled_true_residual;
   doc["result"]["warnings"] = s.warnings;
   doc["result"]["hints"] = s.hints;
   if (!s.repeats.empty()) doc["result"]["repeat_solves"] = repeats_json(c, s.repeats);
@@ -336,8 +337,12 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                    solvers::stop_reason_name(s.reason), iters, s.time_s.max));
   if (!s.detail.empty())
     line(s.reason == solvers::StopReason::breakdown ? "breakdown" : "why", s.detail);
-  line("residual", fmt::format("{:.3e} (true {:.3e}), tolerance {:.1e}", s.residual_estimate,
-                               s.true_residual, c.tol));
+  line("residual",
+       fmt::format("{:.3e} (true {:.3e}{}), tolerance {:.1e}", s.residual_estimate, s.true_residual,
+                   s.scaled_true_residual
+                       ? fmt::format("; the scaled system's {:.3e}", *s.scaled_true_residual)
+                       : std::string(),
+                   c.tol));
   if (c.variant != Variant::sync && omp) {
     if (s.unconfirmed_stops > 0) {
       line("checks", fmt::format("{} estimate{} below the tolerance refuted by the true residual "

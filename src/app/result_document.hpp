@@ -42,6 +42,7 @@ struct RunSummary {
   par::RankStats time_s;
   double residual_estimate = 0;
   double true_residual = 0;
+  std::optional<double> scaled_true_residual;  ///< --scale: the scaled system's true residual
   std::optional<double> error_inf;
   std::vector<std::pair<std::string, par::RankStats>> phases;
   double sends_per_iteration = 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -461,6 +462,8 @@ RunSummary summarise(const par::Comm& comm, const Solved& solved, bool omp) {
   s.time_s = par::rank_stats(comm, result.time_s);
   s.residual_estimate = result.residual_estimate;
   s.true_residual = result.true_residual;
+  if (!std::isnan(result.scaled_true_residual))
+    s.scaled_true_residual = result.scaled_true_residual;
   s.error_inf = result.error_inf;
   for (std::size_t i = 0; i < result.phases.size(); ++i) {
     s.phases.emplace_back(result.phases.names()[i],

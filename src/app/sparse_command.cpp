@@ -317,8 +317,8 @@ Symmetry symmetry_of(const SparseProblem& p) {
 /// A diagonal entry of zero, named by its row as the user knows it: the
 /// first one, or none. Collective.
 std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
-  const solvers::DiagonalCheck d = solvers::smallest_diagonal(p.matrix, op, p.row_names.rows,
-                                                              solvers::DiagonalOrder::magnitude);
+  const solvers::DiagonalCheck d =
+      solvers::smallest_diagonal(p.matrix, op, p.row_names.rows, solvers::DiagonalOrder::magnitude);
   if (d.value != 0.0) return std::nullopt;
   return p.row_names.name(d.row);
 }
@@ -456,6 +456,16 @@ std::vector<std::string> hints_of(const SolveConfig& config, const SparseProblem
                                   const solvers::SolveResult& result) {
   std::vector<std::string> hints;
   if (auto h = divergence_hint(config, result, symmetry_of(p))) hints.push_back(std::move(*h));
+  if (result.reason == solvers::StopReason::unconfirmed && result.true_residual > 0.0 &&
+      !std::isnan(result.scaled_true_residual)) {
+    // --tol is both the scaled system's stop and the given system's
+    // verdict: a smaller one moves both, so the hint cannot be a --tol.
+    hints.push_back(fmt::format(
+        "the scaled system's residual understates this system's by a factor of {:.1e}: solve "
+        "without --scale (a preconditioner that scales rows, such as --pc jacobi, helps the "
+        "same systems)",
+        result.true_residual / result.scaled_true_residual));
+  }
   if (p.loaded) {
     const sparse::DistMatrix& m = p.matrix;
     if (auto h = partition_hint(config.sparse.partition, m.metrics(), m.global_rows(),
@@ -520,16 +530,9 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
   Solved solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
                   : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
                                                      : solve_jacobi(config, p, system, *setup.halo);
+  confirm_on_given_system(config, p, setup, solved.result);
   unscale_solution(p, setup);
   return solved;
-}
-
-void unscale_solution(const SparseProblem& p, SparseSetup& setup) {
-  // Back to the unscaled unknowns: x = S 2^(a - c) y.
-  grid::Field& x = setup.system.x;
-  setup.powers.unscale({x.origin(), static_cast<std::size_t>(p.matrix.local_rows())});
-  const std::vector<double>& s = setup.scale;
-  for (std::size_t i = 0; i < s.size(); ++i) x.origin()[i] *= s[i];
 }
 
 RunSummary sparse_summary(const SolveConfig& config, const SparseProblem& p,

@@ -76,6 +76,14 @@ solvers::KrylovOptions sparse_krylov_options(const SolveConfig& config, const Sp
 /// unknowns). The halo exchange stays open.
 Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup);
 
+/// Collective, with --scale (nothing otherwise): result's true residual
+/// becomes that of the system as given, ||S^-1 (S b - S A S y)|| / ||b||
+/// (the scaled system's moves to scaled_true_residual); a solve that met
+/// the tolerance on the scaled system only is "unconfirmed". Call it
+/// before unscale_solution.
+void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, SparseSetup& setup,
+                             solvers::SolveResult& result);
+
 /// Local: setup.system.x back in the unscaled unknowns, x = S 2^(a - c) y.
 void unscale_solution(const SparseProblem& p, SparseSetup& setup);
 

@@ -156,7 +156,7 @@ bool AsyncIteration::idle_wait(double max_s) {
 void AsyncIteration::sweep() {
   const double ts = core::now_s();
   const bool round_next = !convergence_.active() && ((k_ + 1) % base_.check_every == 0 ||
-                                                     k_ + 1 == base_.max_iters || over_time());
+                                                     k_ + 1 >= base_.max_iters || over_time());
   const bool fused =
       k_ == 0 || round_next || (idle_on_ && k_ >= next_refresh_) || update_.residual_is_free();
   const int planes = options_.progress_planes;
@@ -219,7 +219,7 @@ SolveResult AsyncIteration::run() {
     }
     const auto scope = result_.phases.time(async_reduce_phase);
     if (!convergence_.active() &&
-        (k_ % base_.check_every == 0 || k_ == base_.max_iters || over_time())) {
+        (k_ % base_.check_every == 0 || k_ >= base_.max_iters || over_time())) {
       start_round();
     }
     if (round_stops()) break;

@@ -66,22 +66,31 @@ inline long idle_refresh_gap(double prev_r2, long prev_k, double r2, long k, dou
 
 /// The verdict of a completed round with the global `sum` over `ranks`
 /// ranks (the same on every rank): true, with result.converged and
-/// result.reason set, when the solve stops: the estimate `estimate` is not
-/// finite (breakdown), below options.tol ("tolerance"), divergence_factor
-/// times the smallest estimate of the solve or more ("diverged", at round k
-/// of this rank), some rank has run options.max_time_s ("max_time"), or
-/// every rank has made options.max_iters
-/// sweeps ("max_iters": the limit counts the slowest rank's sweeps, so a
-/// fast rank cannot end a solve its partners are still progressing). Local.
+/// result.reason set, when the solve stops: the estimate `estimate` is
+/// below options.tol ("tolerance"), not finite (breakdown),
+/// divergence_factor times the smallest estimate of the solve or more
+/// ("diverged", at round k of this rank), some rank has run
+/// options.max_time_s ("max_time"), or every rank has made
+/// options.max_iters sweeps ("max_iters": the limit counts the slowest
+/// rank's sweeps, so a fast rank cannot end a solve its partners are still
+/// progressing). With every rank at max_iters a non-finite estimate is a
+/// max_iters stop, not a breakdown: with --max-iters 0 no rank has a
+/// residual yet (its part is +inf); a true residual that is not finite
+/// still ends the solve as a breakdown (confirm_convergence). Local.
 inline bool async_check_stops(SolveResult& result, const JacobiOptions& options, long k,
                               const AsyncCheckSums& sum, double estimate, int ranks) {
-  if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
-    set_breakdown(result, estimate, k);
-    return true;
-  }
   if (estimate < options.tol) {
     result.converged = true;
     result.reason = StopReason::tolerance;
+    return true;
+  }
+  const bool at_max_iters = sum[at_max_iters_value] > ranks - 0.5;
+  if (at_max_iters && !std::isfinite(estimate)) {
+    result.reason = StopReason::max_iters;
+    return true;
+  }
+  if (breaks_down(estimate)) {  // the same reduced sum on every rank: all stop
+    set_breakdown(result, estimate, k);
     return true;
   }
   if (check_divergence(result, estimate, k, async_divergence_floor)) return true;
@@ -89,7 +98,7 @@ inline bool async_check_stops(SolveResult& result, const JacobiOptions& options,
     result.reason = StopReason::max_time;
     return true;
   }
-  if (sum[at_max_iters_value] > ranks - 0.5) {
+  if (at_max_iters) {
     result.reason = StopReason::max_iters;
     return true;
   }

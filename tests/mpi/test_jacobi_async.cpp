@@ -190,6 +190,29 @@ TEST(AsyncJacobiMaxIters, StopsEveryRankWithoutConverging) {
   }
 }
 
+TEST(AsyncJacobiMaxIters, ZeroSweepsIsAMaxItersStopNotABreakdown) {
+  // --max-iters 0: no rank has a residual to contribute (its part is +inf),
+  // which is not a breakdown; the solve returns x0 with its true residual.
+  // A rank past max_iters starts a round at once, whatever --check-every.
+  for (const bool idle : {true, false}) {
+    SolveSetup s;
+    s.base.max_iters = 0;
+    s.base.check_every = 100;
+    s.idle = idle;
+    s.final_sync = 0;
+    const Outcome a = run(s);
+    EXPECT_FALSE(a.result.converged) << "idle " << idle;
+    EXPECT_EQ(a.result.reason, solvers::StopReason::max_iters) << "idle " << idle;
+    EXPECT_TRUE(std::isfinite(a.result.true_residual)) << "idle " << idle;
+    if (!idle) {
+      EXPECT_EQ(a.max_iterations, 0);
+      EXPECT_DOUBLE_EQ(a.result.true_residual, 1.0);  // x0 = 0: ||b|| / ||b||
+    } else {
+      EXPECT_LT(a.max_iterations, 100) << "a round started only at --check-every";
+    }
+  }
+}
+
 TEST(AsyncJacobiMaxTime, EndsAnUnreachableSolveOnTheClock) {
   // A tolerance no solve reaches and more iterations than the time allows:
   // the wall-clock guard ends it, with the same verdict on every rank.

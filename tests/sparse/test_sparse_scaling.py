@@ -79,3 +79,48 @@ def test_a_power_of_two_scaling_changes_no_bit(solve, tmp_path, method):
                      solution.read_text().split("\n", 2)[2]))  # past the banner and comment
     assert runs[1] == runs[0]
     assert runs[2] == runs[0]
+
+
+def split_diagonal_system(tmp_path, n=20):
+    """A 2-D Laplacian D^1/2 L D^1/2 whose diagonal is 4e-6 on half the rows
+    and 4e6 on the other half, b = 1 on the first half: the residual of the
+    unit-diagonal scaled system understates this one's by about 10^6."""
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    lap = (sp.kron(t, sp.eye(n)) + sp.kron(sp.eye(n), t)).tocsr()
+    d = np.r_[np.full(n * n // 2, 1e-6), np.full(n * n // 2, 1e6)]
+    s = sp.diags(np.sqrt(d))
+    a = (s @ lap @ s).tocsr()
+    b = np.zeros(n * n)
+    b[: n * n // 2] = 1.0
+    scipy.io.mmwrite(tmp_path / "b.mtx", b.reshape(-1, 1), precision=17)
+    return a, b, write(tmp_path / "split.mtx", a), tmp_path / "b.mtx"
+
+
+@pytest.mark.parametrize("method", ["cg", "gmres", "schwarz", "jacobi:async"])
+def test_unit_diagonal_scaling_is_judged_on_the_system_as_given(solve, tmp_path, method):
+    # --scale unit-diagonal solves D^-1/2 A D^-1/2 y = D^-1/2 b; its residual
+    # met --tol here, but b - A x is 10^5 times larger: "unconfirmed", exit 3,
+    # with the given system's true residual (as scipy measures it), the
+    # scaled one's beside it, and a hint. Without --scale the solve converges.
+    a, b, matrix, rhs = split_diagonal_system(tmp_path)
+    x_path = tmp_path / "x.mtx"
+    extra = method_args(method) if method.startswith("jacobi:") else ["--method", method]
+    tol = "1e-4" if method.startswith("jacobi:") else "1e-6"
+    rc, out, err, doc = solve(3, "--matrix", matrix, "--rhs", rhs, "--scale", "unit-diagonal",
+                              "--tol", tol, "--write-solution", x_path, *extra)
+    assert rc == 3, out + err
+    r = doc["result"]
+    assert not r["converged"] and r["reason"] == "unconfirmed", r
+    x = scipy.io.mmread(x_path).ravel()
+    given = np.linalg.norm(b - a @ x) / np.linalg.norm(b)
+    assert r["true_residual"] == pytest.approx(given, rel=1e-6)
+    assert r["scaled_true_residual"] < float(tol) < given
+    assert "the system as given has" in r["detail"]
+    assert any("solve without --scale" in h for h in r["hints"]), r["hints"]
+    assert "NOT converged (unconfirmed)" in out
+    if method == "cg":
+        rc, out, err, doc = solve(3, "--matrix", matrix, "--rhs", rhs, "--tol", tol,
+                                  "--max-iters", "5000", *extra)
+        assert rc == 0 and doc["result"]["converged"], out + err
+        assert doc["result"]["true_residual"] < float(tol)
+        assert "scaled_true_residual" not in doc["result"]

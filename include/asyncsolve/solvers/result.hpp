@@ -81,7 +81,10 @@ struct RestartPoint {
 struct SolveResult {
   bool converged = false;
   StopReason reason = StopReason::none;  ///< why it stopped
-  std::string detail;               ///< what broke down, and at which iteration (empty otherwise)
+  std::string detail;  ///< what broke down, and at which iteration (empty otherwise)
+  /// --scale: the scaled system's true residual (true_residual is then the
+  /// given system's); NaN without scaling.
+  double scaled_true_residual = std::numeric_limits<double>::quiet_NaN();
   long iterations = 0;              ///< iterations (sweeps) this rank performed
   double time_s = 0;                ///< wall time of the solve on this rank
   double residual_estimate = 0;     ///< the relative residual the stop decision used
