@@ -15,12 +15,14 @@
 
 namespace asyncsolve::app {
 
-int block_size_comment(const std::filesystem::path& path) {
+BlockSizeComment block_size_comment(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);  // the banner
   constexpr std::string_view key = "block-size:";
+  long number = 1;
   while (std::getline(in, line)) {
+    ++number;
     if (line.empty() || line[0] != '%') break;  // the size line ends the comments
     std::size_t at = 1;
     while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at]))) ++at;
@@ -36,25 +38,31 @@ int block_size_comment(const std::filesystem::path& path) {
     while (used < value.size() && std::isspace(static_cast<unsigned char>(value[used]))) ++used;
     if (used == 0 || used != value.size() || n < 1 || n > 16) {
       throw core::InputError(
-          fmt::format("{}: comment '{}': expected '% block-size: N' with N "
+          fmt::format("{}:{}: comment '{}': expected '% block-size: N' with N "
                       "from 1 to 16",
-                      path.string(), line));
+                      path.string(), number, line));
     }
-    return n;
+    return {n, fmt::format("{}:{}: '{}'", path.string(), number, line)};
   }
-  return 0;
+  return {};
 }
 
 std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
-    const par::Comm& comm, int block_size, const std::filesystem::path& coordinates,
-    std::int64_t global_rows, std::span<const std::int64_t> file_rows) {
+    const par::Comm& comm, int block_size, std::string_view origin,
+    const std::filesystem::path& coordinates, std::int64_t global_rows,
+    std::span<const std::int64_t> file_rows) {
   auto space = std::make_shared<precond::NearNullSpace>();
   space->block_size = block_size;
   if (global_rows % block_size != 0) {
     throw core::InputError(
-        fmt::format("--block-size {}: the matrix has {} rows, expected a "
-                    "block size that divides them",
-                    block_size, global_rows));
+        fmt::format("{}: the matrix has {} rows, expected a block size that divides them", origin,
+                    global_rows));
+  }
+  if (!coordinates.empty() && block_size != 2 && block_size != 3) {
+    throw core::InputError(fmt::format(
+        "--coordinates {}: coordinates need a block size of 2 or 3 (one unknown per dimension "
+        "at each node), and the block size is {} ({}): expected --block-size 2 or 3",
+        coordinates.string(), block_size, origin));
   }
   for (const std::int64_t f : file_rows)
     space->component.push_back(static_cast<int>(f % block_size));
@@ -67,7 +75,7 @@ std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
     try {
       const sparse::MatrixMarketFile file = sparse::read_matrix_market(coordinates);
       const sparse::CsrMatrix& c = file.matrix;
-      if (c.rows != nodes || c.cols != block_size || (block_size != 2 && block_size != 3)) {
+      if (c.rows != nodes || c.cols != block_size) {
         throw core::InputError(fmt::format(
             "--coordinates {}: {} x {} values, expected {} x {} (one row per node of {} "
             "unknowns, one column per dimension, dimension 2 or 3)",
@@ -101,23 +109,30 @@ void add_near_null_space(const par::Comm& comm, const SchwarzConfig& given,
                          const std::filesystem::path& matrix, std::int64_t global_rows,
                          std::span<const std::int64_t> file_rows, precond::PcSettings& pc) {
   int block_size = given.block_size;
+  // Where the block size comes from, for messages: the option, the file's
+  // comment (file:line), or the default.
+  std::string origin = fmt::format("--block-size {}", block_size);
   if (block_size == 0) {
     std::string error;
+    BlockSizeComment comment;
     if (comm.is_root()) {
       try {
-        block_size = block_size_comment(matrix);
+        comment = block_size_comment(matrix);
       } catch (const core::InputError& e) {
         error = e.what();
       }
     }
     error = par::broadcast_from_root(comm, std::move(error));
     if (!error.empty()) throw core::InputError(error);
+    block_size = comment.size;
     par::check_mpi(MPI_Bcast(&block_size, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+    origin = block_size > 0 ? par::broadcast_from_root(comm, std::move(comment.where))
+                            : std::string("the default, no --block-size given");
   }
   pc.block_size = std::max(block_size, 1);
   if (pc.block_size > 1 || !given.coordinates.empty()) {
-    pc.near_null =
-        load_near_null_space(comm, pc.block_size, given.coordinates, global_rows, file_rows);
+    pc.near_null = load_near_null_space(comm, pc.block_size, origin, given.coordinates, global_rows,
+                                        file_rows);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "options_common.hpp"
 
+#include <mpi.h>  // OPEN_MPI
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -56,9 +58,36 @@ collectives::AllreduceAlgorithm parse_allreduce_option(std::string_view option,
   }
 }
 
+namespace {
+
+/// Whether an MCA component list ("a,b", without a leading '^') names `name`.
+bool lists(std::string_view list, std::string_view name) {
+  for (;;) {
+    const std::size_t comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) return false;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
 bool mca_osc_is_ucx() {
+  // "ucx", or a list of components that includes ucx ("sm,ucx": osc/sm
+  // then keeps the shared-memory windows, which osc/ucx cannot allocate)
   const char* osc = std::getenv("OMPI_MCA_osc");
-  return osc != nullptr && std::string_view(osc) == "ucx";
+  return osc != nullptr && *osc != '^' && lists(osc, "ucx");
+}
+
+bool mca_osc_allows_shared_windows() {
+#ifdef OPEN_MPI
+  const char* osc = std::getenv("OMPI_MCA_osc");
+  if (osc == nullptr || *osc == '\0') return true;
+  if (*osc == '^') return !lists(osc + 1, "sm");
+  return lists(osc, "sm");
+#else
+  return true;
+#endif
 }
 
 namespace {

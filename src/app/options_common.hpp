@@ -80,8 +80,15 @@ struct EnumNames<OnOff> {
 };
 
 /// True when the environment selects Open MPI's UCX one-sided component
-/// (OMPI_MCA_osc=ucx), which Open MPI's OSHMEM needs.
+/// (OMPI_MCA_osc=ucx, or a list that names it, such as sm,ucx), which Open
+/// MPI's OSHMEM needs.
 bool mca_osc_is_ucx();
+
+/// False when the environment leaves out Open MPI's osc/sm (OMPI_MCA_osc=ucx,
+/// or ^sm), the one component that allocates shared-memory windows
+/// (MPI_Win_allocate_shared: the shm reduction's slots); true otherwise and
+/// under other MPI libraries.
+bool mca_osc_allows_shared_windows();
 
 /// The result of `parse` (a library's parser, which throws core::InputError
 /// for text it does not know), or nullopt for such text.

@@ -1,6 +1,7 @@
 #include "solve_options.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
@@ -175,6 +176,15 @@ void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   }
   if (!l.allreduce_auto) {
     c.allreduce = collectives::parse_allreduce(a.allreduce);
+    if ((c.allreduce->kind == collectives::AllreduceAlgorithm::Kind::shm ||
+         c.allreduce->shm_node) &&
+        !mca_osc_allows_shared_windows()) {
+      throw InputError(fmt::format(
+          "--allreduce {}: OMPI_MCA_osc={} leaves out Open MPI's osc/sm, which allocates the "
+          "shared-memory window this reduction needs; expected OMPI_MCA_osc=sm,ucx (OpenSHMEM "
+          "takes it too), OMPI_MCA_osc unset, or another --allreduce",
+          a.allreduce, std::getenv("OMPI_MCA_osc")));
+    }
     if (!is_krylov(c) && c.variant != Variant::sync &&
         c.allreduce->kind == collectives::AllreduceAlgorithm::Kind::mpi) {
       throw_not_one_of("--allreduce", a.allreduce, {"auto", "tree", "impi"},
@@ -192,8 +202,9 @@ void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   c.allreduce = collectives::AllreduceAlgorithm{kind};
   // The overlapping methods: twolevel:shm+impi, which is the progress-free
   // shared-memory reduction alone on one node (impi only among node leaders);
-  // the simulation build has no shared memory.
-  if (is_krylov(c) && overlapping && !par::is_simulated()) {
+  // the simulation build has no shared memory, and Open MPI none without
+  // osc/sm (OMPI_MCA_osc=ucx): impi then.
+  if (is_krylov(c) && overlapping && !par::is_simulated() && mca_osc_allows_shared_windows()) {
     c.allreduce->kind = Kind::twolevel;
     c.allreduce->leader = Kind::impi;
     c.allreduce->shm_node = true;

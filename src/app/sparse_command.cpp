@@ -502,6 +502,7 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   const par::Comm& comm = p.matrix.comm();
   const bool jacobi = config.method == Method::jacobi;
   out.warnings = check_rhs(config, p);
+  check_empty_rows(p);
   out.scale = scale_to_unit_diagonal(config, p);
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
   // the solve over- or underflows for a system scaled far from 1.

@@ -54,6 +54,11 @@ struct SparseSetup {
   std::unique_ptr<comm::SparseHaloExchange> halo;
 };
 
+/// Collective: refuses (core::InputError on every rank) a matrix with an
+/// empty row where b is not zero (A x = b has no solution), naming the
+/// first such row as the user numbers it.
+void check_empty_rows(const SparseProblem& p);
+
 /// Collective over the matrix's communicator: warns of a zero right-hand
 /// side (--matrix), scales the system (--scale), builds its operator (its
 /// time and layouts in p.parameters), checks its symmetry (the CG family

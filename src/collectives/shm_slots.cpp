@@ -54,7 +54,21 @@ ShmSlots::ShmSlots(const par::Comm& node, std::size_t count, int areas)
   const int rc =
       MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, node.get(), &base, &win_);
   MPI_Info_free(&info);
-  par::check_mpi(rc, "MPI_Win_allocate_shared");
+  // Collective over the node: every rank learns that one failed, and all
+  // stop alike (an MPI library configured without shared windows fails on
+  // every rank: Open MPI with OMPI_MCA_osc=ucx).
+  int failed = rc != MPI_SUCCESS ? 1 : 0;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, node.get()),
+                 "MPI_Allreduce");
+  if (failed != 0) {
+    if (rc == MPI_SUCCESS) MPI_Win_free(&win_);
+    throw core::CollectiveFailure(fmt::format(
+        "shared-memory allreduce: the MPI library could not allocate a shared-memory window "
+        "({}); expected an MPI with shared windows (Open MPI: its osc/sm component, e.g. "
+        "OMPI_MCA_osc=sm,ucx), or another --allreduce",
+        rc != MPI_SUCCESS ? par::MpiError("MPI_Win_allocate_shared", rc).what()
+                          : "on another rank of the node"));
+  }
   par::check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   if (!is_unified(win_)) {
     MPI_Win_free(&win_);

@@ -49,6 +49,7 @@ class Case:
     untouched: list[str] = field(default_factory=list)  # paths that must not change
     absent: str = ""  # text the output must not hold (a misleading hint)
     limit_as: int = 0  # bytes of address space the program may use (prlimit; 0: no limit)
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
 
 
 def s(text: str) -> list[str]:
@@ -582,7 +583,8 @@ def strip_launcher(err: str) -> str:
 
 def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | None:
     """None when the case behaved; else what went wrong."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ASYNCSOLVE_BINARY": binary}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ASYNCSOLVE_BINARY": binary,
+           **case.env}
     if case.tool == "lab":
         cmd = [sys.executable, "-m", "asyncsolve_lab", *case.args]
     elif case.tool == "mpmd":

@@ -1,0 +1,55 @@
+// An empty row (no non-zero entry) makes A singular: with b_i != 0 in it,
+// A x = b has no solution, and every method would run to --max-iters or
+// --max-time; refused before the solve. With b_i = 0 the system may still
+// be consistent (a Krylov method can converge); the methods that divide by
+// the diagonal refuse it themselves, naming the row.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/check.hpp"
+#include "sparse_session.hpp"
+
+namespace asyncsolve::app {
+
+void check_empty_rows(const SparseProblem& p) {
+  const sparse::DistMatrix& m = p.matrix;
+  const std::vector<std::int64_t>& row_ptr = m.row_ptr();
+  const std::vector<double>& val = m.val();
+  // The first empty row in the user's numbering (the distributed one if
+  // none), and whether b is non-zero there.
+  constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+  std::int64_t first = none;
+  double b_there = 0.0;
+  for (int i = 0; i < m.local_rows(); ++i) {
+    bool empty = true;
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1] && empty; ++k) empty = val[k] == 0.0;
+    const std::int64_t row =
+        p.row_names.named() ? p.row_names.rows[static_cast<std::size_t>(i)] : m.first_row() + i;
+    if (empty && row < first) {
+      first = row;
+      b_there = p.b[static_cast<std::size_t>(i)];
+    }
+  }
+  const par::Comm& comm = m.comm();
+  std::int64_t global_first = first;
+  par::check_mpi(MPI_Allreduce(&first, &global_first, 1, MPI_INT64_T, MPI_MIN, comm.get()),
+                 "MPI_Allreduce");
+  if (global_first == none) return;
+  double b_value = first == global_first ? std::abs(b_there) : 0.0;
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &b_value, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  if (b_value != 0.0) {
+    throw core::InputError(fmt::format(
+        "{} of the matrix is empty (no non-zero entry) and b has {:g} there: A x = b has no "
+        "solution; expected a matrix without empty rows (or b = 0 in them)",
+        p.row_names.name(global_first), b_value));
+  }
+}
+
+}  // namespace asyncsolve::app
