@@ -128,7 +128,7 @@ def _main(argv: list[str] | None) -> int:
                 console.print(f"{args.suite}: valid; {len(suite.experiments)} experiments, "
                               f"{n} runs")
                 return 0
-            only = args.only.split(",") if args.only else None
+            only = args.only.split(",") if args.only is not None else None
             counts = run_suite(suite, results, caps, retry_failed=args.retry_failed,
                                dry_run=args.dry_run, only=only, console=console)
             if args.report and not args.dry_run:

@@ -386,7 +386,10 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
     check_suite(suite, caps)  # before running anything
     folder = RunFolder(results)
     runs = suite.runs()
-    if only:
+    if only is not None:
+        if not all(only):
+            raise LabError(f"--only {','.join(only)!r}: expected a comma-separated list of "
+                           f"experiment names of {suite.path}, with no empty name")
         unknown = set(only) - {e.name for e in suite.experiments}
         if unknown:
             raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "

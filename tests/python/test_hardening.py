@@ -116,6 +116,18 @@ def test_ranks_beyond_max_ranks_are_refused(tmp_path, binary):
     assert "-np 1000" in out
 
 
+@pytest.mark.parametrize("only", ["", ",", "quick,"])
+def test_an_empty_only_is_refused_like_an_unknown_one(tmp_path, binary, only):
+    """--only '' named no experiment and ran them all."""
+    path = tmp_path / "s.toml"
+    path.write_text(SMALL_SUITE)
+    results = tmp_path / "r"
+    rc, out, err = lab(["run", str(path), "--results", str(results), "--binary", str(binary),
+                        "--only", only])
+    assert_one_line_error(rc, out, err, f"--only {only!r}: expected a comma-separated list")
+    assert not list(results.glob("runs/*"))
+
+
 BIG_MATRIX = "\n".join(f"k{i} = [{', '.join(str(j) for j in range(20))}]" for i in range(6))
 
 
