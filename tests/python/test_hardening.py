@@ -45,6 +45,10 @@ def assert_one_line_error(rc, out, err, fragment):
     assert fragment in lines[0], lines[0]
 
 
+#: The least a result document must hold to be one (its result section).
+MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1", "result": {}}).encode()
+
+
 def results_with_document(tmp_path: Path, content: bytes) -> Path:
     """A results folder with one sidecar whose document holds `content`."""
     runs = tmp_path / "res" / "runs"
@@ -85,8 +89,41 @@ def test_report_of_a_document_that_is_not_utf8(tmp_path):
     assert_one_line_error(*lab(["report", str(res)]), "not UTF-8")
 
 
+@pytest.mark.parametrize(("doc", "missing"), [
+    ({"schema": "asyncsolve.result/1"}, "'result'"),
+    ({"schema": "asyncsolve.result/1", "result": None, "method": {}}, "'result'"),
+    ({"schema": "asyncsolve.bench.beff/1", "summary": {}}, "'measurements'"),
+    ({"schema": "asyncsolve.model.hybrid/1"}, "'quantities' or 'fit'"),
+])
+def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
+    """A document cut down to its schema line was counted as an ok run with
+    dashes; like a document that is not JSON, it is refused, naming it."""
+    res = results_with_document(tmp_path, json.dumps(doc).encode())
+    rc, out, err = lab(["report", str(res)])
+    assert_one_line_error(rc, out, err, f"{res / 'runs' / 'x.json'}: a {doc['schema'][:-2]} "
+                          f"document without its {missing} section")
+    assert not (res / "report").exists()
+
+
+def test_a_run_whose_document_lacks_its_sections_is_failed(tmp_path, caps, monkeypatch):
+    """The runner checks the document a program wrote as the report does."""
+    from asyncsolve_lab import runner
+    from conftest import run_text
+
+    def cut_down(run, caps_, doc_path, options=None):
+        doc = json.dumps({"schema": "asyncsolve.result/1"})
+        return runner.Launch(argv=["sh", "-c", f"echo '{doc}' > '{doc_path}'"], env={},
+                             oversubscribed=False)
+    monkeypatch.setattr(runner, "build_launch", cut_down)
+    _, counts = run_text(SMALL_SUITE, tmp_path / "r", caps)
+    assert (counts["ok"], counts["failed"]) == (0, 1)
+    side = json.loads(next((tmp_path / "r" / "runs").glob("*.lab.json")).read_text())
+    assert side["status"] == "failed"
+    assert "without its 'result' section" in side["reason"]
+
+
 def test_report_out_naming_a_file(tmp_path):
-    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
     afile = tmp_path / "afile"
     afile.write_text("x")
     assert_one_line_error(*lab(["report", str(res), "--out", str(afile)]), "--out")
@@ -306,7 +343,7 @@ def test_damaged_sidecars_are_redone_never_waited_on(tmp_path, caps):
 def test_the_report_replaces_a_fifo_never_waits_on_it(tmp_path):
     """The lab writes whole files through a rename: a FIFO where report.md
     goes is replaced, not opened (which would wait for a reader)."""
-    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
     out = tmp_path / "out"
     out.mkdir()
     os.mkfifo(out / "report.md")
