@@ -110,8 +110,8 @@ def test_errors_name_the_key_and_its_line(old, new, line, words):
 
 
 @pytest.mark.parametrize(("exclude", "words"), [
-    ('{ variant = "racy" }', "exclude variant = 'racy': experiment 'a' does not run it "
-     "(its variant values: sync, async)"),
+    ('{ variant = "racy" }',
+     "exclude variant = 'racy': experiment 'a' does not run it (its variant values: sync, async)"),
     ('{ ranks = 3 }', "exclude ranks = 3: experiment 'a' does not run it (its ranks values: 1, 2)"),
     ('{ regime = "ib" }', "exclude regime = 'ib'"),
     ('{ ranks = 1, slow-rank = 2 }', "exclude slow-rank = 2"),
