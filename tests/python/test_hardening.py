@@ -153,6 +153,37 @@ def test_ranks_beyond_max_ranks_are_refused(tmp_path, binary):
     assert "-np 1000" in out
 
 
+@pytest.mark.parametrize("value", ['tol = "abc"', "tol = -5", 'matrix = "/nonexistent.mtx"'])
+def test_check_and_run_refuse_a_value_the_program_would_refuse(tmp_path, binary, value):
+    """--check said 'valid', and run failed every run yet exited 0."""
+    path = tmp_path / "s.toml"
+    text = SMALL_SUITE + value + "\n"
+    path.write_text(text)
+    line = text.splitlines().index(value) + 1
+    results = tmp_path / "r"
+    for extra in (["--check"], []):
+        rc, out, err = lab(["run", str(path), "--results", str(results), "--binary",
+                            str(binary), *extra])
+        assert_one_line_error(rc, out, err, f"{path}:{line}: experiment 'quick': --")
+    assert not list(results.glob("runs/*"))
+
+
+def test_a_suite_whose_every_run_failed_says_so(tmp_path, binary, capsys):
+    """Exit 0 without --strict, as documented, with a warning; 1 with it."""
+    from asyncsolve_lab.cli import main
+    path = tmp_path / "s.toml"
+    path.write_text(SMALL_SUITE.replace('local = "6,6,6"', 'local = "0,6,6"')
+                    .replace('ranks = [1]', 'ranks = [1]\nlauncher = "none"'))
+    args = ["run", str(path), "--results", str(tmp_path / "r"), "--binary", str(binary)]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "small: 0 ok, 1 failed" in out
+    assert "warning: every run of suite small failed (1 of 1)" in err
+    assert "--strict makes this exit 1" in err
+    assert main([*args, "--strict", "--retry-failed"]) == 1
+    assert "warning: every run of suite small failed" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("only", ["", ",", "quick,"])
 def test_an_empty_only_is_refused_like_an_unknown_one(tmp_path, binary, only):
     """--only '' named no experiment and ran them all."""
