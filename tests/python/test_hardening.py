@@ -5,6 +5,7 @@ and rank counts, repeats, timeouts and matrix sizes are bounded."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -264,6 +265,16 @@ def test_sigterm_and_sighup_stop_the_runs_and_the_suite_resumes(tmp_path, binary
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "1 already finished" in done.stdout
+
+
+def test_the_documented_exit_codes_are_the_signals_the_lab_exits_with():
+    """docs/lab.md's table named only 130 for an interrupted run; SIGTERM
+    gives 143 and SIGHUP 129 (the test above), both resumable."""
+    text = (ROOT / "docs" / "lab.md").read_text()
+    rows = dict(re.findall(r"^\| (\d+) \| (.*) \|$", text, re.MULTILINE))
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        assert signum.name in rows.get(str(128 + signum), ""), (signum, rows)
+    assert {"0", "1", "2"} <= set(rows), rows
 
 
 def test_tiny_suite_still_parses():
