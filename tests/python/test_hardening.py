@@ -337,14 +337,16 @@ def test_a_failing_run_reports_the_programs_error_line(tmp_path, caps):
     reason is the program's own line."""
     from conftest import run_text
 
+    bad = tmp_path / "bad.mtx"  # exists (the lab checks that), not Matrix Market
+    bad.write_text("not a matrix\n")
     text = SMALL_SUITE.replace("ranks = [1]", "ranks = [2]").replace(
-        'local = "6,6,6"', f'matrix = "{tmp_path / "missing.mtx"}"')
+        'local = "6,6,6"', f'matrix = "{bad}"')
     results = tmp_path / "r"
     _, counts = run_text(text, results, caps)
     assert counts["failed"] == 1
     side = json.loads(next((results / "runs").glob("*.lab.json")).read_text())
     assert side["reason"].startswith("exit code 2 (bad input): asyncsolve: error: "), side
-    assert "missing.mtx: cannot open" in side["reason"], side
+    assert "bad.mtx:1: found 'not a matrix'" in side["reason"], side
 
 
 def test_the_reason_skips_the_launchers_notices():
