@@ -22,6 +22,18 @@ DOCUMENT_SCHEMAS = {
     "asyncsolve.bench.stencil2d": 1,
 }
 
+#: The sections a document of each schema must have, each an object or an
+#: array (a tuple: any one of them): what its program always writes and the
+#: report reads. A document without them is no result, however valid its schema.
+DOCUMENT_SECTIONS = {
+    "asyncsolve.result": [("result",)],
+    "asyncsolve.bench.allreduce": [("latency", "overlap", "noise")],
+    "asyncsolve.bench.hybrid_mvm": [("records",)],
+    "asyncsolve.bench.beff": [("measurements",)],
+    "asyncsolve.model.hybrid": [("quantities", "fit")],
+    "asyncsolve.bench.stencil2d": [("results",)],
+}
+
 
 class LabError(Exception):
     """Bad input (suite file, results folder, arguments): exit code 2."""
@@ -47,4 +59,17 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
         raise SchemaError(
             f"{where}: schema {schema} is incompatible: this lab reads {name}/{allowed[name]}; "
             "rerun the suite with a matching asyncsolve, or use an asyncsolve-lab that reads it")
+    return name
+
+
+def check_document(doc: dict, where: str) -> str:
+    """Return the schema name of `doc` if this lab reads it and it has the
+    sections of its schema (DOCUMENT_SECTIONS), else raise SchemaError."""
+    name = check_schema(doc.get("schema"), where)
+    for section in DOCUMENT_SECTIONS.get(name, []):
+        if not any(isinstance(doc.get(s), dict | list) for s in section):
+            raise SchemaError(f"{where}: a {name} document without its "
+                              f"{' or '.join(repr(s) for s in section)} section: not a result of "
+                              "the program (cut short or edited?); rerun the run (delete the "
+                              "document, then asyncsolve-lab run), or remove its .lab.json")
     return name

@@ -3,6 +3,7 @@ against the binary's own --help before anything runs."""
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -18,6 +19,15 @@ CHOICE_OPTIONS = {"problem", "method", "variant", "transport", "hybrid", "halo",
                   "allreduce", "progress", "noise-allreduce"}
 #: Comma-separated lists of choices.
 LIST_OPTIONS = {"modes", "patterns"}
+#: Options naming a file the program reads, which must exist before the run.
+INPUT_FILE_OPTIONS = {"matrix", "rhs", "x0", "coordinates", "fit"}
+#: The value syntax the programs' INT and FLOAT options take (CLI11 as
+#: asyncsolve configures it: decimal digits, no '+', no hexadecimal, finite).
+_NUMBER = {"INT": re.compile(r"-?[0-9]+"),
+           "FLOAT": re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")}
+#: An option's range as its help prints it, "[1e-300 to 1]" or "[0 to 8; applies to ...]".
+_RANGE = re.compile(r"\[(?:integer )?(-?[0-9.]+(?:e[+-]?[0-9]+)?) to "
+                    r"(-?[0-9.]+(?:e[+-]?[0-9]+)?)[;\]]")
 
 
 @dataclass
@@ -168,6 +178,35 @@ def check_suite(suite: Suite, caps: Capabilities) -> None:
                     if key in CHOICE_OPTIONS or key in LIST_OPTIONS:
                         _check_choice(suite, where, exp.name, exp.program, key, v,
                                       prog.options[key])
+                    problem = value_problem(key, v, prog.options[key])
+                    if problem:
+                        shown = str(v).lower() if isinstance(v, bool) else v  # as TOML has it
+                        raise suite.error(where, f"experiment '{exp.name}': --{key} {shown}: "
+                                          f"{problem}")
+
+
+def value_problem(key: str, value: object, help_text: str) -> str | None:
+    """Why the program would refuse `value` for --key, as far as its help
+    says (None when it would not): a number of the wrong syntax or outside
+    the range the help prints, an input file that does not exist. `false`
+    leaves an option out; `true` gives it as a flag."""
+    kind = help_text.split("=", 1)[0].split(" ", 1)[0]
+    if kind in _NUMBER:
+        span = _RANGE.search(help_text)
+        expected = ("an integer" if kind == "INT" else "a number") + \
+            (f" from {span[1]} to {span[2]}" if span else "")
+        if isinstance(value, bool):
+            return f"expected {expected}, not a flag" if value else None
+        text = str(value)
+        if not _NUMBER[kind].fullmatch(text) or not math.isfinite(float(text)) or \
+                (span and not float(span[1]) <= float(text) <= float(span[2])):
+            return f"expected {expected} (the program's --help)"
+    elif key in INPUT_FILE_OPTIONS and isinstance(value, str):
+        if not Path(value).exists():
+            return "no such file"
+        if not Path(value).is_file():
+            return "not a regular file"
+    return None
 
 
 def _check_choice(suite, where, exp_name, program, key, value, help_text):

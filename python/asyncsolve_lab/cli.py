@@ -2,9 +2,11 @@
 their results (asyncsolve-lab report RESULTS) and write a page's verdict
 tables from them (asyncsolve-lab reproduce PAGE.md RESULTS...).
 
-Exit codes: 0 success; 1 (run --strict) some run failed, (reproduce --check)
-the page's generated parts differ from what the folders give; 2 bad input (suite
-file, results folder, schema, arguments: one line on stderr); 130, 143, 129
+Exit codes: 0 success (run without --strict: also when runs failed, even
+every one; they are recorded and a warning says so); 1 (run --strict) some
+run failed, (reproduce --check) the page's generated parts differ from what
+the folders give; 2 bad input (suite file and its option values, results
+folder, schema, arguments: one line on stderr); 130, 143, 129
 interrupted by SIGINT, SIGTERM or SIGHUP (the runs' process groups are ended;
 rerun to resume).
 """
@@ -128,9 +130,15 @@ def _main(argv: list[str] | None) -> int:
                 console.print(f"{args.suite}: valid; {len(suite.experiments)} experiments, "
                               f"{n} runs")
                 return 0
-            only = args.only.split(",") if args.only else None
+            only = args.only.split(",") if args.only is not None else None
             counts = run_suite(suite, results, caps, retry_failed=args.retry_failed,
                                dry_run=args.dry_run, only=only, console=console)
+            if counts["ran"] and not counts["ok"]:
+                err.print(f"asyncsolve-lab: warning: every run of suite {suite.name} failed "
+                          f"({counts['failed']} of {counts['ran']}); their reasons are in "
+                          f"{results}/runs/*.lab.json" + ("" if args.strict else
+                                                         "; --strict makes this exit 1"),
+                          markup=False, soft_wrap=True)
             if args.report and not args.dry_run:
                 _report(results, None, console, quiet=False)
             return 1 if args.strict and counts["failed"] else 0

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import RUN_SCHEMA, SUITE_SCHEMA, LabError, check_schema
+from . import RUN_SCHEMA, SUITE_SCHEMA, LabError, check_document, check_schema
 
 
 @dataclass
@@ -240,7 +240,7 @@ def load_results(root: str | Path) -> Results:
             doc_path = runs / side["document"]
             if doc_path.is_file():
                 doc = _read_json(doc_path)
-                check_schema(doc.get("schema"), str(doc_path))
+                check_document(doc, str(doc_path))
         records.append(Record(sidecar=side, doc=doc, path=side_path))
     if not records:
         raise LabError(f"{root}: no runs (no *.lab.json sidecars); run a suite into it first")

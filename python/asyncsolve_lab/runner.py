@@ -27,7 +27,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import RUN_SCHEMA, LabError, SchemaError, __version__, check_schema, simulation
+from . import (
+    RUN_SCHEMA,
+    LabError,
+    SchemaError,
+    __version__,
+    check_document,
+    check_schema,
+    simulation,
+)
 from .capabilities import Capabilities, check_suite
 from .files import write_atomic
 from .results import MAX_DOCUMENT_BYTES, read_limited
@@ -319,9 +327,9 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
     record["document"] = doc_path.name if doc_ok else None
     if doc_ok:
         try:
-            schema = json.loads(doc_path.read_text()).get("schema")
-            record["document_schema"] = schema
-            check_schema(schema, str(doc_path))
+            doc = json.loads(doc_path.read_text())
+            record["document_schema"] = doc.get("schema")
+            check_document(doc, str(doc_path))
         except (json.JSONDecodeError, OSError, AttributeError):
             record.update(status="failed", reason="the document is not valid JSON")
             doc_ok = False
@@ -386,7 +394,10 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
     check_suite(suite, caps)  # before running anything
     folder = RunFolder(results)
     runs = suite.runs()
-    if only:
+    if only is not None:
+        if not all(only):
+            raise LabError(f"--only {','.join(only)!r}: expected a comma-separated list of "
+                           f"experiment names of {suite.path}, with no empty name")
         unknown = set(only) - {e.name for e in suite.experiments}
         if unknown:
             raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "

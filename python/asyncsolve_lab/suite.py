@@ -242,10 +242,16 @@ def _configurations(experiments: list[Experiment]) -> list[tuple[Experiment, dic
                 for values in itertools.product(*(exp.matrix[k] for k in keys)):
                     config = dict(zip(keys, values, strict=True))
                     where = {"ranks": ranks, "regime": regime, **config}
-                    if any(all(where.get(k) == v for k, v in ex.items()) for ex in exp.exclude):
+                    if any(all(_is_value(v, where.get(k)) for k, v in ex.items())
+                           for ex in exp.exclude):
                         continue
                     configs.append((exp, {"regime": regime, "ranks": ranks, **config}))
     return configs
+
+
+def _is_value(wanted: object, value: object) -> bool:
+    """Whether an exclusion's `wanted` names `value` of a configuration."""
+    return wanted == value
 
 
 def _slug(value: object) -> str:
@@ -566,6 +572,12 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                 raise ck.fail(kp + ("exclude", j, k), f"exclude key '{k}' is not a matrix key, "
                               "'ranks' or 'regime'")
             ck.scalar(v, kp + ("exclude", j, k), f"exclude.{k}")
+            runs = exp.ranks if k == "ranks" else exp.regimes if k == "regime" else exp.matrix[k]
+            if not any(_is_value(v, r) for r in runs):
+                raise ck.fail(kp + ("exclude", j, k), f"exclude {k} = {v!r}: experiment {name!r} "
+                              f"does not run it (its {k} values: "
+                              f"{', '.join(str(r) for r in runs)}), so the exclusion leaves "
+                              "nothing out")
         exp.exclude.append(dict(ex))
     plots = raw.get("plots", [])
     if not isinstance(plots, list):

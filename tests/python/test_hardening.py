@@ -5,6 +5,7 @@ and rank counts, repeats, timeouts and matrix sizes are bounded."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,6 +44,10 @@ def assert_one_line_error(rc, out, err, fragment):
     assert len(lines) == 1, lines
     assert "Traceback" not in err
     assert fragment in lines[0], lines[0]
+
+
+#: The least a result document must hold to be one (its result section).
+MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1", "result": {}}).encode()
 
 
 def results_with_document(tmp_path: Path, content: bytes) -> Path:
@@ -85,8 +90,41 @@ def test_report_of_a_document_that_is_not_utf8(tmp_path):
     assert_one_line_error(*lab(["report", str(res)]), "not UTF-8")
 
 
+@pytest.mark.parametrize(("doc", "missing"), [
+    ({"schema": "asyncsolve.result/1"}, "'result'"),
+    ({"schema": "asyncsolve.result/1", "result": None, "method": {}}, "'result'"),
+    ({"schema": "asyncsolve.bench.beff/1", "summary": {}}, "'measurements'"),
+    ({"schema": "asyncsolve.model.hybrid/1"}, "'quantities' or 'fit'"),
+])
+def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
+    """A document cut down to its schema line was counted as an ok run with
+    dashes; like a document that is not JSON, it is refused, naming it."""
+    res = results_with_document(tmp_path, json.dumps(doc).encode())
+    rc, out, err = lab(["report", str(res)])
+    assert_one_line_error(rc, out, err, f"{res / 'runs' / 'x.json'}: a {doc['schema'][:-2]} "
+                          f"document without its {missing} section")
+    assert not (res / "report").exists()
+
+
+def test_a_run_whose_document_lacks_its_sections_is_failed(tmp_path, caps, monkeypatch):
+    """The runner checks the document a program wrote as the report does."""
+    from asyncsolve_lab import runner
+    from conftest import run_text
+
+    def cut_down(run, caps_, doc_path, options=None):
+        doc = json.dumps({"schema": "asyncsolve.result/1"})
+        return runner.Launch(argv=["sh", "-c", f"echo '{doc}' > '{doc_path}'"], env={},
+                             oversubscribed=False)
+    monkeypatch.setattr(runner, "build_launch", cut_down)
+    _, counts = run_text(SMALL_SUITE, tmp_path / "r", caps)
+    assert (counts["ok"], counts["failed"]) == (0, 1)
+    side = json.loads(next((tmp_path / "r" / "runs").glob("*.lab.json")).read_text())
+    assert side["status"] == "failed"
+    assert "without its 'result' section" in side["reason"]
+
+
 def test_report_out_naming_a_file(tmp_path):
-    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
     afile = tmp_path / "afile"
     afile.write_text("x")
     assert_one_line_error(*lab(["report", str(res), "--out", str(afile)]), "--out")
@@ -114,6 +152,49 @@ def test_ranks_beyond_max_ranks_are_refused(tmp_path, binary):
                       "--max-ranks", "1000", "--binary", str(binary)])
     assert rc == 0, out  # raised on purpose: allowed
     assert "-np 1000" in out
+
+
+@pytest.mark.parametrize("value", ['tol = "abc"', "tol = -5", 'matrix = "/nonexistent.mtx"'])
+def test_check_and_run_refuse_a_value_the_program_would_refuse(tmp_path, binary, value):
+    """--check said 'valid', and run failed every run yet exited 0."""
+    path = tmp_path / "s.toml"
+    text = SMALL_SUITE + value + "\n"
+    path.write_text(text)
+    line = text.splitlines().index(value) + 1
+    results = tmp_path / "r"
+    for extra in (["--check"], []):
+        rc, out, err = lab(["run", str(path), "--results", str(results), "--binary",
+                            str(binary), *extra])
+        assert_one_line_error(rc, out, err, f"{path}:{line}: experiment 'quick': --")
+    assert not list(results.glob("runs/*"))
+
+
+def test_a_suite_whose_every_run_failed_says_so(tmp_path, binary, capsys):
+    """Exit 0 without --strict, as documented, with a warning; 1 with it."""
+    from asyncsolve_lab.cli import main
+    path = tmp_path / "s.toml"
+    path.write_text(SMALL_SUITE.replace('local = "6,6,6"', 'local = "0,6,6"')
+                    .replace('ranks = [1]', 'ranks = [1]\nlauncher = "none"'))
+    args = ["run", str(path), "--results", str(tmp_path / "r"), "--binary", str(binary)]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "small: 0 ok, 1 failed" in out
+    assert "warning: every run of suite small failed (1 of 1)" in err
+    assert "--strict makes this exit 1" in err
+    assert main([*args, "--strict", "--retry-failed"]) == 1
+    assert "warning: every run of suite small failed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("only", ["", ",", "quick,"])
+def test_an_empty_only_is_refused_like_an_unknown_one(tmp_path, binary, only):
+    """--only '' named no experiment and ran them all."""
+    path = tmp_path / "s.toml"
+    path.write_text(SMALL_SUITE)
+    results = tmp_path / "r"
+    rc, out, err = lab(["run", str(path), "--results", str(results), "--binary", str(binary),
+                        "--only", only])
+    assert_one_line_error(rc, out, err, f"--only {only!r}: expected a comma-separated list")
+    assert not list(results.glob("runs/*"))
 
 
 BIG_MATRIX = "\n".join(f"k{i} = [{', '.join(str(j) for j in range(20))}]" for i in range(6))
@@ -186,6 +267,16 @@ def test_sigterm_and_sighup_stop_the_runs_and_the_suite_resumes(tmp_path, binary
     assert "1 already finished" in done.stdout
 
 
+def test_the_documented_exit_codes_are_the_signals_the_lab_exits_with():
+    """docs/lab.md's table named only 130 for an interrupted run; SIGTERM
+    gives 143 and SIGHUP 129 (the test above), both resumable."""
+    text = (ROOT / "docs" / "lab.md").read_text()
+    rows = dict(re.findall(r"^\| (\d+) \| (.*) \|$", text, re.MULTILINE))
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        assert signum.name in rows.get(str(128 + signum), ""), (signum, rows)
+    assert {"0", "1", "2"} <= set(rows), rows
+
+
 def test_tiny_suite_still_parses():
     assert len(parse_suite(TINY_SUITE).runs()) == 21
 
@@ -246,14 +337,16 @@ def test_a_failing_run_reports_the_programs_error_line(tmp_path, caps):
     reason is the program's own line."""
     from conftest import run_text
 
+    bad = tmp_path / "bad.mtx"  # exists (the lab checks that), not Matrix Market
+    bad.write_text("not a matrix\n")
     text = SMALL_SUITE.replace("ranks = [1]", "ranks = [2]").replace(
-        'local = "6,6,6"', f'matrix = "{tmp_path / "missing.mtx"}"')
+        'local = "6,6,6"', f'matrix = "{bad}"')
     results = tmp_path / "r"
     _, counts = run_text(text, results, caps)
     assert counts["failed"] == 1
     side = json.loads(next((results / "runs").glob("*.lab.json")).read_text())
     assert side["reason"].startswith("exit code 2 (bad input): asyncsolve: error: "), side
-    assert "missing.mtx: cannot open" in side["reason"], side
+    assert "bad.mtx:1: found 'not a matrix'" in side["reason"], side
 
 
 def test_the_reason_skips_the_launchers_notices():
@@ -294,7 +387,7 @@ def test_damaged_sidecars_are_redone_never_waited_on(tmp_path, caps):
 def test_the_report_replaces_a_fifo_never_waits_on_it(tmp_path):
     """The lab writes whole files through a rename: a FIFO where report.md
     goes is replaced, not opened (which would wait for a reader)."""
-    res = results_with_document(tmp_path, json.dumps({"schema": "asyncsolve.result/1"}).encode())
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
     out = tmp_path / "out"
     out.mkdir()
     os.mkfifo(out / "report.md")

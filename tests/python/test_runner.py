@@ -213,6 +213,50 @@ def test_capabilities_refuse_options_the_build_lacks(caps):
     assert "no 'bench no-such-bench'" in str(err.value)
 
 
+KRYLOV = 'problem = "ones"\nglobal = "12,12,12"'
+
+
+@pytest.mark.parametrize(("option", "words"), [
+    ('tol = "abc"', '--tol abc: expected a number from 1e-300 to 1'),
+    ("tol = -5", "--tol -5: expected a number from 1e-300 to 1"),
+    ("tol = 2.0", "--tol 2.0: expected a number from 1e-300 to 1"),
+    ('tol = "nan"', "--tol nan: expected a number"),
+    ("max-iters = 1.5", "--max-iters 1.5: expected an integer from 0 to 1e9"),
+    ('max-iters = "1e3"', "--max-iters 1e3: expected an integer from 0 to 1e9"),
+    ("max-iters = true", "--max-iters true: expected an integer from 0 to 1e9, not a flag"),
+    ("restart = 0", "--restart 0: expected an integer from 1 to 1000"),
+    ('matrix = "/nonexistent.mtx"', "--matrix /nonexistent.mtx: no such file"),
+    ('matrix = "/"', "--matrix /: not a regular file"),
+])
+def test_capabilities_refuse_values_the_program_would_refuse(caps, option, words):
+    """A value outside the range --help prints, or a missing input file, was
+    'valid' and then failed every run."""
+    text = TINY_SUITE.replace(KRYLOV, KRYLOV + "\n" + option)
+    suite = parse_suite(text, Path("s.toml"))
+    with pytest.raises(SuiteError) as err:
+        check_suite(suite, caps)
+    assert str(err.value).startswith(f"s.toml:{_line(text, option)}: experiment 'krylov': "), \
+        str(err.value)
+    assert words in str(err.value)
+
+
+def test_capabilities_check_every_value_of_a_matrix_list(caps):
+    text = TINY_SUITE.replace('method = ["cg", "pcg-overlap"]',
+                              'method = ["cg", "pcg-overlap"]\nmax-iters = [10, -1]')
+    with pytest.raises(SuiteError) as err:
+        check_suite(parse_suite(text, Path("s.toml")), caps)
+    assert str(err.value).startswith(f"s.toml:{_line(text, 'max-iters = [10, -1]')}: ")
+    assert "--max-iters -1: expected an integer from 0 to 1e9" in str(err.value)
+
+
+def test_capabilities_accept_values_within_the_ranges(caps, tmp_path):
+    matrix = tmp_path / "a.mtx"
+    matrix.write_text("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n")
+    text = TINY_SUITE.replace(KRYLOV, f'matrix = "{matrix}"\ntol = 1\nmax-iters = 0\n'
+                              "shift = -1e12\nslow-rank = -1\nfinal-sync = false\nmonitor = true")
+    check_suite(parse_suite(text, Path("s.toml")), caps)  # every value at its range's end
+
+
 def test_parse_help_reads_cli11_output():
     text = """Options:
   -h,--help                   Print this help message and exit

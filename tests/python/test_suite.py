@@ -109,6 +109,30 @@ def test_errors_name_the_key_and_its_line(old, new, line, words):
     assert words in msg, msg
 
 
+@pytest.mark.parametrize(("exclude", "words"), [
+    ('{ variant = "racy" }',
+     "exclude variant = 'racy': experiment 'a' does not run it (its variant values: sync, async)"),
+    ('{ ranks = 3 }', "exclude ranks = 3: experiment 'a' does not run it (its ranks values: 1, 2)"),
+    ('{ regime = "ib" }', "exclude regime = 'ib'"),
+    ('{ ranks = 1, slow-rank = 2 }', "exclude slow-rank = 2"),
+    ('{ ranks = 1 }, { slow-rank = "1" }', "exclude slow-rank = '1'"),
+])
+def test_an_exclusion_that_leaves_nothing_out_is_refused_with_its_line(exclude, words):
+    """As a claim naming a value the experiment does not run is refused."""
+    msg = error_of(GOOD.replace("exclude = [{ ranks = 1, slow-rank = 1 }]",
+                                f"exclude = [{exclude}]"))
+    assert msg.startswith("s.toml:11: "), msg
+    assert words in msg, msg
+    assert "leaves nothing out" in msg, msg
+
+
+def test_an_exclusion_leaves_out_what_it_names():
+    runs = parse_suite(GOOD.replace("exclude = [{ ranks = 1, slow-rank = 1 }]",
+                                    "exclude = [{ ranks = 1, slow-rank = 1.0 }]")).runs()
+    assert not [r for r in runs if r.ranks == 1 and r.config.get("slow-rank") == 1]
+    assert [r for r in runs if r.ranks == 2 and r.config.get("slow-rank") == 1]
+
+
 def test_matrix_key_in_second_experiment_located_in_its_own_table():
     text = GOOD + '[experiment.matrix]\nf-comm = 0.5\n'
     msg = error_of(text)
