@@ -213,7 +213,8 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
   t.text("--allreduce", a.allreduce,
          {.help = "Reduction: auto (jacobi: mpi for sync, tree otherwise; Krylov: "
                   "twolevel:shm+impi for pcg-overlap, pipecg, pgmres and pipebicgstab (impi in "
-                  "the simulation build), mpi otherwise), mpi (MPI_Allreduce), impi "
+                  "the simulation build and without shared windows, OMPI_MCA_osc=ucx), mpi "
+                  "otherwise), mpi (MPI_Allreduce), impi "
                   "(MPI_Iallreduce), tree "
                   "(asynchronous binary tree), rd (recursive doubling), knomial:K (k-nomial "
                   "reduce + broadcast, K >= 2), twolevel:ALG (node leaders run ALG: rd, "
