@@ -24,6 +24,16 @@ nlohmann::json triple_json(const grid::Int3& v) {
   return nlohmann::json::array({v[0], v[1], v[2]});
 }
 
+/// The summary's residual line: the estimate, the true residual (with
+/// --scale, the scaled system's beside it) and the tolerance.
+std::string residual_text(const RunSummary& s, double tol) {
+  const std::string scaled =
+      s.scaled_true_residual ? fmt::format("; the scaled system's {:.3e}", *s.scaled_true_residual)
+                             : std::string();
+  return fmt::format("{:.3e} (true {:.3e}{}), tolerance {:.1e}", s.residual_estimate,
+                     s.true_residual, scaled, tol);
+}
+
 nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
@@ -337,12 +347,7 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                    solvers::stop_reason_name(s.reason), iters, s.time_s.max));
   if (!s.detail.empty())
     line(s.reason == solvers::StopReason::breakdown ? "breakdown" : "why", s.detail);
-  line("residual",
-       fmt::format("{:.3e} (true {:.3e}{}), tolerance {:.1e}", s.residual_estimate, s.true_residual,
-                   s.scaled_true_residual
-                       ? fmt::format("; the scaled system's {:.3e}", *s.scaled_true_residual)
-                       : std::string(),
-                   c.tol));
+  line("residual", residual_text(s, c.tol));
   if (c.variant != Variant::sync && omp) {
     if (s.unconfirmed_stops > 0) {
       line("checks", fmt::format("{} estimate{} below the tolerance refuted by the true residual "
