@@ -29,8 +29,7 @@ void check_empty_rows(const SparseProblem& p) {
   for (int i = 0; i < m.local_rows(); ++i) {
     bool empty = true;
     for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1] && empty; ++k) empty = val[k] == 0.0;
-    const std::int64_t row =
-        p.row_names.named() ? p.row_names.rows[static_cast<std::size_t>(i)] : m.first_row() + i;
+    const std::int64_t row = p.row_names.row_of(i, m.first_row());
     if (empty && row < first) {
       first = row;
       b_there = p.b[static_cast<std::size_t>(i)];

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,7 +20,7 @@ namespace asyncsolve::app {
 namespace {
 
 /// ||v / s|| over the ranks, without over- or underflow in the squares.
-double unscaled_norm(const par::Comm& comm, const std::vector<double>& v,
+double unscaled_norm(const par::Comm& comm, std::span<const double> v,
                      const std::vector<double>& s) {
   double largest = 0.0;
   for (std::size_t i = 0; i < s.size(); ++i) largest = std::max(largest, std::abs(v[i] / s[i]));
@@ -48,10 +49,9 @@ void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, 
   std::vector<double> r(n);
   (void)ops::residual(system.op, system.b.origin(), system.x.origin(), setup.halo->ghosts().data(),
                       r.data());
-  const std::vector<double> b(system.b.origin(), system.b.origin() + n);
   const par::Comm& comm = p.matrix.comm();
   // The powers of two of the equilibration scale r and b alike: they cancel.
-  const double b_norm = unscaled_norm(comm, b, s);
+  const double b_norm = unscaled_norm(comm, {system.b.origin(), n}, s);
   const double given = b_norm > 0.0 ? unscaled_norm(comm, r, s) / b_norm : 0.0;
   const double scaled = result.true_residual;
   result.true_residual = given;

@@ -87,7 +87,7 @@ class Ilu0 final : public Preconditioner {
       // the distributed numbering); and whether A's own diagonal is zero
       // there (then no diagonal preconditioner helps).
       std::int64_t where[2] = {0, bad_diagonal_is_zero_ ? 1 : 0};
-      if (bad >= 0) where[0] = names.named() ? names.rows[bad] : rows.first_row + bad;
+      if (bad >= 0) where[0] = names.row_of(bad, rows.first_row);
       par::check_mpi(MPI_Bcast(where, 2, MPI_INT64_T, worst.rank, op.comm().get()), "MPI_Bcast");
       throw core::InputError(
           fmt::format("--pc ilu0: {} {}, so its ILU(0) does not exist; expected a matrix whose "

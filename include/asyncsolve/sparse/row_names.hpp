@@ -29,10 +29,10 @@ struct RowNames {
   /// one) as a message names it: "file row 8" (1-based), "row 7 of A",
   /// "global row 7".
   std::string name(std::int64_t row) const;
-  /// Local row `local` as a message names it (first_row: the distributed
-  /// numbering's first row on this rank, used when not named()).
-  std::string name_local(std::int64_t local, std::int64_t first_row) const {
-    return name(named() ? rows[static_cast<std::size_t>(local)] : first_row + local);
+  /// Local row `local` in the numbering name() takes (first_row: the
+  /// distributed numbering's first row on this rank, used when not named()).
+  std::int64_t row_of(std::int64_t local, std::int64_t first_row) const {
+    return named() ? rows[static_cast<std::size_t>(local)] : first_row + local;
   }
 };
 
