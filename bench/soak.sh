@@ -32,7 +32,11 @@
 #   "plume matrix") and PARTITIONS (default "block metis scotch") what is
 #   taken; MPIEXEC (default mpirun) the launcher of the binary's MPI, e.g.
 #   mpirun.mpich for a build against Debian's MPICH (--oversubscribe is
-#   added for Open MPI's; shmem runs need Open MPI's oshrun); METHOD
+#   added for Open MPI's; shmem runs need Open MPI's oshrun; under MPICH the
+#   rma runs take at most one rank per core, since MPICH completes a
+#   one-sided operation only while its target runs and spins while it
+#   waits: bench/rma_flush measures a flush at a scheduler's time slice on
+#   a crowded node, and `asyncsolve solve` warns of it); METHOD
 #   (default jacobi) jacobi or schwarz; PYTHON (default python3) the
 #   interpreter that writes the matrices.
 #   Example: nohup bench/soak.sh build/asyncsolve 1000 results/soak > soak.log &
@@ -75,13 +79,16 @@ RANDOM=${SOAK_SEED:-7}
 
 # Open MPI's launcher needs --oversubscribe past the cores; MPICH's Hydra
 # takes any -np. The shmem transport is Open MPI's OSHMEM, through oshrun.
-oversubscribe=""
+oversubscribe=""; rma_ranks=4
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
   oversubscribe="--oversubscribe"
-elif [[ " ${transports[*]} " == *" shmem "* ]]; then
-  echo "soak.sh: TRANSPORTS has shmem, which needs Open MPI's oshrun, but MPIEXEC $MPIEXEC" \
-       "is not Open MPI's launcher; expected TRANSPORTS without shmem" >&2
-  exit 2
+else
+  rma_ranks=$(nproc)
+  if [[ " ${transports[*]} " == *" shmem "* ]]; then
+    echo "soak.sh: TRANSPORTS has shmem, which needs Open MPI's oshrun, but MPIEXEC $MPIEXEC" \
+         "is not Open MPI's launcher; expected TRANSPORTS without shmem" >&2
+    exit 2
+  fi
 fi
 matrices=()
 if [[ " ${problems[*]} " == *" matrix "* ]]; then
@@ -114,7 +121,9 @@ for i in $(seq "$N"); do
   k=$(( (i - 1) % triples ))
   v=${variants[$((k % 2))]}; k=$((k / 2))
   tr=${transports[$((k % ${#transports[@]}))]}; problem=${problems[$((k / ${#transports[@]}))]}
-  np=$((2 + RANDOM % 3)); slow=$((RANDOM % np)); fac=$((1 + RANDOM % 5))
+  np=$((2 + RANDOM % 3))
+  [ "$tr" = rma ] && [ "$np" -gt "$rma_ranks" ] && np=$(( rma_ranks < 2 ? 2 : rma_ranks ))
+  slow=$((RANDOM % np)); fac=$((1 + RANDOM % 5))
   noise=""; [ $((RANDOM % 3)) = 0 ] && noise="--noise-us 200 --noise-hz 500 --noise-seed $i"
   if [ "$problem" = matrix ]; then
     mtx=${matrices[$((RANDOM % ${#matrices[@]}))]}; part=${partitions[$((RANDOM % ${#partitions[@]}))]}

@@ -12,6 +12,7 @@
 
 #include "asyncsolve/core/enum_names.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/par/environment.hpp"
 
 namespace asyncsolve::app {
 
@@ -88,6 +89,15 @@ bool mca_osc_allows_shared_windows() {
 #else
   return true;
 #endif
+}
+
+std::string rma_crowded_warning(const par::Comm& world) {
+  const bool crowded = world.node_oversubscribed();
+  if (!crowded || par::mpi_library_version().find("MPICH") == std::string::npos) return {};
+  return "--transport rma with MPICH and more ranks than cores on a node: MPICH completes a "
+         "one-sided operation only while its target runs, and spins while it waits, so each "
+         "flush can wait for a time slice of the scheduler (milliseconds); expected "
+         "--transport mpi, or at most one rank per core";
 }
 
 namespace {

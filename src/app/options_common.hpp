@@ -15,6 +15,7 @@
 #include "asyncsolve/collectives/allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/par/comm.hpp"
 
 namespace CLI {
 class App;
@@ -89,6 +90,13 @@ bool mca_osc_is_ucx();
 /// (MPI_Win_allocate_shared: the shm reduction's slots); true otherwise and
 /// under other MPI libraries.
 bool mca_osc_allows_shared_windows();
+
+/// Collective over `world`: the warning for --transport rma under MPICH on
+/// a node with more ranks than cores (par::Comm::node_oversubscribed), or
+/// empty. MPICH (4.0, ch4:ucx) completes a one-sided operation only while
+/// its target runs, and spins without yielding meanwhile, so on such a node
+/// each flush can wait for a scheduler's time slice.
+std::string rma_crowded_warning(const par::Comm& world);
 
 /// The result of `parse` (a library's parser, which throws core::InputError
 /// for text it does not know), or nullopt for such text.

@@ -1,8 +1,11 @@
 #include "asyncsolve/par/comm.hpp"
 
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::par {
 
@@ -42,6 +45,16 @@ Comm Comm::split_shared() const {
             "MPI_Comm_split_type");
   check_mpi(MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   return adopt(out);
+}
+
+bool Comm::node_oversubscribed(int threads_per_rank) const {
+  if (is_simulated()) return false;
+  Comm node = split_shared();
+  const auto load =
+      static_cast<unsigned>(node.size()) * static_cast<unsigned>(std::max(1, threads_per_rank));
+  node.free();
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores != 0 && load > cores;
 }
 
 void Comm::free() {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "asyncsolve/core/timer.hpp"
 #include "jacobi_check.hpp"
@@ -39,7 +40,8 @@ class AsyncIteration {
         idle_on_(options_.idle && update.bounds_residual()),
         idle_(idle_on_ && halo.neighbours() > 0),
         timed_(std::isfinite(base_.max_time_s)),
-        repeats_(update.stale_update_repeats() && halo.neighbours() > 0) {
+        repeats_(update.stale_update_repeats() && halo.neighbours() > 0),
+        crowded_(convergence.comm().node_oversubscribed() && halo.neighbours() > 0) {
     result_.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
     result_.sweep_phase = async_sweep_phase;
   }
@@ -84,6 +86,9 @@ class AsyncIteration {
   // stale_update_repeats: whether news arrived since the last sweep, and
   // whether this rank already waited for it since.
   const bool repeats_;
+  /// More ranks than cores on this node: a rank with no news yields its
+  /// core before sweeping again (the neighbour it waits for may need it).
+  const bool crowded_;
   bool news_ = true;
   bool stale_waited_ = false;
   double last_sweep_s_ = 0.0;
@@ -211,6 +216,7 @@ SolveResult AsyncIteration::run() {
       if (idle_wait()) break;
       continue;
     }
+    if (crowded_ && k_ > 0 && !news_) std::this_thread::yield();
     sweep();
     ++k_;
     if (k_ % base_.halo_every == 0) {

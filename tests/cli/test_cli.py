@@ -365,6 +365,21 @@ class Solve(unittest.TestCase):
                 if variant == "sync":
                     self.assertEqual(doc["method"]["halo"], "channel")
 
+    def test_rma_on_a_crowded_node_warns_under_mpich_only(self):
+        # More ranks than cores: MPICH's flushes wait for descheduled targets.
+        cores = os.cpu_count() or 1
+        if cores > 7:
+            self.skipTest(f"{cores + 1} ranks would be needed to crowd this node")
+        _, info, _ = run(["info"])
+        mpich = re.search(r"mpi library\s+MPICH", info) is not None
+        args = ["solve", "--transport", "rma", "--variant", "sync", "--local", "6,6,6"]
+        for ranks, crowded in ((cores, False), (cores + 1, True)):
+            code, _, err = run(args, ranks=ranks)
+            self.assertEqual(code, 0, err)
+            warned = "asyncsolve: warning: --transport rma with MPICH" in err
+            self.assertEqual(warned, crowded and mpich, (ranks, err))
+            self.assertLessEqual(err.count("warning: --transport rma"), 1, "rank 0 only")
+
     @unittest.skipUnless(os.environ.get("ASYNCSOLVE_MPI_FLAVOUR", "Open MPI") == "Open MPI",
                          "the one-sided component is Open MPI's choice")
     def test_rma_transport_avoids_osc_rdma_unless_the_user_chose(self):

@@ -47,6 +47,24 @@ TEST(ProgressThread, CallsRegisteredFunctionsUntilRemoved) {
   progress.stop();  // idempotent
 }
 
+// A node is oversubscribed when its ranks times their threads outnumber its
+// cores; the same answer on every rank of a node.
+TEST(NodeOversubscribed, ComparesTheNodesRanksAndThreadsWithItsCores) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  ASSERT_GT(cores, 0);
+  EXPECT_EQ(world().node_oversubscribed(), node_ranks > cores);
+  EXPECT_TRUE(world().node_oversubscribed(cores + 1));
+  // Every core taken, none twice: not oversubscribed.
+  if (node_ranks <= cores) {
+    EXPECT_FALSE(world().node_oversubscribed(cores / node_ranks));
+  }
+}
+
 // The thread completes a reduction the owner never tests: after start(), the
 // owner only sleeps; once every rank has started, the thread finishes it.
 TEST(ProgressThread, CompletesAReductionWhileTheOwnerSleeps) {

@@ -32,6 +32,12 @@ class Comm {
   /// an owned communicator (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED).
   Comm split_shared() const;
 
+  /// Collective: whether this rank's node runs more ranks of this
+  /// communicator, times `threads_per_rank`, than it has cores
+  /// (std::thread::hardware_concurrency); the same answer on every rank of
+  /// a node. False under simulation, where ranks are not processes.
+  bool node_oversubscribed(int threads_per_rank = 1) const;
+
   /// Collective: frees an owned communicator; no-op for a view.
   void free();
 

@@ -77,6 +77,13 @@ enum AsyncJacobiPhase : std::size_t {
 /// solve ends; a rank that is still progressing sends news to its
 /// neighbours, which wake up and sweep again.
 ///
+/// Crowded nodes: where a node runs more ranks than it has cores
+/// (par::Comm::node_oversubscribed), a rank that has received nothing since
+/// its last sweep yields its core (sched_yield) before sweeping again. The
+/// neighbour whose news it lacks may be waiting for that very core; an MPI
+/// library that spins while it waits (MPICH) gives it up only when the
+/// scheduler's time slice ends, and Open MPI only with mpi_yield_when_idle.
+///
 /// max_iters counts the sweeps of the slowest rank: a rank that gets there
 /// first goes on (idle on: it sweeps only on news or while its residual is
 /// above the threshold; idle off: it stops sweeping and only progresses its
