@@ -63,6 +63,17 @@ struct Config {
 constexpr MPI_Aint flag_disp(int side) { return MPI_Aint{8} * side; }
 MPI_Aint data_disp(int side, int bytes) { return 16 + static_cast<MPI_Aint>(side) * bytes; }
 
+/// Reads this rank's flag of `side` as a receiver does.
+std::int64_t read_flag(MPI_Win win, int rank, int side) {
+  const std::int64_t ignored = 0;
+  std::int64_t flag = 0;
+  par::check_mpi(
+      MPI_Fetch_and_op(&ignored, &flag, MPI_INT64_T, rank, flag_disp(side), MPI_NO_OP, win),
+      "MPI_Fetch_and_op");
+  par::check_mpi(MPI_Win_flush(rank, win), "MPI_Win_flush");
+  return flag;
+}
+
 /// One repeat: `steps` steps; returns the seconds per step on this rank.
 double repeat(const Config& c, MPI_Win win, const int peer[2], const int side_at_peer[2], int rank,
               std::int64_t first_step) {
@@ -81,14 +92,7 @@ double repeat(const Config& c, MPI_Win win, const int peer[2], const int side_at
                      "MPI_Fetch_and_op");
       par::check_mpi(MPI_Win_flush(peer[s], win), "MPI_Win_flush");
     }
-    for (int s = 0; s < 2; ++s) {
-      const std::int64_t ignored = 0;
-      std::int64_t flag = 0;
-      par::check_mpi(
-          MPI_Fetch_and_op(&ignored, &flag, MPI_INT64_T, rank, flag_disp(s), MPI_NO_OP, win),
-          "MPI_Fetch_and_op");
-      par::check_mpi(MPI_Win_flush(rank, win), "MPI_Win_flush");
-    }
+    for (int s = 0; s < 2; ++s) read_flag(win, rank, s);
   }
   return (MPI_Wtime() - t0) / static_cast<double>(c.steps);
 }
@@ -126,14 +130,7 @@ int run(const Config& c, const bench::DriverRun& driver) {
   }
   // Validation: each flag holds the last step its sender wrote.
   world.barrier();
-  std::int64_t got[2] = {0, 0};
-  for (int s = 0; s < 2; ++s) {
-    const std::int64_t ignored = 0;
-    par::check_mpi(
-        MPI_Fetch_and_op(&ignored, &got[s], MPI_INT64_T, rank, flag_disp(s), MPI_NO_OP, win),
-        "MPI_Fetch_and_op");
-    par::check_mpi(MPI_Win_flush(rank, win), "MPI_Win_flush");
-  }
+  const std::int64_t got[2] = {read_flag(win, rank, 0), read_flag(win, rank, 1)};
   const std::int64_t last = static_cast<std::int64_t>(c.repeats) * c.steps;
   const bool valid =
       par::max_over_ranks(world, got[0] == last && got[1] == last ? 0.0 : 1.0) == 0.0;

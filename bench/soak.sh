@@ -79,7 +79,7 @@ RANDOM=${SOAK_SEED:-7}
 
 # Open MPI's launcher needs --oversubscribe past the cores; MPICH's Hydra
 # takes any -np. The shmem transport is Open MPI's OSHMEM, through oshrun.
-oversubscribe=""; rma_ranks=4
+oversubscribe=""; rma_ranks=4  # the most ranks a run draws: no cap
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
   oversubscribe="--oversubscribe"
 else

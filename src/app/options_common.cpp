@@ -92,8 +92,10 @@ bool mca_osc_allows_shared_windows() {
 }
 
 std::string rma_crowded_warning(const par::Comm& world) {
-  const bool crowded = world.node_oversubscribed();
-  if (!crowded || par::mpi_library_version().find("MPICH") == std::string::npos) return {};
+  // The library is the same on every rank, so every rank skips the
+  // collective check alike where it is not MPICH.
+  if (par::mpi_library_version().find("MPICH") == std::string::npos) return {};
+  if (!world.node_oversubscribed()) return {};
   return "--transport rma with MPICH and more ranks than cores on a node: MPICH completes a "
          "one-sided operation only while its target runs, and spins while it waits, so each "
          "flush can wait for a time slice of the scheduler (milliseconds); expected "

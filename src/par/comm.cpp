@@ -47,14 +47,17 @@ Comm Comm::split_shared() const {
   return adopt(out);
 }
 
+bool exceeds_cores(int load) noexcept {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores != 0 && load > 0 && static_cast<unsigned>(load) > cores;
+}
+
 bool Comm::node_oversubscribed(int threads_per_rank) const {
   if (is_simulated()) return false;
   Comm node = split_shared();
-  const auto load =
-      static_cast<unsigned>(node.size()) * static_cast<unsigned>(std::max(1, threads_per_rank));
+  const int load = node.size() * std::max(1, threads_per_rank);
   node.free();
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores != 0 && load > cores;
+  return exceeds_cores(load);
 }
 
 void Comm::free() {

@@ -4,6 +4,10 @@
 
 namespace asyncsolve::par {
 
+/// Local: whether `load` processes or threads outnumber this machine's cores
+/// (std::thread::hardware_concurrency; false where that is not known).
+bool exceeds_cores(int load) noexcept;
+
 /// An MPI communicator. A view (Comm::view) never frees; a communicator made
 /// by dup() or by a topology constructor is owned and freed by free(), or by
 /// the destructor as a fallback. Freeing is collective: call free() at a point
@@ -34,8 +38,8 @@ class Comm {
 
   /// Collective: whether this rank's node runs more ranks of this
   /// communicator, times `threads_per_rank`, than it has cores
-  /// (std::thread::hardware_concurrency); the same answer on every rank of
-  /// a node. False under simulation, where ranks are not processes.
+  /// (exceeds_cores); the same answer on every rank of a node. False under
+  /// simulation, where ranks are not processes.
   bool node_oversubscribed(int threads_per_rank = 1) const;
 
   /// Collective: frees an owned communicator; no-op for a view.

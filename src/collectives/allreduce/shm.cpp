@@ -31,6 +31,7 @@
 #include "../shm_slots.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/comm.hpp"
 #include "asyncsolve/par/simulation.hpp"
 
 namespace asyncsolve::collectives::detail {
@@ -43,10 +44,7 @@ constexpr int result_area = 1;
 /// running on another core publishes within a microsecond, while on an
 /// oversubscribed node (more ranks than cores) the peer may need this very
 /// core to get there, so there it yields at once.
-int spin_polls(int node_ranks) noexcept {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores != 0 && static_cast<unsigned>(node_ranks) > cores ? 0 : 1000;
-}
+int spin_polls(int node_ranks) noexcept { return par::exceeds_cores(node_ranks) ? 0 : 1000; }
 
 void relax(int& polls, int spin) noexcept {
   if (++polls < spin) {
