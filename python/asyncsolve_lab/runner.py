@@ -5,7 +5,8 @@ Results folder layout:
     RESULTS/runs/ID.json          the program's own --json document
     RESULTS/runs/ID.lab.json      the lab's sidecar (asyncsolve.lab.run/1): configuration,
                                   regime, command, environment, rc, status, stderr
-    RESULTS/lab.lock              held (flock) by the asyncsolve-lab running into the folder
+    RESULTS/lab.lock              held (flock) by the asyncsolve-lab running into the folder,
+                                  removed when it ends
 A run is finished when its sidecar exists (it is written last, atomically) and,
 if it says ok, its document too, so rerunning a suite skips finished runs and
 an interrupted one resumes. One asyncsolve-lab at a time runs into a folder.
@@ -441,28 +442,49 @@ def results_lock(root: Path):
     """Holds ROOT/lab.lock (flock, exclusive) while a suite runs into ROOT; the
     file names the holder (pid, host, start). A second asyncsolve-lab run on
     the same folder gets LabError at once: two would run the same runs into
-    the same files. The lock ends with the process, however it ends (the
-    kernel drops it with the descriptor). On a file system without locks the
-    suite runs unlocked."""
+    the same files. The lock is released however the block ends (an
+    exception included) and the file removed with it; if the process dies,
+    the kernel drops the lock with the descriptor and the file left behind
+    locks nothing. On a file system without locks the suite runs unlocked."""
     path = Path(root) / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        locked = False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locked = True
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
+            os.close(fd)
             raise LabError(f"results folder {Path(root)} is in use by another asyncsolve-lab run "
                            f"({holder}): expected one run per results folder at a time; wait "
                            "for it to end, or give another --results") from None
         except OSError as err:
             if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                os.close(fd)
                 raise
+        if not locked or _same_file(fd, path):
+            break
+        os.close(fd)  # its holder removed the file as we opened it: lock the new one
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
                   f"{datetime.now(UTC).isoformat(timespec='seconds')}\n".encode(), 0)
         yield
     finally:
+        if locked:  # removed while still held, so no other run can hold this file
+            path.unlink(missing_ok=True)
         os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file open as `fd`."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
 
 
 def _run_pending(suite: Suite, runs: list[RunSpec], folder: RunFolder, caps: Capabilities,

@@ -277,8 +277,17 @@ def _make_run(exp: Experiment, c: dict, repeat: int) -> RunSpec:
 # Validation.
 
 def _type_name(value: object) -> str:
+    if isinstance(value, list) and not value:
+        return "an empty array"
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _toml(value: object) -> str:
+    """`value` as the suite file writes it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 class _Checker:
@@ -326,13 +335,32 @@ class _Checker:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not value:
-            raise self.fail(keypath, f"'{name}' must be a non-empty array of strings")
+            raise self.fail(keypath, f"'{name}' must be a non-empty array of strings, not "
+                            f"{_type_name(value)}")
         for v in value:
             if choices:
                 self.choice(v, keypath, name, choices)
             else:
                 self.scalar(v, keypath, name, (str,))
         return list(value)
+
+    def once(self, values: list, keypath, name) -> None:
+        """Refuses a value listed twice in a list that defines runs (ranks,
+        regimes, a matrix key): both would be the same run, into one file."""
+        seen = set()
+        for v in values:
+            key = (isinstance(v, bool), str(v))  # as the program is given it
+            if key in seen:
+                raise self.fail(keypath, f"'{name}' lists {_toml(v)} twice; expected each value "
+                                "once (the same value twice is the same run; for more runs of "
+                                "it, raise repeats)")
+            seen.add(key)
+
+    def no_nul(self, value, keypath, what) -> None:
+        """A string handed to a process (argument, environment) cannot hold NUL."""
+        if isinstance(value, str) and "\0" in value:
+            raise self.fail(keypath, f"{what} {value!r} holds a NUL character; expected "
+                            "text without it (no path, command line or environment can hold one)")
 
 
 SUITE_KEYS = {"name", "description", "timeout_s", "repeats", "regimes", "results"}
@@ -398,9 +426,15 @@ def parse_suite(text: str, path: Path = Path("<suite>")) -> Suite:
     results = head.get("results")
     if results is not None:
         ck.scalar(results, ("suite", "results"), "results", (str,))
+        ck.no_nul(results, ("suite", "results"), "results folder")
     raw_exps = data.get("experiment", [])
+    if isinstance(raw_exps, dict):
+        raise ck.fail(("experiment",), "'experiment' is one table ([experiment]); expected an "
+                      "array of tables: write [[experiment]]")
     if not isinstance(raw_exps, list) or not raw_exps:
-        raise ck.fail(("experiment",), "a suite needs at least one [[experiment]] table")
+        raise ck.fail(("experiment",), "a suite needs at least one [[experiment]] table"
+                      + ("" if isinstance(raw_exps, list) else
+                         f"; 'experiment' is {_type_name(raw_exps)}"))
     experiments = []
     seen: dict[str, int] = {}
     total_runs = 0
@@ -442,6 +476,7 @@ def _regimes(ck: _Checker, value, keypath: tuple,
              platforms: dict[str, simulation.Platform]) -> list[str]:
     """shm, tcp or sim:PLATFORM (the platform file must exist and be readable)."""
     regimes = ck.str_list(value, keypath, "regimes")
+    ck.once(regimes, keypath, "regimes")
     for r in regimes:
         if simulation.is_sim(r):
             if r not in platforms:
@@ -498,6 +533,20 @@ def _run_count(exp: Experiment) -> int:
     return n
 
 
+#: An option's name as a suite writes it: the command line's, without the dashes.
+OPTION_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*"
+
+
+def _option_name_problem(name: str) -> str:
+    """What is wrong with an option name that does not match OPTION_NAME."""
+    fixed = name.lstrip("-").replace("_", "-")
+    hint = ("options are spelled as on the command line, with '-' between words, without the "
+            "leading dashes")
+    if fixed != name and re.fullmatch(OPTION_NAME, fixed):
+        return f"option name {name!r}: expected {fixed!r} ({hint})"
+    return f"option name {name!r}: expected letters, digits and '-', e.g. max-in-flight ({hint})"
+
+
 def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                       regimes: list[str], platforms: dict[str, simulation.Platform]) -> Experiment:
     kp = ("experiment", i)
@@ -521,6 +570,7 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     if not ranks_list:
         raise ck.fail(kp + ("ranks",), "'ranks' must not be empty")
     ranks = [ck.positive(r, kp + ("ranks",), "ranks") for r in ranks_list]
+    ck.once(ranks, kp + ("ranks",), "ranks")
     if launcher == "none" and ranks != [1]:
         raise ck.fail(kp + ("ranks",), "an experiment with launcher = \"none\" runs one process: "
                       "ranks must be 1")
@@ -537,7 +587,11 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
     if not isinstance(env, dict):
         raise ck.fail(kp + ("env",), "'env' must be a table of variables")
     for k, v in env.items():
+        if not k or "=" in k or "\0" in k:
+            raise ck.fail(kp + ("env", k), f"environment variable name {k!r}: expected a "
+                          "non-empty name without '=' or NUL")
         ck.scalar(v, kp + ("env", k), f"env.{k}", (str, int, float))
+        ck.no_nul(v, kp + ("env", k), f"env.{k} value")
         exp.env[k] = str(v)
     for table in ("options", "matrix"):
         got = raw.get(table, {})
@@ -547,16 +601,19 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
             where = kp + (table, k)
             if k == "json":
                 raise ck.fail(where, "option 'json' is set by the lab (one document per run)")
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*", k):
-                raise ck.fail(where, f"option name {k!r}: write it without dashes in front, "
-                              "e.g. max-in-flight")
+            if not re.fullmatch(OPTION_NAME, k):
+                raise ck.fail(where, _option_name_problem(k))
             if table == "options":
                 exp.options[k] = ck.scalar(v, where, f"options.{k}")
+                ck.no_nul(v, where, f"options.{k}")
             else:
                 if not isinstance(v, list) or not v:
                     raise ck.fail(where, f"'matrix.{k}' must be a non-empty array of values, "
                                   f"not {_type_name(v)}")
                 exp.matrix[k] = [ck.scalar(x, where, f"matrix.{k}") for x in v]
+                for x in v:
+                    ck.no_nul(x, where, f"matrix.{k} value")
+                ck.once(v, where, f"matrix.{k}")
     dup = set(exp.options) & set(exp.matrix)
     if dup:
         k = min(dup)
@@ -579,6 +636,9 @@ def _parse_experiment(ck: _Checker, raw, i: int, timeout: float, repeats: int,
                               f"{', '.join(str(r) for r in runs)}), so the exclusion leaves "
                               "nothing out")
         exp.exclude.append(dict(ex))
+    if exp.exclude and _run_count(exp) <= MAX_RUNS and not _configurations([exp]):
+        raise ck.fail(kp + ("exclude",), f"'exclude' excludes every run of experiment {name!r}; "
+                      "expected at least one run left (remove an exclusion, or the experiment)")
     plots = raw.get("plots", [])
     if not isinstance(plots, list):
         raise ck.fail(kp + ("plots",), "'plots' must be an array of plot kinds or tables")

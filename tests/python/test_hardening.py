@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from asyncsolve_lab.runner import check_ranks
+from asyncsolve_lab import LabError
+from asyncsolve_lab.runner import LOCK_NAME, check_ranks, results_lock
 from asyncsolve_lab.suite import SuiteError, parse_suite
 from conftest import ROOT, TINY_SUITE, start_long_suite
 
@@ -306,6 +307,70 @@ def test_a_second_run_into_the_same_results_folder_is_refused(tmp_path, binary):
     rc, out, err = lab(["run", str(suite), "--results", str(results), "--binary", str(binary)])
     assert rc == 0, (out, err)  # the lock went with its holder
     assert len(list((results / "runs").glob("*.lab.json"))) == 1
+    assert not (results / "lab.lock").exists()  # removed as it is released
+
+
+@pytest.mark.parametrize(("old", "new", "line", "fragment"), [
+    ('ranks = [1]', 'ranks = [1]\nenv = { "A=B" = "c" }', 8,
+     "environment variable name 'A=B': expected a non-empty name without '=' or NUL"),
+    ('ranks = [1]', 'ranks = [1]\nenv = { "" = "x" }', 8, "environment variable name ''"),
+    ('ranks = [1]', 'ranks = [1, 1]', 7, "'ranks' lists 1 twice"),
+    ('name = "small"', 'name = "small"\nregimes = ["shm", "shm"]', 4,
+     "'regimes' lists 'shm' twice"),
+    ('local = "6,6,6"', 'local = "6,6,6"\n[experiment.matrix]\nmethod = ["cg", "cg"]', 11,
+     "'matrix.method' lists 'cg' twice"),
+    ('ranks = [1]', 'ranks = [1]\nexclude = [{ method = "cg" }]', 8,
+     "'exclude' excludes every run of experiment 'quick'"),
+])
+def test_a_suite_refused_before_it_runs_leaves_nothing_behind(tmp_path, old, new, line,
+                                                              fragment):
+    """An environment variable name with '=' passed --check, then run ended
+    in a traceback (exit 1) with lab.lock left in the results folder; a value
+    listed twice ran twice into one file; an exclusion of every run ran
+    nothing and exited 0."""
+    text = SMALL_SUITE.replace(old, new)
+    if "exclude" in new:
+        text += '[experiment.matrix]\nmethod = ["cg"]\n'
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    results = tmp_path / "r"
+    for extra in (["--check"], []):
+        rc, out, err = lab(["run", str(path), "--results", str(results), *extra])
+        assert_one_line_error(rc, out, err, f"{path}:{line}: {fragment}")
+    assert not results.exists()
+
+
+def test_the_lock_is_released_and_removed_however_the_run_ends(tmp_path):
+    def hold_and_fail():
+        with results_lock(tmp_path):
+            assert (tmp_path / LOCK_NAME).read_text().startswith(f"pid {os.getpid()} on ")
+            raise RuntimeError("unforeseen")
+    with pytest.raises(RuntimeError, match="unforeseen"):
+        hold_and_fail()
+    assert not (tmp_path / LOCK_NAME).exists()
+    with results_lock(tmp_path):  # free again
+        with pytest.raises(LabError, match="is in use by another asyncsolve-lab run"), \
+                results_lock(tmp_path):
+            pass
+        assert (tmp_path / LOCK_NAME).exists()  # a refused second run leaves the holder's file
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_an_unforeseen_error_during_a_run_releases_the_lock(tmp_path, caps, monkeypatch):
+    from asyncsolve_lab import runner
+    from conftest import run_text
+
+    def broken(*_args, **_kw):
+        raise ValueError("unforeseen")
+    monkeypatch.setattr(runner, "execute", broken)
+    results = tmp_path / "r"
+    with pytest.raises(ValueError, match="unforeseen"):
+        run_text(SMALL_SUITE, results, caps)
+    assert not (results / LOCK_NAME).exists()
+    monkeypatch.undo()
+    _, counts = run_text(SMALL_SUITE, results, caps)
+    assert counts["ok"] == 1
+    assert not (results / LOCK_NAME).exists()
 
 
 def test_a_deleted_document_is_redone_not_reported_ok(tmp_path, caps):

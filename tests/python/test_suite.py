@@ -126,6 +126,69 @@ def test_an_exclusion_that_leaves_nothing_out_is_refused_with_its_line(exclude, 
     assert "leaves nothing out" in msg, msg
 
 
+@pytest.mark.parametrize(("old", "new", "line", "words"), [
+    # an environment variable name the process could not be given
+    ('program = "solve"', 'program = "solve"\nenv = { "A=B" = "c" }', 10,
+     "environment variable name 'A=B': expected a non-empty name without '=' or NUL"),
+    ('program = "solve"', 'program = "solve"\nenv = { "" = "x" }', 10,
+     "environment variable name '': expected a non-empty name"),
+    ('program = "solve"', 'program = "solve"\nenv = { A = "x\\u0000y" }', 10,
+     "env.A value 'x\\x00y' holds a NUL character"),
+    ('local = "8,8,8"', 'local = "8,8\\u0000,8"', 13, "options.local '8,8\\x00,8' holds a NUL"),
+    ('name = "t"', 'name = "t"\nresults = "r\\u0000s"', 4, "results folder 'r\\x00s' holds a NUL"),
+    # a value listed twice in a list that defines runs: the same run twice, into one file
+    ('ranks = [1, 2]', 'ranks = [1, 2, 1]', 10, "'ranks' lists 1 twice; expected each value once"),
+    ('variant = ["sync", "async"]', 'variant = ["sync", "sync"]', 15,
+     "'matrix.variant' lists 'sync' twice"),
+    ('slow-rank = [-1, 1]', 'slow-rank = [-1, 1, -1]', 16, "'matrix.slow-rank' lists -1 twice"),
+    ('regimes = ["shm", "tcp"]', 'regimes = ["shm", "shm"]', 5, "'regimes' lists 'shm' twice"),
+    ('regimes = ["shm"]', 'regimes = ["tcp", "tcp"]', 22, "'regimes' lists 'tcp' twice"),
+    # exclusions that leave no run of the experiment
+    ('exclude = [{ ranks = 1, slow-rank = 1 }]',
+     'exclude = [{ variant = "sync" }, { variant = "async" }]', 11,
+     "'exclude' excludes every run of experiment 'a'"),
+    ('exclude = [{ ranks = 1, slow-rank = 1 }]',
+     'exclude = [{ regime = "shm" }, { regime = "tcp" }]', 11,
+     "excludes every run of experiment 'a'"),
+    # messages that name the mistake made
+    ('variant = ["sync", "async"]', 'variant = []', 15,
+     "'matrix.variant' must be a non-empty array of values, not an empty array"),
+    ('local = "8,8,8"', 'local = "8,8,8"\nmax_iters = 10', 14,
+     ("option name 'max_iters': expected 'max-iters' (options are spelled as on the command "
+      "line, with '-' between words")),
+    ('local = "8,8,8"', 'local = "8,8,8"\n"--tol" = 1e-3', 14,
+     "option name '--tol': expected 'tol'"),
+    ('local = "8,8,8"', 'local = "8,8,8"\n"max iters" = 10', 14,
+     "option name 'max iters': expected letters, digits and '-'"),
+])
+def test_suites_that_cannot_run_as_written_are_refused_with_their_line(old, new, line, words):
+    """What --check called valid and run then failed on (a traceback for an
+    environment variable name with '='), ran twice into one file (a value
+    listed twice), or ran nothing of (everything excluded); and messages
+    that described another mistake than the one made."""
+    assert old in GOOD
+    msg = error_of(GOOD.replace(old, new, 1))
+    assert msg.startswith(f"s.toml:{line}: "), msg
+    assert words in msg, msg
+
+
+def test_one_experiment_table_written_with_single_brackets():
+    msg = error_of('[suite]\nname = "x"\n[experiment]\nname = "y"\nprogram = "solve"\n')
+    assert msg == ("s.toml:3: 'experiment' is one table ([experiment]); expected an array of "
+                   "tables: write [[experiment]]")
+
+
+def test_duplicates_are_the_values_the_program_is_given_alike():
+    """1 and 1.0 are two command lines (--slow-rank 1, --slow-rank 1.0); 1 and
+    "1" are one."""
+    suite = parse_suite(GOOD.replace('slow-rank = [-1, 1]', 'slow-rank = [-1, 1, 1.0]')
+                        .replace('exclude = [{ ranks = 1, slow-rank = 1 }]', ''))
+    assert suite.experiments[0].matrix["slow-rank"] == [-1, 1, 1.0]
+    assert len({r.run_id for r in suite.runs()}) == len(suite.runs())
+    assert "'matrix.slow-rank' lists '1' twice" in error_of(
+        GOOD.replace('slow-rank = [-1, 1]', 'slow-rank = [-1, 1, "1"]'))
+
+
 def test_an_exclusion_leaves_out_what_it_names():
     runs = parse_suite(GOOD.replace("exclude = [{ ranks = 1, slow-rank = 1 }]",
                                     "exclude = [{ ranks = 1, slow-rank = 1.0 }]")).runs()
