@@ -23,13 +23,19 @@ namespace {
 /// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
 /// most 1 argument(s) expected ...") as one line naming the option and the
 /// form its value takes.
-std::string argument_mismatch(const std::string& what,
-                              const std::vector<const OptionTable*>& tables) {
-  const std::string name = what.substr(0, what.find(':'));
+/// The form an option's value takes, as its table row says ("a value" when
+/// the option is not found).
+std::string value_form(const std::string& name, const std::vector<const OptionTable*>& tables) {
   const OptionRow* row = nullptr;
   for (const OptionTable* t : tables)
     if (row == nullptr) row = t->find(name);
-  const std::string form = row != nullptr && !row->value.empty() ? row->value : "a value";
+  return row != nullptr && !row->value.empty() ? row->value : "a value";
+}
+
+std::string argument_mismatch(const std::string& what,
+                              const std::vector<const OptionTable*>& tables) {
+  const std::string name = what.substr(0, what.find(':'));
+  const std::string form = value_form(name, tables);
   if (what.find("missing") != std::string::npos) {
     return fmt::format("{}: missing value, expected {} {}", core::printable(name),
                        core::printable(name), form);
@@ -157,6 +163,17 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* const model_hybrid = d.model_hybrid;
   const std::vector<const OptionTable*> tables = d.tables();
 
+  // "--name=" is an empty value. CLI11 would read it as "--name" and take
+  // the next argument as its value; refuse it here, naming the option.
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.find('=') == a.size() - 1) {
+      const std::string name = a.substr(0, a.size() - 1);
+      throw InputError(fmt::format("{}: empty value after '=', expected {} {}",
+                                   core::printable(name), core::printable(name),
+                                   value_form(name, tables)));
+    }
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
   try {
     app.parse(reversed);

@@ -9,10 +9,13 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
@@ -101,10 +104,18 @@ void build_from_rows(const par::Comm& comm, const EmbeddedMatrix& m, SparseProbl
                  "MPI_Allreduce");
   std::string error;
   if (sizes[0] != -sizes[1]) {
+    // Which rank is wrong is not known: every rank's count is named.
+    std::vector<std::int64_t> columns(static_cast<std::size_t>(comm.size()));
+    par::check_mpi(
+        MPI_Allgather(&m.global_rows, 1, MPI_INT64_T, columns.data(), 1, MPI_INT64_T, comm.get()),
+        "MPI_Allgather");
+    std::vector<std::string> counts;
+    for (std::size_t r = 0; r < columns.size(); ++r)
+      counts.push_back(fmt::format("rank {}: {}", r, columns[r]));
     error = fmt::format(
-        "rank {}: a block of rows with {} columns: expected the same number of "
-        "columns (the matrix's size) on every rank",
-        comm.rank(), m.global_rows);
+        "the ranks' blocks of rows have different numbers of columns ({}): expected the same "
+        "number (the matrix's size) on every rank",
+        fmt::join(counts, ", "));
   } else if ((!m.b.empty() && static_cast<std::int64_t>(m.b.size()) != n) ||
              (!m.x0.empty() && static_cast<std::int64_t>(m.x0.size()) != n)) {
     error = fmt::format(
@@ -144,6 +155,13 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
   s.whole = matrix.whole;
   const SolveConfig& config = s.config();
   check_slow_rank(config, comm);
+  if (config.transport == Transport::shmem) {
+    // OpenSHMEM is started by the command's main, under oshrun; an
+    // embedding program (the Python package) has MPI only.
+    throw core::InputError(
+        "--transport shmem: OpenSHMEM runs under the asyncsolve command only (oshrun); expected "
+        "mpi or rma from an embedding program such as the Python package");
+  }
   SparseProblem& p = s.p;
   p.name = "matrix";
   bool rhs = !matrix.b.empty();

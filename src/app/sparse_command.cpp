@@ -314,6 +314,21 @@ Symmetry symmetry_of(const SparseProblem& p) {
   return Symmetry::unknown;
 }
 
+/// A breakdown's detail quotes the method's own quantities (p^T A p, rho,
+/// omega, an inner product), computed on the system as equilibrated by
+/// powers of two: say so, with the powers, when they are not 1.
+void mark_equilibrated_breakdown(const sparse::PowerOfTwoScaling& powers,
+                                 solvers::SolveResult& result) {
+  if (result.reason != solvers::StopReason::breakdown || result.detail.empty() ||
+      (powers.matrix_exponent == 0 && powers.rhs_exponent == 0)) {
+    return;
+  }
+  result.detail += fmt::format(
+      " (a value of the system as equilibrated before the solve: A times 2^{}, b times 2^{}; "
+      "problem.equilibration)",
+      powers.matrix_exponent, powers.rhs_exponent);
+}
+
 /// A diagonal entry of zero, named by its row as the user knows it: the
 /// first one, or none. Collective.
 std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
@@ -507,6 +522,7 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
   // the solve over- or underflows for a system scaled far from 1.
   out.powers = sparse::equilibrate(p.matrix, p.b, p.x0);
+  p.row_names.matrix_exponent = out.powers.matrix_exponent;  // messages quote A as given
   const double t_operator = core::now_s();
   out.system = solvers::make_csr_system(p.matrix, p.b, p.x0);
   // The operator's build (interior and boundary blocks, SELL-8): paid once
@@ -533,6 +549,7 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
                                                      : solve_jacobi(config, p, system, *setup.halo);
   confirm_on_given_system(config, p, setup, solved.result);
   unscale_solution(p, setup);
+  mark_equilibrated_breakdown(setup.powers, solved.result);
   return solved;
 }
 

@@ -75,9 +75,9 @@ class Cholmod final : public LocalSolver {
       release();
       if (status == CHOLMOD_NOT_POSDEF) {
         throw FactorisationError(fmt::format(
-            "cholmod: the matrix is not positive definite (pivot {} of {} not positive; try "
-            "--local-solver umfpack)",
-            minor, n));
+            "cholmod: the matrix is not positive definite (pivot {} of {}, counted from 1 in the "
+            "factorisation's order, is not positive; try --local-solver umfpack)",
+            minor + 1, n));
       }
       throw FactorisationError(fmt::format("cholmod: factorisation failed (status {})", status));
     }

@@ -94,9 +94,9 @@ class Ic0 final : public LocalSolver {
     for (std::int64_t k = ptr_[i]; k < di; ++k) pivot -= val_[k] * val_[k];
     if (!(pivot > kSingularRcond * std::abs(a_ii)) || !std::isfinite(pivot)) {
       throw FactorisationError(fmt::format(
-          "ic0: pivot {:.3g} at row {} (diagonal {:.3g}): the incomplete Cholesky factorisation "
-          "needs positive pivots (try --local-solver cholmod or umfpack)",
-          pivot, i, a_ii));
+          "ic0: pivot {:.3g} at its row {} of {} (diagonal {:.3g}): the incomplete Cholesky "
+          "factorisation needs positive pivots (try --local-solver cholmod or umfpack)",
+          pivot, i + 1, n_, a_ii));
     }
     val_[di] = std::sqrt(pivot);
   }

@@ -210,9 +210,12 @@ SolveResult AsyncIteration::run() {
       if (idle_wait(stale_wait_factor * last_sweep_s_)) break;
       continue;
     }
-    if (!idle_on_ && k_ >= base_.max_iters) {
+    if ((!idle_on_ || base_.max_iters == 0) && k_ >= base_.max_iters) {
       // Done with its sweeps: wait, taking news and keeping the reduction
-      // going, until every rank is (or the solve ends otherwise).
+      // going, until every rank is (or the solve ends otherwise). With idle
+      // on, a rank past the limit sweeps on instead: the slowest rank may be
+      // idling short of it, waiting for news only sweeps bring. With a limit
+      // of 0 every rank is at it from the start, so none sweeps (x0 returned).
       if (idle_wait()) break;
       continue;
     }

@@ -269,7 +269,7 @@ void check_csr_krylov(CsrSystem& system, const sparse::DistMatrix& matrix,
       throw core::InputError(fmt::format(
           "{} divides by the diagonal, and {} has a_ii = {}: expected a positive diagonal (a "
           "symmetric positive definite matrix has one)",
-          divider, options.row_names.name(d.row), d.value));
+          divider, options.row_names.name(d.row), options.row_names.given(d.value)));
     }
   }
   if (options.pc.kind == precond::PcKind::boomeramg) {

@@ -642,6 +642,13 @@ def has_hypre(binary: str, mpiexec: list[str]) -> bool:
     return "this build has no hypre" not in p.stderr
 
 
+def is_open_mpi(binary: str) -> bool:
+    """Whether the binary runs on Open MPI (its MCA settings mean nothing to another MPI)."""
+    p = subprocess.run([binary, "info"], capture_output=True, text=True, timeout=120,
+                       check=False)
+    return "Open MPI" in p.stdout
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
@@ -655,7 +662,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bad-input-") as tmp:
         prepare(tmp)
         hypre = has_hypre(binary, mpiexec)
-        hand_written = hand_cases(tmp, hypre) + more_cases(tmp, Case, hypre)
+        hand_written = hand_cases(tmp, hypre) + more_cases(tmp, Case, hypre,
+                                                           is_open_mpi(binary))
         cases = hand_written + table_cases(binary, tmp)
         cases = [c for c in cases if args.filter in " ".join(c.args)]
         if args.list:

@@ -203,13 +203,10 @@ TEST(AsyncJacobiMaxIters, ZeroSweepsIsAMaxItersStopNotABreakdown) {
     const Outcome a = run(s);
     EXPECT_FALSE(a.result.converged) << "idle " << idle;
     EXPECT_EQ(a.result.reason, solvers::StopReason::max_iters) << "idle " << idle;
-    EXPECT_TRUE(std::isfinite(a.result.true_residual)) << "idle " << idle;
-    if (!idle) {
-      EXPECT_EQ(a.max_iterations, 0);
-      EXPECT_DOUBLE_EQ(a.result.true_residual, 1.0);  // x0 = 0: ||b|| / ||b||
-    } else {
-      EXPECT_LT(a.max_iterations, 100) << "a round started only at --check-every";
-    }
+    // No rank sweeps, with idle on too (a rank past a limit above 0 sweeps
+    // on while the stopping round is in flight, however long that takes).
+    EXPECT_EQ(a.max_iterations, 0) << "idle " << idle;
+    EXPECT_DOUBLE_EQ(a.result.true_residual, 1.0) << "idle " << idle;  // x0 = 0
   }
 }
 

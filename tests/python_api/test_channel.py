@@ -62,3 +62,25 @@ def test_refusals(comm):
         asyncsolve.Channel.create(comm, [0], [np.zeros(2)], [np.zeros(2)], mode="eager")
     with pytest.raises(asyncsolve.InputError, match="an mpi4py communicator"):
         asyncsolve.Channel.create(None, [0], [np.zeros(2)], [np.zeros(2)])
+
+
+@pytest.mark.parametrize(("which", "array", "why"), [
+    ("send", np.zeros(6)[::2], "not C-contiguous"),
+    ("receive", np.zeros(6)[::2], "not C-contiguous"),
+    ("receive", np.zeros((2, 3), order="F"), "not C-contiguous"),
+    ("receive", np.zeros((3, 2)).T, "not C-contiguous"),
+    ("receive", np.zeros(3).copy(), "read-only"),
+    ("send", [0.0, 0.0, 0.0], "a list"),
+])
+def test_buffers_are_used_in_place_or_refused(comm, which, array, why):
+    # A channel works on the caller's arrays: a strided view converted to a copy
+    # would send values the caller never sees change, and land arrivals where the
+    # caller never looks. Such arrays are refused, as is a read-only receive array.
+    if why == "read-only":
+        array.flags.writeable = False
+    buffers = {"send": np.zeros(3), "receive": np.zeros(3)} | {which: array}
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.Channel.create(comm, [0], [buffers["send"]], [buffers["receive"]])
+    text = str(e.value)
+    assert f"the {which} array is {why}" in text
+    assert "expected a C-contiguous, writeable NumPy array" in text

@@ -247,3 +247,65 @@ def test_result_numbers_that_json_cannot_hold_are_nan():
                           np.zeros(0), np.zeros(0, dtype=np.int64))
     assert np.isnan(r.true_residual)
     assert np.isnan(r.residual_estimate)
+
+
+def test_arguments_that_differ_between_ranks_are_refused_on_every_rank(comm, spd):
+    # gather, and the calling form (whole A on rank 0, or rows= on every rank), decide
+    # which collectives a rank enters: a rank that differs used to leave the others
+    # waiting for ever.
+    if comm.size == 1:
+        pytest.skip("needs two ranks")
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="cg", gather=comm.rank == 0)
+    assert one_line(e).startswith("gather differs between the ranks (rank 0: True, rank 1: False")
+    block, rows = block_of(spd, comm)
+    a, rows_given = (spd, None) if comm.rank == 0 else (block, rows)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(a, comm=comm, method="cg", rows=rows_given)
+    assert one_line(e).startswith("rows differs between the ranks "
+                                  "(rank 0: not given, rank 1: given")
+    with (asyncsolve.Solver(whole(spd, comm), comm=comm) as solver,
+          pytest.raises(asyncsolve.InputError, match="gather differs between the ranks")):
+        solver.solve(gather=comm.rank == comm.size - 1)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, gather="yes")
+    assert one_line(e) == "gather='yes': a str: expected True or False"
+
+
+def test_blocks_with_different_column_counts_name_every_rank(comm, spd):
+    if comm.size == 1:
+        pytest.skip("needs two ranks")
+    block, rows = block_of(spd, comm)
+    if comm.rank == 1:
+        block = block[:, :-1]
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=rows)
+    assert f"(rank 0: {spd.shape[1]}, rank 1: {spd.shape[1] - 1}" in one_line(e)
+    # A rank's own bad block is named by its rank.
+    bad = block.astype(np.complex128) if comm.rank == comm.size - 1 else block
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(bad, comm=comm, rows=rows)
+    assert one_line(e) == (f"rank {comm.size - 1}: A: dtype complex128: "
+                           "expected real numbers (float64)")
+
+
+def test_vectors_that_are_not_numpy_vectors(comm, spd):
+    b = sp.csr_matrix(np.ones((spd.shape[0], 1)))
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), whole(b, comm), comm=comm)
+    assert one_line(e).startswith(f"b: a scipy.sparse csr matrix of shape ({spd.shape[0]}, 1): "
+                                  "expected a NumPy vector")
+
+
+def test_an_empty_keyword_value_is_refused_as_empty(comm, spd):
+    # An empty value must not take the next keyword as its value.
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="cg", allreduce="", tol=1e-8)
+    assert one_line(e).startswith("--allreduce: empty value after '=', expected --allreduce")
+
+
+def test_shmem_transport_is_the_commands_only(comm, spd):
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="jacobi", variant="async",
+                         transport="shmem")
+    assert one_line(e).startswith("--transport shmem: OpenSHMEM runs under the asyncsolve command")

@@ -3,6 +3,7 @@
 /// a permutation of what the user gave (partitioned, renumbered), so a row
 /// is named in the user's numbering: a Matrix Market file's rows count
 /// from 1, a caller's array's (the Python package's scipy matrix) from 0.
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,6 +23,12 @@ struct RowNames {
   /// RowOrigin::distributed. A view.
   std::span<const std::int64_t> rows;
   RowOrigin origin = RowOrigin::distributed;
+  /// The power of two A's values were multiplied by before the solve
+  /// (sparse::equilibrate); a message quotes an entry as given(v).
+  int matrix_exponent = 0;
+
+  /// An entry of the matrix being solved, as the user gave it.
+  double given(double v) const { return std::ldexp(v, -matrix_exponent); }
 
   /// Whether rows have a user's numbering (a file or a caller's matrix).
   bool named() const { return origin != RowOrigin::distributed; }

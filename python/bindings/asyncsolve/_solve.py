@@ -71,6 +71,9 @@ def _vector(v: Any, name: str) -> np.ndarray | None:
     """A float64 vector (converted with a DtypeWarning), or None."""
     if v is None:
         return None
+    if scipy.sparse.issparse(v):
+        raise _Refused(f"{name}: a scipy.sparse {v.format} matrix of shape {v.shape}: expected a "
+                       f"NumPy vector (e.g. {name}.toarray().ravel())")
     a = np.asarray(v)
     if a.ndim == 2 and 1 in a.shape:
         a = a.reshape(-1)
@@ -120,6 +123,9 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
     whole = rows is None
     args: dict[str, Any] = {}
     keywords: list[tuple[str, str, bool]] = []
+    agree(comm, _same_on_every_rank(comm, "rows", whole,
+                                    "rows=(first, last) on every rank, or on none (the whole A "
+                                    "on rank 0)", lambda w: "not given" if w else "given"))
     error = None
     try:
         keywords = _keywords(named, options)
@@ -146,6 +152,8 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                          "global_rows": m.shape[1], "first_row": first}
     except Exception as e:  # every local failure is shared, then raised
         error = _local_error(e, "A" if whole else f"rows={rows!r} on rank {comm.rank}")
+        if not whole and isinstance(e, _Refused) and not error.startswith(("rows=", "rank ")):
+            error = f"rank {comm.rank}: {error}"  # which rank's block it is
     agree(comm, error)
     if whole:
         system = _core.System.whole(comm, keywords, MATRIX_NAME, args["rows"], args["cols"],
@@ -158,7 +166,24 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
     return system, comm
 
 
-def _result(system: _core.System, take_x: bool, gather: bool) -> Result:
+def _same_on_every_rank(comm: MPI.Comm, name: str, value: Any, expected: str,
+                        text: Any = repr) -> str | None:
+    """Collective: None when every rank passed the same `value`, else the message naming
+    each rank's (the same on every rank): a value that differs between ranks would
+    leave some of them waiting in a collective the others never enter."""
+    values = comm.allgather(value)
+    if all(v == values[0] for v in values):
+        return None
+    given = ", ".join(f"rank {r}: {text(v)}" for r, v in enumerate(values))
+    return f"{name} differs between the ranks ({given}): expected {expected}"
+
+
+def _result(system: _core.System, comm: MPI.Comm, take_x: bool, gather: Any) -> Result:
+    error = None
+    if not isinstance(gather, bool | np.bool_):
+        error = f"gather={gather!r}: a {type(gather).__name__}: expected True or False"
+    agree(comm, error)
+    agree(comm, _same_on_every_rank(comm, "gather", bool(gather), "the same on every rank"))
     converged, document, x = system.solve(take_x)
     if gather:
         x = system.gather(x)
@@ -198,9 +223,9 @@ def solve(A: Any,  # noqa: N803  (the matrix is A, as in scipy.sparse.linalg)
     (carrying the Result) or RuntimeFailure.
     """
     named = {"method": method, "pc": pc, "tol": tol}
-    system, _ = _open(A, b, comm, rows, x0, named, options, keep=False)
+    system, comm = _open(A, b, comm, rows, x0, named, options, keep=False)
     try:
-        return _result(system, take_x=True, gather=gather)
+        return _result(system, comm, take_x=True, gather=gather)
     finally:
         system.close()
 
@@ -242,7 +267,7 @@ class Solver:
             error = _local_error(e, "b or x0")
         agree(self.comm, error)
         self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
-        return _result(self._system, take_x=False, gather=gather)
+        return _result(self._system, self.comm, take_x=False, gather=gather)
 
     def close(self) -> None:
         """Collective: free the system (idempotent)."""

@@ -46,6 +46,29 @@ int parse_transport(const std::string& transport) {
   throw core::InputError(fmt::format("transport '{}': expected mpi or rma", transport));
 }
 
+/// `array` as a channel uses it: in place, so the caller's later writes
+/// travel and arrivals land in it. A C-contiguous, writeable CPU array is
+/// taken without conversion; anything else (a strided view, a Fortran-
+/// ordered or transposed array, a read-only one, not an array) is refused,
+/// since a converted copy would not be the caller's array.
+Buffer in_place(const nb::object& array, const char* what, int peer) {
+  Buffer out;
+  if (nb::try_cast<Buffer>(array, out, /*convert=*/false)) return out;
+  std::string why = fmt::format("a {}", nb::type_name(array.type()).c_str());
+  if (nb::hasattr(array, "flags")) {
+    const nb::object flags = array.attr("flags");
+    if (!nb::cast<bool>(flags.attr("c_contiguous"))) {
+      why = "not C-contiguous (a strided, Fortran-ordered or transposed view)";
+    } else if (!nb::cast<bool>(flags.attr("writeable"))) {
+      why = "read-only";
+    }
+  }
+  throw core::InputError(fmt::format(
+      "channel to rank {}: the {} array is {}: expected a C-contiguous, writeable NumPy array "
+      "(the channel uses it in place; numpy.ascontiguousarray makes one to keep)",
+      peer, what, why));
+}
+
 /// One end of a channel and the arrays it uses.
 class Channel {
  public:
@@ -68,19 +91,13 @@ class Channel {
     }
     std::vector<as_channel_config> configs(peers.size());
     for (std::size_t i = 0; i < peers.size(); ++i) {
-      const Buffer send = nb::cast<Buffer>(sends[i]);
-      const Buffer recv = nb::cast<Buffer>(recvs[i]);
+      const Buffer send = in_place(sends[i], "send", peers[i]);
+      const Buffer recv = in_place(recvs[i], "receive", peers[i]);
       if (send.nbytes() != recv.nbytes() || send.nbytes() == 0) {
         throw core::InputError(fmt::format(
             "channel to rank {}: a send array of {} bytes and a receive array of {}: expected "
             "arrays of the same size, not empty",
             peers[i], send.nbytes(), recv.nbytes()));
-      }
-      if (nb::cast<bool>(recvs[i].attr("flags").attr("writeable")) == false) {
-        throw core::InputError(
-            fmt::format("channel to rank {}: the receive array is read-only: expected a "
-                        "writeable array",
-                        peers[i]));
       }
       as_channel_config& c = configs[i];
       as_channel_config_init(&c);
