@@ -315,14 +315,11 @@ Symmetry symmetry_of(const SparseProblem& p) {
 }
 
 /// A breakdown's detail quotes the method's own quantities (p^T A p, rho,
-/// omega, an inner product), computed on the system as equilibrated by
-/// powers of two: say so, with the powers, when they are not 1.
+/// an inner product) of the equilibrated system: said, with the powers.
 void mark_equilibrated_breakdown(const sparse::PowerOfTwoScaling& powers,
                                  solvers::SolveResult& result) {
-  if (result.reason != solvers::StopReason::breakdown || result.detail.empty() ||
-      (powers.matrix_exponent == 0 && powers.rhs_exponent == 0)) {
-    return;
-  }
+  const bool scaled = powers.matrix_exponent != 0 || powers.rhs_exponent != 0;
+  if (result.reason != solvers::StopReason::breakdown || result.detail.empty() || !scaled) return;
   result.detail += fmt::format(
       " (a value of the system as equilibrated before the solve: A times 2^{}, b times 2^{}; "
       "problem.equilibration)",
