@@ -20,9 +20,6 @@ using core::InputError;
 
 namespace {
 
-/// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
-/// most 1 argument(s) expected ...") as one line naming the option and the
-/// form its value takes.
 /// The form an option's value takes, as its table row says ("a value" when
 /// the option is not found).
 std::string value_form(const std::string& name, const std::vector<const OptionTable*>& tables) {
@@ -32,6 +29,9 @@ std::string value_form(const std::string& name, const std::vector<const OptionTa
   return row != nullptr && !row->value.empty() ? row->value : "a value";
 }
 
+/// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
+/// most 1 argument(s) expected ...") as one line naming the option and the
+/// form its value takes.
 std::string argument_mismatch(const std::string& what,
                               const std::vector<const OptionTable*>& tables) {
   const std::string name = what.substr(0, what.find(':'));

@@ -145,14 +145,14 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                 first, last = _rows(rows)
                 if last - first != m.shape[0]:
                     raise _Refused(
-                        f"rows=({first}, {last}) on rank {comm.rank}: {last - first} rows, "
+                        f"rows=({first}, {last}): {last - first} rows, "
                         f"but A has {m.shape[0]}: expected A to hold rows {first} to {last - 1}")
                 # Global columns: 64-bit (a copy when scipy holds 32-bit indices).
                 args |= {"indices": np.ascontiguousarray(m.indices, dtype=np.int64),
                          "global_rows": m.shape[1], "first_row": first}
     except Exception as e:  # every local failure is shared, then raised
-        error = _local_error(e, "A" if whole else f"rows={rows!r} on rank {comm.rank}")
-        if not whole and isinstance(e, _Refused) and not error.startswith(("rows=", "rank ")):
+        error = _local_error(e, "A" if whole else f"rank {comm.rank}")
+        if not whole and isinstance(e, _Refused):
             error = f"rank {comm.rank}: {error}"  # which rank's block it is
     agree(comm, error)
     if whole:
