@@ -24,6 +24,7 @@
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/sparse/csr.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
@@ -249,7 +250,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     // reports it without --rhs).
     double err = 0.0;
     for (int i = 0; i < s.p.matrix.local_rows(); ++i)
-      err = std::max(err, std::abs(system.x.origin()[i] - 1.0));
+      err = std::max(err, solvers::error_term(system.x.origin()[i], 1.0));
     par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
                    "MPI_Allreduce");
     solved.result.error_inf = err;

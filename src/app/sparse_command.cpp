@@ -35,6 +35,7 @@
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/jacobi_rho.hpp"
 #include "asyncsolve/solvers/krylov.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/solvers/schwarz_iteration.hpp"
 #include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
@@ -275,7 +276,7 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
   double err = 0.0;
   if (p.loaded) {
     if (!p.loaded->exact_known) return std::nullopt;
-    for (int i = 0; i < n; ++i) err = std::max(err, std::abs(x.origin()[i] - 1.0));
+    for (int i = 0; i < n; ++i) err = std::max(err, solvers::error_term(x.origin()[i], 1.0));
   } else {
     const auto problem =
         grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
@@ -289,7 +290,7 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
         for (int i = 0; i < local[0]; ++i, ++at) {
           const double exact =
               *problem->exact_value({off[0] + i + 1, off[1] + j + 1, off[2] + k + 1}, d.global());
-          err = std::max(err, std::abs(x.origin()[at] - exact));
+          err = std::max(err, solvers::error_term(x.origin()[at], exact));
         }
   }
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm.get()),

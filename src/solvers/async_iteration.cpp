@@ -77,8 +77,9 @@ class AsyncIteration {
   // does not increase it), plus the halos' change since.
   double local_r2_ = std::numeric_limits<double>::infinity();
   long k_ = 0;
-  // With idle on, fused sweeps also refresh local_r2 for the idle decision,
-  // at the pace idle_refresh_gap sets: the last refresh, and the next.
+  // Fused sweeps also refresh local_r2 (with idle on for the idle decision,
+  // at the pace idle_refresh_gap sets; otherwise every idle_refresh_max
+  // sweeps): the last refresh, and the next.
   double refreshed_r2_ = std::numeric_limits<double>::infinity();
   long refreshed_k_ = -1;
   long next_refresh_ = 0;
@@ -154,16 +155,19 @@ bool AsyncIteration::idle_wait(double max_s) {
 }
 
 // x^{k+1} from x^k and the newest halo. The residual comes with the update
-// (fused) when a round starts after it, and with idle on when the bound the
-// idle decision uses is due a refresh (idle_refresh_gap: every 4 to 64
-// sweeps, more often as it nears the threshold). Other updates keep the
-// bound: an update with fixed halos does not increase it.
+// (fused) when a round starts after it, and when this rank's residual is due
+// a refresh: with idle on, for the bound the idle decision uses
+// (idle_refresh_gap: every 4 to 64 sweeps, more often as it nears the
+// threshold); otherwise every idle_refresh_max sweeps, so that a rank whose
+// residual outgrew the double stops sweeping within that many while a round
+// is in flight (run()). Other updates keep the bound: an update with fixed
+// halos does not increase it.
 void AsyncIteration::sweep() {
   const double ts = core::now_s();
   const bool round_next = !convergence_.active() && ((k_ + 1) % base_.check_every == 0 ||
                                                      k_ + 1 >= base_.max_iters || over_time());
   const bool fused =
-      k_ == 0 || round_next || (idle_on_ && k_ >= next_refresh_) || update_.residual_is_free();
+      k_ == 0 || round_next || k_ >= next_refresh_ || update_.residual_is_free();
   const int planes = options_.progress_planes;
   double r2 = 0.0;
   for (int p = 0; p < update_.pieces(planes); ++p) {
@@ -173,7 +177,8 @@ void AsyncIteration::sweep() {
   }
   if (fused) {
     local_r2_ = r2;
-    next_refresh_ = k_ + idle_refresh_gap(refreshed_r2_, refreshed_k_, r2, k_, idle_r2_);
+    next_refresh_ = k_ + (idle_on_ ? idle_refresh_gap(refreshed_r2_, refreshed_k_, r2, k_, idle_r2_)
+                                   : idle_refresh_max);
     refreshed_r2_ = r2;
     refreshed_k_ = k_;
   }
@@ -208,6 +213,14 @@ SolveResult AsyncIteration::run() {
       // iterate. Wait for news, a few sweeps' time at most.
       stale_waited_ = true;
       if (idle_wait(stale_wait_factor * last_sweep_s_)) break;
+      continue;
+    }
+    if (k_ > 0 && !std::isfinite(local_r2_)) {
+      // This block's residual outgrew the double (a diverging iteration, or
+      // halos that did): another sweep cannot help. Wait for the round that
+      // carries it, which stops every rank ("diverged" after a finite check,
+      // async_check_stops), instead of sweeping on until that round completes.
+      if (idle_wait()) break;
       continue;
     }
     if ((!idle_on_ || base_.max_iters == 0) && k_ >= base_.max_iters) {

@@ -46,7 +46,7 @@ std::optional<double> error_inf(const grid::Problem& problem,
       for (int i = 0; i < n[0]; ++i) {
         const double exact =
             *problem.exact_value({off[0] + i + 1, off[1] + j + 1, off[2] + k + 1}, global);
-        err = std::max(err, std::abs(u(i, j, k) - exact));
+        err = std::max(err, error_term(u(i, j, k), exact));
       }
   return reduction.max(err);
 }

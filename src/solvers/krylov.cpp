@@ -22,6 +22,7 @@
 #include "asyncsolve/ops/vector.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 #include "krylov_context.hpp"
 #include "krylov_run.hpp"
 
@@ -101,7 +102,7 @@ double max_abs_difference(const Field& x, const Field& y) {
   double out = 0.0;
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
-      for (int i = 0; i < n[0]; ++i) out = std::max(out, std::abs(x(i, j, k) - y(i, j, k)));
+      for (int i = 0; i < n[0]; ++i) out = std::max(out, error_term(x(i, j, k), y(i, j, k)));
   return out;
 }
 

@@ -51,6 +51,18 @@ bool breaks_down(double residual) noexcept { return !std::isfinite(residual); }
 
 void set_breakdown(SolveResult& result, double residual, long iteration) {
   result.converged = false;
+  if (std::isfinite(result.best_residual) && result.best_residual > 0.0) {
+    // A finite residual was checked before: the iteration grew past the
+    // range of a double between two checks (an asynchronous round that took
+    // hundreds of sweeps under load, a long --check-every), which is
+    // divergence, not a breakdown of the method.
+    result.reason = StopReason::diverged;
+    result.detail = fmt::format(
+        "the residual grew from {:.3e} at iteration {} to {} at iteration {} (past the range of a "
+        "double): the iteration diverges",
+        result.best_residual, result.best_iteration, residual, iteration);
+    return;
+  }
   result.reason = StopReason::breakdown;
   result.detail = fmt::format("residual = {} at iteration {}", residual, iteration);
 }
@@ -82,7 +94,8 @@ void mark_diverged(SolveResult& result, double from, long from_iteration, double
 void confirm_convergence(SolveResult& result, double tol) {
   if (breaks_down(result.true_residual)) {
     result.converged = false;
-    if (result.reason != StopReason::breakdown) {
+    // A divergence keeps its reason: its iterate may well have overflowed.
+    if (result.reason != StopReason::breakdown && result.reason != StopReason::diverged) {
       result.reason = StopReason::breakdown;
       result.detail = fmt::format("true residual = {} after the solve", result.true_residual);
     }

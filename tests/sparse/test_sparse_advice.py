@@ -70,6 +70,22 @@ def test_jacobi_on_a_diverging_matrix_stops_early_with_a_hint(solve, tmp_path, v
         assert "asynchronous" not in out + err
 
 
+def test_async_jacobi_stops_sweeping_once_its_residual_overflows(solve, tmp_path):
+    # No round before sweep 100000: each rank measures its residual at least
+    # every 64 sweeps, and once it outgrew the double (1.5^k: about sweep 870)
+    # it stops sweeping and starts the round that ends the solve. Nothing
+    # finite was checked before, so it is a breakdown, not a divergence.
+    blocks = sp.block_diag([sp.csr_matrix([[1.0, 1.5], [1.5, 1.0]])] * 20).tocsr()
+    path = write(tmp_path / "d.mtx", blocks)
+    rc, out, err, doc = solve(2, "--matrix", path, "--variant", "async", "--force",
+                              "--max-iters", "100000", "--check-every", "100000")
+    assert rc == 3, out + err
+    result = doc["result"]
+    assert result["reason"] == "breakdown", result
+    assert result["detail"].startswith("residual = inf at iteration"), result["detail"]
+    assert 860 < result["iterations"]["max"] < 1000, result["iterations"]
+
+
 def test_a_zero_right_hand_side_is_warned_of(solve, tmp_path):
     neumann = laplacian_1d(40).tolil()
     neumann[0, 0] = neumann[39, 39] = 1.0

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "asyncsolve/solvers/norm.hpp"
 #include "solvers/jacobi_check.hpp"
@@ -65,6 +66,31 @@ TEST(AsyncCheckStops, BreakdownThenToleranceThenTimeThenEveryRankAtMaxIters) {
   sum[at_max_iters_value] = 3.0;
   EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3));
   EXPECT_EQ(r.reason, StopReason::max_iters);
+}
+
+TEST(AsyncCheckStops, AnEstimateThatOverflowsAfterAFiniteOneHasDiverged) {
+  // A diverging iteration whose round spans hundreds of sweeps (a crowded
+  // node) sees 0.8, then inf: divergence, not a breakdown, and the
+  // non-finite true residual of its iterate does not turn it into one.
+  using namespace asyncsolve::solvers::detail;
+  asyncsolve::solvers::JacobiOptions options;
+  options.tol = 1e-4;
+  const double inf = std::numeric_limits<double>::infinity();
+  AsyncCheckSums sum{};
+  SolveResult r;
+  EXPECT_FALSE(async_check_stops(r, options, 3, sum, 0.8, 2));
+  EXPECT_TRUE(async_check_stops(r, options, 900, sum, inf, 2));
+  EXPECT_EQ(r.reason, StopReason::diverged);
+  EXPECT_NE(r.detail.find("from 8.000e-01 at iteration 3 to inf at iteration 900"),
+            std::string::npos)
+      << r.detail;
+  r.true_residual = inf;
+  asyncsolve::solvers::confirm_convergence(r, options.tol);
+  EXPECT_EQ(r.reason, StopReason::diverged);
+  EXPECT_FALSE(r.converged);
+  SolveResult nan_first;  // NaN at the first check: nothing finite before, a breakdown
+  EXPECT_TRUE(async_check_stops(nan_first, options, 1, sum, std::nan(""), 2));
+  EXPECT_EQ(nan_first.reason, StopReason::breakdown);
 }
 
 TEST(CheckDivergence, GrowthAboveTheFloorOnlyStopsTheSolve) {

@@ -2,6 +2,7 @@
 // hand-checked point; the fused vector kernels against plain loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -253,6 +254,10 @@ TEST(ScaledNorm, NonFiniteResidualsBreakDownAndConvergenceNeedsTheTrueResidual) 
   EXPECT_TRUE(solvers::breaks_down(std::nan("")));
   EXPECT_TRUE(solvers::breaks_down(HUGE_VAL));
   EXPECT_FALSE(solvers::breaks_down(1e300));
+  // An error term of a NaN iterate is +inf, not dropped by std::max.
+  EXPECT_EQ(solvers::error_term(std::nan(""), 1.0), HUGE_VAL);
+  EXPECT_EQ(std::max(0.5, solvers::error_term(std::nan(""), 1.0)), HUGE_VAL);
+  EXPECT_EQ(solvers::error_term(-2.0, 1.0), 3.0);
   solvers::SolveResult r;
   r.converged = true;
   r.reason = solvers::StopReason::tolerance;

@@ -4,7 +4,9 @@
 /// residual), the breakdown rule (a residual that is not finite stops the
 /// solve at once, reason "breakdown"), and the convergence rule (a solve is
 /// converged only when its true residual met the tolerance).
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "asyncsolve/collectives/allreduce.hpp"
@@ -36,12 +38,24 @@ double field_norm(const grid::Field& x, collectives::Allreduce* reduction);
 /// halos of `u` current), scaled. Collective (see scaled_norm).
 double jacobi_residual_norm(const grid::Field& u, collectives::Allreduce* reduction);
 
+/// |value - exact|, a term of a maximum error: NaN counts as +infinity, so
+/// that an iterate that is not finite reports an unbounded error
+/// (std::max and MPI_MAX would drop a NaN and report the finite rest).
+inline double error_term(double value, double exact) noexcept {
+  const double d = std::abs(value - exact);
+  return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+}
+
 /// True when a residual or a reduced sum of squares is NaN or infinite: the
 /// iteration cannot go on and must stop at once with reason "breakdown".
 bool breaks_down(double residual) noexcept;
 
-/// Marks `result` as broken down at `iteration` because its residual is
-/// `residual` (not finite): converged false, reason "breakdown", a detail.
+/// Marks `result` as stopped at `iteration` because its residual is
+/// `residual` (not finite): converged false, reason "breakdown" and a
+/// detail; or reason "diverged" when a finite residual was checked before
+/// (result.best_residual): Jacobi's iterate outgrew the double between two
+/// checks, as a diverging asynchronous iteration does when a round spans
+/// hundreds of sweeps.
 void set_breakdown(SolveResult& result, double residual, long iteration);
 
 /// The divergence rule of Jacobi (synchronous and asynchronous): a
@@ -94,7 +108,8 @@ void mark_diverged(SolveResult& result, double from, long from_iteration, double
 /// converged only when true_residual < tol. A solve whose stop test was met
 /// but whose true residual was not becomes not converged with reason
 /// "unconfirmed" (and a detail); a true residual that is not finite makes
-/// the reason "breakdown".
+/// the reason "breakdown", unless the solve had already stopped as
+/// "diverged" (an iterate that outgrew the double).
 void confirm_convergence(SolveResult& result, double tol);
 
 }  // namespace asyncsolve::solvers
