@@ -166,8 +166,7 @@ void AsyncIteration::sweep() {
   const double ts = core::now_s();
   const bool round_next = !convergence_.active() && ((k_ + 1) % base_.check_every == 0 ||
                                                      k_ + 1 >= base_.max_iters || over_time());
-  const bool fused =
-      k_ == 0 || round_next || k_ >= next_refresh_ || update_.residual_is_free();
+  const bool fused = k_ == 0 || round_next || k_ >= next_refresh_ || update_.residual_is_free();
   const int planes = options_.progress_planes;
   double r2 = 0.0;
   for (int p = 0; p < update_.pieces(planes); ++p) {
