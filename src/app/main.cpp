@@ -1,6 +1,7 @@
 // The `asyncsolve` command: parse, start MPI, run a subcommand, stop together.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -168,7 +169,20 @@ int main(int argc, char** argv) {
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   }
   std::fflush(stdout);
+  // Every path that reaches here is collective (a rank-local failure
+  // aborted above), and the outcome is rank 0's to report: rank 0 exits
+  // with the largest code of any rank, the others with 0. A launcher ends
+  // the whole job at the first non-zero exit it sees (Open MPI's mpirun
+  // kills the ranks still running); were that another rank's, rank 0's
+  // summary, written but not yet forwarded, could be lost. The launcher's
+  // own exit code stays the outcome's (mpirun, mpiexec.hydra and srun pass
+  // on a non-zero code of any rank).
+  int worst = core::to_int(code);
+  if (MPI_Reduce(root ? MPI_IN_PLACE : &worst, root ? &worst : nullptr, 1, MPI_INT, MPI_MAX, 0,
+                 MPI_COMM_WORLD) != MPI_SUCCESS) {
+    worst = std::max(worst, core::to_int(code));
+  }
   if (shmem) shmem->finalize();  // finalizes MPI too (Open MPI's OSHMEM)
   env.finalize();
-  return core::to_int(code);
+  return root ? worst : 0;
 }

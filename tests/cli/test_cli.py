@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from pathlib import Path
 from typing import ClassVar
 
 BINARY = ""
@@ -319,6 +320,26 @@ class Solve(unittest.TestCase):
         self.assertFalse(doc["result"]["converged"])
         self.assertEqual(doc["result"]["reason"], "max_iters")
         self.assertEqual(doc["result"]["iterations"]["max"], 10)
+        self.assertIn("NOT converged", out)
+
+    def test_rank_0_alone_exits_with_the_outcome(self):
+        # Every other rank exits 0 after a collective outcome, so that the
+        # launcher cannot end the job at another rank's non-zero exit before
+        # rank 0's summary is forwarded; the launcher passes rank 0's code on.
+        with tempfile.TemporaryDirectory() as d:
+            wrapper = ['sh', '-c', '"$@"; echo $? > "$RC_DIR/$$"', 'sh']
+            for args, code in ((["--local", "6,6,6", "--max-iters", "10"], 3),
+                               (["--local", "6,6,0"], 2), (["--local", "6,6,6"], 0)):
+                for f in os.listdir(d):
+                    os.remove(os.path.join(d, f))
+                cmd = MPIEXEC + ["-n", "3"] + wrapper + [BINARY, "solve"] + args
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                                   env={**os.environ, "RC_DIR": d})
+                self.assertEqual(p.returncode, 0, p.stderr)  # the wrappers' exits
+                codes = sorted(int(Path(d, f).read_text()) for f in os.listdir(d))
+                self.assertEqual(codes, sorted([code, 0, 0]), (args, p.stdout + p.stderr))
+        code, out, err = run(["solve", "--local", "6,6,6", "--max-iters", "10"], 3)
+        self.assertEqual(code, 3, err)  # the launcher's: rank 0's
         self.assertIn("NOT converged", out)
 
     def test_options_recorded(self):
