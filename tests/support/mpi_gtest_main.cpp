@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   // (the shmem tests set ucx).
   if (std::getenv("OMPI_MCA_osc") == nullptr) setenv("OMPI_MCA_osc", "^rdma", 0);
 #endif
-  // Tests of progress threads are built with ASYNCSOLVE_TEST_THREAD_MULTIPLE.
+    // Tests of progress threads are built with ASYNCSOLVE_TEST_THREAD_MULTIPLE.
 #ifdef ASYNCSOLVE_TEST_THREAD_MULTIPLE
   asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::multiple);
 #elif defined(ASYNCSOLVE_TEST_THREAD_FUNNELED)
