@@ -31,19 +31,23 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
   int rank_;
 };
 
+/// A program that calls the channel API on ranks that share cores, as
+/// these tests do under ctest -j: it follows docs/channels.md's advice and
+/// takes the one-sided component `asyncsolve solve --transport rma` takes
+/// (src/app/main.cpp), not Open MPI 4.1's osc/rdma, whose flags all but
+/// stop moving on a crowded node. An OMPI_MCA_osc of the environment wins
+/// (the shmem tests set ucx). Before MPI_Init, which reads it.
+void prefer_osc_without_rdma() {
+#ifdef OPEN_MPI
+  if (std::getenv("OMPI_MCA_osc") == nullptr) setenv("OMPI_MCA_osc", "^rdma", 0);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef OPEN_MPI
-  // A program that calls the channel API on ranks that share cores, as
-  // these tests do under ctest -j: it follows docs/channels.md's advice and
-  // takes the one-sided component `asyncsolve solve --transport rma` takes
-  // (src/app/main.cpp), not Open MPI 4.1's osc/rdma, whose flags all but
-  // stop moving on a crowded node. An OMPI_MCA_osc of the environment wins
-  // (the shmem tests set ucx).
-  if (std::getenv("OMPI_MCA_osc") == nullptr) setenv("OMPI_MCA_osc", "^rdma", 0);
-#endif
-    // Tests of progress threads are built with ASYNCSOLVE_TEST_THREAD_MULTIPLE.
+  prefer_osc_without_rdma();
+  // Tests of progress threads are built with ASYNCSOLVE_TEST_THREAD_MULTIPLE.
 #ifdef ASYNCSOLVE_TEST_THREAD_MULTIPLE
   asyncsolve::par::Environment env(argc, argv, asyncsolve::par::ThreadLevel::multiple);
 #elif defined(ASYNCSOLVE_TEST_THREAD_FUNNELED)
