@@ -25,6 +25,25 @@ namespace {
 /// A message as one line of stderr (user text in it may hold newlines).
 std::string one_line(const char* message) { return asyncsolve::core::printable(message, 4000); }
 
+/// This rank's exit code. Every path that reaches the end of main is
+/// collective (a rank-local failure aborts), and the outcome is rank 0's to
+/// report: rank 0 exits with the largest code of any rank (reduced over the
+/// world), the others with 0. A launcher ends the whole job at the first
+/// non-zero exit it sees (Open MPI's mpirun kills the ranks still running);
+/// were that another rank's, rank 0's summary, written but not yet
+/// forwarded, could be lost. The launcher's own exit code stays the
+/// outcome's (mpirun, mpiexec.hydra and srun pass on a non-zero code of any
+/// rank). Collective, before MPI is finalized.
+int rank_exit_code(bool root, asyncsolve::core::ExitCode code) {
+  const int mine = asyncsolve::core::to_int(code);
+  int worst = mine;
+  if (MPI_Reduce(root ? MPI_IN_PLACE : &worst, root ? &worst : nullptr, 1, MPI_INT, MPI_MAX, 0,
+                 MPI_COMM_WORLD) != MPI_SUCCESS) {
+    worst = std::max(worst, mine);
+  }
+  return root ? worst : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,20 +188,8 @@ int main(int argc, char** argv) {
     par::Environment::abort(core::to_int(core::ExitCode::runtime_failure));
   }
   std::fflush(stdout);
-  // Every path that reaches here is collective (a rank-local failure
-  // aborted above), and the outcome is rank 0's to report: rank 0 exits
-  // with the largest code of any rank, the others with 0. A launcher ends
-  // the whole job at the first non-zero exit it sees (Open MPI's mpirun
-  // kills the ranks still running); were that another rank's, rank 0's
-  // summary, written but not yet forwarded, could be lost. The launcher's
-  // own exit code stays the outcome's (mpirun, mpiexec.hydra and srun pass
-  // on a non-zero code of any rank).
-  int worst = core::to_int(code);
-  if (MPI_Reduce(root ? MPI_IN_PLACE : &worst, root ? &worst : nullptr, 1, MPI_INT, MPI_MAX, 0,
-                 MPI_COMM_WORLD) != MPI_SUCCESS) {
-    worst = std::max(worst, core::to_int(code));
-  }
+  const int exit_code = rank_exit_code(root, code);
   if (shmem) shmem->finalize();  // finalizes MPI too (Open MPI's OSHMEM)
   env.finalize();
-  return root ? worst : 0;
+  return exit_code;
 }
