@@ -56,11 +56,8 @@ void set_breakdown(SolveResult& result, double residual, long iteration) {
     // range of a double between two checks (an asynchronous round that took
     // hundreds of sweeps under load, a long --check-every), which is
     // divergence, not a breakdown of the method.
-    result.reason = StopReason::diverged;
-    result.detail = fmt::format(
-        "the residual grew from {:.3e} at iteration {} to {} at iteration {} (past the range of a "
-        "double): the iteration diverges",
-        result.best_residual, result.best_iteration, residual, iteration);
+    mark_diverged(result, result.best_residual, result.best_iteration, residual, iteration,
+                  divergence_factor);
     return;
   }
   result.reason = StopReason::breakdown;
