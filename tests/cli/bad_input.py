@@ -630,7 +630,7 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
             problems.append(f"{path} was changed")
     if not problems:
         return None
-    return "; ".join(problems) + f"\n    stderr: {p.stderr.strip()[:400]!r}"
+    return "; ".join(problems) + f"\n    stderr: {p.stderr.strip()[:2000]!r}"
 
 
 def has_hypre(binary: str, mpiexec: list[str]) -> bool:
