@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "../support/world.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/par/progress.hpp"
@@ -83,7 +84,8 @@ TEST(ProgressThread, CompletesAReductionWhileTheOwnerSleeps) {
       const double mine = rank + 1.0;
       reduction->start({&mine, 1});
     }
-    for (int waited = 0; waited < 20000; ++waited) {
+    const double waits = 20000 * test_time_factor();  // of 500 us: 10 s (times the factor)
+    for (int waited = 0; waited < waits; ++waited) {
       {
         const std::lock_guard lock(progress.mutex());
         if (done) break;
