@@ -61,18 +61,6 @@ as_channel_config config(const Pair& p, std::vector<double>& out, std::vector<do
   return c;
 }
 
-/// Loops `body` until it returns true or `seconds` (times test_time_factor)
-/// pass; true if it did.
-template <class Body>
-bool spin_until(Body&& body, double seconds = 30.0) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::duration<double>(seconds * test_time_factor());
-  while (std::chrono::steady_clock::now() < end) {
-    if (body()) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 as_channel_config placeholder(MPI_Comm comm) {

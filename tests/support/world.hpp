@@ -1,7 +1,9 @@
 #pragma once
-// MPI_COMM_WORLD's rank and size, and the factor on time limits, for the MPI tests.
+// MPI_COMM_WORLD's rank and size, the factor on time limits, and a bounded
+// wait, for the MPI tests.
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 
 inline int world_rank() {
@@ -26,4 +28,16 @@ inline double test_time_factor() {
   char* end = nullptr;
   const double factor = std::strtod(text, &end);
   return end != text && factor > 1.0 ? factor : 1.0;
+}
+
+/// Loops `body` until it returns true or `seconds` (times test_time_factor)
+/// pass; true if it did.
+template <class Body>
+bool spin_until(Body&& body, double seconds = 30.0) {
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double>(seconds * test_time_factor());
+  while (std::chrono::steady_clock::now() < end) {
+    if (body()) return true;
+  }
+  return false;
 }
