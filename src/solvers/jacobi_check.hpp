@@ -147,19 +147,34 @@ inline long final_sync_iterations(const SolveResult& result, double tol, int fin
 /// iterations from that iterate, checking every one, with no monitor and no
 /// time guard, whose outcome becomes the solve's (reason "tolerance" or
 /// "final_sync", the estimate its last check's); then confirm_convergence.
+/// A tail that diverged or broke down gives the solve that reason and its
+/// detail; one that confirmed a stop on the tolerance (a stale estimate)
+/// and did not converge ends it "unconfirmed" (mark_unconfirmed), not
+/// "final_sync", which is for the --final-sync iterations asked for.
 template <class TrueResidual, class SyncTail>
 void finish_async(SolveResult& result, double tol, int final_sync, TrueResidual&& true_residual,
                   SyncTail&& sync_tail) {
   result.true_residual = true_residual();
   if (const long n = final_sync_iterations(result, tol, final_sync); n > 0) {
+    const bool confirming = result.reason == StopReason::tolerance;
+    const double stale_estimate = result.residual_estimate;
     const SolveResult tail = sync_tail(n);
     result.final_sync_iterations = tail.iterations;
     result.residual_estimate = tail.residual_estimate;
     result.converged = tail.converged;
-    result.reason = tail.converged ? StopReason::tolerance : StopReason::final_sync;
     result.true_residual = tail.true_residual;
     result.time_s += tail.time_s;
     result.sweep_bytes += tail.sweep_bytes;
+    if (tail.converged) {
+      result.reason = StopReason::tolerance;
+    } else if (tail.reason == StopReason::diverged || tail.reason == StopReason::breakdown) {
+      result.reason = tail.reason;
+      result.detail = "in the synchronous iterations after the asynchronous stop, " + tail.detail;
+    } else if (confirming) {
+      mark_unconfirmed(result, stale_estimate, tol, tail.iterations);
+    } else {
+      result.reason = StopReason::final_sync;
+    }
   }
   confirm_convergence(result, tol);
 }

@@ -99,11 +99,19 @@ void confirm_convergence(SolveResult& result, double tol) {
     return;
   }
   if (!result.converged || result.true_residual < tol) return;
+  mark_unconfirmed(result, result.residual_estimate, tol, 0);
+}
+
+void mark_unconfirmed(SolveResult& result, double estimate, double tol, long sync_iterations) {
   result.converged = false;
   result.reason = StopReason::unconfirmed;
   result.detail = fmt::format(
       "the residual estimate {:.3e} met the tolerance {:.1e}, the true residual {:.3e} did not",
-      result.residual_estimate, tol, result.true_residual);
+      estimate, tol, result.true_residual);
+  if (sync_iterations > 0) {
+    result.detail += fmt::format(", after {} synchronous iteration{} that tried to confirm the stop",
+                                 sync_iterations, sync_iterations == 1 ? "" : "s");
+  }
 }
 
 }  // namespace asyncsolve::solvers

@@ -174,6 +174,41 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
   EXPECT_EQ(asked, 50);
   EXPECT_FALSE(r.converged);
   EXPECT_EQ(r.reason, StopReason::final_sync);
+  // A stale estimate the tail does not confirm: "unconfirmed", naming the
+  // stale estimate and the tail, not "final_sync" (--final-sync was 0).
+  asked = -1;
+  r = {};
+  r.converged = true;
+  r.reason = StopReason::tolerance;
+  r.residual_estimate = 7e-10;
+  finish_async(
+      r, tol, 0, [] { return 3e-4; }, tail(false));
+  EXPECT_EQ(asked, confirm_iterations);
+  EXPECT_FALSE(r.converged);
+  EXPECT_EQ(r.reason, StopReason::unconfirmed);
+  EXPECT_EQ(r.final_sync_iterations, 12);
+  EXPECT_NE(r.detail.find("7.000e-10"), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("after 12 synchronous iterations"), std::string::npos) << r.detail;
+  // A tail that diverges: the solve diverged, with the tail's reason.
+  r = {};
+  r.converged = true;
+  r.reason = StopReason::tolerance;
+  finish_async(
+      r, tol, 0, [] { return 3e-4; },
+      [](long) {
+        SolveResult t;
+        t.iterations = 4;
+        t.true_residual = 1e7;
+        mark_diverged(t, 1.0, 1, 1e7, 4, 1e6);
+        return t;
+      });
+  EXPECT_FALSE(r.converged);
+  EXPECT_EQ(r.reason, StopReason::diverged);
+  EXPECT_EQ(r.detail.rfind("in the synchronous iterations after the asynchronous stop, the "
+                           "residual grew from",
+                           0),
+            0U)
+      << r.detail;
   // max_time: never a tail.
   asked = -1;
   r = {};

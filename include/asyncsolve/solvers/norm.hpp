@@ -112,4 +112,12 @@ void mark_diverged(SolveResult& result, double from, long from_iteration, double
 /// "diverged" (an iterate that outgrew the double).
 void confirm_convergence(SolveResult& result, double tol);
 
+/// Marks `result` unconfirmed: converged false, reason "unconfirmed", a
+/// detail saying the residual estimate `estimate` met `tol` and the true
+/// residual (result.true_residual) did not, nor after `sync_iterations`
+/// synchronous iterations that tried to confirm it when that is not 0.
+/// Shared by confirm_convergence and the end of the asynchronous
+/// stationary methods (detail::finish_async).
+void mark_unconfirmed(SolveResult& result, double estimate, double tol, long sync_iterations);
+
 }  // namespace asyncsolve::solvers
