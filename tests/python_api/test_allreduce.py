@@ -55,3 +55,34 @@ def test_refusals(comm):
             reduction.wait()
     finally:
         reduction.free()
+
+
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+@pytest.mark.parametrize("bad", ["length", "none", "text"])
+def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
+    # The others had started and spun in test() for ever.
+    last = comm.rank == comm.size - 1
+    reduction = asyncsolve.NonblockingAllreduce(comm, 2, algorithm="tree", op=op)
+    try:
+        values = np.ones(2)
+        if last:
+            values = {"length": np.ones(3), "none": None, "text": np.array(["a", "b"])}[bad]
+        with pytest.raises(asyncsolve.InputError) as e:
+            reduction.start(values)
+            while reduction.test() is None:
+                pass
+        if last:
+            expected = {"length": "start: 3 values: expected 2",
+                        "none": "start: values is a NoneType: expected a 1-D array of 2 float64",
+                        "text": "start: values is an array of dtype str32 and shape (2,): expected "
+                                "a 1-D array of 2 float64"}[bad]
+            assert str(e.value).startswith(expected), str(e.value)
+        else:
+            assert "start() was refused on another rank of comm" in str(e.value)
+        assert not reduction.active
+        # The reduction is as good as new.
+        reduction.start(np.full(2, comm.rank + 1.0))
+        expected = {"sum": comm.size * (comm.size + 1) / 2, "min": 1.0, "max": comm.size}[op]
+        assert np.array_equal(reduction.wait(), np.full(2, expected))
+    finally:
+        reduction.free()

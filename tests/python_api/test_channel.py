@@ -84,3 +84,84 @@ def test_buffers_are_used_in_place_or_refused(comm, which, array, why):
     text = str(e.value)
     assert f"the {which} array is {why}" in text
     assert "expected a C-contiguous, writeable NumPy array" in text
+
+
+def arrays(count, size=3):
+    return [np.zeros(size) for _ in range(count)], [np.zeros(size) for _ in range(count)]
+
+
+@pytest.mark.parametrize("transport", ["mpi", "rma"])
+def test_ends_that_do_not_pair_are_refused_on_every_rank(comm, transport):
+    # The rank with an unmatched channel waited for ever for its peer.
+    if comm.size < 2:
+        pytest.skip("needs two ranks")
+    peers = [1] if comm.rank == 0 else []
+    sends, recvs = arrays(len(peers))
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.Channel.create(comm, peers, sends, recvs, transport=transport)
+    assert str(e.value) == ("rank 0 lists a channel to rank 1 (tag 0) and rank 1 lists none to "
+                            "rank 0 with that tag: expected both ends of every channel in the "
+                            "create call")
+
+
+def test_one_way_ring_is_refused(comm):
+    if comm.size < 3:
+        pytest.skip("needs three ranks (on two, a ring pairs up)")
+    sends, recvs = arrays(1)
+    with pytest.raises(asyncsolve.InputError, match="rank 0 lists a channel to rank 1 .tag 0. "
+                       "and rank 1 lists none to rank 0"):
+        asyncsolve.Channel.create(comm, [(comm.rank + 1) % comm.size], sends, recvs)
+
+
+def test_ends_that_differ_are_refused_on_every_rank(comm):
+    if comm.size < 2:
+        pytest.skip("needs two ranks")
+    peer = comm.rank ^ 1
+    peers = [peer] if peer < comm.size else []
+    sends, recvs = arrays(len(peers), size=3 if comm.rank % 2 == 0 else 2)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.Channel.create(comm, peers, sends, recvs, max_in_flight=2)
+    assert str(e.value) == ("the channel between ranks 0 and 1 (tag 0): 24 bytes, max_in_flight "
+                            "2, async on rank 0; 16 bytes, max_in_flight 2, async on rank 1: "
+                            "expected the same message size, max_in_flight and mode at both ends")
+
+
+def test_rma_needs_a_channel_on_every_rank(comm):
+    # The rma window is allocated over comm: a rank without a channel left the
+    # others waiting in the allocation.
+    if comm.size < 3:
+        pytest.skip("needs a rank without a channel beside a pair")
+    peers = [1 - comm.rank] if comm.rank < 2 else []
+    sends, recvs = arrays(len(peers))
+    with pytest.raises(asyncsolve.InputError, match="transport rma: rank 2 has no channel"):
+        asyncsolve.Channel.create(comm, peers, sends, recvs, transport="rma")
+    with pytest.raises(asyncsolve.InputError, match=r"transport differs between the ranks "
+                       r"\(rank 0: mpi, rank 1: rma\)"):
+        asyncsolve.Channel.create(comm, peers, sends, recvs,
+                                  transport="rma" if comm.rank == 1 else "mpi")
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    (lambda: (np.array([1, 2], dtype=object), np.array([0, 0], dtype=object)),
+     "the send array holds Python objects (dtype object)"),
+    (lambda: (np.ones(6, dtype=np.int8), np.zeros(6, dtype=np.int8)),
+     "racy mode with a message of 6 bytes: expected a multiple of 8 bytes"),
+])
+def test_arrays_a_channel_cannot_carry(comm, make, why):
+    if comm.size < 2:
+        pytest.skip("needs two ranks")
+    send, recv = make()
+    with pytest.raises(asyncsolve.InputError, match=why.replace("(", ".").replace(")", ".")):
+        asyncsolve.Channel.create(comm, [(comm.rank + 1) % comm.size], [send], [recv],
+                                  mode="racy")
+
+
+def test_peer_outside_comm(comm):
+    sends, recvs = arrays(1)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.Channel.create(comm, [comm.size], sends, recvs)
+    if comm.size == 1:
+        assert str(e.value) == "peer 1: expected another rank of comm, and comm has one rank"
+    else:
+        assert str(e.value) == (f"peer {comm.size} on rank 0: expected another rank of comm, 0 "
+                                f"to {comm.size - 1}")

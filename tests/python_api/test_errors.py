@@ -235,6 +235,38 @@ def test_one_rank_failing_fails_every_rank(comm, spd):
     assert "expected rows=(first, last), two integers" in one_line(e)
 
 
+@pytest.mark.parametrize("bad", [lambda f, l: (f + 0.5, l), lambda f, l: (str(f), str(l)),
+                                 lambda f, l: (f, float(l)), lambda f, l: (False, True)])
+def test_rows_are_integers(comm, spd, bad):
+    # A fractional, text or bool bound was truncated or parsed into a row number.
+    block, rows = block_of(spd, comm)
+    last = comm.rank == comm.size - 1
+    given = bad(*rows) if last else rows
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=given)
+    last_rows = comm.bcast(rows, root=comm.size - 1)
+    assert one_line(e).startswith(f"rank {comm.size - 1}: rows={bad(*last_rows)!r}")
+    assert "expected rows=(first, last), two integers" in one_line(e)
+    # Numpy's integers are integers.
+    r = asyncsolve.solve(block, comm=comm, rows=(np.int32(rows[0]), np.int64(rows[1])))
+    assert r.converged
+
+
+def test_solver_closed_on_one_rank(comm, spd):
+    # close() is collective; a rank that closed alone is named on every rank
+    # by the next solve (the others waited in it for ever).
+    solver = asyncsolve.Solver(whole(spd, comm), comm=comm)
+    try:
+        if comm.rank == comm.size - 1:
+            solver.close()
+        with pytest.raises(asyncsolve.InputError) as e:
+            solver.solve()
+        assert one_line(e) == (f"rank {comm.size - 1}: the Solver is closed: expected an open "
+                               "Solver on every rank (close() is collective)")
+    finally:
+        solver.close()
+
+
 def test_kernel_is_not_a_keyword(comm, spd):
     # The stencil kernels run on the model problems only: a matrix has none to pick.
     with pytest.raises(asyncsolve.InputError, match="unexpected keyword 'kernel'"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -61,9 +62,11 @@ def _local_error(e: BaseException, what: str) -> str:
 def _rows(rows: Any) -> tuple[int, int]:
     """rows=(first, last) as two integers, or a refusal."""
     try:
-        first, last = (int(r) for r in rows)
-    except (TypeError, ValueError, OverflowError) as e:
+        first, last = (operator.index(r) for r in rows)
+    except (TypeError, ValueError) as e:
         raise _Refused(f"rows={rows!r}: {e}: expected rows=(first, last), two integers") from e
+    if any(isinstance(r, bool | np.bool_) for r in rows):
+        raise _Refused(f"rows={rows!r}: a bool: expected rows=(first, last), two integers")
     return first, last
 
 
@@ -260,11 +263,15 @@ class Solver:
         """
         error = None
         vectors: dict[str, np.ndarray | None] = {"b": None, "x0": None}
-        try:
-            if not self._whole or self.comm.rank == 0:
-                vectors = {"b": _vector(b, "b"), "x0": _vector(x0, "x0")}
-        except Exception as e:  # shared with the other ranks, then raised
-            error = _local_error(e, "b or x0")
+        if self._system.closed:  # shared: the open ranks must not wait for this one
+            error = (f"rank {self.comm.rank}: the Solver is closed: expected an open Solver on "
+                     "every rank (close() is collective)")
+        else:
+            try:
+                if not self._whole or self.comm.rank == 0:
+                    vectors = {"b": _vector(b, "b"), "x0": _vector(x0, "x0")}
+            except Exception as e:  # shared with the other ranks, then raised
+                error = _local_error(e, "b or x0")
         agree(self.comm, error)
         self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
         return _result(self._system, self.comm, take_x=False, gather=gather)

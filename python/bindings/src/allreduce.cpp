@@ -3,10 +3,12 @@
 // algorithm of the library appears here without change). start() copies
 // the values in; test() and wait() return the result in a new array. Every
 // call releases the GIL.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
@@ -41,6 +43,10 @@ collectives::ReduceOp parse_op(const std::string& op) {
   throw core::InputError(fmt::format("op '{}': expected sum, min or max", op));
 }
 
+/// The reduction carries one value more than the caller's: a flag that a
+/// rank's start() was refused. A rank whose arguments are bad still starts
+/// its share (the flag set, its values zero) and completes it before it
+/// raises, so the others' test() and wait() complete too, and raise.
 class Allreduce {
  public:
   /// Collective over comm.
@@ -50,10 +56,9 @@ class Allreduce {
     nb::gil_scoped_release release;
     std::string error;
     collectives::AllreduceAlgorithm parsed;
-    collectives::ReduceOp reduce_op = collectives::ReduceOp::sum;
     try {
       parsed = collectives::parse_allreduce(algorithm);
-      reduce_op = parse_op(op);
+      op_ = parse_op(op);
       if (size == 0) throw core::InputError("size 0: expected at least one value");
     } catch (const core::InputError& e) {
       error = e.what();
@@ -65,47 +70,76 @@ class Allreduce {
           "the ranks asked for different reductions (algorithm, size or op): expected the "
           "same on every rank of comm");
     }
-    reduction_ = collectives::make_nonblocking_allreduce(parsed, comm, size, reduce_op);
+    size_ = size;
+    reduction_ = collectives::make_nonblocking_allreduce(parsed, comm, size + 1, op_);
   }
 
-  void start(const Doubles& values) {
-    if (values.shape(0) != live().size()) {
-      throw core::InputError(
-          fmt::format("start: {} values: expected {}", values.shape(0), live().size()));
-    }
+  /// Starts the reduction of `values`. Anything but `size` doubles in a
+  /// 1-D array (or what converts to one) starts a refused share, completes
+  /// it and raises here; the other ranks raise from test() or wait().
+  void start(nb::handle values) {
     if (live().active()) {
       throw core::InputError("start: a reduction is active: expected test() or wait() first");
     }
+    Doubles array;
+    std::string error;
+    if (!nb::try_cast<Doubles>(values, array)) {
+      const std::string what =
+          nb::hasattr(values, "dtype") && nb::hasattr(values, "shape")
+              ? fmt::format("an array of dtype {} and shape {}",
+                            nb::cast<std::string>(values.attr("dtype").attr("name")),
+                            nb::cast<std::string>(nb::repr(values.attr("shape"))))
+              : fmt::format("a {}", nb::type_name(values.type()).c_str());
+      error = fmt::format(
+          "start: values is {}: expected a 1-D array of {} float64 values (or what numpy "
+          "converts to one)",
+          what, size_);
+    } else if (array.shape(0) != size_) {
+      error = fmt::format("start: {} values: expected {}", array.shape(0), size_);
+    }
+    std::vector<double> buffer(size_ + 1, 0.0);
+    if (error.empty()) {
+      std::copy(array.data(), array.data() + size_, buffer.begin());
+    } else {
+      buffer[size_] = refused_flag();
+    }
     nb::gil_scoped_release release;
-    live().start({values.data(), values.shape(0)});
+    live().start(buffer);
+    if (error.empty()) return;
+    std::vector<double> ignored(size_ + 1);
+    live().wait(ignored);
+    throw core::InputError(error);
   }
 
   std::optional<Result> test() {
     require_active("test");
-    std::vector<double> out(live().size());
+    std::vector<double> out(size_ + 1);
     bool done = false;
     {
       nb::gil_scoped_release release;
       done = live().test(out);
     }
     if (!done) return std::nullopt;
-    return new_array(std::move(out));
+    return result(std::move(out));
   }
 
   Result wait() {
     require_active("wait");
-    std::vector<double> out(live().size());
+    std::vector<double> out(size_ + 1);
     {
       nb::gil_scoped_release release;
       live().wait(out);
     }
-    return new_array(std::move(out));
+    return result(std::move(out));
   }
 
   bool active() { return reduction_ != nullptr && reduction_->active(); }
   long completed() { return live().completed(); }
   std::string name() { return std::string(live().name()); }
-  std::size_t size() { return live().size(); }
+  std::size_t size() {
+    live();
+    return size_;
+  }
 
   /// Collective: frees the reduction's communicator.
   void free() {
@@ -129,7 +163,24 @@ class Allreduce {
           fmt::format("{}: no reduction is active: expected start() first", what));
     }
   }
+  /// The flag of a refused share: nonzero under every op once reduced
+  /// (min: -1 against the others' 0; sum and max: 1).
+  double refused_flag() const { return op_ == collectives::ReduceOp::min ? -1.0 : 1.0; }
+  /// The caller's values, or InputError if some rank's start() was refused.
+  Result result(std::vector<double>&& out) {
+    if (out[size_] != 0.0) {
+      throw core::InputError(
+          fmt::format("start() was refused on another rank of comm (its values were not {} float64 "
+                      "values): this reduction has no result",
+                      size_));
+    }
+    out.pop_back();
+    return new_array(std::move(out));
+  }
+
   std::unique_ptr<collectives::NonblockingAllreduce> reduction_;
+  std::size_t size_ = 0;
+  collectives::ReduceOp op_ = collectives::ReduceOp::sum;
 };
 
 }  // namespace
@@ -144,8 +195,9 @@ void bind_allreduce(nb::module_& m) {
       .def(nb::init<nb::handle, std::size_t, const std::string&, const std::string&>(),
            nb::arg("comm").none(), nb::arg("size"), nb::arg("algorithm") = "impi",
            nb::arg("op") = "sum")
-      .def("start", &Allreduce::start, nb::arg("values"),
-           "Starts the reduction of `values` (size doubles, copied).")
+      .def("start", &Allreduce::start, nb::arg("values").none(),
+           "Starts the reduction of `values` (size doubles, copied). Bad values are an "
+           "InputError here and on every other rank of comm, from its test() or wait().")
       .def("test", &Allreduce::test,
            "Progresses the active reduction: its result (a new array) once complete, else "
            "None.")

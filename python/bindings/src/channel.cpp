@@ -4,6 +4,7 @@
 // call that progresses it) until it is destroyed; nothing is copied between
 // them and the channel's own transfers. Every call that progresses the
 // channel releases the GIL.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@
 
 #include "asyncsolve/channel.h"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/sparse/dist_matrix.hpp"
 #include "bindings.hpp"
 
 namespace nb = nanobind;
@@ -55,6 +59,12 @@ Buffer in_place(const nb::object& array, const char* what, int peer) {
   Buffer out;
   if (nb::try_cast<Buffer>(array, out, /*convert=*/false)) return out;
   std::string why = fmt::format("a {}", nb::type_name(array.type()).c_str());
+  if (nb::hasattr(array, "dtype") && nb::cast<bool>(array.attr("dtype").attr("hasobject"))) {
+    throw core::InputError(fmt::format(
+        "channel to rank {}: the {} array holds Python objects (dtype {}): expected an array "
+        "of numbers (a channel sends the array's bytes)",
+        peer, what, nb::cast<std::string>(array.attr("dtype").attr("name"))));
+  }
   if (nb::hasattr(array, "flags")) {
     const nb::object flags = array.attr("flags");
     if (!nb::cast<bool>(flags.attr("c_contiguous"))) {
@@ -69,51 +79,162 @@ Buffer in_place(const nb::object& array, const char* what, int peer) {
       peer, what, why));
 }
 
+const char* mode_name(int mode) { return mode == AS_MODE_RACY ? "racy" : "async"; }
+const char* transport_name(int transport) { return transport == AS_TRANSPORT_RMA ? "rma" : "mpi"; }
+
+/// What one rank's create call asks for, as every rank of comm sees it:
+/// the transport, then per channel its peer, tag, message size, depth and
+/// mode (Channel::create's collective check).
+constexpr std::size_t end_fields = 5;
+struct Ends {
+  std::vector<long long> values;  ///< all ranks' descriptions, rank after rank
+  std::vector<int> first;         ///< rank r's description starts at values[first[r]]
+  std::vector<int> length;
+
+  long long transport(int r) const { return values[static_cast<std::size_t>(first[r])]; }
+  int channels(int r) const { return (length[r] - 1) / static_cast<int>(end_fields); }
+  const long long* end(int r, int i) const {
+    return &values[static_cast<std::size_t>(first[r]) + 1 +
+                   end_fields * static_cast<std::size_t>(i)];
+  }
+};
+
+/// Collective over comm: every rank's description (MPI_Allgather of the
+/// lengths, MPI_Allgatherv of the values).
+Ends gather_ends(const par::Comm& comm, const std::vector<long long>& mine) {
+  Ends all;
+  const int ranks = comm.size();
+  all.length.assign(static_cast<std::size_t>(ranks), 0);
+  all.first.assign(static_cast<std::size_t>(ranks), 0);
+  const int count = static_cast<int>(mine.size());
+  par::check_mpi(MPI_Allgather(&count, 1, MPI_INT, all.length.data(), 1, MPI_INT, comm.get()),
+                 "MPI_Allgather");
+  int total = 0;
+  for (int r = 0; r < ranks; ++r) {
+    all.first[static_cast<std::size_t>(r)] = total;
+    total += all.length[static_cast<std::size_t>(r)];
+  }
+  all.values.assign(static_cast<std::size_t>(total), 0);
+  par::check_mpi(MPI_Allgatherv(mine.data(), count, MPI_LONG_LONG, all.values.data(),
+                                all.length.data(), all.first.data(), MPI_LONG_LONG, comm.get()),
+                 "MPI_Allgatherv");
+  return all;
+}
+
+/// The first thing in `all` that would leave a rank waiting in the create
+/// (the same text on every rank), or "": a transport that differs between
+/// ranks, a rank without an rma channel (the rma window is allocated over
+/// comm), a channel whose other end is not listed, or two ends that differ
+/// in message size, depth or mode.
+std::string unpaired(const Ends& all) {
+  const int ranks = static_cast<int>(all.length.size());
+  for (int r = 1; r < ranks; ++r) {
+    if (all.transport(r) != all.transport(0)) {
+      return fmt::format(
+          "transport differs between the ranks (rank 0: {}, rank {}: {}): expected the same on "
+          "every rank of comm",
+          transport_name(static_cast<int>(all.transport(0))), r,
+          transport_name(static_cast<int>(all.transport(r))));
+    }
+  }
+  for (int r = 0; r < ranks; ++r) {
+    if (all.transport(0) == AS_TRANSPORT_RMA && all.channels(r) == 0) {
+      return fmt::format(
+          "transport rma: rank {} has no channel: expected at least one on every rank of comm "
+          "(the rma channels of one create call share a window allocated over comm; create "
+          "them on a communicator of the ranks that have channels)",
+          r);
+    }
+    for (int i = 0; i < all.channels(r); ++i) {
+      const long long* e = all.end(r, i);
+      const int peer = static_cast<int>(e[0]);
+      const long long* other = nullptr;
+      for (int j = 0; j < all.channels(peer) && other == nullptr; ++j) {
+        const long long* f = all.end(peer, j);
+        if (f[0] == r && f[1] == e[1]) other = f;
+      }
+      if (other == nullptr) {
+        return fmt::format(
+            "rank {} lists a channel to rank {} (tag {}) and rank {} lists none to rank {} with "
+            "that tag: expected both ends of every channel in the create call",
+            r, peer, e[1], peer, r);
+      }
+      if (!std::equal(e + 2, e + end_fields, other + 2)) {
+        return fmt::format(
+            "the channel between ranks {} and {} (tag {}): {} bytes, max_in_flight {}, {} on "
+            "rank {}; {} bytes, max_in_flight {}, {} on rank {}: expected the same message "
+            "size, max_in_flight and mode at both ends",
+            r, peer, e[1], e[2], e[3], mode_name(static_cast<int>(e[4])), r, other[2], other[3],
+            mode_name(static_cast<int>(other[4])), peer);
+      }
+    }
+  }
+  return {};
+}
+
+/// The checks of one channel's arguments that its end can make alone
+/// (as_channels_create would refuse them with a bare AS_ERR_ARG).
+void check_end(const as_channel_config& c, int rank, int ranks, long long tag_ub) {
+  if (c.peer < 0 || c.peer >= ranks || c.peer == rank) {
+    throw core::InputError(
+        ranks == 1
+            ? fmt::format("peer {}: expected another rank of comm, and comm has one rank", c.peer)
+            : fmt::format("peer {} on rank {}: expected another rank of comm, 0 to {}", c.peer,
+                          rank, ranks - 1));
+  }
+  if (c.tag < 0 || 2LL * c.tag + 1 > tag_ub) {
+    throw core::InputError(fmt::format("channel to rank {}: tag {}: expected 0 to {}", c.peer,
+                                       c.tag, (tag_ub - 1) / 2));
+  }
+  if (c.max_in_flight < 1) {
+    throw core::InputError(fmt::format("channel to rank {}: max_in_flight {}: expected at least 1",
+                                       c.peer, c.max_in_flight));
+  }
+  if (c.mode == AS_MODE_RACY &&
+      (c.message_size % 8 != 0 || reinterpret_cast<std::uintptr_t>(c.recvbuf) % 8 != 0)) {
+    throw core::InputError(fmt::format(
+        "channel to rank {}: racy mode with a message of {} bytes{}: expected a multiple of 8 "
+        "bytes in an 8-byte aligned receive array (racy arrivals land as 8-byte atomic words)",
+        c.peer, c.message_size,
+        reinterpret_cast<std::uintptr_t>(c.recvbuf) % 8 != 0 ? " at an unaligned address" : ""));
+  }
+}
+
 /// One end of a channel and the arrays it uses.
 class Channel {
  public:
   Channel(as_channel* channel, nb::object send, nb::object recv, int peer)
       : channel_(channel), send_(std::move(send)), recv_(std::move(recv)), peer_(peer) {}
 
-  /// Collective with each peer (rma: over comm): creates `peers.size()`
-  /// channels at once, channel i to peers[i] with sends[i] and recvs[i].
+  /// Collective over comm (both transports): creates `peers.size()` channels
+  /// at once, channel i to peers[i] with sends[i] and recvs[i]. Every rank's
+  /// arguments are checked, then every rank's list of ends against the
+  /// others' (an allgather), before anything is created: an error on any
+  /// rank, or a channel whose two ends do not match, is an InputError on
+  /// every rank, and no rank waits for a peer that is not coming.
   static std::vector<Channel> create(nb::handle comm_object, const std::vector<int>& peers,
                                      const std::vector<nb::object>& sends,
                                      const std::vector<nb::object>& recvs,
                                      const std::vector<int>& tags, int max_in_flight,
                                      const std::string& mode, const std::string& transport) {
     const MPI_Comm comm = comm_of(comm_object);
-    if (sends.size() != peers.size() || recvs.size() != peers.size() ||
-        (!tags.empty() && tags.size() != peers.size())) {
-      throw core::InputError(fmt::format(
-          "{} peers, {} send and {} receive arrays, {} tags: expected one of each per peer",
-          peers.size(), sends.size(), recvs.size(), tags.size()));
-    }
+    const par::Comm world = par::Comm::view(comm);
+    std::string error;
     std::vector<as_channel_config> configs(peers.size());
-    for (std::size_t i = 0; i < peers.size(); ++i) {
-      const Buffer send = in_place(sends[i], "send", peers[i]);
-      const Buffer recv = in_place(recvs[i], "receive", peers[i]);
-      if (send.nbytes() != recv.nbytes() || send.nbytes() == 0) {
-        throw core::InputError(fmt::format(
-            "channel to rank {}: a send array of {} bytes and a receive array of {}: expected "
-            "arrays of the same size, not empty",
-            peers[i], send.nbytes(), recv.nbytes()));
-      }
-      as_channel_config& c = configs[i];
-      as_channel_config_init(&c);
-      c.transport = parse_transport(transport);
-      c.comm = comm;
-      c.peer = peers[i];
-      c.tag = tags.empty() ? 0 : tags[i];
-      c.message_size = send.nbytes();
-      c.sendbuf = const_cast<void*>(send.data());
-      c.recvbuf = const_cast<void*>(recv.data());
-      c.max_in_flight = max_in_flight;
-      c.mode = parse_mode(mode);
+    std::vector<long long> mine;
+    try {
+      configs =
+          local_configs(world, peers, sends, recvs, tags, max_in_flight, mode, transport, mine);
+    } catch (const core::InputError& e) {
+      error = e.what();
     }
     std::vector<as_channel*> handles(peers.size(), nullptr);
     {
       nb::gil_scoped_release release;
+      sparse::raise_together(world, error);
+      if (const std::string why = unpaired(gather_ends(world, mine)); !why.empty()) {
+        throw core::InputError(why);
+      }
       check(as_channels_create(static_cast<int>(handles.size()), handles.data(), configs.data()),
             "as_channels_create");
     }
@@ -209,6 +330,62 @@ class Channel {
     }
     return channel_;
   }
+  /// This rank's configs, checked as far as this rank can alone; `ends`
+  /// gets its description for unpaired() (the transport, then peer, tag,
+  /// message size, depth and mode of each channel).
+  static std::vector<as_channel_config> local_configs(
+      const par::Comm& world, const std::vector<int>& peers, const std::vector<nb::object>& sends,
+      const std::vector<nb::object>& recvs, const std::vector<int>& tags, int max_in_flight,
+      const std::string& mode, const std::string& transport, std::vector<long long>& ends) {
+    const int transport_code = parse_transport(transport);
+    const int mode_code = parse_mode(mode);
+    if (sends.size() != peers.size() || recvs.size() != peers.size() ||
+        (!tags.empty() && tags.size() != peers.size())) {
+      throw core::InputError(fmt::format(
+          "{} peers, {} send and {} receive arrays, {} tags: expected one of each per peer",
+          peers.size(), sends.size(), recvs.size(), tags.size()));
+    }
+    void* attr = nullptr;
+    int has = 0;
+    MPI_Comm_get_attr(world.get(), MPI_TAG_UB, &attr, &has);
+    const long long tag_ub = has != 0 ? *static_cast<int*>(attr) : 32767;
+    std::vector<as_channel_config> configs(peers.size());
+    ends.assign(1, transport_code);
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      const Buffer send = in_place(sends[i], "send", peers[i]);
+      const Buffer recv = in_place(recvs[i], "receive", peers[i]);
+      if (send.nbytes() != recv.nbytes() || send.nbytes() == 0) {
+        throw core::InputError(fmt::format(
+            "channel to rank {}: a send array of {} bytes and a receive array of {}: expected "
+            "arrays of the same size, not empty",
+            peers[i], send.nbytes(), recv.nbytes()));
+      }
+      as_channel_config& c = configs[i];
+      as_channel_config_init(&c);
+      c.transport = transport_code;
+      c.comm = world.get();
+      c.peer = peers[i];
+      c.tag = tags.empty() ? 0 : tags[i];
+      c.message_size = send.nbytes();
+      c.sendbuf = const_cast<void*>(send.data());
+      c.recvbuf = const_cast<void*>(recv.data());
+      c.max_in_flight = max_in_flight;
+      c.mode = mode_code;
+      check_end(c, world.rank(), world.size(), tag_ub);
+      for (std::size_t j = 0; j < i; ++j) {
+        if (configs[j].peer == c.peer && configs[j].tag == c.tag) {
+          throw core::InputError(fmt::format(
+              "two channels to rank {} with tag {}: expected a different tag for each channel "
+              "to the same peer",
+              c.peer, c.tag));
+        }
+      }
+      ends.insert(ends.end(),
+                  {c.peer, c.tag, static_cast<long long>(c.message_size), c.max_in_flight, c.mode});
+    }
+    return configs;
+  }
+
   void forget() {
     channel_ = nullptr;
     send_ = nb::none();
@@ -234,8 +411,9 @@ void bind_channel(nb::module_& m) {
                   nb::arg("sends"), nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
                   nb::arg("max_in_flight") = 1, nb::arg("mode") = "async",
                   nb::arg("transport") = "mpi",
-                  "Collective with each peer (rma: over comm): one channel per peer, created "
-                  "together (as_channels_create).")
+                  "Collective over comm: one channel per peer, created together "
+                  "(as_channels_create) once every rank's arguments are checked and each "
+                  "channel's two ends found to match; any error is raised on every rank.")
       .def_static("destroy", &Channel::destroy, nb::arg("channels"),
                   "Collective with each peer: completes what is in flight and destroys the "
                   "channels together (as_channels_destroy).")
