@@ -126,7 +126,12 @@ void DistMatrix::scale_symmetric(std::span<const double> s) {
   for (int i = 0; i < n; ++i) {
     for (std::int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) {
       const std::int32_t c = col_[k];
-      val_[k] *= s[i] * (c < n ? s[c] : ghosts[c - n]);
+      const double sc = c < n ? s[c] : ghosts[c - n];
+      const double f = s[i] * sc;
+      // s_i s_j can overflow where the scaled entry does not (the power-of-
+      // two equilibration of subnormal entries, 2^514 2^514): then one
+      // factor at a time.
+      val_[k] = std::isfinite(f) ? val_[k] * f : val_[k] * s[i] * sc;
     }
   }
 }

@@ -126,3 +126,17 @@ def test_unit_diagonal_scaling_is_judged_on_the_system_as_given(solve, tmp_path,
         assert doc["result"]["converged"], out + err
         assert doc["result"]["true_residual"] < float(tol)
         assert "scaled_true_residual" not in doc["result"]
+
+
+@pytest.mark.parametrize("method", ["cg", "gmres", "schwarz", "jacobi:sync"])
+def test_a_matrix_of_subnormal_entries_is_solved(solve, tmp_path, method):
+    # 10^-310 is below the normal range (2.2e-308): the equilibration scales
+    # A by 2^1030 (S A S with S = 2^515), a factor the double cannot hold in
+    # one number: S_i S_j overflowed, and the solve reported a NaN breakdown
+    # (Schwarz: "not positive definite").
+    path = write(tmp_path / "a.mtx", base_matrix() * 1e-310)
+    rc, out, err, doc = solve(2, "--matrix", path, "--tol", "1e-9", *method_args(method))
+    assert rc == 0, out + err
+    assert doc["result"]["converged"] is True
+    assert doc["result"]["error_inf"] < 1e-6
+    assert doc["problem"]["equilibration"]["matrix_exponent"] > 1023
