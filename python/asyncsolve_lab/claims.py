@@ -194,7 +194,8 @@ def _parse_claim(ck, raw, i: int, by_name: dict, configs: dict) -> Claim:
     threshold = raw["threshold"]
     if isinstance(threshold, bool) or not isinstance(threshold, int | float) \
             or not math.isfinite(threshold):
-        raise ck.fail(kp + ("threshold",), f"threshold {threshold!r}: expected a finite number "
+        shown = str(threshold).lower() if isinstance(threshold, bool) else repr(threshold)
+        raise ck.fail(kp + ("threshold",), f"threshold {shown}: expected a finite number "
                       "(e.g. 1.0 for 'ratio < 1')")
     if comparison.startswith("ratio") and not threshold > 0:
         raise ck.fail(kp + ("threshold",), f"threshold {threshold}: a ratio's threshold must be "
@@ -212,6 +213,10 @@ def _parse_claim(ck, raw, i: int, by_name: dict, configs: dict) -> Claim:
                           "configuration the ratio divides by)")
         against = _side(ck, raw["against"], kp + ("against",), exp, by_name, configs, metric,
                         ranks_rule, regime_rule, kp)
+        if against == compare:
+            raise ck.fail(kp + ("against",), f"claim #{i + 1}: 'compare' and 'against' select "
+                          f"the same configuration ({compare.describe()}): its ratio is 1 by "
+                          "construction; expected two different configurations")
     elif "against" in raw:
         raise ck.fail(kp + ("against",), f"claim #{i + 1}: comparison {comparison!r} compares "
                       "one configuration with the threshold; 'against' is for 'ratio ...'")

@@ -219,6 +219,41 @@ def read_limited(path: Path, max_bytes: int) -> bytes:
         os.close(fd)
 
 
+#: The sidecar's fields the report reads: their types, whether every sidecar
+#: has it (asyncsolve-lab run writes them all), and what is expected.
+_SIDECAR_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
+    "experiment": ((str,), True, "an experiment's name"),
+    "status": ((str,), True, "ok, failed or timeout"),
+    "run_id": ((str,), False, "a run's name"),
+    "program": ((str,), False, "a program's name"),
+    "regime": ((str,), False, "a regime's name"),
+    "ranks": ((int,), False, "a number of ranks, at least 1"),
+    "repeat": ((int,), False, "a repeat number, 0 or more"),
+    "order": ((int,), False, "the run's place in the suite, 0 or more"),
+    "config": ((dict,), False, "an object of the run's configuration"),
+    "document": ((str, type(None)), False, "a document's file name or null"),
+}
+_STATUSES = ("ok", "failed", "timeout")
+
+
+def _check_sidecar(side: dict, path: Path) -> None:
+    """LabError naming `path` and the field if a sidecar lacks a field every
+    sidecar has, or holds one of the wrong type or range."""
+    for key, (types, required, what) in _SIDECAR_FIELDS.items():
+        if key not in side:
+            if required:
+                raise LabError(f"{path}: no '{key}': expected {what} (asyncsolve-lab run "
+                               "writes it in every run's sidecar)")
+            continue
+        value = side[key]
+        wrong = (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+                 or (key == "status" and value not in _STATUSES)
+                 or (key == "ranks" and isinstance(value, int) and value < 1)
+                 or (key in ("repeat", "order") and isinstance(value, int) and value < 0))
+        if wrong:
+            raise LabError(f"{path}: {key} {json.dumps(value)[:80]}: expected {what}")
+
+
 def load_results(root: str | Path) -> Results:
     """Every run under `root` (ROOT/runs/*.lab.json, or ROOT/*.lab.json).
     Documents of a schema this lab does not read are refused (SchemaError)."""
@@ -235,6 +270,7 @@ def load_results(root: str | Path) -> Results:
     for side_path in sorted(runs.glob("*.lab.json")):
         side = _read_json(side_path)
         check_schema(side.get("schema"), str(side_path), {RUN_SCHEMA.split("/")[0]: 1})
+        _check_sidecar(side, side_path)
         doc = None
         if side.get("document"):
             doc_path = runs / side["document"]

@@ -175,6 +175,15 @@ BAD = [
     ('against = { tol = 1e-2, local = "8,8,8" }\ncomparison = "ratio >"', 'comparison = "ratio >"',
      0, "needs 'against'"),
     ('plot = 1', 'plot = 2', 0, "experiment 'jacobi' has 1 plots"),
+    # a ratio of a configuration with itself (1 by construction); a bool threshold in TOML's
+    # spelling
+    (('compare = { tol = 1e-3, local = "8,8,8" }\nagainst = { tol = 1e-2, local = "8,8,8" }\n'
+     'comparison = "ratio >"'),
+     ('compare = { tol = 1e-3, local = "8,8,8" }\nagainst = { tol = 1e-3, local = "8,8,8" }\n'
+     'comparison = "ratio >"'), 0,
+     "'compare' and 'against' select the same configuration (tol=0.001, local=8,8,8)"),
+    ('threshold = 1.0\nmin-repeats = 2', 'threshold = true\nmin-repeats = 2', 0,
+     "threshold true: expected a finite number"),
 ]
 
 

@@ -107,6 +107,34 @@ def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
     assert not (res / "report").exists()
 
 
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"experiment": None}, "no 'experiment': expected an experiment's name"),
+    ({"status": None}, "no 'status': expected ok, failed or timeout"),
+    ({"status": "done"}, 'status "done": expected ok, failed or timeout'),
+    ({"ranks": "one"}, 'ranks "one": expected a number of ranks, at least 1'),
+    ({"ranks": 0}, "ranks 0: expected a number of ranks, at least 1"),
+    ({"ranks": True}, "ranks true: expected a number of ranks"),
+    ({"repeat": 1.5}, "repeat 1.5: expected a repeat number"),
+    ({"config": []}, "config []: expected an object"),
+    ({"experiment": 7}, "experiment 7: expected an experiment's name"),
+])
+def test_report_refuses_a_sidecar_without_its_fields(tmp_path, change, fragment):
+    """A sidecar edited by hand or cut short gave a traceback (KeyError,
+    ValueError), or without a status counted as a failed run."""
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
+    path = res / "runs" / "x.lab.json"
+    side = json.loads(path.read_text())
+    for key, value in change.items():
+        if value is None:
+            del side[key]
+        else:
+            side[key] = value
+    path.write_text(json.dumps(side))
+    rc, out, err = lab(["report", str(res)])
+    assert_one_line_error(rc, out, err, f"{path}: {fragment}")
+    assert not (res / "report").exists()
+
+
 def test_a_run_whose_document_lacks_its_sections_is_failed(tmp_path, caps, monkeypatch):
     """The runner checks the document a program wrote as the report does."""
     from asyncsolve_lab import runner
