@@ -82,6 +82,7 @@ std::vector<std::string> embedded_keywords() {
 Command parse_embedded(const std::vector<NamedOption>& options, std::string_view matrix_name,
                        std::vector<std::string>* args_out) {
   const std::vector<std::string> keywords = embedded_keywords();
+  const std::vector<std::pair<std::string, OptionRow>> rows = option_rows();
   std::vector<std::string> args{"asyncsolve", "solve", "--matrix", std::string(matrix_name)};
   for (const NamedOption& o : options) {
     if (std::find(keywords.begin(), keywords.end(), o.keyword) == keywords.end()) {
@@ -89,8 +90,22 @@ Command parse_embedded(const std::vector<NamedOption>& options, std::string_view
                                          core::printable(o.keyword), fmt::join(keywords, ", ")));
     }
     const std::string option = option_of_keyword(o.keyword);
+    if (o.flag) {
+      // True or False: a flag's value. Given to an option that takes a
+      // value, "--max-iters" would take the next option as its value.
+      const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
+        return r.first == "solve" && long_name(r.second) == option;
+      });
+      if (row != rows.end() && !row->second.value.empty()) {
+        throw core::InputError(fmt::format(
+            "{}={}: a bool: expected a value of {} ({}; True and False are for flags)",
+            o.keyword, o.value == "False" ? "False" : "True", option, row->second.value));
+      }
+      if (o.value != "False") args.push_back(option);
+      continue;
+    }
     // --name=value: a value that starts with '-' stays a value.
-    args.push_back(o.flag ? option : fmt::format("{}={}", option, o.value));
+    args.push_back(fmt::format("{}={}", option, o.value));
   }
   if (args_out != nullptr) *args_out = args;
   return parse_command_line(args);

@@ -18,7 +18,7 @@ namespace asyncsolve::app {
 struct NamedOption {
   std::string keyword;  ///< "max_iters"
   std::string value;    ///< "200"
-  bool flag = false;
+  bool flag = false;    ///< True or False: value "" (True) or "False"
 };
 
 /// The solve table's option of a keyword ("max_iters" -> "--max-iters").

@@ -304,6 +304,42 @@ def test_arguments_that_differ_between_ranks_are_refused_on_every_rank(comm, spd
     assert one_line(e) == "gather='yes': a str: expected True or False"
 
 
+def test_a_keyword_that_differs_between_ranks_is_named(comm, spd):
+    # The command's agreement found it, without naming the keyword or the values.
+    if comm.size == 1:
+        pytest.skip("needs two ranks")
+    last = comm.rank == comm.size - 1
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="cg",
+                         **({"max_iters": 50} if last else {}))
+    given = ", ".join(["rank 0: not given"] + [f"rank {r}: not given"
+                                               for r in range(1, comm.size - 1)]
+                      + [f"rank {comm.size - 1}: 50"])
+    assert one_line(e) == (f"keyword max_iters differs between the ranks ({given}): expected "
+                           "the same keywords on every rank")
+    with pytest.raises(asyncsolve.InputError, match="keyword pc_option differs between the ranks "
+                       r"\(rank 0: lanczos_steps=10, rank 1: lanczos_steps=11"):
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev",
+                         pc_option={"lanczos_steps": 10 + min(comm.rank, 1)})
+
+
+@pytest.mark.parametrize(("keywords", "expected"), [
+    ({"max_iters": True, "method": "cg"},
+     "max_iters=True: a bool: expected a value of --max-iters (N; True and False are for flags)"),
+    ({"tol": False},
+     "tol=False: a bool: expected a value of --tol (X; True and False are for flags)"),
+    ({"method": b"cg"}, "method: a bytes: expected a number, text or a bool (e.g. method='cg')"),
+    ({"pc_option": [("lanczos_steps", 20)]},
+     "pc_option: a list of tuple: expected numbers or text (a dict for name=value pairs)"),
+])
+def test_keywords_of_the_wrong_kind(comm, spd, keywords, expected):
+    # True took the next keyword as its value ("--max-iters --method=cg"); False left
+    # the option at its default; bytes were read as a list of numbers.
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, **keywords)
+    assert one_line(e) == expected
+
+
 def test_blocks_with_different_column_counts_name_every_rank(comm, spd):
     if comm.size == 1:
         pytest.skip("needs two ranks")

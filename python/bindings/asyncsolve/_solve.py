@@ -27,9 +27,13 @@ class _Refused(Exception):
 
 
 def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
-    """A keyword as the command line takes it: (keyword, text, is_flag); None: left out."""
-    if isinstance(value, bool | np.bool_):
-        return (keyword, "", True) if value else None
+    """A keyword as the command line takes it: (keyword, text, is_flag); a bool is a flag,
+    its text "" (True) or "False" (the command refuses either for an option with a value)."""
+    if isinstance(value, bool | np.bool_):  # False: a flag left off (refused for a value)
+        return keyword, "" if value else "False", True
+    if isinstance(value, bytes | bytearray):
+        raise _Refused(f"{keyword}: a {type(value).__name__}: expected a number, text or a bool "
+                       f"(e.g. {keyword}={value.decode(errors='replace')!r})")
     if isinstance(value, int | np.integer):
         return keyword, str(int(value)), False
     if isinstance(value, float | np.floating):
@@ -39,6 +43,10 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
     if isinstance(value, Mapping):  # pc_option={"lanczos_steps": 20}
         return keyword, ",".join(f"{k}={v}" for k, v in value.items()), False
     if isinstance(value, Sequence):
+        if not all(isinstance(v, str | int | float | np.number) for v in value):
+            kinds = sorted({type(v).__name__ for v in value})
+            raise _Refused(f"{keyword}: a {type(value).__name__} of {', '.join(kinds)}: expected "
+                           "numbers or text (a dict for name=value pairs)")
         return keyword, ",".join(str(v) for v in value), False
     raise _Refused(f"{keyword}: a {type(value).__name__}: expected a number, text or a bool")
 
@@ -158,6 +166,7 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
         if not whole and isinstance(e, _Refused):
             error = f"rank {comm.rank}: {error}"  # which rank's block it is
     agree(comm, error)
+    agree(comm, _keywords_differ(comm, keywords))
     if whole:
         system = _core.System.whole(comm, keywords, MATRIX_NAME, args["rows"], args["cols"],
                                     args["indptr"], args["indices"], args["data"], args["b"],
@@ -167,6 +176,22 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                                         args["first_row"], args["indptr"], args["indices"],
                                         args["data"], args["b"], args["x0"], keep)
     return system, comm
+
+
+def _keywords_differ(comm: MPI.Comm, keywords: list[tuple[str, str, bool]]) -> str | None:
+    """Collective: None when every rank gave the same keywords, else the message naming
+    the first keyword that differs and each rank's value (the same on every rank)."""
+    every = comm.allgather({k: ("True" if flag and not text else text)
+                            for k, text, flag in keywords})
+    names = list(dict.fromkeys(k for given in every for k in given))
+    for name in names:
+        values = [given.get(name) for given in every]
+        if any(v != values[0] for v in values):
+            shown = ", ".join(f"rank {r}: {'not given' if v is None else v}"
+                              for r, v in enumerate(values))
+            return (f"keyword {name} differs between the ranks ({shown}): expected the same "
+                    "keywords on every rank")
+    return None
 
 
 def _same_on_every_rank(comm: MPI.Comm, name: str, value: Any, expected: str,
