@@ -48,15 +48,20 @@ Lookup look_up(const SolveArgs& a) {
 /// What only the Krylov methods take, and the Jacobi options they refuse.
 void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   const std::string context = fmt::format("--method {}", a.method);
-  const auto jacobi_only = [&](bool given, const std::string& what, std::string_view expected) {
+  // The methods each takes, as the option table's applicability says.
+  const auto stationary_only = [&](bool given, const std::string& what, std::string_view methods,
+                                   std::string_view expected) {
     refuse(given, what, context,
-           fmt::format("{} applies to jacobi only, expected {}", what.substr(0, what.find(' ')),
-                       expected));
+           fmt::format("{} applies to --method {} only, expected {}",
+                       what.substr(0, what.find(' ')), methods, expected));
   };
-  jacobi_only(l.variant != Variant::sync, "--variant " + a.variant, "sync (the default)");
-  jacobi_only(l.transport != Transport::mpi, "--transport " + a.transport, "mpi (the default)");
-  jacobi_only(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "1");
-  jacobi_only(c.copy, "--copy", "no --copy");
+  stationary_only(l.variant != Variant::sync, "--variant " + a.variant, "jacobi|schwarz",
+                  "sync (the default)");
+  stationary_only(l.transport != Transport::mpi, "--transport " + a.transport,
+                  "jacobi|lanczos|schwarz", "mpi (the default)");
+  stationary_only(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "jacobi",
+                  "1");
+  stationary_only(c.copy, "--copy", "jacobi", "no --copy");
   if (!l.progress_none) {
     if (!l.progress || l.progress->mode == Progress::Mode::poll) {
       throw InputError(

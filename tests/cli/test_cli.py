@@ -162,8 +162,11 @@ class BadInput(unittest.TestCase):
         self.check(["solve", "--transport", "carrier-pigeon"], "carrier-pigeon")
 
     def test_krylov_options(self):
-        self.check(["solve", "--method", "cg", "--variant", "async"], "--variant async")
-        self.check(["solve", "--method", "pcg1", "--transport", "rma"], "--transport rma")
+        # the methods the option applies to, as --help lists them (not "jacobi only")
+        self.check(["solve", "--method", "cg", "--variant", "async"],
+                   "--variant applies to --method jacobi|schwarz only, expected sync")
+        self.check(["solve", "--method", "pcg1", "--transport", "rma"],
+                   "--transport applies to --method jacobi|lanczos|schwarz only, expected mpi")
         self.check(["solve", "--method", "cg", "--pc", "jacobi"], "--pc 'jacobi'")
         self.check(["solve", "--method", "pcg2", "--pc", "none"], "--pc 'none'")
         # the nonsymmetric methods: no Chebyshev (it needs real eigenvalue
