@@ -30,8 +30,12 @@ std::string residual_text(const RunSummary& s, double tol) {
   const std::string scaled =
       s.scaled_true_residual ? fmt::format("; the scaled system's {:.3e}", *s.scaled_true_residual)
                              : std::string();
-  return fmt::format("{:.3e} (true {:.3e}{}), tolerance {:.1e}", s.residual_estimate,
-                     s.true_residual, scaled, tol);
+  // NaN: the solve stopped before its first estimate (a breakdown at iteration 0).
+  const std::string estimate = std::isnan(s.residual_estimate)
+                                   ? std::string("none")
+                                   : fmt::format("{:.3e}", s.residual_estimate);
+  return fmt::format("{} (true {:.3e}{}), tolerance {:.1e}", estimate, s.true_residual, scaled,
+                     tol);
 }
 
 nlohmann::json optional_number(const std::optional<double>& v) {

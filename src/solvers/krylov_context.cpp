@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -113,6 +114,9 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
     result_.converged = false;
     result_.reason = StopReason::breakdown;
     result_.detail = b.detail;
+    // Before the first estimate (r^T r of x0 not finite): there is none.
+    if (result_.history.empty())
+      result_.residual_estimate = std::numeric_limits<double>::quiet_NaN();
   }
   result_.time_s = core::now_s() - t_start_;
   drain_and_free();

@@ -140,3 +140,18 @@ def test_a_matrix_of_subnormal_entries_is_solved(solve, tmp_path, method):
     assert doc["result"]["converged"] is True
     assert doc["result"]["error_inf"] < 1e-6
     assert doc["problem"]["equilibration"]["matrix_exponent"] > 1023
+
+
+@pytest.mark.parametrize("method", ["cg", "pipecg", "gmres", "bicgstab"])
+def test_a_breakdown_before_the_first_estimate_shows_no_estimate(solve, tmp_path, method):
+    # x0 = 1e308 on every row: r^T r overflows at iteration 0, before any
+    # estimate. The summary showed "residual 0.000e+00" beside the true 1e308.
+    a = base_matrix()
+    path = write(tmp_path / "a.mtx", a)
+    x0 = tmp_path / "x0.mtx"
+    scipy.io.mmwrite(x0, np.full((a.shape[0], 1), 1e308), precision=17)
+    rc, out, err, doc = solve(2, "--matrix", path, "--x0", x0, *method_args(method))
+    assert rc == 3, out + err
+    assert doc["result"]["reason"] == "breakdown"
+    assert doc["result"]["residual_estimate"] is None
+    assert "residual   none (true " in out, out
