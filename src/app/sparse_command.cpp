@@ -515,7 +515,12 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   const par::Comm& comm = p.matrix.comm();
   const bool jacobi = config.method == Method::jacobi;
   out.warnings = check_rhs(config, p);
-  check_empty_rows(p);
+  const std::string_view factorises = config.method == Method::schwarz ? "--method schwarz"
+                                      : config.pc.kind == precond::PcKind::additive_schwarz
+                                          ? "--pc asm"
+                                          : "";
+  out.empty_row = check_empty_rows(p, factorises);
+  if (!out.empty_row.empty()) out.warnings.push_back(out.empty_row);
   out.scale = scale_to_unit_diagonal(config, p);
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
   // the solve over- or underflows for a system scaled far from 1.
@@ -545,6 +550,9 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
   Solved solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
                   : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
                                                      : solve_jacobi(config, p, system, *setup.halo);
+  if (!setup.empty_row.empty() && p.matrix.comm().is_root()) {
+    std::fprintf(stderr, "asyncsolve: warning: %s\n", setup.empty_row.c_str());
+  }
   confirm_on_given_system(config, p, setup, solved.result);
   unscale_solution(p, setup);
   mark_equilibrated_breakdown(setup.powers, solved.result);

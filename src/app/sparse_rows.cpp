@@ -1,13 +1,16 @@
 // An empty row (no non-zero entry) makes A singular: with b_i != 0 in it,
 // A x = b has no solution, and every method would run to --max-iters or
-// --max-time; refused before the solve. With b_i = 0 the system may still
-// be consistent (a Krylov method can converge); the methods that divide by
-// the diagonal refuse it themselves, naming the row.
+// --max-time; refused before the solve. With b_i = 0 the system is still
+// consistent (a Krylov method can converge, to one of many solutions): a
+// warning, except for Schwarz's factorisations (refused here, naming the
+// row); the methods that divide by the diagonal refuse it themselves.
 #include <mpi.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -17,7 +20,7 @@
 
 namespace asyncsolve::app {
 
-void check_empty_rows(const SparseProblem& p) {
+std::string check_empty_rows(SparseProblem& p, std::string_view factorises) {
   const sparse::DistMatrix& m = p.matrix;
   const std::vector<std::int64_t>& row_ptr = m.row_ptr();
   const std::vector<double>& val = m.val();
@@ -39,7 +42,7 @@ void check_empty_rows(const SparseProblem& p) {
   std::int64_t global_first = first;
   par::check_mpi(MPI_Allreduce(&first, &global_first, 1, MPI_INT64_T, MPI_MIN, comm.get()),
                  "MPI_Allreduce");
-  if (global_first == none) return;
+  if (global_first == none) return {};
   double b_value = first == global_first ? std::abs(b_there) : 0.0;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &b_value, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
                  "MPI_Allreduce");
@@ -49,6 +52,19 @@ void check_empty_rows(const SparseProblem& p) {
         "solution; expected a matrix without empty rows (or b = 0 in them)",
         p.row_names.name(global_first), b_value));
   }
+  const std::string row = p.row_names.name(global_first);
+  if (!factorises.empty()) {
+    throw core::InputError(fmt::format(
+        "{} of the matrix is empty (no non-zero entry): A is singular, and {} factorises "
+        "subdomain blocks, the one holding that row singular too; expected a matrix without "
+        "empty rows",
+        row, factorises));
+  }
+  if (p.loaded) p.loaded->exact_known = false;
+  return fmt::format(
+      "{} of the matrix is empty (no non-zero entry) and b is 0 there: A is singular and the "
+      "solution is not unique (no error against an exact solution is reported)",
+      row);
 }
 
 }  // namespace asyncsolve::app

@@ -50,14 +50,21 @@ struct SparseSetup {
   sparse::PowerOfTwoScaling powers;
   solvers::CsrSystem system;
   nlohmann::json jacobi_check;        ///< rho's bounds (Jacobi), null otherwise
-  std::vector<std::string> warnings;  ///< for the summary (a zero right-hand side)
+  std::vector<std::string> warnings;  ///< for the summary (a zero right-hand side, an empty row)
+  /// The empty-row warning, printed on stderr once the solve has run (a
+  /// method that refuses the row then prints its one error line alone).
+  std::string empty_row;
   std::unique_ptr<comm::SparseHaloExchange> halo;
 };
 
 /// Collective: refuses (core::InputError on every rank) a matrix with an
 /// empty row where b is not zero (A x = b has no solution), naming the
-/// first such row as the user numbers it.
-void check_empty_rows(const SparseProblem& p);
+/// first such row as the user numbers it. With b = 0 there, A is singular
+/// and the system consistent: refused for `factorises` (Schwarz's exact
+/// subdomain solves, whose blocks are singular too, named as such), else
+/// returns the warning (and no error against an exact solution is
+/// reported, since the solution is not unique); "" without an empty row.
+std::string check_empty_rows(SparseProblem& p, std::string_view factorises);
 
 /// Collective over the matrix's communicator: warns of a zero right-hand
 /// side (--matrix), scales the system (--scale), builds its operator (its

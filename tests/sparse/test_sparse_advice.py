@@ -98,6 +98,21 @@ def test_a_zero_right_hand_side_is_warned_of(solve, tmp_path):
     assert "asyncsolve: warning: b = A * 1 is zero" in err
 
 
+def test_an_empty_row_with_b_zero_there_is_warned_of(solve, tmp_path):
+    # b = A 1 is 0 on the empty row: the system is consistent and GMRES converges to
+    # one of its solutions; the error against all ones meant nothing and was reported.
+    a = laplacian_1d(50).tolil()
+    a[10, :] = 0
+    path = write(tmp_path / "e.mtx", a, symmetric=False)
+    rc, out, err, doc = solve(3, "--matrix", path, "--method", "gmres", "--pc", "none")
+    assert rc == 0, out + err
+    assert doc["result"]["error_inf"] is None
+    expected = ("file row 11 of the matrix is empty (no non-zero entry) and b is 0 there: A is "
+                "singular and the solution is not unique")
+    assert [w[:len(expected)] for w in doc["result"]["warnings"]] == [expected]
+    assert err.splitlines() == [f"asyncsolve: warning: {doc['result']['warnings'][0]}"]
+
+
 @pytest.mark.parametrize(("shuffle", "partition", "hinted"),
                          [(True, "block", True), (True, "metis", False), (False, "block", False)])
 def test_a_graph_partitioner_is_suggested_where_blocks_exchange_much(solve, tmp_path, shuffle,
