@@ -127,8 +127,11 @@ void expect_async_converges(solvers::OmpVariant variant, const std::string& name
   EXPECT_EQ(r.iterations, most);
   // A thread whose neighbour is descheduled waits for news (idle) instead of
   // sweeping stale planes until max_iters (100000), which on a loaded
-  // machine took every core from the neighbour it waited for.
-  EXPECT_LT(most, 50000);
+  // machine took every core from the neighbour it waited for. Per round:
+  // each stop the true residual refuted (a stale running sum; more likely
+  // the more threads outnumber the cores) restarts one, and sweeps go on
+  // counting across rounds.
+  EXPECT_LT(most, 50000 * (1 + r.unconfirmed_stops)) << r.unconfirmed_stops << " refuted stops";
   // Every thread checked at least at iteration 0.
   std::vector<int> seen(static_cast<std::size_t>(threads), 0);
   for (const auto& p : r.history) {
