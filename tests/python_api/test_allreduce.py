@@ -67,10 +67,13 @@ def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
         values = np.ones(2)
         if last:
             values = {"length": np.ones(3), "none": None, "text": np.array(["a", "b"])}[bad]
-        with pytest.raises(asyncsolve.InputError) as e:
+        def start_and_complete():
             reduction.start(values)
             while reduction.test() is None:
                 pass
+
+        with pytest.raises(asyncsolve.InputError) as e:
+            start_and_complete()
         if last:
             expected = {"length": "start: 3 values: expected 2",
                         "none": "start: values is a NoneType: expected a 1-D array of 2 float64",

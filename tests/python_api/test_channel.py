@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
@@ -108,8 +109,8 @@ def test_one_way_ring_is_refused(comm):
     if comm.size < 3:
         pytest.skip("needs three ranks (on two, a ring pairs up)")
     sends, recvs = arrays(1)
-    with pytest.raises(asyncsolve.InputError, match="rank 0 lists a channel to rank 1 .tag 0. "
-                       "and rank 1 lists none to rank 0"):
+    with pytest.raises(asyncsolve.InputError, match=re.escape(
+            "rank 0 lists a channel to rank 1 (tag 0) and rank 1 lists none to rank 0")):
         asyncsolve.Channel.create(comm, [(comm.rank + 1) % comm.size], sends, recvs)
 
 
@@ -151,7 +152,7 @@ def test_arrays_a_channel_cannot_carry(comm, make, why):
     if comm.size < 2:
         pytest.skip("needs two ranks")
     send, recv = make()
-    with pytest.raises(asyncsolve.InputError, match=why.replace("(", ".").replace(")", ".")):
+    with pytest.raises(asyncsolve.InputError, match=re.escape(why)):
         asyncsolve.Channel.create(comm, [(comm.rank + 1) % comm.size], [send], [recv],
                                   mode="racy")
 

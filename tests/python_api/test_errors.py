@@ -235,8 +235,10 @@ def test_one_rank_failing_fails_every_rank(comm, spd):
     assert "expected rows=(first, last), two integers" in one_line(e)
 
 
-@pytest.mark.parametrize("bad", [lambda f, l: (f + 0.5, l), lambda f, l: (str(f), str(l)),
-                                 lambda f, l: (f, float(l)), lambda f, l: (False, True)])
+@pytest.mark.parametrize("bad", [lambda first, last: (first + 0.5, last),
+                                 lambda first, last: (str(first), str(last)),
+                                 lambda first, last: (first, float(last)),
+                                 lambda first, last: (False, True)])
 def test_rows_are_integers(comm, spd, bad):
     # A fractional, text or bool bound was truncated or parsed into a row number.
     block, rows = block_of(spd, comm)
