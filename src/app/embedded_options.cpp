@@ -98,8 +98,8 @@ Command parse_embedded(const std::vector<NamedOption>& options, std::string_view
       });
       if (row != rows.end() && !row->second.value.empty()) {
         throw core::InputError(fmt::format(
-            "{}={}: a bool: expected a value of {} ({}; True and False are for flags)",
-            o.keyword, o.value == "False" ? "False" : "True", option, row->second.value));
+            "{}={}: a bool: expected a value of {} ({}; True and False are for flags)", o.keyword,
+            o.value == "False" ? "False" : "True", option, row->second.value));
       }
       if (o.value != "False") args.push_back(option);
       continue;

@@ -59,8 +59,7 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
                   "sync (the default)");
   stationary_only(l.transport != Transport::mpi, "--transport " + a.transport,
                   "jacobi|lanczos|schwarz", "mpi (the default)");
-  stationary_only(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "jacobi",
-                  "1");
+  stationary_only(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "jacobi", "1");
   stationary_only(c.copy, "--copy", "jacobi", "no --copy");
   if (!l.progress_none) {
     if (!l.progress || l.progress->mode == Progress::Mode::poll) {

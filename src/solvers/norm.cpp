@@ -109,8 +109,9 @@ void mark_unconfirmed(SolveResult& result, double estimate, double tol, long syn
       "the residual estimate {:.3e} met the tolerance {:.1e}, the true residual {:.3e} did not",
       estimate, tol, result.true_residual);
   if (sync_iterations > 0) {
-    result.detail += fmt::format(", after {} synchronous iteration{} that tried to confirm the stop",
-                                 sync_iterations, sync_iterations == 1 ? "" : "s");
+    result.detail +=
+        fmt::format(", after {} synchronous iteration{} that tried to confirm the stop",
+                    sync_iterations, sync_iterations == 1 ? "" : "s");
   }
 }
 

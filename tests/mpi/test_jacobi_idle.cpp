@@ -139,8 +139,7 @@ TEST(AsyncJacobiIdle, TheOthersWaitWhileOneRankSleeps) {
       EXPECT_GE(o.idle_waits_awake, 1) << what;
       EXPECT_GT(o.idle_s_awake, 0.0) << what;
     } else if (rank == 0) {
-      std::printf("%s: the sleeper converged before its sweep 250 and never slept\n",
-                  what.c_str());
+      std::printf("%s: the sleeper converged before its sweep 250 and never slept\n", what.c_str());
     }
     // Sweeping stale halos for 2 s would take a rank of this grid far past
     // 10^5 sweeps (the default max_iters); waiting, a few hundred to a few
