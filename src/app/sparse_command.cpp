@@ -355,21 +355,6 @@ std::vector<double> scale_to_unit_diagonal(const SolveConfig& config, SparseProb
   return s;
 }
 
-/// A right-hand side that is zero: the warning (on stderr from rank 0, and
-/// in the document); the default b = A * 1 then has no unique solution, so
-/// error_inf is not reported. Collective.
-std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p) {
-  if (!p.loaded) return {};
-  double largest = 0.0;
-  for (const double v : p.b) largest = std::max(largest, std::abs(v));
-  largest = par::max_over_ranks(p.matrix.comm(), largest);
-  if (largest != 0.0) return {};
-  const std::string warning = zero_rhs_warning(config.sparse.matrix_path, config.sparse.rhs_path);
-  if (config.sparse.rhs_path.empty()) p.loaded->exact_known = false;
-  if (p.matrix.comm().is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
-  return {warning};
-}
-
 /// What Jacobi needs, checked before it runs: a non-zero diagonal (it
 /// divides by it) and, for the asynchronous variants, rho(|D^-1 (A - D)|)
 /// < 1 proven (Chazan-Miranker: then it converges for every delay
@@ -515,11 +500,7 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   const par::Comm& comm = p.matrix.comm();
   const bool jacobi = config.method == Method::jacobi;
   out.warnings = check_rhs(config, p);
-  const std::string_view factorises = config.method == Method::schwarz ? "--method schwarz"
-                                      : config.pc.kind == precond::PcKind::additive_schwarz
-                                          ? "--pc asm"
-                                          : "";
-  out.empty_row = check_empty_rows(p, factorises);
+  out.empty_row = check_empty_rows(config, p);
   if (!out.empty_row.empty()) out.warnings.push_back(out.empty_row);
   out.scale = scale_to_unit_diagonal(config, p);
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of

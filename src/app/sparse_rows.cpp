@@ -1,4 +1,5 @@
-// An empty row (no non-zero entry) makes A singular: with b_i != 0 in it,
+// The rows and the right-hand side, checked before the solve. A zero b:
+// a warning (check_rhs). An empty row (no non-zero entry) makes A singular: with b_i != 0 in it,
 // A x = b has no solution, and every method would run to --max-iters or
 // --max-time; refused before the solve. With b_i = 0 the system is still
 // consistent (a Krylov method can converge, to one of many solutions): a
@@ -6,21 +7,42 @@
 // row); the methods that divide by the diagonal refuse it themselves.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/stats.hpp"
+#include "solve_advice.hpp"
 #include "sparse_session.hpp"
 
 namespace asyncsolve::app {
 
-std::string check_empty_rows(SparseProblem& p, std::string_view factorises) {
+std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p) {
+  if (!p.loaded) return {};
+  double largest = 0.0;
+  for (const double v : p.b) largest = std::max(largest, std::abs(v));
+  largest = par::max_over_ranks(p.matrix.comm(), largest);
+  if (largest != 0.0) return {};
+  const std::string warning = zero_rhs_warning(config.sparse.matrix_path, config.sparse.rhs_path);
+  if (config.sparse.rhs_path.empty()) p.loaded->exact_known = false;
+  if (p.matrix.comm().is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
+  return {warning};
+}
+
+std::string check_empty_rows(const SolveConfig& config, SparseProblem& p) {
+  const std::string_view factorises = config.method == Method::schwarz ? "--method schwarz"
+                                      : config.pc.kind == precond::PcKind::additive_schwarz
+                                          ? "--pc asm"
+                                          : "";
   const sparse::DistMatrix& m = p.matrix;
   const std::vector<std::int64_t>& row_ptr = m.row_ptr();
   const std::vector<double>& val = m.val();

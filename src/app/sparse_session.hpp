@@ -60,11 +60,17 @@ struct SparseSetup {
 /// Collective: refuses (core::InputError on every rank) a matrix with an
 /// empty row where b is not zero (A x = b has no solution), naming the
 /// first such row as the user numbers it. With b = 0 there, A is singular
-/// and the system consistent: refused for `factorises` (Schwarz's exact
-/// subdomain solves, whose blocks are singular too, named as such), else
-/// returns the warning (and no error against an exact solution is
-/// reported, since the solution is not unique); "" without an empty row.
-std::string check_empty_rows(SparseProblem& p, std::string_view factorises);
+/// and the system consistent: refused for Schwarz's exact subdomain
+/// solves (--method schwarz, --pc asm: their blocks are singular too),
+/// else returns the warning (and no error against an exact
+/// solution is reported, since the solution is not unique); "" without an
+/// empty row.
+std::string check_empty_rows(const SolveConfig& config, SparseProblem& p);
+
+/// Collective: a right-hand side that is zero: the warning (printed on
+/// stderr from rank 0, and for the document); the default b = A * 1 then
+/// has no unique solution, so error_inf is not reported.
+std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p);
 
 /// Collective over the matrix's communicator: warns of a zero right-hand
 /// side (--matrix), scales the system (--scale), builds its operator (its
