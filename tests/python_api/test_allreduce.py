@@ -57,8 +57,15 @@ def test_refusals(comm):
         reduction.free()
 
 
+class FakeArray:
+    """Looks like an array, but its dtype has no name (as some array types' do not)."""
+
+    dtype = "x"
+    shape = (2,)
+
+
 @pytest.mark.parametrize("op", ["sum", "min", "max"])
-@pytest.mark.parametrize("bad", ["length", "none", "text"])
+@pytest.mark.parametrize("bad", ["length", "none", "text", "fake"])
 def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
     # The others had started and spun in test() for ever.
     last = comm.rank == comm.size - 1
@@ -66,7 +73,8 @@ def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
     try:
         values = np.ones(2)
         if last:
-            values = {"length": np.ones(3), "none": None, "text": np.array(["a", "b"])}[bad]
+            values = {"length": np.ones(3), "none": None, "text": np.array(["a", "b"]),
+                      "fake": FakeArray()}[bad]
         def start_and_complete():
             reduction.start(values)
             while reduction.test() is None:
@@ -78,7 +86,9 @@ def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
             expected = {"length": "start: 3 values: expected 2",
                         "none": "start: values is a NoneType: expected a 1-D array of 2 float64",
                         "text": "start: values is an array of dtype str32 and shape (2,): expected "
-                                "a 1-D array of 2 float64"}[bad]
+                                "a 1-D array of 2 float64",
+                        "fake": "start: values is a test_allreduce.FakeArray: expected a 1-D "
+                                "array of 2 float64"}[bad]
             assert str(e.value).startswith(expected), str(e.value)
         else:
             assert "start() was refused on another rank of comm" in str(e.value)
@@ -89,3 +99,12 @@ def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
         assert np.array_equal(reduction.wait(), np.full(2, expected))
     finally:
         reduction.free()
+
+
+@pytest.mark.parametrize("size", [2**31 - 1, 2**63, 2**64 - 1])
+def test_a_size_beyond_an_mpi_count_is_refused(comm, size):
+    # 2^64 - 1 was taken (size + 1, for the reduction's flag, wrapped to 0) and start()
+    # then wrote past the end.
+    with pytest.raises(asyncsolve.InputError, match=f"size {size}: expected at most "
+                       f"{2**31 - 2} values"):
+        asyncsolve.NonblockingAllreduce(comm, size)

@@ -5,6 +5,7 @@
 // call releases the GIL.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,20 @@ collectives::ReduceOp parse_op(const std::string& op) {
   throw core::InputError(fmt::format("op '{}': expected sum, min or max", op));
 }
 
+/// What `values` is, for a refusal: its dtype and shape where it has
+/// numpy's (a Python error while asking is no answer), else its type.
+std::string describe(nb::handle values) {
+  try {
+    if (nb::hasattr(values, "dtype") && nb::hasattr(values, "shape")) {
+      return fmt::format("an array of dtype {} and shape {}",
+                         nb::cast<std::string>(values.attr("dtype").attr("name")),
+                         nb::cast<std::string>(nb::repr(values.attr("shape"))));
+    }
+  } catch (const std::exception&) {  // a Python error, or a name that is not text
+  }
+  return fmt::format("a {}", nb::type_name(values.type()).c_str());
+}
+
 /// The reduction carries one value more than the caller's: a flag that a
 /// rank's start() was refused. A rank whose arguments are bad still starts
 /// its share (the flag set, its values zero) and completes it before it
@@ -60,6 +75,12 @@ class Allreduce {
       parsed = collectives::parse_allreduce(algorithm);
       op_ = parse_op(op);
       if (size == 0) throw core::InputError("size 0: expected at least one value");
+      // One value more travels (the refused-start flag), and a count is an int.
+      if (size > static_cast<std::size_t>(std::numeric_limits<int>::max()) - 1) {
+        throw core::InputError(fmt::format(
+            "size {}: expected at most {} values (an MPI count, less the reduction's flag)", size,
+            std::numeric_limits<int>::max() - 1));
+      }
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -84,16 +105,10 @@ class Allreduce {
     Doubles array;
     std::string error;
     if (!nb::try_cast<Doubles>(values, array)) {
-      const std::string what =
-          nb::hasattr(values, "dtype") && nb::hasattr(values, "shape")
-              ? fmt::format("an array of dtype {} and shape {}",
-                            nb::cast<std::string>(values.attr("dtype").attr("name")),
-                            nb::cast<std::string>(nb::repr(values.attr("shape"))))
-              : fmt::format("a {}", nb::type_name(values.type()).c_str());
       error = fmt::format(
           "start: values is {}: expected a 1-D array of {} float64 values (or what numpy "
           "converts to one)",
-          what, size_);
+          describe(values), size_);
     } else if (array.shape(0) != size_) {
       error = fmt::format("start: {} values: expected {}", array.shape(0), size_);
     }
