@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -237,6 +238,9 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
   solvers::CsrSystem& system = s.setup.system;
   if (s.krylov) {
     solved.result = s.krylov->solve();
+    if (!s.setup.empty_row.empty() && s.comm().is_root()) {
+      std::fprintf(stderr, "asyncsolve: warning: %s\n", s.setup.empty_row.c_str());
+    }
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
     confirm_on_given_system(config, s.p, s.setup, solved.result);
@@ -245,7 +249,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved = solve_sparse(config, s.p, s.setup);
   }
   const par::Comm& comm = s.comm();
-  if (s.ones_known && s.b_is_b0) {
+  if (s.ones_known && s.b_is_b0 && s.setup.empty_row.empty()) {  // else not unique
     // b = A 1: the solution is all ones, and the error is known (as --matrix
     // reports it without --rhs).
     double err = 0.0;

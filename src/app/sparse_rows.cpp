@@ -77,14 +77,14 @@ std::string check_empty_rows(const SolveConfig& config, SparseProblem& p) {
   const std::string row = p.row_names.name(global_first);
   if (!factorises.empty()) {
     throw core::InputError(fmt::format(
-        "{} of the matrix is empty (no non-zero entry): A is singular, and {} factorises "
+        "{} is empty (no non-zero entry): A is singular, and {} factorises "
         "subdomain blocks, the one holding that row singular too; expected a matrix without "
         "empty rows",
         row, factorises));
   }
   if (p.loaded) p.loaded->exact_known = false;
   return fmt::format(
-      "{} of the matrix is empty (no non-zero entry) and b is 0 there: A is singular and the "
+      "{} is empty (no non-zero entry) and b is 0 there: A is singular and the "
       "solution is not unique (no error against an exact solution is reported)",
       row);
 }

@@ -161,7 +161,7 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
     # the row (their factorisation found a zero pivot and named no row).
     for method, by in (("schwarz", "--method schwarz"), ("gmres --pc asm", "--pc asm")):
         bad(f"solve --matrix {{t}}/emptyrow-general.mtx --method {method}",
-            f"file row 3 of the matrix is empty (no non-zero entry): A is singular, and {by} "
+            f"file row 3 is empty (no non-zero entry): A is singular, and {by} "
             "factorises subdomain blocks", ranks=3)
     # --max-iters 0 for the asynchronous iterations: a max_iters stop with x0's true
     # residual, not a breakdown of the estimate no rank has yet.

@@ -379,3 +379,22 @@ def test_shmem_transport_is_the_commands_only(comm, spd):
         asyncsolve.solve(whole(spd, comm), comm=comm, method="jacobi", variant="async",
                          transport="shmem")
     assert one_line(e).startswith("--transport shmem: OpenSHMEM runs under the asyncsolve command")
+
+
+@pytest.mark.parametrize("method", ["gmres", "jacobi"])
+def test_an_empty_row_with_b_zero_reports_no_error(comm, method):
+    # b = A 1 is 0 on the empty row: the solution is not unique, and the error
+    # against all ones (1.0 for gmres) was reported beside the warning that says
+    # it is not. jacobi refuses the zero diagonal.
+    a = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(40, 40)).tolil()
+    a[7, :] = 0
+    a = a.tocsr()
+    if method == "jacobi":
+        with pytest.raises(asyncsolve.InputError, match="a_ii = 0 on row 7"):
+            asyncsolve.solve(whole(a, comm), comm=comm, method=method)
+        return
+    r = asyncsolve.solve(whole(a, comm), comm=comm, method=method, pc="none")
+    assert r.converged
+    assert r.to_dict()["error_inf"] is None
+    assert r.to_dict()["warnings"][0].startswith(
+        "row 7 of A is empty (no non-zero entry) and b is 0 there")

@@ -107,7 +107,7 @@ def test_an_empty_row_with_b_zero_there_is_warned_of(solve, tmp_path):
     rc, out, err, doc = solve(3, "--matrix", path, "--method", "gmres", "--pc", "none")
     assert rc == 0, out + err
     assert doc["result"]["error_inf"] is None
-    expected = ("file row 11 of the matrix is empty (no non-zero entry) and b is 0 there: A is "
+    expected = ("file row 11 is empty (no non-zero entry) and b is 0 there: A is "
                 "singular and the solution is not unique")
     assert [w[:len(expected)] for w in doc["result"]["warnings"]] == [expected]
     assert err.splitlines() == [f"asyncsolve: warning: {doc['result']['warnings'][0]}"]
