@@ -404,9 +404,9 @@ void bind_channel(nb::module_& m) {
   nb::class_<Channel>(m, "Channel",
                       "One end of an asynchronous channel (include/asyncsolve/channel.h) whose "
                       "messages are a NumPy send array and land in a receive array of the same "
-                      "size. Create and destroy with create() and destroy(), collective with "
-                      "each peer; a channel not destroyed stays open (never destroyed by the "
-                      "garbage collector).")
+                      "size. Create with create(), collective over comm, and destroy with "
+                      "destroy(), collective with each peer (over comm for rma); a channel not "
+                      "destroyed stays open (never destroyed by the garbage collector).")
       .def_static("create", &Channel::create, nb::arg("comm").none(), nb::arg("peers"),
                   nb::arg("sends"), nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
                   nb::arg("max_in_flight") = 1, nb::arg("mode") = "async",
