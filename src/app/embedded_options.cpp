@@ -64,42 +64,56 @@ std::string option_of_keyword(std::string_view keyword) {
   return out;
 }
 
-std::vector<std::string> embedded_keywords() {
+namespace {
+
+/// The solve table's rows that are keywords, each with its keyword:
+/// "--max-iters" -> "max_iters". Views into `rows`.
+std::vector<std::pair<std::string, const OptionRow*>> keyword_rows(
+    const std::vector<std::pair<std::string, OptionRow>>& rows) {
   const Context context = matrix_context();
-  std::vector<std::string> out;
-  for (const auto& [command, row] : option_rows()) {
+  std::vector<std::pair<std::string, const OptionRow*>> out;
+  for (const auto& [command, row] : rows) {
     if (command != "solve" || row.hidden) continue;
     const std::string option = long_name(row);
     if (std::find(not_keywords.begin(), not_keywords.end(), option) != not_keywords.end()) continue;
     if (!holds(row.applies, context)) continue;
     std::string keyword = option.substr(2);
     std::replace(keyword.begin(), keyword.end(), '-', '_');
-    out.push_back(std::move(keyword));
+    out.emplace_back(std::move(keyword), &row);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> embedded_keywords() {
+  std::vector<std::string> out;
+  for (auto& [keyword, row] : keyword_rows(option_rows())) out.push_back(std::move(keyword));
   return out;
 }
 
 Command parse_embedded(const std::vector<NamedOption>& options, std::string_view matrix_name,
                        std::vector<std::string>* args_out) {
-  const std::vector<std::string> keywords = embedded_keywords();
   const std::vector<std::pair<std::string, OptionRow>> rows = option_rows();
+  const std::vector<std::pair<std::string, const OptionRow*>> known = keyword_rows(rows);
   std::vector<std::string> args{"asyncsolve", "solve", "--matrix", std::string(matrix_name)};
   for (const NamedOption& o : options) {
-    if (std::find(keywords.begin(), keywords.end(), o.keyword) == keywords.end()) {
+    const auto it = std::find_if(known.begin(), known.end(),
+                                 [&](const auto& k) { return k.first == o.keyword; });
+    if (it == known.end()) {
+      std::vector<std::string_view> names;
+      for (const auto& k : known) names.emplace_back(k.first);
       throw core::InputError(fmt::format("unexpected keyword '{}': expected one of {}",
-                                         core::printable(o.keyword), fmt::join(keywords, ", ")));
+                                         core::printable(o.keyword), fmt::join(names, ", ")));
     }
     const std::string option = option_of_keyword(o.keyword);
     if (o.flag) {
       // True or False: a flag's value. Given to an option that takes a
       // value, "--max-iters" would take the next option as its value.
-      const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
-        return r.first == "solve" && long_name(r.second) == option;
-      });
-      if (row != rows.end() && !row->second.value.empty()) {
+      if (!it->second->value.empty()) {
         throw core::InputError(fmt::format(
             "{}={}: a bool: expected a value of {} ({}; True and False are for flags)", o.keyword,
-            o.value == "False" ? "False" : "True", option, row->second.value));
+            o.value == "False" ? "False" : "True", option, it->second->value));
       }
       if (o.value != "False") args.push_back(option);
       continue;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -238,9 +237,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
   solvers::CsrSystem& system = s.setup.system;
   if (s.krylov) {
     solved.result = s.krylov->solve();
-    if (!s.setup.empty_row.empty() && s.comm().is_root()) {
-      std::fprintf(stderr, "asyncsolve: warning: %s\n", s.setup.empty_row.c_str());
-    }
+    warn_of_empty_row(s.p, s.setup);
     solved.halo = std::string(s.setup.halo->name());
     solved.allreduce = config.allreduce ? config.allreduce->name() : std::string();
     confirm_on_given_system(config, s.p, s.setup, solved.result);

@@ -531,9 +531,7 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
   Solved solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
                   : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
                                                      : solve_jacobi(config, p, system, *setup.halo);
-  if (!setup.empty_row.empty() && p.matrix.comm().is_root()) {
-    std::fprintf(stderr, "asyncsolve: warning: %s\n", setup.empty_row.c_str());
-  }
+  warn_of_empty_row(p, setup);
   confirm_on_given_system(config, p, setup, solved.result);
   unscale_solution(p, setup);
   mark_equilibrated_breakdown(setup.powers, solved.result);

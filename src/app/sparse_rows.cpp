@@ -1,6 +1,7 @@
 // The rows and the right-hand side, checked before the solve. A zero b:
-// a warning (check_rhs). An empty row (no non-zero entry) makes A singular: with b_i != 0 in it,
-// A x = b has no solution, and every method would run to --max-iters or
+// a warning (check_rhs). An empty row (no non-zero entry) makes A
+// singular: with b_i != 0 in it, A x = b has no solution, and every method would run to --max-iters
+// or
 // --max-time; refused before the solve. With b_i = 0 the system is still
 // consistent (a Krylov method can converge, to one of many solutions): a
 // warning, except for Schwarz's factorisations (refused here, naming the
@@ -39,10 +40,6 @@ std::vector<std::string> check_rhs(const SolveConfig& config, SparseProblem& p) 
 }
 
 std::string check_empty_rows(const SolveConfig& config, SparseProblem& p) {
-  const std::string_view factorises = config.method == Method::schwarz ? "--method schwarz"
-                                      : config.pc.kind == precond::PcKind::additive_schwarz
-                                          ? "--pc asm"
-                                          : "";
   const sparse::DistMatrix& m = p.matrix;
   const std::vector<std::int64_t>& row_ptr = m.row_ptr();
   const std::vector<double>& val = m.val();
@@ -75,6 +72,10 @@ std::string check_empty_rows(const SolveConfig& config, SparseProblem& p) {
         p.row_names.name(global_first), b_value));
   }
   const std::string row = p.row_names.name(global_first);
+  const std::string_view factorises = config.method == Method::schwarz ? "--method schwarz"
+                                      : config.pc.kind == precond::PcKind::additive_schwarz
+                                          ? "--pc asm"
+                                          : "";
   if (!factorises.empty()) {
     throw core::InputError(fmt::format(
         "{} is empty (no non-zero entry): A is singular, and {} factorises "
@@ -87,6 +88,12 @@ std::string check_empty_rows(const SolveConfig& config, SparseProblem& p) {
       "{} is empty (no non-zero entry) and b is 0 there: A is singular and the "
       "solution is not unique (no error against an exact solution is reported)",
       row);
+}
+
+void warn_of_empty_row(const SparseProblem& p, const SparseSetup& setup) {
+  if (!setup.empty_row.empty() && p.matrix.comm().is_root()) {
+    std::fprintf(stderr, "asyncsolve: warning: %s\n", setup.empty_row.c_str());
+  }
 }
 
 }  // namespace asyncsolve::app

@@ -67,6 +67,10 @@ struct SparseSetup {
 /// empty row.
 std::string check_empty_rows(const SolveConfig& config, SparseProblem& p);
 
+/// Rank 0: prints setup.empty_row (check_empty_rows's warning) on stderr,
+/// once the solve has run.
+void warn_of_empty_row(const SparseProblem& p, const SparseSetup& setup);
+
 /// Collective: a right-hand side that is zero: the warning (printed on
 /// stderr from rank 0, and for the document); the default b = A * 1 then
 /// has no unique solution, so error_inf is not reported.

@@ -183,14 +183,12 @@ def _keywords_differ(comm: MPI.Comm, keywords: list[tuple[str, str, bool]]) -> s
     the first keyword that differs and each rank's value (the same on every rank)."""
     every = comm.allgather({k: ("True" if flag and not text else text)
                             for k, text, flag in keywords})
-    names = list(dict.fromkeys(k for given in every for k in given))
-    for name in names:
-        values = [given.get(name) for given in every]
-        if any(v != values[0] for v in values):
-            shown = ", ".join(f"rank {r}: {'not given' if v is None else v}"
-                              for r, v in enumerate(values))
-            return (f"keyword {name} differs between the ranks ({shown}): expected the same "
-                    "keywords on every rank")
+    for name in dict.fromkeys(k for given in every for k in given):
+        message = _differs(f"keyword {name}", [given.get(name) for given in every],
+                           "the same keywords on every rank",
+                           lambda v: "not given" if v is None else v)
+        if message is not None:
+            return message
     return None
 
 
@@ -199,7 +197,12 @@ def _same_on_every_rank(comm: MPI.Comm, name: str, value: Any, expected: str,
     """Collective: None when every rank passed the same `value`, else the message naming
     each rank's (the same on every rank): a value that differs between ranks would
     leave some of them waiting in a collective the others never enter."""
-    values = comm.allgather(value)
+    return _differs(name, comm.allgather(value), expected, text)
+
+
+def _differs(name: str, values: list[Any], expected: str, text: Any) -> str | None:
+    """None when every rank's value (values[rank]) is the same, else the message naming
+    each rank's, as text(value) shows it."""
     if all(v == values[0] for v in values):
         return None
     given = ", ".join(f"rank {r}: {text(v)}" for r, v in enumerate(values))

@@ -99,6 +99,17 @@ struct Ends {
   }
 };
 
+/// This rank's description for unpaired(): the transport, then each
+/// channel's peer, tag, message size, depth and mode.
+std::vector<long long> describe_ends(int transport, const std::vector<as_channel_config>& configs) {
+  std::vector<long long> out{transport};
+  for (const as_channel_config& c : configs) {
+    out.insert(out.end(),
+               {c.peer, c.tag, static_cast<long long>(c.message_size), c.max_in_flight, c.mode});
+  }
+  return out;
+}
+
 /// Collective over comm: every rank's description (MPI_Allgather of the
 /// lengths, MPI_Allgatherv of the values).
 Ends gather_ends(const par::Comm& comm, const std::vector<long long>& mine) {
@@ -221,10 +232,8 @@ class Channel {
     const par::Comm world = par::Comm::view(comm);
     std::string error;
     std::vector<as_channel_config> configs(peers.size());
-    std::vector<long long> mine;
     try {
-      configs =
-          local_configs(world, peers, sends, recvs, tags, max_in_flight, mode, transport, mine);
+      configs = local_configs(world, peers, sends, recvs, tags, max_in_flight, mode, transport);
     } catch (const core::InputError& e) {
       error = e.what();
     }
@@ -232,6 +241,7 @@ class Channel {
     {
       nb::gil_scoped_release release;
       sparse::raise_together(world, error);
+      const std::vector<long long> mine = describe_ends(parse_transport(transport), configs);
       if (const std::string why = unpaired(gather_ends(world, mine)); !why.empty()) {
         throw core::InputError(why);
       }
@@ -330,13 +340,11 @@ class Channel {
     }
     return channel_;
   }
-  /// This rank's configs, checked as far as this rank can alone; `ends`
-  /// gets its description for unpaired() (the transport, then peer, tag,
-  /// message size, depth and mode of each channel).
+  /// This rank's configs, checked as far as this rank can alone.
   static std::vector<as_channel_config> local_configs(
       const par::Comm& world, const std::vector<int>& peers, const std::vector<nb::object>& sends,
       const std::vector<nb::object>& recvs, const std::vector<int>& tags, int max_in_flight,
-      const std::string& mode, const std::string& transport, std::vector<long long>& ends) {
+      const std::string& mode, const std::string& transport) {
     const int transport_code = parse_transport(transport);
     const int mode_code = parse_mode(mode);
     if (sends.size() != peers.size() || recvs.size() != peers.size() ||
@@ -350,7 +358,6 @@ class Channel {
     MPI_Comm_get_attr(world.get(), MPI_TAG_UB, &attr, &has);
     const long long tag_ub = has != 0 ? *static_cast<int*>(attr) : 32767;
     std::vector<as_channel_config> configs(peers.size());
-    ends.assign(1, transport_code);
     for (std::size_t i = 0; i < peers.size(); ++i) {
       const Buffer send = in_place(sends[i], "send", peers[i]);
       const Buffer recv = in_place(recvs[i], "receive", peers[i]);
@@ -380,8 +387,6 @@ class Channel {
               c.peer, c.tag));
         }
       }
-      ends.insert(ends.end(),
-                  {c.peer, c.tag, static_cast<long long>(c.message_size), c.max_in_flight, c.mode});
     }
     return configs;
   }
