@@ -102,6 +102,7 @@ Command parse_embedded(const std::vector<NamedOption>& options, std::string_view
                                  [&](const auto& k) { return k.first == o.keyword; });
     if (it == known.end()) {
       std::vector<std::string_view> names;
+      names.reserve(known.size());
       for (const auto& k : known) names.emplace_back(k.first);
       throw core::InputError(fmt::format("unexpected keyword '{}': expected one of {}",
                                          core::printable(o.keyword), fmt::join(names, ", ")));
