@@ -105,6 +105,23 @@ def test_bad_start_on_one_rank_raises_on_every_rank(comm, op, bad):
 def test_a_size_beyond_an_mpi_count_is_refused(comm, size):
     # 2^64 - 1 was taken (size + 1, for the reduction's flag, wrapped to 0) and start()
     # then wrote past the end.
-    with pytest.raises(asyncsolve.InputError, match=f"size {size}: expected at most "
+    with pytest.raises(asyncsolve.InputError, match=f"size {size}: expected 1 to "
                        f"{2**31 - 2} values"):
         asyncsolve.NonblockingAllreduce(comm, size)
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ({"size": 2.0}, "size: a float: expected an integer"),
+    ({"size": True}, "size: a bool: expected an integer"),
+    ({"size": 0}, ("size 0: expected 1 to 2147483646 values (an MPI count, less the "
+                   "reduction's flag)")),
+    ({"algorithm": None}, "algorithm: a NoneType: expected a str"),
+    ({"op": b"sum"}, "op: a bytes: expected a str"),
+])
+def test_a_wrong_type_on_one_rank_is_refused_on_every_rank(comm, bad, message):
+    # A type nanobind refused at the call raised on that rank alone, and the others
+    # waited in the constructor's collective check for ever.
+    args = {"size": 2} | (bad if comm.rank == comm.size - 1 else {})
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.NonblockingAllreduce(comm, **args)
+    assert str(e.value) == message

@@ -166,3 +166,26 @@ def test_peer_outside_comm(comm):
     else:
         assert str(e.value) == (f"peer {comm.size} on rank 0: expected another rank of comm, 0 "
                                 f"to {comm.size - 1}")
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ({"peers": "ring"}, "peers: a str: expected a list"),
+    ({"sends": None}, "sends: a NoneType: expected a list"),
+    ({"tags": [None]}, "tags[0]: a NoneType: expected an integer"),
+    ({"max_in_flight": 2.0}, "max_in_flight: a float: expected an integer"),
+    ({"max_in_flight": 2**70}, f"max_in_flight {2**70}: expected at least 1"),
+    ({"mode": None}, "mode: a NoneType: expected a str"),
+    ({"transport": 3}, "transport: an int: expected a str"),
+    ({"peers": "float"}, "peers[0]: a float: expected an integer"),
+])
+def test_a_wrong_type_on_one_rank_is_refused_on_every_rank(comm, bad, message):
+    # A type nanobind refused at the call raised on that rank alone, before the
+    # collective check, and the other ranks waited in it for ever.
+    peer = (comm.rank + 1) % comm.size if comm.size > 1 else 1
+    sends, recvs = arrays(1)
+    args = {"peers": [peer], "sends": sends, "recvs": recvs}
+    if comm.rank == comm.size - 1:
+        args |= {"peers": [float(peer)]} if bad.get("peers") == "float" else bad
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.Channel.create(comm, **args)
+    assert str(e.value) == message

@@ -254,6 +254,19 @@ def test_rows_are_integers(comm, spd, bad):
     assert r.converged
 
 
+def test_rows_beyond_int64_on_one_rank(comm, spd):
+    # A bound past 2^63 - 1 passed the check and overflowed in the call into the
+    # library, on that rank alone, while the others waited in it.
+    block, rows = block_of(spd, comm)
+    last = comm.rank == comm.size - 1
+    given = (rows[0] + 2**64, rows[1] + 2**64) if last else rows
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=given)
+    first, end = comm.bcast(given, root=comm.size - 1)
+    assert one_line(e) == (f"rank {comm.size - 1}: rows=({first}, {end}): expected 0 <= first "
+                           "<= last < 2^63")
+
+
 def test_solver_closed_on_one_rank(comm, spd):
     # close() is collective; a rank that closed alone is named on every rank
     # by the next solve (the others waited in it for ever).

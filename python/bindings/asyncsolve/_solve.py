@@ -75,6 +75,8 @@ def _rows(rows: Any) -> tuple[int, int]:
         raise _Refused(f"rows={rows!r}: {e}: expected rows=(first, last), two integers") from e
     if any(isinstance(r, bool | np.bool_) for r in rows):
         raise _Refused(f"rows={rows!r}: a bool: expected rows=(first, last), two integers")
+    if not 0 <= first <= last < 2**63:
+        raise _Refused(f"rows=({first}, {last}): expected 0 <= first <= last < 2^63")
     return first, last
 
 

@@ -64,26 +64,30 @@ std::string describe(nb::handle values) {
 /// raises, so the others' test() and wait() complete too, and raise.
 class Allreduce {
  public:
-  /// Collective over comm.
-  Allreduce(nb::handle comm_object, std::size_t size, const std::string& algorithm,
-            const std::string& op) {
+  /// Collective over comm. The arguments are converted inside the shared
+  /// check (a bad one is an InputError on every rank).
+  Allreduce(nb::handle comm_object, nb::handle size_value, nb::handle algorithm_name,
+            nb::handle op_name) {
     const par::Comm comm = par::Comm::view(comm_of(comm_object));
-    nb::gil_scoped_release release;
     std::string error;
+    std::size_t size = 0;
+    std::string algorithm;
+    std::string op;
     collectives::AllreduceAlgorithm parsed;
     try {
+      // One value more travels (the refused-start flag), and a count is an int.
+      size = static_cast<std::size_t>(
+          integer_of(size_value, "size", 1, std::numeric_limits<int>::max() - 1,
+                     fmt::format("1 to {} values (an MPI count, less the reduction's flag)",
+                                 std::numeric_limits<int>::max() - 1)));
+      algorithm = text_of(algorithm_name, "algorithm");
+      op = text_of(op_name, "op");
       parsed = collectives::parse_allreduce(algorithm);
       op_ = parse_op(op);
-      if (size == 0) throw core::InputError("size 0: expected at least one value");
-      // One value more travels (the refused-start flag), and a count is an int.
-      if (size > static_cast<std::size_t>(std::numeric_limits<int>::max()) - 1) {
-        throw core::InputError(fmt::format(
-            "size {}: expected at most {} values (an MPI count, less the reduction's flag)", size,
-            std::numeric_limits<int>::max() - 1));
-      }
-    } catch (const core::InputError& e) {
+    } catch (const std::exception& e) {  // InputError, or a Python error while converting
       error = e.what();
     }
+    nb::gil_scoped_release release;
     sparse::raise_together(comm, error);
     const std::string agreed = fmt::format("{} {} {}", parsed.name(), size, op);
     if (!app::ranks_agree(comm, app::fnv1a(agreed))) {
@@ -207,9 +211,9 @@ void bind_allreduce(nb::module_& m) {
       "completed without blocking the caller (collectives::NonblockingAllreduce). algorithm "
       "as --allreduce names it: mpi, impi, tree, rd, knomial:K, twolevel:ALG. Collective "
       "construction and free(); a reduction not freed keeps its duplicated communicator.")
-      .def(nb::init<nb::handle, std::size_t, const std::string&, const std::string&>(),
-           nb::arg("comm").none(), nb::arg("size"), nb::arg("algorithm") = "impi",
-           nb::arg("op") = "sum")
+      .def(nb::init<nb::handle, nb::handle, nb::handle, nb::handle>(), nb::arg("comm").none(),
+           nb::arg("size").none(), nb::arg("algorithm").none() = "impi",
+           nb::arg("op").none() = "sum")
       .def("start", &Allreduce::start, nb::arg("values").none(),
            "Starts the reduction of `values` (size doubles, copied). Bad values are an "
            "InputError here and on every other rank of comm, from its test() or wait().")

@@ -6,6 +6,7 @@
 // channel releases the GIL.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -223,41 +224,42 @@ class Channel {
   /// others' (an allgather), before anything is created: an error on any
   /// rank, or a channel whose two ends do not match, is an InputError on
   /// every rank, and no rank waits for a peer that is not coming.
-  static std::vector<Channel> create(nb::handle comm_object, const std::vector<int>& peers,
-                                     const std::vector<nb::object>& sends,
-                                     const std::vector<nb::object>& recvs,
-                                     const std::vector<int>& tags, int max_in_flight,
-                                     const std::string& mode, const std::string& transport) {
+  static std::vector<Channel> create(nb::handle comm_object, nb::handle peers, nb::handle sends,
+                                     nb::handle recvs, nb::handle tags, nb::handle max_in_flight,
+                                     nb::handle mode, nb::handle transport) {
     const MPI_Comm comm = comm_of(comm_object);
     const par::Comm world = par::Comm::view(comm);
     std::string error;
-    std::vector<as_channel_config> configs(peers.size());
+    Arguments args;
     try {
-      configs = local_configs(world, peers, sends, recvs, tags, max_in_flight, mode, transport);
-    } catch (const core::InputError& e) {
+      args = arguments(world, peers, sends, recvs, tags, max_in_flight, mode, transport);
+    } catch (const std::exception& e) {  // InputError, or a Python error while converting
       error = e.what();
     }
-    std::vector<as_channel*> handles(peers.size(), nullptr);
+    std::vector<as_channel*> handles(args.configs.size(), nullptr);
     {
       nb::gil_scoped_release release;
       sparse::raise_together(world, error);
-      const std::vector<long long> mine = describe_ends(parse_transport(transport), configs);
+      const std::vector<long long> mine = describe_ends(args.transport, args.configs);
       if (const std::string why = unpaired(gather_ends(world, mine)); !why.empty()) {
         throw core::InputError(why);
       }
-      check(as_channels_create(static_cast<int>(handles.size()), handles.data(), configs.data()),
-            "as_channels_create");
+      check(
+          as_channels_create(static_cast<int>(handles.size()), handles.data(), args.configs.data()),
+          "as_channels_create");
     }
     std::vector<Channel> out;
     out.reserve(handles.size());
-    for (std::size_t i = 0; i < handles.size(); ++i)
-      out.emplace_back(handles[i], sends[i], recvs[i], peers[i]);
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      out.emplace_back(handles[i], args.sends[i], args.recvs[i], args.configs[i].peer);
+    }
     return out;
   }
 
   /// Collective with each peer: destroys the channels together.
-  static void destroy(std::vector<Channel*> channels) {
+  static void destroy(const std::vector<Channel*>& channels) {
     std::vector<as_channel*> handles;
+    handles.reserve(channels.size());
     for (Channel* c : channels) handles.push_back(c->live());
     {
       nb::gil_scoped_release release;
@@ -270,6 +272,7 @@ class Channel {
   /// Index of the first channel with news, or -1 after timeout_s seconds.
   static int wait_any(const std::vector<Channel*>& channels, double timeout_s) {
     std::vector<as_channel*> handles;
+    handles.reserve(channels.size());
     for (Channel* c : channels) handles.push_back(c->live());
     int index = -1;
     nb::gil_scoped_release release;
@@ -340,47 +343,72 @@ class Channel {
     }
     return channel_;
   }
-  /// This rank's configs, checked as far as this rank can alone.
-  static std::vector<as_channel_config> local_configs(
-      const par::Comm& world, const std::vector<int>& peers, const std::vector<nb::object>& sends,
-      const std::vector<nb::object>& recvs, const std::vector<int>& tags, int max_in_flight,
-      const std::string& mode, const std::string& transport) {
-    const int transport_code = parse_transport(transport);
-    const int mode_code = parse_mode(mode);
-    if (sends.size() != peers.size() || recvs.size() != peers.size() ||
+  /// One rank's arguments to create(), converted.
+  struct Arguments {
+    int transport = AS_TRANSPORT_MPI;
+    std::vector<as_channel_config> configs;
+    std::vector<nb::object> sends;
+    std::vector<nb::object> recvs;
+  };
+
+  /// This rank's arguments, converted and checked as far as this rank can
+  /// alone.
+  static Arguments arguments(const par::Comm& world, nb::handle peer_list, nb::handle send_list,
+                             nb::handle recv_list, nb::handle tag_list, nb::handle depth,
+                             nb::handle mode_name, nb::handle transport_name) {
+    constexpr long long int_max = std::numeric_limits<int>::max();
+    constexpr long long int_min = std::numeric_limits<int>::min();
+    Arguments args;
+    args.transport = parse_transport(text_of(transport_name, "transport"));
+    const int mode = parse_mode(text_of(mode_name, "mode"));
+    const int max_in_flight =
+        static_cast<int>(integer_of(depth, "max_in_flight", 1, int_max, "at least 1"));
+    const std::vector<nb::object> peers = items_of(peer_list, "peers");
+    args.sends = items_of(send_list, "sends");
+    args.recvs = items_of(recv_list, "recvs");
+    const std::vector<nb::object> tags =
+        tag_list.is_none() ? std::vector<nb::object>{} : items_of(tag_list, "tags");
+    if (args.sends.size() != peers.size() || args.recvs.size() != peers.size() ||
         (!tags.empty() && tags.size() != peers.size())) {
       throw core::InputError(fmt::format(
           "{} peers, {} send and {} receive arrays, {} tags: expected one of each per peer",
-          peers.size(), sends.size(), recvs.size(), tags.size()));
+          peers.size(), args.sends.size(), args.recvs.size(), tags.size()));
     }
     void* attr = nullptr;
     int has = 0;
     MPI_Comm_get_attr(world.get(), MPI_TAG_UB, &attr, &has);
     const long long tag_ub = has != 0 ? *static_cast<int*>(attr) : 32767;
-    std::vector<as_channel_config> configs(peers.size());
+    args.configs.resize(peers.size());
     for (std::size_t i = 0; i < peers.size(); ++i) {
-      const Buffer send = in_place(sends[i], "send", peers[i]);
-      const Buffer recv = in_place(recvs[i], "receive", peers[i]);
+      const std::string which = fmt::format("peers[{}]", i);
+      const int peer =
+          static_cast<int>(integer_of(peers[i], which, int_min, int_max, "a rank of comm"));
+      const int tag = tags.empty()
+                          ? 0
+                          : static_cast<int>(integer_of(tags[i], fmt::format("tags[{}]", i),
+                                                        int_min, int_max, "a tag"));
+      const Buffer send = in_place(args.sends[i], "send", peer);
+      const Buffer recv = in_place(args.recvs[i], "receive", peer);
       if (send.nbytes() != recv.nbytes() || send.nbytes() == 0) {
         throw core::InputError(fmt::format(
             "channel to rank {}: a send array of {} bytes and a receive array of {}: expected "
             "arrays of the same size, not empty",
-            peers[i], send.nbytes(), recv.nbytes()));
+            peer, send.nbytes(), recv.nbytes()));
       }
-      as_channel_config& c = configs[i];
+      as_channel_config& c = args.configs[i];
       as_channel_config_init(&c);
-      c.transport = transport_code;
+      c.transport = args.transport;
       c.comm = world.get();
-      c.peer = peers[i];
-      c.tag = tags.empty() ? 0 : tags[i];
+      c.peer = peer;
+      c.tag = tag;
       c.message_size = send.nbytes();
       c.sendbuf = const_cast<void*>(send.data());
       c.recvbuf = const_cast<void*>(recv.data());
       c.max_in_flight = max_in_flight;
-      c.mode = mode_code;
+      c.mode = mode;
       check_end(c, world.rank(), world.size(), tag_ub);
       for (std::size_t j = 0; j < i; ++j) {
-        if (configs[j].peer == c.peer && configs[j].tag == c.tag) {
+        if (args.configs[j].peer == c.peer && args.configs[j].tag == c.tag) {
           throw core::InputError(fmt::format(
               "two channels to rank {} with tag {}: expected a different tag for each channel "
               "to the same peer",
@@ -388,7 +416,7 @@ class Channel {
         }
       }
     }
-    return configs;
+    return args;
   }
 
   void forget() {
@@ -412,10 +440,10 @@ void bind_channel(nb::module_& m) {
                       "size. Create with create(), collective over comm, and destroy with "
                       "destroy(), collective with each peer (over comm for rma); a channel not "
                       "destroyed stays open (never destroyed by the garbage collector).")
-      .def_static("create", &Channel::create, nb::arg("comm").none(), nb::arg("peers"),
-                  nb::arg("sends"), nb::arg("recvs"), nb::arg("tags") = std::vector<int>{},
-                  nb::arg("max_in_flight") = 1, nb::arg("mode") = "async",
-                  nb::arg("transport") = "mpi",
+      .def_static("create", &Channel::create, nb::arg("comm").none(), nb::arg("peers").none(),
+                  nb::arg("sends").none(), nb::arg("recvs").none(),
+                  nb::arg("tags").none() = nb::none(), nb::arg("max_in_flight").none() = 1,
+                  nb::arg("mode").none() = "async", nb::arg("transport").none() = "mpi",
                   "Collective over comm: one channel per peer, created together "
                   "(as_channels_create) once every rank's arguments are checked and each "
                   "channel's two ends found to match; any error is raised on every rank.")

@@ -5,6 +5,8 @@
 #include <mpi4py/mpi4py.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
@@ -33,6 +35,57 @@ MPI_Comm comm_of(nb::handle object, const char* what) {
     throw core::InputError(fmt::format("{}: MPI.COMM_NULL: expected a communicator", what));
   }
   return *comm;
+}
+
+namespace {
+/// "a float", "an int": the type of `value`, for a refusal.
+std::string a_type(nb::handle value) {
+  const std::string name = nb::type_name(value.type()).c_str();
+  const bool vowel =
+      !name.empty() && std::string_view("aeiouAEIOU").find(name[0]) != std::string_view::npos;
+  return fmt::format("{} {}", vowel ? "an" : "a", name);
+}
+}  // namespace
+
+long long integer_of(nb::handle value, const std::string& what, long long low, long long high,
+                     const std::string& expected) {
+  if (PyBool_Check(value.ptr()) != 0 || PyIndex_Check(value.ptr()) == 0) {
+    throw core::InputError(fmt::format("{}: {}: expected an integer", what, a_type(value)));
+  }
+  const nb::object index = nb::steal(PyNumber_Index(value.ptr()));
+  if (!index.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred() != nullptr) throw nb::python_error();
+  if (overflow != 0 || v < low || v > high) {
+    throw core::InputError(
+        fmt::format("{} {}: expected {}", what, nb::cast<std::string>(nb::str(index)), expected));
+  }
+  return v;
+}
+
+std::string text_of(nb::handle value, const std::string& what) {
+  if (!nb::isinstance<nb::str>(value)) {
+    throw core::InputError(fmt::format("{}: {}: expected a str", what, a_type(value)));
+  }
+  return nb::cast<std::string>(value);
+}
+
+std::vector<nb::object> items_of(nb::handle value, const std::string& what) {
+  if (PySequence_Check(value.ptr()) == 0 || nb::isinstance<nb::str>(value) ||
+      nb::isinstance<nb::bytes>(value)) {
+    throw core::InputError(fmt::format("{}: {}: expected a list", what, a_type(value)));
+  }
+  std::vector<nb::object> items;
+  const Py_ssize_t n = PySequence_Size(value.ptr());
+  if (n < 0) throw nb::python_error();
+  items.reserve(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    nb::object item = nb::steal(PySequence_GetItem(value.ptr(), i));
+    if (!item.is_valid()) throw nb::python_error();
+    items.push_back(std::move(item));
+  }
+  return items;
 }
 
 }  // namespace asyncsolve::python
