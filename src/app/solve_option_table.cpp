@@ -301,8 +301,9 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
                          .noun = "a positive number of seconds"});
   a.check_every =
       t.number("--check-every", c.check_every, {1, 1e9},
-               {.help = "Compute the global residual every K iterations (async, racy: start a "
-                        "reduction round every K)",
+               {.help = "Compute the global residual every K iterations (async, racy: a "
+                        "sweeping rank starts a reduction round every K; a rank waiting for "
+                        "news starts one at once)",
                 .applies = applies_when({when("--method", stationary)}),
                 .shown_default = "100 for jacobi, 1 for schwarz"});
   t.number("--halo-every", c.halo_every, {1, 1e6},

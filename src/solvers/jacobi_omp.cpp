@@ -59,18 +59,16 @@ void sync_thread(OmpShared& s, int t, int k0, int k1) {
   const JacobiOptions& base = s.base;
   Field* cur = &s.u;
   Field* next = &s.u_new;
+  long checks = 0;  // the checks made so far (the same count in every thread)
   for (long k = 0;; ++k) {
-    const bool check = k % base.check_every == 0;
-    if (!check && k >= base.max_iters) {
-      me.iterations = k;
-      if (t == 0) s.sync_stop = OmpStop::max_iters;
-      break;
-    }
+    // The last iterate's residual is computed too (the estimate reported is
+    // the final iterate's, and it may meet the tolerance).
+    const bool check = k % base.check_every == 0 || k >= base.max_iters;
     if (check) {
       // The check's slot of the shared values: consecutive checks use the
       // two in turn, so a fast thread writing the next never meets a slow
       // one still reading this one (a barrier lies between two uses of one).
-      const auto slot = static_cast<std::size_t>((k / base.check_every) % 2);
+      const auto slot = static_cast<std::size_t>(checks++ % 2);
       double mine = 0.0;
       {
         const auto scope = timers.time(omp_sweep_phase);

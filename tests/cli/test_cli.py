@@ -325,6 +325,23 @@ class Solve(unittest.TestCase):
         self.assertEqual(doc["result"]["iterations"]["max"], 10)
         self.assertIn("NOT converged", out)
 
+    def test_max_iters_between_checks_reports_the_last_iterate(self):
+        # Stopping at --max-iters between two checks reported the residual of the
+        # last check (1.0, that of x0, with --check-every past --max-iters) beside
+        # the final iterate's true residual; the last iterate is checked now.
+        for extra, ranks in ((["--variant", "sync"], 2), (["--assemble"], 3),
+                             (["--transport", "omp", "--threads", "2"], 1),
+                             (["--hybrid", "funneled", "--threads", "2"], 2)):
+            with self.subTest(extra=extra):
+                args = ["--check-every", "1000000000", "--max-iters", "40", "--local", "6,6,6"]
+                doc, _ = self.solve(args + extra, ranks, expect_code=3)
+                r = doc["result"]
+                self.assertEqual(r["reason"], "max_iters")
+                self.assertEqual(r["iterations"]["max"], 40)
+                self.assertLess(r["residual_estimate"], 0.5)
+                self.assertAlmostEqual(r["residual_estimate"] / r["true_residual"], 1.0, places=9)
+                self.assertEqual(doc["history"][-1]["iteration"], 40)
+
     def test_rank_0_alone_exits_with_the_outcome(self):
         # Every other rank exits 0 after a collective outcome, so that the
         # launcher cannot end the job at another rank's non-zero exit before

@@ -47,7 +47,9 @@ SerialJacobi serial_jacobi(const grid::Problem& problem, const grid::Int3& n, do
   out.b_norm = std::sqrt(b2) > 0 ? std::sqrt(b2) : 1.0;
 
   for (long it = 0;; ++it) {
-    if (it % check_every == 0) {
+    // Checked every check_every iterations, and at max_iters: the residual
+    // reported is the last iterate's.
+    if (it % check_every == 0 || it >= max_iters) {
       double r2 = 0;
       for (int k = 1; k <= n[2]; ++k)
         for (int j = 1; j <= n[1]; ++j)

@@ -15,7 +15,8 @@ struct SerialJacobi {
   double b_norm = 0;
 };
 
-/// Runs Figure 1 of paper 000 serially: every check_every iterations compute
+/// Runs Figure 1 of paper 000 serially: every check_every iterations (and at
+/// max_iters, so that the residual is the last iterate's) compute
 /// ||b - A u|| / ||b|| and stop below tol; stop at max_iters otherwise.
 SerialJacobi serial_jacobi(const grid::Problem& problem, const grid::Int3& global, double tol,
                            long max_iters, int check_every);
