@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
@@ -147,6 +149,8 @@ inline long final_sync_iterations(const SolveResult& result, double tol, int fin
 /// iterations from that iterate, checking every one, with no monitor and no
 /// time guard, whose outcome becomes the solve's (reason "tolerance" or
 /// "final_sync", the estimate its last check's); then confirm_convergence.
+/// A stop on max_iters or max_time whose true residual met tol is a
+/// convergence (reason "tolerance", the detail saying so).
 /// A tail that diverged or broke down gives the solve that reason and its
 /// detail; one that confirmed a stop on the tolerance (a stale estimate)
 /// and did not converge ends it "unconfirmed" (mark_unconfirmed), not
@@ -155,6 +159,18 @@ template <class TrueResidual, class SyncTail>
 void finish_async(SolveResult& result, double tol, int final_sync, TrueResidual&& true_residual,
                   SyncTail&& sync_tail) {
   result.true_residual = true_residual();
+  if ((result.reason == StopReason::max_iters || result.reason == StopReason::max_time) &&
+      result.true_residual < tol) {
+    // The last round's estimate lagged (it sums residuals the ranks had
+    // before their last sweeps); the iterate returned meets the tolerance,
+    // as a synchronous check of it would have found.
+    result.detail = fmt::format(
+        "stopped on {} with a residual estimate of {:.3e}; the true residual of the iterate "
+        "returned, {:.3e}, met the tolerance",
+        stop_reason_name(result.reason), result.residual_estimate, result.true_residual);
+    result.reason = StopReason::tolerance;
+    result.converged = true;
+  }
   if (const long n = final_sync_iterations(result, tol, final_sync); n > 0) {
     const bool confirming = result.reason == StopReason::tolerance;
     const double stale_estimate = result.residual_estimate;

@@ -217,6 +217,24 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
       r, tol, 50, [] { return 3e-4; }, tail(true));
   EXPECT_EQ(asked, -1);
   EXPECT_EQ(r.reason, StopReason::max_time);
+  // max_iters or max_time with a lagging estimate, and a returned iterate that
+  // meets tol: converged (a synchronous check of it would have found so), with
+  // no tail; it was reported "NOT converged (max_iters)" with a true residual
+  // below tol.
+  for (const StopReason stop : {StopReason::max_iters, StopReason::max_time}) {
+    asked = -1;
+    r = {};
+    r.reason = stop;
+    r.residual_estimate = 2e-4;
+    finish_async(
+        r, tol, 50, [] { return 5e-5; }, tail(false));
+    EXPECT_EQ(asked, -1);
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(r.reason, StopReason::tolerance);
+    EXPECT_EQ(r.residual_estimate, 2e-4);
+    EXPECT_NE(r.detail.find("2.000e-04"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("5.000e-05, met the tolerance"), std::string::npos) << r.detail;
+  }
 }
 
 }  // namespace
