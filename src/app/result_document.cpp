@@ -413,7 +413,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (stats.max == 0.0) continue;
     phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
   }
-  line("phases", fmt::format("{} s (max over {})", phases, omp ? "threads" : "ranks"));
+  if (!phases.empty()) {  // none where the solve broke down before its first step
+    line("phases", fmt::format("{} s (max over {})", phases, omp ? "threads" : "ranks"));
+  }
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));

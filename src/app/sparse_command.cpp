@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,7 @@
 #include "asyncsolve/collectives/channel_tree.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
+#include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
@@ -528,13 +530,22 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
 
 Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
   solvers::CsrSystem& system = setup.system;
-  Solved solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
-                  : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
-                                                     : solve_jacobi(config, p, system, *setup.halo);
+  Solved solved;
+  bool iterated = true;
+  try {
+    solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
+             : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
+                                                : solve_jacobi(config, p, system, *setup.halo);
+  } catch (const core::CollectiveBreakdown& e) {  // on every rank alike, before the iteration
+    solved.result = breakdown_before_iterating(p, setup, e.what());
+    solved.halo = std::string(setup.halo->name());
+    solved.allreduce = config.allreduce->name();
+    iterated = false;
+  }
   warn_of_empty_row(p, setup);
   confirm_on_given_system(config, p, setup, solved.result);
   unscale_solution(p, setup);
-  mark_equilibrated_breakdown(setup.powers, solved.result);
+  if (iterated) mark_equilibrated_breakdown(setup.powers, solved.result);  // quotes a value
   return solved;
 }
 

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,17 +22,19 @@
 namespace asyncsolve::app {
 namespace {
 
-/// ||v / s|| over the ranks, without over- or underflow in the squares.
+/// ||v / s|| over the ranks (||v|| where s is empty: no --scale), without
+/// over- or underflow in the squares.
 double unscaled_norm(const par::Comm& comm, std::span<const double> v,
                      const std::vector<double>& s) {
+  const auto at = [&](std::size_t i) { return s.empty() ? v[i] : v[i] / s[i]; };
   double largest = 0.0;
-  for (std::size_t i = 0; i < s.size(); ++i) largest = std::max(largest, std::abs(v[i] / s[i]));
+  for (std::size_t i = 0; i < v.size(); ++i) largest = std::max(largest, std::abs(at(i)));
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm.get()),
                  "MPI_Allreduce");
   if (!(largest > 0.0) || !std::isfinite(largest)) return largest;
   double sum = 0.0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const double t = v[i] / s[i] / largest;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double t = at(i) / largest;
     sum += t * t;
   }
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm.get()),
@@ -37,12 +42,10 @@ double unscaled_norm(const par::Comm& comm, std::span<const double> v,
   return largest * std::sqrt(sum);
 }
 
-}  // namespace
-
-void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, SparseSetup& setup,
-                             solvers::SolveResult& result) {
-  const std::vector<double>& s = setup.scale;
-  if (config.sparse.scale == Scale::none || result.reason == solvers::StopReason::breakdown) return;
+/// Collective: ||b - A x|| / ||b|| of the system as given (S^-1 undoes
+/// --scale; the powers of two of the equilibration scale r and b alike and
+/// cancel), 0 where b = 0.
+double given_residual(const SparseProblem& p, SparseSetup& setup) {
   solvers::CsrSystem& system = setup.system;
   const auto n = static_cast<std::size_t>(p.matrix.local_rows());
   setup.halo->exchange(system.x);
@@ -50,9 +53,27 @@ void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, 
   (void)ops::residual(system.op, system.b.origin(), system.x.origin(), setup.halo->ghosts().data(),
                       r.data());
   const par::Comm& comm = p.matrix.comm();
-  // The powers of two of the equilibration scale r and b alike: they cancel.
-  const double b_norm = unscaled_norm(comm, {system.b.origin(), n}, s);
-  const double given = b_norm > 0.0 ? unscaled_norm(comm, r, s) / b_norm : 0.0;
+  const double b_norm = unscaled_norm(comm, {system.b.origin(), n}, setup.scale);
+  return b_norm > 0.0 ? unscaled_norm(comm, r, setup.scale) / b_norm : 0.0;
+}
+
+}  // namespace
+
+solvers::SolveResult breakdown_before_iterating(const SparseProblem& p, SparseSetup& setup,
+                                                std::string detail) {
+  solvers::SolveResult result;
+  result.converged = false;
+  result.reason = solvers::StopReason::breakdown;
+  result.detail = std::move(detail);
+  result.residual_estimate = std::numeric_limits<double>::quiet_NaN();  // none was made
+  result.true_residual = given_residual(p, setup);
+  return result;
+}
+
+void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, SparseSetup& setup,
+                             solvers::SolveResult& result) {
+  if (config.sparse.scale == Scale::none || result.reason == solvers::StopReason::breakdown) return;
+  const double given = given_residual(p, setup);
   const double scaled = result.true_residual;
   result.true_residual = given;
   result.scaled_true_residual = scaled;

@@ -106,6 +106,13 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
 void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, SparseSetup& setup,
                              solvers::SolveResult& result);
 
+/// Collective: a breakdown every rank agreed on before the iteration (a
+/// subdomain that cannot be factorised, core::CollectiveBreakdown) as the
+/// solve's outcome: x0 returned, reason breakdown with `detail`, no
+/// estimate, the true residual x0's on the system as given.
+solvers::SolveResult breakdown_before_iterating(const SparseProblem& p, SparseSetup& setup,
+                                                std::string detail);
+
 /// Local: setup.system.x back in the unscaled unknowns, x = S 2^(a - c) y.
 void unscale_solution(const SparseProblem& p, SparseSetup& setup);
 

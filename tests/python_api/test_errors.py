@@ -411,3 +411,24 @@ def test_an_empty_row_with_b_zero_reports_no_error(comm, method):
     assert r.to_dict()["error_inf"] is None
     assert r.to_dict()["warnings"][0].startswith(
         "row 7 of A is empty (no non-zero entry) and b is 0 there")
+
+
+def test_a_subdomain_that_cannot_be_factorised_is_a_breakdown(comm, spd):
+    # -A of a Laplacian: every subdomain is negative definite, and cholmod cannot
+    # factorise it. The command reports a breakdown with its document; here
+    # solve() and a Solver's solve() raise NotConverged with the Result (the
+    # Solver raised RuntimeFailure from its constructor).
+    neg = whole(-spd, comm)
+    b = rhs(spd.shape[0]) if comm.rank == 0 else None
+    for run in (lambda: asyncsolve.solve(neg, b, comm=comm, method="pcg1", pc="asm",
+                                         local_solver="cholmod"),
+                lambda: asyncsolve.Solver(neg, comm=comm, method="pcg1", pc="asm",
+                                          local_solver="cholmod").solve(b)):
+        with pytest.raises(asyncsolve.NotConverged) as e:
+            run()
+        r = e.value.result
+        assert r.reason == "breakdown"
+        assert r.iterations == 0
+        assert "subdomain" in r.detail, r.detail
+        assert "not positive definite" in r.detail, r.detail
+        assert r.to_dict()["true_residual"] == pytest.approx(1.0)
