@@ -276,6 +276,19 @@ nlohmann::ordered_json make_result_document(const std::vector<std::string>& comm
   return doc;
 }
 
+namespace {
+/// "sweep 0.123, halo 0.010": each phase some rank spent time in, with its
+/// maximum over the ranks.
+std::string phase_maxima(const RunSummary& s) {
+  std::string phases;
+  for (const auto& [name, stats] : s.phases) {
+    if (stats.max == 0.0) continue;
+    phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
+  }
+  return phases;
+}
+}  // namespace
+
 std::string format_summary(const RunEnvironment& env, const RunProblem& p, const SolveConfig& c,
                            const RunSummary& s) {
   std::string out;
@@ -408,14 +421,9 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
                      fewest->iterations, most->iterations, change));
   }
   for (const std::string& hint : s.hints) line("hint", hint);
-  std::string phases;
-  for (const auto& [name, stats] : s.phases) {
-    if (stats.max == 0.0) continue;
-    phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, stats.max);
-  }
-  if (!phases.empty()) {  // none where the solve broke down before its first step
+  // None where the solve broke down before its first step.
+  if (const std::string phases = phase_maxima(s); !phases.empty())
     line("phases", fmt::format("{} s (max over {})", phases, omp ? "threads" : "ranks"));
-  }
   if (is_krylov(c)) {
     line("halo", fmt::format("{}, {} exchanges, {:.0f} tests (mean per rank, every {} planes)",
                              s.halo, s.halo_exchanges, s.halo_tests.mean, c.test_every));
