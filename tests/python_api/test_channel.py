@@ -164,7 +164,7 @@ def test_peer_outside_comm(comm):
     if comm.size == 1:
         assert str(e.value) == "peer 1: expected another rank of comm, and comm has one rank"
     else:
-        assert str(e.value) == (f"peer {comm.size} on rank 0: expected another rank of comm, 0 "
+        assert str(e.value) == (f"rank 0: peer {comm.size}: expected another rank of comm, 0 "
                                 f"to {comm.size - 1}")
 
 
@@ -188,4 +188,5 @@ def test_a_wrong_type_on_one_rank_is_refused_on_every_rank(comm, bad, message):
         args |= {"peers": [float(peer)]} if bad.get("peers") == "float" else bad
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.Channel.create(comm, **args)
-    assert str(e.value) == message
+    # Every rank names the rank whose argument was refused.
+    assert str(e.value) == (message if comm.size == 1 else f"rank {comm.size - 1}: {message}")

@@ -85,7 +85,7 @@ class Allreduce {
       parsed = collectives::parse_allreduce(algorithm);
       op_ = parse_op(op);
     } catch (const std::exception& e) {  // InputError, or a Python error while converting
-      error = e.what();
+      error = rank_error(comm.rank(), comm.size(), e.what());
     }
     nb::gil_scoped_release release;
     sparse::raise_together(comm, error);

@@ -32,6 +32,10 @@ std::string text_of(nanobind::handle value, const std::string& what);
 /// bytes), or core::InputError naming `what` and its type.
 std::vector<nanobind::object> items_of(nanobind::handle value, const std::string& what);
 
+/// A rank's own refusal as every rank of a collective call raises it:
+/// "rank R: WHAT" where comm has more than one rank, else WHAT.
+std::string rank_error(int rank, int ranks, const std::string& what);
+
 /// The solve path: System, keywords() (solve.cpp).
 void bind_solve(nanobind::module_& m);
 /// Channel (channel.cpp).

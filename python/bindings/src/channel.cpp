@@ -191,8 +191,7 @@ void check_end(const as_channel_config& c, int rank, int ranks, long long tag_ub
     throw core::InputError(
         ranks == 1
             ? fmt::format("peer {}: expected another rank of comm, and comm has one rank", c.peer)
-            : fmt::format("peer {} on rank {}: expected another rank of comm, 0 to {}", c.peer,
-                          rank, ranks - 1));
+            : fmt::format("peer {}: expected another rank of comm, 0 to {}", c.peer, ranks - 1));
   }
   if (c.tag < 0 || 2LL * c.tag + 1 > tag_ub) {
     throw core::InputError(fmt::format("channel to rank {}: tag {}: expected 0 to {}", c.peer,
@@ -234,7 +233,7 @@ class Channel {
     try {
       args = arguments(world, peers, sends, recvs, tags, max_in_flight, mode, transport);
     } catch (const std::exception& e) {  // InputError, or a Python error while converting
-      error = e.what();
+      error = rank_error(world.rank(), world.size(), e.what());
     }
     std::vector<as_channel*> handles(args.configs.size(), nullptr);
     {

@@ -47,6 +47,10 @@ std::string a_type(nb::handle value) {
 }
 }  // namespace
 
+std::string rank_error(int rank, int ranks, const std::string& what) {
+  return ranks > 1 ? fmt::format("rank {}: {}", rank, what) : what;
+}
+
 long long integer_of(nb::handle value, const std::string& what, long long low, long long high,
                      const std::string& expected) {
   if (PyBool_Check(value.ptr()) != 0 || PyIndex_Check(value.ptr()) == 0) {
