@@ -119,7 +119,15 @@ std::string label(const SerialCsr& a, solvers::KrylovMethod m, precond::PcKind p
 }  // namespace
 
 // Every method, every preconditioner, every matrix: converged, the true
-// residual below the tolerance, x close to the solution.
+// residual below the tolerance, x close to the solution. One exception:
+// BiCGStab without a preconditioner on the most convection-dominated
+// matrix (Pe = 1000) is not guaranteed to converge. Its minimal-residual
+// step stalls (omega ~ 0.01) while ||r|| grows, and whether it recovers
+// depends on rounding: on an Intel Xeon, pipebicgstab on 8 ranks grew to
+// 4e10 x ||r0|| and stopped "diverged", where other rank counts and an AMD
+// EPYC converged. There the solve must either converge or say that it
+// failed (diverged or breakdown, with its detail, and a true residual that
+// agrees).
 TEST(Nonsymmetric, EveryMethodConvergesOnEveryMatrix) {
   constexpr double tol = 1e-8;
   for (const SerialCsr& a : matrices()) {
@@ -128,6 +136,18 @@ TEST(Nonsymmetric, EveryMethodConvergesOnEveryMatrix) {
            {precond::PcKind::none, precond::PcKind::jacobi, precond::PcKind::ilu0}) {
         const Outcome run = solve(a, options(method, pc, tol));
         const std::string what = label(a, method, pc);
+        const bool may_fail = pc == precond::PcKind::none &&
+                              a.name.find("Pe=1000") != std::string::npos &&
+                              (method == solvers::KrylovMethod::bicgstab ||
+                               method == solvers::KrylovMethod::pipebicgstab);
+        if (may_fail && !run.result.converged) {
+          EXPECT_TRUE(run.result.reason == solvers::StopReason::diverged ||
+                      run.result.reason == solvers::StopReason::breakdown)
+              << what << ": " << solvers::stop_reason_name(run.result.reason);
+          EXPECT_FALSE(run.result.detail.empty()) << what;
+          EXPECT_GE(run.result.true_residual, tol) << what;
+          continue;
+        }
         EXPECT_TRUE(run.result.converged)
             << what << ": " << solvers::stop_reason_name(run.result.reason) << " "
             << run.result.detail;
