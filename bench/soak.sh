@@ -37,8 +37,9 @@
 #   one-sided operation only while its target runs and spins while it
 #   waits: bench/rma_flush measures a flush at a scheduler's time slice on
 #   a crowded node, and `asyncsolve solve` warns of it); METHOD
-#   (default jacobi) jacobi or schwarz; PYTHON (default python3) the
-#   interpreter that writes the matrices.
+#   (default jacobi) jacobi or schwarz; PYTHON the interpreter that writes
+#   the matrices (default: the repository's .venv/bin/python where `make
+#   test` made it, which has scikit-fem; python3 otherwise).
 #   Example: nohup bench/soak.sh build/asyncsolve 1000 results/soak > soak.log &
 #
 # OUTPUT
@@ -61,7 +62,9 @@ if [ $# -lt 2 ] || [ ! -x "$1" ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
 fi
 AS=$1; N=$2; OUT=${3:-$(mktemp -d /tmp/soak.XXXXXX)}
 TIMEOUT=${TIMEOUT:-60}; LOCAL=${LOCAL:-14,14,14}; TOL=${TOL:-1e-4}; EXTRA=${EXTRA:-}
-MPIEXEC=${MPIEXEC:-mpirun}; METHOD=${METHOD:-jacobi}; PYTHON=${PYTHON:-python3}
+here=$(dirname "$0")
+venv_python="$here/../.venv/bin/python"; [ -x "$venv_python" ] || venv_python=python3
+MPIEXEC=${MPIEXEC:-mpirun}; METHOD=${METHOD:-jacobi}; PYTHON=${PYTHON:-$venv_python}
 case $METHOD in
   jacobi) default_problems="plume matrix" ;;
   schwarz) default_problems="matrix" ;;
@@ -74,7 +77,6 @@ if [ "$METHOD" = schwarz ] && [[ " ${problems[*]} " == *" plume "* ]]; then
   exit 2
 fi
 read -r -a partitions <<< "${PARTITIONS:-block metis scotch}"
-here=$(dirname "$0")
 mkdir -p "$OUT/matrices"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
