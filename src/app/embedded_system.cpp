@@ -196,10 +196,10 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
       } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
         throw core::InputError(not_positive_definite(e));
       } catch (const core::CollectiveBreakdown&) {  // on every rank alike
-        // A subdomain that cannot be factorised: no solver is kept, and each
-        // solve() goes the one-solve way (solve_sparse), whose setup meets
-        // the same breakdown and reports it as the solve's outcome.
-        s.krylov.reset();
+        // A subdomain that cannot be factorised: the failed emplace keeps no
+        // solver, so each solve() goes the one-solve way (solve_sparse),
+        // whose setup meets the same breakdown and reports it as the solve's
+        // outcome.
       }
     }
   } catch (const core::InputError&) {
