@@ -135,7 +135,10 @@ void as_channel_config_init(as_channel_config* config);
 /** Creates one end of a channel. Blocks until the other end makes the
  *  matching call (same message_size, max_in_flight and mode, same tag). When
  *  a process creates several channels, call in an order both ends share, or
- *  use as_channels_create. Rma: collective over comm, as as_channels_create. */
+ *  use as_channels_create. An end that cannot allocate its buffers returns
+ *  AS_ERR_NOMEM and tells the other end, which returns AS_ERR_NOMEM too
+ *  (neither is left waiting). Rma: collective over comm, as
+ *  as_channels_create. */
 int as_channel_create(as_channel** channel, const as_channel_config* config);
 
 /** Creates `count` channels at once: no ordering constraint between them.

@@ -166,9 +166,17 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
   for (int i = 0; i < count; ++i) {
     if (const int status = validate(&configs[i]); status != AS_SUCCESS) return status;
   }
-  std::vector<as_channel*> made;  // allocated under guarded(): no exception reaches C
+  // Allocated under guarded(): no exception reaches C.
+  std::vector<as_channel*> made;
+  std::vector<int> statuses;
   const auto size = static_cast<std::size_t>(count);
-  if (const int s = guarded([&] { made.assign(size, nullptr); }); s != AS_SUCCESS) return s;
+  if (const int s = guarded([&] {
+        made.assign(size, nullptr);
+        statuses.assign(size, AS_SUCCESS);
+      });
+      s != AS_SUCCESS) {
+    return s;
+  }
   int first_error = AS_SUCCESS;
   for (int i = 0; i < count; ++i) {
     const int status = guarded([&] {
@@ -176,13 +184,18 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
       made[static_cast<std::size_t>(i)] = ch;
       ch->impl->start_create();
     });
+    statuses[static_cast<std::size_t>(i)] = status;
     if (status != AS_SUCCESS && first_error == AS_SUCCESS) first_error = status;
   }
-  // Complete every handshake, even after an error, so nothing is left posted.
+  // Complete every handshake, even after an error, so nothing is left posted
+  // and no peer waits: a channel this end could not make (out of memory)
+  // still sends its share, a refusal, and its peer fails with that status.
   for (int i = 0; i < count; ++i) {
     as_channel* ch = made[static_cast<std::size_t>(i)];
-    if (ch == nullptr) continue;
-    const int status = guarded([&] { ch->impl->finish_create(); });
+    const int made_status = statuses[static_cast<std::size_t>(i)];
+    const int status = ch != nullptr ? guarded([&] { ch->impl->finish_create(); }) : guarded([&] {
+      asyncsolve::channel::detail::refuse_mpi_create(configs[i], made_status);
+    });
     if (status != AS_SUCCESS && first_error == AS_SUCCESS) first_error = status;
   }
   if (first_error != AS_SUCCESS) {

@@ -100,6 +100,10 @@ class ChannelImpl {
 
 /// The MPI two-sided transport.
 std::unique_ptr<ChannelImpl> make_mpi_channel(const as_channel_config& config);
+/// This end's share of the handshake of a channel it could not make (out of
+/// memory: `status`), so that the peer, waiting for it, fails with the same
+/// status instead of waiting for ever. Blocking; takes the peer's handshake.
+void refuse_mpi_create(const as_channel_config& config, int status);
 
 /// The MPI one-sided transport: creates all `configs` (transport RMA, one
 /// comm, placeholders with peer MPI_PROC_NULL included) with one window;

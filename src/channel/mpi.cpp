@@ -45,6 +45,10 @@
 namespace asyncsolve::channel::detail {
 namespace {
 
+/// The first word of a handshake that refuses the channel (a size is never
+/// negative); the second is the status its end failed with.
+constexpr long long refused_create = -1;
+
 class MpiChannel final : public ChannelImpl {
  public:
   explicit MpiChannel(const as_channel_config& c)
@@ -90,6 +94,11 @@ class MpiChannel final : public ChannelImpl {
 
   void finish_create() override {
     check(MPI_Waitall(2, control_, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    if (theirs_[0] == refused_create) {
+      const bool known = theirs_[1] > AS_SUCCESS && theirs_[1] <= AS_ERR_UNSUPPORTED;
+      throw ChannelFailure(known ? static_cast<int>(theirs_[1]) : AS_ERR_TRANSPORT,
+                           "the other end could not make its end of the channel");
+    }
     if (!std::equal(mine_, mine_ + 3, theirs_)) {
       throw ChannelFailure(AS_ERR_MISMATCH,
                            "the two ends of the channel differ in message size, depth or mode");
@@ -325,6 +334,15 @@ class MpiChannel final : public ChannelImpl {
 
 std::unique_ptr<ChannelImpl> make_mpi_channel(const as_channel_config& config) {
   return std::make_unique<MpiChannel>(config);
+}
+
+void refuse_mpi_create(const as_channel_config& config, int status) {
+  const long long mine[3] = {refused_create, status, 0};
+  long long theirs[3] = {};
+  const int control_tag = 2 * config.tag + 1;
+  check(MPI_Sendrecv(mine, 3, MPI_LONG_LONG, config.peer, control_tag, theirs, 3, MPI_LONG_LONG,
+                     config.peer, control_tag, config.comm, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
 }
 
 }  // namespace asyncsolve::channel::detail

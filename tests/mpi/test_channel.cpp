@@ -3,12 +3,16 @@
 // only what needs no peer.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -100,6 +104,44 @@ TEST(Channel, MismatchedEndsFailOnBothSides) {
     as_channel* ch = nullptr;
     as_channel_config c = config(p, out, in, p.sender ? 2 : 3, AS_MODE_ASYNC);
     EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_MISMATCH);
+    EXPECT_EQ(ch, nullptr);
+  }
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
+// One end cannot allocate its slots (2^31 - 1 of them, 48 GiB of vector
+// headers, under an address-space limit of what it uses plus 256 MiB); the
+// other can. Both fail with AS_ERR_NOMEM: the failing end still completes the
+// handshake, with a refusal. (The other end used to wait in it for ever.)
+TEST(Channel, OutOfMemoryAtOneEndFailsBothEnds) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator aborts on an allocation it cannot make";
+#endif
+  Pair p = make_pair();
+  if (p.peer >= 0) {
+    std::vector<double> out(4), in(4);
+    as_channel* ch = nullptr;
+    const int depth = p.sender ? 1 : std::numeric_limits<int>::max();
+    as_channel_config c = config(p, out, in, depth, AS_MODE_ASYNC);
+    rlimit old{};
+    ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+    if (!p.sender) {
+      std::ifstream statm("/proc/self/statm");
+      unsigned long long pages = 0;
+      statm >> pages;
+      ASSERT_GT(pages, 0u);
+      rlimit tight = old;
+      tight.rlim_cur =
+          pages * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE)) + (256ULL << 20);
+      if (old.rlim_cur != RLIM_INFINITY) tight.rlim_cur = std::min(tight.rlim_cur, old.rlim_cur);
+      ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+    }
+    const int status = as_channel_create(&ch, &c);
+    if (!p.sender) {
+      ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+    }
+    EXPECT_EQ(status, AS_ERR_NOMEM);
     EXPECT_EQ(ch, nullptr);
   }
   expect_no_stray_message(p.comm);
