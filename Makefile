@@ -81,7 +81,7 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CMAKE_FLAGS ?=
 
-.PHONY: deps-mpich test-mpich fuzz all deps deps-docs deps-tsan-omp deps-lint deps-sim deps-docs-check docs-check sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo docs docs-options \
+.PHONY: deps-mpich venv-mpich test-mpich fuzz all deps deps-docs deps-tsan-omp deps-lint deps-sim deps-docs-check docs-check sim test-sim build venv lint lint-format lint-tidy lint-python lint-size test test-sanitize test-tsan test-tsan-omp demo docs docs-options \
         bench peers install clean
 
 all: build
@@ -234,26 +234,47 @@ test-sanitize: deps $(SAN_BUILD)/build.ninja
 # x4 (Hydra's ranks poll without yielding on oversubscribed cores: Debian's
 # MPICH is ch4:ucx, which has no yield setting), one test at a time (two
 # tests' spinning ranks, beside two compilers on 2 cores, made a 1-second
-# test take 9 minutes); then 100
+# test take 9 minutes); then the Python package's tests (python_api on 1-4
+# ranks and the scikit-fem example) with the extension module built against
+# MPICH and a venv of its own (.venv-mpich, mpi4py compiled with mpicc.mpich:
+# one process cannot load both MPIs); then 100
 # asynchronous solves over mpi and rma (bench/soak.sh, 0 failures expected).
 # Not part of .ci/run (its budget): run it before a release and after any
 # change to a transport or a collective.
 MPICH_BUILD    ?= build-mpich
 MPICH_PACKAGES := mpich libmpich-dev
 MPICH_SOAK     ?= 100
+VENV_MPICH     ?= .venv-mpich
 deps-mpich:
 	$(call install_missing,MPICH_PACKAGES)
 
-$(MPICH_BUILD)/build.ninja: | deps deps-mpich
+# The MPICH venv: mpi4py built from source with mpicc.mpich (never from pip's
+# wheel cache, which holds the Open MPI build of .venv), then the same pins
+# as .venv; it refuses to finish if mpi4py reports another MPI.
+venv-mpich: $(VENV_MPICH)/.installed
+$(VENV_MPICH)/.installed: python/pyproject.toml python/requirements.lock | deps deps-mpich
+	$(PYTHON) -m venv $(VENV_MPICH)
+	MPICC=mpicc.mpich $(VENV_MPICH)/bin/pip install -q --no-cache-dir --no-binary mpi4py \
+	  "$$(grep '^mpi4py==' python/requirements.lock)"
+	$(VENV_MPICH)/bin/pip install -q -r python/requirements.lock
+	$(VENV_MPICH)/bin/pip install -q --no-deps --no-build-isolation -e ./python
+	$(VENV_MPICH)/bin/python -c "from mpi4py import MPI; v = MPI.Get_library_version(); \
+	  assert 'MPICH' in v, 'mpi4py in $(VENV_MPICH) is not built against MPICH: ' + v"
+	touch $@
+
+$(MPICH_BUILD)/build.ninja: | deps deps-mpich $(VENV_MPICH)/.installed
 	cmake -S . -B $(MPICH_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	      -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_C_COMPILER=mpicc.mpich \
 	      -DMPI_Fortran_COMPILER=mpif90.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
 	      -DASYNCSOLVE_HYPRE=OFF -DASYNCSOLVE_SHMEM=OFF -DASYNCSOLVE_CAF=OFF \
-	      -DASYNCSOLVE_BUILD_BENCH=OFF '-DASYNCSOLVE_TEST_RANKS=1;2;3;4' $(CMAKE_FLAGS)
+	      -DASYNCSOLVE_BUILD_BENCH=OFF '-DASYNCSOLVE_TEST_RANKS=1;2;3;4' \
+	      -DASYNCSOLVE_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(VENV_MPICH))/bin/python \
+	      -DASYNCSOLVE_LAB_PYTHON=$(abspath $(VENV_MPICH))/bin/python $(CMAKE_FLAGS)
 
 test-mpich: venv $(MPICH_BUILD)/build.ninja
 	cmake --build $(MPICH_BUILD) -j $(JOBS)
 	ctest --test-dir $(MPICH_BUILD) --output-on-failure -j 1 -L '^(unit|mpi|cli|example|fortran)$$'
+	ctest --test-dir $(MPICH_BUILD) --output-on-failure -j 1 -R '^python_(api\.|fem_example)'
 	MPIEXEC=mpiexec.mpich TRANSPORTS="mpi rma" bench/soak.sh $(MPICH_BUILD)/asyncsolve $(MPICH_SOAK)
 
 $(TSAN_BUILD)/build.ninja: | deps

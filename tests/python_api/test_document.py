@@ -16,12 +16,15 @@ import asyncsolve
 
 def clean_environment() -> dict[str, str]:
     """This process's environment without what its launcher set (PMIx and Open
-    MPI's job variables), so the command starts as a singleton of its own; the
-    user's Open MPI settings (OMPI_ALLOW_*, OMPI_MCA_* below) stay."""
+    MPI's job variables; MPICH's Hydra: PMI_*, the PMI socket's descriptor
+    among them, and its own), so the command starts as a singleton of its
+    own; the user's Open MPI settings (OMPI_ALLOW_*, OMPI_MCA_* below) stay."""
     keep = ("OMPI_ALLOW_", "OMPI_MCA_mpi_yield", "OMPI_MCA_rmaps_base_oversubscribe",
             "OMPI_MCA_osc", "OMPI_MCA_btl", "OMPI_MCA_pml")
+    launcher = ("OMPI_", "PMIX_", "OPAL_", "PMI_", "HYDRA_", "HYDI_", "MPI_LOCALNRANKS",
+                "MPI_LOCALRANKID")
     return {k: v for k, v in os.environ.items()
-            if not k.startswith(("OMPI_", "PMIX_", "OPAL_")) or k.startswith(keep)}
+            if not k.startswith(launcher) or k.startswith(keep)}
 
 
 def keys(value: object) -> object:
