@@ -481,7 +481,8 @@ SolveConfig validate_solve(const SolveArgs& a, const OptionTable& table) {
                     c.threads, a.transport));
   }
   if (c.transport == Transport::shmem && !par::shmem_available()) {
-    throw InputError("--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi or rma");
+    throw InputError(
+        "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected mpi or rma");
   }
   c.halo = comm::parse_halo_strategy(a.halo);
   validate_allreduce(a, l, c);
