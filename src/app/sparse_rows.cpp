@@ -1,9 +1,10 @@
 // The rows and the right-hand side, checked before the solve. A zero b:
 // a warning (check_rhs). An empty row (no non-zero entry) makes A
 // singular: with b_i != 0 in it, A x = b has no solution, and every method
-// would run to --max-iters or --max-time; refused before the solve. With b_i = 0 the system is
-// still consistent (a Krylov method can converge, to one of many solutions): a warning, except for
-// Schwarz's factorisations (refused here, naming the row); the methods that divide by the diagonal
+// would run to --max-iters or --max-time; refused before the solve. With
+// b_i = 0 the system is still consistent (a Krylov method can converge, to
+// one of many solutions): a warning, except for Schwarz's factorisations
+// (refused here, naming the row); the methods that divide by the diagonal
 // refuse it themselves.
 #include <mpi.h>
 

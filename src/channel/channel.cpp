@@ -192,9 +192,13 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
   // still sends its share, a refusal, and its peer fails with that status.
   for (int i = 0; i < count; ++i) {
     as_channel* ch = made[static_cast<std::size_t>(i)];
-    const int made_status = statuses[static_cast<std::size_t>(i)];
-    const int status = ch != nullptr ? guarded([&] { ch->impl->finish_create(); }) : guarded([&] {
-      asyncsolve::channel::detail::refuse_mpi_create(configs[i], made_status);
+    const int status = guarded([&] {
+      if (ch != nullptr) {
+        ch->impl->finish_create();
+      } else {
+        asyncsolve::channel::detail::refuse_mpi_create(configs[i],
+                                                       statuses[static_cast<std::size_t>(i)]);
+      }
     });
     if (status != AS_SUCCESS && first_error == AS_SUCCESS) first_error = status;
   }

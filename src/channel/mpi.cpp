@@ -49,13 +49,16 @@ namespace {
 /// negative); the second is the status its end failed with.
 constexpr long long refused_create = -1;
 
+/// The tag of a channel's handshake and closing messages (its data go on 2 tag).
+constexpr int control_tag_of(int tag) noexcept { return 2 * tag + 1; }
+
 class MpiChannel final : public ChannelImpl {
  public:
   explicit MpiChannel(const as_channel_config& c)
       : comm_(c.comm),
         peer_(c.peer),
         data_tag_(2 * c.tag),
-        control_tag_(2 * c.tag + 1),
+        control_tag_(control_tag_of(c.tag)),
         size_(c.message_size),
         depth_(c.max_in_flight),
         racy_(c.mode == AS_MODE_RACY),
@@ -339,7 +342,7 @@ std::unique_ptr<ChannelImpl> make_mpi_channel(const as_channel_config& config) {
 void refuse_mpi_create(const as_channel_config& config, int status) {
   const long long mine[3] = {refused_create, status, 0};
   long long theirs[3] = {};
-  const int control_tag = 2 * config.tag + 1;
+  const int control_tag = control_tag_of(config.tag);
   check(MPI_Sendrecv(mine, 3, MPI_LONG_LONG, config.peer, control_tag, theirs, 3, MPI_LONG_LONG,
                      config.peer, control_tag, config.comm, MPI_STATUS_IGNORE),
         "MPI_Sendrecv");
