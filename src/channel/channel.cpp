@@ -128,10 +128,9 @@ int check_destroy_set(int count, as_channel** channels) noexcept {
     ++grouped;
   }
   if (grouped == 0) return AS_SUCCESS;
+  // No channel twice (as_channels_destroy checks that first), so count
+  // distinct channels of one group are the whole group.
   if (grouped != count || channels[0]->impl->window_group_size() != count) return AS_ERR_STATE;
-  std::vector<as_channel*> sorted(channels, channels + count);
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return AS_ERR_STATE;
   return AS_SUCCESS;
 }
 
@@ -219,6 +218,17 @@ int as_channels_destroy(int count, as_channel** channels) {
   if (count < 0 || (count > 0 && channels == nullptr)) return AS_ERR_ARG;
   for (int i = 0; i < count; ++i)
     if (channels[i] == nullptr) return AS_ERR_STATE;
+  // The same channel twice would be destroyed twice: refused before anything.
+  bool twice = false;
+  if (const int status = guarded([&] {
+        std::vector<as_channel*> sorted(channels, channels + count);
+        std::sort(sorted.begin(), sorted.end());
+        twice = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+      });
+      status != AS_SUCCESS) {
+    return status;
+  }
+  if (twice) return AS_ERR_ARG;
   if (const int status = check_destroy_set(count, channels); status != AS_SUCCESS) return status;
   return guarded([&] {
     for (int i = 0; i < count; ++i) channels[i]->impl->start_destroy();

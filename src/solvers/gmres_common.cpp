@@ -281,7 +281,9 @@ void BreakdownRestarts::check(std::string_view quantity, double value, long iter
 
 bool is_breakdown(double dot, double aa, double bb) {
   constexpr double cosine = 1e-14;
-  return std::abs(dot) <= cosine * std::sqrt(std::max(aa, 0.0) * std::max(bb, 0.0));
+  // The norms' product, not their squares' (that overflows once the norms'
+  // product passes 1e154, and any finite dot then counted as ~ 0).
+  return std::abs(dot) <= cosine * (std::sqrt(std::max(aa, 0.0)) * std::sqrt(std::max(bb, 0.0)));
 }
 
 // ---- the correction of x -------------------------------------------------------

@@ -19,11 +19,16 @@ std::string check_csr_view(const CsrView& a) {
     return fmt::format("{} column indices and {} values for {} entries: expected as many of each",
                        a.col.size(), a.val.size(), a.nnz());
   }
+  // Every offset first: ascending from 0 to nnz (the last), so that no row
+  // below reads past the column indices (a row's end offset can be far out
+  // of range while a later one is smaller).
   for (std::int64_t i = 0; i < a.rows; ++i) {
     if (a.row_ptr[i + 1] < a.row_ptr[i]) {
       return fmt::format("row {}: its offsets {} > {}: expected ascending row offsets", i,
                          a.row_ptr[i], a.row_ptr[i + 1]);
     }
+  }
+  for (std::int64_t i = 0; i < a.rows; ++i) {
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       if (a.col[k] < 0 || a.col[k] >= a.cols) {
         return fmt::format("row {}: column {}: expected a column from 0 to {}", i, a.col[k],

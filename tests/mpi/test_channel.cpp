@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -104,6 +105,26 @@ TEST(Channel, MismatchedEndsFailOnBothSides) {
     as_channel* ch = nullptr;
     as_channel_config c = config(p, out, in, p.sender ? 2 : 3, AS_MODE_ASYNC);
     EXPECT_EQ(as_channel_create(&ch, &c), AS_ERR_MISMATCH);
+    EXPECT_EQ(ch, nullptr);
+  }
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
+// A channel given twice to as_channels_destroy is refused before anything is
+// destroyed (it was destroyed twice: a use after free); a NULL entry too.
+TEST(Channel, DestroyRefusesAChannelTwice) {
+  Pair p = make_pair();
+  if (p.peer >= 0) {
+    std::vector<double> out(4), in(4);
+    as_channel* ch = nullptr;
+    as_channel_config c = config(p, out, in, 1, AS_MODE_ASYNC);
+    ASSERT_EQ(as_channel_create(&ch, &c), AS_SUCCESS);
+    std::array<as_channel*, 2> twice{ch, ch};
+    EXPECT_EQ(as_channels_destroy(2, twice.data()), AS_ERR_ARG);
+    std::array<as_channel*, 2> with_null{ch, nullptr};
+    EXPECT_EQ(as_channels_destroy(2, with_null.data()), AS_ERR_STATE);
+    EXPECT_EQ(as_channel_destroy(&ch), AS_SUCCESS);
     EXPECT_EQ(ch, nullptr);
   }
   expect_no_stray_message(p.comm);

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import asyncsolve
 
@@ -190,3 +191,44 @@ def test_a_wrong_type_on_one_rank_is_refused_on_every_rank(comm, bad, message):
         asyncsolve.Channel.create(comm, **args)
     # Every rank names the rank whose argument was refused.
     assert str(e.value) == (message if comm.size == 1 else f"rank {comm.size - 1}: {message}")
+
+
+def test_none_and_a_channel_twice_are_refused(comm):
+    # Refused before anything is destroyed (they were a null pointer and a
+    # double free, both a segmentation fault); every rank gives the same lists.
+    with pytest.raises(asyncsolve.InputError, match=r"channels\[0\]: None: expected a Channel"):
+        asyncsolve.Channel.destroy([None])
+    with pytest.raises(asyncsolve.InputError, match=r"channels\[0\]: None: expected a Channel"):
+        asyncsolve.Channel.wait_any([None], 0.0)
+    if comm.size < 2:
+        return
+    peer = comm.rank ^ 1
+    sub = comm.Split(0 if comm.rank < comm.size - comm.size % 2 else 1, comm.rank)
+    if peer >= comm.size:
+        sub.Free()
+        return  # the odd rank out
+    [channel] = asyncsolve.Channel.create(sub, [peer], [np.zeros(2)], [np.zeros(2)])
+    with pytest.raises(asyncsolve.InputError,
+                       match=r"channels\[1\]: the same channel as channels\[0\]"):
+        asyncsolve.Channel.destroy([channel, channel])
+    assert not channel.destroyed
+    asyncsolve.Channel.destroy([channel])
+    assert channel.destroyed
+    sub.Free()
+
+
+def test_an_intercommunicator_is_refused(comm):
+    if comm.size < 2:
+        pytest.skip("an intercommunicator needs two groups")
+    local = comm.Split(comm.rank % 2, comm.rank)
+    inter = local.Create_intercomm(0, comm, 1 - comm.rank % 2, tag=7)
+    try:
+        with pytest.raises(asyncsolve.InputError, match="comm: an intercommunicator"):
+            asyncsolve.NonblockingAllreduce(inter, 1)
+        with pytest.raises(asyncsolve.InputError, match="comm: an intercommunicator"):
+            asyncsolve.Channel.create(inter, [0], [np.zeros(1)], [np.zeros(1)])
+        with pytest.raises(asyncsolve.InputError, match="comm: an intercommunicator"):
+            asyncsolve.solve(sp.identity(4, format="csr"), comm=inter)
+    finally:
+        inter.Free()
+        local.Free()

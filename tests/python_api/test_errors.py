@@ -54,6 +54,27 @@ def test_non_square(comm):
     assert "6 x 5" in one_line(e)
 
 
+def test_row_offsets_are_checked_before_any_row_is_read(comm):
+    # A middle offset far past the entries, the last one still nnz: row 1
+    # used to be read up to offset 100, past the 4 column indices.
+    a = sp.identity(4, format="csr")
+    a.indptr[2] = 100
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(a, comm), comm=comm, method="gmres")
+    assert one_line(e) == "A: row 2: its offsets 100 > 3: expected ascending row offsets"
+
+
+@pytest.mark.parametrize("part", ["data", "indptr"])
+def test_csr_arrays_that_are_not_vectors(comm, spd, part):
+    # scipy takes a reshaped array; the refusal used to come from the
+    # binding on rank 0 alone, while the other ranks waited.
+    a = spd.copy()
+    setattr(a, part, getattr(a, part).reshape(1, -1))
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(a, comm), comm=comm, method="gmres")
+    assert one_line(e).startswith(f"A.{part}: a 2-D array: expected a 1-D array")
+
+
 def test_not_a_matrix(comm):
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.solve(whole([[1.0]], comm), comm=comm)

@@ -63,6 +63,11 @@ def test_jacobi_solver(comm, nonsymmetric):
 def test_solver_refuses_repeat_solve(comm, spd):
     with pytest.raises(asyncsolve.InputError, match="repeat_solve"):
         asyncsolve.Solver(spd, comm=comm, repeat_solve=3)
+    # An array (it has no truth value), and on one rank only: refused on every
+    # rank alike, none left waiting in the collective set-up.
+    last = {"repeat_solve": np.array([1, 1])} if comm.rank == comm.size - 1 else {}
+    with pytest.raises(asyncsolve.InputError, match="expected no repeat_solve"):
+        asyncsolve.Solver(spd, comm=comm, **last)
 
 
 def test_repeat_solve_keyword(comm, spd):

@@ -32,6 +32,9 @@ def check_comm(comm: object) -> MPI.Comm:
         )
     if comm == MPI.COMM_NULL:
         raise _core.InputError("comm: MPI.COMM_NULL: expected a communicator")
+    if comm.Is_inter():  # every rank of it has one: each refuses alike
+        raise _core.InputError("comm: an intercommunicator: expected an intracommunicator "
+                               "(e.g. the intercommunicator's Merge())")
     return comm
 
 

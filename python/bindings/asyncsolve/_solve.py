@@ -163,6 +163,12 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                 # Global columns: 64-bit (a copy when scipy holds 32-bit indices).
                 args |= {"indices": np.ascontiguousarray(m.indices, dtype=np.int64),
                          "global_rows": m.shape[1], "first_row": first}
+            # scipy lets a CSR's arrays be reshaped; the binding takes 1-D
+            # ones only, and its refusal would come on this rank alone.
+            for part in ("data", "indptr", "indices"):
+                if args[part].ndim != 1:
+                    raise _Refused(f"A.{part}: a {args[part].ndim}-D array: expected a 1-D "
+                                   "array (a CSR's data, indices and indptr are vectors)")
     except Exception as e:  # every local failure is shared, then raised
         error = _local_error(e, "A" if whole else f"rank {comm.rank}")
         if not whole and isinstance(e, _Refused):
@@ -279,8 +285,9 @@ class Solver:
                  pc: str | None = None, tol: float | None = None, *,
                  rows: tuple[int, int] | None = None, **options: Any) -> None:
         comm = check_comm(comm)
+        # Any value, 1 included, and of any type (an array has no truth value).
         agree(comm, "repeat_solve: a Solver repeats through solve(): expected no repeat_solve"
-              if options.get("repeat_solve", 1) != 1 else None)
+              if "repeat_solve" in options else None)
         named = {"method": method, "pc": pc, "tol": tol}
         self._whole = rows is None
         self._system, self.comm = _open(A, None, comm, rows, None, named, options, keep=True)

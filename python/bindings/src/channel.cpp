@@ -257,9 +257,15 @@ class Channel {
 
   /// Collective with each peer: destroys the channels together.
   static void destroy(const std::vector<Channel*>& channels) {
-    std::vector<as_channel*> handles;
-    handles.reserve(channels.size());
-    for (Channel* c : channels) handles.push_back(c->live());
+    std::vector<as_channel*> handles = handles_of(channels);
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (channels[j] == channels[i]) {
+          throw core::InputError(fmt::format(
+              "channels[{}]: the same channel as channels[{}]: expected each channel once", i, j));
+        }
+      }
+    }
     {
       nb::gil_scoped_release release;
       check(as_channels_destroy(static_cast<int>(handles.size()), handles.data()),
@@ -270,9 +276,7 @@ class Channel {
 
   /// Index of the first channel with news, or -1 after timeout_s seconds.
   static int wait_any(const std::vector<Channel*>& channels, double timeout_s) {
-    std::vector<as_channel*> handles;
-    handles.reserve(channels.size());
-    for (Channel* c : channels) handles.push_back(c->live());
+    std::vector<as_channel*> handles = handles_of(channels);
     int index = -1;
     nb::gil_scoped_release release;
     check(as_channels_wait_any(static_cast<int>(handles.size()), handles.data(), timeout_s, &index),
@@ -335,6 +339,17 @@ class Channel {
   nb::object recv_buffer() const { return recv_; }
 
  private:
+  /// The live handles of a list of channels (None in the list: refused).
+  static std::vector<as_channel*> handles_of(const std::vector<Channel*>& channels) {
+    std::vector<as_channel*> handles;
+    handles.reserve(channels.size());
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      if (channels[i] == nullptr)
+        throw core::InputError(fmt::format("channels[{}]: None: expected a Channel", i));
+      handles.push_back(channels[i]->live());
+    }
+    return handles;
+  }
   as_channel* live() {
     if (channel_ == nullptr) {
       throw core::InputError(

@@ -34,6 +34,15 @@ MPI_Comm comm_of(nb::handle object, const char* what) {
   if (*comm == MPI_COMM_NULL) {
     throw core::InputError(fmt::format("{}: MPI.COMM_NULL: expected a communicator", what));
   }
+  // Every rank of an intercommunicator holds one, so each refuses alike.
+  int inter = 0;
+  MPI_Comm_test_inter(*comm, &inter);
+  if (inter != 0) {
+    throw core::InputError(
+        fmt::format("{}: an intercommunicator: expected an intracommunicator (e.g. the "
+                    "intercommunicator's Merge())",
+                    what));
+  }
   return *comm;
 }
 
