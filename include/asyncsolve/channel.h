@@ -151,9 +151,9 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
 int as_channel_destroy(as_channel** channel);
 
 /** Destroys `count` channels at once, progressing all of them together.
- *  Each channel once (a channel given twice: AS_ERR_ARG, nothing destroyed;
- *  a NULL entry: AS_ERR_STATE). Rma: exactly the channels of one create
- *  call; collective over comm. */
+ *  Each channel once (a channel given twice, or a NULL entry: AS_ERR_STATE,
+ *  nothing destroyed). Rma: exactly the channels of one create call;
+ *  collective over comm. */
 int as_channels_destroy(int count, as_channel** channels);
 
 /** *flag = 1 if fewer than max_in_flight messages are unacknowledged, so

@@ -228,7 +228,7 @@ int as_channels_destroy(int count, as_channel** channels) {
       status != AS_SUCCESS) {
     return status;
   }
-  if (twice) return AS_ERR_ARG;
+  if (twice) return AS_ERR_STATE;
   if (const int status = check_destroy_set(count, channels); status != AS_SUCCESS) return status;
   return guarded([&] {
     for (int i = 0; i < count; ++i) channels[i]->impl->start_destroy();

@@ -121,7 +121,7 @@ TEST(Channel, DestroyRefusesAChannelTwice) {
     as_channel_config c = config(p, out, in, 1, AS_MODE_ASYNC);
     ASSERT_EQ(as_channel_create(&ch, &c), AS_SUCCESS);
     std::array<as_channel*, 2> twice{ch, ch};
-    EXPECT_EQ(as_channels_destroy(2, twice.data()), AS_ERR_ARG);
+    EXPECT_EQ(as_channels_destroy(2, twice.data()), AS_ERR_STATE);
     std::array<as_channel*, 2> with_null{ch, nullptr};
     EXPECT_EQ(as_channels_destroy(2, with_null.data()), AS_ERR_STATE);
     EXPECT_EQ(as_channel_destroy(&ch), AS_SUCCESS);
