@@ -84,7 +84,8 @@ extern "C" {
 enum as_status {
   AS_SUCCESS = 0,
   AS_ERR_ARG = 1,        /**< an argument is invalid (null, size, tag, alignment) */
-  AS_ERR_MISMATCH = 2,   /**< the two ends asked for different sizes, depths or modes */
+  AS_ERR_MISMATCH = 2,   /**< the two ends asked for different sizes, depths or modes (rma,
+                            shmem: or an end has none on its peer) */
   AS_ERR_STATE = 3,      /**< the call is not allowed now (e.g. a null or destroyed channel) */
   AS_ERR_TRANSPORT = 4,  /**< the transport (MPI) reported an error */
   AS_ERR_NOMEM = 5,      /**< out of memory */

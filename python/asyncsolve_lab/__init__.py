@@ -5,6 +5,8 @@ The lab reads only JSON documents: the binary's own result documents
 (asyncsolve.lab.run/1) and suite summaries (asyncsolve.lab.suite/1).
 """
 
+import math
+
 __version__ = "0.1.0"
 
 #: The sidecar the lab writes beside every run's document.
@@ -62,9 +64,32 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
     return name
 
 
+def _impossible_result(result: dict) -> str | None:
+    """What in a result section no run of the program can write (a time that is not
+    a finite number >= 0, an iteration count below 0, min > mean or mean > max), or
+    None."""
+    def number(value):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    time = result.get("time_s")
+    if number(time) and not (math.isfinite(time) and time >= 0):
+        return f"result.time_s {time}"
+    iterations = result.get("iterations")
+    if isinstance(iterations, dict):
+        stats = {k: iterations.get(k) for k in ("min", "mean", "max")}
+        for k, v in stats.items():
+            if number(v) and not (math.isfinite(v) and v >= 0):
+                return f"result.iterations.{k} {v}"
+        known = [stats[k] for k in ("min", "mean", "max") if number(stats[k])]
+        if known != sorted(known):
+            return (f"result.iterations min {stats['min']}, mean {stats['mean']}, "
+                    f"max {stats['max']} (not in order)")
+    return None
+
+
 def check_document(doc: dict, where: str) -> str:
     """Return the schema name of `doc` if this lab reads it and it has the
-    sections of its schema (DOCUMENT_SECTIONS), else raise SchemaError."""
+    sections of its schema (DOCUMENT_SECTIONS), with values a run of the program
+    can write, else raise SchemaError."""
     name = check_schema(doc.get("schema"), where)
     for section in DOCUMENT_SECTIONS.get(name, []):
         if not any(isinstance(doc.get(s), dict | list) for s in section):
@@ -72,4 +97,8 @@ def check_document(doc: dict, where: str) -> str:
                               f"{' or '.join(repr(s) for s in section)} section: not a result of "
                               "the program (cut short or edited?); rerun the run (delete the "
                               "document, then asyncsolve-lab run), or remove its .lab.json")
+    if name == "asyncsolve.result" and (bad := _impossible_result(doc["result"])) is not None:
+        raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
+                          "the run (delete the document, then asyncsolve-lab run), or remove "
+                          "its .lab.json")
     return name

@@ -3,6 +3,7 @@ against the binary's own --help before anything runs."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -34,6 +35,7 @@ _RANGE = re.compile(r"\[(?:integer )?(-?[0-9.]+(?:e[+-]?[0-9]+)?) to "
 class Program:
     argv: list[str]  # the executable and subcommand words
     options: dict[str, str] = field(default_factory=dict)  # option -> its help text
+    flags: set[str] = field(default_factory=set)  # the options that take no value
 
 
 #: Programs beside the asyncsolve binary, and what building them takes.
@@ -90,6 +92,19 @@ def parse_help(text: str) -> dict[str, str]:
     return options
 
 
+def parse_flags(text: str) -> set[str]:
+    """The options of CLI11's --help output that take no value: their help line has no
+    value form (TEXT, INT, FLOAT, ...) one space after the name, only the description
+    further on."""
+    flags = set()
+    for line in text.splitlines():
+        m = _OPTION.match(line)
+        if m and (not m.group(2).strip() or m.group(2).startswith("  ")):
+            flags.add(m.group(1))
+    flags.discard("help")
+    return flags
+
+
 class Capabilities:
     """Probes programs lazily (each --help once). `launcher`: what runs the
     binary for --help (smpirun for the simulation build)."""
@@ -132,7 +147,8 @@ class Capabilities:
             raise SuiteError(f"this build of asyncsolve has no '{program}' (feature not built "
                              f"yet?): {' '.join(argv)} --help exited {proc.returncode}: "
                              f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-        found = Program(argv=argv, options=parse_help(proc.stdout))
+        found = Program(argv=argv, options=parse_help(proc.stdout),
+                        flags=parse_flags(proc.stdout))
         self._cache[program] = found
         return found
 
@@ -150,7 +166,8 @@ class Capabilities:
         if proc.returncode != 0:
             raise SuiteError(f"{' '.join(argv)} --help exited {proc.returncode}: "
                              f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-        found = Program(argv=argv, options=parse_help(proc.stdout))
+        found = Program(argv=argv, options=parse_help(proc.stdout),
+                        flags=parse_flags(proc.stdout))
         self._cache[program] = found
         return found
 
@@ -173,6 +190,10 @@ def check_suite(suite: Suite, caps: Capabilities) -> None:
                                       f"exist in '{exp.program}' of this build (feature not built "
                                       f"yet?); it has: {', '.join(sorted(prog.options))}")
                 for v in values:
+                    if key in prog.flags and not isinstance(v, bool):
+                        raise suite.error(where, f"experiment '{exp.name}': --{key} "
+                                          f"{json.dumps(v)}: --{key} is a flag: expected true "
+                                          "(given) or false (left out)")
                     if isinstance(v, str) and DOC_REF.match(v):
                         continue
                     if key in CHOICE_OPTIONS or key in LIST_OPTIONS:

@@ -208,6 +208,10 @@ def _report(results: Path, out, console, quiet: bool) -> int:
     md, page, res, sections = write_report(results, out)
     if not quiet:
         print_tables(summary_tables(sections), console)
+    if res.stale:
+        console.print(f"left out: {len(res.stale)} run(s) in {res.root} made with options the "
+                      "suite in suite.json no longer gives (the suite changed since), e.g. "
+                      f"{res.stale[0].name}", soft_wrap=True, markup=False)
     console.print(f"report: {page}", soft_wrap=True)
     console.print(f"markdown: {md}", soft_wrap=True)
     if not quiet:

@@ -142,6 +142,9 @@ class Results:
     root: Path
     suite: dict | None
     records: list[Record]
+    #: sidecars left out: runs of an experiment the suite lists, made with options it no
+    #: longer gives (the suite changed, then ran into the same folder)
+    stale: list[Path] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -254,9 +257,28 @@ def _check_sidecar(side: dict, path: Path) -> None:
             raise LabError(f"{path}: {key} {json.dumps(value)[:80]}: expected {what}")
 
 
+def _suite_runs(suite: dict) -> tuple[set[str], set[str]] | None:
+    """The run IDs the suite of suite.json makes and the names of its experiments, or
+    None where suite.json cannot be expanded (hand-edited, or written by an older lab):
+    then every run is taken."""
+    from .suite import Experiment as SuiteExperiment
+    from .suite import _configurations, _make_run
+    try:
+        exps = [SuiteExperiment(**{k: v for k, v in e.items() if k != "plots"})
+                for e in suite["experiments"]]
+        ids = {_make_run(exp, c, repeat).run_id
+               for exp, c in _configurations(exps) for repeat in range(exp.repeats)}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return ids, {e.name for e in exps}
+
+
 def load_results(root: str | Path) -> Results:
     """Every run under `root` (ROOT/runs/*.lab.json, or ROOT/*.lab.json).
-    Documents of a schema this lab does not read are refused (SchemaError)."""
+    Documents of a schema this lab does not read are refused (SchemaError). With a
+    suite.json, a run of an experiment it lists whose ID the suite no longer makes
+    (its options, ranks, regime or repeats changed since) is left out and named in
+    `stale`: it is no repeat of any configuration the suite runs now."""
     root = Path(root)
     if not root.is_dir():
         raise LabError(f"{root}: no such results folder")
@@ -266,11 +288,17 @@ def load_results(root: str | Path) -> Results:
         suite = _read_json(root / "suite.json")
         check_schema(suite.get("schema"), str(root / "suite.json"),
                      {SUITE_SCHEMA.split("/")[0]: 1})
+    made = _suite_runs(suite) if suite else None
     records = []
+    stale = []
     for side_path in sorted(runs.glob("*.lab.json")):
         side = _read_json(side_path)
         check_schema(side.get("schema"), str(side_path), {RUN_SCHEMA.split("/")[0]: 1})
         _check_sidecar(side, side_path)
+        if made is not None and side["experiment"] in made[1] and \
+                side.get("run_id", side_path.name.removesuffix(".lab.json")) not in made[0]:
+            stale.append(side_path)
+            continue
         doc = None
         if side.get("document"):
             doc_path = runs / side["document"]
@@ -279,8 +307,10 @@ def load_results(root: str | Path) -> Results:
                 check_document(doc, str(doc_path))
         records.append(Record(sidecar=side, doc=doc, path=side_path))
     if not records:
-        raise LabError(f"{root}: no runs (no *.lab.json sidecars); run a suite into it first")
-    return Results(root=root, suite=suite, records=records)
+        raise LabError(f"{root}: no runs (no *.lab.json sidecars); run a suite into it first"
+                       + (f" ({len(stale)} left out, made with options the suite in "
+                          "suite.json no longer gives)" if stale else ""))
+    return Results(root=root, suite=suite, records=records, stale=stale)
 
 
 # --------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <cstdlib>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "asyncsolve/par/check.hpp"
@@ -199,6 +202,70 @@ bool ranks_agree(const par::Comm& world, std::uint64_t hash) {
 std::string disagreement_message() {
   return "the ranks were started with different options (or in environments that resolve them "
          "differently): expected the same command line on every rank";
+}
+
+namespace {
+
+/// Collective: `text` as `root` has it, on every rank.
+std::string broadcast_text(const par::Comm& world, std::string text, int root) {
+  auto size = static_cast<long long>(text.size());
+  par::check_mpi(MPI_Bcast(&size, 1, MPI_LONG_LONG, root, world.get()), "MPI_Bcast");
+  text.resize(static_cast<std::size_t>(size));
+  par::check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, world.get()),
+                 "MPI_Bcast");
+  return text;
+}
+
+/// A canonical value as a reader writes it (numbers are in hexadecimal
+/// floating point there).
+std::string readable(const std::string& value) {
+  if (value.find("0x") != std::string::npos && value.find('p') != std::string::npos) {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (end != nullptr && *end == '\0') return fmt::format("{}", v);
+  }
+  return value.empty() ? "(empty)" : value;
+}
+
+}  // namespace
+
+std::string disagreement_message(const par::Comm& world, const std::string& text) {
+  const std::string first = broadcast_text(world, text, 0);
+  // This rank's first line that differs from rank 0's.
+  std::string mine;
+  if (text != first) {
+    std::size_t at = 0;
+    while (at < text.size() && at < first.size() && text[at] == first[at]) ++at;
+    const std::size_t line = text.rfind('\n', at == 0 ? 0 : at - 1);
+    const std::size_t from = line == std::string::npos || at == 0 ? 0 : line + 1;
+    const auto field = [from](const std::string& t) {
+      const std::size_t end = t.find('\n', from);
+      return t.substr(from, end == std::string::npos ? std::string::npos : end - from);
+    };
+    const std::string ours = field(text);
+    const std::string theirs = field(first);
+    const std::size_t eq = ours.find('=');
+    const bool unparsed = text == unparsed_command || first == unparsed_command;
+    if (unparsed || eq == std::string::npos || theirs.compare(0, eq + 1, ours, 0, eq + 1) != 0 ||
+        ours.compare(0, eq, "kind") == 0) {
+      mine = fmt::format("rank {} {} rank 0", world.rank(),
+                         text == unparsed_command ? "could not parse its command line, unlike"
+                         : unparsed               ? "parsed its command line, unlike"
+                                                  : "runs another command than");
+    } else {
+      mine =
+          fmt::format("rank {}'s {} is {} where rank 0's is {}", world.rank(), ours.substr(0, eq),
+                      readable(ours.substr(eq + 1)), readable(theirs.substr(eq + 1)));
+    }
+  }
+  int lowest = mine.empty() ? world.size() : world.rank();
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, world.get()),
+                 "MPI_Allreduce");
+  if (lowest == world.size()) return disagreement_message();  // the texts agree, the hashes not
+  return fmt::format(
+      "the ranks were started with different options (or in environments that resolve them "
+      "differently): {}; expected the same command line on every rank",
+      broadcast_text(world, mine, lowest));
 }
 
 }  // namespace asyncsolve::app

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "asyncsolve/par/comm.hpp"
 #include "cli.hpp"
@@ -30,5 +31,14 @@ bool ranks_agree(const par::Comm& world, std::uint64_t hash);
 
 /// The one-line error when ranks disagree.
 std::string disagreement_message();
+
+/// What a rank that could not parse its command line passes as its text.
+inline constexpr std::string_view unparsed_command = "error";
+
+/// Collective over `world` (after ranks_agree said no, on every rank): the
+/// one-line error naming the first field of canonical `text` in which the
+/// lowest rank that differs from rank 0 differs, with both values (a rank
+/// that failed to parse its command line passes unparsed_command).
+std::string disagreement_message(const par::Comm& world, const std::string& text);
 
 }  // namespace asyncsolve::app

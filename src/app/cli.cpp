@@ -20,13 +20,37 @@ using core::InputError;
 
 namespace {
 
-/// The form an option's value takes, as its table row says ("a value" when
-/// the option is not found).
-std::string value_form(const std::string& name, const std::vector<const OptionTable*>& tables) {
+/// The option row of `name` in `tables`, or nullptr.
+const OptionRow* find_row(const std::string& name, const std::vector<const OptionTable*>& tables) {
   const OptionRow* row = nullptr;
   for (const OptionTable* t : tables)
     if (row == nullptr) row = t->find(name);
+  return row;
+}
+
+/// The form an option's value takes, as its table row says ("a value" when
+/// the option is not found).
+std::string value_form(const std::string& name, const std::vector<const OptionTable*>& tables) {
+  const OptionRow* row = find_row(name, tables);
   return row != nullptr && !row->value.empty() ? row->value : "a value";
+}
+
+/// A flag given a value CLI11 cannot read as true or false (--force=maybe):
+/// CLI11 says "Could not convert: --force = maybe".
+std::string flag_value(const std::string& what, const std::vector<const OptionTable*>& tables) {
+  constexpr std::string_view prefix = "Could not convert: ";
+  const std::size_t eq = what.find(" = ");
+  if (!what.starts_with(prefix) || eq == std::string::npos) return core::printable(what);
+  const std::string name = what.substr(prefix.size(), eq - prefix.size());
+  const std::string value = what.substr(eq + 3);
+  const OptionRow* row = find_row(name, tables);
+  if (row != nullptr && !row->value.empty()) {
+    return fmt::format("{} '{}': expected {} {}", core::printable(name), core::printable(value),
+                       core::printable(name), row->value);
+  }
+  return fmt::format("{}={}: {} is a flag and takes no value: expected {} alone",
+                     core::printable(name), core::printable(value), core::printable(name),
+                     core::printable(name));
 }
 
 /// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
@@ -169,6 +193,13 @@ Command parse_command_line(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a.size() > 3 && a.rfind("--", 0) == 0 && a.find('=') == a.size() - 1) {
       const std::string name = a.substr(0, a.size() - 1);
+      const OptionRow* row = find_row(name, tables);
+      if (row != nullptr && row->value.empty()) {
+        throw InputError(
+            fmt::format("{}: empty value after '=': {} is a flag and takes no "
+                        "value, expected {} alone",
+                        core::printable(name), core::printable(name), core::printable(name)));
+      }
       throw InputError(fmt::format("{}: empty value after '=', expected {} {}",
                                    core::printable(name), core::printable(name),
                                    value_form(name, tables)));
@@ -208,6 +239,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
                     core::printable(fmt::format("{}", fmt::join(extras, " "))), which));
   } catch (const CLI::ArgumentMismatch& e) {
     throw InputError(argument_mismatch(e.what(), tables));
+  } catch (const CLI::ConversionError& e) {
+    throw InputError(flag_value(e.what(), tables));
   } catch (const CLI::ParseError& e) {
     std::string message = core::printable(e.what());
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {

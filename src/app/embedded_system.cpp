@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
@@ -265,8 +266,8 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
   const RunProblem rp = sparse_run_problem(config, s.p, s.setup);
   std::string document;
   if (comm.is_root()) {
-    document =
-        make_result_document(s.args, started, caller_environment(comm), rp, config, summary).dump();
+    document = core::document_text(
+        make_result_document(s.args, started, caller_environment(comm), rp, config, summary), -1);
   }
   EmbeddedResult out;
   out.document = par::broadcast_from_root(comm, std::move(document));

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/collectives/allreduce.hpp"
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/kernels/lanczos.hpp"
 #include "asyncsolve/kernels/spin_exchange.hpp"
@@ -283,7 +284,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
                         {"buffer_bytes", exchange->buffer_bytes()},
                         {"matvecs", result.iterations}};
         doc["history"] = history_json(result);
-        core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
+        core::write_file_atomic(config.json_path, core::document_text(doc));
         std::printf("  %-10s %s\n", "json", config.json_path.c_str());
       } catch (const std::exception& ex) {
         std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());

@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
   }
   // What this rank is about to do, as one number: ranks that failed to parse
   // agree with each other (each reports its own error, rank 0's is printed).
-  const std::uint64_t config_hash =
-      parse_error ? app::fnv1a("error") : app::fnv1a(app::canonical(command));
+  const std::string config_text =
+      parse_error ? std::string(app::unparsed_command) : app::canonical(command);
+  const std::uint64_t config_hash = app::fnv1a(config_text);
 
   using Hybrid = comm::HybridMode;
   constexpr auto progress_thread = app::Progress::Mode::thread;
@@ -106,8 +107,9 @@ int main(int argc, char** argv) {
   const bool root = world.is_root();
   // Before anything collective: every rank must run the same configuration,
   // or the first collective they do not share would wait for ever.
-  if (!app::ranks_agree(world, config_hash) && !parse_error) {
-    parse_error = app::disagreement_message();
+  if (!app::ranks_agree(world, config_hash)) {
+    std::string why = app::disagreement_message(world, config_text);  // collective
+    if (!parse_error) parse_error = std::move(why);
   }
   // OpenSHMEM starts after MPI, on every rank, only for --transport shmem
   // (argv, hence the decision, is the same everywhere).

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/timer.hpp"
@@ -246,7 +247,7 @@ core::ExitCode run_model_hybrid(const ModelHybridConfig& config, const par::Comm
         nlohmann::ordered_json doc = document_header("asyncsolve.model.hybrid/1", command, started);
         doc["paper"] = "002 §7.2";
         for (auto& [key, value] : output.doc.items()) doc[key] = value;
-        core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
+        core::write_file_atomic(config.json_path, core::document_text(doc));
         std::printf("  %-10s %s\n", "json", config.json_path.c_str());
       } catch (const std::exception& ex) {
         std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());

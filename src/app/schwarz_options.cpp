@@ -89,4 +89,20 @@ SchwarzConfig validate_schwarz(const SchwarzArgs& a, bool matrix_given, precond:
   return {a.block_size, a.coordinates};
 }
 
+void refuse_cholesky_if_nonsymmetric(const precond::PcSettings& pc, bool schwarz,
+                                     const sparse::Symmetry& symmetry, bool force) {
+  const precond::LocalSolverKind local = pc.schwarz.local_solver;
+  const bool factorises = schwarz || pc.kind == precond::PcKind::additive_schwarz;
+  if (!factorises || symmetry.symmetric() || force ||
+      (local != precond::LocalSolverKind::cholmod && local != precond::LocalSolverKind::ic0)) {
+    return;
+  }
+  throw core::InputError(fmt::format(
+      "--local-solver {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > "
+      "{:.0e}) and {} factorises each subdomain block as a symmetric one (it reads one "
+      "triangle); expected --local-solver umfpack or auto (or --force to run anyway)",
+      precond::local_solver_name(local), symmetry.max_asymmetry, symmetry.tolerance,
+      precond::local_solver_name(local)));
+}
+
 }  // namespace asyncsolve::app

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "asyncsolve/precond/local_solver.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
+#include "asyncsolve/sparse/symmetry.hpp"
 #include "option_table.hpp"
 #include "options_common.hpp"
 
@@ -50,5 +52,13 @@ void add_schwarz_options(OptionTable& table, SchwarzArgs& args,
 /// overlap outside 0..8, a local solver this build lacks, --coordinates
 /// without --matrix, a block size outside 1..16.
 SchwarzConfig validate_schwarz(const SchwarzArgs& args, bool matrix_given, precond::PcSettings& pc);
+
+/// Throws core::InputError for a Cholesky local solver (cholmod, ic0) of a
+/// solve that factorises subdomain blocks (--method schwarz, `schwarz`, or
+/// --pc asm) when the matrix is not symmetric, unless `force`: it reads one
+/// triangle of each block as the whole of a symmetric one, so it would
+/// factorise another matrix.
+void refuse_cholesky_if_nonsymmetric(const precond::PcSettings& pc, bool schwarz,
+                                     const sparse::Symmetry& symmetry, bool force);
 
 }  // namespace asyncsolve::app

@@ -19,6 +19,7 @@
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/comm/halo_exchange.hpp"
 #include "asyncsolve/comm/hybrid_stencil.hpp"
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/grid/decomposition.hpp"
 #include "asyncsolve/grid/field.hpp"
@@ -516,7 +517,7 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
     if (!config.json_path.empty()) {
       try {
         const auto doc = make_result_document(command, started, e, p, config, s);
-        core::write_file_atomic(config.json_path, doc.dump(2) + "\n");
+        core::write_file_atomic(config.json_path, core::document_text(doc));
         std::printf("  %-10s %s\n", "json", config.json_path.c_str());
       } catch (const std::exception& ex) {
         std::fprintf(stderr, "asyncsolve: error: %s\n", ex.what());

@@ -165,6 +165,15 @@ void validate_hybrid(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
                 "--variant sync (the hybrid schemes are written for synchronous Jacobi)");
   hybrid_refuse(!l.progress_none, "--progress " + a.progress,
                 "--progress none (the hybrid schemes place MPI calls on threads themselves)");
+  // The hybrid schemes precondition with jacobi or none (krylov_solve refuses
+  // the others): a default --pc that resolved to another is named as such.
+  if (is_krylov(c) && l.pc_auto && c.pc.kind != precond::PcKind::jacobi &&
+      c.pc.kind != precond::PcKind::none) {
+    throw InputError(fmt::format(
+        "{} with --method {}: its default --pc ({}) does not run under the hybrid schemes, "
+        "expected --pc jacobi or --pc none",
+        what, a.method, precond::pc_text(c.pc)));
+  }
   hybrid_refuse(c.hybrid == comm::HybridMode::multiple && l.halo != comm::HaloStrategy::waitall,
                 "--halo " + a.halo,
                 "--halo waitall (multiple exchanges each halo message with its own "

@@ -401,6 +401,8 @@ nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix
         "anyway)",
         name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
   }
+  refuse_cholesky_if_nonsymmetric(config.pc, config.method == Method::schwarz, symmetry,
+                                  config.sparse.force);
   return {{"symmetric", symmetry.symmetric()},
           {"structural", symmetry.structural},
           {"max_asymmetry", symmetry.max_asymmetry},

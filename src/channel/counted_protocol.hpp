@@ -329,6 +329,32 @@ inline int agree(MPI_Comm comm, int local) {
   return local != AS_SUCCESS ? local : global;
 }
 
+/// Whether every channel of this rank's part of a collective create has its
+/// other end in the peer's part, with the same tag: each rank tells every
+/// other how many channels it lists to it, and the sum and the sum of
+/// squares of their tags (MPI_Alltoall); what a rank lists to p must equal
+/// what p lists to it. Without this, an end whose peer lists no channel back
+/// (a placeholder, or a channel to a third rank) would wait for ever in the
+/// handshake. AS_ERR_MISMATCH on this rank if not. Collective over comm.
+inline int check_channel_graph(std::span<const as_channel_config> configs, MPI_Comm comm) {
+  int size = 0;
+  check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  constexpr int kFields = 3;  // channels, sum of tags, sum of squared tags
+  std::vector<std::int64_t> listed(static_cast<std::size_t>(size) * kFields, 0);
+  for (const as_channel_config& c : configs) {
+    if (c.peer == MPI_PROC_NULL) continue;
+    std::int64_t* to_peer = &listed[static_cast<std::size_t>(c.peer) * kFields];
+    to_peer[0] += 1;
+    to_peer[1] += c.tag;
+    to_peer[2] += static_cast<std::int64_t>(c.tag) * c.tag;
+  }
+  std::vector<std::int64_t> listed_back(listed.size(), 0);
+  check(MPI_Alltoall(listed.data(), kFields, MPI_INT64_T, listed_back.data(), kFields, MPI_INT64_T,
+                     comm),
+        "MPI_Alltoall");
+  return listed == listed_back ? AS_SUCCESS : AS_ERR_MISMATCH;
+}
+
 /// The first steps of a collective create over `store`, common to the
 /// one-sided transports: every rank's arguments agreed, the channels made
 /// with consecutive areas (their total size in `bytes`), and every handshake
@@ -340,6 +366,9 @@ std::vector<std::unique_ptr<CountedChannel<Store>>> make_and_handshake(
     const std::shared_ptr<Store>& store, MPI_Comm comm, MPI_Aint& bytes) {
   if (const int s = agree(comm, local_status); s != AS_SUCCESS) {
     throw ChannelFailure(s, "channel creation: invalid arguments on some rank");
+  }
+  if (const int s = agree(comm, check_channel_graph(configs, comm)); s != AS_SUCCESS) {
+    throw ChannelFailure(s, "channel creation: a channel's other end is missing on its peer");
   }
   store->members = static_cast<int>(configs.size());
   std::vector<std::unique_ptr<CountedChannel<Store>>> made;

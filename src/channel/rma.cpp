@@ -15,10 +15,13 @@
 //
 // Creation, in order: (1) MPI_Allreduce of the local argument checks, so a
 // bad argument on one rank fails the call on every rank instead of hanging;
-// (2) a point-to-point handshake per channel on tag 2*tag+1 of comm: message
-// size, depth, mode and the byte offset of this end's landing area in its
-// window; (3) MPI_Allreduce of the handshake results (a mismatch fails the
-// call on every rank; no window is allocated); (4) MPI_Win_allocate,
+// (1b) MPI_Alltoall of how many channels (and which tags) each rank lists
+// to each other: an end whose peer lists none back fails the call on every
+// rank (AS_ERR_MISMATCH) instead of waiting for ever in (2); (2) a
+// point-to-point handshake per channel on tag 2*tag+1 of comm: message size,
+// depth, mode and the byte offset of this end's landing area in its window;
+// (3) MPI_Allreduce of the handshake results (a mismatch fails the call on
+// every rank; no window is allocated); (4) MPI_Win_allocate,
 // MPI_Win_lock_all(MPI_MODE_NOCHECK), local initialisation, MPI_Win_sync,
 // MPI_Barrier: no rank touches a peer's window before the peer initialised it.
 //

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "asyncsolve/core/document.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/par/check.hpp"
@@ -90,7 +91,7 @@ bool write_document(const Comm& comm, const std::string& path, std::string_view 
   bool failed = false;
   if (comm.is_root()) {
     try {
-      core::write_file_atomic(path, make().dump(2) + "\n");
+      core::write_file_atomic(path, core::document_text(make()));
       std::puts(fmt::format(fmt::runtime(announce), path).c_str());
       std::fflush(stdout);
     } catch (const std::exception& e) {

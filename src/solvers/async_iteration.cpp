@@ -72,6 +72,7 @@ class AsyncIteration {
   SolveResult result_;
   double t0_ = 0.0;
   double estimate_ = std::numeric_limits<double>::infinity();
+  bool estimated_ = false;  // a reduction completed: estimate_ is an estimate
   // An upper bound of this block's ||b - A u||^2 with its current halos: the
   // fused sweep's value for the iterate it read (a sweep with fixed halos
   // does not increase it), plus the halos' change since.
@@ -124,6 +125,9 @@ void AsyncIteration::start_round() {
 bool AsyncIteration::round_stops() {
   if (!convergence_.active() || !convergence_.test(sum_)) return false;
   estimate_ = std::sqrt(sum_[residual_sq_value]) / b_norm_;
+  // A round before any rank swept sums their starting bounds, infinity: no
+  // estimate yet.
+  estimated_ = estimated_ || std::isfinite(estimate_);
   const bool stop = async_check_stops(result_, base_, k_, sum_, estimate_, ranks_);
   if (k_ != recorded_k_ || stop) {
     recorded_k_ = k_;
@@ -247,7 +251,10 @@ SolveResult AsyncIteration::run() {
   }
   result_.time_s = core::now_s() - t0_;
   result_.iterations = k_;
-  result_.residual_estimate = estimate_;
+  // A solve stopped before a reduction summed a swept residual (--max-iters
+  // 0, a time limit) made no estimate: NaN, "none" in the summary, null in
+  // the document (infinity, the value the stop tests start from, read "inf").
+  result_.residual_estimate = estimated_ ? estimate_ : std::numeric_limits<double>::quiet_NaN();
   result_.messages_sent = halo_.messages_sent();
   result_.bytes_sent = halo_.bytes_sent();
   result_.sweep_bytes = update_.bytes() * static_cast<double>(k_);

@@ -112,6 +112,8 @@ void run_bicgstab(KrylovContext& k) {
     sigma_product.wait(sv);
     const auto [sigma, vv] = sv;
     check_finite("(A M^-1 p, r0)", sigma, it + 1);
+    // The breakdown test's norm too: an overflowed one would call any sigma ~ 0.
+    check_finite("(A M^-1 p, A M^-1 p)", vv, it + 1);
     if (is_breakdown(sigma, vv, r0r0)) {
       if (breakdown(RestartReason::sigma, "(A M^-1 p, r0)", sigma, rr)) return;
       continue;
@@ -133,6 +135,7 @@ void run_bicgstab(KrylovContext& k) {
     omega_product.wait(ts);
     check_finite("(t, s)", ts[0], it + 1);
     check_finite("(t, t)", ts[1], it + 1);
+    check_finite("(s, s)", ts[2], it + 1);
     if (ts[1] == 0.0 || is_breakdown(ts[0], ts[1], ts[2])) {
       // omega ~ 0: keep BiCG's half step x += alpha phat (its residual is s), restart
       k.timed(axpy_phase, [&] { ops::axpy(alpha, *phat, k.x()); });

@@ -7,6 +7,7 @@
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/vector.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 
 namespace asyncsolve::solvers::detail {
 
@@ -260,6 +261,7 @@ bool GmresCycle::restart() {
         "residual {:.6e} (the cycle started at {:.6e}): the recurrence lost accuracy",
         estimate_ / k_.b_norm(), iterations_, true_norm / k_.b_norm(), beta_ / k_.b_norm())};
   }
+  progress_.check(beta_, true_norm, iterations_, k_.b_norm());
   beta_ = true_norm;
   basis_.scale[0] = delayed_ ? 1.0 : 1.0 / beta_;
   lsq_.start(beta_);
@@ -267,6 +269,20 @@ bool GmresCycle::restart() {
   columns_ = 0;
   if (delayed_) start_delayed();
   return false;
+}
+
+void CycleProgress::check(double start, double end, long iteration, double b_norm) {
+  constexpr double least = 1e-12;  // the relative decrease that counts as progress
+  if (end < (1.0 - least) * start || !(end > stagnation_floor * b_norm)) {
+    stagnant_ = 0;
+    return;
+  }
+  if (++stagnant_ < 2) return;
+  throw Breakdown{fmt::format(
+      "stagnation at iteration {}: two restart cycles in a row left the true residual at {:.6e}, "
+      "where they began ({:.6e}), and {} would repeat the same cycle from the same iterate (the "
+      "system may be singular and inconsistent; if not, try a larger --restart or a stronger --pc)",
+      iteration, end / b_norm, start / b_norm, method_)};
 }
 
 void BreakdownRestarts::check(std::string_view quantity, double value, long iteration) {

@@ -84,6 +84,25 @@ struct Basis {
   std::vector<double> scale;
 };
 
+/// Restarted GMRES's stagnation. A cycle that leaves the true residual where
+/// it began hands the next cycle the same iterate and residual, hence the
+/// same Krylov space: restarted GMRES then makes no progress ever again (an
+/// inconsistent singular system; GMRES(m) with m too small for a matrix
+/// whose field of values holds 0). Two such cycles in a row (one may be
+/// rounding's, or a flexible preconditioner's that changed) end the solve.
+class CycleProgress {
+ public:
+  explicit CycleProgress(std::string_view method) : method_(method) {}
+  /// Throws Breakdown at the second cycle in a row whose true residual norm
+  /// `end` is not below its first, `start`, by a relative 1e-12, unless it
+  /// is at the rounding floor (below stagnation_floor ||b||, norm.hpp).
+  void check(double start, double end, long iteration, double b_norm);
+
+ private:
+  std::string method_;
+  int stagnant_ = 0;  ///< cycles in a row without progress
+};
+
 /// One restarted GMRES run's Arnoldi cycles, shared by gmres and fgmres:
 /// the residual and its restarts, the orthogonalisation of each new vector
 /// (classical Gram-Schmidt, a second pass as KrylovOptions::refinement
@@ -163,6 +182,7 @@ class GmresCycle {
   std::vector<double> sigma_;
   double beta_ = 0.0;      ///< the cycle's first residual norm
   double estimate_ = 0.0;  ///< the current residual norm estimate
+  CycleProgress progress_{"restarted GMRES"};
 };
 
 /// The BiCGStab family's restarts on a breakdown: allowed unless the last

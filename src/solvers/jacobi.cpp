@@ -88,6 +88,10 @@ bool check_residual(long k, double local, double t0, double b_norm,
     result.iterations = k;
     return true;
   }
+  if (check_stagnation(result, k)) {  // a fixed point that is not the solution
+    result.iterations = k;
+    return true;
+  }
   if (sums[1] > 0.0) {
     result.reason = StopReason::max_time;
     result.iterations = k;

@@ -1,6 +1,7 @@
 #include "asyncsolve/solvers/norm.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,24 @@ bool check_divergence(SolveResult& result, double residual, long iteration, doub
     return false;
   mark_diverged(result, result.best_residual, result.best_iteration, residual, iteration,
                 divergence_factor);
+  return true;
+}
+
+bool check_stagnation(SolveResult& result, long iteration) {
+  const std::vector<HistoryPoint>& h = result.history;
+  if (h.size() <= stagnation_checks) return false;
+  const HistoryPoint& first = h[h.size() - 1 - stagnation_checks];
+  if (!(first.residual > stagnation_floor)) return false;
+  for (std::size_t i = h.size() - 1 - stagnation_checks; i < h.size(); ++i)
+    if (!(h[i].residual == first.residual)) return false;
+  result.converged = false;
+  result.reason = StopReason::breakdown;
+  result.detail = fmt::format(
+      "stagnation at iteration {}: the residual {:.6e} was the same, bit for bit, at the last {} "
+      "checks (since iteration {}): the iteration is at a fixed point that is not the solution "
+      "(a singular or inconsistent system, or an update that rounds to nothing: try --scale "
+      "unit-diagonal, or a Krylov method)",
+      iteration, first.residual, stagnation_checks + 1, first.iteration);
   return true;
 }
 

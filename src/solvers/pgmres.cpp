@@ -59,6 +59,7 @@ void run_pgmres(KrylovContext& k) {
   double rr = k.initial_residual(v[2], v[1], norm);
   check_finite("r^T r", rr, 0);
   if (k.stop(0, rr, ops::dot(v[1], v[1]))) return;
+  CycleProgress progress("pipelined GMRES");
   double lost_residual = -1.0;  // the true residual after the last restart for lost orthogonality
 
   // Per iteration (one rank, per unknown of its block):
@@ -155,6 +156,7 @@ void run_pgmres(KrylovContext& k) {
     add_correction(k, basis.first(done), lsq.solve(done, its), &pc, z, tmp);
     if (stopped) return;
     // restart from the true residual r = b - A x (into V[1])
+    const double began = rr;
     rr = k.initial_residual(v[2], v[1], norm);
     check_finite("r^T r", rr, its);
     const bool lost = ending == RestartReason::orthogonality;
@@ -171,6 +173,7 @@ void run_pgmres(KrylovContext& k) {
     } else {
       lost_residual = -1.0;
     }
+    progress.check(std::sqrt(began), std::sqrt(rr), its, k.b_norm());
   }
 }
 

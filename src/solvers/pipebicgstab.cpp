@@ -165,6 +165,7 @@ void PipeBicgstab::run() {
     first_product_.wait(qy);
     check_finite("(q, y)", qy[0], it_ + 1);
     check_finite("(y, y)", qy[1], it_ + 1);
+    check_finite("(q, q)", qy[2], it_ + 1);
     if (qy[1] == 0.0 || is_breakdown(qy[0], qy[1], qy[2])) {
       // omega ~ 0: keep the half step x += alpha p2 (its residual is q), restart
       k_.timed(axpy_phase, [&] { ops::axpy(alpha_, *v_.p2, k_.x()); });

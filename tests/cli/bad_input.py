@@ -48,6 +48,7 @@ class Case:
     timeout: float = 60.0
     untouched: list[str] = field(default_factory=list)  # paths that must not change
     absent: str = ""  # text the output must not hold (a misleading hint)
+    also: str = ""  # a second text the output must hold (exit codes other than 2)
     limit_as: int = 0  # bytes of address space the program may use (prlimit; 0: no limit)
     env: dict[str, str] = field(default_factory=dict)  # added to the environment
 
@@ -336,11 +337,14 @@ def hand_cases(tmp: str, has_hypre: bool) -> list[Case]:
                   ranks=4))
     # Ranks that do not agree: refused before anything collective.
     c.append(Case(s("solve --local 10,10,10 : solve --local 0,10,10"), 2, "", tool="mpmd"))
+    # The line names the first value that differs, and both ranks' values.
     c.append(Case(s("solve --local 6,6,6 --tol 1e-4 : solve --local 6,6,6 --tol 1e-5"), 2,
-                  "differ", tool="mpmd"))
-    c.append(Case(s("solve --local 6,6,6 : bench stencil2d"), 2, "differ", tool="mpmd"))
+                  "differently): rank 1's tol is 1e-05 where rank 0's is 0.0001; expected",
+                  tool="mpmd"))
+    c.append(Case(s("solve --local 6,6,6 : bench stencil2d"), 2,
+                  "rank 1 runs another command than rank 0", tool="mpmd"))
     c.append(Case(s(f"solve --local 6,6,6 : solve --local 6,6,6 --json {t}/x.json"),
-                  2, "differ", tool="mpmd"))
+                  2, f"rank 1's json_path is {t}/x.json where rank 0's is (empty)", tool="mpmd"))
     # Bad input on several ranks: one line, from rank 0.
     c.append(Case(s("solve --tol abc"), 2, "--tol abc", ranks=3))
     c.append(Case(s("solve --dims 2,2,2"), 2, "--dims", ranks=3))
@@ -621,8 +625,9 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
             problems.append(f"stderr lacks {case.fragment!r}")
         if case.tool != "lab" and p.stdout.strip():
             problems.append("output on stdout")
-    elif case.fragment and case.fragment not in p.stderr + p.stdout:
-        problems.append(f"output lacks {case.fragment!r}")
+    else:
+        problems.extend(f"output lacks {text!r}" for text in (case.fragment, case.also)
+                        if text and text not in p.stderr + p.stdout)
     if case.absent and case.absent in p.stderr + p.stdout:
         problems.append(f"output holds {case.absent!r}")
     for path, snap in before.items():

@@ -63,6 +63,33 @@ def prepare_more(t: Path) -> None:
         + [f"{i + 1} {j + 1} {v!r}" for i, j, v in chain]) + "\n")
     (t / "ones12.mtx").write_text("\n".join(
         ["%%MatrixMarket matrix array real general", f"{m} 1"] + ["1.0"] * m) + "\n")
+    # The same chain with a_33 = 3: nonsymmetric, diagonally dominant.
+    (t / "chain-general.mtx").write_text("\n".join(
+        ["%%MatrixMarket matrix coordinate real general", f"{m} {m} {len(general)}"]
+        + [f"{i + 1} {j + 1} {3.0 if i == j else v!r}" for i, j, v in general]) + "\n")
+    # An inconsistent singular system: the pure-Neumann 5-point Laplacian on a 6 x 6 grid
+    # (every row sums to 0) and b = e_1, which is not in its range.
+    g = 6
+    neumann = []
+    for i in range(g * g):
+        x, y = divmod(i, g)
+        near = [j for j in (i - g if x > 0 else -1, i + g if x < g - 1 else -1,
+                            i - 1 if y > 0 else -1, i + 1 if y < g - 1 else -1) if j >= 0]
+        neumann.append((i, i, float(len(near))))
+        neumann += [(i, j, -1.0) for j in near]
+    (t / "neumann-general.mtx").write_text("\n".join(
+        ["%%MatrixMarket matrix coordinate real general", f"{g * g} {g * g} {len(neumann)}"]
+        + [f"{i + 1} {j + 1} {v!r}" for i, j, v in neumann]) + "\n")
+    (t / "e1-36.mtx").write_text("\n".join(
+        ["%%MatrixMarket matrix array real general", f"{g * g} 1", "1.0"]
+        + ["0.0"] * (g * g - 1)) + "\n")
+    # A file name that is not UTF-8 (byte 0xff; legal on Linux).
+    (t / "bad\udcffname.mtx").write_text((t / "block2.mtx").read_text())
+    # Row 1 sums to 3e308 (overflow): BiCGStab's ||A M^-1 p||^2 is inf.
+    (t / "rowsum-overflow.mtx").write_text(
+        "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.5e308\n1 2 1.5e308\n"
+        "2 2 5\n")
+    (t / "ones2.mtx").write_text("%%MatrixMarket matrix array real general\n2 1\n1\n1\n")
     coords1 = ["%%MatrixMarket matrix array real general", f"{2 * n} 1"]
     (t / "coords1.mtx").write_text("\n".join(coords1 + ["0.5"] * (2 * n)) + "\n")
 
@@ -164,11 +191,38 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
             f"file row 3 is empty (no non-zero entry): A is singular, and {by} "
             "factorises subdomain blocks", ranks=3)
     # --max-iters 0 for the asynchronous iterations: a max_iters stop with x0's true
-    # residual, not a breakdown of the estimate no rank has yet.
+    # residual, not a breakdown of the estimate no rank has yet; the summary says the
+    # estimate is none, as the document's null does (it said inf).
     c.extend(case(shlex.split(f"solve --matrix {t}/block2.mtx --method {method} --max-iters 0"),
-                  3, "NOT converged (max_iters)", ranks=3, absent="breakdown")
+                  3, "NOT converged (max_iters)", ranks=3, absent="breakdown",
+                  also="residual   none (true")
              for method in ("jacobi --variant async", "jacobi --variant racy --transport rma",
                             "schwarz --variant async"))
+    # A Cholesky local solver on a nonsymmetric matrix: refused (it factorised one
+    # triangle as if A were symmetric, and Schwarz "diverged").
+    for method in ("schwarz", "gmres --pc asm"):
+        bad(f"solve --matrix {{t}}/chain-general.mtx --method {method} --local-solver ic0",
+            "--local-solver ic0: the matrix is not symmetric", ranks=2)
+    # Restarted GMRES that stagnates (the cycles end where they began) stops within a few
+    # cycles, saying so; it ran all of --max-iters.
+    c.extend(case(shlex.split(f"solve --matrix {t}/neumann-general.mtx --rhs {t}/e1-36.mtx "
+                              f"--method {method} --restart 10 --max-iters 100000"), 3,
+                  "stagnation at iteration", ranks=2)
+             for method in ("gmres", "pgmres"))
+    # A file name that is not UTF-8 is solved and recorded (U+FFFD for the byte); the
+    # document failed to be written after the run (exit 4).
+    c.append(case(["solve", "--matrix", f"{t}/bad\udcffname.mtx", "--method", "cg", "--json",
+                   f"{t}/bad\udcfename.json"], 0, "converged", ranks=2))
+    # Synchronous Jacobi at a fixed point that is not the solution (the update rounds to
+    # nothing) stops, saying so; it ran all of --max-iters at the same residual.
+    c.append(case(shlex.split(f"solve --matrix {t}/rowsum-overflow.mtx --rhs {t}/ones2.mtx "
+                              "--method jacobi --max-iters 100000"), 3,
+                  "stagnation at iteration", ranks=2))
+    # A breakdown test whose norm overflowed names that norm; it called a finite sigma
+    # of 3e307 "~ 0".
+    c.append(case(shlex.split(f"solve --matrix {t}/rowsum-overflow.mtx --rhs {t}/ones2.mtx "
+                              "--method bicgstab"), 3, "(A M^-1 p, A M^-1 p) = inf", ranks=2,
+                  absent="~ 0"))
     # An empty value after '=' is refused as empty; it used to take the next argument.
     bad("solve --allreduce= --method=cg",
         "--allreduce: empty value after '=', expected --allreduce")

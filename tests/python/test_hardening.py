@@ -107,6 +107,21 @@ def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
     assert not (res / "report").exists()
 
 
+@pytest.mark.parametrize(("result", "fragment"), [
+    ({"time_s": float("nan")}, "result.time_s nan: not a value the program writes"),
+    ({"time_s": -1.0}, "result.time_s -1.0: not a value the program writes"),
+    ({"iterations": {"min": 100, "mean": 100, "max": -5}}, "result.iterations.max -5: "),
+    ({"iterations": {"min": 100, "mean": 150, "max": 120}},
+     "result.iterations min 100, mean 150, max 120 (not in order)"),
+])
+def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
+    """A hand-edited NaN time or a max below the min was reported as an ok run."""
+    doc = {"schema": "asyncsolve.result/1", "result": result}
+    res = results_with_document(tmp_path, json.dumps(doc).encode())
+    assert_one_line_error(*lab(["report", str(res)]), fragment)
+    assert not (res / "report").exists()
+
+
 @pytest.mark.parametrize(("change", "fragment"), [
     ({"experiment": None}, "no 'experiment': expected an experiment's name"),
     ({"status": None}, "no 'status': expected ok, failed or timeout"),

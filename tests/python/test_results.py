@@ -133,6 +133,29 @@ def test_records_experiments_and_suite(tiny_results):
     assert good.schema == "asyncsolve.result"
 
 
+def test_runs_the_suite_no_longer_makes_are_left_out(tiny_results, tmp_path):
+    # A suite changed (here jacobi's tol) and run again into the same folder: the report
+    # blended the old configuration's runs with the new ones as repeats of one
+    # configuration. The other experiments' runs stay.
+    import shutil
+    folder = tmp_path / "results"
+    shutil.copytree(tiny_results, folder)
+    assert load_results(folder).stale == []
+    suite = json.loads((folder / "suite.json").read_text())
+    jacobi = next(e for e in suite["experiments"] if e["name"] == "jacobi")
+    jacobi["options"]["tol"] = 1e-4
+    (folder / "suite.json").write_text(json.dumps(suite))
+    res = load_results(folder)
+    before = load_results(tiny_results)
+    assert res.of("jacobi") == []
+    assert sorted(p.name for p in res.stale) == sorted(r.path.name for r in before.of("jacobi"))
+    assert len(res.records) == len(before.records) - len(before.of("jacobi"))
+    # A suite.json the lab cannot expand (hand-edited) takes every run, as before.
+    del jacobi["program"]
+    (folder / "suite.json").write_text(json.dumps(suite))
+    assert len(load_results(folder).records) == len(before.records)
+
+
 # --------------------------------------------------------------------------
 # The benchmarks' documents (the bench suite of conftest.py).
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from asyncsolve_lab import runner
-from asyncsolve_lab.capabilities import check_suite, parse_help
+from asyncsolve_lab.capabilities import check_suite, parse_flags, parse_help
 from asyncsolve_lab.suite import SuiteError, parse_suite
 from conftest import TINY_SUITE, run_text, start_long_suite
 
@@ -227,6 +227,11 @@ KRYLOV = 'problem = "ones"\nglobal = "12,12,12"'
     ("restart = 0", "--restart 0: expected an integer from 1 to 1000"),
     ('matrix = "/nonexistent.mtx"', "--matrix /nonexistent.mtx: no such file"),
     ('matrix = "/"', "--matrix /: not a regular file"),
+    # A flag takes true or false; a string or a number was passed on as a value, and
+    # every run failed.
+    ('monitor = "yes"', '--monitor "yes": --monitor is a flag: expected true (given) or false'),
+    ("monitor = 1", "--monitor 1: --monitor is a flag: expected true (given) or false"),
+    ('force = "false"', '--force "false": --force is a flag: expected true (given) or false'),
 ])
 def test_capabilities_refuse_values_the_program_would_refuse(caps, option, words):
     """A value outside the range --help prints, or a missing input file, was
@@ -268,6 +273,7 @@ def test_parse_help_reads_cli11_output():
     opts = parse_help(text)
     assert set(opts) == {"method", "message-size", "copy"}
     assert "MIN:MAX" in opts["message-size"]
+    assert parse_flags(text) == {"copy"}
 
 
 def test_eta_uses_the_earlier_repeat_of_each_configuration():

@@ -126,3 +126,40 @@ def test_a_wrong_type_on_one_rank_is_refused_on_every_rank(comm, bad, message):
         asyncsolve.NonblockingAllreduce(comm, **args)
     # Every rank names the rank whose argument was refused.
     assert str(e.value) == (message if comm.size == 1 else f"rank {comm.size - 1}: {message}")
+
+
+def _address_space_bytes():
+    with open("/proc/self/status", encoding="ascii") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+
+
+def test_out_of_memory_on_one_rank_is_a_runtime_failure_on_every_rank(comm):
+    # The buffers were allocated in start(): a rank that ran out of memory there raised a
+    # raw MemoryError alone, and the other ranks waited in wait() for its share for ever.
+    # The last rank's address space is capped 16 MiB above what it maps now, so the
+    # reduction's 32 MiB buffers cannot be allocated there.
+    import resource
+
+    last = comm.rank == comm.size - 1
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if last:
+        resource.setrlimit(resource.RLIMIT_AS, (_address_space_bytes() + 16 * 2**20, hard))
+    try:
+        with pytest.raises(asyncsolve.RuntimeFailure) as e:
+            asyncsolve.NonblockingAllreduce(comm, 2**22, algorithm="rd")
+    finally:
+        if last:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    if last:
+        assert str(e.value).startswith(f"rank {comm.rank}: out of memory allocating a "
+                                       f"reduction of {2**22} values")
+    else:
+        assert str(e.value) == ("out of memory on another rank of comm while allocating the "
+                                "reduction")
+    # The ranks go on together: a reduction after the failure completes.
+    reduction = asyncsolve.NonblockingAllreduce(comm, 1)
+    try:
+        reduction.start(np.ones(1))
+        assert reduction.wait()[0] == comm.size
+    finally:
+        reduction.free()

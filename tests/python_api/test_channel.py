@@ -217,6 +217,54 @@ def test_none_and_a_channel_twice_are_refused(comm):
     sub.Free()
 
 
+@pytest.mark.parametrize(("timeout", "text"), [(float("nan"), "nan"), (-5.0, "-5"),
+                                               (float("inf"), "inf")])
+def test_wait_any_names_a_bad_timeout(comm, timeout, text):
+    # It was "as_channels_wait_any: invalid argument", the value and the range unsaid.
+    with pytest.raises(asyncsolve.InputError,
+                       match=rf"^timeout_s {text}: expected a finite number of seconds >= 0"):
+        asyncsolve.Channel.wait_any([], timeout)
+
+
+def test_a_structured_dtype_is_named(comm):
+    # It was refused as "not a C-contiguous, writeable NumPy array", which it is.
+    if comm.size < 2:
+        pytest.skip("needs a peer")
+    peer = comm.rank ^ 1 if (comm.rank ^ 1) < comm.size else comm.rank
+    record = np.zeros(3, dtype=[("a", np.float64), ("b", np.int32)])
+    with pytest.raises(asyncsolve.InputError, match=r"the send array has a structured dtype"):
+        asyncsolve.Channel.create(comm, [peer], [record], [np.zeros(3)])
+
+
+def test_a_message_over_an_mpi_count_is_named(comm):
+    # 2^31 bytes (np.zeros maps them untouched): it was "as_channels_create: invalid
+    # argument", neither the size nor the limit named.
+    if comm.size < 2:
+        pytest.skip("needs a peer")
+    peer = comm.rank ^ 1 if (comm.rank ^ 1) < comm.size else comm.rank
+    big = np.zeros(2**28)
+    with pytest.raises(asyncsolve.InputError,
+                       match=r"a message of 2147483648 bytes: expected at most 2147483647"):
+        asyncsolve.Channel.create(comm, [peer], [big], [np.zeros(2**28)])
+
+
+def test_rma_destroy_takes_every_channel_of_one_create_call(comm):
+    # A part of one rma create call was a RuntimeFailure ("operation not allowed in the
+    # channel's state"): it is the caller's error, said as such, on every rank alike.
+    if comm.size < 3:
+        pytest.skip("a ring needs three ranks")
+    peers = [(comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size]
+    sends, recvs = [np.zeros(2), np.zeros(2)], [np.zeros(2), np.zeros(2)]
+    chs = asyncsolve.Channel.create(comm, peers, sends, recvs, tags=[0, 0], transport="rma")
+    with pytest.raises(asyncsolve.InputError,
+                       match=r"channels\[0\]: transport rma: destroy takes the channels of one "
+                       r"create call, all of them together \(2 from that call\), got 1 channel$"):
+        asyncsolve.Channel.destroy(chs[:1])
+    assert not chs[0].destroyed
+    asyncsolve.Channel.destroy(chs)
+    assert all(c.destroyed for c in chs)
+
+
 def test_an_intercommunicator_is_refused(comm):
     if comm.size < 2:
         pytest.skip("an intercommunicator needs two groups")

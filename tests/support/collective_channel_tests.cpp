@@ -173,6 +173,30 @@ TEST(CollectiveChannel, MismatchedEndsFailOnBothSides) {
   MPI_Comm_free(&p.comm);
 }
 
+TEST(CollectiveChannel, AnEndWithoutItsPeersEndFailsOnBothSides) {
+  Pair p = make_pair();
+  std::vector<double> out(4), in(4);
+  as_channel* ch = nullptr;
+  // The receiver passes a placeholder where the sender lists a channel to it:
+  // the sender's handshake would have no partner.
+  as_channel_config c = config(p, out, in, 2, AS_MODE_ASYNC);
+  if (!p.sender) c = placeholder(p.comm);
+  const bool paired = p.size > 1;
+  EXPECT_EQ(as_channel_create(&ch, &c), paired ? AS_ERR_MISMATCH : AS_SUCCESS);
+  if (ch != nullptr) {
+    EXPECT_EQ(as_channel_destroy(&ch), AS_SUCCESS);
+  }
+  // Both ends list a channel, with different tags.
+  c = config(p, out, in, 2, AS_MODE_ASYNC, p.sender ? 3 : 4);
+  EXPECT_EQ(as_channel_create(&ch, &c), paired ? AS_ERR_MISMATCH : AS_SUCCESS);
+  EXPECT_EQ(ch == nullptr, paired);
+  if (ch != nullptr) {
+    EXPECT_EQ(as_channel_destroy(&ch), AS_SUCCESS);
+  }
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
 class CollectiveChannelModes : public ::testing::TestWithParam<int> {};
 
 TEST_P(CollectiveChannelModes, FlowControlStopsAtMaxInFlight) {

@@ -351,6 +351,22 @@ TEST(Cli, HybridSchemes) {
       std::string::npos);
   EXPECT_NE(error_of({"solve", "--threads", "2"}).find("--threads 2 with --transport mpi"),
             std::string::npos);
+  // A flag given a value it cannot take says so (it was CLI11's "Could not convert:
+  // --force = maybe", and "--force=" asked for "a value").
+  EXPECT_EQ(error_of({"solve", "--force=maybe"}),
+            "--force=maybe: --force is a flag and takes no value: expected --force alone");
+  EXPECT_EQ(error_of({"solve", "--force="}),
+            "--force: empty value after '=': --force is a flag and takes no value, expected "
+            "--force alone");
+  EXPECT_TRUE(parse({"solve", "--assemble", "--force=true"}).solve.sparse.force);
+  // A default --pc the hybrid schemes do not take is named as the default it is
+  // (it was refused as "--pc ilu0 with --hybrid", an option not given).
+  EXPECT_EQ(error_of({"solve", "--method", "pgmres", "--hybrid", "funneled"}),
+            "--hybrid funneled with --method pgmres: its default --pc (ilu0) does not run under "
+            "the hybrid schemes, expected --pc jacobi or --pc none");
+  EXPECT_EQ(
+      parse({"solve", "--method", "gmres", "--hybrid", "funneled", "--pc", "jacobi"}).solve.hybrid,
+      HybridMode::funneled);
 }
 
 TEST(Cli, ChoicesAreTypedAndResolved) {

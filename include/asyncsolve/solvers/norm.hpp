@@ -5,6 +5,7 @@
 /// solve at once, reason "breakdown"), and the convergence rule (a solve is
 /// converged only when its true residual met the tolerance).
 #include <cmath>
+#include <cstddef>
 #include <functional>
 #include <limits>
 #include <string>
@@ -96,6 +97,26 @@ inline constexpr double krylov_divergence_factor = 1e10;
 /// rank for a reduced residual.
 bool check_divergence(SolveResult& result, double residual, long iteration,
                       double floor = divergence_floor);
+
+/// How many checks in a row must find the same residual, bit for bit, for
+/// check_stagnation to stop a synchronous stationary iteration.
+inline constexpr std::size_t stagnation_checks = 20;
+
+/// The relative residual below which no stagnation is declared: sqrt of
+/// the machine epsilon. Lower, a residual that no longer changes is the
+/// rounding floor of a solve that has converged as far as double precision
+/// takes it (a tolerance set below it runs to --max-iters or --max-time).
+inline constexpr double stagnation_floor = 1.4901161193847656e-08;
+
+/// True, with `result` marked as a breakdown (reason "breakdown", a detail
+/// saying so), when the last stagnation_checks + 1 checks of result.history
+/// found the same residual bit for bit, above stagnation_floor: a
+/// synchronous stationary iteration
+/// at a fixed point that is not the solution (its update rounds to nothing,
+/// or the subdomain solves return the iterate they were given), which would
+/// otherwise run to --max-iters or --max-time. Local; the same on every
+/// rank for a reduced residual.
+bool check_stagnation(SolveResult& result, long iteration);
 
 /// Marks `result` diverged: converged false, reason "diverged", a detail
 /// saying the residual grew from `from` (at `from_iteration`) to `to` (at

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <mpi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -20,6 +22,7 @@
 #include "agreement.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
+#include "asyncsolve/par/check.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
 #include "bindings.hpp"
 
@@ -96,7 +99,30 @@ class Allreduce {
           "same on every rank of comm");
     }
     size_ = size;
-    reduction_ = collectives::make_nonblocking_allreduce(parsed, comm, size + 1, op_);
+    // The buffers start(), test() and wait() use are allocated here, where a
+    // rank that runs out of memory can tell the others: an allocation in
+    // start() that failed on one rank would leave the others waiting in
+    // wait() for a share that never comes.
+    bool allocated = true;
+    try {
+      reduction_ = collectives::make_nonblocking_allreduce(parsed, comm, size + 1, op_);
+      send_.assign(size + 1, 0.0);
+      receive_.assign(size + 1, 0.0);
+    } catch (const std::bad_alloc&) {
+      allocated = false;
+    }
+    int everywhere = allocated ? 1 : 0;
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_LAND, comm.get()),
+                   "MPI_Allreduce");
+    if (everywhere == 0) {
+      reduction_.reset();
+      throw core::RuntimeFailure(
+          allocated
+              ? "out of memory on another rank of comm while allocating the reduction"
+              : fmt::format("rank {}: out of memory allocating a reduction of {} values "
+                            "({:.1f} MiB a buffer)",
+                            comm.rank(), size, 8.0 * static_cast<double>(size + 1) / 1048576.0));
+    }
   }
 
   /// Starts the reduction of `values`. Anything but `size` doubles in a
@@ -116,40 +142,39 @@ class Allreduce {
     } else if (array.shape(0) != size_) {
       error = fmt::format("start: {} values: expected {}", array.shape(0), size_);
     }
-    std::vector<double> buffer(size_ + 1, 0.0);
+    // No allocation from here until the share is started (the buffers are
+    // the constructor's).
+    std::fill(send_.begin(), send_.end(), 0.0);
     if (error.empty()) {
-      std::copy(array.data(), array.data() + size_, buffer.begin());
+      std::copy(array.data(), array.data() + size_, send_.begin());
     } else {
-      buffer[size_] = refused_flag();
+      send_[size_] = refused_flag();
     }
     nb::gil_scoped_release release;
-    live().start(buffer);
+    live().start(send_);
     if (error.empty()) return;
-    std::vector<double> ignored(size_ + 1);
-    live().wait(ignored);
+    live().wait(receive_);
     throw core::InputError(error);
   }
 
   std::optional<Result> test() {
     require_active("test");
-    std::vector<double> out(size_ + 1);
     bool done = false;
     {
       nb::gil_scoped_release release;
-      done = live().test(out);
+      done = live().test(receive_);
     }
     if (!done) return std::nullopt;
-    return result(std::move(out));
+    return result();
   }
 
   Result wait() {
     require_active("wait");
-    std::vector<double> out(size_ + 1);
     {
       nb::gil_scoped_release release;
-      live().wait(out);
+      live().wait(receive_);
     }
-    return result(std::move(out));
+    return result();
   }
 
   bool active() { return reduction_ != nullptr && reduction_->active(); }
@@ -185,19 +210,22 @@ class Allreduce {
   /// The flag of a refused share: nonzero under every op once reduced
   /// (min: -1 against the others' 0; sum and max: 1).
   double refused_flag() const { return op_ == collectives::ReduceOp::min ? -1.0 : 1.0; }
-  /// The caller's values, or InputError if some rank's start() was refused.
-  Result result(std::vector<double>&& out) {
-    if (out[size_] != 0.0) {
+  /// The caller's values (a copy of the completed reduction's), or
+  /// InputError if some rank's start() was refused. Every rank's share is
+  /// complete by then, so a failure here is this rank's alone.
+  Result result() {
+    if (receive_[size_] != 0.0) {
       throw core::InputError(
           fmt::format("start() was refused on another rank of comm (its values were not {} float64 "
                       "values): this reduction has no result",
                       size_));
     }
-    out.pop_back();
-    return new_array(std::move(out));
+    return new_array(std::vector<double>(receive_.begin(), receive_.end() - 1));
   }
 
   std::unique_ptr<collectives::NonblockingAllreduce> reduction_;
+  std::vector<double> send_;     // start()'s values and the refused-start flag
+  std::vector<double> receive_;  // the reduced values and flag
   std::size_t size_ = 0;
   collectives::ReduceOp op_ = collectives::ReduceOp::sum;
 };

@@ -5,8 +5,10 @@
 // them and the channel's own transfers. Every call that progresses the
 // channel releases the GIL.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,13 @@ Buffer in_place(const nb::object& array, const char* what, int peer) {
         "channel to rank {}: the {} array holds Python objects (dtype {}): expected an array "
         "of numbers (a channel sends the array's bytes)",
         peer, what, nb::cast<std::string>(array.attr("dtype").attr("name"))));
+  }
+  if (nb::hasattr(array, "dtype") && !nb::object(array.attr("dtype").attr("fields")).is_none()) {
+    // nanobind's ndarray takes no structured (record) dtype
+    throw core::InputError(fmt::format(
+        "channel to rank {}: the {} array has a structured dtype ({}): expected an array of one "
+        "plain number type (a view of the same bytes, e.g. array.view(np.uint8), is one)",
+        peer, what, nb::cast<std::string>(nb::repr(array.attr("dtype")))));
   }
   if (nb::hasattr(array, "flags")) {
     const nb::object flags = array.attr("flags");
@@ -197,6 +206,12 @@ void check_end(const as_channel_config& c, int rank, int ranks, long long tag_ub
     throw core::InputError(fmt::format("channel to rank {}: tag {}: expected 0 to {}", c.peer,
                                        c.tag, (tag_ub - 1) / 2));
   }
+  if (c.message_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw core::InputError(fmt::format(
+        "channel to rank {}: a message of {} bytes: expected at most {} (a message is one MPI "
+        "transfer, whose count is an int)",
+        c.peer, c.message_size, std::numeric_limits<int>::max()));
+  }
   if (c.max_in_flight < 1) {
     throw core::InputError(fmt::format("channel to rank {}: max_in_flight {}: expected at least 1",
                                        c.peer, c.max_in_flight));
@@ -214,8 +229,19 @@ void check_end(const as_channel_config& c, int rank, int ranks, long long tag_ub
 /// One end of a channel and the arrays it uses.
 class Channel {
  public:
-  Channel(as_channel* channel, nb::object send, nb::object recv, int peer)
-      : channel_(channel), send_(std::move(send)), recv_(std::move(recv)), peer_(peer) {}
+  /// The channels of one create call share `call` (its transport and size).
+  struct Call {
+    int transport = AS_TRANSPORT_MPI;
+    std::size_t channels = 0;
+  };
+
+  Channel(as_channel* channel, nb::object send, nb::object recv, int peer,
+          std::shared_ptr<const Call> call)
+      : channel_(channel),
+        send_(std::move(send)),
+        recv_(std::move(recv)),
+        peer_(peer),
+        call_(std::move(call)) {}
 
   /// Collective over comm (both transports): creates `peers.size()` channels
   /// at once, channel i to peers[i] with sends[i] and recvs[i]. Every rank's
@@ -249,8 +275,9 @@ class Channel {
     }
     std::vector<Channel> out;
     out.reserve(handles.size());
+    const auto call = std::make_shared<const Call>(Call{args.transport, handles.size()});
     for (std::size_t i = 0; i < handles.size(); ++i) {
-      out.emplace_back(handles[i], args.sends[i], args.recvs[i], args.configs[i].peer);
+      out.emplace_back(handles[i], args.sends[i], args.recvs[i], args.configs[i].peer, call);
     }
     return out;
   }
@@ -266,6 +293,18 @@ class Channel {
         }
       }
     }
+    // rma: exactly the channels of one create call (they share one window).
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      const Call& call = *channels[i]->call_;
+      if (call.transport != AS_TRANSPORT_RMA) continue;
+      if (channels[i]->call_ != channels[0]->call_ || call.channels != channels.size()) {
+        throw core::InputError(fmt::format(
+            "channels[{}]: transport rma: destroy takes the channels of one create call, all of "
+            "them together ({} from that call), got {} channel{}{}",
+            i, call.channels, channels.size(), channels.size() == 1 ? "" : "s",
+            channels[i]->call_ != channels[0]->call_ ? " from different calls" : ""));
+      }
+    }
     {
       nb::gil_scoped_release release;
       check(as_channels_destroy(static_cast<int>(handles.size()), handles.data()),
@@ -277,6 +316,10 @@ class Channel {
   /// Index of the first channel with news, or -1 after timeout_s seconds.
   static int wait_any(const std::vector<Channel*>& channels, double timeout_s) {
     std::vector<as_channel*> handles = handles_of(channels);
+    if (!(timeout_s >= 0.0) || !std::isfinite(timeout_s)) {
+      throw core::InputError(fmt::format(
+          "timeout_s {}: expected a finite number of seconds >= 0 (0: one poll)", timeout_s));
+    }
     int index = -1;
     nb::gil_scoped_release release;
     check(as_channels_wait_any(static_cast<int>(handles.size()), handles.data(), timeout_s, &index),
@@ -443,6 +486,7 @@ class Channel {
   nb::object send_;
   nb::object recv_;
   int peer_ = -1;
+  std::shared_ptr<const Call> call_;
 };
 
 }  // namespace

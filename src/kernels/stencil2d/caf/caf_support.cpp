@@ -457,7 +457,8 @@ int asyncsolve_caf_finish(int images) {
   std::fflush(stdout);
   if (s.json_path.empty()) return 0;
   try {
-    asyncsolve::core::write_file_atomic(s.json_path, make_document(s, images).dump(2) + "\n");
+    asyncsolve::core::write_file_atomic(s.json_path,
+                                        asyncsolve::core::document_text(make_document(s, images)));
     std::printf("  %-10s %s\n", "json", s.json_path.c_str());
     std::fflush(stdout);
   } catch (const std::exception& e) {
