@@ -262,12 +262,11 @@ def _suite_runs(suite: dict) -> tuple[set[str], set[str]] | None:
     None where suite.json cannot be expanded (hand-edited, or written by an older lab):
     then every run is taken."""
     from .suite import Experiment as SuiteExperiment
-    from .suite import _configurations, _make_run
+    from .suite import expand
     try:
         exps = [SuiteExperiment(**{k: v for k, v in e.items() if k != "plots"})
                 for e in suite["experiments"]]
-        ids = {_make_run(exp, c, repeat).run_id
-               for exp, c in _configurations(exps) for repeat in range(exp.repeats)}
+        ids = {run.run_id for run in expand(exps)}
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     return ids, {e.name for e in exps}

@@ -219,16 +219,23 @@ class Suite:
 
     def runs(self) -> list[RunSpec]:
         """Every run, repeats interleaved: all configurations once, then again (A B A B)."""
-        configs = _configurations(self.experiments)
-        runs = []
-        top = max((e.repeats for e in self.experiments), default=0)
-        for repeat in range(top):
-            for order, (exp, c) in enumerate(configs):
-                if repeat < exp.repeats:
-                    runs.append(_make_run(exp, c, repeat))
-                    runs[-1].order = order
-                    runs[-1].platform = self.platforms.get(c["regime"])
-        return runs
+        return expand(self.experiments, self.platforms)
+
+
+def expand(experiments: list[Experiment],
+           platforms: dict[str, simulation.Platform] | None = None) -> list[RunSpec]:
+    """The runs of `experiments`, repeats interleaved (Suite.runs); `platforms` gives
+    the simulated regimes their platform."""
+    configs = _configurations(experiments)
+    runs = []
+    top = max((e.repeats for e in experiments), default=0)
+    for repeat in range(top):
+        for order, (exp, c) in enumerate(configs):
+            if repeat < exp.repeats:
+                runs.append(_make_run(exp, c, repeat))
+                runs[-1].order = order
+                runs[-1].platform = (platforms or {}).get(c["regime"])
+    return runs
 
 
 def _configurations(experiments: list[Experiment]) -> list[tuple[Experiment, dict]]:

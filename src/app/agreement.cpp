@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/stats.hpp"
+#include "asyncsolve/sparse/dist_matrix.hpp"
 
 namespace asyncsolve::app {
 namespace {
@@ -206,16 +208,6 @@ std::string disagreement_message() {
 
 namespace {
 
-/// Collective: `text` as `root` has it, on every rank.
-std::string broadcast_text(const par::Comm& world, std::string text, int root) {
-  auto size = static_cast<long long>(text.size());
-  par::check_mpi(MPI_Bcast(&size, 1, MPI_LONG_LONG, root, world.get()), "MPI_Bcast");
-  text.resize(static_cast<std::size_t>(size));
-  par::check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, world.get()),
-                 "MPI_Bcast");
-  return text;
-}
-
 /// A canonical value as a reader writes it (numbers are in hexadecimal
 /// floating point there).
 std::string readable(const std::string& value) {
@@ -230,7 +222,7 @@ std::string readable(const std::string& value) {
 }  // namespace
 
 std::string disagreement_message(const par::Comm& world, const std::string& text) {
-  const std::string first = broadcast_text(world, text, 0);
+  const std::string first = par::broadcast_from_root(world, text);
   // This rank's first line that differs from rank 0's.
   std::string mine;
   if (text != first) {
@@ -258,14 +250,13 @@ std::string disagreement_message(const par::Comm& world, const std::string& text
                       readable(ours.substr(eq + 1)), readable(theirs.substr(eq + 1)));
     }
   }
-  int lowest = mine.empty() ? world.size() : world.rank();
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, world.get()),
-                 "MPI_Allreduce");
-  if (lowest == world.size()) return disagreement_message();  // the texts agree, the hashes not
+  // The lowest differing rank's line, on every rank.
+  const std::string lowest = sparse::first_error(world, mine);
+  if (lowest.empty()) return disagreement_message();  // the texts agree, the hashes not
   return fmt::format(
       "the ranks were started with different options (or in environments that resolve them "
       "differently): {}; expected the same command line on every rank",
-      broadcast_text(world, mine, lowest));
+      lowest);
 }
 
 }  // namespace asyncsolve::app

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <mpi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -22,7 +21,7 @@
 #include "agreement.hpp"
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
 #include "asyncsolve/core/error.hpp"
-#include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
 #include "bindings.hpp"
 
@@ -111,10 +110,7 @@ class Allreduce {
     } catch (const std::bad_alloc&) {
       allocated = false;
     }
-    int everywhere = allocated ? 1 : 0;
-    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_LAND, comm.get()),
-                   "MPI_Allreduce");
-    if (everywhere == 0) {
+    if (par::any_rank(comm, !allocated)) {
       reduction_.reset();
       throw core::RuntimeFailure(
           allocated
