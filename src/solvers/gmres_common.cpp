@@ -285,6 +285,23 @@ void CycleProgress::check(double start, double end, long iteration, double b_nor
       iteration, end / b_norm, start / b_norm, method_)};
 }
 
+void ConfirmProgress::refused(double true_norm, long iteration, double b_norm) {
+  constexpr double least = 1e-3;  // the relative decrease that counts as progress
+  constexpr int limit = 10;       // refusals in a row without it
+  if (best_ == 0.0 || true_norm < (1.0 - least) * best_ ||
+      !(true_norm > stagnation_floor * b_norm)) {
+    if (best_ == 0.0 || true_norm < best_) best_ = true_norm;
+    stagnant_ = 0;
+    return;
+  }
+  if (++stagnant_ < limit) return;
+  throw Breakdown{fmt::format(
+      "stagnation at iteration {}: the true residual refused the last {} estimates below the "
+      "tolerance and stayed above its smallest at a refusal, {:.6e} (now {:.6e}); {} cannot "
+      "reach the tolerance from here (the system may be singular and inconsistent)",
+      iteration, limit, best_ / b_norm, true_norm / b_norm, method_)};
+}
+
 void BreakdownRestarts::check(std::string_view quantity, double value, long iteration) {
   if (last_ == iteration) {
     throw Breakdown{fmt::format(

@@ -103,6 +103,26 @@ class CycleProgress {
   int stagnant_ = 0;  ///< cycles in a row without progress
 };
 
+/// Stagnation of a method that confirms a small residual estimate with the
+/// true residual and restarts from it when that is refused (pipebicgstab).
+/// On an inconsistent singular system the recurrences reach an estimate
+/// below the tolerance again and again while b - A x keeps the part of b
+/// outside A's range. Ten refusals in a row none of which lowered the
+/// smallest true residual seen at a refusal by a relative 1e-3 end the solve.
+class ConfirmProgress {
+ public:
+  explicit ConfirmProgress(std::string_view method) : method_(method) {}
+  /// Throws Breakdown at the tenth refusal in a row without progress;
+  /// `true_norm` is this refusal's ||b - A x||, unless it is at the
+  /// rounding floor (below stagnation_floor ||b||, norm.hpp).
+  void refused(double true_norm, long iteration, double b_norm);
+
+ private:
+  std::string method_;
+  double best_ = 0.0;  ///< the smallest true residual norm at a refusal (0: none yet)
+  int stagnant_ = 0;   ///< refusals in a row without progress
+};
+
 /// One restarted GMRES run's Arnoldi cycles, shared by gmres and fgmres:
 /// the residual and its restarts, the orthogonalisation of each new vector
 /// (classical Gram-Schmidt, a second pass as KrylovOptions::refinement

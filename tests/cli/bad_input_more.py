@@ -209,6 +209,11 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
                               f"--method {method} --restart 10 --max-iters 100000"), 3,
                   "stagnation at iteration", ranks=2)
              for method in ("gmres", "pgmres"))
+    # Pipelined BiCGStab on the same system: its estimate fell below the tolerance again and
+    # again, the true residual refused it each time (916 times), and it ran all of --max-iters.
+    c.append(case(shlex.split(f"solve --matrix {t}/neumann-general.mtx --rhs {t}/e1-36.mtx "
+                              "--method pipebicgstab --max-iters 100000"), 3,
+                  "refused the last 10 estimates below the tolerance", ranks=2))
     # A file name that is not UTF-8 is solved and recorded (U+FFFD for the byte); the
     # document failed to be written after the run (exit 4).
     c.append(case(["solve", "--matrix", f"{t}/bad\udcffname.mtx", "--method", "cg", "--json",
