@@ -207,9 +207,12 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
 
   check(MPI_Comm_dup(comm, &window->quiet), "MPI_Comm_dup");
   void* base = nullptr;
-  check(MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm, &base,
-                         &window->win),
-        "MPI_Win_allocate");
+  // The arguments are valid by construction, so a failure is the memory the
+  // landing areas need (max_in_flight slots of each channel): AS_ERR_NOMEM.
+  if (MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm, &base,
+                       &window->win) != MPI_SUCCESS) {
+    throw ChannelFailure(AS_ERR_NOMEM, "MPI_Win_allocate");
+  }
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
   initialise_areas<RmaWindow>(configs, static_cast<unsigned char*>(base),
                               static_cast<std::size_t>(bytes));

@@ -248,6 +248,25 @@ def test_a_message_over_an_mpi_count_is_named(comm):
         asyncsolve.Channel.create(comm, [peer], [big], [np.zeros(2**28)])
 
 
+@pytest.mark.parametrize("transport", ["mpi", "rma"])
+def test_out_of_memory_names_what_the_channels_need(comm, transport):
+    # 2^31 - 1 slots of 8 MiB (2^54 bytes) fit in no memory. Over rma it was "the transport
+    # reported an error"; neither transport named the size or max_in_flight.
+    if comm.size < 2:
+        pytest.skip("needs a peer")
+    # Pairs (0, 1), (2, 3), ...; the odd rank out takes part in the split, then leaves.
+    sub = comm.Split(0 if comm.rank < comm.size - comm.size % 2 else 1, comm.rank)
+    if comm.rank >= comm.size - comm.size % 2:
+        sub.Free()
+        return
+    with pytest.raises(asyncsolve.RuntimeFailure,
+                       match=r"out of memory: this rank's channels need about 1.68e\+07 GiB of "
+                       r"message slots \(max_in_flight up to 2147483647\)"):
+        asyncsolve.Channel.create(sub, [sub.rank ^ 1], [np.zeros(2**20)], [np.zeros(2**20)],
+                                  max_in_flight=2**31 - 1, transport=transport)
+    sub.Free()
+
+
 def test_rma_destroy_takes_every_channel_of_one_create_call(comm):
     # A part of one rma create call was a RuntimeFailure ("operation not allowed in the
     # channel's state"): it is the caller's error, said as such, on every rank alike.

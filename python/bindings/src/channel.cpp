@@ -41,6 +41,24 @@ void check(int status, const char* call) {
   throw core::RuntimeFailure(message);
 }
 
+/// The out-of-memory message of a create call: what its landing areas need
+/// (max_in_flight slots of the message size, rounded up to 8 bytes, per
+/// channel; one in racy mode), the usual cause being a large max_in_flight.
+std::string out_of_memory(const std::vector<as_channel_config>& configs) {
+  double bytes = 0.0;
+  int depth = 0;
+  for (const as_channel_config& c : configs) {
+    if (c.peer == MPI_PROC_NULL) continue;
+    const int slots = c.mode == AS_MODE_RACY ? 1 : c.max_in_flight;
+    bytes += static_cast<double>(slots) * static_cast<double>((c.message_size + 7) / 8 * 8);
+    depth = std::max(depth, slots);
+  }
+  return fmt::format(
+      "as_channels_create: out of memory: this rank's channels need about {:.3g} GiB of message "
+      "slots (max_in_flight up to {}): expected a smaller max_in_flight or message",
+      bytes / (1024.0 * 1024.0 * 1024.0), depth);
+}
+
 int parse_mode(const std::string& mode) {
   if (mode == "async") return AS_MODE_ASYNC;
   if (mode == "racy") return AS_MODE_RACY;
@@ -269,9 +287,10 @@ class Channel {
       if (const std::string why = unpaired(gather_ends(world, mine)); !why.empty()) {
         throw core::InputError(why);
       }
-      check(
-          as_channels_create(static_cast<int>(handles.size()), handles.data(), args.configs.data()),
-          "as_channels_create");
+      const int status =
+          as_channels_create(static_cast<int>(handles.size()), handles.data(), args.configs.data());
+      if (status == AS_ERR_NOMEM) throw core::RuntimeFailure(out_of_memory(args.configs));
+      check(status, "as_channels_create");
     }
     std::vector<Channel> out;
     out.reserve(handles.size());
