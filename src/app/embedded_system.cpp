@@ -25,8 +25,10 @@
 #include "asyncsolve/par/fault_injection.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/precond/preconditioner.hpp"
+#include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/sparse/csr.hpp"
+#include "asyncsolve/sparse/load.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
 
@@ -53,6 +55,34 @@ RunEnvironment caller_environment(const par::Comm& comm) {
   e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   e.mpi_osc = par::mpi_osc_choice();
   return e;
+}
+
+/// What this rank's set-up and solve allocate beyond its rows, about: a
+/// second operator format (12 bytes a non-zero), the preconditioner (ILU(0):
+/// its copy of the rows while it factorises, 24, and the factor, 12;
+/// Schwarz and BoomerAMG: 48, a guess at their overlap, fill or hierarchy)
+/// and the method's working set (solvers::krylov_fields) with 4 vectors more
+/// (the true residual's, the result's).
+double setup_bytes(const SolveConfig& config, const sparse::DistMatrix& m) {
+  double per_nonzero = 12.0;
+  switch (config.pc.kind) {
+    case precond::PcKind::ilu0:
+      per_nonzero += 36.0;
+      break;
+    case precond::PcKind::additive_schwarz:
+    case precond::PcKind::boomeramg:
+      per_nonzero += 48.0;
+      break;
+    default:
+      break;
+  }
+  if (config.method == Method::schwarz) per_nonzero += 48.0;
+  const double vectors = is_krylov(config.method)
+                             ? static_cast<double>(solvers::krylov_fields(
+                                   krylov_method(config.method), config.restart)) + 4.0
+                             : 8.0;
+  return per_nonzero * static_cast<double>(m.local_nnz()) +
+         8.0 * vectors * static_cast<double>(m.local_rows());
 }
 
 /// b = A * 1 on this rank's rows (the row sums).
@@ -188,6 +218,10 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
   p.row_names = {s.rows, sparse::RowOrigin::array};
   p.parameters["matrix"] = matrix_json(config.sparse.matrix_path, matrix.whole, p.matrix, rhs, x0);
   try {
+    // The set-up's collectives would leave the other ranks waiting for one
+    // that failed an allocation inside it: room for it is agreed first.
+    sparse::agree_on_memory(comm, setup_bytes(config, p.matrix),
+                            "the solver's set-up and vectors");
     s.setup = setup_sparse(config, p);
     if (keep && is_krylov(config)) {
       s.faults = std::make_unique<par::FaultInjector>(fault_options(config), comm.rank());
@@ -205,6 +239,11 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     }
   } catch (const core::InputError&) {
     // Refused on every rank alike: free what was built, together.
+    if (s.setup.halo) s.setup.halo->close();
+    p.matrix.free();
+    throw;
+  } catch (const core::CollectiveFailure&) {
+    // Failed on every rank alike (out of memory on one): likewise.
     if (s.setup.halo) s.setup.halo->close();
     p.matrix.free();
     throw;

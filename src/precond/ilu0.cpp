@@ -71,17 +71,39 @@ class Ilu0 final : public Preconditioner {
   Ilu0(PcOperator& op, const sparse::RowNames& names) : op_(op) {
     const double t0 = core::now_s();
     report_.name = "ilu0";
-    const AssembledRows rows = op.assemble();
-    LocalBlock b = diagonal_block(rows);
-    n_ = rows.rows();
-    const int bad = factorise(b);
-    // the verdict of every rank: the lowest rank with a zero pivot names it
+    // Out of memory on this rank (only where assemble() has no collective
+    // inside, so that this rank may leave it) joins the verdict below.
+    const bool local = op.assembles_locally();
+    AssembledRows rows;
+    LocalBlock b;
+    int bad = -1;
+    bool no_memory = false;
+    try {
+      rows = op.assemble();
+      b = diagonal_block(rows);
+      n_ = rows.rows();
+      values_.resize(static_cast<std::size_t>(n_));
+      bad = factorise(b);
+    } catch (const std::bad_alloc&) {
+      if (!local) throw;
+      no_memory = true;
+      b = LocalBlock{};
+    }
+    // the verdict of every rank: the lowest rank out of memory, else the
+    // lowest with a zero pivot, names it (MAXLOC takes the lowest of equals)
     struct {
       int bad;
       int rank;
-    } mine{bad >= 0 ? 1 : 0, op.comm().rank()}, worst{0, 0};
+    } mine{no_memory ? 2 : bad >= 0 ? 1 : 0, op.comm().rank()}, worst{0, 0};
     par::check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, op.comm().get()),
                    "MPI_Allreduce");
+    if (worst.bad == 2) {
+      throw core::CollectiveFailure(fmt::format(
+          "rank {}: out of memory while it factorised its rows for --pc ilu0 (its block and "
+          "factor hold about as much as its part of the matrix): try more ranks, or ranks where "
+          "more memory is free",
+          worst.rank));
+    }
     if (worst.bad != 0) {
       // The row as the user knows it (a file's, a caller's array's, else
       // the distributed numbering); and whether A's own diagonal is zero
@@ -97,7 +119,6 @@ class Ilu0 final : public Preconditioner {
                       where[1] != 0 ? "try --pc none or asm" : "try --pc jacobi, asm or none"));
     }
     b_ = std::move(b);
-    values_.resize(static_cast<std::size_t>(n_));
     report_.numbers = {{"global_rows", static_cast<double>(rows.global_rows)},
                        {"factor_entries", static_cast<double>(b_.val.size())}};
     report_.settings = {{"blocks", "one per rank (block Jacobi)"}, {"fill", "0"}};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -273,13 +274,20 @@ void start_send(Transfer& t, int to, MPI_Comm comm) {
 /// ranks allocate while rank 0 packs), then each part as soon as it is
 /// packed, the next packed while it travels (at most two parts held at
 /// once); rank 0's own part is packed last, while the last one travels.
-Part scatter_parts(const Prepared& p, int ranks, MPI_Comm comm) {
+Part scatter_parts(const Prepared& p, const par::Comm& world) {
+  const int ranks = world.size();
+  const MPI_Comm comm = world.get();
   std::vector<std::array<std::int64_t, 4>> sizes(static_cast<std::size_t>(ranks));
   std::vector<MPI_Request> size_requests(static_cast<std::size_t>(ranks), MPI_REQUEST_NULL);
   for (int r = 1; r < ranks; ++r) {
     sizes[r] = part_sizes(p, r);
     par::check_mpi(MPI_Isend(sizes[r].data(), 4, MPI_INT64_T, r, kTag, comm, &size_requests[r]),
                    "MPI_Isend");
+  }
+  // The ranks' allocation verdict (receive_part); the sizes were received.
+  if (const std::string why = first_error(world, ""); !why.empty()) {
+    par::check_mpi(MPI_Waitall(ranks, size_requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    throw core::CollectiveFailure(why);
   }
   Transfer previous;
   for (int r = 1; r < ranks; ++r) {
@@ -295,19 +303,41 @@ Part scatter_parts(const Prepared& p, int ranks, MPI_Comm comm) {
   return mine;
 }
 
-Part receive_part(MPI_Comm comm) {
+/// Receives this rank's part. Its arrays are allocated before anything is
+/// received, with room for the local matrix DistMatrix::from_rows builds
+/// from them (twice the part, can_reserve), and every rank learns whether
+/// each could (first_error, met by scatter_parts): a rank out of memory
+/// fails the distribution on every rank alike (core::CollectiveFailure)
+/// instead of leaving rank 0 sending or the others in from_rows' exchanges.
+Part receive_part(const par::Comm& world) {
+  const MPI_Comm comm = world.get();
   std::int64_t sizes[4] = {0, 0, 0, 0};
   par::check_mpi(MPI_Recv(sizes, 4, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
   Transfer t;
   Part& part = t.part;
   const auto n = static_cast<int>(sizes[0]);
   const auto nnz = static_cast<int>(sizes[1]);
-  part.row_ptr.resize(static_cast<std::size_t>(n) + 1);
-  part.col.resize(static_cast<std::size_t>(nnz));
-  part.val.resize(static_cast<std::size_t>(nnz));
-  part.file_rows.resize(static_cast<std::size_t>(n));
-  part.b.resize(static_cast<std::size_t>(sizes[2]));
-  part.x0.resize(static_cast<std::size_t>(sizes[3]));
+  std::string error;
+  try {
+    part.row_ptr.resize(static_cast<std::size_t>(n) + 1);
+    part.col.resize(static_cast<std::size_t>(nnz));
+    part.val.resize(static_cast<std::size_t>(nnz));
+    part.file_rows.resize(static_cast<std::size_t>(n));
+    part.b.resize(static_cast<std::size_t>(sizes[2]));
+    part.x0.resize(static_cast<std::size_t>(sizes[3]));
+    if (!can_reserve(16.0 * (2.0 * n + 2.0 * nnz))) throw std::bad_alloc();
+  } catch (const std::bad_alloc&) {
+    part = Part{};
+    const double bytes = 8.0 * (2.0 * n + 1.0 + 2.0 * nnz + static_cast<double>(sizes[2]) +
+                                static_cast<double>(sizes[3]));
+    error = fmt::format(
+        "rank {}: out of memory for its part of the matrix ({} rows, {} non-zeros, {:.3g} GiB "
+        "as received): try more ranks, or ranks where more memory is free",
+        world.rank(), n, nnz, bytes / (1024.0 * 1024.0 * 1024.0));
+  }
+  if (const std::string why = first_error(world, error); !why.empty()) {
+    throw core::CollectiveFailure(why);
+  }
   auto& q = t.requests;
   par::check_mpi(MPI_Irecv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm, &q[0]),
                  "MPI_Irecv");
@@ -332,7 +362,6 @@ template <class PrepareRoot>
 LoadedSystem distribute(const par::Comm& comm, PrepareRoot prepare_root, std::string_view what,
                         bool rhs_given, bool x0_given) {
   LoadedSystem out;
-  const int ranks = comm.size();
   Prepared prepared;
   if (comm.is_root()) {
     char kind = 0;
@@ -393,10 +422,10 @@ LoadedSystem distribute(const par::Comm& comm, PrepareRoot prepare_root, std::st
   const double t0 = core::now_s();
   Part mine;
   if (comm.is_root()) {
-    mine = scatter_parts(prepared, ranks, comm.get());
+    mine = scatter_parts(prepared, comm);
     prepared = Prepared{};  // rank 0's copy of the whole matrix is no longer needed
   } else {
-    mine = receive_part(comm.get());
+    mine = receive_part(comm);
   }
   out.matrix = DistMatrix::from_rows(comm, out.info.rows, {mine.row_ptr, mine.col, mine.val});
   out.file_rows = std::move(mine.file_rows);
@@ -427,6 +456,28 @@ LoadedSystem distribute_system(const par::Comm& comm, const SystemView& system,
   return distribute(
       comm, [&] { return prepare_view(system, partition, ranks, what); }, what, given[0] != 0,
       given[1] != 0);
+}
+
+bool can_reserve(double bytes) noexcept {
+  if (!(bytes >= 0.0 && bytes < 0x1p62)) return false;
+  void* block = std::malloc(static_cast<std::size_t>(bytes));
+  // Kept through a volatile, so the compiler cannot drop the pair as unused.
+  void* volatile kept = block;
+  std::free(kept);
+  return block != nullptr;
+}
+
+void agree_on_memory(const par::Comm& comm, double bytes, std::string_view what) {
+  std::string error;
+  if (!can_reserve(bytes)) {
+    error = fmt::format(
+        "rank {}: out of memory: {} need about {:.3g} GiB on it, which it cannot allocate: try "
+        "more ranks, or ranks where more memory is free",
+        comm.rank(), what, bytes / (1024.0 * 1024.0 * 1024.0));
+  }
+  if (const std::string why = first_error(comm, error); !why.empty()) {
+    throw core::CollectiveFailure(why);
+  }
 }
 
 std::vector<double> gather_in_file_order(const par::Comm& comm,

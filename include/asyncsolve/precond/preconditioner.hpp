@@ -195,6 +195,9 @@ class PcOperator {
   virtual ops::Scaling inverse_diagonal() const = 0;
   /// Collective: this rank's rows (for an algebraic setup: BoomerAMG).
   virtual AssembledRows assemble() = 0;
+  /// Whether assemble() is in fact local (no communication), so that a
+  /// rank whose assemble() fails may skip it without the others waiting.
+  virtual bool assembles_locally() const { return false; }
   /// Local: the owned entries of `v` in row order (AssembledRows' order).
   virtual void gather(const grid::Field& v, std::span<double> out) const = 0;
   /// Local: writes `in` (row order) into the owned entries of `v`.
