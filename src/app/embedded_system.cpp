@@ -77,10 +77,11 @@ double setup_bytes(const SolveConfig& config, const sparse::DistMatrix& m) {
       break;
   }
   if (config.method == Method::schwarz) per_nonzero += 48.0;
-  const double vectors = is_krylov(config.method)
-                             ? static_cast<double>(solvers::krylov_fields(
-                                   krylov_method(config.method), config.restart)) + 4.0
-                             : 8.0;
+  double vectors = 8.0;
+  if (is_krylov(config.method)) {
+    const long fields = solvers::krylov_fields(krylov_method(config.method), config.restart);
+    vectors = 4.0 + static_cast<double>(fields);
+  }
   return per_nonzero * static_cast<double>(m.local_nnz()) +
          8.0 * vectors * static_cast<double>(m.local_rows());
 }
@@ -220,8 +221,7 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
   try {
     // The set-up's collectives would leave the other ranks waiting for one
     // that failed an allocation inside it: room for it is agreed first.
-    sparse::agree_on_memory(comm, setup_bytes(config, p.matrix),
-                            "the solver's set-up and vectors");
+    sparse::agree_on_memory(comm, setup_bytes(config, p.matrix), "the solver's set-up and vectors");
     s.setup = setup_sparse(config, p);
     if (keep && is_krylov(config)) {
       s.faults = std::make_unique<par::FaultInjector>(fault_options(config), comm.rank());

@@ -7,6 +7,9 @@ matrix goes in from rank 0, or each rank's block of rows with rows=.
 
 from __future__ import annotations
 
+import contextlib
+import resource
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -55,3 +58,23 @@ def nonsymmetric() -> sp.csr_matrix:
 
 def rhs(n: int) -> np.ndarray:
     return np.sin(np.arange(n) + 1.0)
+
+
+def address_space_bytes() -> int:
+    """This process's mapped address space (VmSize)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+
+
+@contextlib.contextmanager
+def last_rank_capped(comm: MPI.Comm, headroom: int):
+    """The last rank's address space capped `headroom` bytes above what it maps now."""
+    last = comm.rank == comm.size - 1
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if last:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space_bytes() + headroom, hard))
+    try:
+        yield
+    finally:
+        if last:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

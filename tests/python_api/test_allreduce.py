@@ -7,6 +7,7 @@ import pytest
 from mpi4py import MPI
 
 import asyncsolve
+from conftest import last_rank_capped
 
 
 def reference(comm, values, op):
@@ -128,28 +129,14 @@ def test_a_wrong_type_on_one_rank_is_refused_on_every_rank(comm, bad, message):
     assert str(e.value) == (message if comm.size == 1 else f"rank {comm.size - 1}: {message}")
 
 
-def _address_space_bytes():
-    with open("/proc/self/status", encoding="ascii") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
-
-
 def test_out_of_memory_on_one_rank_is_a_runtime_failure_on_every_rank(comm):
     # The buffers were allocated in start(): a rank that ran out of memory there raised a
     # raw MemoryError alone, and the other ranks waited in wait() for its share for ever.
     # The last rank's address space is capped 16 MiB above what it maps now, so the
     # reduction's 32 MiB buffers cannot be allocated there.
-    import resource
-
     last = comm.rank == comm.size - 1
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if last:
-        resource.setrlimit(resource.RLIMIT_AS, (_address_space_bytes() + 16 * 2**20, hard))
-    try:
-        with pytest.raises(asyncsolve.RuntimeFailure) as e:
-            asyncsolve.NonblockingAllreduce(comm, 2**22, algorithm="rd")
-    finally:
-        if last:
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    with last_rank_capped(comm, 16 * 2**20), pytest.raises(asyncsolve.RuntimeFailure) as e:
+        asyncsolve.NonblockingAllreduce(comm, 2**22, algorithm="rd")
     if last:
         assert str(e.value).startswith(f"rank {comm.rank}: out of memory allocating a "
                                        f"reduction of {2**22} values")

@@ -458,3 +458,4 @@ def test_a_subdomain_that_cannot_be_factorised_is_a_breakdown(comm, spd):
         assert "subdomain" in r.detail, r.detail
         assert "not positive definite" in r.detail, r.detail
         assert r.to_dict()["true_residual"] == pytest.approx(1.0)
+
