@@ -218,6 +218,11 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
   }
   p.row_names = {s.rows, sparse::RowOrigin::array};
   p.parameters["matrix"] = matrix_json(config.sparse.matrix_path, matrix.whole, p.matrix, rhs, x0);
+  // Collective: frees what a set-up that every rank abandons alike built.
+  const auto release_together = [&] {
+    if (s.setup.halo) s.setup.halo->close();
+    p.matrix.free();
+  };
   try {
     // The set-up's collectives would leave the other ranks waiting for one
     // that failed an allocation inside it: room for it is agreed first.
@@ -239,13 +244,11 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     }
   } catch (const core::InputError&) {
     // Refused on every rank alike: free what was built, together.
-    if (s.setup.halo) s.setup.halo->close();
-    p.matrix.free();
+    release_together();
     throw;
   } catch (const core::CollectiveFailure&) {
     // Failed on every rank alike (out of memory on one): likewise.
-    if (s.setup.halo) s.setup.halo->close();
-    p.matrix.free();
+    release_together();
     throw;
   }
   s.b0.assign(s.setup.system.b.origin(), s.setup.system.b.origin() + p.matrix.local_rows());

@@ -41,6 +41,14 @@ void share_verdict(const par::Comm& comm, char kind, const std::string& message)
   throw core::CollectiveFailure(text.substr(1));
 }
 
+/// Collective: throws core::CollectiveFailure on every rank with the lowest
+/// rank's non-empty `local_error` (first_error); returns if no rank has one.
+void fail_together(const par::Comm& comm, const std::string& local_error) {
+  if (const std::string why = first_error(comm, local_error); !why.empty()) {
+    throw core::CollectiveFailure(why);
+  }
+}
+
 /// What rank 0 prepared: the matrix, the vectors and the new row order.
 struct Prepared {
   MatrixMarketFile file;       ///< a file's matrix (empty for a caller's)
@@ -284,11 +292,9 @@ Part scatter_parts(const Prepared& p, const par::Comm& world) {
     par::check_mpi(MPI_Isend(sizes[r].data(), 4, MPI_INT64_T, r, kTag, comm, &size_requests[r]),
                    "MPI_Isend");
   }
-  // The ranks' allocation verdict (receive_part); the sizes were received.
-  if (const std::string why = first_error(world, ""); !why.empty()) {
-    par::check_mpi(MPI_Waitall(ranks, size_requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    throw core::CollectiveFailure(why);
-  }
+  // Every rank receives its sizes before the allocation verdict (receive_part).
+  par::check_mpi(MPI_Waitall(ranks, size_requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  fail_together(world, "");
   Transfer previous;
   for (int r = 1; r < ranks; ++r) {
     Transfer current;
@@ -299,7 +305,6 @@ Part scatter_parts(const Prepared& p, const par::Comm& world) {
   }
   Part mine = pack_part(p, 0);
   previous.wait();
-  par::check_mpi(MPI_Waitall(ranks, size_requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   return mine;
 }
 
@@ -335,9 +340,7 @@ Part receive_part(const par::Comm& world) {
         "as received): try more ranks, or ranks where more memory is free",
         world.rank(), n, nnz, bytes / (1024.0 * 1024.0 * 1024.0));
   }
-  if (const std::string why = first_error(world, error); !why.empty()) {
-    throw core::CollectiveFailure(why);
-  }
+  fail_together(world, error);
   auto& q = t.requests;
   par::check_mpi(MPI_Irecv(part.row_ptr.data(), n + 1, MPI_INT64_T, 0, kTag, comm, &q[0]),
                  "MPI_Irecv");
@@ -475,9 +478,7 @@ void agree_on_memory(const par::Comm& comm, double bytes, std::string_view what)
         "more ranks, or ranks where more memory is free",
         comm.rank(), what, bytes / (1024.0 * 1024.0 * 1024.0));
   }
-  if (const std::string why = first_error(comm, error); !why.empty()) {
-    throw core::CollectiveFailure(why);
-  }
+  fail_together(comm, error);
 }
 
 std::vector<double> gather_in_file_order(const par::Comm& comm,

@@ -38,6 +38,11 @@ def convection_diffusion(n: int, wind: float = 0.4) -> sp.csr_matrix:
     return a.tocsr()
 
 
+def whole(a, comm: MPI.Comm):
+    """The whole-matrix form: `a` on rank 0, None elsewhere."""
+    return a if comm.rank == 0 else None
+
+
 def block_of(a: sp.csr_matrix, comm: MPI.Comm) -> tuple[sp.csr_matrix, tuple[int, int]]:
     """This rank's consecutive rows of `a` (sizes differing by at most one)."""
     n = a.shape[0]

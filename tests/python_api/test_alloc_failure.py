@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 import asyncsolve
-from conftest import block_of, laplacian_2d, last_rank_capped
+from conftest import block_of, laplacian_2d, last_rank_capped, whole
 
 
 class _MallInfo2(ctypes.Structure):
@@ -42,10 +42,6 @@ def _capped(comm, headroom):
     return last_rank_capped(comm, headroom)
 
 
-def _whole(a, comm):
-    return a if comm.rank == 0 else None
-
-
 def test_out_of_memory_in_the_distribution_fails_every_rank(comm):
     # Rank 0 sends the last rank its part, which cannot hold it: that rank raised a raw
     # MemoryError alone and rank 0 waited for ever to send it.
@@ -62,7 +58,7 @@ def test_out_of_memory_in_the_distribution_fails_every_rank(comm):
                                    "matrix (")
     del a
     # The ranks go on together.
-    assert asyncsolve.solve(_whole(laplacian_2d(8), comm), comm=comm).converged
+    assert asyncsolve.solve(whole(laplacian_2d(8), comm), comm=comm).converged
 
 
 def test_out_of_memory_in_the_set_up_fails_every_rank(comm):
@@ -73,4 +69,4 @@ def test_out_of_memory_in_the_set_up_fails_every_rank(comm):
         asyncsolve.solve(block, comm=comm, rows=rows, method="gmres", restart=1000, max_iters=2)
     assert str(e.value).startswith(f"rank {comm.size - 1}: out of memory: the solver's set-up "
                                    "and vectors need about ")
-    assert asyncsolve.solve(_whole(laplacian_2d(8), comm), comm=comm).converged
+    assert asyncsolve.solve(whole(laplacian_2d(8), comm), comm=comm).converged

@@ -9,17 +9,13 @@ import pytest
 import scipy.sparse as sp
 
 import asyncsolve
-from conftest import block_of, rhs
+from conftest import block_of, rhs, whole
 
 
 def one_line(e: pytest.ExceptionInfo) -> str:
     text = str(e.value)
     assert "\n" not in text
     return text
-
-
-def whole(a, comm):
-    return a if comm.rank == 0 else None
 
 
 def test_option_table_ranges_and_messages(comm, spd):
