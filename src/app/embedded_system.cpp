@@ -224,6 +224,12 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     p.matrix.free();
   };
   try {
+    // A basis that no node could hold is the caller's --restart, refused
+    // before the reservation below would fail as out of memory.
+    if (is_krylov(config.method)) {
+      solvers::check_restart(comm, krylov_method(config.method), config.restart,
+                             8.0 * static_cast<double>(p.matrix.local_rows()));
+    }
     // The set-up's collectives would leave the other ranks waiting for one
     // that failed an allocation inside it: room for it is agreed first.
     sparse::agree_on_memory(comm, setup_bytes(config, p.matrix), "the solver's set-up and vectors");

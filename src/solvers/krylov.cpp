@@ -117,30 +117,12 @@ RepeatedSolve repeated(const SolveResult& r) {
   return out;
 }
 
-/// Throws core::InputError (on every rank alike: one collective estimate)
-/// for a restart length below 1, or one whose basis and Hessenberg matrix
-/// would not fit in 90% of the smallest node's memory.
-void check_restart(const KrylovOptions& options, const detail::LinearOperator& a) {
+/// check_restart for the method of `options` on vectors of `a`.
+void check_restart_on(const KrylovOptions& options, const detail::LinearOperator& a) {
   if (!is_restarted(options.method)) return;
-  if (options.restart < 1) {
-    throw core::InputError(
-        fmt::format("--restart {}: expected at least 1 basis vector", options.restart));
-  }
   const grid::Field one = a.make_vector();
-  const double vector_bytes = 8.0 * static_cast<double>(one.storage().size());
-  const double m = options.restart;
-  const double bytes =
-      static_cast<double>(krylov_fields(options.method, options.restart)) * vector_bytes +
-      3.0 * 8.0 * (m + 2.0) * (m + 1.0);
-  const par::NodeMemory memory = par::node_memory(a.comm(), bytes);
-  if (memory.need_bytes > 0.9 * memory.have_bytes) {
-    throw core::InputError(fmt::format(
-        "--restart {}: {} keeps {} vectors and an {}-square Hessenberg matrix, {:.1f} GiB on one "
-        "node, which has {:.1f} GiB of memory; expected a shorter restart",
-        options.restart, krylov_method_name(options.method),
-        krylov_fields(options.method, options.restart), options.restart + 1,
-        memory.need_bytes / 1073741824.0, memory.have_bytes / 1073741824.0));
-  }
+  check_restart(a.comm(), options.method, options.restart,
+                8.0 * static_cast<double>(one.storage().size()));
 }
 
 /// Collective: sets the preconditioner up (when options.pc is general)
@@ -209,7 +191,7 @@ void check_pc(const KrylovOptions& options) {
 namespace detail {
 
 PreparedPc setup_preconditioner(LinearOperator& a, const KrylovOptions& options) {
-  check_restart(options, a);
+  check_restart_on(options, a);
   PreparedPc out;
   if (is_general(options.pc)) {
     const double t0 = core::now_s();
@@ -328,6 +310,25 @@ std::vector<std::string> krylov_method_names() {
   names.reserve(all_methods.size());
   for (const KrylovMethod method : all_methods) names.emplace_back(krylov_method_name(method));
   return names;
+}
+
+void check_restart(const par::Comm& comm, KrylovMethod method, int restart,
+                   double vector_bytes) {
+  if (!is_restarted(method)) return;
+  if (restart < 1) {
+    throw core::InputError(fmt::format("--restart {}: expected at least 1 basis vector", restart));
+  }
+  const double m = restart;
+  const double bytes = static_cast<double>(krylov_fields(method, restart)) * vector_bytes +
+                       3.0 * 8.0 * (m + 2.0) * (m + 1.0);
+  const par::NodeMemory memory = par::node_memory(comm, bytes);
+  if (memory.need_bytes > 0.9 * memory.have_bytes) {
+    throw core::InputError(fmt::format(
+        "--restart {}: {} keeps {} vectors and an {}-square Hessenberg matrix, {:.1f} GiB on one "
+        "node, which has {:.1f} GiB of memory; expected a shorter restart",
+        restart, krylov_method_name(method), krylov_fields(method, restart), restart + 1,
+        memory.need_bytes / 1073741824.0, memory.have_bytes / 1073741824.0));
+  }
 }
 
 long krylov_fields(KrylovMethod method, int restart) {

@@ -573,13 +573,16 @@ def snapshot(path: str):
 
 
 def strip_launcher(err: str) -> str:
-    """stderr without mpiexec's own notices (blocks between lines of dashes)."""
+    """stderr without mpiexec's own notices (blocks between lines of dashes, and
+    its event library's warnings)."""
     out, inside = [], False
     for line in err.splitlines():
         if re.fullmatch(r"-{20,}", line.strip()):
             inside = not inside
             continue
-        if not inside:
+        # Open MPI's event library, while a job ends after an error: "[warn]
+        # Epoll MOD(1) on fd 25 failed. ...: Bad file descriptor".
+        if not inside and not re.match(r"\[warn\] Epoll \w+\(\d+\) on fd \d+ failed\.", line):
             out.append(line)
     return "\n".join(out)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 import pytest
@@ -161,6 +162,24 @@ def test_force_runs_cg_on_a_nonsymmetric_matrix(comm, nonsymmetric):
     symmetry = r.document["problem"]["symmetry"]
     assert symmetry["symmetric"] is False
     assert symmetry["forced"] is True
+
+
+def test_a_basis_no_node_can_hold_is_refused_as_the_restart(comm):
+    # GMRES(1000) on as many rows as make its basis larger than this node's memory on each
+    # rank: the set-up's reservation failed first (RuntimeFailure, "out of memory"), where the
+    # caller's mistake is the restart.
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if memory > 2**38:
+        pytest.skip("a node of more than 256 GiB: the matrix would be too large for a test")
+    n = comm.size * (memory // (1005 * 8) + 1)
+    first, last = n * comm.rank // comm.size, n * (comm.rank + 1) // comm.size
+    block = sp.csr_matrix((np.full(last - first, 2.0), np.arange(first, last),
+                           np.arange(last - first + 1)), shape=(last - first, n))
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=(first, last), method="gmres", restart=1000)
+    assert one_line(e).startswith("--restart 1000: gmres keeps 1005 vectors and an 1001-square "
+                                  "Hessenberg matrix, ")
+    assert one_line(e).endswith("expected a shorter restart")
 
 
 def test_nonsymmetric_option_ranges(comm, nonsymmetric):
