@@ -136,12 +136,6 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (!parse_error && solve && command.solve.transport == app::Transport::rma) {
-    const std::string warning = app::rma_crowded_warning(world);
-    if (root && !warning.empty())
-      std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
-  }
-
   core::ExitCode code = core::ExitCode::success;
   try {
     if (parse_error) throw core::InputError(*parse_error);

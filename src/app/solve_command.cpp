@@ -9,7 +9,9 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -36,6 +38,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "commands.hpp"
 #include "memory_check.hpp"
+#include "options_common.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
 
@@ -508,15 +511,25 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
                             const std::string& started, const RunEnvironment& e,
                             const RunProblem& p, const SolveConfig& config, const RunSummary& s,
                             const solvers::SolveResult& result) {
+  RunSummary summary = s;
+  if (config.transport == Transport::rma) {
+    // Said once the input is known good (a refusal stays one line), before
+    // the summary of a run it may have slowed down.
+    std::string warning = rma_crowded_warning(comm);
+    if (!warning.empty()) {
+      if (comm.is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
+      summary.warnings.push_back(std::move(warning));
+    }
+  }
   // Rank 0 reports; a failure to write the document is broadcast so that
   // every rank returns the same exit code.
   int write_failed = 0;
   if (comm.is_root()) {
-    std::fputs(format_summary(e, p, config, s).c_str(), stdout);
+    std::fputs(format_summary(e, p, config, summary).c_str(), stdout);
     std::fflush(stdout);
     if (!config.json_path.empty()) {
       try {
-        const auto doc = make_result_document(command, started, e, p, config, s);
+        const auto doc = make_result_document(command, started, e, p, config, summary);
         core::write_file_atomic(config.json_path, core::document_text(doc));
         std::printf("  %-10s %s\n", "json", config.json_path.c_str());
       } catch (const std::exception& ex) {

@@ -429,6 +429,15 @@ class Solve(unittest.TestCase):
             warned = "asyncsolve: warning: --transport rma with MPICH" in err
             self.assertEqual(warned, crowded and mpich, (ranks, err))
             self.assertLessEqual(err.count("warning: --transport rma"), 1, "rank 0 only")
+        # Bad input found after the options are read (here the document's folder) is still
+        # one line: the warning comes with the summary of a run, not before the checks.
+        with tempfile.TemporaryDirectory() as tmp:
+            missing = os.path.join(tmp, "missing", "r.json")
+            code, out, err = run(args + ["--json", missing], ranks=cores + 1)
+        self.assertEqual(code, 2, err)
+        lines = [s for s in err.splitlines() if s.strip()]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(missing, lines[0])
 
     @unittest.skipUnless(os.environ.get("ASYNCSOLVE_MPI_FLAVOUR", "Open MPI") == "Open MPI",
                          "the one-sided component is Open MPI's choice")
