@@ -211,6 +211,7 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
   // landing areas need (max_in_flight slots of each channel): AS_ERR_NOMEM.
   if (MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm, &base,
                        &window->win) != MPI_SUCCESS) {
+    check(MPI_Comm_free(&window->quiet), "MPI_Comm_free");  // no window holds it
     throw ChannelFailure(AS_ERR_NOMEM, "MPI_Win_allocate");
   }
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
