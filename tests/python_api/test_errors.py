@@ -194,11 +194,12 @@ def test_nonsymmetric_option_ranges(comm, nonsymmetric):
     assert one_line(e).startswith("--pc chebyshev with --method gmres")
 
 
-def zero_diagonal_at_row_2(comm):
-    """A nonsymmetric matrix whose one zero diagonal entry is in row 2 (0-based)."""
+def zero_diagonal_in_last_row(comm):
+    """A nonsymmetric matrix whose one zero diagonal entry is its last row: row 2
+    (0-based) on up to 3 ranks; on more, after as many rows of 4 I as give each rank a row."""
     a = sp.csr_matrix(np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.3, 0.0]]))
     if comm.size > 3:
-        a = sp.block_diag([sp.eye(3) * 4.0, a]).tocsr()  # row 5 then: no zero in rows 0-2
+        a = sp.block_diag([sp.eye(comm.size) * 4.0, a]).tocsr()  # not on rank 0's rows
     return a, a.shape[0] - 1
 
 
@@ -212,7 +213,7 @@ def test_zero_diagonal_named_by_the_callers_row(comm, options, words):
     # Refused before the solve, naming the row as the caller numbers it
     # (0-based, "row N of A"), whatever the partition made of it; a Matrix
     # Market file's rows are named "file row N" (1-based) instead.
-    a, row = zero_diagonal_at_row_2(comm)
+    a, row = zero_diagonal_in_last_row(comm)
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.solve(whole(a, comm), np.ones(a.shape[0]), comm=comm, **options)
     line = one_line(e)
