@@ -312,8 +312,7 @@ std::vector<std::string> krylov_method_names() {
   return names;
 }
 
-void check_restart(const par::Comm& comm, KrylovMethod method, int restart,
-                   double vector_bytes) {
+void check_restart(const par::Comm& comm, KrylovMethod method, int restart, double vector_bytes) {
   if (!is_restarted(method)) return;
   if (restart < 1) {
     throw core::InputError(fmt::format("--restart {}: expected at least 1 basis vector", restart));

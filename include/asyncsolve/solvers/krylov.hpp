@@ -106,8 +106,7 @@ long krylov_fields(KrylovMethod method, int restart = 30);
 /// restarted method (is_restarted) whose restart is below 1 or whose basis
 /// (krylov_fields vectors of `vector_bytes` each) and Hessenberg matrix would
 /// not fit in 90% of the smallest node's memory. Nothing for the others.
-void check_restart(const par::Comm& comm, KrylovMethod method, int restart,
-                   double vector_bytes);
+void check_restart(const par::Comm& comm, KrylovMethod method, int restart, double vector_bytes);
 
 /// When classical Gram-Schmidt makes its second pass (GMRES and FGMRES; PETSc's
 /// -ksp_gmres_cgs_refinement_type): never, when needed (the projected
