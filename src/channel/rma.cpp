@@ -99,6 +99,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncsolve/par/memory.hpp"
 #include "asyncsolve/par/window.hpp"
 #include "channel_impl.hpp"
 #include "counted_protocol.hpp"
@@ -117,7 +118,7 @@ struct RmaWindow {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   MPI_Win win = MPI_WIN_NULL;
-  MPI_Comm quiet = MPI_COMM_NULL;  // a private duplicate of comm, never used for messages
+  MPI_Comm quiet = MPI_COMM_NULL;  // a duplicate of comm: the window's; no message on it
   int members = 0;                 // channels (placeholders included) of the create call
   int open = 0;                    // not yet finished destroying
 
@@ -206,14 +207,31 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
   auto made = make_and_handshake(configs, local_status, window, comm, bytes);
 
   check(MPI_Comm_dup(comm, &window->quiet), "MPI_Comm_dup");
-  void* base = nullptr;
+  // The window is allocated over the duplicate, whose errors return: the
+  // caller's comm (MPI_ERRORS_ARE_FATAL by default in C) would abort the job
+  // where the call is to report AS_ERR_NOMEM; so do the window's own.
+  check(MPI_Comm_set_errhandler(window->quiet, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   // The arguments are valid by construction, so a failure is the memory the
-  // landing areas need (max_in_flight slots of each channel): AS_ERR_NOMEM.
-  if (MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, comm, &base,
-                       &window->win) != MPI_SUCCESS) {
-    check(MPI_Comm_free(&window->quiet), "MPI_Comm_free");  // no window holds it
-    throw ChannelFailure(AS_ERR_NOMEM, "MPI_Win_allocate");
-  }
+  // landing areas need (max_in_flight slots of each channel): AS_ERR_NOMEM,
+  // on every rank. Each rank first tries to reserve its part, and the ranks
+  // agree: a one-sided component that fails on one rank only can leave the
+  // others inside MPI_Win_allocate for ever (Open MPI's osc/sm waits in a
+  // broadcast from the rank whose mapping failed).
+  const auto agreed = [&](bool mine) {
+    int all = mine ? 1 : 0;
+    check(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, window->quiet), "MPI_Allreduce");
+    if (all == 0) {
+      check(MPI_Comm_free(&window->quiet), "MPI_Comm_free");
+      throw ChannelFailure(AS_ERR_NOMEM, "MPI_Win_allocate");
+    }
+  };
+  agreed(par::can_reserve(static_cast<double>(par::padded_window_bytes(bytes))));
+  // A window that some ranks got and others did not cannot be freed
+  // (MPI_Win_free is collective over all of them): MPI_Finalize frees it.
+  void* base = nullptr;
+  agreed(MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, window->quiet, &base,
+                          &window->win) == MPI_SUCCESS);
+  check(MPI_Win_set_errhandler(window->win, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win), "MPI_Win_lock_all");
   initialise_areas<RmaWindow>(configs, static_cast<unsigned char*>(base),
                               static_cast<std::size_t>(bytes));

@@ -19,6 +19,7 @@
 #include "asyncsolve/core/json_file.hpp"
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/par/check.hpp"
+#include "asyncsolve/par/memory.hpp"
 #include "asyncsolve/sparse/csr.hpp"
 
 namespace asyncsolve::sparse {
@@ -310,7 +311,7 @@ Part scatter_parts(const Prepared& p, const par::Comm& world) {
 
 /// Receives this rank's part. Its arrays are allocated before anything is
 /// received, with room for the local matrix DistMatrix::from_rows builds
-/// from them (twice the part, can_reserve), and every rank learns whether
+/// from them (twice the part, par::can_reserve), and every rank learns whether
 /// each could (first_error, met by scatter_parts): a rank out of memory
 /// fails the distribution on every rank alike (core::CollectiveFailure)
 /// instead of leaving rank 0 sending or the others in from_rows' exchanges.
@@ -330,7 +331,7 @@ Part receive_part(const par::Comm& world) {
     part.file_rows.resize(static_cast<std::size_t>(n));
     part.b.resize(static_cast<std::size_t>(sizes[2]));
     part.x0.resize(static_cast<std::size_t>(sizes[3]));
-    if (!can_reserve(16.0 * (2.0 * n + 2.0 * nnz))) throw std::bad_alloc();
+    if (!par::can_reserve(16.0 * (2.0 * n + 2.0 * nnz))) throw std::bad_alloc();
   } catch (const std::bad_alloc&) {
     part = Part{};
     const double bytes = 8.0 * (2.0 * n + 1.0 + 2.0 * nnz + static_cast<double>(sizes[2]) +
@@ -461,18 +462,9 @@ LoadedSystem distribute_system(const par::Comm& comm, const SystemView& system,
       given[1] != 0);
 }
 
-bool can_reserve(double bytes) noexcept {
-  if (!(bytes >= 0.0 && bytes < 0x1p62)) return false;
-  void* block = std::malloc(static_cast<std::size_t>(bytes));
-  // Kept through a volatile, so the compiler cannot drop the pair as unused.
-  void* volatile kept = block;
-  std::free(kept);
-  return block != nullptr;
-}
-
 void agree_on_memory(const par::Comm& comm, double bytes, std::string_view what) {
   std::string error;
-  if (!can_reserve(bytes)) {
+  if (!par::can_reserve(bytes)) {
     error = fmt::format(
         "rank {}: out of memory: {} need about {:.3g} GiB on it, which it cannot allocate: try "
         "more ranks, or ranks where more memory is free",

@@ -90,16 +90,9 @@ LoadedSystem distribute_system(const par::Comm& comm, const SystemView& system,
 void write_solution(const DistMatrix& matrix, std::span<const std::int64_t> file_rows,
                     std::span<const double> x, const std::filesystem::path& path);
 
-/// Whether `bytes` more could be allocated now: a block of that size is
-/// reserved (untouched, so no page is used) and released. Where allocation
-/// can fail (an address-space limit, strict overcommit) this is the test;
-/// where it cannot, the kernel's out-of-memory killer acts instead, and
-/// nothing here can see it coming.
-bool can_reserve(double bytes) noexcept;
-
 /// Collective over `comm`: throws core::CollectiveFailure on every rank
 /// alike ("rank R: out of memory: ...") when some rank cannot reserve its
-/// `bytes` (can_reserve), naming the lowest such rank, `what` needs it and
+/// `bytes` (par::can_reserve), naming the lowest such rank, `what` needs it and
 /// the size. The checkpoint before a set-up whose collectives would leave
 /// the other ranks waiting if one rank failed an allocation inside it.
 void agree_on_memory(const par::Comm& comm, double bytes, std::string_view what);
