@@ -182,6 +182,28 @@ def test_a_basis_no_node_can_hold_is_refused_as_the_restart(comm):
     assert one_line(e).endswith("expected a shorter restart")
 
 
+def test_b_or_x0_given_elsewhere_than_rank_0_in_the_whole_form(comm, spd):
+    # b on rank 1 with None on rank 0 was not read: A x = A 1 was solved and "converged".
+    if comm.size == 1:
+        pytest.skip("needs a rank other than 0")
+    n = spd.shape[0]
+    b = rhs(n) if comm.rank == 1 else None
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), b, comm=comm)
+    assert one_line(e) == ("b: given on rank 1 but None on rank 0, where the whole matrix's b "
+                           "is read (None: b = A 1): expected b on rank 0")
+    with pytest.raises(asyncsolve.InputError, match=r"^x0: given on rank 1 but None on rank 0"):
+        asyncsolve.solve(whole(spd, comm), rhs(n), x0=np.zeros(n) if comm.rank == 1 else None,
+                         comm=comm)
+    with asyncsolve.Solver(whole(spd, comm), comm=comm) as solver:
+        with pytest.raises(asyncsolve.InputError, match=r"^b: given on rank 1 but None"):
+            solver.solve(b)
+        # The same b on every rank, as the documentation's example passes it: rank 0's read.
+        r = solver.solve(rhs(n), gather=True)
+    assert r.converged
+    assert np.linalg.norm(spd @ r.x - rhs(n)) <= 1e-5 * np.linalg.norm(rhs(n))
+
+
 def test_nonsymmetric_option_ranges(comm, nonsymmetric):
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", restart=0)

@@ -139,6 +139,8 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
     agree(comm, _same_on_every_rank(comm, "rows", whole,
                                     "rows=(first, last) on every rank, or on none (the whole A "
                                     "on rank 0)", lambda w: "not given" if w else "given"))
+    if whole:
+        agree(comm, _read_on_rank_0(comm, b, x0))
     error = None
     try:
         keywords = _keywords(named, options)
@@ -208,6 +210,19 @@ def _same_on_every_rank(comm: MPI.Comm, name: str, value: Any, expected: str,
     return _differs(name, comm.allgather(value), expected, text)
 
 
+def _read_on_rank_0(comm: MPI.Comm, b: Any, x0: Any) -> str | None:
+    """Collective: in the whole-matrix form rank 0's b and x0 are read, the other ranks'
+    are not (every rank may pass the same); one given elsewhere while rank 0 passes None
+    is a mistake that would solve another system, named here the same on every rank."""
+    given = comm.allgather((b is not None, x0 is not None))
+    for k, (name, default) in enumerate((("b", "b = A 1"), ("x0", "x0 = 0"))):
+        elsewhere = [r for r, g in enumerate(given) if g[k]]
+        if elsewhere and not given[0][k]:
+            return (f"{name}: given on rank {elsewhere[0]} but None on rank 0, where the whole "
+                    f"matrix's {name} is read (None: {default}): expected {name} on rank 0")
+    return None
+
+
 def _differs(name: str, values: list[Any], expected: str, text: Any) -> str | None:
     """None when every rank's value (values[rank]) is the same, else the message naming
     each rank's, as text(value) shows it."""
@@ -246,8 +261,9 @@ def solve(A: Any,  # noqa: N803  (the matrix is A, as in scipy.sparse.linalg)
     is (``partition="metis"``); or, with ``rows=(first, last)``, this rank's
     rows first..last-1 with global column indices (ranks in order, the
     blocks without overlap or gap). b (None: b = A 1, whose solution is all
-    ones) and x0 (None: zero) are whole vectors on rank 0, or this rank's
-    entries with ``rows``.
+    ones) and x0 (None: zero) are whole vectors on rank 0 (the other ranks'
+    are not read, but one given where rank 0 passes None is refused), or
+    this rank's entries with ``rows``.
 
     method, pc, tol and every other keyword are the options of ``asyncsolve
     solve`` that apply to a matrix, named with underscores (``max_iters``
@@ -310,6 +326,8 @@ class Solver:
             except Exception as e:  # shared with the other ranks, then raised
                 error = _local_error(e, "b or x0")
         agree(self.comm, error)
+        if self._whole:
+            agree(self.comm, _read_on_rank_0(self.comm, b, x0))
         self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
         return _result(self._system, self.comm, take_x=False, gather=gather)
 
