@@ -1,5 +1,6 @@
 #include "asyncsolve/solvers/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -84,16 +85,31 @@ bool check_stagnation(SolveResult& result, long iteration) {
   if (h.size() <= stagnation_checks) return false;
   const HistoryPoint& first = h[h.size() - 1 - stagnation_checks];
   if (!(first.residual > stagnation_floor)) return false;
-  for (std::size_t i = h.size() - 1 - stagnation_checks; i < h.size(); ++i)
-    if (!(h[i].residual == first.residual)) return false;
+  double low = first.residual;
+  double high = first.residual;
+  for (std::size_t i = h.size() - stagnation_checks; i < h.size(); ++i) {
+    low = std::min(low, h[i].residual);
+    high = std::max(high, h[i].residual);
+  }
+  const double span = static_cast<double>(std::max(h.back().iteration - first.iteration, 1L));
+  if (!(high - low <= stagnation_rate * span * low)) return false;  // NaN: not standing
   result.converged = false;
   result.reason = StopReason::breakdown;
-  result.detail = fmt::format(
-      "stagnation at iteration {}: the residual {:.6e} was the same, bit for bit, at the last {} "
-      "checks (since iteration {}): the iteration is at a fixed point that is not the solution "
-      "(a singular or inconsistent system, or an update that rounds to nothing: try --scale "
-      "unit-diagonal, or a Krylov method)",
-      iteration, first.residual, stagnation_checks + 1, first.iteration);
+  result.detail =
+      high == low
+          ? fmt::format(
+                "stagnation at iteration {}: the residual {:.6e} was the same, bit for "
+                "bit, at the last {} checks (since iteration {})",
+                iteration, first.residual, stagnation_checks + 1, first.iteration)
+          : fmt::format(
+                "stagnation at iteration {}: the residual stayed between {:.9e} and "
+                "{:.9e} at the last {} checks (since iteration {}), a change below {:.0e} "
+                "per iteration",
+                iteration, low, high, stagnation_checks + 1, first.iteration, stagnation_rate);
+  result.detail +=
+      ": the iteration is at a fixed point that is not the solution (a singular or inconsistent "
+      "system, or an update that rounds to nothing: try --scale unit-diagonal, or a Krylov "
+      "method)";
   return true;
 }
 
