@@ -377,6 +377,11 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
         error = sparse::check_finite(fmt::format("rank {}: {}", comm.rank(), what), v);
     }
     sparse::raise_together(comm, error);
+    // A rank without rows passes an empty b whether the others give theirs
+    // or not (the caller's check): given where any rank gave it, so that
+    // every rank agrees whether b is b0.
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, given, 2, MPI_INT, MPI_MAX, comm.get()),
+                   "MPI_Allreduce");
     std::copy(b.begin(), b.end(), mine_b.begin());
     std::copy(x0.begin(), x0.end(), mine_x0.begin());
   }

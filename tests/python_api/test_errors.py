@@ -204,6 +204,53 @@ def test_b_or_x0_given_elsewhere_than_rank_0_in_the_whole_form(comm, spd):
     assert np.linalg.norm(spd @ r.x - rhs(n)) <= 1e-5 * np.linalg.norm(rhs(n))
 
 
+def test_an_empty_b_or_x0_is_not_none(comm, spd):
+    # An empty array was taken as None: A x = A 1 was solved (or x0 = 0) and "converged".
+    n = spd.shape[0]
+    empty = np.ones(0)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), empty, comm=comm)
+    assert one_line(e) == (f"b: an empty array for {n} rows: expected one value per row, or "
+                           "None (b = A 1)")
+    with pytest.raises(asyncsolve.InputError, match=r"^x0: an empty array for"):
+        asyncsolve.solve(whole(spd, comm), rhs(n), x0=empty, comm=comm)
+    block, rows = block_of(spd, comm)
+    last = comm.size - 1
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, empty if comm.rank == last else rhs(n)[rows[0]:rows[1]],
+                         comm=comm, rows=rows)
+    assert one_line(e).startswith(f"rank {last}: b: an empty array for ")
+    with (asyncsolve.Solver(whole(spd, comm), comm=comm) as solver,
+          pytest.raises(asyncsolve.InputError, match=r"^b: an empty array for")):
+        solver.solve(empty)
+    with asyncsolve.Solver(block, comm=comm, rows=rows) as solver:
+        with pytest.raises(asyncsolve.InputError, match=rf"^rank {last}: b: an empty array"):
+            solver.solve(empty if comm.rank == last else rhs(n)[rows[0]:rows[1]])
+        assert solver.solve().converged  # the Solver goes on
+
+
+def test_b_given_on_some_ranks_in_the_rows_form(comm, spd):
+    # The last rank's b None beside the others' b: Solver.solve raised MPI_ERR_TRUNCATE there
+    # and the others waited for ever; solve() solved A 1 on those rows beside b elsewhere.
+    if comm.size == 1:
+        pytest.skip("needs two ranks")
+    n = spd.shape[0]
+    block, rows = block_of(spd, comm)
+    b = None if comm.rank == comm.size - 1 else rhs(n)[rows[0]:rows[1]]
+    expected = (f"b: given on rank 0 but None on rank {comm.size - 1}: expected each rank's "
+                "entries of b on every rank, or None on every rank (b = A 1)")
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, b, comm=comm, rows=rows)
+    assert one_line(e) == expected
+    with asyncsolve.Solver(block, comm=comm, rows=rows) as solver:
+        with pytest.raises(asyncsolve.InputError) as e:
+            solver.solve(b)
+        assert one_line(e) == expected
+        r = solver.solve(rhs(n)[rows[0]:rows[1]], gather=True)
+    assert r.converged
+    assert np.linalg.norm(spd @ r.x - rhs(n)) <= 1e-5 * np.linalg.norm(rhs(n))
+
+
 def test_nonsymmetric_option_ranges(comm, nonsymmetric):
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", restart=0)

@@ -95,6 +95,16 @@ def _vector(v: Any, name: str) -> np.ndarray | None:
     return np.ascontiguousarray(_float64(a, name))
 
 
+def _not_empty(vectors: dict[str, np.ndarray | None], rows: int) -> None:
+    """Refuses an empty b or x0 for `rows` rows: None means the default (b = A 1,
+    x0 = 0); an empty array is an array of the wrong length (it was taken as None)."""
+    for name, v in vectors.items():
+        if v is not None and v.size == 0 and rows > 0:
+            default = "b = A 1" if name == "b" else "x0 = 0"
+            raise _Refused(f"{name}: an empty array for {rows} rows: expected one value per "
+                           f"row, or None ({default})")
+
+
 def _float64(a: np.ndarray, name: str) -> np.ndarray:
     if a.dtype == np.float64:
         return a
@@ -141,6 +151,8 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                                     "on rank 0)", lambda w: "not given" if w else "given"))
     if whole:
         agree(comm, _read_on_rank_0(comm, b, x0))
+    else:
+        agree(comm, _b_on_every_rank(comm, b, _block_rows(a)))
     error = None
     try:
         keywords = _keywords(named, options)
@@ -153,6 +165,7 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
             indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)  # rows + 1 values
             args = {"data": data, "indptr": indptr, "b": _vector(b, "b"),
                     "x0": _vector(x0, "x0")}
+            _not_empty({"b": args["b"], "x0": args["x0"]}, m.shape[0])
             if whole:
                 args |= {"indices": np.ascontiguousarray(_indices32(m.indices, "A")),
                          "rows": m.shape[0], "cols": m.shape[1]}
@@ -208,6 +221,29 @@ def _same_on_every_rank(comm: MPI.Comm, name: str, value: Any, expected: str,
     each rank's (the same on every rank): a value that differs between ranks would
     leave some of them waiting in a collective the others never enter."""
     return _differs(name, comm.allgather(value), expected, text)
+
+
+def _block_rows(a: Any) -> int:
+    """The rows of a rank's block as far as its shape tells (0 when it has none)."""
+    shape = getattr(a, "shape", None)
+    try:
+        return int(shape[0]) if shape else 0
+    except (TypeError, ValueError, IndexError):
+        return 0
+
+
+def _b_on_every_rank(comm: MPI.Comm, b: Any, rows: int) -> str | None:
+    """Collective: in the rows= form b is given by every rank that has rows, or by none
+    (b = A 1); a None among given b's would make those rows' b A 1 (another system),
+    and the ranks would disagree on whether b = A 1 was solved."""
+    given = comm.allgather((b is not None, rows))
+    with_rows = [(r, g) for r, (g, n) in enumerate(given) if n > 0]
+    if any(g for _, g in with_rows) and not all(g for _, g in with_rows):
+        some = next(r for r, g in with_rows if g)
+        none = next(r for r, g in with_rows if not g)
+        return (f"b: given on rank {some} but None on rank {none}: expected each rank's "
+                "entries of b on every rank, or None on every rank (b = A 1)")
+    return None
 
 
 def _read_on_rank_0(comm: MPI.Comm, b: Any, x0: Any) -> str | None:
@@ -323,11 +359,17 @@ class Solver:
             try:
                 if not self._whole or self.comm.rank == 0:
                     vectors = {"b": _vector(b, "b"), "x0": _vector(x0, "x0")}
+                    _not_empty(vectors, self._system.global_rows if self._whole
+                               else self._system.local_rows)
             except Exception as e:  # shared with the other ranks, then raised
                 error = _local_error(e, "b or x0")
+                if not self._whole and isinstance(e, _Refused):
+                    error = f"rank {self.comm.rank}: {error}"
         agree(self.comm, error)
         if self._whole:
             agree(self.comm, _read_on_rank_0(self.comm, b, x0))
+        else:
+            agree(self.comm, _b_on_every_rank(self.comm, b, self._system.local_rows))
         self._system.set_rhs(vectors["b"], vectors["x0"])  # b None: A 1
         return _result(self._system, self.comm, take_x=False, gather=gather)
 
