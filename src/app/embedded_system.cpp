@@ -195,6 +195,15 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
         "--transport shmem: OpenSHMEM runs under the asyncsolve command only (oshrun); expected "
         "mpi or rma from an embedding program such as the Python package");
   }
+  const sparse::PartitionSpec& partition = config.sparse.partition;
+  if (!matrix.whole && (partition.method != sparse::Partitioner::block ||
+                        partition.weight != sparse::PartWeight::rows)) {
+    // The keywords are the same on every rank: refused on every rank alike.
+    throw core::InputError(fmt::format(
+        "--partition {}: the caller's rows (rows=) stay on their ranks, expected block (the "
+        "whole matrix on rank 0 is partitioned)",
+        sparse::format_partition(partition)));
+  }
   SparseProblem& p = s.p;
   p.name = "matrix";
   bool rhs = !matrix.b.empty();

@@ -251,6 +251,17 @@ def test_b_given_on_some_ranks_in_the_rows_form(comm, spd):
     assert np.linalg.norm(spd @ r.x - rhs(n)) <= 1e-5 * np.linalg.norm(rhs(n))
 
 
+@pytest.mark.parametrize("partition", ["metis", "block:nnz"])
+def test_a_partition_of_the_callers_rows_is_refused(comm, spd, partition):
+    # The rows stayed where they were and the document named the partition as made.
+    block, rows = block_of(spd, comm)
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=rows, partition=partition)
+    assert one_line(e) == (f"--partition {partition}: the caller's rows (rows=) stay on their "
+                           "ranks, expected block (the whole matrix on rank 0 is partitioned)")
+    assert asyncsolve.solve(block, comm=comm, rows=rows, partition="block").converged
+
+
 def test_nonsymmetric_option_ranges(comm, nonsymmetric):
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.solve(whole(nonsymmetric, comm), comm=comm, method="gmres", restart=0)
