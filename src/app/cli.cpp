@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -54,10 +55,23 @@ std::string flag_value(const std::string& what, const std::vector<const OptionTa
 }
 
 /// CLI11's ArgumentMismatch ("--local: 1 required TEXT missing", "--tol: At
-/// most 1 argument(s) expected ...") as one line naming the option and the
-/// form its value takes.
+/// most 1 argument(s) expected ...", "--force was given a disallowed flag
+/// override") as one line naming the option and the form its value takes
+/// (`args`: the command line, where a flag's value is found).
 std::string argument_mismatch(const std::string& what,
-                              const std::vector<const OptionTable*>& tables) {
+                              const std::vector<const OptionTable*>& tables,
+                              const std::vector<std::string>& args) {
+  constexpr std::string_view override_suffix = " was given a disallowed flag override";
+  if (what.ends_with(override_suffix)) {
+    // CLI11 names the option without its dashes ("force").
+    std::string name = what.substr(0, what.size() - override_suffix.size());
+    if (!name.starts_with("-")) name = (name.size() == 1 ? "-" : "--") + name;
+    const auto given = std::find_if(
+        args.begin(), args.end(), [&](const std::string& a) { return a.starts_with(name + "="); });
+    return fmt::format("{}: {} is a flag and takes no value: expected {} alone",
+                       core::printable(given != args.end() ? *given : name + "=..."),
+                       core::printable(name), core::printable(name));
+  }
   const std::string name = what.substr(0, what.find(':'));
   const std::string form = value_form(name, tables);
   if (what.find("missing") != std::string::npos) {
@@ -238,7 +252,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
                     extras.size() == 1 ? "" : "s",
                     core::printable(fmt::format("{}", fmt::join(extras, " "))), which));
   } catch (const CLI::ArgumentMismatch& e) {
-    throw InputError(argument_mismatch(e.what(), tables));
+    throw InputError(argument_mismatch(e.what(), tables, args));
   } catch (const CLI::ConversionError& e) {
     throw InputError(flag_value(e.what(), tables));
   } catch (const CLI::ParseError& e) {

@@ -119,6 +119,10 @@ Command parse_embedded(const std::vector<NamedOption>& options, std::string_view
       if (o.value != "False") args.push_back(option);
       continue;
     }
+    if (it->second->value.empty()) {  // a flag given a number or text
+      throw core::InputError(fmt::format("{}={}: expected True or False ({} is a flag)", o.keyword,
+                                         core::printable(o.value), option));
+    }
     // --name=value: a value that starts with '-' stays a value.
     args.push_back(fmt::format("{}={}", option, o.value));
   }

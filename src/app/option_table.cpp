@@ -263,7 +263,9 @@ CLI::Option* OptionTable::path(const std::string& names, std::string& target, Op
 
 CLI::Option* OptionTable::flag(const std::string& names, bool& target, OptionSpec spec) {
   OptionRow& row = add_row(names, std::move(spec));
-  return declare(row, app_.add_flag(names, target, row.help));
+  // --force alone (or --force=true): a flag given another value (--force=2,
+  // --force=off, which CLI11 would read as true or false) is refused.
+  return declare(row, app_.add_flag(names, target, row.help)->disable_flag_override());
 }
 
 bool OptionTable::changed(const OptionRow& row) const {

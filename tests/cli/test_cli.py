@@ -435,6 +435,7 @@ class Solve(unittest.TestCase):
             missing = os.path.join(tmp, "missing", "r.json")
             code, out, err = run(args + ["--json", missing], ranks=cores + 1)
         self.assertEqual(code, 2, err)
+        self.assertEqual(out, "", "no summary for bad input")
         lines = [s for s in err.splitlines() if s.strip()]
         self.assertEqual(len(lines), 1, lines)
         self.assertIn(missing, lines[0])

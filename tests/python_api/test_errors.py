@@ -463,6 +463,10 @@ def test_a_keyword_that_differs_between_ranks_is_named(comm, spd):
     ({"method": b"cg"}, "method: a bytes: expected a number, text or a bool (e.g. method='cg')"),
     ({"pc_option": [("lanczos_steps", 20)]},
      "pc_option: a list of tuple: expected numbers or text (a dict for name=value pairs)"),
+    # A flag given a number or text: 2 and "yes" forced, -1 and "off" silently did not.
+    ({"force": 2}, "force=2: expected True or False (--force is a flag)"),
+    ({"force": -1}, "force=-1: expected True or False (--force is a flag)"),
+    ({"monitor": "yes"}, "monitor=yes: expected True or False (--monitor is a flag)"),
 ])
 def test_keywords_of_the_wrong_kind(comm, spd, keywords, expected):
     # True took the next keyword as its value ("--max-iters --method=cg"); False left

@@ -359,6 +359,15 @@ TEST(Cli, HybridSchemes) {
             "--force: empty value after '=': --force is a flag and takes no value, expected "
             "--force alone");
   EXPECT_TRUE(parse({"solve", "--assemble", "--force=true"}).solve.sparse.force);
+  // Any other value is refused: --force=2 forced and --force=-1 or --force=off silently
+  // did not (CLI11 reads numbers and words as true or false).
+  for (const std::string value : {"2", "-1", "off", "false", "yes"}) {
+    EXPECT_EQ(
+        error_of({"solve", "--assemble", "--force=" + value}),
+        "--force=" + value + ": --force is a flag and takes no value: expected --force alone");
+  }
+  EXPECT_EQ(error_of({"solve", "--monitor=1"}),
+            "--monitor=1: --monitor is a flag and takes no value: expected --monitor alone");
   // A default --pc the hybrid schemes do not take is named as the default it is
   // (it was refused as "--pc ilu0 with --hybrid", an option not given).
   EXPECT_EQ(error_of({"solve", "--method", "pgmres", "--hybrid", "funneled"}),
