@@ -105,6 +105,18 @@ def parse_flags(text: str) -> set[str]:
     return flags
 
 
+def option_argv(options: dict) -> list[str]:
+    """A run's options as the program is given them: `true` a flag, `false` left out,
+    any other value after its option."""
+    argv: list[str] = []
+    for key, value in options.items():
+        if value is True:
+            argv.append(f"--{key}")
+        elif value is not False:
+            argv += [f"--{key}", str(value)]
+    return argv
+
+
 class Capabilities:
     """Probes programs lazily (each --help once). `launcher`: what runs the
     binary for --help (smpirun for the simulation build)."""
@@ -172,6 +184,27 @@ class Capabilities:
         return found
 
 
+    def check_command_lines(self, lines: list[list[str]]) -> list[str] | None:
+        """The program's own verdict on each command line (its words after the
+        binary's name): "ok" or "error: ..." (asyncsolve --check-command-lines,
+        which parses without running). None for the simulation build, whose
+        binary runs under smpirun only."""
+        if self.launcher:
+            return None
+        text = "".join(json.dumps(words) + "\n" for words in lines)
+        try:
+            proc = subprocess.run([str(self.binary), "--check-command-lines"], input=text,
+                                  capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise SuiteError(f"cannot run {self.binary} --check-command-lines: {err}") from None
+        verdicts = proc.stdout.splitlines()
+        if proc.returncode != 0 or len(verdicts) != len(lines):
+            raise SuiteError(f"{self.binary} --check-command-lines exited {proc.returncode} with "
+                             f"{len(verdicts)} verdicts for {len(lines)} command lines: "
+                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+        return verdicts
+
+
 def check_suite(suite: Suite, caps: Capabilities) -> None:
     """Raise SuiteError (with the suite's line) for the first option or value
     the build lacks; runs nothing but --help."""
@@ -204,6 +237,34 @@ def check_suite(suite: Suite, caps: Capabilities) -> None:
                         shown = str(v).lower() if isinstance(v, bool) else v  # as TOML has it
                         raise suite.error(where, f"experiment '{exp.name}': --{key} {shown}: "
                                           f"{problem}")
+    _check_with_the_program(suite, caps)
+
+
+def _check_with_the_program(suite: Suite, caps: Capabilities) -> None:
+    """Every run's command line of the asyncsolve binary, as the runner will give it,
+    parsed by the program itself: a choice it does not have, a combination it refuses
+    (`variant = "async"` with `method = "cg"`), a value outside its syntax. Runs whose
+    options take a {doc:...} value are left to the run."""
+    owners: dict[str, object] = {}
+    for run in suite.runs():
+        if run.program.startswith("bench/") or is_sibling(run.program):
+            continue
+        if any(isinstance(v, str) and DOC_REF.match(v) for v in run.options.values()):
+            continue
+        owners.setdefault(json.dumps(run.program.split() + option_argv(run.options)), run)
+    if not owners:
+        return
+    verdicts = caps.check_command_lines([json.loads(line) for line in owners])
+    for run, verdict in zip(owners.values(), verdicts or [], strict=False):
+        if verdict == "ok":
+            continue
+        exp = next(e for e in suite.experiments if e.name == run.experiment)
+        named = [k for k in re.findall(r"--([a-z0-9][a-z0-9-]*)", verdict) if k in run.options]
+        where: tuple = ("experiment", exp.index)
+        if named:
+            where += ("matrix" if named[0] in exp.matrix else "options", named[0])
+        raise suite.error(where, f"experiment '{exp.name}': {verdict.removeprefix('error: ')} "
+                          f"(the program refuses the run {run.label})")
 
 
 def value_problem(key: str, value: object, help_text: str) -> str | None:

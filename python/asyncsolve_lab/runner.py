@@ -37,7 +37,7 @@ from . import (
     check_schema,
     simulation,
 )
-from .capabilities import Capabilities, check_suite
+from .capabilities import Capabilities, check_suite, option_argv
 from .files import write_atomic
 from .results import MAX_DOCUMENT_BYTES, read_limited
 from .suite import DOC_REF, RunSpec, Suite
@@ -140,13 +140,7 @@ def build_launch(run: RunSpec, caps: Capabilities, doc_path: Path,
             env["OMPI_MCA_osc"] = "ucx"  # Debian's OSHMEM crashes in shmem_finalize otherwise
     env.update(run.env)
     argv += caps.argv(run.program)
-    for key, value in options.items():
-        if value is True:
-            argv.append(f"--{key}")
-        elif value is False:
-            continue
-        else:
-            argv += [f"--{key}", str(value)]
+    argv += option_argv(options)
     argv += ["--json", str(doc_path)]
     return Launch(argv=argv, env=env, oversubscribed=over)
 

@@ -19,14 +19,6 @@ using core::InputError;
 using Transport = Stencil2dTransport;
 using Variant = Stencil2dVariant;
 
-/// True when the process was started by a launcher (mpirun, mpiexec or
-/// oshrun, which in Open MPI is mpirun), not as a singleton.
-bool started_by_launcher() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(v) != nullptr) return true;
-  return false;
-}
-
 /// True if `variant` exists over `transport` (kernels::is_stencil2d_variant).
 bool exists(Transport transport, Variant variant) {
   return kernels::is_stencil2d_variant(transport, variant);
@@ -69,12 +61,6 @@ std::vector<Transport> parse_transports(const std::string& text) {
     throw InputError(
         "--transport shmem: this build of asyncsolve has no OpenSHMEM, expected "
         "mpi or rma");
-  }
-  if (!started_by_launcher()) {
-    throw InputError(
-        "--transport shmem: not started by a launcher, expected to run under "
-        "oshrun, e.g. 'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d "
-        "--transport shmem'");
   }
   return transports;
 }
@@ -173,6 +159,12 @@ BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& a,
       if (exists(t, v)) c.runs.push_back({t, v});
   table.refuse_inapplicable(Context{});
   return c;
+}
+
+bool started_by_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
 }
 
 }  // namespace asyncsolve::app

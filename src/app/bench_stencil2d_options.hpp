@@ -74,4 +74,10 @@ void add_bench_stencil2d_options(OptionTable& table, BenchStencil2dArgs& args);
 BenchStencil2dConfig validate_bench_stencil2d(const BenchStencil2dArgs& args,
                                               const OptionTable& table);
 
+/// True when the process was started by a launcher (mpirun, mpiexec or
+/// oshrun, which in Open MPI is mpirun), not as a singleton: Stencil2D's
+/// shmem variants need one (checked in main, not by the parse, which stays
+/// the same wherever it runs).
+bool started_by_launcher();
+
 }  // namespace asyncsolve::app

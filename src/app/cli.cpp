@@ -1,13 +1,17 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <istream>
 #include <optional>
+#include <ostream>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
@@ -179,6 +183,29 @@ std::string out_of_memory_hint(const Command& command) {
       " (with --matrix: try more ranks, or a partition that balances the non-zeros, "
       "--partition {}; rank 0 reads the whole matrix, which --matrix-memory bounds)",
       graph);
+}
+
+int check_command_lines(std::istream& in, std::ostream& out) {
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> args{"asyncsolve"};
+    std::string verdict = "ok";
+    try {
+      const nlohmann::json given = nlohmann::json::parse(line);
+      if (!given.is_array()) throw std::invalid_argument("not an array");
+      for (const nlohmann::json& a : given) args.push_back(a.get<std::string>());
+      (void)parse_command_line(args);
+    } catch (const InputError& e) {
+      verdict = "error: " + core::one_line(e.what());
+    } catch (const std::exception&) {
+      verdict =
+          "error: a line that is not a JSON array of strings: expected one command line "
+          "per line, e.g. [\"solve\", \"--method\", \"cg\"]";
+    }
+    out << verdict << '\n';
+  }
+  out.flush();
+  return 0;
 }
 
 Command parse_command_line(const std::vector<std::string>& args) {

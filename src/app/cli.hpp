@@ -3,6 +3,7 @@
 // (solve_options, bench_allreduce_options, bench_stencil2d_options,
 // model_hybrid_options), parsed and validated into typed configs. Pure: no
 // MPI, no output.
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,13 @@ struct Command {
 /// core::InputError with one line naming the bad value and what was expected.
 /// `asyncsolve --options-table` gives options_markdown() as help text.
 Command parse_command_line(const std::vector<std::string>& args);
+
+/// `asyncsolve --check-command-lines` (hidden; for asyncsolve-lab's suite
+/// check): reads one command line per line of `in`, a JSON array of its
+/// arguments after the program's name (["solve", "--method", "cg"]), and
+/// writes one line per command line to `out`: "ok", or "error: " and the
+/// one line parse_command_line refuses it with. Pure: no MPI. Returns 0.
+int check_command_lines(std::istream& in, std::ostream& out);
 
 /// What to try after running out of memory, for the one-line error of a
 /// rank that did: " (try ...)", or "" when nothing the command takes helps.

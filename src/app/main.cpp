@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <new>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ int rank_exit_code(bool root, asyncsolve::core::ExitCode code) {
 int main(int argc, char** argv) {
   using namespace asyncsolve;
   const std::vector<std::string> args(argv, argv + argc);
+  if (args.size() == 2 && args[1] == "--check-command-lines") {
+    return app::check_command_lines(std::cin, std::cout);  // no MPI: the lab's suite check
+  }
 
   // Parsing is pure and identical on every rank; its verdict is acted on once
   // MPI is up, so that exactly rank 0 reports and every rank exits together.
@@ -59,6 +63,8 @@ int main(int argc, char** argv) {
   } catch (const core::InputError& e) {
     parse_error = e.what();
   }
+  // Before MPI_Init, which sets a singleton's PMIx variables too.
+  const bool launched = app::started_by_launcher();
   // What this rank is about to do, as one number: ranks that failed to parse
   // agree with each other (each reports its own error, rank 0's is printed).
   const std::string config_text =
@@ -117,6 +123,12 @@ int main(int argc, char** argv) {
   const bool wants_shmem =
       (solve && command.solve.transport == app::Transport::shmem) ||
       (command.kind == app::Command::Kind::bench_stencil2d && command.bench_stencil2d.uses_shmem());
+  if (!parse_error && command.kind == app::Command::Kind::bench_stencil2d &&
+      command.bench_stencil2d.uses_shmem() && par::shmem_available() && !launched) {
+    parse_error =
+        "--transport shmem: not started by a launcher, expected to run under oshrun, e.g. "
+        "'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d --transport shmem'";
+  }
   if (!parse_error && wants_shmem && par::shmem_available()) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
     // component is UCX: refuse up front, on every rank together (the

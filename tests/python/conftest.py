@@ -62,7 +62,7 @@ ranks = [1]
 regimes = ["shm"]
 repeats = 1
 [experiment.options]
-local = "0,8,8"
+local = "100000,100000,100000"
 """
 
 # Every benchmark document kind, tiny: bench allreduce (latency, overlap,

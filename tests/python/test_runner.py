@@ -245,6 +245,53 @@ def test_capabilities_refuse_values_the_program_would_refuse(caps, option, words
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize(("option", "words"), [
+    # Any word of the option's help text passed for a choice ("paper", "newest"), and the
+    # choice options the lab did not list were not checked at all; every run then failed.
+    ('pc = "preconditioner"', "--pc 'preconditioner': expected none, jacobi, chebyshev,"),
+    ('allreduce = "knomial:1"', "--allreduce 'knomial:1': expected one of"),
+    ('cgs-refinement = "sometimes"', "--cgs-refinement 'sometimes': expected one of never,"),
+    ('scale = "diagonal"', "--scale 'diagonal': expected one of none, unit-diagonal"),
+    # A combination the program refuses: the Krylov experiment runs cg and pcg-overlap.
+    ('variant = "async"', "--variant async with --method cg: --variant applies to"),
+])
+def test_capabilities_ask_the_program_about_each_run(caps, option, words):
+    text = TINY_SUITE.replace(KRYLOV, KRYLOV + "\n" + option)
+    suite = parse_suite(text, Path("s.toml"))
+    with pytest.raises(SuiteError) as err:
+        check_suite(suite, caps)
+    assert str(err.value).startswith(f"s.toml:{_line(text, option)}: experiment 'krylov': "), \
+        str(err.value)
+    assert words in str(err.value)
+    assert "(the program refuses the run krylov shm np=1 " in str(err.value)
+
+
+@pytest.mark.parametrize("method", ["paper", "CG"])
+def test_capabilities_ask_the_program_about_a_matrix_value(caps, method):
+    text = TINY_SUITE.replace('method = ["cg", "pcg-overlap"]', f'method = ["cg", "{method}"]')
+    with pytest.raises(SuiteError) as err:
+        check_suite(parse_suite(text, Path("s.toml")), caps)
+    assert str(err.value).startswith(f"s.toml:{_line(text, method)}: experiment 'krylov': "
+                                     f"--method '{method}': expected one of jacobi, cg,")
+
+
+def test_the_programs_check_of_command_lines(binary):
+    lines = [["solve", "--method", "cg"], ["solve", "--method", "paper"], "not a list",
+             ["bench", "stencil2d", "--transport", "shmem"]]
+    done = subprocess.run([str(binary), "--check-command-lines"], capture_output=True,
+                          text=True, timeout=60,
+                          input="".join(json.dumps(line) + "\n" for line in lines))
+    assert done.returncode == 0, done.stderr
+    verdicts = done.stdout.splitlines()
+    assert verdicts[0] == "ok"
+    assert verdicts[1].startswith("error: --method 'paper': expected one of jacobi, cg")
+    assert verdicts[2].startswith("error: a line that is not a JSON array of strings")
+    # Whether a launcher started the process is asked when it runs, not by the parse: the
+    # same answer wherever the lab checks a suite of oshrun runs.
+    assert verdicts[3] == "ok"
+    assert len(verdicts) == 4
+
+
 def test_capabilities_check_every_value_of_a_matrix_list(caps):
     text = TINY_SUITE.replace('method = ["cg", "pcg-overlap"]',
                               'method = ["cg", "pcg-overlap"]\nmax-iters = [10, -1]')
@@ -258,8 +305,11 @@ def test_capabilities_accept_values_within_the_ranges(caps, tmp_path):
     matrix = tmp_path / "a.mtx"
     matrix.write_text("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n")
     text = TINY_SUITE.replace(KRYLOV, f'matrix = "{matrix}"\ntol = 1\nmax-iters = 0\n'
-                              "shift = -1e12\nslow-rank = -1\nfinal-sync = false\nmonitor = true")
+                              "slow-rank = -1\nfinal-sync = false\nmonitor = true")
     check_suite(parse_suite(text, Path("s.toml")), caps)  # every value at its range's end
+    # (the shift applies to the model problems: with --matrix the program refuses it)
+    check_suite(parse_suite(TINY_SUITE.replace(KRYLOV, KRYLOV + "\nshift = -1e12"),
+                            Path("s.toml")), caps)
 
 
 def test_parse_help_reads_cli11_output():
