@@ -285,21 +285,29 @@ void CycleProgress::check(double start, double end, long iteration, double b_nor
       iteration, end / b_norm, start / b_norm, method_)};
 }
 
-void ConfirmProgress::refused(double true_norm, long iteration, double b_norm) {
+void RestartProgress::restarted(double true_norm, long iteration, double b_norm, bool refusal) {
   constexpr double least = 1e-3;  // the relative decrease that counts as progress
-  constexpr int limit = 10;       // refusals in a row without it
-  if (best_ == 0.0 || true_norm < (1.0 - least) * best_ ||
-      !(true_norm > stagnation_floor * b_norm)) {
-    if (best_ == 0.0 || true_norm < best_) best_ = true_norm;
+  constexpr int limit = 10;       // restarts in a row without it
+  const bool rounding = !(true_norm > stagnation_floor * b_norm);
+  // Above the rounding level a breakdown's restart is no verdict: BiCGStab's
+  // residual may rise 10^5-fold through a run of them on its way (a Grcar
+  // matrix does it).
+  if (!rounding && !refusal) return;
+  if (best_ == 0.0 || true_norm < (rounding ? 1.0 : 1.0 - least) * best_) {
+    best_ = best_ == 0.0 ? true_norm : std::min(best_, true_norm);
     stagnant_ = 0;
     return;
   }
   if (++stagnant_ < limit) return;
   throw Breakdown{fmt::format(
-      "stagnation at iteration {}: the true residual refused the last {} estimates below the "
-      "tolerance and stayed above its smallest at a refusal, {:.6e} (now {:.6e}); {} cannot "
-      "reach the tolerance from here (the system may be singular and inconsistent)",
-      iteration, limit, best_ / b_norm, true_norm / b_norm, method_)};
+      "stagnation at iteration {}: the true residual at the last {} restarts (estimates it "
+      "refused, or breakdowns) stayed above its smallest at a restart, {:.6e} (now {:.6e}); {}",
+      iteration, limit, best_ / b_norm, true_norm / b_norm,
+      rounding ? "it is at the rounding level of double precision, which --tol is below "
+                 "(expected a tolerance the arithmetic can reach, e.g. 1e-12)"
+               : fmt::format("{} cannot reach the tolerance from here (the system may be "
+                             "singular and inconsistent)",
+                             method_))};
 }
 
 void BreakdownRestarts::check(std::string_view quantity, double value, long iteration) {

@@ -103,24 +103,29 @@ class CycleProgress {
   int stagnant_ = 0;  ///< cycles in a row without progress
 };
 
-/// Stagnation of a method that confirms a small residual estimate with the
-/// true residual and restarts from it when that is refused (pipebicgstab).
-/// On an inconsistent singular system the recurrences reach an estimate
-/// below the tolerance again and again while b - A x keeps the part of b
-/// outside A's range. Ten refusals in a row none of which lowered the
-/// smallest true residual seen at a refusal by a relative 1e-3 end the solve.
-class ConfirmProgress {
+/// Stagnation of a method that restarts from the true residual (pipebicgstab:
+/// when that refuses an estimate below the tolerance, and after a breakdown
+/// of rho or omega). On an inconsistent singular system the recurrences
+/// reach an estimate below the tolerance again and again while b - A x keeps
+/// the part of b outside A's range; under a tolerance below the rounding
+/// level the breakdowns recur at a true residual that no longer falls. Ten
+/// restarts in a row none of which lowered the smallest true residual seen
+/// at a restart end the solve: refusals that lower it by less than a
+/// relative 1e-3, or, below stagnation_floor ||b||, restarts of any cause
+/// that do not lower it at all (above it a breakdown's restart counts for
+/// nothing: BiCGStab's residual may rise far on its way).
+class RestartProgress {
  public:
-  explicit ConfirmProgress(std::string_view method) : method_(method) {}
-  /// Throws Breakdown at the tenth refusal in a row without progress;
-  /// `true_norm` is this refusal's ||b - A x||, unless it is at the
-  /// rounding floor (below stagnation_floor ||b||, norm.hpp).
-  void refused(double true_norm, long iteration, double b_norm);
+  explicit RestartProgress(std::string_view method) : method_(method) {}
+  /// Throws Breakdown at the tenth restart in a row without progress;
+  /// `true_norm` is this restart's ||b - A x||, `refusal` whether it refused
+  /// an estimate below the tolerance (else a breakdown caused it).
+  void restarted(double true_norm, long iteration, double b_norm, bool refusal);
 
  private:
   std::string method_;
-  double best_ = 0.0;  ///< the smallest true residual norm at a refusal (0: none yet)
-  int stagnant_ = 0;   ///< refusals in a row without progress
+  double best_ = 0.0;  ///< the smallest true residual norm at a restart (0: none yet)
+  int stagnant_ = 0;   ///< restarts in a row without progress
 };
 
 /// One restarted GMRES run's Arnoldi cycles, shared by gmres and fgmres:

@@ -80,8 +80,26 @@ bool check_divergence(SolveResult& result, double residual, long iteration, doub
   return true;
 }
 
+/// The rounding level's rule of check_stagnation: true, with `result`
+/// marked, when the residual is below stagnation_floor and none of the last
+/// rounding_checks checks found a residual below the smallest before them.
+bool check_rounding_level(SolveResult& result, long iteration) {
+  const std::vector<HistoryPoint>& h = result.history;
+  if (h.size() <= rounding_checks || !(h.back().residual < stagnation_floor)) return false;
+  if (!(h[h.size() - 1 - rounding_checks].iteration >= result.best_iteration)) return false;
+  result.converged = false;
+  result.reason = StopReason::breakdown;
+  result.detail = fmt::format(
+      "stagnation at iteration {}: the residual has not fallen below its smallest, {:.3e} at "
+      "iteration {}, in the last {} checks: it is at the rounding level of double precision, "
+      "which --tol is below (expected a tolerance the arithmetic can reach, e.g. 1e-12)",
+      iteration, result.best_residual, result.best_iteration, rounding_checks);
+  return true;
+}
+
 bool check_stagnation(SolveResult& result, long iteration) {
   const std::vector<HistoryPoint>& h = result.history;
+  if (check_rounding_level(result, iteration)) return true;
   if (h.size() <= stagnation_checks) return false;
   const HistoryPoint& first = h[h.size() - 1 - stagnation_checks];
   if (!(first.residual > stagnation_floor)) return false;

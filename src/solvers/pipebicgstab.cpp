@@ -13,8 +13,9 @@
 // b - A x (one mat-vec), and the method stops only when that is below it
 // too; otherwise it restarts from it (either way a restart, reason "confirm"): the pipelined
 // recurrences drift further from the residual than BiCGStab's, most where
-// ||r|| grows far above ||b|| before it falls. Ten refusals in a row that do
-// not lower the true residual end the solve (ConfirmProgress).
+// ||r|| grows far above ||b|| before it falls. Ten restarts in a row (refusals
+// or breakdowns) that do not lower the true residual end the solve
+// (RestartProgress).
 //
 // Breakdown, as bicgstab.cpp: rho = (r, r0) or (q, y) below 1e-14 of the
 // norms they are made of, or a zero denominator of alpha, restarts the
@@ -82,7 +83,7 @@ class PipeBicgstab {
   double alpha_ = 0.0, beta_ = 0.0, omega_ = 0.0;
   bool first_ = true;
   BreakdownRestarts restarts_{"pipelined BiCGStab"};
-  ConfirmProgress confirms_{"pipelined BiCGStab"};
+  RestartProgress progress_{"pipelined BiCGStab"};
 };
 
 /// r = b - A x (q holds A x meanwhile), r0 = r; r2 = M^-1 r, w = A r2;
@@ -94,7 +95,9 @@ bool PipeBicgstab::start(std::optional<RestartReason> reason, double estimate_rr
   check_finite("r^T r", rr_, it_);
   if (reason) k_.note_restart(it_, *reason, rr_, estimate_rr);
   if (k_.stop(it_, rr_, ops::dot(r, r))) return true;
-  if (reason == RestartReason::confirm) confirms_.refused(std::sqrt(rr_), it_, k_.b_norm());
+  if (reason) {
+    progress_.restarted(std::sqrt(rr_), it_, k_.b_norm(), reason == RestartReason::confirm);
+  }
   ops::copy(r, r0);
   rho_ = rr_;
   r0r0_ = rr_;

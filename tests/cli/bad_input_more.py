@@ -219,7 +219,14 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
     # again, the true residual refused it each time (916 times), and it ran all of --max-iters.
     c.append(case(shlex.split(f"solve --matrix {t}/neumann-general.mtx --rhs {t}/e1-36.mtx "
                               "--method pipebicgstab --max-iters 100000"), 3,
-                  "refused the last 10 estimates below the tolerance", ranks=2))
+                  "the true residual at the last 10 restarts (estimates it refused, or "
+                  "breakdowns) stayed above its smallest", ranks=2))
+    # A tolerance below the rounding level: synchronous Jacobi and Schwarz, and pipelined
+    # BiCGStab (its breakdowns recurring at a true residual of 1e-15) ran all of --max-iters.
+    c.extend(case(shlex.split(f"solve --matrix {t}/block2.mtx --method {method} "
+                              "--tol 1e-300 --max-iters 1000000"), 3,
+                  "the rounding level of double precision, which --tol is below", ranks=2)
+             for method in ("jacobi --check-every 1", "schwarz", "pipebicgstab"))
     # A file name that is not UTF-8 is solved and recorded (U+FFFD for the byte); the
     # document failed to be written after the run (exit 4).
     c.append(case(["solve", "--matrix", f"{t}/bad\udcffname.mtx", "--method", "cg", "--json",

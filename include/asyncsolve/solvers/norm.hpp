@@ -112,8 +112,14 @@ inline constexpr double stagnation_rate = 1e-9;
 /// The relative residual below which no stagnation is declared: sqrt of
 /// the machine epsilon. Lower, a residual that no longer changes is the
 /// rounding floor of a solve that has converged as far as double precision
-/// takes it (a tolerance set below it runs to --max-iters or --max-time).
+/// takes it (rounding_checks decides there).
 inline constexpr double stagnation_floor = 1.4901161193847656e-08;
+
+/// Below stagnation_floor: how many checks in a row without a new smallest
+/// residual (result.best_residual) make the residual the rounding level's,
+/// for check_stagnation. An iteration that still converges finds a new
+/// smallest residual at nearly every check.
+inline constexpr std::size_t rounding_checks = 100;
 
 /// True, with `result` marked as a breakdown (reason "breakdown", a detail
 /// saying so), when the residuals of the last stagnation_checks + 1 checks
@@ -123,8 +129,11 @@ inline constexpr double stagnation_floor = 1.4901161193847656e-08;
 /// point that is not the solution (its update rounds to nothing, the
 /// subdomain solves return the iterate they were given, or an inconsistent
 /// system's residual settles on its part outside the range of A), which
-/// would otherwise run to --max-iters or --max-time. Local; the same on
-/// every rank for a reduced residual.
+/// would otherwise run to --max-iters or --max-time; or, below
+/// stagnation_floor, when rounding_checks checks in a row found no residual
+/// below result.best_residual (which check_divergence keeps): a --tol below
+/// the rounding level double precision reaches. Local; the same on every
+/// rank for a reduced residual.
 bool check_stagnation(SolveResult& result, long iteration);
 
 /// Marks `result` diverged: converged false, reason "diverged", a detail
