@@ -197,7 +197,7 @@ name = "long"
 program = "solve"
 ranks = [{long_ranks}]
 [experiment.options]
-local = "40,40,40"
+local = "100,100,100"
 tol = 1e-30
 max-iters = 100000000
 """)

@@ -120,7 +120,7 @@ name = "forever"
 program = "solve"
 ranks = [1]
 [experiment.options]
-local = "40,40,40"
+local = "100,100,100"
 tol = 1e-30
 max-iters = 100000000
 """

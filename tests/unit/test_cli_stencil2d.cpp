@@ -140,12 +140,15 @@ TEST(CliStencil2d, BadInputNamesTheValue) {
             std::string::npos);
   const std::string shmem = error_of({"--transport", "shmem"});
   if (asyncsolve::par::shmem_available()) {
-    EXPECT_NE(shmem.find("oshrun"), std::string::npos) << shmem;
+    // Whether a launcher started the process is main's to check (before
+    // MPI_Init; tests/cli/test_bench_stencil2d.py): the parse is the same
+    // wherever it runs, as asyncsolve-lab's check of a suite needs.
+    EXPECT_EQ(shmem, "(no error)");
   } else {
     EXPECT_NE(shmem.find("no OpenSHMEM"), std::string::npos) << shmem;
   }
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--local", "4", "--radius", "4"}, {"--variant", "nope"}, {"--transport", "shmem"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--local", "4", "--radius", "4"},
+                                                                {"--variant", "nope"}}) {
     EXPECT_NE(error_of(args).find("expected"), std::string::npos);
   }
 }
