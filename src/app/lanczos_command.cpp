@@ -197,11 +197,7 @@ core::ExitCode run_lanczos(const SolveConfig& config, const par::Comm& world,
     exact = kernels::tfim_chain_ground_energy(s.sites, s.coupling, s.field);
   }
   const RunEnvironment e = describe_environment(world, env);
-  if (config.transport == Transport::rma) {  // as report_solve says it
-    const std::string warning = rma_crowded_warning(world);
-    if (world.is_root() && !warning.empty())
-      std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
-  }
+  if (config.transport == Transport::rma) warn_of_rma_crowding(world, nullptr);
 
   int write_failed = 0;
   if (world.is_root()) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
@@ -100,6 +102,13 @@ std::string rma_crowded_warning(const par::Comm& world) {
          "one-sided operation only while its target runs, and spins while it waits, so each "
          "flush can wait for a time slice of the scheduler (milliseconds); expected "
          "--transport mpi, or at most one rank per core";
+}
+
+void warn_of_rma_crowding(const par::Comm& comm, std::vector<std::string>* warnings) {
+  std::string warning = rma_crowded_warning(comm);
+  if (warning.empty()) return;
+  if (comm.is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
+  if (warnings != nullptr) warnings->push_back(std::move(warning));
 }
 
 namespace {

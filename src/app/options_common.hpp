@@ -98,6 +98,12 @@ bool mca_osc_allows_shared_windows();
 /// each flush can wait for a scheduler's time slice.
 std::string rma_crowded_warning(const par::Comm& world);
 
+/// Collective over `comm`, for a run over the rma transport: rank 0 prints
+/// rma_crowded_warning, if any, on stderr, and it is added to `warnings`
+/// (the document's), if given. Said with the summary of a run, once the
+/// input is known good: a refusal stays one line.
+void warn_of_rma_crowding(const par::Comm& comm, std::vector<std::string>* warnings);
+
 /// The result of `parse` (a library's parser, which throws core::InputError
 /// for text it does not know), or nullopt for such text.
 template <class Parse>

@@ -9,9 +9,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <string>
 #include <thread>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -512,15 +510,7 @@ core::ExitCode report_solve(const par::Comm& comm, const std::vector<std::string
                             const RunProblem& p, const SolveConfig& config, const RunSummary& s,
                             const solvers::SolveResult& result) {
   RunSummary summary = s;
-  if (config.transport == Transport::rma) {
-    // Said once the input is known good (a refusal stays one line), before
-    // the summary of a run it may have slowed down.
-    std::string warning = rma_crowded_warning(comm);
-    if (!warning.empty()) {
-      if (comm.is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", warning.c_str());
-      summary.warnings.push_back(std::move(warning));
-    }
-  }
+  if (config.transport == Transport::rma) warn_of_rma_crowding(comm, &summary.warnings);
   // Rank 0 reports; a failure to write the document is broadcast so that
   // every rank returns the same exit code.
   int write_failed = 0;
