@@ -45,6 +45,19 @@ int rank_exit_code(bool root, asyncsolve::core::ExitCode code) {
   return root ? worst : 0;
 }
 
+/// The refusal of Stencil2D's shmem variants outside a launcher (`launched`,
+/// app::started_by_launcher before MPI_Init), or none.
+std::optional<std::string> launcher_refusal(const asyncsolve::app::Command& command,
+                                            bool launched) {
+  using asyncsolve::app::Command;
+  if (command.kind != Command::Kind::bench_stencil2d || !command.bench_stencil2d.uses_shmem() ||
+      !asyncsolve::par::shmem_available() || launched) {
+    return std::nullopt;
+  }
+  return "--transport shmem: not started by a launcher, expected to run under oshrun, e.g. "
+         "'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d --transport shmem'";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,12 +136,7 @@ int main(int argc, char** argv) {
   const bool wants_shmem =
       (solve && command.solve.transport == app::Transport::shmem) ||
       (command.kind == app::Command::Kind::bench_stencil2d && command.bench_stencil2d.uses_shmem());
-  if (!parse_error && command.kind == app::Command::Kind::bench_stencil2d &&
-      command.bench_stencil2d.uses_shmem() && par::shmem_available() && !launched) {
-    parse_error =
-        "--transport shmem: not started by a launcher, expected to run under oshrun, e.g. "
-        "'OMPI_MCA_osc=ucx oshrun -np 4 asyncsolve bench stencil2d --transport shmem'";
-  }
+  if (!parse_error) parse_error = launcher_refusal(command, launched);
   if (!parse_error && wants_shmem && par::shmem_available()) {
     // Open MPI's OSHMEM crashes in shmem_finalize unless its one-sided
     // component is UCX: refuse up front, on every rank together (the
