@@ -21,9 +21,12 @@
 // point-to-point handshake per channel on tag 2*tag+1 of comm: message size,
 // depth, mode and the byte offset of this end's landing area in its window;
 // (3) MPI_Allreduce of the handshake results (a mismatch fails the call on
-// every rank; no window is allocated); (4) MPI_Win_allocate,
-// MPI_Win_lock_all(MPI_MODE_NOCHECK), local initialisation, MPI_Win_sync,
-// MPI_Barrier: no rank touches a peer's window before the peer initialised it.
+// every rank; no window is allocated); (4) MPI_Win_allocate over a private
+// duplicate of comm whose errors return, with MPI_Allreduce of whether each
+// rank could reserve its part before it and of whether each got it after it
+// (AS_ERR_NOMEM on every rank), MPI_Win_lock_all(MPI_MODE_NOCHECK), local
+// initialisation, MPI_Win_sync, MPI_Barrier: no rank touches a peer's window
+// before the peer initialised it.
 //
 // Window layout: per channel, at an 8-byte aligned byte offset (disp_unit 1),
 //   +0  arrival  int64  number of messages the peer has sent into this area
