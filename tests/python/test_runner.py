@@ -236,13 +236,18 @@ KRYLOV = 'problem = "ones"\nglobal = "12,12,12"'
 def test_capabilities_refuse_values_the_program_would_refuse(caps, option, words):
     """A value outside the range --help prints, or a missing input file, was
     'valid' and then failed every run."""
+    assert words in _krylov_refusal(caps, option)
+
+
+def _krylov_refusal(caps, option: str) -> str:
+    """The check's refusal of the tiny suite's Krylov experiment with `option` added,
+    which names the option's line."""
     text = TINY_SUITE.replace(KRYLOV, KRYLOV + "\n" + option)
-    suite = parse_suite(text, Path("s.toml"))
     with pytest.raises(SuiteError) as err:
-        check_suite(suite, caps)
+        check_suite(parse_suite(text, Path("s.toml")), caps)
     assert str(err.value).startswith(f"s.toml:{_line(text, option)}: experiment 'krylov': "), \
         str(err.value)
-    assert words in str(err.value)
+    return str(err.value)
 
 
 @pytest.mark.parametrize(("option", "words"), [
@@ -256,14 +261,9 @@ def test_capabilities_refuse_values_the_program_would_refuse(caps, option, words
     ('variant = "async"', "--variant async with --method cg: --variant applies to"),
 ])
 def test_capabilities_ask_the_program_about_each_run(caps, option, words):
-    text = TINY_SUITE.replace(KRYLOV, KRYLOV + "\n" + option)
-    suite = parse_suite(text, Path("s.toml"))
-    with pytest.raises(SuiteError) as err:
-        check_suite(suite, caps)
-    assert str(err.value).startswith(f"s.toml:{_line(text, option)}: experiment 'krylov': "), \
-        str(err.value)
-    assert words in str(err.value)
-    assert "(the program refuses the run krylov shm np=1 " in str(err.value)
+    message = _krylov_refusal(caps, option)
+    assert words in message
+    assert "(the program refuses the run krylov shm np=1 " in message
 
 
 @pytest.mark.parametrize("method", ["paper", "CG"])
