@@ -351,21 +351,6 @@ std::string read_first_line(const std::string& path) {
   return line;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        const auto start = line.find_first_not_of(" \t", colon + 1);
-        return start == std::string::npos ? std::string{} : line.substr(start);
-      }
-    }
-  }
-  return "unknown";
-}
-
 /// Cache sizes of cpu0 as Linux reports them, e.g. {"L1d": "48K", "L3": "32768K"}.
 Json cpu_caches() {
   Json caches = Json::object();
@@ -432,7 +417,7 @@ int run(const Config& c, const asyncsolve::bench::DriverRun& driver) {
   const std::string started = asyncsolve::core::iso8601_now();
   const asyncsolve::par::RunEnvironment environment =
       asyncsolve::par::describe_environment(driver.world, driver.env);
-  const std::string model = cpu_model();
+  const std::string model = environment.cpu_model.empty() ? "unknown" : environment.cpu_model;
   const Json caches = cpu_caches();
   const std::string l3 = caches.contains("L3") ? caches["L3"].get<std::string>() : "?";
 

@@ -54,6 +54,7 @@ RunEnvironment caller_environment(const par::Comm& comm) {
   e.hostname = par::processor_name();
   e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   e.mpi_osc = par::mpi_osc_choice();
+  e.cpu_model = par::cpu_model();
   return e;
 }
 

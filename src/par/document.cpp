@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -28,6 +30,25 @@ std::string mpi_osc_choice() {
 #endif
 }
 
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::string fallback;
+  const auto value = [&line]() -> std::string {
+    const auto colon = line.find(':');
+    const auto start =
+        colon == std::string::npos ? colon : line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string{} : line.substr(start);
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) return value();
+    if (fallback.empty() && (line.rfind("cpu\t", 0) == 0 || line.rfind("Processor", 0) == 0)) {
+      fallback = value();
+    }
+  }
+  return fallback;
+}
+
 RunEnvironment describe_environment(const Comm& comm, const Environment& env) {
   RunEnvironment e;
   e.mpi_library = mpi_library_version();
@@ -40,6 +61,7 @@ RunEnvironment describe_environment(const Comm& comm, const Environment& env) {
   e.hostname = processor_name();
   e.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   e.mpi_osc = mpi_osc_choice();
+  e.cpu_model = cpu_model();
   return e;
 }
 
@@ -54,7 +76,9 @@ nlohmann::ordered_json environment_json(const RunEnvironment& env) {
           {"hostname", env.hostname},
           {"cores", env.cores},
           {"mpi_osc",
-           env.mpi_osc.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(env.mpi_osc)}};
+           env.mpi_osc.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(env.mpi_osc)},
+          {"cpu_model", env.cpu_model.empty() ? nlohmann::ordered_json()
+                                              : nlohmann::ordered_json(env.cpu_model)}};
 }
 
 std::string provenance_line(std::string_view program, const RunEnvironment& env) {

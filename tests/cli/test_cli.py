@@ -35,6 +35,18 @@ LIBEVENT_WARNING = re.compile(r"^\[warn\] Epoll \w+\(\d+\) on fd \d+ failed\..*$
                               re.MULTILINE)
 
 
+def cpuinfo_model():
+    """The processor's model name in /proc/cpuinfo (None where there is none)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith("model name") and ":" in line:
+            return line.split(":", 1)[1].strip() or None
+    return None
+
+
 def run(args, ranks=1, timeout=120, env=None):
     """Runs the binary on `ranks` ranks; returns (exit code, stdout, stderr)."""
     cmd = MPIEXEC + ["-n", str(ranks), BINARY] + args
@@ -297,6 +309,7 @@ class Solve(unittest.TestCase):
                         "method", "result", "phases", "stats", "history"]:
                 self.assertIn(key, doc)
             self.assertEqual(doc["environment"]["ranks"], ranks)
+            self.assertEqual(doc["environment"]["cpu_model"], cpuinfo_model())
             self.assertEqual(doc["command"][1], "solve")
             r = doc["result"]
             self.assertTrue(r["converged"])

@@ -29,7 +29,13 @@ struct RunEnvironment {
   /// Open MPI's one-sided component choice, OMPI_MCA_osc as MPI started
   /// ("default" when unset); empty under another MPI.
   std::string mpi_osc;
+  std::string cpu_model;  ///< cpu_model() of the describing rank; empty when not known
 };
+
+/// Local: the processor's model name as the operating system reports it
+/// (Linux: /proc/cpuinfo's "model name", else its "cpu" or "Processor"
+/// line); empty where none is found.
+std::string cpu_model();
 
 /// Local: RunEnvironment::mpi_osc as this process sees it now.
 std::string mpi_osc_choice();
@@ -40,7 +46,7 @@ RunEnvironment describe_environment(const Comm& comm, const Environment& env);
 
 /// The `environment` object: mpi_library, mpi_version, ranks, threads,
 /// thread_level_requested, thread_level, shmem, hostname, cores, mpi_osc
-/// (null under an MPI other than Open MPI).
+/// (null under an MPI other than Open MPI), cpu_model (null when not known).
 nlohmann::ordered_json environment_json(const RunEnvironment& env);
 
 /// The provenance line a program prints first (without a newline):

@@ -43,6 +43,7 @@
 #include "asyncsolve/kernels/filter2d.hpp"
 #include "asyncsolve/kernels/stencil2d.hpp"
 #include "asyncsolve/kernels/stencil2d_bench.hpp"
+#include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/version.hpp"
 
@@ -228,6 +229,7 @@ nlohmann::ordered_json make_document(const State& s, int images) {
       asyncsolve::core::document_header("asyncsolve.bench.stencil2d/1", s.command, s.started);
   doc["model"] = "caf";
   const char* osc = std::getenv("OMPI_MCA_osc");
+  const std::string cpu = asyncsolve::par::cpu_model();
   doc["environment"] = {
       {"mpi_library", asyncsolve::par::mpi_library_version()},
       {"mpi_version", asyncsolve::par::mpi_standard_version()},
@@ -241,7 +243,8 @@ nlohmann::ordered_json make_document(const State& s, int images) {
       {"images", images},
       {"coarray_runtime",
        fmt::format("OpenCoarrays {} (libcaf_mpi over Open MPI)", ASYNCSOLVE_CAF_VERSION)},
-      {"mpi_osc", osc != nullptr ? osc : "default"}};
+      {"mpi_osc", osc != nullptr ? osc : "default"},
+      {"cpu_model", cpu.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(cpu)}};
   asyncsolve::kernels::Stencil2dParameters p;
   p.local_sizes.assign(c.local, c.local + c.local_count);
   p.radius = c.radius;
