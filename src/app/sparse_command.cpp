@@ -317,18 +317,6 @@ Symmetry symmetry_of(const SparseProblem& p) {
   return Symmetry::unknown;
 }
 
-/// A breakdown's detail quotes the method's own quantities (p^T A p, rho,
-/// an inner product) of the equilibrated system: said, with the powers.
-void mark_equilibrated_breakdown(const sparse::PowerOfTwoScaling& powers,
-                                 solvers::SolveResult& result) {
-  const bool scaled = powers.matrix_exponent != 0 || powers.rhs_exponent != 0;
-  if (result.reason != solvers::StopReason::breakdown || result.detail.empty() || !scaled) return;
-  result.detail += fmt::format(
-      " (a value of the system as equilibrated before the solve: A times 2^{}, b times 2^{}; "
-      "problem.equilibration)",
-      powers.matrix_exponent, powers.rhs_exponent);
-}
-
 /// A diagonal entry of zero, named by its row as the user knows it: the
 /// first one, or none. Collective.
 std::optional<std::string> zero_diagonal(const SparseProblem& p, const ops::CsrOperator& op) {
@@ -506,6 +494,8 @@ SparseSetup setup_sparse(const SolveConfig& config, SparseProblem& p) {
   out.warnings = check_rhs(config, p);
   out.empty_row = check_empty_rows(config, p);
   if (!out.empty_row.empty()) out.warnings.push_back(out.empty_row);
+  for (const double v : p.x0) out.x0_max = std::max(out.x0_max, std::abs(v));
+  out.x0_max = par::max_over_ranks(comm, out.x0_max);
   out.scale = scale_to_unit_diagonal(config, p);
   // A <- 2^a A, b <- 2^c b, x0 <- 2^(c - a) x0, exactly: no inner product of
   // the solve over- or underflows for a system scaled far from 1.
@@ -547,7 +537,7 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
   warn_of_empty_row(p, setup);
   confirm_on_given_system(config, p, setup, solved.result);
   unscale_solution(p, setup);
-  if (iterated) mark_equilibrated_breakdown(setup.powers, solved.result);  // quotes a value
+  annotate_breakdown(config, setup, iterated, solved.result);
   return solved;
 }
 

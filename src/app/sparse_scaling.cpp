@@ -94,4 +94,20 @@ void unscale_solution(const SparseProblem& p, SparseSetup& setup) {
   for (std::size_t i = 0; i < s.size(); ++i) x.origin()[i] *= s[i];
 }
 
+void annotate_breakdown(const SolveConfig& config, const SparseSetup& setup, bool iterated,
+                        solvers::SolveResult& result) {
+  if (result.reason != solvers::StopReason::breakdown || result.detail.empty()) return;
+  const sparse::PowerOfTwoScaling& powers = setup.powers;
+  if (iterated && (powers.matrix_exponent != 0 || powers.rhs_exponent != 0)) {
+    result.detail += fmt::format(
+        " (a value of the system as equilibrated before the solve: A times 2^{}, b times 2^{}; "
+        "problem.equilibration)",
+        powers.matrix_exponent, powers.rhs_exponent);
+  }
+  if (result.iterations == 0 && !config.sparse.x0_path.empty()) {
+    result.detail += fmt::format("; the initial guess --x0 {} has values up to |x0| = {:.3e}",
+                                 config.sparse.x0_path, setup.x0_max);
+  }
+}
+
 }  // namespace asyncsolve::app

@@ -54,6 +54,9 @@ struct SparseSetup {
   /// The empty-row warning, printed on stderr once the solve has run (a
   /// method that refuses the row then prints its one error line alone).
   std::string empty_row;
+  /// The largest |x0| as given (--x0; 0 without it), over all ranks: a
+  /// breakdown at iteration 0 names it.
+  double x0_max = 0.0;
   std::unique_ptr<comm::SparseHaloExchange> halo;
 };
 
@@ -112,6 +115,13 @@ void confirm_on_given_system(const SolveConfig& config, const SparseProblem& p, 
 /// estimate, the true residual x0's on the system as given.
 solvers::SolveResult breakdown_before_iterating(const SparseProblem& p, SparseSetup& setup,
                                                 std::string detail);
+
+/// Local: a breakdown's detail, which quotes the method's own quantities
+/// (p^T A p, rho, an inner product) of the equilibrated system, says so,
+/// with the powers, when the solver `iterated`; one at iteration 0 also
+/// names the initial guess's largest value (--x0).
+void annotate_breakdown(const SolveConfig& config, const SparseSetup& setup, bool iterated,
+                        solvers::SolveResult& result);
 
 /// Local: setup.system.x back in the unscaled unknowns, x = S 2^(a - c) y.
 void unscale_solution(const SparseProblem& p, SparseSetup& setup);
