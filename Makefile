@@ -49,11 +49,12 @@ DEMO_SUITE ?= suites/demo.toml
 DEB_PACKAGES := g++ make cmake ninja-build pkg-config git openmpi-bin libopenmpi-dev \
                 libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev liblapack-dev \
                 libmetis-dev libscotch-dev libhypre-dev libsuitesparse-dev python3 python3-venv python3-dev \
-                gfortran libcoarrays-openmpi-dev
+                gfortran libcoarrays-openmpi-dev python3-petsc4py
 # (gfortran: the Fortran module asyncsolve_channel, its example and tests;
 # libcoarrays-openmpi-dev: OpenCoarrays over Open MPI, caf and cafrun, for
 # asyncsolve-stencil2d-caf. Without them the build leaves both out and the
-# tests say they were skipped.)
+# tests say they were skipped. python3-petsc4py: PETSc's KSPGMRES and KSPBCGS
+# iteration counts, which tests/sparse/test_nonsymmetric.py compares with.)
 
 # Only for test-tsan-omp: GCC's libgomp gives ThreadSanitizer false positives
 # at region joins, LLVM's libomp comes with Archer, which tells it OpenMP's

@@ -10,6 +10,7 @@ the document carries the restarts and the symmetry check. PETSc runs where
 a Python with petsc4py is found (ASYNCSOLVE_PETSC_PYTHON, else
 /usr/bin/python3); otherwise those checks are skipped with a message."""
 
+import glob
 import importlib.util
 import json
 import os
@@ -86,30 +87,40 @@ def _right_preconditioned_scipy(a, jacobi, method):
 
 
 def _petsc_python():
+    """The Python and environment that import petsc4py, or None. Debian's
+    python3-petsc4py finds PETSc through /usr/lib/petsc, which only petsc-dev
+    provides; without it, through PETSC_DIR set to the installed build."""
     python = os.environ.get("ASYNCSOLVE_PETSC_PYTHON", "/usr/bin/python3")
-    try:
-        probe = subprocess.run([python, "-c", "import petsc4py, numpy"], capture_output=True,
-                               timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return python if probe.returncode == 0 else None
+    dirs = [None] if "PETSC_DIR" in os.environ else \
+        [None] + sorted(glob.glob("/usr/lib/petscdir/petsc*/*-real"))
+    for petsc_dir in dirs:
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        if petsc_dir is not None:
+            env["PETSC_DIR"] = petsc_dir
+        try:
+            probe = subprocess.run([python, "-c", "import petsc4py, numpy; petsc4py.init()"],
+                                   capture_output=True, timeout=60, check=False, env=env)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if probe.returncode == 0:
+            return python, env
+    return None
 
 
 @pytest.fixture(scope="module")
 def petsc():
-    python = _petsc_python()
-    if python is None:
+    found = _petsc_python()
+    if found is None:
         pytest.skip("PETSc comparison skipped: no Python with petsc4py (apt-get install "
                     "python3-petsc4py, or set ASYNCSOLVE_PETSC_PYTHON)")
-    return python
+    return found
 
 
-def _petsc_iterations(python, path, ksp, pc):
+def _petsc_iterations(petsc, path, ksp, pc):
+    python, env = petsc
     helper = ROOT / "tests" / "sparse" / "petsc_iterations.py"
     p = subprocess.run([python, str(helper), str(path), ksp, pc], capture_output=True, text=True,
-                       timeout=300, check=True,
-                       env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+                       timeout=300, check=True, env=env)
     out = json.loads(p.stdout.strip().splitlines()[-1])
     return out["iterations"] if out["reason"] > 0 else None  # None: PETSc did not converge
 
