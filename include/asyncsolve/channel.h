@@ -143,7 +143,9 @@ void as_channel_config_init(as_channel_config* config);
 int as_channel_create(as_channel** channel, const as_channel_config* config);
 
 /** Creates `count` channels at once: no ordering constraint between them.
- *  Rma: collective over comm, one window for the `count` channels. */
+ *  Two of them with the same comm, peer and tag are refused (AS_ERR_ARG,
+ *  before any message). Rma: collective over comm, one window for the
+ *  `count` channels. */
 int as_channels_create(int count, as_channel** channels, const as_channel_config* configs);
 
 /** Destroys a channel after completing everything in flight in both

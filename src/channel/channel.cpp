@@ -75,6 +75,20 @@ int validate(const as_channel_config* c) noexcept {
   return AS_SUCCESS;
 }
 
+/// Whether two channels of one call have the same communicator, peer and
+/// tag: their messages could not be told apart.
+bool shares_peer_and_tag(int count, const as_channel_config* configs) noexcept {
+  for (int i = 0; i < count; ++i) {
+    for (int j = 0; j < i; ++j) {
+      if (configs[i].comm == configs[j].comm && configs[i].peer != MPI_PROC_NULL &&
+          configs[i].peer == configs[j].peer && configs[i].tag == configs[j].tag) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 /// The rma and shmem transports: as_channels_create is collective over the
 /// one comm all configs name (see channel_rma.cpp, channel_shmem.cpp). Errors
 /// a rank cannot share with the others (no common comm) return at once; the
@@ -94,15 +108,7 @@ int create_collective(int count, as_channel** channels, const as_channel_config*
   if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) return AS_ERR_ARG;
   int local = AS_SUCCESS;
   for (int i = 0; i < count && local == AS_SUCCESS; ++i) local = validate(&configs[i]);
-  // Two channels of one call with the same peer and tag could not be told apart.
-  for (int i = 0; i < count && local == AS_SUCCESS; ++i) {
-    for (int j = 0; j < i; ++j) {
-      if (configs[i].peer != MPI_PROC_NULL && configs[i].peer == configs[j].peer &&
-          configs[i].tag == configs[j].tag) {
-        local = AS_ERR_ARG;
-      }
-    }
-  }
+  if (local == AS_SUCCESS && shares_peer_and_tag(count, configs)) local = AS_ERR_ARG;
   return guarded([&] {
     const std::span<const as_channel_config> all(configs, static_cast<std::size_t>(count));
     auto impls = transport == AS_TRANSPORT_SHMEM
@@ -165,6 +171,7 @@ int as_channels_create(int count, as_channel** channels, const as_channel_config
   for (int i = 0; i < count; ++i) {
     if (const int status = validate(&configs[i]); status != AS_SUCCESS) return status;
   }
+  if (shares_peer_and_tag(count, configs)) return AS_ERR_ARG;
   // Allocated under guarded(): no exception reaches C.
   std::vector<as_channel*> made;
   std::vector<int> statuses;

@@ -111,6 +111,27 @@ TEST(Channel, MismatchedEndsFailOnBothSides) {
   MPI_Comm_free(&p.comm);
 }
 
+// Two channels of one call to the same peer on the same tag are refused
+// before any message (their messages would land in each other's buffers and
+// the destroy wait for ever); with different tags they are two channels.
+TEST(Channel, TwoChannelsOfOneCallMayNotShareAPeerAndTag) {
+  Pair p = make_pair();
+  if (p.peer >= 0) {
+    std::vector<double> out_a(4), in_a(4), out_b(4), in_b(4);
+    std::array<as_channel*, 2> ch{};
+    std::array<as_channel_config, 2> c{config(p, out_a, in_a, 1, AS_MODE_ASYNC),
+                                       config(p, out_b, in_b, 1, AS_MODE_ASYNC)};
+    EXPECT_EQ(as_channels_create(2, ch.data(), c.data()), AS_ERR_ARG);
+    EXPECT_EQ(ch[0], nullptr);
+    EXPECT_EQ(ch[1], nullptr);
+    c[1].tag = c[0].tag + 1;
+    ASSERT_EQ(as_channels_create(2, ch.data(), c.data()), AS_SUCCESS);
+    EXPECT_EQ(as_channels_destroy(2, ch.data()), AS_SUCCESS);
+  }
+  expect_no_stray_message(p.comm);
+  MPI_Comm_free(&p.comm);
+}
+
 // A channel given twice to as_channels_destroy is refused before anything is
 // destroyed (it was destroyed twice: a use after free); a NULL entry too.
 TEST(Channel, DestroyRefusesAChannelTwice) {
