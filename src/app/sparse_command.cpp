@@ -191,15 +191,19 @@ int transport_of(const SolveConfig& config) {
 }
 
 /// Jacobi (sync, async, racy) on the CSR system. Collective.
-Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, solvers::CsrSystem& system,
-                    comm::SparseHaloExchange& halo) {
+Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, SparseSetup& setup) {
+  solvers::CsrSystem& system = setup.system;
+  comm::SparseHaloExchange& halo = *setup.halo;
   const par::Comm& comm = p.matrix.comm();
   const bool asynchronous = config.variant != Variant::sync;
   const collectives::AllreduceAlgorithm& allreduce = *config.allreduce;
   auto reduction = collectives::make_allreduce(
       asynchronous ? collectives::AllreduceAlgorithm{} : allreduce, comm);
   par::FaultInjector faults(fault_options(config), comm.rank());
-  const solvers::JacobiOptions options = jacobi_options(config, comm, faults);
+  solvers::JacobiOptions options = jacobi_options(config, comm, faults);
+  if (setup.jacobi_check.is_object() && setup.jacobi_check.value("verdict", "") == "below_one") {
+    options.stagnation_span = std::max(options.stagnation_span, p.matrix.global_rows());
+  }
   Solved out;
   if (asynchronous) {
     const int transport = transport_of(config);
@@ -527,7 +531,7 @@ Solved solve_sparse(const SolveConfig& config, SparseProblem& p, SparseSetup& se
   try {
     solved = is_krylov(config)                  ? solve_krylov(config, p, system, *setup.halo)
              : config.method == Method::schwarz ? solve_schwarz(config, p, system, *setup.halo)
-                                                : solve_jacobi(config, p, system, *setup.halo);
+                                                : solve_jacobi(config, p, setup);
   } catch (const core::CollectiveBreakdown& e) {  // on every rank alike, before the iteration
     solved.result = breakdown_before_iterating(p, setup, e.what());
     solved.halo = std::string(setup.halo->name());

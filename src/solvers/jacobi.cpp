@@ -88,7 +88,7 @@ bool check_residual(long k, double local, double t0, double b_norm,
     result.iterations = k;
     return true;
   }
-  if (check_stagnation(result, k)) {  // a fixed point that is not the solution
+  if (check_stagnation(result, k, options.stagnation_span)) {  // a fixed point, not the solution
     result.iterations = k;
     return true;
   }

@@ -97,37 +97,43 @@ bool check_rounding_level(SolveResult& result, long iteration) {
   return true;
 }
 
-bool check_stagnation(SolveResult& result, long iteration) {
+bool check_stagnation(SolveResult& result, long iteration, long min_span) {
   const std::vector<HistoryPoint>& h = result.history;
   if (check_rounding_level(result, iteration)) return true;
   if (h.size() <= stagnation_checks) return false;
-  const HistoryPoint& first = h[h.size() - 1 - stagnation_checks];
+  // The window: the last stagnation_checks + 1 checks, widened back to span
+  // min_span iterations at least (with --check-every 1, 1000 checks).
+  std::size_t start = h.size() - 1 - stagnation_checks;
+  while (start > 0 && h.back().iteration - h[start].iteration < min_span) --start;
+  const HistoryPoint& first = h[start];
+  if (h.back().iteration - first.iteration < min_span) return false;
   if (!(first.residual > stagnation_floor)) return false;
   double low = first.residual;
   double high = first.residual;
-  for (std::size_t i = h.size() - stagnation_checks; i < h.size(); ++i) {
+  for (std::size_t i = start + 1; i < h.size(); ++i) {
     low = std::min(low, h[i].residual);
     high = std::max(high, h[i].residual);
   }
-  const double span = static_cast<double>(std::max(h.back().iteration - first.iteration, 1L));
+  const double span = static_cast<double>(h.back().iteration - first.iteration);
   if (!(high - low <= stagnation_rate * span * low)) return false;  // NaN: not standing
+  const std::size_t checks = h.size() - start;
   result.converged = false;
   result.reason = StopReason::breakdown;
   result.detail =
-      high == low
-          ? fmt::format(
-                "stagnation at iteration {}: the residual {:.6e} was the same, bit for "
-                "bit, at the last {} checks (since iteration {})",
-                iteration, first.residual, stagnation_checks + 1, first.iteration)
-          : fmt::format(
-                "stagnation at iteration {}: the residual stayed between {:.9e} and "
-                "{:.9e} at the last {} checks (since iteration {}), a change below {:.0e} "
-                "per iteration",
-                iteration, low, high, stagnation_checks + 1, first.iteration, stagnation_rate);
+      high == low ? fmt::format(
+                        "stagnation at iteration {}: the residual {:.6e} was the same, bit for "
+                        "bit, at the last {} checks (since iteration {})",
+                        iteration, first.residual, checks, first.iteration)
+                  : fmt::format(
+                        "stagnation at iteration {}: the residual stayed between {:.9e} and "
+                        "{:.9e} at the last {} checks (since iteration {}), a change below {:.0e} "
+                        "per iteration",
+                        iteration, low, high, checks, first.iteration, stagnation_rate);
   result.detail +=
-      ": the iteration is at a fixed point that is not the solution (a singular or inconsistent "
-      "system, or an update that rounds to nothing: try --scale unit-diagonal, or a Krylov "
-      "method)";
+      ": the iteration is at a fixed point that is not the solution, or stands still longer "
+      "than that (a singular or inconsistent system, an update that rounds to nothing, or a "
+      "non-normal iteration whose residual waits for information to cross the domain: try "
+      "--scale unit-diagonal, or a Krylov method)";
   return true;
 }
 

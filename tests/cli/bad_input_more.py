@@ -90,6 +90,11 @@ def prepare_more(t: Path) -> None:
         "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.5e308\n1 2 1.5e308\n"
         "2 2 5\n")
     (t / "ones2.mtx").write_text("%%MatrixMarket matrix array real general\n2 1\n1\n1\n")
+    # Lower bidiagonal, 1 on the diagonal and -1 below: D^-1 (A - D) is nilpotent, so
+    # Jacobi solves A x = A 1 exactly at iteration 2000, its residual exactly 1 until then.
+    shift = [f"{i} {i} 1" for i in range(1, 2001)] + [f"{i + 1} {i} -1" for i in range(1, 2000)]
+    (t / "shift2000.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                     f"2000 2000 {len(shift)}\n" + "\n".join(shift) + "\n")
     coords1 = ["%%MatrixMarket matrix array real general", f"{2 * n} 1"]
     (t / "coords1.mtx").write_text("\n".join(coords1 + ["0.5"] * (2 * n)) + "\n")
 
@@ -236,6 +241,14 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
     c.append(case(shlex.split(f"solve --matrix {t}/rowsum-overflow.mtx --rhs {t}/ones2.mtx "
                               "--method jacobi --max-iters 100000"), 3,
                   "stagnation at iteration", ranks=2))
+    # Jacobi proven to converge (rho < 1) is not stopped while its residual stands still
+    # for fewer iterations than rows (a non-normal iteration's transient): it was stopped
+    # as "a fixed point that is not the solution" after 20 checks, 20 iterations with
+    # --check-every 1.
+    c.extend(case(shlex.split(f"solve --matrix {t}/shift2000.mtx --method jacobi "
+                              f"--check-every {every}"), 0,
+                  "converged (tolerance) after 2000 iterations", ranks=2)
+             for every in ("1", "100"))
     # A breakdown test whose norm overflowed names that norm; it called a finite sigma
     # of 3e307 "~ 0".
     c.append(case(shlex.split(f"solve --matrix {t}/rowsum-overflow.mtx --rhs {t}/ones2.mtx "

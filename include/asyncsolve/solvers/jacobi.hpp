@@ -10,6 +10,7 @@
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/problem.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
+#include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/solvers/result.hpp"
 
 namespace asyncsolve::solvers {
@@ -35,6 +36,11 @@ struct JacobiOptions {
   /// (--hybrid), and so do the residual and the copy loop; `halo` then only
   /// serves ||b|| and the true residual (unless the scheme uses it too).
   comm::HybridStencil* hybrid = nullptr;
+  /// The fewest iterations a residual must stand still before the solve
+  /// stops as stagnated (check_stagnation's min_span): stagnation_iterations,
+  /// or, where rho(|D^-1 (A - D)|) < 1 is proven, the global rows (the
+  /// residual of a convergent non-normal iteration can stand still that long).
+  long stagnation_span = stagnation_iterations;
 };
 
 /// Phases timed by jacobi_sync, in PhaseTimers index order.

@@ -103,6 +103,11 @@ bool check_divergence(SolveResult& result, double residual, long iteration,
 /// iteration.
 inline constexpr std::size_t stagnation_checks = 20;
 
+/// The fewest iterations those checks must span (more checks are looked at
+/// where they are closer together), so that the verdict does not hang on
+/// --check-every.
+inline constexpr long stagnation_iterations = 1000;
+
 /// The relative change of the residual per iteration below which it stands
 /// still: at that rate a reduction by 10 takes more than 10^9 iterations.
 /// A stationary iteration that converges at all moves faster (Jacobi on a
@@ -123,18 +128,23 @@ inline constexpr std::size_t rounding_checks = 100;
 
 /// True, with `result` marked as a breakdown (reason "breakdown", a detail
 /// saying so), when the residuals of the last stagnation_checks + 1 checks
-/// of result.history, above stagnation_floor, all lie within a relative
-/// band of stagnation_rate times the iterations they span (the same residual
-/// bit for bit among them): a synchronous stationary iteration at a fixed
-/// point that is not the solution (its update rounds to nothing, the
-/// subdomain solves return the iterate they were given, or an inconsistent
-/// system's residual settles on its part outside the range of A), which
-/// would otherwise run to --max-iters or --max-time; or, below
-/// stagnation_floor, when rounding_checks checks in a row found no residual
-/// below result.best_residual (which check_divergence keeps): a --tol below
-/// the rounding level double precision reaches. Local; the same on every
-/// rank for a reduced residual.
-bool check_stagnation(SolveResult& result, long iteration);
+/// of result.history (more, to span `min_span` iterations), above
+/// stagnation_floor, all lie within a relative band of stagnation_rate
+/// times the iterations they span (the same residual bit for bit among
+/// them): a synchronous stationary iteration at a fixed point that is not
+/// the solution (its update rounds to nothing, the subdomain solves return
+/// the iterate they were given, or an inconsistent system's residual
+/// settles on its part outside the range of A), which would otherwise run
+/// to --max-iters or --max-time. An iteration proven to converge (Jacobi
+/// with rho(|D^-1 (A - D)|) < 1) has the solution as its only fixed point:
+/// its residual can stand still while information crosses the matrix
+/// graph, an edge an iteration (a non-normal iteration: upwind transport),
+/// so its caller gives a `min_span` of the rows, at least. Or,
+/// below stagnation_floor, when rounding_checks checks in a row found no
+/// residual below result.best_residual (which check_divergence keeps): a
+/// --tol below the rounding level double precision reaches. Local; the same
+/// on every rank for a reduced residual.
+bool check_stagnation(SolveResult& result, long iteration, long min_span = stagnation_iterations);
 
 /// Marks `result` diverged: converged false, reason "diverged", a detail
 /// saying the residual grew from `from` (at `from_iteration`) to `to` (at
