@@ -198,6 +198,21 @@ struct RmaWindow {
   }
 };
 
+/// The bytes of the windows of all ranks on this rank's node, `mine` being
+/// this rank's: a shared-memory one-sided component (Open MPI's osc/sm,
+/// and osc/rdma's shared segment) maps the node's whole segment on every
+/// rank there, so that is what each rank must be able to map. Collective.
+double node_window_bytes(MPI_Comm comm, MPI_Aint mine) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  double bytes = static_cast<double>(mine);
+  const int reduced = MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, node);
+  check(MPI_Comm_free(&node), "MPI_Comm_free");
+  check(reduced, "MPI_Allreduce");
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
@@ -216,8 +231,8 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
   check(MPI_Comm_set_errhandler(window->quiet, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   // The arguments are valid by construction, so a failure is the memory the
   // landing areas need (max_in_flight slots of each channel): AS_ERR_NOMEM,
-  // on every rank. Each rank first tries to reserve its part, and the ranks
-  // agree: a one-sided component that fails on one rank only can leave the
+  // on every rank. Each rank first tries to reserve its node's windows, and
+  // the ranks agree: a one-sided component that fails on one rank only can leave the
   // others inside MPI_Win_allocate for ever (Open MPI's osc/sm waits in a
   // broadcast from the rank whose mapping failed).
   const auto agreed = [&](bool mine) {
@@ -228,7 +243,7 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
       throw ChannelFailure(AS_ERR_NOMEM, "MPI_Win_allocate");
     }
   };
-  agreed(par::can_reserve(static_cast<double>(par::padded_window_bytes(bytes))));
+  agreed(par::can_reserve(node_window_bytes(window->quiet, par::padded_window_bytes(bytes))));
   // A window that some ranks got and others did not cannot be freed
   // (MPI_Win_free is collective over all of them): MPI_Finalize frees it.
   void* base = nullptr;
