@@ -398,6 +398,7 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
             raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "
                            f"{suite.path}")
         runs = [r for r in runs if r.experiment in only]
+    _check_folder_suite(folder.root, suite.name)
     if dry_run:
         pending, done, _ = _pending(runs, folder, retry_failed, Walls())
         for r in pending:
@@ -469,6 +470,25 @@ def results_lock(root: Path):
         if locked:  # removed while still held, so no other run can hold this file
             path.unlink(missing_ok=True)
         os.close(fd)
+
+
+def _check_folder_suite(root: Path, name: str) -> None:
+    """LabError where `root` holds another suite's results (its suite.json names
+    another suite): running into it would replace that suite.json, and the report
+    would then show the other suite's runs as this suite's."""
+    path = root / "suite.json"
+    if not path.is_file():
+        return
+    try:
+        held = json.loads(read_limited(path, 64 << 20)).get("name")
+    except (OSError, ValueError, AttributeError) as e:
+        raise LabError(f"{path}: not a suite.json the lab wrote ({e}); expected an empty "
+                       f"results folder or one of suite {name!r}") from e
+    if held != name:
+        raise LabError(f"{root}: holds the results of suite {held!r} (its suite.json); "
+                       f"expected an empty folder or one of suite {name!r}: give suite "
+                       f"{name!r} a results folder of its own (--results, or results = ... in the "
+                       "suite)")
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -99,6 +99,23 @@ def test_rerun_skips_finished_runs(tmp_path, caps):
     assert mtimes == {p: p.stat().st_mtime_ns for p in (results / "runs").iterdir()}
 
 
+def test_a_folder_of_another_suite_is_refused(tmp_path, caps):
+    # Two suites with one results folder: the second replaced the first's suite.json
+    # without a word, and its report showed the first suite's runs as its own.
+    text = TINY_SUITE.replace("ranks = [1, 2]", "ranks = [1]").replace(
+        'regimes = ["shm", "tcp"]', 'regimes = ["shm"]', 1)
+    results = tmp_path / "r"
+    run_text(text, results, caps, only=["jacobi"])
+    held = (results / "suite.json").read_text()
+    name = json.loads(held)["name"]
+    other = text.replace(f'name = "{name}"', 'name = "another"', 1)
+    assert other != text
+    with pytest.raises(runner.LabError, match=f"holds the results of suite '{name}'.*"
+                       "expected an empty folder or one of suite 'another'"):
+        run_text(other, results, caps, only=["jacobi"])
+    assert (results / "suite.json").read_text() == held
+
+
 def test_retry_failed_reruns_only_failures(tmp_path, caps):
     results = tmp_path / "r"
     _, first = run_text(TINY_SUITE, results, caps, only=["broken"])
