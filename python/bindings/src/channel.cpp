@@ -438,7 +438,7 @@ class Channel {
     args.transport = parse_transport(text_of(transport_name, "transport"));
     const int mode = parse_mode(text_of(mode_name, "mode"));
     const int max_in_flight =
-        static_cast<int>(integer_of(depth, "max_in_flight", 1, int_max, "at least 1"));
+        static_cast<int>(integer_of(depth, "max_in_flight", 1, int_max, "1 to 2147483647"));
     const std::vector<nb::object> peers = items_of(peer_list, "peers");
     args.sends = items_of(send_list, "sends");
     args.recvs = items_of(recv_list, "recvs");
@@ -459,10 +459,12 @@ class Channel {
       const std::string which = fmt::format("peers[{}]", i);
       const int peer =
           static_cast<int>(integer_of(peers[i], which, int_min, int_max, "a rank of comm"));
-      const int tag = tags.empty()
-                          ? 0
-                          : static_cast<int>(integer_of(tags[i], fmt::format("tags[{}]", i),
-                                                        int_min, int_max, "a tag"));
+      const long long largest_tag = (tag_ub - 1) / 2;  // data on 2 tag, control on 2 tag + 1
+      const int tag =
+          tags.empty()
+              ? 0
+              : static_cast<int>(integer_of(tags[i], fmt::format("tags[{}]", i), 0, largest_tag,
+                                            fmt::format("a tag from 0 to {}", largest_tag)));
       const Buffer send = in_place(args.sends[i], "send", peer);
       const Buffer recv = in_place(args.recvs[i], "receive", peer);
       if (send.nbytes() != recv.nbytes() || send.nbytes() == 0) {
