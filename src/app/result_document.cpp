@@ -342,9 +342,11 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
     if (p.parameters.contains("symmetry")) {
       const nlohmann::json& y = p.parameters["symmetry"];
       line("symmetry",
-           fmt::format("{} (max |a_ij - a_ji| / max |a| = {:.3e}, tolerance {:.0e}; pattern {})",
+           fmt::format("{} (max |a_ij - a_ji| / max |a| = {:.3e}, / sqrt(|a_ii a_jj|) = {:.3e}, "
+                       "tolerance {:.0e}; pattern {})",
                        y["symmetric"].get<bool>() ? "symmetric" : "NOT symmetric",
-                       y["max_asymmetry"].get<double>(), y["tolerance"].get<double>(),
+                       y["max_asymmetry"].get<double>(), y.value("max_scaled_asymmetry", 0.0),
+                       y["tolerance"].get<double>(),
                        y["structural"].get<bool>() ? "symmetric" : "not symmetric"));
     }
     if (p.parameters.contains("jacobi_check") && !p.parameters["jacobi_check"].is_null())

@@ -98,10 +98,10 @@ void refuse_cholesky_if_nonsymmetric(const precond::PcSettings& pc, bool schwarz
     return;
   }
   throw core::InputError(fmt::format(
-      "--local-solver {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > "
-      "{:.0e}) and {} factorises each subdomain block as a symmetric one (it reads one "
-      "triangle); expected --local-solver umfpack or auto (or --force to run anyway)",
-      precond::local_solver_name(local), symmetry.max_asymmetry, symmetry.tolerance,
+      "--local-solver {}: the matrix is not symmetric ({}: above {:.0e}) and {} factorises each "
+      "subdomain block as a symmetric one (it reads one triangle); expected --local-solver "
+      "umfpack or auto (or --force to run anyway)",
+      precond::local_solver_name(local), symmetry.statement(), symmetry.tolerance,
       precond::local_solver_name(local)));
 }
 

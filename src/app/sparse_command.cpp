@@ -388,16 +388,16 @@ nlohmann::json symmetry_json(const SolveConfig& config, const sparse::DistMatrix
   if (!jacobi && solvers::needs_symmetric_matrix(krylov_method(config.method)) &&
       !symmetry.symmetric() && !config.sparse.force) {
     throw core::InputError(fmt::format(
-        "--method {}: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = {:.3e} > {:.0e}) "
-        "and the CG family needs A = A^T; expected --method gmres or bicgstab (or --force to run "
-        "anyway)",
-        name(config.method), symmetry.max_asymmetry, symmetry.tolerance));
+        "--method {}: the matrix is not symmetric ({}: above {:.0e}) and the CG family needs "
+        "A = A^T; expected --method gmres or bicgstab (or --force to run anyway)",
+        name(config.method), symmetry.statement(), symmetry.tolerance));
   }
   refuse_cholesky_if_nonsymmetric(config.pc, config.method == Method::schwarz, symmetry,
                                   config.sparse.force);
   return {{"symmetric", symmetry.symmetric()},
           {"structural", symmetry.structural},
           {"max_asymmetry", symmetry.max_asymmetry},
+          {"max_scaled_asymmetry", symmetry.max_scaled_asymmetry},
           {"unmatched_entries", symmetry.unmatched},
           {"tolerance", symmetry.tolerance},
           {"check_s", par::max_over_ranks(matrix.comm(), core::now_s() - t0)},

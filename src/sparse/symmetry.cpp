@@ -2,14 +2,20 @@
 // an owned column j is in its own row j, found by a binary search (columns
 // ascend by global index in every row); a_ji of a ghost column lives on the
 // column's owner, so each such entry travels there transposed, as (row j,
-// column i, a_ij), in one MPI_Alltoallv.
+// column i, a_ij, a_ii), in MPI_Alltoallv. Each pair is measured against
+// max |a| and against sqrt(|a_ii a_jj|): the second does not change under a
+// diagonal scaling (Jacobi's, --scale's), so a row scaled far below the
+// largest cannot hide its asymmetry.
 #include "asyncsolve/sparse/symmetry.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "asyncsolve/par/check.hpp"
 
@@ -47,8 +53,16 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
   const int n = m.local_rows();
   double largest = 0.0;
   for (const double v : m.val()) largest = std::max(largest, std::abs(v));
-  double worst = 0.0;        // max |a_ij - a_ji|
-  std::int64_t missing = 0;  // stored a_ij without a stored a_ji
+  double worst = 0.0;         // max |a_ij - a_ji|
+  double worst_scaled = 0.0;  // max |a_ij - a_ji| / sqrt(|a_ii a_jj|), non-zero diagonals
+  std::int64_t missing = 0;   // stored a_ij without a stored a_ji
+  std::vector<double> diagonal(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    diagonal[static_cast<std::size_t>(i)] = lookup(m, i, m.first_row() + i).first;
+  const auto compare = [&](double a, double t, double d) {
+    worst = std::max(worst, std::abs(a - t));
+    if (d > 0.0) worst_scaled = std::max(worst_scaled, std::abs(a - t) / std::sqrt(d));
+  };
 
   // owned columns here; ghost columns to their owners, as (j, i) pairs and a_ij
   std::vector<std::vector<std::int64_t>> pairs(static_cast<std::size_t>(ranks));
@@ -59,21 +73,23 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
          e < m.row_ptr()[static_cast<std::size_t>(i) + 1]; ++e) {
       const std::int32_t c = m.col()[static_cast<std::size_t>(e)];
       const double a = m.val()[static_cast<std::size_t>(e)];
+      const double a_ii = std::abs(diagonal[static_cast<std::size_t>(i)]);
       if (c < n) {
         const auto [t, stored] = lookup(m, c, gi);
-        worst = std::max(worst, std::abs(a - t));
+        compare(a, t, a_ii * std::abs(diagonal[static_cast<std::size_t>(c)]));
         missing += stored ? 0 : 1;
       } else {
         const std::int64_t gj = global_column(m, c);
         const auto r = static_cast<std::size_t>(owner(m, gj));
         pairs[r].insert(pairs[r].end(), {gj, gi});
-        values[r].push_back(a);
+        values[r].insert(values[r].end(), {a, a_ii});  // a_ij and a_ii
       }
     }
   }
   std::vector<int> send_counts(static_cast<std::size_t>(ranks)), recv_counts(send_counts.size());
+  // two numbers an entry, (j, i) and (a_ij, a_ii): counted in entries
   for (std::size_t r = 0; r < values.size(); ++r)
-    send_counts[r] = static_cast<int>(values[r].size());
+    send_counts[r] = static_cast<int>(values[r].size() / 2);
   par::check_mpi(
       MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
       "MPI_Alltoall");
@@ -85,21 +101,21 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
   const int sent = send_displs.back() + send_counts.back();
   const int received = recv_displs.back() + recv_counts.back();
   std::vector<std::int64_t> send_pairs, recv_pairs(2 * static_cast<std::size_t>(received));
-  std::vector<double> send_values, recv_values(static_cast<std::size_t>(received));
+  std::vector<double> send_values, recv_values(2 * static_cast<std::size_t>(received));
   send_pairs.reserve(2 * static_cast<std::size_t>(sent));
-  send_values.reserve(static_cast<std::size_t>(sent));
+  send_values.reserve(2 * static_cast<std::size_t>(sent));
   for (std::size_t r = 0; r < values.size(); ++r) {
     send_pairs.insert(send_pairs.end(), pairs[r].begin(), pairs[r].end());
     send_values.insert(send_values.end(), values[r].begin(), values[r].end());
   }
-  par::check_mpi(MPI_Alltoallv(send_values.data(), send_counts.data(), send_displs.data(),
-                               MPI_DOUBLE, recv_values.data(), recv_counts.data(),
-                               recv_displs.data(), MPI_DOUBLE, comm.get()),
-                 "MPI_Alltoallv");
   for (int& c : send_counts) c *= 2;
   for (int& c : recv_counts) c *= 2;
   for (int& d : send_displs) d *= 2;
   for (int& d : recv_displs) d *= 2;
+  par::check_mpi(MPI_Alltoallv(send_values.data(), send_counts.data(), send_displs.data(),
+                               MPI_DOUBLE, recv_values.data(), recv_counts.data(),
+                               recv_displs.data(), MPI_DOUBLE, comm.get()),
+                 "MPI_Alltoallv");
   par::check_mpi(MPI_Alltoallv(send_pairs.data(), send_counts.data(), send_displs.data(),
                                MPI_INT64_T, recv_pairs.data(), recv_counts.data(),
                                recv_displs.data(), MPI_INT64_T, comm.get()),
@@ -108,13 +124,15 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
   for (int e = 0; e < received; ++e) {
     const std::int64_t row = recv_pairs[2 * static_cast<std::size_t>(e)];
     const std::int64_t column = recv_pairs[2 * static_cast<std::size_t>(e) + 1];
-    const auto [t, stored] = lookup(m, static_cast<int>(row - m.first_row()), column);
-    worst = std::max(worst, std::abs(recv_values[static_cast<std::size_t>(e)] - t));
+    const int local = static_cast<int>(row - m.first_row());
+    const auto [t, stored] = lookup(m, local, column);
+    const double* a = &recv_values[2 * static_cast<std::size_t>(e)];  // a_ij, a_ii
+    compare(a[0], t, std::abs(a[1]) * std::abs(diagonal[static_cast<std::size_t>(local)]));
     missing += stored ? 0 : 1;
   }
 
-  double maxima[2] = {largest, worst};
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
+  double maxima[3] = {largest, worst, worst_scaled};
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, maxima, 3, MPI_DOUBLE, MPI_MAX, comm.get()),
                  "MPI_Allreduce");
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT64_T, MPI_SUM, comm.get()),
                  "MPI_Allreduce");
@@ -123,8 +141,14 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
   out.unmatched = missing;
   out.structural = missing == 0;
   out.max_asymmetry = maxima[0] > 0.0 ? maxima[1] / maxima[0] : 0.0;
-  out.numerical = out.max_asymmetry <= tolerance;
+  out.max_scaled_asymmetry = maxima[2];
+  out.numerical = out.max_asymmetry <= tolerance && out.max_scaled_asymmetry <= tolerance;
   return out;
+}
+
+std::string Symmetry::statement() const {
+  return fmt::format("max |a_ij - a_ji| / max |a| = {:.3e}, / sqrt(|a_ii a_jj|) = {:.3e}",
+                     max_asymmetry, max_scaled_asymmetry);
 }
 
 }  // namespace asyncsolve::sparse

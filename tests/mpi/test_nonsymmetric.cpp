@@ -406,6 +406,35 @@ TEST(Symmetry, FindsWhatIsNotSymmetric) {
     EXPECT_EQ(s.unmatched, 1);
     m.free();
   }
+  // Two uncoupled blocks: a symmetric one times 1e12 and a nonsymmetric one. Against
+  // max |a| the second's asymmetry is 1e-12, below the tolerance (it was called
+  // symmetric, and the CG family ran to --max-iters); against sqrt(|a_ii a_jj|), as
+  // Jacobi or --scale see it, it is its own. A symmetric matrix scaled so stays so.
+  for (const double peclet : {100.0, 0.0}) {
+    const SerialCsr big = reference::convection_diffusion(6, 2, 0.0);
+    const SerialCsr small = reference::convection_diffusion(6, 2, peclet);
+    SerialCsr c;
+    c.n = big.n + small.n;
+    for (const SerialCsr* block : {&big, &small}) {
+      const std::int64_t offset = block == &big ? 0 : big.n;
+      for (std::int64_t e = 0; e < block->ptr[block->n]; ++e) {
+        c.col.push_back(block->col[e] + offset);
+        c.val.push_back(block->val[e] * (block == &big ? 1e12 : 1.0));
+      }
+      for (std::int64_t i = 1; i <= block->n; ++i)
+        c.ptr.push_back(block->ptr[i] + c.ptr.back() - block->ptr[i - 1]);
+    }
+    sparse::DistMatrix m = distribute(c);
+    const sparse::Symmetry s = sparse::check_symmetry(m);
+    EXPECT_LT(s.max_asymmetry, s.tolerance);
+    EXPECT_EQ(s.symmetric(), peclet == 0.0);
+    if (peclet > 0.0) {
+      EXPECT_GT(s.max_scaled_asymmetry, 0.1);
+    } else {
+      EXPECT_EQ(s.max_scaled_asymmetry, 0.0);
+    }
+    m.free();
+  }
 }
 
 namespace {

@@ -2,6 +2,7 @@
 /// Whether a distributed matrix is symmetric: the check the CG family makes
 /// before it runs (it needs A = A^T), cheap enough for every setup.
 #include <cstdint>
+#include <string>
 
 #include "asyncsolve/sparse/dist_matrix.hpp"
 
@@ -11,14 +12,21 @@ namespace asyncsolve::sparse {
 struct Symmetry {
   /// Every stored a_ij has a stored a_ji (the pattern is symmetric).
   bool structural = true;
-  /// max |a_ij - a_ji| <= tolerance * max |a| (a missing a_ji counts as 0).
+  /// max_asymmetry and max_scaled_asymmetry both at most the tolerance (a
+  /// missing a_ji counts as 0).
   bool numerical = true;
   /// max |a_ij - a_ji| / max |a| over the stored entries (0 for a zero matrix).
   double max_asymmetry = 0.0;
+  /// max |a_ij - a_ji| / sqrt(|a_ii a_jj|) over the stored entries whose two
+  /// diagonal entries are non-zero: the same for D A D, any diagonal D (a row
+  /// scaled far below the largest cannot hide its asymmetry).
+  double max_scaled_asymmetry = 0.0;
   std::int64_t unmatched = 0;  ///< stored entries whose transpose is not stored
   double tolerance = 0.0;      ///< the tolerance it was checked to
   /// Symmetric as the CG family needs it: numerically.
   bool symmetric() const { return numerical; }
+  /// "max |a_ij - a_ji| / max |a| = X, / sqrt(|a_ii a_jj|) = Y", for messages.
+  std::string statement() const;
 };
 
 /// The default tolerance of check_symmetry, relative to max |a|: far above
