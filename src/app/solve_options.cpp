@@ -270,6 +270,22 @@ void validate_faults(const SolveConfig& c) {
                     "expected noise_us * 1e-6 * noise_hz < 1",
                     c.noise_us, c.noise_hz));
   }
+  // An option that does nothing without its partner (the document would
+  // record an injection that never happened).
+  const SolveConfig defaults;
+  const auto needs = [](bool alone, const std::string& given, const char* partner) {
+    if (!alone) return;
+    throw InputError(fmt::format("{} without {}: it does nothing alone; expected {} too", given,
+                                 partner, partner));
+  };
+  needs(c.noise_us > 0.0 && c.noise_hz == 0.0, fmt::format("--noise-us {}", c.noise_us),
+        "--noise-hz F (interruptions per second)");
+  needs(c.noise_hz > 0.0 && c.noise_us == 0.0, fmt::format("--noise-hz {}", c.noise_hz),
+        "--noise-us D (microseconds per interruption)");
+  needs(c.noise_seed != defaults.noise_seed && (c.noise_us == 0.0 || c.noise_hz == 0.0),
+        fmt::format("--noise-seed {}", c.noise_seed), "--noise-us D and --noise-hz F");
+  needs(c.slow_factor != defaults.slow_factor && c.slow_rank < 0,
+        fmt::format("--slow-factor {}", c.slow_factor), "--slow-rank R");
 }
 
 /// --max-time and --idle with --method lanczos: the Lanczos iteration has
@@ -361,6 +377,11 @@ void validate_stop(const SolveConfig& c) {
   expect_at_least("--halo-every", c.halo_every, 1);
   expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
          c.monitor_every_s, "a number of seconds >= 0");
+  if (!c.monitor && c.monitor_every_s != SolveConfig{}.monitor_every_s) {
+    throw InputError(fmt::format(
+        "--monitor-every {} without --monitor: it does nothing alone; expected --monitor too",
+        c.monitor_every_s));
+  }
 }
 
 }  // namespace

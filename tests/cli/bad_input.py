@@ -79,6 +79,13 @@ def hand_cases(tmp: str, has_hypre: bool) -> list[Case]:
     bad("solve --offset nan", "--offset")
     bad("solve --noise-us 1e300 --noise-hz 1", "--noise-us")
     bad("solve --noise-hz 1e300 --noise-us 1", "--noise-hz")
+    # An option that does nothing without its partner: the document recorded an injection
+    # that never happened.
+    bad("solve --noise-us 50", "--noise-us 50 without --noise-hz F")
+    bad("solve --noise-hz 100", "--noise-hz 100 without --noise-us D")
+    bad("solve --noise-seed 7", "--noise-seed 7 without --noise-us D and --noise-hz F")
+    bad("solve --slow-factor 9", "--slow-factor 9 without --slow-rank R")
+    bad("solve --monitor-every 9", "--monitor-every 9 without --monitor")
     bad("solve --shift 1e308 --method cg", "--shift")
     bad("solve --method lanczos --problem tfim --coupling 1e308", "--coupling 1e308")
     bad("solve --method lanczos --problem tfim --field -1e308", "--field")
