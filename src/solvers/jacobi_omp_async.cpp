@@ -88,7 +88,7 @@ class AsyncThread {
   Field* next_ = nullptr;
   long k_ = 0;
   bool counted_max_ = false;
-  double contributed_ = 0.0;      ///< this thread's part in the running sum
+  double contributed_ = 0.0;      ///< this thread's part of the estimate (its slot)
   double last_r2_ = 0.0;          ///< of the iterate the last fused sweep read
   std::array<double, 2> seen_{};  ///< the drifts when the last fused sweep read the mailboxes
   double estimate_ = std::numeric_limits<double>::infinity();
@@ -171,12 +171,9 @@ double AsyncThread::bound() const {
 // The running estimate with this thread's part brought up to date; below
 // tol it stops everyone (the first reason set wins).
 void AsyncThread::contribute() {
-  const double delta = last_r2_ - contributed_;  // change since the last contribution
   contributed_ = last_r2_;
-  const double global_sq =
-      delta != 0.0 ? s_.running_sq.fetch_add(delta) + delta : s_.running_sq.load();
-  // Rounding in the running sum can leave it slightly below zero.
-  estimate_ = std::sqrt(std::max(global_sq, 0.0) / s_.b_norm_sq);
+  s_.part_sq[static_cast<std::size_t>(t_)].value.store(last_r2_, std::memory_order_relaxed);
+  estimate_ = std::sqrt(s_.sum_sq() / s_.b_norm_sq);
   if (breaks_down(estimate_)) {  // stops everyone at once
     if (s_.set_stop(OmpStop::breakdown)) s_.stop_estimate = estimate_;
   } else if (estimate_ < s_.base.tol && s_.set_stop(OmpStop::tolerance)) {
@@ -260,7 +257,7 @@ void AsyncThread::asynchronous_phase() {
 // Every thread has left the asynchronous phase: the true residual is summed
 // over the quiescent grid and one verdict is taken for all (in a single):
 // the stop stands unless it was the estimate's and the true residual
-// refutes it with time and sweeps left; then the running sum restarts from
+// refutes it with time and sweeps left; then the estimate restarts from
 // the fresh parts. True when the solve ends.
 bool AsyncThread::verified_stop() {
   // This thread's iterate goes to u (its own planes: nobody else reads them).
@@ -294,7 +291,6 @@ bool AsyncThread::verified_stop() {
       s_.verdict = OmpStop::max_iters;
     } else {
       s_.verdict = OmpStop::none;  // go on: restart the round
-      s_.running_sq.store(0.0);
       s_.stop.store(static_cast<int>(OmpStop::none));
       s_.stop_estimate = std::numeric_limits<double>::infinity();
       ++s_.restarts;
@@ -304,7 +300,7 @@ bool AsyncThread::verified_stop() {
   // The mailboxes hold every thread's planes of u already.
   contributed_ = fresh;
   last_r2_ = fresh;
-  s_.running_sq.fetch_add(fresh);
+  s_.part_sq[static_cast<std::size_t>(t_)].value.store(fresh, std::memory_order_relaxed);
 #pragma omp barrier
   return false;
 }
@@ -321,7 +317,7 @@ void AsyncThread::run() {
 #pragma omp barrier
   contributed_ = slab_residual_sq();
   last_r2_ = contributed_;
-  s_.running_sq.fetch_add(contributed_);
+  s_.part_sq[static_cast<std::size_t>(t_)].value.store(contributed_, std::memory_order_relaxed);
 #pragma omp barrier
   do {
     asynchronous_phase();

@@ -297,8 +297,16 @@ struct OmpShared {
         records(static_cast<std::size_t>(o.threads)),
         locks(o.threads - 1),
         boxes(o.variant == OmpVariant::sync ? 0 : o.threads, u_in.interior()[0],
-              u_in.interior()[1]) {
+              u_in.interior()[1]),
+        part_sq(static_cast<std::size_t>(o.threads)) {
     for (std::vector<double>& p : partial_sq) p.assign(static_cast<std::size_t>(o.threads), 0.0);
+  }
+
+  /// The sum of the threads' parts of ||b - A u||^2 (async/racy).
+  double sum_sq() const {
+    double sum = 0.0;
+    for (const PartSq& p : part_sq) sum += p.value.load(std::memory_order_relaxed);
+    return sum;
   }
 
   bool over_time() const { return timed && core::now_s() - t0 >= base.max_time_s; }
@@ -331,9 +339,17 @@ struct OmpShared {
   OmpStop sync_stop = OmpStop::none;  // why the threads stopped (thread 0 writes)
   double sync_residual = std::numeric_limits<double>::infinity();  // written by thread 0
   // async/racy
-  std::atomic<double> running_sq{0.0};  // the running global residual^2
-  std::atomic<int> stop{0};             // an OmpStop, set once per round
-  std::atomic<int> at_max{0};           // threads that made max_iters sweeps
+  // each thread's latest ||b - A u||^2 of its slab (its own cache line),
+  // whose sum is the global estimate: summed afresh at every contribution,
+  // since a running sum of the changes kept their rounding (about 1e-16 of
+  // the first residual^2, an estimate floor near 1e-8 that a --tol below it
+  // never met while every thread waited for news)
+  struct alignas(64) PartSq {
+    std::atomic<double> value{0.0};
+  };
+  std::vector<PartSq> part_sq;
+  std::atomic<int> stop{0};    // an OmpStop, set once per round
+  std::atomic<int> at_max{0};  // threads that made max_iters sweeps
   double stop_estimate = std::numeric_limits<double>::infinity();  // by the thread that set `stop`
   double verify_sq = 0.0;           // true residual^2 at a stop (under barriers)
   OmpStop verdict = OmpStop::none;  // a round's outcome (in a single)

@@ -909,6 +909,21 @@ class OpenMP(unittest.TestCase):
                     doc = json.load(f)
         return code, out, err, doc
 
+    def test_a_tolerance_far_below_the_first_residual_is_met(self):
+        # The estimate was a running sum of each thread's changes, whose rounding (1e-16 of
+        # the first residual^2) kept it near 5e-10 here: every thread waited for news
+        # (idle) and the solve never ended (10 runs in 10, --max-iters no help).
+        for variant in ["async", "racy"]:
+            for threads in [2, 3]:
+                with self.subTest(variant=variant, threads=threads):
+                    code, out, err, doc = self.solve(
+                        ["solve", "--transport", "omp", "--variant", variant, "--threads",
+                         str(threads), "--global", "6,6,6", "--problem", "plume", "--tol",
+                         "1e-10"], direct=True)
+                    self.assertEqual(code, 0, out + err)
+                    self.assertTrue(doc["result"]["converged"])
+                    self.assertLess(doc["result"]["true_residual"], 1e-10)
+
     def test_variants_converge_with_per_thread_counts(self):
         for variant in ["sync", "async", "racy"]:
             for threads in [1, 3]:
