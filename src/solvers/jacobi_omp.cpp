@@ -60,6 +60,9 @@ void sync_thread(OmpShared& s, int t, int k0, int k1) {
   Field* cur = &s.u;
   Field* next = &s.u_new;
   long checks = 0;  // the checks made so far (the same count in every thread)
+  // The global residuals, for the rules of synchronous Jacobi over MPI:
+  // divergence, stagnation (every thread judges the same values alike).
+  SolveResult watch;
   for (long k = 0;; ++k) {
     // The last iterate's residual is computed too (the estimate reported is
     // the final iterate's, and it may meet the tolerance).
@@ -93,11 +96,19 @@ void sync_thread(OmpShared& s, int t, int k0, int k1) {
       // Every thread read the same values: all decide alike, and the
       // iterate kept is u^k (in cur); the u^{k+1} just made is dropped.
       // A residual that is not finite stops at once: a breakdown.
-      const OmpStop why = breaks_down(residual)    ? OmpStop::breakdown
-                          : residual < base.tol    ? OmpStop::tolerance
-                          : s.sync_over_time[slot] ? OmpStop::max_time
-                          : k >= base.max_iters    ? OmpStop::max_iters
-                                                   : OmpStop::none;
+      watch.history.push_back(point);
+      const OmpStop why =
+          breaks_down(residual) ? OmpStop::breakdown
+          : residual < base.tol ? OmpStop::tolerance
+          : check_divergence(watch, residual, k) || check_stagnation(watch, k, base.stagnation_span)
+              ? OmpStop::judged
+          : s.sync_over_time[slot] ? OmpStop::max_time
+          : k >= base.max_iters    ? OmpStop::max_iters
+                                   : OmpStop::none;
+      if (why == OmpStop::judged && t == 0) {
+        s.judged_reason = watch.reason;
+        s.judged_detail = watch.detail;
+      }
       if (why != OmpStop::none) {
         me.iterations = k;
         if (t == 0) s.sync_stop = why;
@@ -161,9 +172,11 @@ void gather(OmpShared& s, SolveResult& result) {
   result.reason = why == OmpStop::tolerance   ? StopReason::tolerance
                   : why == OmpStop::max_time  ? StopReason::max_time
                   : why == OmpStop::breakdown ? StopReason::breakdown
+                  : why == OmpStop::judged    ? s.judged_reason
                                               : StopReason::max_iters;
   if (!sync) result.unconfirmed_stops = s.restarts;
   if (why == OmpStop::breakdown) set_breakdown(result, estimate, most);
+  if (why == OmpStop::judged) result.detail = s.judged_detail;
 }
 
 }  // namespace

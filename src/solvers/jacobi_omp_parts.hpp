@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -255,7 +256,9 @@ struct ThreadRecord {
 
 /// Why the threads stop (async/racy: the first reason set wins; sync: the
 /// check's verdict).
-enum class OmpStop : int { none, tolerance, max_iters, max_time, breakdown };
+/// Why the threads stopped; `judged`: sync, by the divergence or stagnation
+/// rule of synchronous Jacobi (OmpShared::judged_reason and judged_detail).
+enum class OmpStop : int { none, tolerance, max_iters, max_time, breakdown, judged };
 
 /// Sleeps of a waiting thread: a few polls back to back, then sleeps doubling
 /// from 2 us to 200 us (as as_channels_wait_any), so that a thread with
@@ -336,7 +339,9 @@ struct OmpShared {
   // of its slab and whether the clock ran out (one thread reads it)
   std::array<std::vector<double>, 2> partial_sq;
   std::array<bool, 2> sync_over_time{};
-  OmpStop sync_stop = OmpStop::none;  // why the threads stopped (thread 0 writes)
+  OmpStop sync_stop = OmpStop::none;                 // why the threads stopped (thread 0 writes)
+  StopReason judged_reason = StopReason::max_iters;  // OmpStop::judged's (thread 0 writes)
+  std::string judged_detail;
   double sync_residual = std::numeric_limits<double>::infinity();  // written by thread 0
   // async/racy
   // each thread's latest ||b - A u||^2 of its slab (its own cache line),

@@ -406,6 +406,15 @@ ACCEPTED = -1
 RUN_DEPENDENT = {"--slow-rank", "--sites", "--block-size"}
 
 
+# What an option needs beside it to do anything (alone it is refused): at each end
+# of its range (--noise-us 1e6 needs --noise-hz below 1, --noise-hz 1e6 --noise-us
+# below 1e-6: the interruptions must leave time).
+PARTNERS = {"--slow-factor": ["--slow-rank", "0"], "--noise-us": ["--noise-hz", "0.5"],
+            "--noise-hz": ["--noise-us", "1e-7"],
+            "--noise-seed": ["--noise-us", "1", "--noise-hz", "1"],
+            "--monitor-every": ["--monitor"]}
+
+
 def table_cases(binary: str, tmp: str) -> list[Case]:
     """Numbers from the option table: beyond each end, garbage, hex, empty;
     and, for solve, each end itself, which the checks must accept (the table
@@ -442,6 +451,7 @@ def table_cases(binary: str, tmp: str) -> list[Case]:
                      for v in [above, below, "x" + lo, hexa, "", "1e400", " 1"])
         if command == "solve" and name not in RUN_DEPENDENT:
             run = [f"{tmp}/good.mtx" if x == "FILE" else x for x in base]
+            run += PARTNERS.get(name, [])  # an option that does nothing alone is refused
             if "--problem" not in run and "--matrix" not in run:
                 run += ["--local", "4,4,4"]
             if name != "--max-iters":

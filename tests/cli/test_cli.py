@@ -924,6 +924,17 @@ class OpenMP(unittest.TestCase):
                     self.assertTrue(doc["result"]["converged"])
                     self.assertLess(doc["result"]["true_residual"], 1e-10)
 
+    def test_sync_stops_at_the_rounding_level(self):
+        # A --tol below what double precision reaches: synchronous Jacobi over MPI stopped
+        # there (stagnation), over OpenMP it ran all of --max-iters.
+        code, out, err, doc = self.solve(
+            ["solve", "--transport", "omp", "--threads", "2", "--global", "12,12,12",
+             "--problem", "plume", "--tol", "1e-300"], direct=True)
+        self.assertEqual(code, 3, out + err)
+        self.assertEqual(doc["result"]["reason"], "breakdown")
+        self.assertIn("rounding level", doc["result"]["detail"])
+        self.assertLess(doc["result"]["iterations"]["max"], 100000)
+
     def test_variants_converge_with_per_thread_counts(self):
         for variant in ["sync", "async", "racy"]:
             for threads in [1, 3]:
