@@ -206,7 +206,7 @@ double node_window_bytes(MPI_Comm comm, MPI_Aint mine) {
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type");
-  double bytes = static_cast<double>(mine);
+  auto bytes = static_cast<double>(mine);
   const int reduced = MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, node);
   check(MPI_Comm_free(&node), "MPI_Comm_free");
   check(reduced, "MPI_Allreduce");

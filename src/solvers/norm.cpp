@@ -114,7 +114,7 @@ bool check_stagnation(SolveResult& result, long iteration, long min_span) {
     low = std::min(low, h[i].residual);
     high = std::max(high, h[i].residual);
   }
-  const double span = static_cast<double>(h.back().iteration - first.iteration);
+  const auto span = static_cast<double>(h.back().iteration - first.iteration);
   if (!(high - low <= stagnation_rate * span * low)) return false;  // NaN: not standing
   const std::size_t checks = h.size() - start;
   result.converged = false;
