@@ -247,17 +247,24 @@ def _tail(text: str, keep: int) -> str:
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:
-    """Stop the run's process group (mpirun and its ranks): TERM, then KILL."""
+    """Stop the run's process group (mpirun and its ranks): TERM, then KILL. Done
+    when the whole group is gone: mpirun may exit while its ranks still do."""
     for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             return
+        deadline = time.monotonic() + wait
         try:
             proc.wait(timeout=wait)
-            return
         except subprocess.TimeoutExpired:
             continue
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)  # anyone of the group left?
+            except ProcessLookupError:
+                return
+            time.sleep(0.02)
 
 
 def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str) -> dict:
