@@ -30,7 +30,9 @@ std::string mpi_osc_choice() {
 #endif
 }
 
-std::string cpu_model() {
+namespace {
+
+std::string read_cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   std::string fallback;
@@ -47,6 +49,13 @@ std::string cpu_model() {
     }
   }
   return fallback;
+}
+
+}  // namespace
+
+std::string cpu_model() {
+  static const std::string model = read_cpu_model();  // read once a process
+  return model;
 }
 
 RunEnvironment describe_environment(const Comm& comm, const Environment& env) {

@@ -193,35 +193,33 @@ class Ilu0 final : public Preconditioner {
     std::vector<int> col;
     std::vector<double> val;
     std::vector<double> next;  ///< l_i,i-1 (L) or u_i,i+1 / u_ii (U); 0 where not stored
+
+    /// Row `row` from b's entries [begin, end), times `scale`: column
+    /// `neighbour` into next, the others into the CSR part.
+    void add_row(const LocalBlock& b, std::int64_t begin, std::int64_t end, int row, int neighbour,
+                 double scale) {
+      if (next.empty()) next.resize(b.row_ptr.size() - 1, 0.0);
+      for (std::int64_t e = begin; e < end; ++e) {
+        if (b.col[e] == neighbour) {
+          next[static_cast<std::size_t>(row)] = b.val[e] * scale;
+        } else {
+          col.push_back(b.col[e]);
+          val.push_back(b.val[e] * scale);
+        }
+      }
+      ptr.push_back(static_cast<std::int64_t>(col.size()));
+    }
   };
 
+  /// The factors of b (in place) into lower_ and upper_; b and diag_ freed.
   void arrange_for_solves(LocalBlock& b) {
-    lower_ = Triangle{};
-    upper_ = Triangle{};
-    lower_.next.assign(static_cast<std::size_t>(n_), 0.0);
-    upper_.next.assign(static_cast<std::size_t>(n_), 0.0);
     for (int i = 0; i < n_; ++i) {
       const auto row = static_cast<std::size_t>(i);
-      for (std::int64_t e = b.row_ptr[i]; e < diag_[row]; ++e) {
-        if (b.col[e] == i - 1) {
-          lower_.next[row] = b.val[e];
-        } else {
-          lower_.col.push_back(b.col[e]);
-          lower_.val.push_back(b.val[e]);
-        }
-      }
-      lower_.ptr.push_back(static_cast<std::int64_t>(lower_.col.size()));
-      for (std::int64_t e = diag_[row] + 1; e < b.row_ptr[i + 1]; ++e) {
-        if (b.col[e] == i + 1) {
-          upper_.next[row] = b.val[e] * dinv_[row];
-        } else {
-          upper_.col.push_back(b.col[e]);
-          upper_.val.push_back(b.val[e] * dinv_[row]);
-        }
-      }
-      upper_.ptr.push_back(static_cast<std::int64_t>(upper_.col.size()));
+      lower_.add_row(b, b.row_ptr[i], diag_[row], i, i - 1, 1.0);
+      upper_.add_row(b, diag_[row] + 1, b.row_ptr[i + 1], i, i + 1, dinv_[row]);
     }
     b = LocalBlock{};  // the factors live on in lower_, upper_ and dinv_
+    std::vector<std::int64_t>().swap(diag_);
   }
 
   /// out = U^-1 L^-1 in (in and out may be the same).

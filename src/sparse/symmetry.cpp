@@ -56,9 +56,9 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
   double worst = 0.0;         // max |a_ij - a_ji|
   double worst_scaled = 0.0;  // max |a_ij - a_ji| / sqrt(|a_ii a_jj|), non-zero diagonals
   std::int64_t missing = 0;   // stored a_ij without a stored a_ji
-  std::vector<double> diagonal(static_cast<std::size_t>(n));
+  std::vector<double> diagonal(static_cast<std::size_t>(n));  // |a_ii|
   for (int i = 0; i < n; ++i)
-    diagonal[static_cast<std::size_t>(i)] = lookup(m, i, m.first_row() + i).first;
+    diagonal[static_cast<std::size_t>(i)] = std::abs(lookup(m, i, m.first_row() + i).first);
   const auto compare = [&](double a, double t, double d) {
     worst = std::max(worst, std::abs(a - t));
     if (d > 0.0) worst_scaled = std::max(worst_scaled, std::abs(a - t) / std::sqrt(d));
@@ -73,21 +73,21 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
          e < m.row_ptr()[static_cast<std::size_t>(i) + 1]; ++e) {
       const std::int32_t c = m.col()[static_cast<std::size_t>(e)];
       const double a = m.val()[static_cast<std::size_t>(e)];
-      const double a_ii = std::abs(diagonal[static_cast<std::size_t>(i)]);
+      const double a_ii = diagonal[static_cast<std::size_t>(i)];
       if (c < n) {
         const auto [t, stored] = lookup(m, c, gi);
-        compare(a, t, a_ii * std::abs(diagonal[static_cast<std::size_t>(c)]));
+        compare(a, t, a_ii * diagonal[static_cast<std::size_t>(c)]);
         missing += stored ? 0 : 1;
       } else {
         const std::int64_t gj = global_column(m, c);
         const auto r = static_cast<std::size_t>(owner(m, gj));
         pairs[r].insert(pairs[r].end(), {gj, gi});
-        values[r].insert(values[r].end(), {a, a_ii});  // a_ij and a_ii
+        values[r].insert(values[r].end(), {a, a_ii});  // a_ij and |a_ii|
       }
     }
   }
   std::vector<int> send_counts(static_cast<std::size_t>(ranks)), recv_counts(send_counts.size());
-  // two numbers an entry, (j, i) and (a_ij, a_ii): counted in entries
+  // two numbers an entry, (j, i) and (a_ij, |a_ii|): counted in entries
   for (std::size_t r = 0; r < values.size(); ++r)
     send_counts[r] = static_cast<int>(values[r].size() / 2);
   par::check_mpi(
@@ -126,8 +126,8 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
     const std::int64_t column = recv_pairs[2 * static_cast<std::size_t>(e) + 1];
     const int local = static_cast<int>(row - m.first_row());
     const auto [t, stored] = lookup(m, local, column);
-    const double* a = &recv_values[2 * static_cast<std::size_t>(e)];  // a_ij, a_ii
-    compare(a[0], t, std::abs(a[1]) * std::abs(diagonal[static_cast<std::size_t>(local)]));
+    const double* a = &recv_values[2 * static_cast<std::size_t>(e)];  // a_ij, |a_ii|
+    compare(a[0], t, a[1] * diagonal[static_cast<std::size_t>(local)]);
     missing += stored ? 0 : 1;
   }
 
