@@ -387,9 +387,21 @@ def asyncsolve_record(doc):
             "setup_s": float(pc.get("setup_s", 0.0)) + matrix_s, "matrix_setup_s": matrix_s,
             "converged": r["converged"] and all(repeats.get("converged", [True])),
             "residual": r.get("true_residual"), "precond_s": phase("precond"),
-            "precond_hidden_s": phase("precond_hidden"), "pc_numbers": {
+            "precond_hidden_s": phase("precond_hidden"),
+            "reduce_wait_s": phase("reduce_wait"), "matvec_hidden_s": phase("matvec_hidden"),
+            "hidden_fraction": hidden_fraction(phase("matvec_hidden"), phase("reduce_wait")),
+            "pc_numbers": {
                 k: pc[k] for k in ("lambda_min", "lambda_max", "applies", "matvecs")
                 if k in pc}}
+
+
+def hidden_fraction(hidden, waited):
+    """The part of the reductions' time hidden behind the mat-vec: the mat-vec time with
+    a reduction in flight (phase matvec_hidden) over that plus the time still waited for
+    reductions (reduce_wait); None where the method hides nothing (no such phase)."""
+    if not hidden or waited is None:
+        return None
+    return hidden / (hidden + waited)
 
 
 def run_one(args, env, drivers, variant, problem, ranks, repeat, tmp):
@@ -452,7 +464,8 @@ def summarise(runs, problem, ranks, variants):
         rows[v] = {"runs": len(ok), "iterations": sorted({r["iterations"] for r in ok}),
                    **{k: spread([r.get(k) for r in ok])
                       for k in ("setup_s", "solve_s", "later_s", "one_s", "ten_s",
-                                "ten_computed_s", "precond_s", "precond_hidden_s")},
+                                "ten_computed_s", "precond_s", "precond_hidden_s",
+                                "reduce_wait_s", "matvec_hidden_s", "hidden_fraction")},
                    "ten_measured": all(r.get("ten_measured", False) for r in ok) and bool(ok)}
     best = {}
     groups = {"asyncsolve": ("asyncsolve",), "petsc": ("petsc",), "peers": PEER_SIDES}
@@ -502,6 +515,11 @@ def print_summary(s):
         print(f"{v:<22} {its:>5} {cell(row['setup_s']):>20} {cell(row['solve_s']):>20} "
               f"{cell(row.get('later_s')):>20} {cell(row['one_s']):>20} {ten:>22} "
               f"{cell(row.get('ten_computed_s')):>20}")
+    for v, row in s["variants"].items():
+        if row.get("hidden_fraction"):
+            print(f"{v}: mat-vec with a reduction in flight {cell(row['matvec_hidden_s'])} s, "
+                  f"reductions still waited {cell(row['reduce_wait_s'])} s: hidden fraction "
+                  f"{cell(row['hidden_fraction'])}")
     if not all(row.get("ten_measured") for row in s["variants"].values() if row["runs"]):
         print("* ten computed (setup + 10 x the first solve): fewer than ten solves measured")
     for c in s.get("checks", []):

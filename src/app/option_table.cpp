@@ -298,7 +298,9 @@ void OptionTable::refuse_inapplicable(const Context& context) const {
     for (const Condition& c : row.applies.any.front()) {
       if (const auto* values = context.find(c.dimension)) {
         if (!holds(Applies{{{c}}}, context)) {
-          with = fmt::format("{} {}", c.dimension, fmt::join(*values, ","));
+          const std::string given_values = fmt::format("{}", fmt::join(*values, ","));
+          with = given_values.empty() ? fmt::format("no {}", c.dimension)
+                                      : fmt::format("{} {}", c.dimension, given_values);
           break;
         }
       }
@@ -307,9 +309,10 @@ void OptionTable::refuse_inapplicable(const Context& context) const {
         row.value.empty()
             ? row.name
             : fmt::format("{} {}", row.name, quote_value(row.option->results().back()));
-    throw InputError(fmt::format("{} with {}: {} applies to {}, expected no {}{}", given, with,
-                                 row.name, row.applies.text(), row.name,
-                                 row.unchanged ? fmt::format(" (or {})", *row.unchanged) : ""));
+    throw InputError(fmt::format(
+        "{} with {}: {} applies to {}, expected no {}{}", given, with, row.name, row.applies.text(),
+        row.name,
+        row.unchanged && !row.unchanged->empty() ? fmt::format(" (or {})", *row.unchanged) : ""));
   }
 }
 

@@ -367,12 +367,12 @@ std::string format_summary(const RunEnvironment& env, const RunProblem& p, const
   if (!s.detail.empty())
     line(s.reason == solvers::StopReason::breakdown ? "breakdown" : "why", s.detail);
   line("residual", residual_text(s, c.tol));
+  if (c.variant != Variant::sync && s.unconfirmed_stops > 0) {
+    line("checks", fmt::format("{} stop{} on the estimate refuted by the true residual (the "
+                               "asynchronous iteration went on)",
+                               s.unconfirmed_stops, s.unconfirmed_stops == 1 ? "" : "s"));
+  }
   if (c.variant != Variant::sync && omp) {
-    if (s.unconfirmed_stops > 0) {
-      line("checks", fmt::format("{} estimate{} below the tolerance refuted by the true residual "
-                                 "(the asynchronous phase went on)",
-                                 s.unconfirmed_stops, s.unconfirmed_stops == 1 ? "" : "s"));
-    }
     if (s.final_sync_iterations > 0) {
       line("final", fmt::format("{} final sync iterations", s.final_sync_iterations));
     }

@@ -51,7 +51,7 @@ struct RunSummary {
   nlohmann::json batch_sizes = nlohmann::json::object();
   double skipped_sends = 0;
   long final_sync_iterations = 0;
-  long unconfirmed_stops = 0;  ///< OpenMP async/racy: stops the true residual refuted
+  long unconfirmed_stops = 0;  ///< async/racy: stops on the estimate the true residual refuted
   par::RankStats injected_s;
   std::vector<std::string> kernels;  ///< the stencil variants some rank ran (--kernel)
   std::string allreduce;             ///< the algorithm "auto" resolved to

@@ -22,9 +22,10 @@
 // depth, mode and the byte offset of this end's landing area in its window;
 // (3) MPI_Allreduce of the handshake results (a mismatch fails the call on
 // every rank; no window is allocated); (4) MPI_Win_allocate over a private
-// duplicate of comm whose errors return, with MPI_Allreduce of whether each
-// rank could reserve its part before it and of whether each got it after it
-// (AS_ERR_NOMEM on every rank), MPI_Win_lock_all(MPI_MODE_NOCHECK), local
+// duplicate of comm whose errors return, with a reduction of whether each
+// rank could reserve its node's windows before it and of whether each got it
+// after it (AS_ERR_NOMEM on every rank; where a rank stays inside the call
+// the others end the job, agree_on_window), MPI_Win_lock_all(MPI_MODE_NOCHECK), local
 // initialisation, MPI_Win_sync, MPI_Barrier: no rank touches a peer's window
 // before the peer initialised it.
 //
@@ -96,9 +97,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -213,6 +217,49 @@ double node_window_bytes(MPI_Comm comm, MPI_Aint mine) {
   return bytes;
 }
 
+/// How long a rank whose MPI_Win_allocate failed, and one whose call
+/// succeeded, wait for the others to agree before they end the job
+/// (agree_on_window).
+constexpr double failed_window_wait_s = 10.0;
+constexpr double window_wait_s = 30.0;
+
+/// Whether every rank of `quiet` got its window (`mine`: this rank did),
+/// over a non-blocking reduction. With Open MPI's osc/sm a rank whose
+/// mapping failed (out of memory or /dev/shm space, after the reservation
+/// node_window_bytes sizes succeeded) can stay inside MPI_Win_allocate, in
+/// the component's own barrier as it frees what it made, while the others
+/// come back with their windows; or the others can stay inside, waiting for
+/// it. Either way no agreement can reach a rank that is still inside, and
+/// no call can free what it holds. So a rank that does not hear from every
+/// other one in time (failed_window_wait_s after its own failure,
+/// window_wait_s after its success) says so in one line and ends the job
+/// (MPI_Abort, error code 4, the command's out-of-memory exit status)
+/// instead of leaving every rank hanging. Where every rank failed, or all
+/// got there, the reduction completes at once. Collective.
+bool agree_on_window(MPI_Comm quiet, bool mine) {
+  int all = mine ? 1 : 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, quiet, &request), "MPI_Iallreduce");
+  const double limit = mine ? window_wait_s : failed_window_wait_s;
+  const double start = MPI_Wtime();
+  for (int done = 0;;) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done != 0) return all != 0;
+    if (MPI_Wtime() - start >= limit) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr,
+               "asyncsolve: out of memory: rank %d %s its one-sided window, and another rank "
+               "did not come back from MPI_Win_allocate within %.0f s (a rank whose mapping "
+               "failed can stay inside it); ending the job (MPI_Abort, error code 4)\n",
+               rank, mine ? "mapped" : "could not map", limit);
+  std::fflush(stderr);
+  MPI_Abort(quiet, 4);
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
@@ -236,16 +283,16 @@ std::vector<std::unique_ptr<ChannelImpl>> create_rma_channels(
   // others inside MPI_Win_allocate for ever (Open MPI's osc/sm waits in a
   // broadcast from the rank whose mapping failed).
   const auto agreed = [&](bool mine) {
-    int all = mine ? 1 : 0;
-    check(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, window->quiet), "MPI_Allreduce");
-    if (all == 0) {
+    if (!agree_on_window(window->quiet, mine)) {
       check(MPI_Comm_free(&window->quiet), "MPI_Comm_free");
       throw ChannelFailure(AS_ERR_NOMEM, "MPI_Win_allocate");
     }
   };
   agreed(par::can_reserve(node_window_bytes(window->quiet, par::padded_window_bytes(bytes))));
   // A window that some ranks got and others did not cannot be freed
-  // (MPI_Win_free is collective over all of them): MPI_Finalize frees it.
+  // (MPI_Win_free is collective over all of them): MPI_Finalize frees it,
+  // where the ranks that got it came back from MPI_Win_allocate at all
+  // (agree_on_window).
   void* base = nullptr;
   agreed(MPI_Win_allocate(par::padded_window_bytes(bytes), 1, MPI_INFO_NULL, window->quiet, &base,
                           &window->win) == MPI_SUCCESS);

@@ -54,7 +54,8 @@ class Umfpack final : public LocalSolver {
       umfpack_di_free_numeric(&numeric_);
       throw FactorisationError(fmt::format(
           "umfpack: the matrix is singular to working precision (reciprocal condition estimate "
-          "{:.3g} of {} rows; a block without Dirichlet rows?)",
+          "{:.3g} of {} rows, the smallest over the largest pivot: a block without Dirichlet "
+          "rows, or rows scaled many orders of magnitude apart?)",
           rcond, n_));
     }
     report_.nnz_factor = static_cast<std::int64_t>(info[UMFPACK_LNZ] + info[UMFPACK_UNZ]);

@@ -33,6 +33,7 @@ class AsyncIteration {
         options_(*settings.options),
         base_(settings.options->base),
         b_norm_(settings.b_norm),
+        judged_start_(settings.judged_start),
         ranks_(convergence.comm().size()),
         // Below this part of ||b - A u||^2, a rank with nothing new idles.
         idle_r2_(std::pow(async_idle_fraction * base_.tol * b_norm_, 2) /
@@ -40,6 +41,9 @@ class AsyncIteration {
         idle_on_(options_.idle && update.bounds_residual()),
         idle_(idle_on_ && halo.neighbours() > 0),
         timed_(std::isfinite(base_.max_time_s)),
+        t0_(std::isnan(settings.t0) ? core::now_s() : settings.t0),
+        k0_(settings.first_iteration),
+        k_(settings.first_iteration),
         repeats_(update.stale_update_repeats() && halo.neighbours() > 0),
         crowded_(convergence.comm().node_oversubscribed() && halo.neighbours() > 0) {
     result_.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
@@ -62,6 +66,7 @@ class AsyncIteration {
   const AsyncJacobiOptions& options_;
   const JacobiOptions& base_;
   const double b_norm_;
+  double* const judged_start_;
   const int ranks_;
   const double idle_r2_;
   /// --idle on, where the update's residuals can bound its residual.
@@ -70,14 +75,15 @@ class AsyncIteration {
   const bool idle_;
   const bool timed_;
   SolveResult result_;
-  double t0_ = 0.0;
+  const double t0_;  ///< the solve's start
+  const long k0_;    ///< this rank's sweeps before this run of the loop
   double estimate_ = std::numeric_limits<double>::infinity();
   bool estimated_ = false;  // a reduction completed: estimate_ is an estimate
   // An upper bound of this block's ||b - A u||^2 with its current halos: the
   // fused sweep's value for the iterate it read (a sweep with fixed halos
   // does not increase it), plus the halos' change since.
   double local_r2_ = std::numeric_limits<double>::infinity();
-  long k_ = 0;
+  long k_;
   // Fused sweeps also refresh local_r2 (with idle on for the idle decision,
   // at the pace idle_refresh_gap sets; otherwise every idle_refresh_max
   // sweeps): the last refresh, and the next.
@@ -95,6 +101,7 @@ class AsyncIteration {
   bool stale_waited_ = false;
   double last_sweep_s_ = 0.0;
   AsyncCheckSums contribution_{};
+  AsyncStandstill standstill_;
   AsyncCheckSums sum_{};
 };
 
@@ -114,7 +121,7 @@ void AsyncIteration::take_news() {
 // Starts a round with this rank's part: its residual, whether it made
 // max_iters sweeps, whether it ran out of time.
 void AsyncIteration::start_round() {
-  contribution_ = async_contribution(base_, k_, t0_, local_r2_);
+  contribution_ = async_contribution(base_, k_, t0_, local_r2_, standstill_);
   convergence_.start(contribution_);
 }
 
@@ -128,7 +135,7 @@ bool AsyncIteration::round_stops() {
   // A round before any rank swept sums their starting bounds, infinity: no
   // estimate yet.
   estimated_ = estimated_ || std::isfinite(estimate_);
-  const bool stop = async_check_stops(result_, base_, k_, sum_, estimate_, ranks_);
+  const bool stop = async_check_stops(result_, base_, k_, sum_, estimate_, ranks_, standstill_);
   if (k_ != recorded_k_ || stop) {
     recorded_k_ = k_;
     const HistoryPoint point{k_, core::now_s() - t0_, estimate_, std::sqrt(local_r2_) / b_norm_};
@@ -170,7 +177,7 @@ void AsyncIteration::sweep() {
   const double ts = core::now_s();
   const bool round_next = !convergence_.active() && ((k_ + 1) % base_.check_every == 0 ||
                                                      k_ + 1 >= base_.max_iters || over_time());
-  const bool fused = k_ == 0 || round_next || k_ >= next_refresh_ || update_.residual_is_free();
+  const bool fused = k_ == k0_ || round_next || k_ >= next_refresh_ || update_.residual_is_free();
   const int planes = options_.progress_planes;
   double r2 = 0.0;
   for (int p = 0; p < update_.pieces(planes); ++p) {
@@ -195,7 +202,6 @@ void AsyncIteration::sweep() {
 }
 
 SolveResult AsyncIteration::run() {
-  t0_ = core::now_s();
   // Per iteration: at most one message per neighbour in each direction
   // (fewer when a channel is full or halo_every > 1), one update (for
   // Jacobi a fused sweep: 16 B/point on a stencil, 12 B per non-zero and
@@ -204,21 +210,21 @@ SolveResult AsyncIteration::run() {
   // reduction of async_convergence_values doubles.
   for (;;) {
     take_news();
-    if (idle_ && k_ > 0 && local_r2_ < idle_r2_) {
+    if (idle_ && k_ > k0_ && local_r2_ < idle_r2_) {
       // This block is converged against its halos, and what arrived since
       // the last sweep (if anything) changes its residual too little to
       // matter: another sweep would only spin on (nearly) stale data.
       if (idle_wait()) break;
       continue;
     }
-    if (repeats_ && k_ > 0 && !news_ && !stale_waited_ && k_ < base_.max_iters) {
+    if (repeats_ && k_ > k0_ && !news_ && !stale_waited_ && k_ < base_.max_iters) {
       // The same halo as the last sweep's: sweeping now would reproduce the
       // iterate. Wait for news, a few sweeps' time at most.
       stale_waited_ = true;
       if (idle_wait(stale_wait_factor * last_sweep_s_)) break;
       continue;
     }
-    if (k_ > 0 && !std::isfinite(local_r2_)) {
+    if (k_ > k0_ && !std::isfinite(local_r2_)) {
       // This block's residual outgrew the double (a diverging iteration, or
       // halos that did): another sweep cannot help. Wait for the round that
       // carries it, which stops every rank ("diverged" after a finite check,
@@ -235,7 +241,7 @@ SolveResult AsyncIteration::run() {
       if (idle_wait()) break;
       continue;
     }
-    if (crowded_ && k_ > 0 && !news_) std::this_thread::yield();
+    if (crowded_ && k_ > k0_ && !news_) std::this_thread::yield();
     sweep();
     ++k_;
     if (k_ % base_.halo_every == 0) {
@@ -251,13 +257,17 @@ SolveResult AsyncIteration::run() {
   }
   result_.time_s = core::now_s() - t0_;
   result_.iterations = k_;
+  if (judged_start_ != nullptr) {
+    *judged_start_ =
+        standstill_.judged() ? standstill_.start() : std::numeric_limits<double>::quiet_NaN();
+  }
   // A solve stopped before a reduction summed a swept residual (--max-iters
   // 0, a time limit) made no estimate: NaN, "none" in the summary, null in
   // the document (infinity, the value the stop tests start from, read "inf").
   result_.residual_estimate = estimated_ ? estimate_ : std::numeric_limits<double>::quiet_NaN();
   result_.messages_sent = halo_.messages_sent();
   result_.bytes_sent = halo_.bytes_sent();
-  result_.sweep_bytes = update_.bytes() * static_cast<double>(k_);
+  result_.sweep_bytes = update_.bytes() * static_cast<double>(k_ - k0_);
   if (base_.faults != nullptr) result_.injected_s = base_.faults->injected_s();
   return std::move(result_);
 }

@@ -16,6 +16,7 @@
 /// (jacobi_check.hpp), idle waits, the max_iters rule of the slowest rank,
 /// the wall-clock guard, straggler and noise injection, and the counts and
 /// phases of the result.
+#include <limits>
 #include <vector>
 
 #include "asyncsolve/collectives/nonblocking_allreduce.hpp"
@@ -60,6 +61,15 @@ class AsyncLocalUpdate {
 struct AsyncSettings {
   const AsyncJacobiOptions* options = nullptr;
   double b_norm = 1.0;  ///< ||b||, which normalises the residual
+  /// Where given: set to the estimate that started the stagnation window
+  /// when a stagnation verdict (AsyncStandstill) stopped the loop, to NaN
+  /// otherwise; the caller checks the verdict (stale_verdict).
+  double* judged_start = nullptr;
+  /// A resumed iteration (after a refuted verdict): this rank's sweeps so
+  /// far, and the clock (core::now_s) at the solve's start, which
+  /// --max-time, the history and the result's time count from (NaN: now).
+  long first_iteration = 0;
+  double t0 = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Collective over the ranks of `convergence`: runs the asynchronous

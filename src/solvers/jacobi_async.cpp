@@ -6,11 +6,13 @@
 #include "asyncsolve/solvers/jacobi_async.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <string>
 
 #include "async_iteration.hpp"
+#include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/solvers/jacobi_csr.hpp"
 #include "asyncsolve/solvers/norm.hpp"
 #include "jacobi_check.hpp"
@@ -43,6 +45,35 @@ class SweepUpdate final : public detail::AsyncLocalUpdate {
   grid::Field& u_new_;
 };
 
+/// `into` followed by `part`, a resumed run of the loop (its iterations,
+/// time and history already count from the solve's start): counts and phases
+/// added, the outcome part's.
+void append_run(SolveResult& into, SolveResult&& part) {
+  for (std::size_t p = 0; p < into.phases.size(); ++p) into.phases.add(p, part.phases.seconds(p));
+  into.history.insert(into.history.end(), part.history.begin(), part.history.end());
+  if (part.batch_sizes.size() > into.batch_sizes.size()) {
+    into.batch_sizes.resize(part.batch_sizes.size(), 0);
+  }
+  for (std::size_t n = 0; n < part.batch_sizes.size(); ++n)
+    into.batch_sizes[n] += part.batch_sizes[n];
+  into.messages_sent += part.messages_sent;
+  into.bytes_sent += part.bytes_sent;
+  into.sweep_bytes += part.sweep_bytes;
+  into.skipped_sends += part.skipped_sends;
+  into.idle_waits += part.idle_waits;
+  if (part.best_residual < into.best_residual) {
+    into.best_residual = part.best_residual;
+    into.best_iteration = part.best_iteration;
+  }
+  into.converged = part.converged;
+  into.reason = part.reason;
+  into.detail = std::move(part.detail);
+  into.iterations = part.iterations;
+  into.time_s = part.time_s;
+  into.residual_estimate = part.residual_estimate;
+  into.injected_s = part.injected_s;  // the fault injector's total
+}
+
 }  // namespace
 
 namespace detail {
@@ -56,19 +87,42 @@ SolveResult run_stationary_async(StationarySweep& a, grid::Field& u, const grid:
     throw std::invalid_argument("jacobi_async: the convergence reduction must carry " +
                                 std::to_string(async_convergence_values) + " doubles");
   }
-  // u_new starts as a full copy of u: its halo holds the Dirichlet data.
-  grid::Field u_new(u.interior(), u.halo());
-  std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+  const double t0 = core::now_s();
   const comm::ChannelSettings settings{options.transport, options.racy, options.max_in_flight, 0};
-  const std::unique_ptr<comm::AsyncHalo> halo = a.make_async_halo(u, u_new, settings);
-  SweepUpdate update(a, b, u, u_new);
-  SolveResult result = detail::run_async(update, *halo, convergence, {&options, b_norm});
-  // Nothing may stay in flight: complete every message in both directions.
-  halo->destroy();
+  const auto true_residual = [&] { return a.residual_norm(b, u, reduction) / b_norm; };
+  SolveResult result;
+  for (long run = 0;; ++run) {
+    // u_new starts as a full copy of u: its halo holds the Dirichlet data.
+    grid::Field u_new(u.interior(), u.halo());
+    std::copy(u.storage().begin(), u.storage().end(), u_new.storage().begin());
+    const std::unique_ptr<comm::AsyncHalo> halo = a.make_async_halo(u, u_new, settings);
+    SweepUpdate update(a, b, u, u_new);
+    double judged_start = 0.0;
+    SolveResult part = detail::run_async(update, *halo, convergence,
+                                         {.options = &options,
+                                          .b_norm = b_norm,
+                                          .judged_start = &judged_start,
+                                          .first_iteration = result.iterations,
+                                          .t0 = t0});
+    // Nothing may stay in flight: complete every message in both directions.
+    halo->destroy();
+    if (run == 0) {
+      result = std::move(part);
+    } else {
+      append_run(result, std::move(part));
+    }
+    // A stagnation verdict the quiescent iterate's true residual refutes
+    // (stale_verdict): the same on every rank (reduced values), the
+    // asynchronous iteration goes on from that iterate with new channels.
+    if (std::isnan(judged_start) || !stale_verdict(true_residual(), judged_start)) break;
+    ++result.unconfirmed_stops;
+    result.reason = StopReason::none;
+    result.converged = false;
+    result.detail.clear();
+  }
   // The true residual of this rank's last iterate together with the others'.
-  detail::finish_async(
-      result, options.base.tol, options.final_sync,
-      [&] { return a.residual_norm(b, u, reduction) / b_norm; }, sync_tail);
+  detail::finish_async(result, options.base.tol, options.final_sync, true_residual, sync_tail,
+                       u.storage());
   return result;
 }
 

@@ -233,13 +233,16 @@ SolveResult jacobi_omp(const grid::Problem& problem, const grid::Decomposition& 
     result.true_residual = true_residual();
     confirm_convergence(result, options.base.tol);
   } else {
-    detail::finish_async(result, options.base.tol, options.final_sync, true_residual, [&](long n) {
-      OmpJacobiOptions tail = options;
-      tail.variant = OmpVariant::sync;
-      tail.final_sync = 0;
-      tail.base = detail::sync_tail_options(options.base, n);
-      return jacobi_omp(problem, decomposition, u, tail);
-    });
+    detail::finish_async(
+        result, options.base.tol, options.final_sync, true_residual,
+        [&](long n) {
+          OmpJacobiOptions tail = options;
+          tail.variant = OmpVariant::sync;
+          tail.final_sync = 0;
+          tail.base = detail::sync_tail_options(options.base, n);
+          return jacobi_omp(problem, decomposition, u, tail);
+        },
+        u.storage());
   }
   auto reduction =
       collectives::make_allreduce(collectives::AllreduceAlgorithm{}, decomposition.comm());

@@ -11,6 +11,7 @@
 
 #include "asyncsolve/core/timer.hpp"
 #include "asyncsolve/ops/stencil7.hpp"
+#include "jacobi_check.hpp"
 #include "jacobi_omp_parts.hpp"
 
 namespace asyncsolve::solvers::omp_detail {
@@ -62,6 +63,8 @@ class AsyncThread {
   double sweep_slab(bool fused);
   double bound() const;
   void contribute();
+  void judge_standstill();
+  bool stale_standstill(double truth) const;
   bool converged_here() const {
     const double b = bound();
     return b * b < s_.idle_r2;
@@ -92,6 +95,12 @@ class AsyncThread {
   double last_r2_ = 0.0;          ///< of the iterate the last fused sweep read
   std::array<double, 2> seen_{};  ///< the drifts when the last fused sweep read the mailboxes
   double estimate_ = std::numeric_limits<double>::infinity();
+  // Thread 0's: the asynchronous stagnation rule over every thread's sweeps
+  // (the MPI ranks' rule, jacobi_check.hpp), and each thread's sweep count
+  // when its current window started.
+  detail::AsyncStandstill standstill_{"thread"};
+  long windows_seen_ = 0;
+  std::vector<long> window_start_;
 };
 
 // This thread's boundary planes of f into the mailboxes its neighbours
@@ -178,6 +187,36 @@ void AsyncThread::contribute() {
     if (s_.set_stop(OmpStop::breakdown)) s_.stop_estimate = estimate_;
   } else if (estimate_ < s_.base.tol && s_.set_stop(OmpStop::tolerance)) {
     s_.stop_estimate = estimate_;
+  } else if (t_ == 0) {
+    judge_standstill();
+  }
+}
+
+// Thread 0: the asynchronous stagnation rule (detail::AsyncStandstill) on
+// the estimate just summed, with every thread's sweeps since the window
+// started (the counts are relaxed: a count read late only delays the
+// verdict, the stop's compare-exchange publishes the detail).
+void AsyncThread::judge_standstill() {
+  const auto threads = static_cast<std::size_t>(s_.threads);
+  if (window_start_.size() != threads) window_start_.assign(threads, 0);
+  const long span = standstill_.span_for(s_.base.stagnation_span);
+  detail::AsyncCheckSums sums{};
+  for (std::size_t i = 0; i < threads; ++i) {
+    if (s_.part_sq[i].sweeps.load(std::memory_order_relaxed) - window_start_[i] >= span) {
+      sums[detail::swept_span_value] += 1.0;
+    }
+  }
+  SolveResult verdict;
+  if (standstill_.stops(verdict, estimate_, sums, k_, s_.base.stagnation_span, s_.threads)) {
+    s_.judged_reason = verdict.reason;
+    s_.judged_detail = verdict.detail;
+    s_.judged_start = standstill_.start();
+    if (s_.set_stop(OmpStop::judged)) s_.stop_estimate = estimate_;
+  } else if (standstill_.windows() != windows_seen_) {
+    windows_seen_ = standstill_.windows();
+    for (std::size_t i = 0; i < threads; ++i) {
+      window_start_[i] = s_.part_sq[i].sweeps.load(std::memory_order_relaxed);
+    }
   }
 }
 
@@ -251,12 +290,23 @@ void AsyncThread::asynchronous_phase() {
     }
     std::swap(cur_, next_);
     ++k_;
+    s_.part_sq[static_cast<std::size_t>(t_)].sweeps.store(k_, std::memory_order_relaxed);
   }
+}
+
+// A stagnation verdict on an estimate the true residual shows was stale
+// (stale_verdict_factor, jacobi_check.hpp): the threads' parts, of different
+// ages, summed to a value far below the iterate's (a slab swept against old
+// neighbour planes has a small residual for those planes). A true residual
+// that is not a number refutes it too.
+bool AsyncThread::stale_standstill(double truth) const {
+  return !(truth <= detail::stale_verdict_factor * s_.judged_start);
 }
 
 // Every thread has left the asynchronous phase: the true residual is summed
 // over the quiescent grid and one verdict is taken for all (in a single):
-// the stop stands unless it was the estimate's and the true residual
+// the stop stands unless it was the estimate's (below tol, or a stagnation
+// verdict: stale_standstill) and the true residual
 // refutes it with time and sweeps left; then the estimate restarts from
 // the fresh parts. True when the solve ends.
 bool AsyncThread::verified_stop() {
@@ -281,8 +331,9 @@ bool AsyncThread::verified_stop() {
 #pragma omp single
   {
     const auto why = static_cast<OmpStop>(s_.stop.load());
-    const bool refuted =
-        why == OmpStop::tolerance && !(std::sqrt(s_.verify_sq) / s_.b_norm < s_.base.tol);
+    const double truth = std::sqrt(s_.verify_sq) / s_.b_norm;
+    const bool refuted = (why == OmpStop::tolerance && !(truth < s_.base.tol)) ||
+                         (why == OmpStop::judged && stale_standstill(truth));
     if (!refuted) {
       s_.verdict = why;
     } else if (s_.over_time()) {
@@ -297,6 +348,7 @@ bool AsyncThread::verified_stop() {
     }
   }  // (implicit barrier: everyone sees the verdict and the reset)
   if (s_.verdict != OmpStop::none) return true;
+  if (t_ == 0) standstill_.restart();
   // The mailboxes hold every thread's planes of u already.
   contributed_ = fresh;
   last_r2_ = fresh;

@@ -256,8 +256,10 @@ struct ThreadRecord {
 
 /// Why the threads stop (async/racy: the first reason set wins; sync: the
 /// check's verdict).
-/// Why the threads stopped; `judged`: sync, by the divergence or stagnation
-/// rule of synchronous Jacobi (OmpShared::judged_reason and judged_detail).
+/// Why the threads stopped; `judged`: by the divergence or stagnation rule
+/// of synchronous Jacobi (sync), or by the asynchronous stagnation rule
+/// (async/racy, detail::AsyncStandstill) (OmpShared::judged_reason and
+/// judged_detail).
 enum class OmpStop : int { none, tolerance, max_iters, max_time, breakdown, judged };
 
 /// Sleeps of a waiting thread: a few polls back to back, then sleeps doubling
@@ -340,8 +342,10 @@ struct OmpShared {
   std::array<std::vector<double>, 2> partial_sq;
   std::array<bool, 2> sync_over_time{};
   OmpStop sync_stop = OmpStop::none;                 // why the threads stopped (thread 0 writes)
-  StopReason judged_reason = StopReason::max_iters;  // OmpStop::judged's (thread 0 writes)
+  StopReason judged_reason = StopReason::max_iters;  // OmpStop::judged's (thread 0 writes,
+                                                     // before it sets `stop`)
   std::string judged_detail;
+  double judged_start = 0.0;  // async: the value that started the stagnation window judged
   double sync_residual = std::numeric_limits<double>::infinity();  // written by thread 0
   // async/racy
   // each thread's latest ||b - A u||^2 of its slab (its own cache line),
@@ -351,6 +355,7 @@ struct OmpShared {
   // never met while every thread waited for news)
   struct alignas(64) PartSq {
     std::atomic<double> value{0.0};
+    std::atomic<long> sweeps{0};  ///< the thread's sweeps so far (the stagnation rule)
   };
   std::vector<PartSq> part_sq;
   std::atomic<int> stop{0};    // an OmpStop, set once per round

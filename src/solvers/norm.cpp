@@ -91,9 +91,9 @@ bool check_rounding_level(SolveResult& result, long iteration) {
   result.reason = StopReason::breakdown;
   result.detail = fmt::format(
       "stagnation at iteration {}: the residual has not fallen below its smallest, {:.3e} at "
-      "iteration {}, in the last {} checks: it is at the rounding level of double precision, "
-      "which --tol is below (expected a tolerance the arithmetic can reach, e.g. 1e-12)",
-      iteration, result.best_residual, result.best_iteration, rounding_checks);
+      "iteration {}, in the last {} checks{}",
+      iteration, result.best_residual, result.best_iteration, rounding_checks,
+      rounding_level_causes);
   return true;
 }
 
@@ -129,11 +129,7 @@ bool check_stagnation(SolveResult& result, long iteration, long min_span) {
                         "{:.9e} at the last {} checks (since iteration {}), a change below {:.0e} "
                         "per iteration",
                         iteration, low, high, checks, first.iteration, stagnation_rate);
-  result.detail +=
-      ": the iteration is at a fixed point that is not the solution, or stands still longer "
-      "than that (a singular or inconsistent system, an update that rounds to nothing, or a "
-      "non-normal iteration whose residual waits for information to cross the domain: try "
-      "--scale unit-diagonal, or a Krylov method)";
+  result.detail += stagnation_causes;
   return true;
 }
 
@@ -164,9 +160,24 @@ void confirm_convergence(SolveResult& result, double tol) {
 void mark_unconfirmed(SolveResult& result, double estimate, double tol, long sync_iterations) {
   result.converged = false;
   result.reason = StopReason::unconfirmed;
-  result.detail = fmt::format(
-      "the residual estimate {:.3e} met the tolerance {:.1e}, the true residual {:.3e} did not",
-      estimate, tol, result.true_residual);
+  const double truth = result.true_residual;
+  if (fmt::format("{:.3e}", estimate) == fmt::format("{:.3e}", truth)) {
+    // The same to four digits: all of them, and where they differ in the
+    // last few only, why.
+    result.detail = fmt::format(
+        "the residual estimate {:.17g} met the tolerance {:.17g}, the true residual {:.17g} did "
+        "not{}",
+        estimate, tol, truth,
+        std::abs(truth - estimate) <= 1e-12 * truth
+            ? ": the two differ by rounding only (one residual computed two ways), and a "
+              "tolerance this close to it leaves the verdict to rounding (expected a --tol "
+              "below the residual reached)"
+            : "");
+  } else {
+    result.detail = fmt::format(
+        "the residual estimate {:.3e} met the tolerance {:.1e}, the true residual {:.3e} did not",
+        estimate, tol, truth);
+  }
   if (sync_iterations > 0) {
     result.detail +=
         fmt::format(", after {} synchronous iteration{} that tried to confirm the stop",

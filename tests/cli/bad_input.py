@@ -190,6 +190,12 @@ def hand_cases(tmp: str, has_hypre: bool) -> list[Case]:
     bad("solve --method pcg1 --pc chebyshev --pc-option lanczos_steps=1", "lanczos_steps=1")
     bad("solve --method pcg1 --pc chebyshev --pc-option coarsen=hmis", "no option 'coarsen'")
     bad("solve --method pcg1 --pc jacobi --pc-option a=1", "--pc-option")
+    # An option with no unchanged value is not offered "(or )"; a missing
+    # --matrix is named as missing, not as "--matrix " with an empty value.
+    bad("solve --local 8,8,8 --pc-option lanczos_steps=5", "expected no --pc-option",
+        absent="(or )")
+    bad("solve --local 8,8,8 --block-size 3", "--block-size 3 with no --matrix:",
+        absent="--matrix :")
     bad(f"solve --method pcg1 --pc chebyshev --shift -3 {SMALL}", "positive definite")
     # --pc-option: NAME=VALUE items as typed, each option once; --pc degrees as digits.
     cheb = ["solve", "--method", "pcg1", "--pc", "chebyshev", "--pc-option"]
@@ -655,7 +661,10 @@ def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | Non
             problems.append(f"{path} was changed")
     if not problems:
         return None
-    return "; ".join(problems) + f"\n    stderr: {p.stderr.strip()[:2000]!r}"
+    shown = f"\n    stderr: {p.stderr.strip()[:2000]!r}"
+    if case.rc not in (ACCEPTED, 2):  # a solve's verdict is on stdout
+        shown += f"\n    stdout (its end): {p.stdout.strip()[-2000:]!r}"
+    return "; ".join(problems) + shown
 
 
 def has_hypre(binary: str, mpiexec: list[str]) -> bool:

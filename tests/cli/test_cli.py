@@ -557,13 +557,15 @@ class Solve(unittest.TestCase):
         # 0.5 s (a rank slowed 100x): at that level pipecg's p^T A p loses its
         # sign and the solve would end in a breakdown before the time is up.
         krylov = ["--local", "48,48,48", "--slow-rank", "0", "--slow-factor", "100"]
-        # Sync Jacobi likewise: at the rounding level it stops with reason breakdown.
-        for extra in (["--variant", "sync", "--local", "48,48,48"], ["--variant", "async"],
-                      ["--variant", "racy"],
+        # Jacobi likewise, on a grid it cannot sweep to the rounding level in
+        # 0.5 s: there sync stops with reason breakdown, and async and racy
+        # (ranks or threads) once every one made 1000 sweeps without a new
+        # smallest estimate.
+        for extra in (["--variant", "sync"], ["--variant", "async"], ["--variant", "racy"],
                       ["--transport", "omp", "--variant", "async", "--threads", "2"],
                       ["--method", "cg"] + krylov, ["--method", "pipecg"] + krylov):
             ranks = 1 if "omp" in extra else 2
-            local = [] if "--local" in extra else ["--local", "8,8,8"]
+            local = [] if "--local" in extra else ["--local", "48,48,48"]
             doc, out = self.solve(local + unreachable + extra, ranks, expect_code=3)
             r = doc["result"]
             self.assertFalse(r["converged"], extra)
@@ -934,6 +936,26 @@ class OpenMP(unittest.TestCase):
         self.assertEqual(doc["result"]["reason"], "breakdown")
         self.assertIn("rounding level", doc["result"]["detail"])
         self.assertLess(doc["result"]["iterations"]["max"], 100000)
+
+    def test_async_stops_at_the_rounding_level(self):
+        # The same over OpenMP's asynchronous threads: they ran all of --max-iters. The
+        # rule counts every thread's sweeps since the estimate last fell (an idle thread's
+        # waits do not count).
+        for variant in ["async", "racy"]:
+            with self.subTest(variant=variant):
+                code, out, err, doc = self.solve(
+                    ["solve", "--transport", "omp", "--variant", variant, "--threads", "2",
+                     "--global", "12,12,12", "--problem", "plume", "--tol", "1e-300",
+                     "--max-iters", "10000000"], direct=True)
+                self.assertEqual(code, 3, out + err)
+                self.assertEqual(doc["result"]["reason"], "breakdown")
+                self.assertIn("every thread made 1000 sweeps or more without the residual "
+                              "estimate falling below its smallest", doc["result"]["detail"])
+                self.assertLess(doc["result"]["iterations"]["max"], 10000000)
+                # What the detail claims: the iterate is at the rounding level. Under
+                # load the threads' parts sum to a stale dip far below it; such a
+                # verdict is refuted by the true residual and the sweeps go on.
+                self.assertLess(doc["result"]["true_residual"], 1e-13)
 
     def test_variants_converge_with_per_thread_counts(self):
         for variant in ["sync", "async", "racy"]:

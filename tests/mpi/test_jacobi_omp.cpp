@@ -175,7 +175,7 @@ TEST_P(OmpThreads, ConvergedMeansTheTrueResidualIsBelowTol) {
       options.final_sync = 0;
       const OmpRun r = run_omp(*problem, Int3{16, 14, 5 * threads}, options);
       EXPECT_TRUE(r.result.converged || r.result.reason == solvers::StopReason::max_iters)
-          << solvers::stop_reason_name(r.result.reason);
+          << solvers::stop_reason_name(r.result.reason) << " " << r.result.detail;
       if (r.result.converged) {
         EXPECT_LT(r.result.true_residual, tol)
             << "unconfirmed stops " << r.result.unconfirmed_stops;

@@ -182,6 +182,17 @@ def test_a_basis_no_node_can_hold_is_refused_as_the_restart(comm):
     assert one_line(e).endswith("expected a shorter restart")
 
 
+def test_a_given_elsewhere_than_rank_0_in_the_whole_form(comm, spd):
+    # Rank 1, which passed the matrix, was told it passed a NoneType.
+    if comm.size == 1:
+        pytest.skip("needs a rank other than 0")
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(spd if comm.rank == 1 else None, comm=comm)
+    assert one_line(e) == ("A: given on rank 1 but None on rank 0, where the whole matrix is "
+                           "read: expected A on rank 0 (or rows=(first, last) and a block on "
+                           "every rank)")
+
+
 def test_b_or_x0_given_elsewhere_than_rank_0_in_the_whole_form(comm, spd):
     # b on rank 1 with None on rank 0 was not read: A x = A 1 was solved and "converged".
     if comm.size == 1:
@@ -463,6 +474,10 @@ def test_a_keyword_that_differs_between_ranks_is_named(comm, spd):
     ({"method": b"cg"}, "method: a bytes: expected a number, text or a bool (e.g. method='cg')"),
     ({"pc_option": [("lanczos_steps", 20)]},
      "pc_option: a list of tuple: expected numbers or text (a dict for name=value pairs)"),
+    # A list as one name's value was joined into the text and split at its comma.
+    ({"pc_option": {"lanczos_steps": [1, 2]}},
+     ("pc_option: lanczos_steps=[1, 2]: a list: expected a number or text for each name "
+      "(e.g. pc_option={'lanczos_steps': 20})")),
     # A flag given a number or text: 2 and "yes" forced, -1 and "off" silently did not.
     ({"force": 2}, "force=2: expected True or False (--force is a flag)"),
     ({"force": -1}, "force=-1: expected True or False (--force is a flag)"),

@@ -4,9 +4,11 @@
 // true residual and the synchronous tail (finish_async).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "asyncsolve/solvers/norm.hpp"
 #include "solvers/jacobi_check.hpp"
@@ -48,23 +50,24 @@ TEST(AsyncCheckStops, BreakdownThenToleranceThenTimeThenEveryRankAtMaxIters) {
   const double inf = std::numeric_limits<double>::infinity();
   AsyncCheckSums sum{};
   SolveResult r;
-  EXPECT_TRUE(async_check_stops(r, options, 7, sum, inf, 3));
+  AsyncStandstill still;
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, inf, 3, still));
   EXPECT_EQ(r.reason, StopReason::breakdown);
   EXPECT_FALSE(r.converged);
   r = {};
   sum[over_time_value] = 1.0;
-  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-5, 3));  // tolerance before time
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-5, 3, still));  // tolerance before time
   EXPECT_EQ(r.reason, StopReason::tolerance);
   EXPECT_TRUE(r.converged);
   r = {};
-  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3));
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3, still));
   EXPECT_EQ(r.reason, StopReason::max_time);
   r = {};
   sum[over_time_value] = 0.0;
   sum[at_max_iters_value] = 2.0;  // two ranks of three: the slowest goes on
-  EXPECT_FALSE(async_check_stops(r, options, 7, sum, 1e-3, 3));
+  EXPECT_FALSE(async_check_stops(r, options, 7, sum, 1e-3, 3, still));
   sum[at_max_iters_value] = 3.0;
-  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3));
+  EXPECT_TRUE(async_check_stops(r, options, 7, sum, 1e-3, 3, still));
   EXPECT_EQ(r.reason, StopReason::max_iters);
 }
 
@@ -78,8 +81,9 @@ TEST(AsyncCheckStops, AnEstimateThatOverflowsAfterAFiniteOneHasDiverged) {
   const double inf = std::numeric_limits<double>::infinity();
   AsyncCheckSums sum{};
   SolveResult r;
-  EXPECT_FALSE(async_check_stops(r, options, 3, sum, 0.8, 2));
-  EXPECT_TRUE(async_check_stops(r, options, 900, sum, inf, 2));
+  AsyncStandstill still;
+  EXPECT_FALSE(async_check_stops(r, options, 3, sum, 0.8, 2, still));
+  EXPECT_TRUE(async_check_stops(r, options, 900, sum, inf, 2, still));
   EXPECT_EQ(r.reason, StopReason::diverged);
   EXPECT_NE(r.detail.find("from 8.000e-01 at iteration 3 to inf at iteration 900"),
             std::string::npos)
@@ -89,8 +93,124 @@ TEST(AsyncCheckStops, AnEstimateThatOverflowsAfterAFiniteOneHasDiverged) {
   EXPECT_EQ(r.reason, StopReason::diverged);
   EXPECT_FALSE(r.converged);
   SolveResult nan_first;  // NaN at the first check: nothing finite before, a breakdown
-  EXPECT_TRUE(async_check_stops(nan_first, options, 1, sum, std::nan(""), 2));
+  EXPECT_TRUE(async_check_stops(nan_first, options, 1, sum, std::nan(""), 2, still));
   EXPECT_EQ(nan_first.reason, StopReason::breakdown);
+}
+
+TEST(AsyncStandstill, EveryRankMustSweepTheSpanWithoutProgress) {
+  // The estimate wanders (parts of different ages) without falling: the
+  // solve stops only once every rank reports the span swept in one window.
+  using namespace asyncsolve::solvers::detail;
+  using asyncsolve::solvers::stagnation_iterations;
+  const long span = 1000;
+  AsyncStandstill still;
+  AsyncCheckSums sum{};
+  SolveResult r;
+  EXPECT_FALSE(still.swept_span(5000, span));  // no window before a finite estimate
+  EXPECT_FALSE(still.stops(r, std::numeric_limits<double>::infinity(), sum, 0, span, 2));
+  EXPECT_FALSE(still.stops(r, 0.5, sum, 10, span, 2));  // the window starts at 10
+  EXPECT_FALSE(still.swept_span(1009, span));
+  EXPECT_TRUE(still.swept_span(1010, span));
+  sum[swept_span_value] = 1.0;  // one rank of two (a straggler) has not swept it
+  EXPECT_FALSE(still.stops(r, 0.52, sum, 1010, span, 2));
+  sum[swept_span_value] = 2.0;
+  EXPECT_TRUE(still.stops(r, 0.5000001, sum, 1020, span, 2));  // within 1e-6 of 0.5
+  EXPECT_EQ(r.reason, StopReason::breakdown);
+  EXPECT_FALSE(r.converged);
+  EXPECT_NE(r.detail.find("every rank made 1000 sweeps or more while the residual estimate "
+                          "did not fall below 5.000000e-01"),
+            std::string::npos)
+      << r.detail;
+  EXPECT_NE(r.detail.find("between 5.000000e-01 and 5.200000e-01"), std::string::npos);
+  // The rate is relative to the value that started the window, and says where.
+  EXPECT_NE(r.detail.find("(its value at iteration 10: on average less than 1e-09 of that "
+                          "value a sweep"),
+            std::string::npos)
+      << r.detail;
+  // Progress by more than the margin starts a new window, whatever the ranks
+  // reported for the old one.
+  AsyncStandstill falling;
+  SolveResult f;
+  EXPECT_FALSE(falling.stops(f, 0.5, sum, 0, span, 2));
+  EXPECT_FALSE(falling.stops(f, 0.4999, sum, 2000, span, 2));
+  EXPECT_FALSE(falling.swept_span(2999, span));
+  EXPECT_TRUE(falling.swept_span(3000, span));
+  // Below stagnation_floor: no new smallest value in stagnation_iterations
+  // sweeps (the rounding level), however large the span is above it.
+  AsyncStandstill rounding;
+  SolveResult g;
+  EXPECT_FALSE(rounding.stops(g, 3e-16, sum, 100, 1'000'000, 2));
+  EXPECT_TRUE(rounding.swept_span(100 + stagnation_iterations, 1'000'000));
+  EXPECT_FALSE(rounding.stops(g, 2e-16, sum, 200, 1'000'000, 2));  // new smallest: a new window
+  EXPECT_FALSE(rounding.swept_span(100 + stagnation_iterations, 1'000'000));
+  EXPECT_TRUE(rounding.stops(g, 4e-16, sum, 1300, 1'000'000, 2));
+  EXPECT_NE(g.detail.find("without the residual estimate falling below its smallest, 2.000e-16"),
+            std::string::npos)
+      << g.detail;
+  EXPECT_NE(g.detail.find("which --tol is below"), std::string::npos);
+}
+
+TEST(AsyncStandstill, TheRoundsStopARankThatReportsTheSpan) {
+  // async_contribution carries the rank's report, async_check_stops the verdict.
+  using namespace asyncsolve::solvers::detail;
+  asyncsolve::solvers::JacobiOptions options;
+  options.tol = 1e-12;
+  AsyncStandstill still;
+  SolveResult r;
+  AsyncCheckSums sum{};
+  EXPECT_FALSE(async_check_stops(r, options, 1, sum, 0.3, 1, still));
+  EXPECT_EQ(async_contribution(options, 900, 0.0, 0.09, still)[swept_span_value], 0.0);
+  sum = async_contribution(options, 1001, 0.0, 0.09, still);
+  EXPECT_EQ(sum[swept_span_value], 1.0);
+  EXPECT_TRUE(async_check_stops(r, options, 1001, sum, 0.3, 1, still));
+  EXPECT_EQ(r.reason, StopReason::breakdown);
+}
+
+TEST(AsyncStandstill, ARestartedEstimateStartsANewWindow) {
+  // OpenMP's threads: a stop the true residual refuted restarts the estimate
+  // from fresh parts, far above the stale value that started the window;
+  // without a new window every sweep after it looked like standing still.
+  using namespace asyncsolve::solvers::detail;
+  const long span = 1000;
+  AsyncCheckSums every{};
+  every[swept_span_value] = 2.0;
+  AsyncStandstill kept;
+  SolveResult r;
+  EXPECT_FALSE(kept.stops(r, 1.03e-6, every, 100, span, 2));  // stale, just above tol
+  EXPECT_TRUE(kept.stops(r, 0.1, every, 1200, span, 2));      // refuted: 0.1 in truth
+  AsyncStandstill restarted;
+  SolveResult s;
+  EXPECT_FALSE(restarted.stops(s, 1.03e-6, every, 100, span, 2));
+  const long windows = restarted.windows();
+  restarted.restart();
+  EXPECT_FALSE(restarted.stops(s, 0.1, every, 1200, span, 2));
+  EXPECT_EQ(restarted.windows(), windows + 1);
+  EXPECT_FALSE(restarted.swept_span(2199, span));
+  EXPECT_TRUE(restarted.stops(s, 0.1, every, 2200, span, 2));  // standing at 0.1: a stop
+}
+
+TEST(AsyncStandstill, AVerdictIsMarkedAndCheckedAgainstTheTrueResidual) {
+  // The loop hands a verdict's window start to its caller (judged), which
+  // measures the quiescent iterate's true residual: a window that started at
+  // a dip of the estimate (parts of different ages) far below it is refuted
+  // and the iteration resumes; at a real standstill the two agree.
+  using namespace asyncsolve::solvers::detail;
+  const long span = 1000;
+  AsyncCheckSums every{};
+  every[swept_span_value] = 2.0;
+  AsyncStandstill still;
+  SolveResult r;
+  EXPECT_FALSE(still.stops(r, 5.8e-8, every, 100, span, 2));  // a dip starts the window
+  EXPECT_FALSE(still.judged());
+  EXPECT_TRUE(still.stops(r, 2.9e-6, every, 1200, span, 2));
+  EXPECT_TRUE(still.judged());
+  EXPECT_EQ(still.start(), 5.8e-8);
+  EXPECT_TRUE(stale_verdict(1e-6, still.start()));   // the iterate: 17 times above
+  EXPECT_FALSE(stale_verdict(3e-7, still.start()));  // 5 times: the verdict stands
+  EXPECT_FALSE(stale_verdict(std::numeric_limits<double>::quiet_NaN(), still.start()));
+  still.restart();
+  EXPECT_FALSE(still.stops(r, 1e-6, every, 1300, span, 2));  // a new window, no verdict
+  EXPECT_FALSE(still.judged());
 }
 
 TEST(CheckDivergence, GrowthAboveTheFloorOnlyStopsTheSolve) {
@@ -129,9 +249,12 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
   using asyncsolve::solvers::detail::finish_async;
   const double tol = 1e-4;
   long asked = -1;
+  // The iterate: the asynchronous iterations leave 1s, a tail writes 9s.
+  std::vector<double> x(3, 1.0);
   const auto tail = [&](bool converges) {
-    return [&asked, converges](long n) {
+    return [&asked, &x, converges](long n) {
       asked = n;
+      std::fill(x.begin(), x.end(), 9.0);
       SolveResult t;
       t.iterations = 12;
       t.converged = converges;
@@ -148,7 +271,7 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
   r.converged = true;
   r.reason = StopReason::tolerance;
   finish_async(
-      r, tol, 50, [] { return 5e-5; }, tail(true));
+      r, tol, 50, [] { return 5e-5; }, tail(true), x);
   EXPECT_EQ(asked, -1);
   EXPECT_TRUE(r.converged);
   EXPECT_EQ(r.true_residual, 5e-5);
@@ -158,7 +281,7 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
   r.reason = StopReason::tolerance;
   r.time_s = 2.0;
   finish_async(
-      r, tol, 50, [] { return 3e-4; }, tail(true));
+      r, tol, 50, [] { return 3e-4; }, tail(true), x);
   EXPECT_EQ(asked, confirm_iterations);
   EXPECT_TRUE(r.converged);
   EXPECT_EQ(r.reason, StopReason::tolerance);
@@ -170,7 +293,7 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
   r = {};
   r.reason = StopReason::max_iters;
   finish_async(
-      r, tol, 50, [] { return 3e-4; }, tail(false));
+      r, tol, 50, [] { return 3e-4; }, tail(false), x);
   EXPECT_EQ(asked, 50);
   EXPECT_FALSE(r.converged);
   EXPECT_EQ(r.reason, StopReason::final_sync);
@@ -182,26 +305,32 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
   r.reason = StopReason::tolerance;
   r.residual_estimate = 7e-10;
   finish_async(
-      r, tol, 0, [] { return 3e-4; }, tail(false));
+      r, tol, 0, [] { return 3e-4; }, tail(false), x);
   EXPECT_EQ(asked, confirm_iterations);
   EXPECT_FALSE(r.converged);
   EXPECT_EQ(r.reason, StopReason::unconfirmed);
   EXPECT_EQ(r.final_sync_iterations, 12);
   EXPECT_NE(r.detail.find("7.000e-10"), std::string::npos) << r.detail;
   EXPECT_NE(r.detail.find("after 12 synchronous iterations"), std::string::npos) << r.detail;
-  // A tail that diverges: the solve diverged, with the tail's reason.
+  EXPECT_EQ(x, std::vector<double>(3, 9.0));  // the tail's iterate, the better one
+  EXPECT_EQ(r.true_residual, 2e-4);
+  // A tail that diverges: the solve diverged, with the tail's reason, and the
+  // iterate returned is the asynchronous one, with its true residual.
+  std::fill(x.begin(), x.end(), 1.0);
   r = {};
   r.converged = true;
   r.reason = StopReason::tolerance;
   finish_async(
       r, tol, 0, [] { return 3e-4; },
-      [](long) {
+      [&x](long) {
+        std::fill(x.begin(), x.end(), 9.0);
         SolveResult t;
         t.iterations = 4;
         t.true_residual = 1e7;
         mark_diverged(t, 1.0, 1, 1e7, 4, 1e6);
         return t;
-      });
+      },
+      x);
   EXPECT_FALSE(r.converged);
   EXPECT_EQ(r.reason, StopReason::diverged);
   EXPECT_EQ(r.detail.rfind("in the synchronous iterations after the asynchronous stop, the "
@@ -209,12 +338,31 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
                            0),
             0U)
       << r.detail;
+  EXPECT_EQ(x, std::vector<double>(3, 1.0));
+  EXPECT_EQ(r.true_residual, 3e-4);
+  EXPECT_NE(r.detail.find("; the iterate returned is the asynchronous iterations' (true "
+                          "residual 3.000e-04), not the synchronous ones' (1.000e+07)"),
+            std::string::npos)
+      << r.detail;
+  // A stale estimate whose confirmation ends worse than the asynchronous
+  // iterate (not diverged, not converged): unconfirmed, the detail naming the
+  // asynchronous iterate's true residual, which is kept.
+  r = {};
+  r.converged = true;
+  r.reason = StopReason::tolerance;
+  r.residual_estimate = 7e-10;
+  finish_async(
+      r, tol, 0, [] { return 1.5e-4; }, tail(false), x);
+  EXPECT_EQ(r.reason, StopReason::unconfirmed);
+  EXPECT_EQ(x, std::vector<double>(3, 1.0));
+  EXPECT_EQ(r.true_residual, 1.5e-4);
+  EXPECT_NE(r.detail.find("the true residual 1.500e-04 did not"), std::string::npos) << r.detail;
   // max_time: never a tail.
   asked = -1;
   r = {};
   r.reason = StopReason::max_time;
   finish_async(
-      r, tol, 50, [] { return 3e-4; }, tail(true));
+      r, tol, 50, [] { return 3e-4; }, tail(true), x);
   EXPECT_EQ(asked, -1);
   EXPECT_EQ(r.reason, StopReason::max_time);
   // max_iters or max_time with a lagging estimate, and a returned iterate that
@@ -227,7 +375,7 @@ TEST(FinishAsync, TailOnlyWhereTheStopNeedsOneAndItsOutcomeWins) {
     r.reason = stop;
     r.residual_estimate = 2e-4;
     finish_async(
-        r, tol, 50, [] { return 5e-5; }, tail(false));
+        r, tol, 50, [] { return 5e-5; }, tail(false), x);
     EXPECT_EQ(asked, -1);
     EXPECT_TRUE(r.converged);
     EXPECT_EQ(r.reason, StopReason::tolerance);

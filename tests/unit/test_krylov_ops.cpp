@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "asyncsolve/grid/field.hpp"
 #include "asyncsolve/grid/split.hpp"
@@ -271,4 +272,25 @@ TEST(ScaledNorm, NonFiniteResidualsBreakDownAndConvergenceNeedsTheTrueResidual) 
   ok.true_residual = 1e-9;
   solvers::confirm_convergence(ok, 1e-6);
   EXPECT_TRUE(ok.converged);
+}
+
+TEST(ScaledNorm, AnUnconfirmedStopShowsTheDigitsThatDiffer) {
+  // --tol 1 with x0 = 0: the estimate ||r0|| / ||b|| computed one way rounds
+  // below 1, the true residual computed another way does not. The detail
+  // read "1.000e+00 met 1.0e+00, 1.000e+00 did not".
+  solvers::SolveResult r;
+  r.true_residual = 1.0;
+  solvers::mark_unconfirmed(r, 0.9999999999999999, 1.0, 0);
+  EXPECT_EQ(r.reason, solvers::StopReason::unconfirmed);
+  EXPECT_NE(r.detail.find("0.99999999999999989 met the tolerance 1, the true residual 1 did "
+                          "not: the two differ by rounding only"),
+            std::string::npos)
+      << r.detail;
+  // Different in the fourth digit: four digits, no claim about rounding.
+  solvers::SolveResult far;
+  far.true_residual = 1.5e-6;
+  solvers::mark_unconfirmed(far, 9e-7, 1e-6, 12);
+  EXPECT_EQ(far.detail,
+            "the residual estimate 9.000e-07 met the tolerance 1.0e-06, the true residual "
+            "1.500e-06 did not, after 12 synchronous iterations that tried to confirm the stop");
 }

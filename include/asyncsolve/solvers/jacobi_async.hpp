@@ -25,8 +25,9 @@ struct AsyncJacobiOptions {
 
 /// Doubles every round of jacobi_async's convergence reduction carries: this
 /// rank's ||b - A u||^2, 1 if it has made max_iters sweeps, 1 if it has run
-/// max_time_s seconds (summed over the ranks).
-inline constexpr std::size_t async_convergence_values = 3;
+/// max_time_s seconds, 1 if it has made stagnation_span sweeps while the
+/// residual estimate stood still (summed over the ranks).
+inline constexpr std::size_t async_convergence_values = 4;
 
 /// A rank idles when its part of ||b - A u||^2 is below
 /// (async_idle_fraction * tol * ||b||)^2 / P (P ranks): were every rank
@@ -58,11 +59,17 @@ enum AsyncJacobiPhase : std::size_t {
 /// already has R messages in flight, and retried while idle); every
 /// check_every iterations, if no reduction is in flight, start a
 /// non-blocking reduction of [||b - A u^k||^2, k >= max_iters, time >=
-/// max_time_s] (async_convergence_values doubles), and test the one in
-/// flight. When a round completes every rank sees the same sums and the
-/// same decision: stop with reason "tolerance" if the estimate
-/// sqrt(sum) / ||b|| is below tol, "max_time" if a rank ran out of time,
-/// "max_iters" if every rank has made max_iters sweeps.
+/// max_time_s, swept the stagnation span] (async_convergence_values
+/// doubles), and test the one in flight. When a round completes every rank
+/// sees the same sums and the same decision: stop with reason "tolerance"
+/// if the estimate sqrt(sum) / ||b|| is below tol, "diverged" if it grew by
+/// divergence_factor over its smallest, "breakdown" if it is not finite or
+/// did not fall while every rank made options.base.stagnation_span sweeps
+/// (above stagnation_floor: by stagnation_rate per sweep; below it: below
+/// its smallest value in stagnation_iterations sweeps, the rounding level),
+/// "max_time" if a rank ran out of time, "max_iters" if every rank has made
+/// max_iters sweeps. Rounds an idle rank completes without sweeping do not
+/// count toward a stagnation.
 ///
 /// Idling (options.idle): a rank that has received nothing since its last
 /// sweep, and whose last sweep left its part of the residual below the
@@ -95,7 +102,7 @@ enum AsyncJacobiPhase : std::size_t {
 /// Per iteration: at most one message per neighbour in each direction
 /// (fewer when a channel is full or halo_every > 1), one fused sweep (16
 /// B/point), one test of the reduction; every check_every iterations one
-/// reduction of 3 doubles started.
+/// reduction of 4 doubles started.
 ///
 /// Afterwards the channels are destroyed (nothing left in flight), the true
 /// residual is measured synchronously with `sync_halo` and `reduction`, and

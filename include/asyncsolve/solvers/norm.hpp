@@ -146,6 +146,21 @@ inline constexpr std::size_t rounding_checks = 100;
 /// on every rank for a reduced residual.
 bool check_stagnation(SolveResult& result, long iteration, long min_span = stagnation_iterations);
 
+/// What a residual standing still above stagnation_floor can mean and what
+/// to try: the end of check_stagnation's detail and of the asynchronous
+/// iterations' (AsyncStandstill in the solvers' sources).
+inline constexpr const char* stagnation_causes =
+    ": the iteration is at a fixed point that is not the solution, or stands still longer "
+    "than that (a singular or inconsistent system, an update that rounds to nothing, or a "
+    "non-normal iteration whose residual waits for information to cross the domain: try "
+    "--scale unit-diagonal, or a Krylov method)";
+
+/// The end of the rounding level's detail (check_stagnation below
+/// stagnation_floor, and the asynchronous iterations').
+inline constexpr const char* rounding_level_causes =
+    ": it is at the rounding level of double precision, which --tol is below (expected a "
+    "tolerance the arithmetic can reach, e.g. 1e-12)";
+
 /// Marks `result` diverged: converged false, reason "diverged", a detail
 /// saying the residual grew from `from` (at `from_iteration`) to `to` (at
 /// `iteration`), more than `factor` times. Shared by Jacobi's rule and the

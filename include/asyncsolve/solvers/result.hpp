@@ -107,7 +107,10 @@ struct SolveResult {
   double sweep_bytes = 0;   ///< bytes the sweeps moved (16 per point and sweep)
   long skipped_sends = 0;   ///< asynchronous: sends skipped because a channel was full
   std::vector<long> batch_sizes;  ///< asynchronous: batch_sizes[n] = recv calls that got n messages
-  long unconfirmed_stops = 0;  ///< OpenMP async/racy: estimates below tol the true residual refuted
+  /// Asynchronous and racy iterations: stops on the estimate that the true
+  /// residual refuted, after which the asynchronous iteration went on
+  /// (OpenMP: below tol or a stagnation verdict; MPI: a stagnation verdict).
+  long unconfirmed_stops = 0;
   long final_sync_iterations = 0;  ///< synchronous iterations run after an asynchronous solve
   /// Asynchronous Jacobi (MPI: this rank; OpenMP: all threads): times a rank
   /// (thread) with nothing new to work on waited for news instead of sweeping.

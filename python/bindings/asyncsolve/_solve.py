@@ -41,6 +41,10 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
     if isinstance(value, str):
         return keyword, value, False
     if isinstance(value, Mapping):  # pc_option={"lanczos_steps": 20}
+        for k, v in value.items():
+            if not isinstance(v, str | int | float | np.number | np.bool_):
+                raise _Refused(f"{keyword}: {k}={v!r}: a {type(v).__name__}: expected a number "
+                               f"or text for each name (e.g. {keyword}={{{k!r}: 20}})")
         return keyword, ",".join(f"{k}={v}" for k, v in value.items()), False
     if isinstance(value, Sequence):
         if not all(isinstance(v, str | int | float | np.number) for v in value):
@@ -150,7 +154,7 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                                     "rows=(first, last) on every rank, or on none (the whole A "
                                     "on rank 0)", lambda w: "not given" if w else "given"))
     if whole:
-        agree(comm, _read_on_rank_0(comm, b, x0))
+        agree(comm, _read_on_rank_0(comm, b, x0, a=a, with_a=True))
     else:
         agree(comm, _b_on_every_rank(comm, b, _block_rows(a)))
     error = None
@@ -246,12 +250,18 @@ def _b_on_every_rank(comm: MPI.Comm, b: Any, rows: int) -> str | None:
     return None
 
 
-def _read_on_rank_0(comm: MPI.Comm, b: Any, x0: Any) -> str | None:
-    """Collective: in the whole-matrix form rank 0's b and x0 are read, the other ranks'
-    are not (every rank may pass the same); one given elsewhere while rank 0 passes None
-    is a mistake that would solve another system, named here the same on every rank."""
-    given = comm.allgather((b is not None, x0 is not None))
-    for k, (name, default) in enumerate((("b", "b = A 1"), ("x0", "x0 = 0"))):
+def _read_on_rank_0(comm: MPI.Comm, b: Any, x0: Any, a: Any = None,
+                    with_a: bool = False) -> str | None:
+    """Collective: in the whole-matrix form rank 0's A (with_a), b and x0 are read, the
+    other ranks' are not (every rank may pass the same); one given elsewhere while rank 0
+    passes None is a mistake (for b and x0 one that would solve another system), named
+    here the same on every rank."""
+    given = comm.allgather((with_a and a is not None, b is not None, x0 is not None))
+    if with_a and not given[0][0] and (elsewhere := [r for r, g in enumerate(given) if g[0]]):
+        return (f"A: given on rank {elsewhere[0]} but None on rank 0, where the whole matrix "
+                "is read: expected A on rank 0 (or rows=(first, last) and a block on every "
+                "rank)")
+    for k, (name, default) in enumerate((("b", "b = A 1"), ("x0", "x0 = 0")), start=1):
         elsewhere = [r for r, g in enumerate(given) if g[k]]
         if elsewhere and not given[0][k]:
             return (f"{name}: given on rank {elsewhere[0]} but None on rank 0, where the whole "
