@@ -381,7 +381,7 @@ solvers::AsyncJacobiOptions async_jacobi_options(const SolveConfig& config,
   async.final_sync = config.final_sync;
   async.progress_planes = config.progress.every;  // poll:K; 0 otherwise
   async.transport = transport;
-  async.idle = config.idle;  // off for a CSR system (validate_idle)
+  async.idle = config.idle;
   return async;
 }
 

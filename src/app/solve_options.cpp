@@ -321,12 +321,9 @@ void validate_kernel(const SolveArgs& a, SolveConfig& c) {
 }
 
 /// --idle on|off: asynchronous Jacobi only (any --idle, even "on", with sync,
-/// a Krylov method or lanczos is refused). The CSR system's asynchronous
-/// Jacobi (--matrix, --assemble) does not idle: --idle on is refused there
-/// and the document records off.
+/// a Krylov method or lanczos is refused), on the stencils and on a CSR
+/// system alike.
 void validate_idle(const SolveArgs& a, SolveConfig& c) {
-  const bool csr = !c.sparse.matrix_path.empty() || c.sparse.assemble;
-  if (csr) c.idle = false;
   if (a.idle.empty()) return;
   const auto idle = parse_one_of<OnOff>("--idle", a.idle);
   if (c.method != Method::jacobi) {
@@ -340,11 +337,6 @@ void validate_idle(const SolveArgs& a, SolveConfig& c) {
         fmt::format("--idle {} with --variant sync: idling applies to the async and "
                     "racy variants, expected no --idle (or --variant async or racy)",
                     a.idle));
-  }
-  if (csr && idle == OnOff::on) {
-    throw InputError(
-        "--idle on with --matrix or --assemble: the asynchronous Jacobi of a CSR system "
-        "sweeps without idling, expected --idle off or no --idle");
   }
   c.idle = idle == OnOff::on;
 }

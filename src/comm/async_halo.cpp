@@ -91,8 +91,11 @@ class AsyncFaceHalo final : public AsyncHalo {
 class AsyncSparseHalo final : public AsyncHalo {
  public:
   AsyncSparseHalo(NeighbourChannels channels, const sparse::NeighbourPlan& plan,
-                  const grid::Field& x, std::span<double> ghosts)
-      : AsyncHalo(std::move(channels)), x_(x), ghosts_(ghosts) {
+                  const grid::Field& x, std::span<double> ghosts, double change_scale)
+      : AsyncHalo(std::move(channels)),
+        x_(x),
+        ghosts_(ghosts),
+        change_scale_sq_(change_scale * change_scale) {
     const std::vector<int> ranks = plan.neighbours();
     for (std::size_t i = 0; i < neighbours(); ++i) {
       Link l;
@@ -128,7 +131,7 @@ class AsyncSparseHalo final : public AsyncHalo {
       change_sq += d * d;
       g[k] = in[k];
     }
-    return change_sq;
+    return change_scale_sq_ * change_sq;
   }
 
  private:
@@ -140,6 +143,7 @@ class AsyncSparseHalo final : public AsyncHalo {
   std::vector<Link> links_;
   const grid::Field& x_;
   std::span<double> ghosts_;
+  double change_scale_sq_;
 };
 
 }  // namespace
@@ -182,15 +186,17 @@ std::vector<ChannelLink> sparse_channel_links(const sparse::NeighbourPlan& plan)
 std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::DistMatrix& matrix,
                                                   const grid::Field& x, std::span<double> ghosts,
                                                   const ChannelSettings& settings) {
-  return make_async_sparse_halo(matrix.plan(), matrix.comm(), x, ghosts, settings);
+  return make_async_sparse_halo(matrix.plan(), matrix.comm(), x, ghosts, settings,
+                                sparse::ghost_block_norm(matrix));
 }
 
 std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::NeighbourPlan& plan,
                                                   const par::Comm& comm, const grid::Field& x,
                                                   std::span<double> ghosts,
-                                                  const ChannelSettings& settings) {
+                                                  const ChannelSettings& settings,
+                                                  double change_scale) {
   NeighbourChannels channels(comm, sparse_channel_links(plan), settings);
-  return std::make_unique<AsyncSparseHalo>(std::move(channels), plan, x, ghosts);
+  return std::make_unique<AsyncSparseHalo>(std::move(channels), plan, x, ghosts, change_scale);
 }
 
 }  // namespace asyncsolve::comm

@@ -1,6 +1,8 @@
 // The asynchronous iteration, written once (see async_iteration.hpp).
 #include "async_iteration.hpp"
 
+#include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -39,6 +41,7 @@ class AsyncIteration {
         idle_r2_(std::pow(async_idle_fraction * base_.tol * b_norm_, 2) /
                  static_cast<double>(ranks_)),
         idle_on_(options_.idle && update.bounds_residual()),
+        idle_growth_sq_(std::max(1.0, update.growth() * update.growth())),
         idle_(idle_on_ && halo.neighbours() > 0),
         timed_(std::isfinite(base_.max_time_s)),
         t0_(std::isnan(settings.t0) ? core::now_s() : settings.t0),
@@ -46,6 +49,8 @@ class AsyncIteration {
         k_(settings.first_iteration),
         repeats_(update.stale_update_repeats() && halo.neighbours() > 0),
         crowded_(convergence.comm().node_oversubscribed() && halo.neighbours() > 0) {
+    // A growth above 1 would compound over updates that are not fused.
+    assert(update.growth() <= 1.0 || update.residual_is_free());
     result_.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
     result_.sweep_phase = async_sweep_phase;
   }
@@ -71,6 +76,9 @@ class AsyncIteration {
   const double idle_r2_;
   /// --idle on, where the update's residuals can bound its residual.
   const bool idle_on_;
+  /// The square of how much the update after the last fused one may have
+  /// raised this rank's residual (1 at most: AsyncLocalUpdate::growth).
+  const double idle_growth_sq_;
   /// idle_on_ where news can come (a rank without neighbours never idles).
   const bool idle_;
   const bool timed_;
@@ -210,7 +218,7 @@ SolveResult AsyncIteration::run() {
   // reduction of async_convergence_values doubles.
   for (;;) {
     take_news();
-    if (idle_ && k_ > k0_ && local_r2_ < idle_r2_) {
+    if (idle_ && k_ > k0_ && idle_growth_sq_ * local_r2_ < idle_r2_) {
       // This block is converged against its halos, and what arrived since
       // the last sweep (if anything) changes its residual too little to
       // matter: another sweep would only spin on (nearly) stale data.

@@ -43,6 +43,11 @@ class AsyncLocalUpdate {
   /// Whether the fused residuals bound this rank's residual as idle waits
   /// need (LinearOperator::bounds_residual). Without, a rank never idles.
   virtual bool bounds_residual() const = 0;
+  /// With bounds_residual: how many times one update with a fixed halo can
+  /// raise this rank's ||b - A x|| (StationarySweep::sweep_growth). The idle
+  /// decision multiplies the last fused residual by its square when above 1
+  /// (then every update must be fused: residual_is_free).
+  virtual double growth() const { return 1.0; }
   /// Bytes one update streams.
   virtual double bytes() const = 0;
   /// True when an update with the same halo as the last one reproduces the

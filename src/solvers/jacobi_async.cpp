@@ -34,6 +34,7 @@ class SweepUpdate final : public detail::AsyncLocalUpdate {
   }
   void advance() override { u_.swap(u_new_); }
   bool bounds_residual() const override { return a_.bounds_residual(); }
+  double growth() const override { return a_.sweep_growth(); }
   bool stale_update_repeats() const override { return a_.stale_sweep_repeats(); }
   bool residual_is_free() const override { return a_.residual_is_free(); }
   double bytes() const override { return a_.sweep_bytes(); }

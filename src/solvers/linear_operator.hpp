@@ -173,7 +173,12 @@ class CsrLinearOperator final : public LinearOperator {
   void keep_halo(const grid::Field&, grid::Field&) const override {}
   std::unique_ptr<comm::AsyncHalo> make_async_halo(grid::Field& u, grid::Field& u_new,
                                                    const comm::ChannelSettings& settings) override;
-  bool bounds_residual() const override { return false; }
+  /// Local (computed once): sqrt(||M||_1 ||M||_inf) of M = (A_local - D) D^-1 on
+  /// this rank's own columns, a bound of ||M||_2 (+inf with a zero diagonal).
+  bool bounds_residual() const override { return true; }
+  double sweep_growth() const override { return sweep_growth_; }
+  /// The sweep forms the residual of every row it updates (ops::jacobi_interior).
+  bool residual_is_free() const override { return true; }
 
   /// Rows of one piece of the interior with a test every `test_every` planes.
   int piece_rows(int test_every) const noexcept;
@@ -188,6 +193,7 @@ class CsrLinearOperator final : public LinearOperator {
   grid::Field dinv_;
   grid::Field dinv_sqrt_;
   int plane_rows_ = 1;
+  double sweep_growth_ = 1.0;
 };
 
 }  // namespace asyncsolve::solvers::detail

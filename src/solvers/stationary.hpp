@@ -58,11 +58,17 @@ class StationarySweep {
   virtual std::unique_ptr<comm::AsyncHalo> make_async_halo(
       grid::Field& u, grid::Field& u_new, const comm::ChannelSettings& settings) = 0;
   /// Whether a sweep's residual bounds this rank's residual for idle
-  /// waits: a sweep with a fixed halo never increases ||b - A u|| (the
-  /// 7-point stencil: r_new = (N/6) r, ||N/6|| < 1), and a halo value's
-  /// change enters ||b - A u|| with a coefficient of at most 1. A general
-  /// matrix gives neither (||I - A D^-1|| may exceed 1).
+  /// waits: a sweep with a fixed halo raises ||b - A u|| at most
+  /// sweep_growth() times, and the asynchronous halo's unpack returns a
+  /// bound of the change a halo change makes to ||b - A u||^2 (the 7-point
+  /// stencil: r_new = (N/6) r, ||N/6|| < 1, and a halo value enters one
+  /// residual with coefficient 1; a CSR matrix: the norms of its blocks).
   virtual bool bounds_residual() const = 0;
+  /// With bounds_residual: a bound of ||r_new|| / ||r|| for one sweep with a
+  /// fixed halo, r_new = -(A_local - D) D^-1 r (1 for the stencil). Above 1
+  /// the sweep must form its residual every time (residual_is_free): the
+  /// asynchronous loop's bound then grows by one sweep's factor, not by many.
+  virtual double sweep_growth() const { return 1.0; }
   /// Whether a sweep with the same halo as the last one reproduces u
   /// (AsyncLocalUpdate::stale_update_repeats): Schwarz with exact local
   /// solves; never Jacobi.

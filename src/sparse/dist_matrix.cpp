@@ -312,4 +312,47 @@ DistMatrix DistMatrix::from_rows(const par::Comm& comm, std::int64_t global_rows
   return m;
 }
 
+double jacobi_sweep_growth(const DistMatrix& a) {
+  const int n = a.local_rows();
+  std::vector<double> diag(static_cast<std::size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (std::int64_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      if (a.col()[k] == i) diag[i] += std::abs(a.val()[k]);
+  }
+  // M_ij = a_ij / a_jj for own columns j != i: row sums and column sums.
+  std::vector<double> column(static_cast<std::size_t>(n), 0.0);
+  double row_max = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0.0;
+    for (std::int64_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const int j = a.col()[k];
+      if (j == i || j >= n) continue;
+      if (diag[j] == 0.0) return std::numeric_limits<double>::infinity();
+      row += std::abs(a.val()[k]) / diag[j];
+      column[j] += std::abs(a.val()[k]) / diag[j];
+    }
+    row_max = std::max(row_max, row);
+  }
+  const double column_max = n > 0 ? *std::max_element(column.begin(), column.end()) : 0.0;
+  return std::sqrt(row_max * column_max);
+}
+
+double ghost_block_norm(const DistMatrix& a) {
+  const int n = a.local_rows();
+  std::vector<double> column(static_cast<std::size_t>(a.plan().ghosts), 0.0);
+  double row_max = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0.0;
+    for (std::int64_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const int j = a.col()[k];
+      if (j < n) continue;
+      row += std::abs(a.val()[k]);
+      column[static_cast<std::size_t>(j - n)] += std::abs(a.val()[k]);
+    }
+    row_max = std::max(row_max, row);
+  }
+  const double column_max = column.empty() ? 0.0 : *std::max_element(column.begin(), column.end());
+  return std::sqrt(row_max * column_max);
+}
+
 }  // namespace asyncsolve::sparse

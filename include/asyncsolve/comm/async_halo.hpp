@@ -59,7 +59,10 @@ class AsyncHalo {
   virtual bool sends_to(std::size_t /*link*/) const { return true; }
   /// Link i's message (its ChannelLink::doubles values) from the current iterate.
   virtual void pack(std::size_t link, double* out) = 0;
-  /// Link i's message into the halo; returns the squared 2-norm of the change.
+  /// Link i's message into the halo; returns a bound of the change it makes
+  /// to the squared 2-norm of this rank's residual (the face halo: the
+  /// squared 2-norm of the change; the sparse halo of a matrix: that times
+  /// sparse::ghost_block_norm squared).
   virtual double unpack(std::size_t link, const double* in) = 0;
 
  private:
@@ -83,18 +86,22 @@ std::unique_ptr<AsyncHalo> make_async_face_halo(const grid::Decomposition& decom
 /// which both ends know), unpacked into `ghosts` (the matrix's ghost
 /// numbering: each neighbour's ghosts one block). `matrix`, `x` (a one-row
 /// field of the local rows, whose storage may be swapped between calls)
-/// and `ghosts` are borrowed. Collective as NeighbourChannels.
+/// and `ghosts` are borrowed. Collective as NeighbourChannels. unpack
+/// bounds the residual's change by the ghost block's norm
+/// (sparse::ghost_block_norm) times the ghosts' change.
 std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::DistMatrix& matrix,
                                                   const grid::Field& x, std::span<double> ghosts,
                                                   const ChannelSettings& settings);
 
 /// The same over any neighbour plan on `comm` (both borrowed): a Schwarz
 /// subdomain's extended halo (sparse/subdomain.hpp), `x` holding the
-/// entries the plan's send indices name.
+/// entries the plan's send indices name. unpack returns `change_scale`^2
+/// times the squared 2-norm of the ghosts' change.
 std::unique_ptr<AsyncHalo> make_async_sparse_halo(const sparse::NeighbourPlan& plan,
                                                   const par::Comm& comm, const grid::Field& x,
                                                   std::span<double> ghosts,
-                                                  const ChannelSettings& settings);
+                                                  const ChannelSettings& settings,
+                                                  double change_scale = 1.0);
 
 /// The links of a neighbour plan: one per neighbour rank, each message the
 /// larger of the two counts (the synchronous sparse exchange over channels

@@ -43,9 +43,10 @@ SolveResult jacobi_sync(CsrSystem& system, const sparse::DistMatrix& matrix,
 /// the residual of the sweep's input starts a non-blocking reduction of
 /// [residual^2, ranks at max_iters, ranks over max_time_s], and every rank
 /// stops when one completes below tol (or with every rank at max_iters, or
-/// a rank over max_time_s). A rank never idles (options.idle is ignored: a
-/// sweep can raise a general matrix's residual, so there is no bound to
-/// idle on); one at max_iters waits for news instead of sweeping.
+/// a rank over max_time_s). options.idle as for the stencils: every sweep
+/// forms its rows' residual, a sweep with fixed ghosts raises it at most
+/// sparse::jacobi_sweep_growth times and a change d of the ghosts by at most
+/// sparse::ghost_block_norm ||d||, which bounds the residual a rank idles on.
 /// The ghosts start from one synchronous exchange of x0 (`sync_halo`), which
 /// also measures the true residual afterwards; then up to final_sync
 /// synchronous iterations. `convergence` must carry async_convergence_values

@@ -171,4 +171,15 @@ std::string first_error(const par::Comm& comm, const std::string& local_error);
 /// otherwise. How a verdict reached on some ranks stops all together.
 void raise_together(const par::Comm& comm, const std::string& local_error);
 
+/// Local: sqrt(||M||_1 ||M||_inf), a bound of ||M||_2, for M = (A_oo - D) D^-1,
+/// A_oo this rank's rows and own columns, D its diagonal: one Jacobi sweep
+/// with fixed ghosts maps the residual r of these rows to -M r, so it
+/// raises ||r|| at most this many times. +inf where a diagonal entry is 0.
+double jacobi_sweep_growth(const DistMatrix& a);
+
+/// Local: sqrt(||G||_1 ||G||_inf), a bound of ||G||_2, for G this rank's rows
+/// and ghost columns: a change d of the ghosts changes the residual of these
+/// rows by G d, at most this many times ||d|| (0 without ghosts).
+double ghost_block_norm(const DistMatrix& a);
+
 }  // namespace asyncsolve::sparse
