@@ -24,6 +24,13 @@ constexpr double idle_slice_s = 200e-6;
 /// fifth of its pace or less.
 constexpr double stale_wait_factor = 4.0;
 
+/// A rank whose block stalled (its residual did not fall over a sweep
+/// without news: the block is at its fixed point for the halos it has)
+/// waits for news at least this long, as well as stale_wait_factor sweeps'
+/// time, so that the wait sleeps (as_channels_wait_any) and gives the core
+/// away: a neighbour sharing it can then send what this rank lacks.
+constexpr double stall_wait_min_s = 100e-6;
+
 /// One run of the loop: its state and its steps.
 class AsyncIteration {
  public:
@@ -107,6 +114,10 @@ class AsyncIteration {
   const bool crowded_;
   bool news_ = true;
   bool stale_waited_ = false;
+  /// An update that does not repeat itself exactly (Jacobi): the last two
+  /// sweeps were fused, no news came between them, and the residual did not
+  /// fall. Another sweep with these halos only spins.
+  bool stalled_ = false;
   double last_sweep_s_ = 0.0;
   AsyncCheckSums contribution_{};
   AsyncStandstill standstill_;
@@ -193,6 +204,8 @@ void AsyncIteration::sweep() {
     // poll:K: the channels progressed every K planes (messages move inside MPI calls)
     if (planes > 0) halo_.progress();
   }
+  // (news_ still says whether news came since the previous sweep)
+  stalled_ = !repeats_ && fused && !news_ && refreshed_k_ == k_ - 1 && r2 >= refreshed_r2_;
   if (fused) {
     local_r2_ = r2;
     next_refresh_ = k_ + (idle_on_ ? idle_refresh_gap(refreshed_r2_, refreshed_k_, r2, k_, idle_r2_)
@@ -225,11 +238,17 @@ SolveResult AsyncIteration::run() {
       if (idle_wait()) break;
       continue;
     }
-    if (repeats_ && k_ > k0_ && !news_ && !stale_waited_ && k_ < base_.max_iters) {
+    if ((repeats_ || stalled_) && k_ > k0_ && !news_ && !stale_waited_ &&
+        k_ < base_.max_iters) {
       // The same halo as the last sweep's: sweeping now would reproduce the
-      // iterate. Wait for news, a few sweeps' time at most.
+      // iterate, or (stalled) not lower its residual. Wait for news, a few
+      // sweeps' time at most (stalled: long enough to give the core away).
+      // Without, a rank whose neighbour shares its core under MPICH (which
+      // never yields inside MPI calls) swept 10^4 times per message, each
+      // message an 8 ms turn of the scheduler, and ran out of --max-iters.
       stale_waited_ = true;
-      if (idle_wait(stale_wait_factor * last_sweep_s_)) break;
+      const double most = stale_wait_factor * last_sweep_s_;
+      if (idle_wait(stalled_ ? std::max(most, stall_wait_min_s) : most)) break;
       continue;
     }
     if (k_ > k0_ && !std::isfinite(local_r2_)) {
