@@ -55,6 +55,7 @@ class AsyncIteration {
         k0_(settings.first_iteration),
         k_(settings.first_iteration),
         repeats_(update.stale_update_repeats() && halo.neighbours() > 0),
+        stalls_(!update.stale_update_repeats() && halo.neighbours() > 0),
         crowded_(convergence.comm().node_oversubscribed() && halo.neighbours() > 0) {
     // A growth above 1 would compound over updates that are not fused.
     assert(update.growth() <= 1.0 || update.residual_is_free());
@@ -109,14 +110,16 @@ class AsyncIteration {
   // stale_update_repeats: whether news arrived since the last sweep, and
   // whether this rank already waited for it since.
   const bool repeats_;
+  /// An update that does not repeat itself exactly (Jacobi), where news can
+  /// come: it may stall (stalled_).
+  const bool stalls_;
   /// More ranks than cores on this node: a rank with no news yields its
   /// core before sweeping again (the neighbour it waits for may need it).
   const bool crowded_;
   bool news_ = true;
   bool stale_waited_ = false;
-  /// An update that does not repeat itself exactly (Jacobi): the last two
-  /// sweeps were fused, no news came between them, and the residual did not
-  /// fall. Another sweep with these halos only spins.
+  /// stalls_, the last two sweeps were fused, no news came between them, and
+  /// the residual did not fall. Another sweep with these halos only spins.
   bool stalled_ = false;
   double last_sweep_s_ = 0.0;
   AsyncCheckSums contribution_{};
@@ -205,7 +208,7 @@ void AsyncIteration::sweep() {
     if (planes > 0) halo_.progress();
   }
   // (news_ still says whether news came since the previous sweep)
-  stalled_ = !repeats_ && fused && !news_ && refreshed_k_ == k_ - 1 && r2 >= refreshed_r2_;
+  stalled_ = stalls_ && fused && !news_ && refreshed_k_ == k_ - 1 && r2 >= refreshed_r2_;
   if (fused) {
     local_r2_ = r2;
     next_refresh_ = k_ + (idle_on_ ? idle_refresh_gap(refreshed_r2_, refreshed_k_, r2, k_, idle_r2_)
