@@ -241,8 +241,7 @@ SolveResult AsyncIteration::run() {
       if (idle_wait()) break;
       continue;
     }
-    if ((repeats_ || stalled_) && k_ > k0_ && !news_ && !stale_waited_ &&
-        k_ < base_.max_iters) {
+    if ((repeats_ || stalled_) && k_ > k0_ && !news_ && !stale_waited_ && k_ < base_.max_iters) {
       // The same halo as the last sweep's: sweeping now would reproduce the
       // iterate, or (stalled) not lower its residual. Wait for news, a few
       // sweeps' time at most (stalled: long enough to give the core away).
