@@ -48,7 +48,7 @@ class AsyncIteration {
         idle_r2_(std::pow(async_idle_fraction * base_.tol * b_norm_, 2) /
                  static_cast<double>(ranks_)),
         idle_on_(options_.idle && update.bounds_residual()),
-        idle_growth_sq_(std::max(1.0, update.growth() * update.growth())),
+        idle_growth_sq_(std::pow(std::max(1.0, update.growth()), 2)),
         idle_(idle_on_ && halo.neighbours() > 0),
         timed_(std::isfinite(base_.max_time_s)),
         t0_(std::isnan(settings.t0) ? core::now_s() : settings.t0),
@@ -58,7 +58,7 @@ class AsyncIteration {
         stalls_(!update.stale_update_repeats() && halo.neighbours() > 0),
         crowded_(convergence.comm().node_oversubscribed() && halo.neighbours() > 0) {
     // A growth above 1 would compound over updates that are not fused.
-    assert(update.growth() <= 1.0 || update.residual_is_free());
+    assert(idle_growth_sq_ <= 1.0 || update.residual_is_free());
     result_.phases = core::PhaseTimers({"recv", "sweep", "send", "residual", "reduce", "idle"});
     result_.sweep_phase = async_sweep_phase;
   }

@@ -145,7 +145,6 @@ CsrLinearOperator::CsrLinearOperator(const ops::CsrOperator& op, const sparse::D
   // A "plane" of rows: n^(2/3) rows of an n-row block (a cube's plane).
   const double n = static_cast<double>(std::max(op_.rows(), 1));
   plane_rows_ = std::max(1, static_cast<int>(std::lround(std::pow(n, 2.0 / 3.0))));
-  sweep_growth_ = sparse::jacobi_sweep_growth(matrix_);
 }
 
 grid::Field CsrLinearOperator::make_vector() const {

@@ -173,10 +173,11 @@ class CsrLinearOperator final : public LinearOperator {
   void keep_halo(const grid::Field&, grid::Field&) const override {}
   std::unique_ptr<comm::AsyncHalo> make_async_halo(grid::Field& u, grid::Field& u_new,
                                                    const comm::ChannelSettings& settings) override;
-  /// Local (computed once): sqrt(||M||_1 ||M||_inf) of M = (A_local - D) D^-1 on
-  /// this rank's own columns, a bound of ||M||_2 (+inf with a zero diagonal).
   bool bounds_residual() const override { return true; }
-  double sweep_growth() const override { return sweep_growth_; }
+  /// Local, a pass over this rank's rows (the asynchronous loop asks once a
+  /// run): sqrt(||M||_1 ||M||_inf) of M = (A_local - D) D^-1 on its own
+  /// columns, a bound of ||M||_2 (+inf with a zero diagonal).
+  double sweep_growth() const override { return sparse::jacobi_sweep_growth(matrix_); }
   /// The sweep forms the residual of every row it updates (ops::jacobi_interior).
   bool residual_is_free() const override { return true; }
 
@@ -193,7 +194,6 @@ class CsrLinearOperator final : public LinearOperator {
   grid::Field dinv_;
   grid::Field dinv_sqrt_;
   int plane_rows_ = 1;
-  double sweep_growth_ = 1.0;
 };
 
 }  // namespace asyncsolve::solvers::detail
