@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -92,6 +94,10 @@ SolveResult run_stationary_async(StationarySweep& a, grid::Field& u, const grid:
   const comm::ChannelSettings settings{options.transport, options.racy, options.max_in_flight, 0};
   const auto true_residual = [&] { return a.residual_norm(b, u, reduction) / b_norm; };
   SolveResult result;
+  // The true residual of the iterate the last run stopped at, where a
+  // verdict was checked (finish_async measures it otherwise).
+  std::optional<double> checked;
+  long refuted_tolerance = 0;
   for (long run = 0;; ++run) {
     // u_new starts as a full copy of u: its halo holds the Dirichlet data.
     grid::Field u_new(u.interior(), u.halo());
@@ -112,18 +118,32 @@ SolveResult run_stationary_async(StationarySweep& a, grid::Field& u, const grid:
     } else {
       append_run(result, std::move(part));
     }
-    // A stagnation verdict the quiescent iterate's true residual refutes
-    // (stale_verdict): the same on every rank (reduced values), the
-    // asynchronous iteration goes on from that iterate with new channels.
-    if (std::isnan(judged_start) || !stale_verdict(true_residual(), judged_start)) break;
+    // A verdict the quiescent iterate's true residual refutes: a stagnation
+    // verdict (stale_verdict), or a stop on the estimate below tol (its parts
+    // were measured against halos older than the neighbours' iterates: a
+    // rank descheduled while its neighbour converged against its old values
+    // contributed a residual that predates everything sent since). The same
+    // on every rank (reduced values): the asynchronous iteration goes on from
+    // that iterate with new channels, as over OpenMP threads. After
+    // max_resumed_stops refuted stops on the estimate, the next is left to
+    // finish_async's synchronous confirmation.
+    const bool judged = !std::isnan(judged_start);
+    const bool on_estimate =
+        result.reason == StopReason::tolerance && refuted_tolerance < max_resumed_stops;
+    if (!judged && !on_estimate) break;
+    checked = true_residual();
+    if (judged ? !stale_verdict(*checked, judged_start) : *checked < options.base.tol) break;
+    if (!judged) ++refuted_tolerance;
+    checked.reset();
     ++result.unconfirmed_stops;
     result.reason = StopReason::none;
     result.converged = false;
     result.detail.clear();
   }
   // The true residual of this rank's last iterate together with the others'.
-  detail::finish_async(result, options.base.tol, options.final_sync, true_residual, sync_tail,
-                       u.storage());
+  detail::finish_async(
+      result, options.base.tol, options.final_sync,
+      [&] { return checked ? *checked : true_residual(); }, sync_tail, u.storage());
   return result;
 }
 

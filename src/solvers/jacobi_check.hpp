@@ -181,6 +181,14 @@ class AsyncStandstill {
 /// stale ones did.
 inline constexpr double stale_verdict_factor = 10.0;
 
+/// How many stops on the estimate (below tol) the true residual may refute
+/// before the next one is left to the synchronous confirmation
+/// (finish_async): each refuted stop reopens the channels and resumes the
+/// asynchronous iteration from the quiescent iterate, which costs a true
+/// residual and the channels' setup; --max-iters and --max-time bound the
+/// resumed iteration too.
+inline constexpr long max_resumed_stops = 100;
+
 /// Whether a stagnation verdict whose window started at `judged_start` is
 /// refuted by the true relative residual `truth` (stale_verdict_factor).
 inline bool stale_verdict(double truth, double judged_start) {

@@ -610,10 +610,14 @@ def strip_launcher(err: str) -> str:
     return "\n".join(out)
 
 
-def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str) -> str | None:
-    """None when the case behaved; else what went wrong."""
+def run_case(case: Case, binary: str, mpiexec: list[str], tmp: str, sessions: str) -> str | None:
+    """None when the case behaved; else what went wrong. Each case has its own Open MPI
+    session directory under `sessions`: cases run several at once, and Open MPI 4.1's jobs
+    sharing one top directory race on it (open-mpi/ompi#8510: "A call to mkdir was unable
+    to create the desired directory")."""
+    session = tempfile.mkdtemp(dir=sessions)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ASYNCSOLVE_BINARY": binary,
-           **case.env}
+           "OMPI_MCA_orte_tmpdir_base": session, **case.env}
     if case.tool == "lab":
         cmd = [sys.executable, "-m", "asyncsolve_lab", *case.args]
     elif case.tool == "mpmd":
@@ -692,20 +696,22 @@ def main() -> int:
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     mpiexec = shlex.split(args.mpiexec.replace(";", " "))  # a CMake list from ctest
-    with tempfile.TemporaryDirectory(prefix="bad-input-") as tmp:
+    with (tempfile.TemporaryDirectory(prefix="bad-input-") as tmp,
+          tempfile.TemporaryDirectory(prefix="bad-input-sessions-") as sessions):
         prepare(tmp)
         hypre = has_hypre(binary, mpiexec)
         hand_written = hand_cases(tmp, hypre) + more_cases(tmp, Case, hypre,
                                                            is_open_mpi(binary))
-        cases = hand_written + table_cases(binary, tmp)
-        cases = [c for c in cases if args.filter in " ".join(c.args)]
+        hand_written = [c for c in hand_written if args.filter in " ".join(c.args)]
+        cases = hand_written + [c for c in table_cases(binary, tmp)
+                                if args.filter in " ".join(c.args)]
         if args.list:
             for c in cases:
                 print(c.rc, c.tool, shlex.join(c.args))
             return 0
         start = time.monotonic()
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda c: run_case(c, binary, mpiexec, tmp), cases))
+            results = list(pool.map(lambda c: run_case(c, binary, mpiexec, tmp, sessions), cases))
         failed = 0
         for case, problem in zip(cases, results, strict=True):
             if problem:
