@@ -32,8 +32,7 @@ def write(path, n, entries, symmetric, comment):
         kind = "symmetric" if symmetric else "general"
         f.write(f"%%MatrixMarket matrix coordinate real {kind}\n% {comment}\n")
         f.write(f"{n * n} {n * n} {len(entries)}\n")
-        for i, j, v in entries:
-            f.write(f"{i + 1} {j + 1} {v:.17g}\n")
+        f.writelines(f"{i + 1} {j + 1} {v:.17g}\n" for i, j, v in entries)
 
 
 if __name__ == "__main__":

@@ -298,8 +298,8 @@ TEST(AsyncJacobiSkew, StragglerIteratesLessThanTheOthers) {
 namespace {
 
 // Jacobi's sweep on the 7-point stencil whose fused residual lies low (by
-// default a factor 1e-5 on the norm, staying above the rounding level's window) in this rank's sweeps
-// [first, last): the stale dip of an estimate summed from parts of different ages, made
+// default a factor 1e-5 on the norm, staying above the rounding level's window) in this rank's
+// sweeps [first, last): the stale dip of an estimate summed from parts of different ages, made
 // deterministic. The iterates are Jacobi's.
 class DippingSweep final : public solvers::detail::StationarySweep {
  public:
