@@ -20,6 +20,7 @@
 #include <numeric>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,39 +34,6 @@ namespace asyncsolve::precond::detail {
 
 namespace {
 
-/// This rank's diagonal block in CSR, columns local and ascending.
-struct LocalBlock {
-  std::vector<std::int64_t> row_ptr{0};
-  std::vector<int> col;
-  std::vector<double> val;
-};
-
-LocalBlock diagonal_block(const AssembledRows& rows) {
-  LocalBlock b;
-  const int n = rows.rows();
-  const std::int64_t first = rows.first_row;
-  std::vector<std::pair<int, double>> row;
-  for (int i = 0; i < n; ++i) {
-    row.clear();
-    for (std::int64_t e = rows.row_ptr[i]; e < rows.row_ptr[i + 1]; ++e) {
-      const std::int64_t c = rows.col[static_cast<std::size_t>(e)] - first;
-      if (c >= 0 && c < n)
-        row.emplace_back(static_cast<int>(c), rows.val[static_cast<std::size_t>(e)]);
-    }
-    std::sort(row.begin(), row.end());
-    for (std::size_t e = 0; e < row.size(); ++e) {
-      if (e > 0 && row[e].first == row[e - 1].first) {
-        b.val.back() += row[e].second;  // a repeated column: summed
-        continue;
-      }
-      b.col.push_back(row[e].first);
-      b.val.push_back(row[e].second);
-    }
-    b.row_ptr.push_back(static_cast<std::int64_t>(b.col.size()));
-  }
-  return b;
-}
-
 class Ilu0 final : public Preconditioner {
  public:
   Ilu0(PcOperator& op, const sparse::RowNames& names) : op_(op) {
@@ -74,16 +42,14 @@ class Ilu0 final : public Preconditioner {
     // Out of memory on this rank (only where assemble() has no collective
     // inside, so that this rank may leave it) joins the verdict below.
     const bool local = op.assembles_locally();
-    AssembledRows rows;
-    LocalBlock b;
+    DiagonalBlock b;
     int bad = -1;
     bool no_memory = false;
     try {
-      rows = op.assemble();
-      b = diagonal_block(rows);
-      std::vector<std::int64_t>().swap(rows.col);  // rows' shape is all that is read now
-      std::vector<double>().swap(rows.val);
-      n_ = rows.rows();
+      b = op.diagonal_block();
+      first_row_ = b.first_row;
+      global_rows_ = b.global_rows;
+      n_ = b.rows();
       values_.resize(static_cast<std::size_t>(n_));
       bad = factorise(b);
       factor_entries_ = static_cast<double>(b.val.size());
@@ -91,7 +57,7 @@ class Ilu0 final : public Preconditioner {
     } catch (const std::bad_alloc&) {
       if (!local) throw;
       no_memory = true;
-      b = LocalBlock{};
+      b = DiagonalBlock{};
     }
     // the verdict of every rank: the lowest rank out of memory, else the
     // lowest with a zero pivot, names it (MAXLOC takes the lowest of equals)
@@ -113,7 +79,7 @@ class Ilu0 final : public Preconditioner {
       // the distributed numbering); and whether A's own diagonal is zero
       // there (then no diagonal preconditioner helps).
       std::int64_t where[2] = {0, bad_diagonal_is_zero_ ? 1 : 0};
-      if (bad >= 0) where[0] = names.row_of(bad, rows.first_row);
+      if (bad >= 0) where[0] = names.row_of(bad, first_row_);
       par::check_mpi(MPI_Bcast(where, 2, MPI_INT64_T, worst.rank, op.comm().get()), "MPI_Bcast");
       throw core::InputError(
           fmt::format("--pc ilu0: {} {}, so its ILU(0) does not exist; expected a matrix whose "
@@ -122,7 +88,7 @@ class Ilu0 final : public Preconditioner {
                       where[1] != 0 ? "has a_ii = 0" : "has a zero pivot (its diagonal cancelled)",
                       where[1] != 0 ? "try --pc none or asm" : "try --pc jacobi, asm or none"));
     }
-    report_.numbers = {{"global_rows", static_cast<double>(rows.global_rows)},
+    report_.numbers = {{"global_rows", static_cast<double>(global_rows_)},
                        {"factor_entries", factor_entries_}};
     report_.settings = {{"blocks", "one per rank (block Jacobi)"}, {"fill", "0"}};
     report_.setup_s = core::now_s() - t0;
@@ -151,7 +117,7 @@ class Ilu0 final : public Preconditioner {
   /// diag_ the position of each diagonal entry, dinv_ its inverse. Returns
   /// the first row with a zero pivot, or -1 (bad_diagonal_is_zero_: whether
   /// A's own diagonal is zero on that row).
-  int factorise(LocalBlock& b) {
+  int factorise(DiagonalBlock& b) {
     diag_.assign(static_cast<std::size_t>(n_), -1);
     dinv_.assign(static_cast<std::size_t>(n_), 0.0);
     std::vector<std::int64_t> where(static_cast<std::size_t>(n_), -1);
@@ -196,7 +162,7 @@ class Ilu0 final : public Preconditioner {
 
     /// Row `row` from b's entries [begin, end), times `scale`: column
     /// `neighbour` into next, the others into the CSR part.
-    void add_row(const LocalBlock& b, std::int64_t begin, std::int64_t end, int row, int neighbour,
+    void add_row(const DiagonalBlock& b, std::int64_t begin, std::int64_t end, int row, int neighbour,
                  double scale) {
       if (next.empty()) next.resize(b.row_ptr.size() - 1, 0.0);
       for (std::int64_t e = begin; e < end; ++e) {
@@ -212,13 +178,21 @@ class Ilu0 final : public Preconditioner {
   };
 
   /// The factors of b (in place) into lower_ and upper_; b and diag_ freed.
-  void arrange_for_solves(LocalBlock& b) {
+  void arrange_for_solves(DiagonalBlock& b) {
+    std::int64_t below = 0;  // entries of L
+    for (int i = 0; i < n_; ++i) below += diag_[static_cast<std::size_t>(i)] - b.row_ptr[i];
+    const std::int64_t above = b.row_ptr[n_] - below - n_;
+    for (auto [t, entries] : {std::pair{&lower_, below}, std::pair{&upper_, above}}) {
+      t->ptr.reserve(static_cast<std::size_t>(n_) + 1);
+      t->col.reserve(static_cast<std::size_t>(entries));
+      t->val.reserve(static_cast<std::size_t>(entries));
+    }
     for (int i = 0; i < n_; ++i) {
       const auto row = static_cast<std::size_t>(i);
       lower_.add_row(b, b.row_ptr[i], diag_[row], i, i - 1, 1.0);
       upper_.add_row(b, diag_[row] + 1, b.row_ptr[i + 1], i, i + 1, dinv_[row]);
     }
-    b = LocalBlock{};  // the factors live on in lower_, upper_ and dinv_
+    b = DiagonalBlock{};  // the factors live on in lower_, upper_ and dinv_
     std::vector<std::int64_t>().swap(diag_);
   }
 
@@ -253,6 +227,8 @@ class Ilu0 final : public Preconditioner {
   }
 
   PcOperator& op_;
+  std::int64_t first_row_ = 0;
+  std::int64_t global_rows_ = 0;
   int n_ = 0;
   bool bad_diagonal_is_zero_ = false;
   double factor_entries_ = 0.0;

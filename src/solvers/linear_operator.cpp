@@ -224,6 +224,15 @@ precond::AssembledRows CsrLinearOperator::assemble() {
   return rows;
 }
 
+precond::DiagonalBlock CsrLinearOperator::diagonal_block() {
+  // local columns: the owned rows' first, then the ghosts (dropped)
+  precond::DiagonalBlock b =
+      precond::make_diagonal_block(matrix_.row_ptr(), matrix_.col(), matrix_.val(), 0);
+  b.first_row = matrix_.first_row();
+  b.global_rows = matrix_.global_rows();
+  return b;
+}
+
 void CsrLinearOperator::gather(const grid::Field& v, std::span<double> out) const {
   std::copy(v.origin(), v.origin() + op_.rows(), out.begin());
 }

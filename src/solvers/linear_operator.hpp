@@ -154,6 +154,8 @@ class CsrLinearOperator final : public LinearOperator {
   double min_diagonal() const override;
   /// Local: the matrix's rows in its own numbering (rows are contiguous per rank).
   precond::AssembledRows assemble() override;
+  /// From the rows as they are held (local columns): no assembled copy.
+  precond::DiagonalBlock diagonal_block() override;
   bool assembles_locally() const override { return true; }
   void gather(const grid::Field& v, std::span<double> out) const override;
   void scatter(std::span<const double> in, grid::Field& v) const override;

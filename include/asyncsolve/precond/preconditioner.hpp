@@ -178,6 +178,28 @@ struct AssembledRows {
   int rows() const noexcept { return static_cast<int>(row_ptr.size()) - 1; }
 };
 
+/// This rank's diagonal block A_rr (block-Jacobi ILU(0)): its rows in
+/// AssembledRows' order with only the columns of its own rows, as local
+/// indices 0 to rows - 1, ascending in each row, repeated columns summed.
+struct DiagonalBlock {
+  std::int64_t first_row = 0;    ///< global index of this rank's first row
+  std::int64_t global_rows = 0;  ///< rows over all ranks
+  std::vector<std::int64_t> row_ptr{0};
+  std::vector<int> col;
+  std::vector<double> val;
+  int rows() const noexcept { return static_cast<int>(row_ptr.size()) - 1; }
+};
+
+/// The diagonal block of `rows.size() - 1` rows whose entry e has column
+/// col[e] - first and value val[e]: a column outside [0, rows) is another
+/// rank's and dropped. Local; rows already ascending are copied as they are.
+DiagonalBlock make_diagonal_block(std::span<const std::int64_t> row_ptr,
+                                  std::span<const std::int64_t> col, std::span<const double> val,
+                                  std::int64_t first);
+DiagonalBlock make_diagonal_block(std::span<const std::int64_t> row_ptr,
+                                  std::span<const std::int32_t> col, std::span<const double> val,
+                                  std::int64_t first);
+
 /// The operator as a preconditioner sees it (implemented by the solvers
 /// layer for stencils and distributed CSR matrices).
 class PcOperator {
@@ -195,6 +217,10 @@ class PcOperator {
   virtual ops::Scaling inverse_diagonal() const = 0;
   /// Collective: this rank's rows (for an algebraic setup: BoomerAMG).
   virtual AssembledRows assemble() = 0;
+  /// Collective where assemble() is: this rank's diagonal block. The
+  /// default takes it from assemble(); an operator that holds its rows with
+  /// local column indices takes it from them, without assembling a copy.
+  virtual DiagonalBlock diagonal_block();
   /// Whether assemble() is in fact local (no communication), so that a
   /// rank whose assemble() fails may skip it without the others waiting.
   virtual bool assembles_locally() const { return false; }
