@@ -9,9 +9,12 @@
 // CG family may use it too. A zero pivot (a missing or cancelled diagonal)
 // is refused at setup on every rank.
 //
-// Per apply: one pass over the factors (12 B per stored entry, like the
-// matrix) and three vectors; with a structured field, the owned values are
-// gathered into row order first and scattered back after.
+// Setup: the block comes straight from the distributed CSR's local columns
+// (PcOperator::diagonal_block; from assemble() on the stencils), then one
+// pass factorises it in place and one lays the factors out for the
+// substitutions. Per apply: one pass over the factors (12 B per stored
+// entry, like the matrix) and three vectors; with a structured field, the
+// owned values are gathered into row order first and scattered back after.
 #include <mpi.h>
 
 #include <algorithm>
