@@ -165,8 +165,8 @@ class Ilu0 final : public Preconditioner {
 
     /// Row `row` from b's entries [begin, end), times `scale`: column
     /// `neighbour` into next, the others into the CSR part.
-    void add_row(const DiagonalBlock& b, std::int64_t begin, std::int64_t end, int row, int neighbour,
-                 double scale) {
+    void add_row(const DiagonalBlock& b, std::int64_t begin, std::int64_t end, int row,
+                 int neighbour, double scale) {
       if (next.empty()) next.resize(b.row_ptr.size() - 1, 0.0);
       for (std::int64_t e = begin; e < end; ++e) {
         if (b.col[e] == neighbour) {
