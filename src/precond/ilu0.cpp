@@ -46,12 +46,14 @@ class Ilu0 final : public Preconditioner {
     // inside, so that this rank may leave it) joins the verdict below.
     const bool local = op.assembles_locally();
     DiagonalBlock b;
+    std::int64_t first_row = 0;
+    std::int64_t global_rows = 0;
     int bad = -1;
     bool no_memory = false;
     try {
       b = op.diagonal_block();
-      first_row_ = b.first_row;
-      global_rows_ = b.global_rows;
+      first_row = b.first_row;
+      global_rows = b.global_rows;
       n_ = b.rows();
       values_.resize(static_cast<std::size_t>(n_));
       bad = factorise(b);
@@ -82,7 +84,7 @@ class Ilu0 final : public Preconditioner {
       // the distributed numbering); and whether A's own diagonal is zero
       // there (then no diagonal preconditioner helps).
       std::int64_t where[2] = {0, bad_diagonal_is_zero_ ? 1 : 0};
-      if (bad >= 0) where[0] = names.row_of(bad, first_row_);
+      if (bad >= 0) where[0] = names.row_of(bad, first_row);
       par::check_mpi(MPI_Bcast(where, 2, MPI_INT64_T, worst.rank, op.comm().get()), "MPI_Bcast");
       throw core::InputError(
           fmt::format("--pc ilu0: {} {}, so its ILU(0) does not exist; expected a matrix whose "
@@ -91,7 +93,7 @@ class Ilu0 final : public Preconditioner {
                       where[1] != 0 ? "has a_ii = 0" : "has a zero pivot (its diagonal cancelled)",
                       where[1] != 0 ? "try --pc none or asm" : "try --pc jacobi, asm or none"));
     }
-    report_.numbers = {{"global_rows", static_cast<double>(global_rows_)},
+    report_.numbers = {{"global_rows", static_cast<double>(global_rows)},
                        {"factor_entries", factor_entries_}};
     report_.settings = {{"blocks", "one per rank (block Jacobi)"}, {"fill", "0"}};
     report_.setup_s = core::now_s() - t0;
@@ -230,8 +232,6 @@ class Ilu0 final : public Preconditioner {
   }
 
   PcOperator& op_;
-  std::int64_t first_row_ = 0;
-  std::int64_t global_rows_ = 0;
   int n_ = 0;
   bool bad_diagonal_is_zero_ = false;
   double factor_entries_ = 0.0;

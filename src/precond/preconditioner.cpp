@@ -35,10 +35,6 @@ class ScalingPreconditioner final : public Preconditioner {
   PcReport report_;
 };
 
-}  // namespace
-
-namespace {
-
 template <class Col>
 DiagonalBlock diagonal_block_of(std::span<const std::int64_t> row_ptr, std::span<const Col> col,
                                 std::span<const double> val, std::int64_t first) {
