@@ -5,6 +5,7 @@ The lab reads only JSON documents: the binary's own result documents
 (asyncsolve.lab.run/1) and suite summaries (asyncsolve.lab.suite/1).
 """
 
+import json
 import math
 
 __version__ = "0.1.0"
@@ -64,19 +65,28 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
     return name
 
 
-def _impossible_result(result: dict) -> str | None:
+def _impossible_result(result: dict, wall_s: float | None = None) -> str | None:
     """What in a result section no run of the program can write (a time that is not
-    a finite number >= 0, an iteration count below 0, min > mean or mean > max), or
-    None."""
+    a finite number >= 0, or longer than the run's own wall time `wall_s` where it is
+    known; an iteration count that is not a number >= 0; min > mean or mean > max), or
+    None. A field that is absent or null is left to the extractors (older documents)."""
     def number(value):
         return isinstance(value, int | float) and not isinstance(value, bool)
     time = result.get("time_s")
+    if time is not None and not number(time):
+        return f"result.time_s {json.dumps(time)} (not a number)"
     if number(time) and not (math.isfinite(time) and time >= 0):
         return f"result.time_s {time}"
+    # The solve runs inside the process the lab timed (wall_s, rounded to the
+    # millisecond), so its time cannot be longer.
+    if number(time) and wall_s is not None and time > 1.01 * wall_s + 0.01:
+        return f"result.time_s {time}, longer than the whole run ({wall_s} s)"
     iterations = result.get("iterations")
     if isinstance(iterations, dict):
         stats = {k: iterations.get(k) for k in ("min", "mean", "max")}
         for k, v in stats.items():
+            if v is not None and not number(v):
+                return f"result.iterations.{k} {json.dumps(v)} (not a number)"
             if number(v) and not (math.isfinite(v) and v >= 0):
                 return f"result.iterations.{k} {v}"
         known = [stats[k] for k in ("min", "mean", "max") if number(stats[k])]
@@ -86,10 +96,11 @@ def _impossible_result(result: dict) -> str | None:
     return None
 
 
-def check_document(doc: dict, where: str) -> str:
+def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
     """Return the schema name of `doc` if this lab reads it and it has the
     sections of its schema (DOCUMENT_SECTIONS), with values a run of the program
-    can write, else raise SchemaError."""
+    can write (in a run that took `wall_s` seconds, where known), else raise
+    SchemaError."""
     name = check_schema(doc.get("schema"), where)
     for section in DOCUMENT_SECTIONS.get(name, []):
         if not any(isinstance(doc.get(s), dict | list) for s in section):
@@ -97,7 +108,8 @@ def check_document(doc: dict, where: str) -> str:
                               f"{' or '.join(repr(s) for s in section)} section: not a result of "
                               "the program (cut short or edited?); rerun the run (delete the "
                               "document, then asyncsolve-lab run), or remove its .lab.json")
-    if name == "asyncsolve.result" and (bad := _impossible_result(doc["result"])) is not None:
+    bad = _impossible_result(doc["result"], wall_s) if name == "asyncsolve.result" else None
+    if bad is not None:
         raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
                           "the run (delete the document, then asyncsolve-lab run), or remove "
                           "its .lab.json")

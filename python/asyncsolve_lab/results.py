@@ -303,7 +303,10 @@ def load_results(root: str | Path) -> Results:
             doc_path = runs / side["document"]
             if doc_path.is_file():
                 doc = _read_json(doc_path)
-                check_document(doc, str(doc_path))
+                wall = side.get("wall_s")
+                check_document(doc, str(doc_path),
+                               wall if isinstance(wall, int | float) and
+                               not isinstance(wall, bool) else None)
         records.append(Record(sidecar=side, doc=doc, path=side_path))
     if not records:
         raise LabError(f"{root}: no runs (no *.lab.json sidecars); run a suite into it first"

@@ -331,7 +331,7 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
         try:
             doc = json.loads(doc_path.read_text())
             record["document_schema"] = doc.get("schema")
-            check_document(doc, str(doc_path))
+            check_document(doc, str(doc_path), round(wall, 3))
         except (json.JSONDecodeError, OSError, AttributeError):
             record.update(status="failed", reason="the document is not valid JSON")
             doc_ok = False

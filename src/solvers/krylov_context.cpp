@@ -108,9 +108,11 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
   b_norm_ = b_norm > 0.0 ? b_norm : 1.0;
   comm_.barrier();
   t_start_ = core::now_s();
+  bool broke = false;
   try {
     loop(*this);
   } catch (const Breakdown& b) {
+    broke = true;
     result_.converged = false;
     result_.reason = StopReason::breakdown;
     result_.detail = b.detail;
@@ -121,6 +123,7 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
   result_.time_s = core::now_s() - t_start_;
   drain_and_free();
   measure_true_residual();
+  if (broke) note_rounding_level(result_, options_.tol);
   confirm_convergence(result_, options_.tol);
   return std::move(result_);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -155,6 +156,14 @@ void confirm_convergence(SolveResult& result, double tol) {
   }
   if (!result.converged || result.true_residual < tol) return;
   mark_unconfirmed(result, result.residual_estimate, tol, 0);
+}
+
+void note_rounding_level(SolveResult& result, double tol) {
+  const double truth = result.true_residual;
+  if (!(truth <= stagnation_floor) || truth < tol) return;
+  if (result.detail.find("rounding level") != std::string::npos) return;
+  result.detail +=
+      fmt::format(", with the true residual at {:.3e}{}", truth, rounding_level_causes);
 }
 
 void mark_unconfirmed(SolveResult& result, double estimate, double tol, long sync_iterations) {

@@ -254,6 +254,15 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
                               f"--method {method} --tol 1e-300 --max-iters 1000000"), 3,
                   "the rounding level of double precision, which --tol is below", ranks=2)
              for method in ("jacobi --check-every 1", "schwarz", "pipebicgstab"))
+    # Pipelined CG at the same tolerance on this SPD system: p^T A p turns negative by
+    # rounding near iteration 17, which the breakdown put down to A alone ("<= 0"); it
+    # now says the true residual is at the rounding level.
+    c.append(case(shlex.split(f"solve --matrix {t}/block2.mtx --rhs {t}/e1-32.mtx "
+                              "--method pipecg --tol 1e-300"), 3,
+                  "with the true residual at", ranks=2))
+    c.append(case(shlex.split(f"solve --matrix {t}/block2.mtx --rhs {t}/e1-32.mtx "
+                              "--method pipecg --tol 1e-300"), 3,
+                  "the rounding level of double precision, which --tol is below", ranks=2))
     # The asynchronous iterations on the same two systems: the inconsistent one (its
     # estimate wanders as the iterate drifts along the null space) and a tolerance below
     # the rounding level. They ran all of --max-iters; the rule counts every rank's

@@ -51,13 +51,15 @@ def assert_one_line_error(rc, out, err, fragment):
 MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1", "result": {}}).encode()
 
 
-def results_with_document(tmp_path: Path, content: bytes) -> Path:
-    """A results folder with one sidecar whose document holds `content`."""
+def results_with_document(tmp_path: Path, content: bytes, **side_fields) -> Path:
+    """A results folder with one sidecar (with `side_fields` besides the required
+    ones) whose document holds `content`."""
     runs = tmp_path / "res" / "runs"
     runs.mkdir(parents=True)
     side = {"schema": "asyncsolve.lab.run/1", "run_id": "x", "experiment": "e",
             "program": "solve", "status": "ok", "document": "x.json", "ranks": 1,
-            "regime": "shm", "repeat": 0, "config": {}, "options": {}, "rc": 0}
+            "regime": "shm", "repeat": 0, "config": {}, "options": {}, "rc": 0,
+            **side_fields}
     (runs / "x.lab.json").write_text(json.dumps(side))
     (runs / "x.json").write_bytes(content)
     return tmp_path / "res"
@@ -113,6 +115,13 @@ def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
     ({"iterations": {"min": 100, "mean": 100, "max": -5}}, "result.iterations.max -5: "),
     ({"iterations": {"min": 100, "mean": 150, "max": 120}},
      "result.iterations min 100, mean 150, max 120 (not in order)"),
+    # Values of another type were taken as missing: the run counted as ok, and a claim
+    # on it said "not enough runs".
+    ({"time_s": "fast"}, 'result.time_s "fast" (not a number): not a value the program'),
+    ({"time_s": True}, "result.time_s true (not a number)"),
+    ({"time_s": {"a": 1}}, 'result.time_s {"a": 1} (not a number)'),
+    ({"iterations": {"min": "7", "mean": 7, "max": 7}},
+     'result.iterations.min "7" (not a number)'),
 ])
 def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     """A hand-edited NaN time or a max below the min was reported as an ok run."""
@@ -120,6 +129,19 @@ def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     res = results_with_document(tmp_path, json.dumps(doc).encode())
     assert_one_line_error(*lab(["report", str(res)]), fragment)
     assert not (res / "report").exists()
+
+
+def test_report_refuses_a_solve_longer_than_its_run(tmp_path):
+    """A time of 1e308 s in a run the lab timed at 0.3 s was taken as the run's time
+    (the claim's ratio came out inf); one within the run passes."""
+    doc = {"schema": "asyncsolve.result/1", "result": {"time_s": 1e308}}
+    res = results_with_document(tmp_path, json.dumps(doc).encode(), wall_s=0.299)
+    assert_one_line_error(*lab(["report", str(res)]),
+                          "result.time_s 1e+308, longer than the whole run (0.299 s)")
+    doc["result"]["time_s"] = 0.25
+    (res / "runs" / "x.json").write_text(json.dumps(doc))
+    rc, _, err = lab(["report", str(res)])
+    assert rc == 0, err
 
 
 @pytest.mark.parametrize(("change", "fragment"), [

@@ -176,6 +176,14 @@ void mark_diverged(SolveResult& result, double from, long from_iteration, double
 /// "diverged" (an iterate that outgrew the double).
 void confirm_convergence(SolveResult& result, double tol);
 
+/// After a Krylov breakdown (p^T A p <= 0, a zero inner product): when the
+/// true residual (result.true_residual) is at the rounding level, at most
+/// stagnation_floor and not below `tol`, adds to result.detail that it is
+/// there (rounding_level_causes), since the breakdown's quantity is then
+/// rounding, not a property of A (a --tol of 1e-300 makes CG's p^T A p 0 or
+/// negative on a Laplacian). A detail that already says so is left as it is.
+void note_rounding_level(SolveResult& result, double tol);
+
 /// Marks `result` unconfirmed: converged false, reason "unconfirmed", a
 /// detail saying the residual estimate `estimate` met `tol` and the true
 /// residual (result.true_residual) did not, nor after `sync_iterations`
