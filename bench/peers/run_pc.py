@@ -330,7 +330,10 @@ def variant_arguments(args, variant, problem):
     if problem == "matrix" and args.block > 1:
         # asyncsolve reads the file's comment itself; PETSc is told (not for PCASM:
         # MatSetBlockSize would split the rows by whole nodes, another partition).
-        if side == "asyncsolve" and pc in ("asm", "boomeramg") and args.block_size:
+        # One-level Schwarz has no use for it (asyncsolve refuses it there).
+        two_level = "nicolaides" in extra
+        if side == "asyncsolve" and args.block_size and (pc == "boomeramg"
+                                                         or (pc == "asm" and two_level)):
             extra += ["--block-size", str(args.block)]
         if side == "petsc" and pc in ("hypre", "gamg"):
             extra += ["--block-size", str(args.block)]

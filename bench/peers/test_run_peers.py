@@ -197,6 +197,10 @@ class RunPcSchwarz(unittest.TestCase):
         run_pc, args = self.parsed(["--block-size", "3"], text)
         self.assertEqual(run_pc.variant_arguments(args, "as-pcg1-amg", "matrix")[-2:],
                          ["--block-size", "3"])
+        # the coarse space takes it; one-level Schwarz refuses it
+        self.assertEqual(run_pc.variant_arguments(args, "as-pcg1-asm-coarse", "matrix")[-2:],
+                         ["--block-size", "3"])
+        self.assertNotIn("--block-size", run_pc.variant_arguments(args, "as-pcg1-asm", "matrix"))
         run_pc, args = self.parsed([], text)
         self.assertEqual(args.block, 1)
         self.assertNotIn("--block-size", run_pc.variant_arguments(args, "petsc-hypre", "matrix"))

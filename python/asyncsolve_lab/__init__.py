@@ -68,8 +68,9 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
 def _impossible_result(result: dict, wall_s: float | None = None) -> str | None:
     """What in a result section no run of the program can write (a time that is not
     a finite number >= 0, or longer than the run's own wall time `wall_s` where it is
-    known; an iteration count that is not a number >= 0; min > mean or mean > max), or
-    None. A field that is absent or null is left to the extractors (older documents)."""
+    known; iterations that are not an object, or a count in it that is not a number
+    >= 0; min > mean or mean > max), or None. A field that is absent or null is left
+    to the extractors (older documents)."""
     def number(value):
         return isinstance(value, int | float) and not isinstance(value, bool)
     time = result.get("time_s")
@@ -82,7 +83,19 @@ def _impossible_result(result: dict, wall_s: float | None = None) -> str | None:
     if number(time) and wall_s is not None and time > 1.01 * wall_s + 0.01:
         return f"result.time_s {time}, longer than the whole run ({wall_s} s)"
     iterations = result.get("iterations")
+    if iterations is not None and not isinstance(iterations, dict):
+        return (f"result.iterations {json.dumps(iterations)} (not an object of min, mean, max "
+                "and per_rank)")
     if isinstance(iterations, dict):
+        for key in ("per_rank", "per_thread"):
+            counts = iterations.get(key)
+            if counts is None:
+                continue
+            if not isinstance(counts, list):
+                return f"result.iterations.{key} {json.dumps(counts)} (not a list of counts)"
+            for v in counts:
+                if not number(v) or not (math.isfinite(v) and v >= 0):
+                    return f"result.iterations.{key} holds {json.dumps(v)} (not a count)"
         stats = {k: iterations.get(k) for k in ("min", "mean", "max")}
         for k, v in stats.items():
             if v is not None and not number(v):

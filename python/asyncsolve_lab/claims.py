@@ -229,6 +229,9 @@ def _parse_claim(ck, raw, i: int, by_name: dict, configs: dict) -> Claim:
     regimes = _regimes_of(compare, against, by_name)
     not_testable = ck.scalar(raw.get("not-testable", ""), kp + ("not-testable",),
                              "not-testable", (str,))
+    if "not-testable" in raw and not not_testable.strip():
+        raise ck.fail(kp + ("not-testable",), "not-testable is empty: expected the reason the "
+                      "claim cannot be tested here (or no not-testable key)")
     plot = raw.get("plot")
     if plot is not None:
         ck.positive(plot, kp + ("plot",), "plot")

@@ -201,6 +201,11 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
         "block0-comment.mtx:2: comment '% block-size: 0'", ranks=2)
     bad("solve --matrix {t}/no-block.mtx --method schwarz --coarse nicolaides "
         "--coordinates {t}/coords1.mtx", "coordinates need a block size of 2 or 3", ranks=2)
+    # One-level Schwarz has no use for a block size (it counts BoomerAMG's functions and
+    # the coarse vectors): given with --pc asm and no --coarse it was silently ignored.
+    for method in ("gmres --pc asm", "pcg1 --pc asm", "schwarz"):
+        bad(f"solve --matrix {{t}}/no-block.mtx --method {method} --block-size 2",
+            "--block-size 2 with", ranks=2)
     # An empty row where b is not zero: no solution, said before any method runs to
     # --max-iters (the methods without a diagonal to divide by would).
     for method in ("gmres --pc none", "pgmres --pc none", "bicgstab --pc none",

@@ -204,6 +204,18 @@ def test_bad_claims_name_file_and_line(old, new, _, words):
     assert words in msg, msg
 
 
+@pytest.mark.parametrize("reason", ['""', '"  "'])
+def test_an_empty_not_testable_reason_is_refused(reason):
+    """An empty reason was ignored (the claim was judged as if testable), a blank one
+    gave the verdict "not testable here:   ." with no reason."""
+    text = SUITE + CLAIMS.replace('not-testable = "needs more than one node"',
+                                  f"not-testable = {reason}", 1)
+    msg = error_of(text)
+    line = text.splitlines().index(f"not-testable = {reason}") + 1
+    assert msg.startswith(f"c.toml:{line}: "), msg
+    assert "not-testable is empty: expected the reason the claim cannot be tested here" in msg
+
+
 def test_excluded_configuration_is_refused():
     text = SUITE.replace("plots = [", 'exclude = [{ tol = 1e-2, local = "8,8,8" }]\nplots = [') \
         + CLAIMS

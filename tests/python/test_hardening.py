@@ -122,6 +122,18 @@ def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
     ({"time_s": {"a": 1}}, 'result.time_s {"a": 1} (not a number)'),
     ({"iterations": {"min": "7", "mean": 7, "max": 7}},
      'result.iterations.min "7" (not a number)'),
+    # The whole field of another type, or per-rank counts that are not counts, passed
+    # as an ok run with dashes.
+    ({"iterations": "5"}, 'result.iterations "5" (not an object of min, mean, max'),
+    ({"iterations": True}, "result.iterations true (not an object"),
+    ({"iterations": -7}, "result.iterations -7 (not an object"),
+    ({"iterations": [1, 2]}, "result.iterations [1, 2] (not an object"),
+    ({"iterations": {"min": 1, "mean": 1, "max": 1, "per_rank": ["x"]}},
+     'result.iterations.per_rank holds "x" (not a count)'),
+    ({"iterations": {"min": 1, "mean": 1, "max": 1, "per_rank": 3}},
+     "result.iterations.per_rank 3 (not a list of counts)"),
+    ({"iterations": {"min": 1, "mean": 1, "max": 1, "per_thread": [1, -2]}},
+     "result.iterations.per_thread holds -2 (not a count)"),
 ])
 def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     """A hand-edited NaN time or a max below the min was reported as an ok run."""
