@@ -65,12 +65,14 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
     return name
 
 
-def _impossible_result(result: dict, wall_s: float | None = None) -> str | None:
+def _impossible_result(result: dict, wall_s: float | None = None,
+                       ranks: int | None = None) -> str | None:
     """What in a result section no run of the program can write (a time that is not
     a finite number >= 0, or longer than the run's own wall time `wall_s` where it is
     known; iterations that are not an object, or a count in it that is not a number
-    >= 0; min > mean or mean > max), or None. A field that is absent or null is left
-    to the extractors (older documents)."""
+    >= 0; per-rank counts that are not whole numbers >= 0, or not one per rank of the
+    run's `ranks`; min > mean or mean > max), or None. A field that is absent or null
+    is left to the extractors (older documents)."""
     def number(value):
         return isinstance(value, int | float) and not isinstance(value, bool)
     time = result.get("time_s")
@@ -94,8 +96,12 @@ def _impossible_result(result: dict, wall_s: float | None = None) -> str | None:
             if not isinstance(counts, list):
                 return f"result.iterations.{key} {json.dumps(counts)} (not a list of counts)"
             for v in counts:
-                if not number(v) or not (math.isfinite(v) and v >= 0):
+                if not number(v) or not (math.isfinite(v) and v >= 0 and float(v).is_integer()):
                     return f"result.iterations.{key} holds {json.dumps(v)} (not a count)"
+            if (key == "per_rank" and isinstance(ranks, int) and not isinstance(ranks, bool)
+                    and len(counts) != ranks):
+                return (f"result.iterations.per_rank holds {len(counts)} counts for a run of "
+                        f"{ranks} ranks")
         stats = {k: iterations.get(k) for k in ("min", "mean", "max")}
         for k, v in stats.items():
             if v is not None and not number(v):
@@ -121,7 +127,10 @@ def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
                               f"{' or '.join(repr(s) for s in section)} section: not a result of "
                               "the program (cut short or edited?); rerun the run (delete the "
                               "document, then asyncsolve-lab run), or remove its .lab.json")
-    bad = _impossible_result(doc["result"], wall_s) if name == "asyncsolve.result" else None
+    environment = doc.get("environment")
+    ranks = environment.get("ranks") if isinstance(environment, dict) else None
+    bad = (_impossible_result(doc["result"], wall_s, ranks) if name == "asyncsolve.result"
+           else None)
     if bad is not None:
         raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
                           "the run (delete the document, then asyncsolve-lab run), or remove "

@@ -73,7 +73,13 @@ std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
   int dimension = 0;
   if (comm.is_root()) {
     try {
-      const sparse::MatrixMarketFile file = sparse::read_matrix_market(coordinates);
+      sparse::MatrixMarketFile file;
+      try {
+        file = sparse::read_matrix_market(coordinates);
+      } catch (const core::InputError& e) {
+        // the option named, as --rhs and --x0 do
+        throw core::InputError(fmt::format("--coordinates {}", e.what()));
+      }
       const sparse::CsrMatrix& c = file.matrix;
       if (c.rows != nodes || c.cols != block_size) {
         throw core::InputError(fmt::format(

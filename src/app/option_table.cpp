@@ -61,7 +61,8 @@ std::string Applies::text() const {
     }
     parts.push_back(fmt::format("{}", fmt::join(conditions, ", ")));
   }
-  return fmt::format("{}", fmt::join(parts, " or "));
+  const std::string out = fmt::format("{}", fmt::join(parts, " or "));
+  return except.empty() ? out : fmt::format("{} ({})", out, except);
 }
 
 Applies applies_when(std::vector<Condition> all) { return Applies{{std::move(all)}}; }

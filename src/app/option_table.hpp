@@ -42,11 +42,14 @@ struct Condition {
 /// conditions. No alternatives: everywhere.
 struct Applies {
   std::vector<std::vector<Condition>> any;
+  /// Where a later check refuses it within those alternatives, in words
+  /// ("not with --matrix"): shown in parentheses after them.
+  std::string except = {};
 
   /// True everywhere.
   bool everywhere() const { return any.empty(); }
   /// "--method jacobi, --variant async|racy" (alternatives joined by " or "),
-  /// or "everywhere".
+  /// or "everywhere"; then " (except)" where given.
   std::string text() const;
 };
 

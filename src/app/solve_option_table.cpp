@@ -203,7 +203,7 @@ void add_krylov_and_async(OptionTable& t, SolveArgs& a) {
   t.number("--shift", c.shift, {-1e12, 1e12},
            {.help = "Krylov: solve (A + shift I) x = b; a shift below -lambda_min(A) makes A "
                     "indefinite and CG breaks down",
-            .applies = krylov});
+            .applies = Applies{krylov.any, "not with --matrix: add the shift to the matrix"}});
   t.number("--repeat-solve", c.repeat_solves, {1, 1e6},
            {.help = "Krylov: set the operator and the preconditioner up once, then solve N "
                     "times from the same initial guess, each solve timed (result.repeat_solves "
@@ -281,7 +281,8 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
                   "thread, sleeping US microseconds between passes; needs "
                   "MPI_THREAD_MULTIPLE)",
           .applies = Applies{{{when("--method", stationary), when("--variant", asynchronous)},
-                              {when("--method", krylov_names())}}},
+                              {when("--method", krylov_names())}},
+                             "the Krylov methods with --matrix or --assemble: none only"},
           .sample = "poll:4",
           .value = "MODE",
           .limits = "K 1 to 1e6, US 0 to 1e6"});

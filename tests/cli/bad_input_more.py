@@ -201,6 +201,15 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
         "block0-comment.mtx:2: comment '% block-size: 0'", ranks=2)
     bad("solve --matrix {t}/no-block.mtx --method schwarz --coarse nicolaides "
         "--coordinates {t}/coords1.mtx", "coordinates need a block size of 2 or 3", ranks=2)
+    # A coordinates file that cannot be read names its option, as --rhs and --x0 do.
+    bad("solve --matrix {t}/block2.mtx --method pcg1 --pc asm --coarse nicolaides "
+        "--coordinates {t}/missing-coords.mtx",
+        f"--coordinates {t}/missing-coords.mtx: cannot open", ranks=2)
+    # With a matrix the Krylov methods take --progress none only: the refusal of
+    # poll:K pointed at thread, which is refused there in turn.
+    bad("solve --matrix {t}/chain-general.mtx --method bicgstab --progress poll:3",
+        "--progress 'poll:3' with --method bicgstab --matrix: expected none (the sparse "
+        "Krylov solves poll through --test-every)", ranks=2, absent="thread")
     # One-level Schwarz has no use for a block size (it counts BoomerAMG's functions and
     # the coarse vectors): given with --pc asm and no --coarse it was silently ignored.
     for method in ("gmres --pc asm", "pcg1 --pc asm", "schwarz"):

@@ -134,6 +134,8 @@ def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
      "result.iterations.per_rank 3 (not a list of counts)"),
     ({"iterations": {"min": 1, "mean": 1, "max": 1, "per_thread": [1, -2]}},
      "result.iterations.per_thread holds -2 (not a count)"),
+    ({"iterations": {"min": 1, "mean": 1.5, "max": 2, "per_rank": [1.5, 2]}},
+     "result.iterations.per_rank holds 1.5 (not a count)"),
 ])
 def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     """A hand-edited NaN time or a max below the min was reported as an ok run."""
@@ -141,6 +143,24 @@ def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     res = results_with_document(tmp_path, json.dumps(doc).encode())
     assert_one_line_error(*lab(["report", str(res)]), fragment)
     assert not (res / "report").exists()
+
+
+def test_report_refuses_per_rank_counts_not_one_per_rank(tmp_path):
+    """A run of 2 ranks whose per_rank held no count (or three) was reported ok, its
+    histogram short of a rank; one count per rank passes."""
+    doc = {"schema": "asyncsolve.result/1", "environment": {"ranks": 2},
+           "result": {"iterations": {"min": 3, "mean": 3, "max": 3, "per_rank": []}}}
+    res = results_with_document(tmp_path, json.dumps(doc).encode())
+    assert_one_line_error(*lab(["report", str(res)]),
+                          "result.iterations.per_rank holds 0 counts for a run of 2 ranks")
+    doc["result"]["iterations"]["per_rank"] = [3, 3, 3]
+    (res / "runs" / "x.json").write_text(json.dumps(doc))
+    assert_one_line_error(*lab(["report", str(res)]),
+                          "result.iterations.per_rank holds 3 counts for a run of 2 ranks")
+    doc["result"]["iterations"]["per_rank"] = [3, 3]
+    (res / "runs" / "x.json").write_text(json.dumps(doc))
+    rc, _, err = lab(["report", str(res)])
+    assert rc == 0, err
 
 
 def test_report_refuses_a_solve_longer_than_its_run(tmp_path):

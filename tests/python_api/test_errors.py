@@ -491,6 +491,16 @@ def test_keywords_of_the_wrong_kind(comm, spd, keywords, expected):
     assert one_line(e) == expected
 
 
+def test_an_empty_pc_option_is_no_option(comm, spd):
+    """pc_option={} became "--pc-option ''" and was refused as "empty value after '='",
+    which the user never typed; no name=value pairs is the option not given."""
+    plain = asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev")
+    empty = asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev",
+                             pc_option={})
+    assert empty.converged
+    assert empty.iterations == plain.iterations
+
+
 def test_blocks_with_different_column_counts_name_every_rank(comm, spd):
     if comm.size == 1:
         pytest.skip("needs two ranks")

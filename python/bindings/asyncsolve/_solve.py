@@ -41,6 +41,8 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
     if isinstance(value, str):
         return keyword, value, False
     if isinstance(value, Mapping):  # pc_option={"lanczos_steps": 20}
+        if not value:  # no name=value pairs: as if not given
+            return None
         for k, v in value.items():
             if not isinstance(v, str | int | float | np.number | np.bool_):
                 raise _Refused(f"{keyword}: {k}={v!r}: a {type(v).__name__}: expected a number "
