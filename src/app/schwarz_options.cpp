@@ -23,12 +23,12 @@ void add_schwarz_options(OptionTable& t, SchwarzArgs& a, const std::vector<std::
                                   {when("--method", {"schwarz"}), when("--variant", {"sync"})}}};
   // The block size counts BoomerAMG's functions and the coarse vectors per
   // subdomain: one-level Schwarz has no use for it.
-  const Applies block_size = Applies{
-      {{when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"boomeramg"})},
-       {when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm"}),
-        when("--coarse", {"nicolaides"})},
-       {when("--matrix", {"FILE"}), when("--method", {"schwarz"}),
-        when("--coarse", {"nicolaides"})}}};
+  const Applies block_size =
+      Applies{{{when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"boomeramg"})},
+               {when("--matrix", {"FILE"}), when("--method", methods), when("--pc", {"asm"}),
+                when("--coarse", {"nicolaides"})},
+               {when("--matrix", {"FILE"}), when("--method", {"schwarz"}),
+                when("--coarse", {"nicolaides"})}}};
   const Applies rigid_body = Applies{{{when("--matrix", {"FILE"}), when("--method", methods),
                                        when("--pc", {"asm"}), when("--coarse", {"nicolaides"})},
                                       {when("--matrix", {"FILE"}), when("--method", {"schwarz"}),
