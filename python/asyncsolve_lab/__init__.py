@@ -51,9 +51,12 @@ class SchemaError(LabError):
 def check_schema(schema: object, where: str, allowed: dict[str, int] | None = None) -> str:
     """Return the schema name if `schema` is one this lab reads, else raise SchemaError."""
     allowed = DOCUMENT_SCHEMAS if allowed is None else allowed
-    if not isinstance(schema, str) or "/" not in schema:
+    if schema is None:
         raise SchemaError(f"{where}: no schema field (\"name/version\"); "
                           "not an asyncsolve document")
+    if not isinstance(schema, str) or "/" not in schema:
+        raise SchemaError(f"{where}: schema {json.dumps(schema)[:80]}: expected \"name/version\" "
+                          "(e.g. asyncsolve.result/1); not an asyncsolve document")
     name, _, version = schema.rpartition("/")
     if name not in allowed:
         known = ", ".join(f"{n}/{v}" for n, v in sorted(allowed.items()))
@@ -71,8 +74,9 @@ def _impossible_result(result: dict, wall_s: float | None = None,
     a finite number >= 0, or longer than the run's own wall time `wall_s` where it is
     known; iterations that are not an object, or a count in it that is not a number
     >= 0; per-rank counts that are not whole numbers >= 0, or not one per rank of the
-    run's `ranks`; min > mean or mean > max), or None. A field that is absent or null
-    is left to the extractors (older documents)."""
+    run's `ranks`; min > mean or mean > max; a residual or error that is not a finite
+    number >= 0), or None. A field that is absent or null is left to the extractors
+    (older documents)."""
     def number(value):
         return isinstance(value, int | float) and not isinstance(value, bool)
     time = result.get("time_s")
@@ -84,6 +88,14 @@ def _impossible_result(result: dict, wall_s: float | None = None,
     # millisecond), so its time cannot be longer.
     if number(time) and wall_s is not None and time > 1.01 * wall_s + 0.01:
         return f"result.time_s {time}, longer than the whole run ({wall_s} s)"
+    # Norms the program measures: never negative, and never infinite or NaN in a
+    # document (JSON has neither; the program writes null).
+    for key in ("true_residual", "scaled_true_residual", "residual_estimate", "error_inf"):
+        value = result.get(key)
+        if value is not None and not number(value):
+            return f"result.{key} {json.dumps(value)[:80]} (not a number)"
+        if number(value) and not (math.isfinite(value) and value >= 0):
+            return f"result.{key} {value} (not a norm)"
     iterations = result.get("iterations")
     if iterations is not None and not isinstance(iterations, dict):
         return (f"result.iterations {json.dumps(iterations)} (not an object of min, mean, max "

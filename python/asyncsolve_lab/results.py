@@ -235,6 +235,7 @@ _SIDECAR_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
     "order": ((int,), False, "the run's place in the suite, 0 or more"),
     "config": ((dict,), False, "an object of the run's configuration"),
     "document": ((str, type(None)), False, "a document's file name or null"),
+    "wall_s": ((int, float, type(None)), False, "the run's seconds, a finite number >= 0"),
 }
 _STATUSES = ("ok", "failed", "timeout")
 
@@ -252,7 +253,9 @@ def _check_sidecar(side: dict, path: Path) -> None:
         wrong = (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
                  or (key == "status" and value not in _STATUSES)
                  or (key == "ranks" and isinstance(value, int) and value < 1)
-                 or (key in ("repeat", "order") and isinstance(value, int) and value < 0))
+                 or (key in ("repeat", "order") and isinstance(value, int) and value < 0)
+                 or (key == "wall_s" and isinstance(value, int | float)
+                     and not (math.isfinite(value) and value >= 0)))
         if wrong:
             raise LabError(f"{path}: {key} {json.dumps(value)[:80]}: expected {what}")
 

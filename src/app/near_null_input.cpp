@@ -21,6 +21,7 @@ BlockSizeComment block_size_comment(const std::filesystem::path& path) {
   std::getline(in, line);  // the banner
   constexpr std::string_view key = "block-size:";
   long number = 1;
+  BlockSizeComment found;
   while (std::getline(in, line)) {
     ++number;
     if (line.empty() || line[0] != '%') break;  // the size line ends the comments
@@ -42,9 +43,17 @@ BlockSizeComment block_size_comment(const std::filesystem::path& path) {
                       "from 1 to 16",
                       path.string(), number, line));
     }
-    return {n, fmt::format("{}:{}: '{}'", path.string(), number, line)};
+    // A second comment that disagrees leaves the block size in doubt.
+    if (found.size > 0 && found.size != n) {
+      throw core::InputError(
+          fmt::format("{}:{}: comment '{}' after {}: two block sizes, expected one "
+                      "'% block-size: N' comment (or --block-size)",
+                      path.string(), number, line, found.where));
+    }
+    if (found.size == 0)
+      found = {n, fmt::format("{}:{}: '{}'", path.string(), number, line)};
   }
-  return {};
+  return found;
 }
 
 std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
@@ -61,7 +70,8 @@ std::shared_ptr<const precond::NearNullSpace> load_near_null_space(
   if (!coordinates.empty() && block_size != 2 && block_size != 3) {
     throw core::InputError(fmt::format(
         "--coordinates {}: coordinates need a block size of 2 or 3 (one unknown per dimension "
-        "at each node), and the block size is {} ({}): expected --block-size 2 or 3",
+        "at each node), and the block size is {} ({}): expected --block-size equal to the "
+        "coordinates' dimension (the file's columns, 2 or 3)",
         coordinates.string(), block_size, origin));
   }
   for (const std::int64_t f : file_rows)

@@ -24,7 +24,7 @@ struct BlockSizeComment {
 /// Local: the block size a Matrix Market file declares in a comment line
 /// `% block-size: N` before its size line (spaces optional, N from 1 to 16),
 /// or size 0 if none. Throws core::InputError for such a line with another
-/// value (file:line).
+/// value, or for two such lines that disagree (file:line).
 BlockSizeComment block_size_comment(const std::filesystem::path& path);
 
 /// Collective: the near-null space of this rank's rows (`file_rows`: each

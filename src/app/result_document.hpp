@@ -1,6 +1,7 @@
 #pragma once
 // The result document (schema asyncsolve.result/1) and the rank-0 summary.
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "asyncsolve/par/document.hpp"
 #include "asyncsolve/par/environment.hpp"
 #include "asyncsolve/par/fault_injection.hpp"
+#include "asyncsolve/par/progress.hpp"
 #include "asyncsolve/par/stats.hpp"
 #include "asyncsolve/solvers/jacobi.hpp"
 #include "asyncsolve/solvers/jacobi_async.hpp"
@@ -97,6 +99,12 @@ struct Solved {
   std::string allreduce;
   int threads = 1;  ///< OpenMP threads per rank (--hybrid)
 };
+
+/// Collective: the progress thread --progress thread[:US] asks for, or none
+/// (core::InputError where MPI provides no MPI_THREAD_MULTIPLE). Defined in
+/// solve_command.cpp.
+std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& config,
+                                                           const par::Comm& comm);
 
 /// The --monitor printer (call it on rank 0): iteration, residual and rate,
 /// at most every --monitor-every seconds. Defined in solve_command.cpp.

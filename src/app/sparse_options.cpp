@@ -108,8 +108,8 @@ SparseConfig validate_sparse(const SparseArgs& a, const SparseContext& x) {
   check(x.hybrid, fmt::format("{} with --hybrid {}: the hybrid schemes run on the "
                               "structured problems, expected --hybrid none",
                               what, x.hybrid_text));
-  check(x.copy, fmt::format("{} with --copy: the sparse Jacobi swaps its vectors, expected no "
-                            "--copy",
+  check(x.copy, fmt::format("{} with --copy: the sparse Jacobi and Schwarz iterations swap "
+                            "their vectors, expected no --copy",
                             what));
   check(matrix && x.shift != 0.0,
         fmt::format("--shift {} with --matrix: expected 0 (add the shift to the matrix)", x.shift));

@@ -76,7 +76,9 @@ class Cholmod final : public LocalSolver {
       if (status == CHOLMOD_NOT_POSDEF) {
         throw FactorisationError(fmt::format(
             "cholmod: the matrix is not positive definite (pivot {} of {}, counted from 1 in the "
-            "factorisation's order, is not positive; try --local-solver umfpack)",
+            "factorisation's order, is not positive; so A is not positive definite either: try "
+            "--local-solver umfpack with --method schwarz, gmres, fgmres or bicgstab, since the "
+            "CG methods need a positive definite A)",
             minor + 1, n));
       }
       throw FactorisationError(fmt::format("cholmod: factorisation failed (status {})", status));

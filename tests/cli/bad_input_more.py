@@ -61,6 +61,8 @@ def prepare_more(t: Path) -> None:
     (t / "block3-comment.mtx").write_text(block2.replace("% block-size: 2", "% block-size: 3"))
     (t / "block0-comment.mtx").write_text(block2.replace("% block-size: 2", "% block-size: 0"))
     (t / "no-block.mtx").write_text(block2.replace("% block-size: 2\n", ""))
+    (t / "block-conflict.mtx").write_text(block2.replace("% block-size: 2\n",
+                                                         "% block-size: 2\n%block-size: 1\n"))
     # file row 3 empty: a chain whose row 3 lost its entries, and b = 1 everywhere
     chain = [(i, j, v) for i, j, v in general if i != 2 and v != 0.0]
     (t / "emptyrow-general.mtx").write_text("\n".join(
@@ -201,6 +203,9 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
         "block0-comment.mtx:2: comment '% block-size: 0'", ranks=2)
     bad("solve --matrix {t}/no-block.mtx --method schwarz --coarse nicolaides "
         "--coordinates {t}/coords1.mtx", "coordinates need a block size of 2 or 3", ranks=2)
+    # Two block-size comments that disagree: the first one used to win silently.
+    bad("solve --matrix {t}/block-conflict.mtx --method pcg1 --pc asm --coarse nicolaides",
+        "block-conflict.mtx:3: comment '%block-size: 1' after", ranks=2)
     # A coordinates file that cannot be read names its option, as --rhs and --x0 do.
     bad("solve --matrix {t}/block2.mtx --method pcg1 --pc asm --coarse nicolaides "
         "--coordinates {t}/missing-coords.mtx",

@@ -659,14 +659,28 @@ class Solve(unittest.TestCase):
         self.assertEqual(doc["method"]["test_every"], 1)
 
     def test_progress_thread_for_async_jacobi_and_krylov(self):
+        # The sparse paths (--assemble, --matrix) took the option and ran no thread.
         for args in (["--variant", "racy", "--transport", "mpi"],
                      ["--variant", "async", "--transport", "rma"],
-                     ["--method", "pcg-overlap", "--allreduce", "tree"]):
+                     ["--method", "pcg-overlap", "--allreduce", "tree"],
+                     ["--assemble", "--variant", "async", "--transport", "rma"],
+                     ["--assemble", "--method", "schwarz", "--variant", "racy"]):
             doc, _ = self.solve(["--local", "8,8,8", "--progress", "thread:10"] + args, 2)
             self.assertTrue(doc["result"]["converged"], args)
             self.assertEqual(doc["method"]["progress"], "thread:10")
             self.assertEqual(doc["environment"]["thread_level"], "multiple")
             self.assertGreater(doc["stats"]["progress_passes"]["min"], 0)
+
+    def test_no_error_against_the_unshifted_solution_with_a_shift(self):
+        # ones' exact solution (u = 1) is A's: error_inf compared (A + S I)'s with it.
+        for extra in ([], ["--assemble"]):
+            doc, out = self.solve(["--problem", "ones", "--global", "8,8,8", "--method", "cg",
+                                   "--shift", "1"] + extra, 2)
+            self.assertTrue(doc["result"]["converged"], extra)
+            self.assertIsNone(doc["result"]["error_inf"], extra)
+            self.assertNotIn("max |u - exact|", out)
+        doc, _ = self.solve(["--problem", "ones", "--global", "8,8,8", "--method", "cg"], 2)
+        self.assertLess(doc["result"]["error_inf"], 1e-3)
 
     def test_sync_jacobi_with_every_reduction_algorithm(self):
         iterations = set()

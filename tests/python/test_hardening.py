@@ -136,6 +136,12 @@ def test_report_refuses_a_document_without_its_sections(tmp_path, doc, missing):
      "result.iterations.per_thread holds -2 (not a count)"),
     ({"iterations": {"min": 1, "mean": 1.5, "max": 2, "per_rank": [1.5, 2]}},
      "result.iterations.per_rank holds 1.5 (not a count)"),
+    # A negative residual gave a claim on true_residual the verdict "reproduced: ratio
+    # -9.95e-16"; text was taken as no value.
+    ({"true_residual": -1.0}, "result.true_residual -1.0 (not a norm)"),
+    ({"true_residual": "x"}, 'result.true_residual "x" (not a number)'),
+    ({"residual_estimate": [1]}, "result.residual_estimate [1] (not a number)"),
+    ({"error_inf": -0.5}, "result.error_inf -0.5 (not a norm)"),
 ])
 def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     """A hand-edited NaN time or a max below the min was reported as an ok run."""
@@ -143,6 +149,18 @@ def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     res = results_with_document(tmp_path, json.dumps(doc).encode())
     assert_one_line_error(*lab(["report", str(res)]), fragment)
     assert not (res / "report").exists()
+
+
+@pytest.mark.parametrize(("schema", "fragment"), [
+    (None, 'no schema field ("name/version")'),
+    ("x", 'schema "x": expected "name/version" (e.g. asyncsolve.result/1)'),
+    (7, 'schema 7: expected "name/version"'),
+])
+def test_report_names_a_malformed_schema(tmp_path, schema, fragment):
+    """A schema "x" was reported as no schema field at all."""
+    doc = {"result": {}} if schema is None else {"schema": schema, "result": {}}
+    res = results_with_document(tmp_path, json.dumps(doc).encode())
+    assert_one_line_error(*lab(["report", str(res)]), fragment)
 
 
 def test_report_refuses_per_rank_counts_not_one_per_rank(tmp_path):
@@ -186,6 +204,10 @@ def test_report_refuses_a_solve_longer_than_its_run(tmp_path):
     ({"repeat": 1.5}, "repeat 1.5: expected a repeat number"),
     ({"config": []}, "config []: expected an object"),
     ({"experiment": 7}, "experiment 7: expected an experiment's name"),
+    # A negative run time was blamed on the document's time_s; a string was taken as
+    # unknown.
+    ({"wall_s": -1}, "wall_s -1: expected the run's seconds, a finite number >= 0"),
+    ({"wall_s": "1"}, 'wall_s "1": expected the run\'s seconds'),
 ])
 def test_report_refuses_a_sidecar_without_its_fields(tmp_path, change, fragment):
     """A sidecar edited by hand or cut short gave a traceback (KeyError,

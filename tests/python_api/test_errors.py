@@ -495,10 +495,37 @@ def test_an_empty_pc_option_is_no_option(comm, spd):
     """pc_option={} became "--pc-option ''" and was refused as "empty value after '='",
     which the user never typed; no name=value pairs is the option not given."""
     plain = asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev")
-    empty = asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev",
-                             pc_option={})
-    assert empty.converged
-    assert empty.iterations == plain.iterations
+    for none in ({}, []):
+        empty = asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev",
+                                 pc_option=none)
+        assert empty.converged
+        assert empty.iterations == plain.iterations
+    # An empty text is no value: refused as such, not as "an empty value after '='".
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(whole(spd, comm), comm=comm, method="pcg1", pc="chebyshev",
+                         pc_option="")
+    assert one_line(e) == ("pc_option='': an empty text: expected a value of --pc-option "
+                           "(or None for its default)")
+
+
+def test_a_misspelled_keyword_is_refused_even_when_none(comm, spd):
+    """tolerance=None was dropped with the other None keywords, unnoticed."""
+    for value in (None, 1e-3):
+        with pytest.raises(asyncsolve.InputError) as e:
+            asyncsolve.solve(whole(spd, comm), comm=comm, method="cg", tolerance=value)
+        assert one_line(e).startswith("unexpected keyword 'tolerance': expected one of method, ")
+
+
+def test_blocks_of_a_matrix_that_is_not_square_say_so(comm, spd):
+    """Blocks with half of A's columns were refused for their row ranges ("the ranks own
+    144 rows in all: expected 72 (the global rows)")."""
+    block, rows = block_of(spd, comm)
+    half = spd.shape[1] // 2
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block[:, :half], comm=comm, rows=rows)
+    assert one_line(e) == (f"A: the blocks hold {spd.shape[0]} rows in all but {half} "
+                           "columns: expected a square matrix (each block's columns are all "
+                           "of A's)")
 
 
 def test_blocks_with_different_column_counts_name_every_rank(comm, spd):
@@ -527,10 +554,12 @@ def test_vectors_that_are_not_numpy_vectors(comm, spd):
 
 
 def test_an_empty_keyword_value_is_refused_as_empty(comm, spd):
-    # An empty value must not take the next keyword as its value.
+    # An empty value must not take the next keyword as its value; it is named as the
+    # keyword the user gave (the command's "--allreduce=" form is not what was typed).
     with pytest.raises(asyncsolve.InputError) as e:
         asyncsolve.solve(whole(spd, comm), comm=comm, method="cg", allreduce="", tol=1e-8)
-    assert one_line(e).startswith("--allreduce: empty value after '=', expected --allreduce")
+    assert one_line(e) == ("allreduce='': an empty text: expected a value of --allreduce "
+                           "(or None for its default)")
 
 
 def test_shmem_transport_is_the_commands_only(comm, spd):

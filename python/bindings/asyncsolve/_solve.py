@@ -39,10 +39,13 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
     if isinstance(value, float | np.floating):
         return keyword, repr(float(value)), False
     if isinstance(value, str):
+        if not value:  # the command would read "--name=" (an empty value after '=')
+            raise _Refused(f"{keyword}='': an empty text: expected a value of "
+                           f"--{keyword.replace('_', '-')} (or None for its default)")
         return keyword, value, False
+    if isinstance(value, Mapping | Sequence) and not value:
+        return None  # no name=value pairs, no values: as if not given
     if isinstance(value, Mapping):  # pc_option={"lanczos_steps": 20}
-        if not value:  # no name=value pairs: as if not given
-            return None
         for k, v in value.items():
             if not isinstance(v, str | int | float | np.number | np.bool_):
                 raise _Refused(f"{keyword}: {k}={v!r}: a {type(v).__name__}: expected a number "
@@ -60,6 +63,13 @@ def _keyword_text(keyword: str, value: Any) -> tuple[str, str, bool] | None:
 def _keywords(named: dict[str, Any], options: dict[str, Any]) -> list[tuple[str, str, bool]]:
     """The keywords as text; _Refused for a value of a type no option takes."""
     given = dict(options) | {k: v for k, v in named.items() if v is not None}
+    # None leaves an option at its default, but a name no option has is a mistake
+    # (a misspelled keyword) whatever its value.
+    known = set(_core.keywords())
+    for k, v in options.items():
+        if v is None and k not in known:
+            raise _Refused(f"unexpected keyword {k!r}: expected one of "
+                           f"{', '.join(_core.keywords())}")
     texts = [_keyword_text(k, v) for k, v in given.items() if v is not None]
     return [t for t in texts if t is not None]
 
@@ -196,6 +206,8 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
             error = f"rank {comm.rank}: {error}"  # which rank's block it is
     agree(comm, error)
     agree(comm, _keywords_differ(comm, keywords))
+    if not whole:
+        agree(comm, _blocks_square(comm, len(args["indptr"]) - 1, args["global_rows"]))
     if whole:
         system = _core.System.whole(comm, keywords, MATRIX_NAME, args["rows"], args["cols"],
                                     args["indptr"], args["indices"], args["data"], args["b"],
@@ -205,6 +217,19 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
                                         args["first_row"], args["indptr"], args["indices"],
                                         args["data"], args["b"], args["x0"], keep)
     return system, comm
+
+
+def _blocks_square(comm: MPI.Comm, rows: int, cols: int) -> str | None:
+    """Collective (rows=): None unless the blocks' rows add up to more than their
+    column count (A not square), else the message, the same on every rank (a column
+    count that differs between ranks is left to the command's own check)."""
+    shapes = comm.allgather((rows, cols))
+    total = sum(r for r, _ in shapes)
+    # (fewer rows than columns may be a gap between the ranks' rows instead)
+    if len({c for _, c in shapes}) == 1 and total > cols:
+        return (f"A: the blocks hold {total} rows in all but {cols} columns: expected a "
+                "square matrix (each block's columns are all of A's)")
+    return None
 
 
 def _keywords_differ(comm: MPI.Comm, keywords: list[tuple[str, str, bool]]) -> str | None:
