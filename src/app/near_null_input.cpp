@@ -50,8 +50,7 @@ BlockSizeComment block_size_comment(const std::filesystem::path& path) {
                       "'% block-size: N' comment (or --block-size)",
                       path.string(), number, line, found.where));
     }
-    if (found.size == 0)
-      found = {n, fmt::format("{}:{}: '{}'", path.string(), number, line)};
+    if (found.size == 0) found = {n, fmt::format("{}:{}: '{}'", path.string(), number, line)};
   }
   return found;
 }
