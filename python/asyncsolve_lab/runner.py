@@ -23,7 +23,7 @@ import signal
 import socket
 import subprocess
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -246,9 +246,67 @@ def _tail(text: str, keep: int) -> str:
     return text if len(text) <= keep else "…" + text[-keep:]
 
 
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command name (state, ppid, ...; the start time
+    is [19]), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # pid (comm) state ppid ...: comm may hold spaces and parentheses
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """The processes below `pid` (children, their children, ...) as /proc shows them
+    now, with their start times (a pid reused later is another process); empty where
+    there is no /proc."""
+    try:
+        entries = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return {}
+    children: dict[int, list[tuple[int, str]]] = {}
+    for entry in entries:
+        fields = _stat(entry)
+        if fields and len(fields) > 19 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append((entry, fields[19]))
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        for child, started in children.get(todo.pop(), []):
+            if child not in found:
+                found[child] = started
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether the process `pid` that started at `started` still runs (a zombie,
+    waiting to be reaped, does not)."""
+    fields = _stat(pid)
+    return bool(fields) and len(fields) > 19 and fields[19] == started and fields[0] != "Z"
+
+
 def _kill_tree(proc: subprocess.Popen) -> None:
-    """Stop the run's process group (mpirun and its ranks): TERM, then KILL. Done
-    when the whole group is gone: mpirun may exit while its ranks still do."""
+    """Stop the run's processes (mpirun and its ranks): TERM, then KILL. Done when
+    the whole group is gone and so is every process below mpirun: mpirun may exit
+    while its ranks still do, and a launcher may put its ranks in a process group of
+    their own."""
+    below = _descendants(proc.pid)
+    _kill_group(proc)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid, started in below.items():
+            if _alive(pid, started):
+                with suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(*p) for p in below.items()):
+            time.sleep(0.02)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """The run's process group: TERM, then KILL, until it is gone."""
     for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
         try:
             os.killpg(proc.pid, sig)
