@@ -105,6 +105,8 @@ struct Solved {
 /// solve_command.cpp.
 std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& config,
                                                            const par::Comm& comm);
+/// Collective: records the thread's passes in `out` and stops it (none: nothing).
+void stop_progress_thread(par::ProgressThread* progress, Solved& out);
 
 /// The --monitor printer (call it on rank 0): iteration, residual and rate,
 /// at most every --monitor-every seconds. Defined in solve_command.cpp.

@@ -224,10 +224,7 @@ Solved solve_jacobi(const SolveConfig& config, const grid::Problem& problem,
   } else {
     out.result = solvers::jacobi_sync(problem, decomposition, u, *halo, *reduction, options);
   }
-  if (progress) {
-    out.progress_passes = progress->passes();
-    progress->stop();
-  }
+  stop_progress_thread(progress.get(), out);
   out.halo = std::string(halo->name());
   out.allreduce = allreduce.name();
   out.threads = hybrid.threads;
@@ -328,10 +325,7 @@ Solved solve_krylov(const SolveConfig& config, const grid::Problem& problem,
   } catch (const precond::NotPositiveDefinite& e) {  // on every rank alike
     throw core::InputError(not_positive_definite(e));
   }
-  if (progress) {
-    out.progress_passes = progress->passes();
-    progress->stop();
-  }
+  stop_progress_thread(progress.get(), out);
   auto reduction = collectives::make_allreduce(collectives::AllreduceAlgorithm{}, comm);
   // The problem's exact solution is A's: with --shift (A + S I) x = b has
   // another, not known.
@@ -360,6 +354,12 @@ std::unique_ptr<par::ProgressThread> start_progress_thread(const SolveConfig& co
   }
   return std::make_unique<par::ProgressThread>(
       comm, std::chrono::microseconds{config.progress.thread_sleep_us()});
+}
+
+void stop_progress_thread(par::ProgressThread* progress, Solved& out) {
+  if (progress == nullptr) return;
+  out.progress_passes = progress->passes();
+  progress->stop();
 }
 
 void check_slow_rank(const SolveConfig& config, const par::Comm& comm) {

@@ -210,13 +210,9 @@ Solved solve_jacobi(const SolveConfig& config, SparseProblem& p, SparseSetup& se
     auto convergence = collectives::make_convergence_allreduce(
         allreduce, comm, solvers::async_convergence_values, transport);
     const solvers::AsyncJacobiOptions async = async_jacobi_options(config, options, transport);
-    // --progress thread: MPI's progress engine turned while the ranks sweep
     const auto progress = start_progress_thread(config, comm);
     out.result = solvers::jacobi_async(system, p.matrix, halo, *reduction, *convergence, async);
-    if (progress) {
-      out.progress_passes = progress->passes();
-      progress->stop();
-    }
+    stop_progress_thread(progress.get(), out);
     convergence->free();
   } else {
     out.result = solvers::jacobi_sync(system, p.matrix, halo, *reduction, options);
@@ -254,14 +250,10 @@ Solved solve_schwarz(const SolveConfig& config, SparseProblem& p, solvers::CsrSy
         allreduce, comm, solvers::async_convergence_values, options.async.transport);
   }
   Solved out;
-  // --progress thread (async, racy): MPI's progress engine turned while the ranks sweep
   const auto progress = start_progress_thread(config, comm);
   out.result =
       solvers::schwarz_solve(system, p.matrix, halo, *reduction, convergence.get(), options);
-  if (progress) {
-    out.progress_passes = progress->passes();
-    progress->stop();
-  }
+  stop_progress_thread(progress.get(), out);
   if (convergence) convergence->free();
   out.halo = std::string(halo.name());
   out.allreduce = allreduce.name();
@@ -296,9 +288,7 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
     if (!p.loaded->exact_known) return std::nullopt;
     for (int i = 0; i < n; ++i) err = std::max(err, solvers::error_term(x.origin()[i], 1.0));
   } else {
-    // The model problem's exact solution is A's: with --shift the system is
-    // (A + S I) x = b, whose solution is not known.
-    if (config.shift != 0.0) return std::nullopt;
+    if (config.shift != 0.0) return std::nullopt;  // (A + S I) x = b: not A's solution
     const auto problem =
         grid::make_problem(model_problem(config.problem), grid::ProblemOptions{config.offset});
     const grid::Decomposition& d = *p.decomposition;
