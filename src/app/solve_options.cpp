@@ -62,14 +62,13 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   stationary_only(c.halo_every != 1, fmt::format("--halo-every {}", c.halo_every), "jacobi", "1");
   stationary_only(c.copy, "--copy", "jacobi", "no --copy");
   if (!l.progress_none) {
-    if (c.sparse.is_sparse() && (!l.progress || l.progress->mode == Progress::Mode::poll)) {
-      // (a thread is refused there too: sparse_command.cpp)
-      throw InputError(fmt::format(
-          "--progress '{}' with --method {} {}: expected none (the sparse Krylov solves "
-          "poll through --test-every)",
-          a.progress, a.method, c.sparse.assemble ? "--assemble" : "--matrix"));
-    }
     if (!l.progress || l.progress->mode == Progress::Mode::poll) {
+      if (c.sparse.is_sparse()) {  // (a thread is refused there too: sparse_command.cpp)
+        throw InputError(fmt::format(
+            "--progress '{}' with --method {} {}: expected none (the sparse Krylov solves "
+            "poll through --test-every)",
+            a.progress, a.method, c.sparse.assemble ? "--assemble" : "--matrix"));
+      }
       throw InputError(
           fmt::format("--progress '{}' with --method {}: expected none or thread or "
                       "thread:US with US >= 0 (Krylov methods poll through "

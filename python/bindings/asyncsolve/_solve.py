@@ -65,11 +65,10 @@ def _keywords(named: dict[str, Any], options: dict[str, Any]) -> list[tuple[str,
     given = dict(options) | {k: v for k, v in named.items() if v is not None}
     # None leaves an option at its default, but a name no option has is a mistake
     # (a misspelled keyword) whatever its value.
-    known = set(_core.keywords())
+    known = list(_core.keywords())
     for k, v in options.items():
         if v is None and k not in known:
-            raise _Refused(f"unexpected keyword {k!r}: expected one of "
-                           f"{', '.join(_core.keywords())}")
+            raise _Refused(f"unexpected keyword {k!r}: expected one of {', '.join(known)}")
     texts = [_keyword_text(k, v) for k, v in given.items() if v is not None]
     return [t for t in texts if t is not None]
 
