@@ -4,10 +4,11 @@
 //
 // A plan's receive side follows from the ghosts alone (ascending, so
 // grouped by owner, the owner found by a binary search in the row offsets
-// every rank knows). One MPI_Alltoall tells every owner how many of its
-// entries each rank needs, one MPI_Alltoallv which ones; the owner's send
-// list to a rank is that rank's request, in the order the requester stores
-// the ghosts. The counts take O(ranks) memory per rank.
+// every rank knows). One sparse all-to-all (detail::alltoallv: a message
+// to each owner, none to other ranks) tells every owner which of its
+// entries each rank needs; the owner's send list to a rank is that rank's
+// request, in the order the requester stores the ghosts. The counts take
+// O(ranks) memory per rank.
 #include <stdexcept>
 #include <utility>
 

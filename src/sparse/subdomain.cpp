@@ -5,8 +5,8 @@
 // are the columns the rows of layer l - 1 reference outside the subdomain
 // so far (layer 0: the owned rows); earlier layers' columns are already
 // inside, so only the newest layer needs looking at. Each layer is one
-// fetch: one MPI_Alltoall of request counts, one MPI_Alltoallv of the
-// requested global rows, and three MPI_Alltoallv of the replies (row
+// fetch: a sparse all-to-all (detail::alltoallv, messages only between
+// neighbours) of the requested global rows, and three of the replies (row
 // lengths, columns, values). An owner remembers who asked for which row:
 // that is the send side of the overlap plan, no further message needed.
 #include "asyncsolve/sparse/subdomain.hpp"

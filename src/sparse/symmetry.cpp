@@ -2,7 +2,8 @@
 // an owned column j is in its own row j, found by a binary search (columns
 // ascend by global index in every row); a_ji of a ghost column lives on the
 // column's owner, so each such entry travels there transposed, as (row j,
-// column i, a_ij, a_ii), in MPI_Alltoallv. Each pair is measured against
+// column i, a_ij, a_ii), in a sparse all-to-all (only to the ranks it
+// concerns). Each pair is measured against
 // max |a| and against sqrt(|a_ii a_jj|): the second does not change under a
 // diagonal scaling (Jacobi's, --scale's), so a row scaled far below the
 // largest cannot hide its asymmetry.
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "alltoallv_impl.hpp"
 #include "asyncsolve/par/check.hpp"
 
 namespace asyncsolve::sparse {
@@ -36,13 +38,6 @@ std::pair<double, bool> lookup(const DistMatrix& m, int row, std::int64_t column
       begin, end, column, [&](std::int32_t c, std::int64_t g) { return global_column(m, c) < g; });
   if (at == end || global_column(m, *at) != column) return {0.0, false};
   return {m.val()[static_cast<std::size_t>(at - m.col().begin())], true};
-}
-
-/// The owner of global row `g`.
-int owner(const DistMatrix& m, std::int64_t g) {
-  const auto& offsets = m.row_offsets();
-  return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), g) - offsets.begin()) -
-         1;
 }
 
 }  // namespace
@@ -80,46 +75,16 @@ Symmetry check_symmetry(const DistMatrix& m, double tolerance) {
         missing += stored ? 0 : 1;
       } else {
         const std::int64_t gj = global_column(m, c);
-        const auto r = static_cast<std::size_t>(owner(m, gj));
+        const auto r = static_cast<std::size_t>(detail::owner_of(m.row_offsets(), gj));
         pairs[r].insert(pairs[r].end(), {gj, gi});
         values[r].insert(values[r].end(), {a, a_ii});  // a_ij and |a_ii|
       }
     }
   }
-  std::vector<int> send_counts(static_cast<std::size_t>(ranks)), recv_counts(send_counts.size());
-  // two numbers an entry, (j, i) and (a_ij, |a_ii|): counted in entries
-  for (std::size_t r = 0; r < values.size(); ++r)
-    send_counts[r] = static_cast<int>(values[r].size() / 2);
-  par::check_mpi(
-      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
-      "MPI_Alltoall");
-  std::vector<int> send_displs(send_counts.size(), 0), recv_displs(send_counts.size(), 0);
-  for (std::size_t r = 1; r < send_counts.size(); ++r) {
-    send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
-    recv_displs[r] = recv_displs[r - 1] + recv_counts[r - 1];
-  }
-  const int sent = send_displs.back() + send_counts.back();
-  const int received = recv_displs.back() + recv_counts.back();
-  std::vector<std::int64_t> send_pairs, recv_pairs(2 * static_cast<std::size_t>(received));
-  std::vector<double> send_values, recv_values(2 * static_cast<std::size_t>(received));
-  send_pairs.reserve(2 * static_cast<std::size_t>(sent));
-  send_values.reserve(2 * static_cast<std::size_t>(sent));
-  for (std::size_t r = 0; r < values.size(); ++r) {
-    send_pairs.insert(send_pairs.end(), pairs[r].begin(), pairs[r].end());
-    send_values.insert(send_values.end(), values[r].begin(), values[r].end());
-  }
-  for (int& c : send_counts) c *= 2;
-  for (int& c : recv_counts) c *= 2;
-  for (int& d : send_displs) d *= 2;
-  for (int& d : recv_displs) d *= 2;
-  par::check_mpi(MPI_Alltoallv(send_values.data(), send_counts.data(), send_displs.data(),
-                               MPI_DOUBLE, recv_values.data(), recv_counts.data(),
-                               recv_displs.data(), MPI_DOUBLE, comm.get()),
-                 "MPI_Alltoallv");
-  par::check_mpi(MPI_Alltoallv(send_pairs.data(), send_counts.data(), send_displs.data(),
-                               MPI_INT64_T, recv_pairs.data(), recv_counts.data(),
-                               recv_displs.data(), MPI_INT64_T, comm.get()),
-                 "MPI_Alltoallv");
+  std::vector<int> counts;
+  const std::vector<double> recv_values = detail::alltoallv(comm, values, counts);
+  const std::vector<std::int64_t> recv_pairs = detail::alltoallv(comm, pairs, counts);
+  const auto received = static_cast<int>(recv_pairs.size() / 2);
   // a_ij arrived as (j, i): a_ji is in this rank's row j
   for (int e = 0; e < received; ++e) {
     const std::int64_t row = recv_pairs[2 * static_cast<std::size_t>(e)];

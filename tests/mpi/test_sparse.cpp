@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../support/world.hpp"
+#include "alltoallv_impl.hpp"
 #include "asyncsolve/comm/async_halo.hpp"
 #include "asyncsolve/comm/sparse_halo.hpp"
 #include "asyncsolve/core/error.hpp"
@@ -215,6 +216,38 @@ std::string scratch_dir() {
 }
 
 }  // namespace
+
+TEST(SparseExchange, EveryListArrivesOnceBySourceOverManyRounds) {
+  // detail::alltoallv sends only the non-empty lists (no message to the
+  // other ranks) and must still return what an MPI_Alltoallv would. Rounds
+  // follow each other at once, with patterns that change every round, so a
+  // message of the next round taken by this one would show.
+  const par::Comm w = world();
+  const int ranks = w.size();
+  const int me = w.rank();
+  const auto length = [](int round, int from, int to) {
+    std::mt19937 g(static_cast<unsigned>(round * 7919 + from * 131 + to));
+    return g() % 3 == 0 ? 0 : static_cast<int>(g() % 6);
+  };
+  const auto value = [](int round, int from, int to, int k) {
+    return static_cast<std::int64_t>(round) * 1000000 + from * 10000 + to * 100 + k;
+  };
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(ranks));
+    for (int to = 0; to < ranks; ++to)
+      for (int k = 0; k < length(round, me, to); ++k) out[to].push_back(value(round, me, to, k));
+    std::vector<int> counts;
+    const std::vector<std::int64_t> in = sparse::detail::alltoallv(w, out, counts);
+    ASSERT_EQ(counts.size(), static_cast<std::size_t>(ranks));
+    std::size_t at = 0;
+    for (int from = 0; from < ranks; ++from) {
+      ASSERT_EQ(counts[from], length(round, from, me)) << "round " << round << " from " << from;
+      for (int k = 0; k < counts[from]; ++k, ++at)
+        ASSERT_EQ(in[at], value(round, from, me, k)) << "round " << round << " from " << from;
+    }
+    ASSERT_EQ(at, in.size());
+  }
+}
 
 TEST(DistMatrix, OwnershipGhostsAndPlanAreConsistent) {
   for (const Kind kind : {Kind::laplacian, Kind::unsymmetric}) {
