@@ -28,6 +28,7 @@
 #include "asyncsolve/solvers/krylov.hpp"
 #include "asyncsolve/solvers/norm.hpp"
 #include "asyncsolve/sparse/csr.hpp"
+#include "asyncsolve/sparse/equilibrate.hpp"
 #include "asyncsolve/sparse/load.hpp"
 #include "result_document.hpp"
 #include "solve_advice.hpp"
@@ -121,6 +122,7 @@ struct EmbeddedSystem::State {
   std::unique_ptr<par::FaultInjector> faults;
   std::optional<solvers::CsrKrylovSolver> krylov;
   std::vector<double> b0;   ///< the construction's b, as the system holds it (scaled)
+  int b0_rhs_exponent = 0;  ///< the power of two b0 was scaled by
   bool ones_known = false;  ///< b0 is A 1 (no b given): the solution is all ones
   bool b_is_b0 = true;      ///< the system's b is b0
 
@@ -268,6 +270,7 @@ EmbeddedSystem::EmbeddedSystem(const par::Comm& comm, Command command,
     throw;
   }
   s.b0.assign(s.setup.system.b.origin(), s.setup.system.b.origin() + p.matrix.local_rows());
+  s.b0_rhs_exponent = s.setup.powers.rhs_exponent;
   int no_b = rhs ? 0 : 1;
   par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &no_b, 1, MPI_INT, MPI_MIN, s.comm().get()),
                  "MPI_Allreduce");
@@ -396,11 +399,28 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
     std::copy(x0.begin(), x0.end(), mine_x0.begin());
   }
   // The scaled system: 2^c S b (or the construction's b, already scaled) and
-  // 2^(c - a) S^-1 x0, with the construction's powers of two (exact).
+  // 2^(c - a) S^-1 x0, with the construction's power a of A and a power c
+  // chosen for this b as the construction chose its own (exact powers of
+  // two: a b of 1e+-300 neither overflows nor underflows r^T r).
   s.b_is_b0 = given[0] == 0;
   const std::vector<double>& scale = s.setup.scale;
-  const int c = s.setup.powers.rhs_exponent;
   const int a = s.setup.powers.matrix_exponent;
+  double largest[2] = {0.0, 0.0};  // |S b|, |S^-1 x0|
+  for (std::size_t i = 0; i < n; ++i) {
+    const double si = scale.empty() ? 1.0 : scale[i];
+    largest[0] = std::max(largest[0], std::abs(mine_b[i] * si));
+    largest[1] = std::max(largest[1], std::abs(mine_x0[i] / si));
+  }
+  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, largest, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
+                 "MPI_Allreduce");
+  if (s.b_is_b0) {
+    s.setup.powers.rhs_exponent = s.b0_rhs_exponent;
+  } else {
+    const sparse::PowerOfTwoScaling fresh = sparse::scaling_for(a, largest[0], largest[1]);
+    // (0, 0) would need A unscaled: then b keeps A's power, as the construction's fallback
+    s.setup.powers.rhs_exponent = fresh.matrix_exponent == a ? fresh.rhs_exponent : a;
+  }
+  const int c = s.setup.powers.rhs_exponent;
   for (std::size_t i = 0; i < n; ++i) {
     const double si = scale.empty() ? 1.0 : scale[i];
     system.b.origin()[i] = given[0] != 0 ? std::ldexp(mine_b[i] * si, c) : s.b0[i];

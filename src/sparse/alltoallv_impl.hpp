@@ -74,8 +74,8 @@ std::vector<T> alltoallv(const par::Comm& comm, const std::vector<std::vector<T>
   for (int r = 0; r < ranks; ++r) {
     if (r == me || out[r].empty()) continue;
     sends.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Issend(out[r].data(), static_cast<int>(out[r].size()), mpi_type<T>(), r, tag,
-                              c, &sends.back()),
+    par::check_mpi(MPI_Issend(out[r].data(), static_cast<int>(out[r].size()), mpi_type<T>(), r,
+                              tag, c, &sends.back()),
                    "MPI_Issend");
   }
   std::vector<std::vector<T>> in(static_cast<std::size_t>(ranks));
@@ -90,23 +90,23 @@ std::vector<T> alltoallv(const par::Comm& comm, const std::vector<std::vector<T>
       par::check_mpi(MPI_Get_count(&status, mpi_type<T>(), &count), "MPI_Get_count");
       std::vector<T>& to = in[status.MPI_SOURCE];
       to.resize(static_cast<std::size_t>(count));
-      par::check_mpi(
-          MPI_Recv(to.data(), count, mpi_type<T>(), status.MPI_SOURCE, tag, c, MPI_STATUS_IGNORE),
-          "MPI_Recv");
+      par::check_mpi(MPI_Recv(to.data(), count, mpi_type<T>(), status.MPI_SOURCE, tag, c,
+                              MPI_STATUS_IGNORE),
+                     "MPI_Recv");
       continue;
     }
     int flag = 0;
     if (barrier == MPI_REQUEST_NULL) {
-      par::check_mpi(
-          MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag, MPI_STATUSES_IGNORE),
-          "MPI_Testall");
+      par::check_mpi(MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag,
+                                 MPI_STATUSES_IGNORE),
+                     "MPI_Testall");
       if (flag != 0) par::check_mpi(MPI_Ibarrier(c, &barrier), "MPI_Ibarrier");
     } else {
       par::check_mpi(MPI_Test(&barrier, &flag, MPI_STATUS_IGNORE), "MPI_Test");
       done = flag != 0;
     }
   }
-  // no barrier
+  par::check_mpi(MPI_Barrier(c), "MPI_Barrier");
   counts.assign(static_cast<std::size_t>(ranks), 0);
   std::vector<T> all;
   for (int r = 0; r < ranks; ++r) {

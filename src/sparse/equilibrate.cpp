@@ -18,6 +18,21 @@ int exponent_to_one(double largest) { return largest > 0.0 ? -std::ilogb(largest
 
 }  // namespace
 
+PowerOfTwoScaling scaling_for(int matrix_exponent, double b_max, double x0_max) {
+  // The first of (a, c), (a, a), (0, 0) that keeps b and x0 finite.
+  PowerOfTwoScaling out;
+  for (const PowerOfTwoScaling& s :
+       {PowerOfTwoScaling{matrix_exponent, exponent_to_one(b_max)},
+        PowerOfTwoScaling{matrix_exponent, matrix_exponent}, PowerOfTwoScaling{}}) {
+    out = s;
+    if (std::isfinite(std::ldexp(b_max, s.rhs_exponent)) &&
+        std::isfinite(std::ldexp(x0_max, s.rhs_exponent - s.matrix_exponent))) {
+      break;
+    }
+  }
+  return out;
+}
+
 void PowerOfTwoScaling::unscale(std::span<double> y) const {
   for (double& v : y) v = std::ldexp(v, matrix_exponent - rhs_exponent);
 }
@@ -39,16 +54,7 @@ PowerOfTwoScaling equilibrate(DistMatrix& a, std::span<double> b, std::span<doub
   const bool matrix_ok = m[0] > 0.0 && std::ldexp(-m[1], 2 * half) >= DBL_MIN &&
                          std::isfinite(std::ldexp(m[0], 2 * half));
   const int matrix = matrix_ok ? 2 * half : 0;
-  // The first of (a, c), (a, a), (0, 0) that keeps b and x0 finite.
-  PowerOfTwoScaling out;
-  for (const PowerOfTwoScaling& s : {PowerOfTwoScaling{matrix, exponent_to_one(m[2])},
-                                     PowerOfTwoScaling{matrix, matrix}, PowerOfTwoScaling{}}) {
-    out = s;
-    if (std::isfinite(std::ldexp(m[2], s.rhs_exponent)) &&
-        std::isfinite(std::ldexp(m[3], s.rhs_exponent - s.matrix_exponent))) {
-      break;
-    }
-  }
+  PowerOfTwoScaling out = scaling_for(matrix, m[2], m[3]);
   if (out.matrix_exponent != 0) {
     const std::vector<double> s(static_cast<std::size_t>(a.local_rows()),
                                 std::ldexp(1.0, out.matrix_exponent / 2));

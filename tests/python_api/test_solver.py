@@ -34,6 +34,25 @@ def test_repeated_solves_against_spsolve(comm, spd, pc):
         solver.solve()
 
 
+@pytest.mark.parametrize("method", ["pcg1", "gmres"])
+def test_each_right_hand_side_is_equilibrated_as_solve_does(comm, spd, method):
+    # solve() scales A, b and x0 by powers of two, so that b of 1e+-300 does
+    # not overflow r^T r (or underflow it into a false "converged"); a
+    # Solver's later b must get the same, not the construction's power.
+    n = spd.shape[0]
+    lu = spla.splu(spd.tocsc())
+    with asyncsolve.Solver(spd if comm.rank == 0 else None, comm=comm, method=method,
+                           tol=1e-10) as solver:
+        for scale in (1.0, 1e300, 1e-300, 1.0):
+            b = np.cos(np.arange(n) + 1.0) * scale
+            r = solver.solve(b if comm.rank == 0 else None, gather=True)
+            assert r.converged, (scale, r.reason)
+            assert r.document["problem"]["equilibration"]["rhs_exponent"] != 0 or scale == 1.0
+            assert np.allclose(r.x / scale, lu.solve(b / scale), atol=1e-7), scale
+        ones = solver.solve(gather=True)  # b = A 1 again, after the others
+        assert np.allclose(ones.x, 1.0, atol=1e-7)
+
+
 def test_solver_from_rows_with_initial_guess(comm, spd):
     block, rows = block_of(spd, comm)
     n = spd.shape[0]

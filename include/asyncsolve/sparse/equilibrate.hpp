@@ -20,6 +20,12 @@ struct PowerOfTwoScaling {
   void unscale(std::span<double> y) const;
 };
 
+/// The powers for a matrix already scaled by 2^`matrix_exponent` and a
+/// right-hand side whose largest |b_i| is `b_max` (x0's `x0_max`): b's
+/// largest into [1, 2), unless b or x0 would overflow; then b takes A's
+/// power, or neither is scaled. Local.
+PowerOfTwoScaling scaling_for(int matrix_exponent, double b_max, double x0_max);
+
 /// Scales `a` (its largest |a_ij| into [1/2, 2)), `b` (its largest |b_i|
 /// into [1, 2)) and `x0` (by 2^(c - a), as y) in place; b and x0 hold the
 /// local rows. `a` keeps its scale where its entries span so many powers of
