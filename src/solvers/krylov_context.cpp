@@ -123,6 +123,13 @@ SolveResult KrylovContext::run(KrylovLoop loop) {
   result_.time_s = core::now_s() - t_start_;
   drain_and_free();
   measure_true_residual();
+  if (estimate_below_floor_ && result_.true_residual < options_.tol) {
+    // The solve is exact (a true residual of 0, or below a --tol of 1e-300)
+    result_.converged = true;
+    result_.reason = StopReason::tolerance;
+    result_.detail.clear();
+    return std::move(result_);
+  }
   if (broke) note_rounding_level(result_, options_.tol);
   confirm_convergence(result_, options_.tol);
   return std::move(result_);
@@ -293,6 +300,15 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
     mark_diverged(result_, first_residual_, first_iteration_, p.residual, iteration,
                   krylov_divergence_factor);
     return true;
+  }
+  if (p.residual < krylov_estimate_floor) {
+    // Below any true residual double precision reaches (save 0): the true
+    // residual, measured after the loop, decides (run()).
+    estimate_below_floor_ = true;
+    throw Breakdown(fmt::format(
+        "the residual estimate {:.3e} at iteration {} is below epsilon^2 ({:.1e}), where the "
+        "recursively updated residual no longer follows the true one",
+        p.residual, iteration, krylov_estimate_floor));
   }
   if (iteration >= options_.max_iters) {
     result_.reason = StopReason::max_iters;

@@ -162,6 +162,8 @@ class KrylovContext {
   /// PETSc's divergence tolerance, relative to the start), or (collectively, every 16
   /// iterations, only when options.max_time_s is finite) some rank has run
   /// options.max_time_s seconds ("max_time"). `local_rr` is this rank's part.
+  /// Throws Breakdown when the residual is below krylov_estimate_floor and
+  /// not below the tolerance: run() then lets the true residual decide.
   bool stop(long iteration, double rr, double local_rr);
 
   /// Runs `step` with its time added to `phase`; returns what it returns.
@@ -229,8 +231,9 @@ class KrylovContext {
   SolveResult result_;
   double b_norm_ = 1.0;  ///< ||b|| (1 when b = 0)
   double t_start_ = 0.0;
-  double first_residual_ = -1.0;  ///< the first residual stop() recorded (relative)
-  long first_iteration_ = 0;      ///< its iteration
+  double first_residual_ = -1.0;       ///< the first residual stop() recorded (relative)
+  long first_iteration_ = 0;           ///< its iteration
+  bool estimate_below_floor_ = false;  ///< stop() ended it at krylov_estimate_floor
 };
 
 /// The working set of paper 003's PCG-Algorithm2 (Figure 6, DiagInvScale

@@ -120,6 +120,13 @@ inline constexpr double stagnation_rate = 1e-9;
 /// takes it (rounding_checks decides there).
 inline constexpr double stagnation_floor = 1.4901161193847656e-08;
 
+/// A Krylov method's recursively updated residual estimate below which it
+/// no longer says anything of the true residual: epsilon squared. The true
+/// residual of a solve in double precision stays near epsilon (or is 0,
+/// exactly), while the recurrence goes on shrinking its estimate; a --tol
+/// below this point is chased until --max-iters or an underflow.
+inline constexpr double krylov_estimate_floor = 4.930380657631324e-32;
+
 /// Below stagnation_floor: how many checks in a row without a new smallest
 /// residual (result.best_residual) make the residual the rounding level's,
 /// for check_stagnation. An iteration that still converges finds a new
