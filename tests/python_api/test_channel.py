@@ -205,6 +205,15 @@ def test_none_and_a_channel_twice_are_refused(comm):
         asyncsolve.Channel.destroy([None])
     with pytest.raises(asyncsolve.InputError, match=r"channels\[0\]: None: expected a Channel"):
         asyncsolve.Channel.wait_any([None], 0.0)
+    # Not a list, or a list of something else: nanobind's TypeError ("incompatible
+    # function arguments") before, not an asyncsolve.Error.
+    for call in (asyncsolve.Channel.destroy, lambda c: asyncsolve.Channel.wait_any(c, 0.0)):
+        for value, text in (("x", r"channels: a str: expected a list of Channel"),
+                            (5, r"channels: a int: expected a list of Channel"),
+                            (None, r"channels: a NoneType: expected a list of Channel"),
+                            ([None, "x"], r"channels\[1\]: a str: expected a Channel")):
+            with pytest.raises(asyncsolve.InputError, match=text):
+                call(value)
     if comm.size < 2:
         return
     peer = comm.rank ^ 1

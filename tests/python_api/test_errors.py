@@ -528,6 +528,24 @@ def test_blocks_of_a_matrix_that_is_not_square_say_so(comm, spd):
                            "of A's)")
 
 
+def test_overlapping_blocks_are_named_as_such(comm, spd):
+    """Rank 1's block starting one row early (2 ranks: (0, 72) and (71, 144)) was
+    refused as "the blocks hold 145 rows in all but 144 columns: expected a square
+    matrix"; the overlap is what is wrong."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks")
+    block, (first, last) = block_of(spd, comm)
+    if comm.rank == 1:
+        first -= 1
+        block = spd[first:last]
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(block, comm=comm, rows=(first, last))
+    start, end = spd.shape[0] // comm.size, 2 * spd.shape[0] // comm.size  # rank 1's rows
+    assert one_line(e) == (f"rank 1: rows from {start - 1} to {end}: expected rows from "
+                           f"{start} (each rank's block follows the previous rank's, without "
+                           "overlap or gap)")
+
+
 def test_blocks_with_different_column_counts_name_every_rank(comm, spd):
     if comm.size == 1:
         pytest.skip("needs two ranks")

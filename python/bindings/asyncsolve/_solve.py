@@ -206,7 +206,8 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
     agree(comm, error)
     agree(comm, _keywords_differ(comm, keywords))
     if not whole:
-        agree(comm, _blocks_square(comm, len(args["indptr"]) - 1, args["global_rows"]))
+        agree(comm, _blocks_square(comm, args["first_row"], len(args["indptr"]) - 1,
+                                   args["global_rows"]))
     if whole:
         system = _core.System.whole(comm, keywords, MATRIX_NAME, args["rows"], args["cols"],
                                     args["indptr"], args["indices"], args["data"], args["b"],
@@ -218,14 +219,21 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
     return system, comm
 
 
-def _blocks_square(comm: MPI.Comm, rows: int, cols: int) -> str | None:
-    """Collective (rows=): None unless the blocks' rows add up to more than their
-    column count (A not square), else the message, the same on every rank (a column
-    count that differs between ranks is left to the command's own check)."""
-    shapes = comm.allgather((rows, cols))
-    total = sum(r for r, _ in shapes)
+def _blocks_square(comm: MPI.Comm, first: int, rows: int, cols: int) -> str | None:
+    """Collective (rows=): None unless the blocks overlap or leave a gap, or their
+    rows add up to more than their column count (A not square), else the message,
+    the same on every rank (a column count that differs between ranks is left to
+    the command's own check)."""
+    shapes = comm.allgather((first, rows, cols))
+    expected = 0
+    for r, (f, n, _) in enumerate(shapes):
+        if f != expected:  # named before the sum, which an overlap also breaks
+            return (f"rank {r}: rows from {f} to {f + n}: expected rows from {expected} "
+                    "(each rank's block follows the previous rank's, without overlap or gap)")
+        expected += n
+    total = expected
     # (fewer rows than columns may be a gap between the ranks' rows instead)
-    if len({c for _, c in shapes}) == 1 and total > cols:
+    if len({c for _, _, c in shapes}) == 1 and total > cols:
         return (f"A: the blocks hold {total} rows in all but {cols} columns: expected a "
                 "square matrix (each block's columns are all of A's)")
     return None

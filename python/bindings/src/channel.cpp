@@ -298,7 +298,8 @@ class Channel {
   }
 
   /// Collective with each peer: destroys the channels together.
-  static void destroy(const std::vector<Channel*>& channels) {
+  static void destroy(const nb::object& list) {
+    const std::vector<Channel*> channels = channels_in(list);
     std::vector<as_channel*> handles = handles_of(channels);
     for (std::size_t i = 0; i < channels.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j) {
@@ -329,7 +330,8 @@ class Channel {
   }
 
   /// Index of the first channel with news, or -1 after timeout_s seconds.
-  static int wait_any(const std::vector<Channel*>& channels, double timeout_s) {
+  static int wait_any(const nb::object& list, double timeout_s) {
+    const std::vector<Channel*> channels = channels_in(list);
     std::vector<as_channel*> handles = handles_of(channels);
     if (!(timeout_s >= 0.0) || !std::isfinite(timeout_s)) {
       throw core::InputError(fmt::format(
@@ -397,6 +399,27 @@ class Channel {
   nb::object recv_buffer() const { return recv_; }
 
  private:
+  /// The channels of `list`, a list (or other sequence) of Channel or None
+  /// (handles_of refuses None); anything else is an InputError naming what
+  /// it is, as the other arguments' are, not nanobind's TypeError.
+  static std::vector<Channel*> channels_in(const nb::object& list) {
+    std::vector<Channel*> out;
+    if (!nb::isinstance<nb::str>(list) && nb::try_cast(list, out)) return out;
+    if (nb::isinstance<nb::sequence>(list) && !nb::isinstance<nb::str>(list)) {
+      std::size_t i = 0;
+      for (const nb::handle item : list) {
+        Channel* c = nullptr;
+        if (!item.is_none() && !nb::try_cast(item, c)) {
+          throw core::InputError(fmt::format("channels[{}]: a {}: expected a Channel", i,
+                                             nb::type_name(item.type()).c_str()));
+        }
+        ++i;
+      }
+    }
+    throw core::InputError(fmt::format("channels: a {}: expected a list of Channel",
+                                       nb::type_name(list.type()).c_str()));
+  }
+
   /// The live handles of a list of channels (None in the list: refused).
   static std::vector<as_channel*> handles_of(const std::vector<Channel*>& channels) {
     std::vector<as_channel*> handles;
@@ -522,10 +545,10 @@ void bind_channel(nb::module_& m) {
                   "Collective over comm: one channel per peer, created together "
                   "(as_channels_create) once every rank's arguments are checked and each "
                   "channel's two ends found to match; any error is raised on every rank.")
-      .def_static("destroy", &Channel::destroy, nb::arg("channels"),
+      .def_static("destroy", &Channel::destroy, nb::arg("channels").none(),
                   "Collective with each peer: completes what is in flight and destroys the "
                   "channels together (as_channels_destroy).")
-      .def_static("wait_any", &Channel::wait_any, nb::arg("channels"), nb::arg("timeout_s"),
+      .def_static("wait_any", &Channel::wait_any, nb::arg("channels").none(), nb::arg("timeout_s"),
                   "Index of the first channel with news, or -1 after timeout_s seconds "
                   "(as_channels_wait_any).")
       .def("can_send", &Channel::can_send, "True if send() will not block.")
