@@ -68,6 +68,46 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
     return name
 
 
+# Stop reasons the program writes only with converged false ("tolerance" only
+# with true; Lanczos's "invariant_subspace" with either).
+_NOT_CONVERGED_REASONS = frozenset(
+    {"max_iters", "max_time", "final_sync", "breakdown", "unconfirmed", "diverged"})
+
+
+def _method_given(command: object) -> str | None:
+    """The value of --method in a document's command line, or None."""
+    if not isinstance(command, list):
+        return None
+    for k, word in enumerate(command):
+        if word == "--method" and k + 1 < len(command) and isinstance(command[k + 1], str):
+            return command[k + 1]
+        if isinstance(word, str) and word.startswith("--method="):
+            return word.partition("=")[2]
+    return None
+
+
+def _impossible_method(doc: dict) -> str | None:
+    """A result document whose method section contradicts its own command line
+    (method.name other than the --method it ran with), or whose converged verdict
+    contradicts its true residual and tolerance (converged means the true residual
+    met --tol), or None."""
+    method = doc.get("method")
+    if not isinstance(method, dict):
+        return None
+    given = _method_given(doc.get("command"))
+    name = method.get("name")
+    if given is not None and isinstance(name, str) and name != given:
+        return f"method.name {json.dumps(name)} for a run of --method {given}"
+    result = doc.get("result")
+    tol = method.get("tol")
+    truth = result.get("true_residual") if isinstance(result, dict) else None
+    if (isinstance(result, dict) and result.get("converged") is True
+            and isinstance(tol, int | float) and isinstance(truth, int | float)
+            and not isinstance(truth, bool) and truth >= tol):
+        return f"result.converged true with a true residual {truth} not below --tol {tol}"
+    return None
+
+
 def _impossible_result(result: dict, wall_s: float | None = None,
                        ranks: int | None = None) -> str | None:
     """What in a result section no run of the program can write (a time that is not
@@ -96,6 +136,14 @@ def _impossible_result(result: dict, wall_s: float | None = None,
             return f"result.{key} {json.dumps(value)[:80]} (not a number)"
         if number(value) and not (math.isfinite(value) and value >= 0):
             return f"result.{key} {value} (not a norm)"
+    converged = result.get("converged")
+    if converged is not None and not isinstance(converged, bool):
+        return f"result.converged {json.dumps(converged)[:80]} (not true or false)"
+    reason = result.get("reason")
+    if isinstance(converged, bool) and (
+            (reason == "tolerance" and not converged)
+            or (reason in _NOT_CONVERGED_REASONS and converged)):
+        return f"result.converged {json.dumps(converged)} with reason {json.dumps(reason)}"
     iterations = result.get("iterations")
     if iterations is not None and not isinstance(iterations, dict):
         return (f"result.iterations {json.dumps(iterations)} (not an object of min, mean, max "
@@ -141,8 +189,8 @@ def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
                               "document, then asyncsolve-lab run), or remove its .lab.json")
     environment = doc.get("environment")
     ranks = environment.get("ranks") if isinstance(environment, dict) else None
-    bad = (_impossible_result(doc["result"], wall_s, ranks) if name == "asyncsolve.result"
-           else None)
+    bad = ((_impossible_result(doc["result"], wall_s, ranks) or _impossible_method(doc))
+           if name == "asyncsolve.result" else None)
     if bad is not None:
         raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
                           "the run (delete the document, then asyncsolve-lab run), or remove "

@@ -151,6 +151,40 @@ def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     assert not (res / "report").exists()
 
 
+@pytest.mark.parametrize(("doc", "fragment"), [
+    # A verdict the program never writes was counted as an ok run, and toward the claim.
+    ({"result": {"converged": "yes"}}, 'result.converged "yes" (not true or false)'),
+    ({"result": {"converged": 1}}, "result.converged 1 (not true or false)"),
+    ({"result": {"converged": False, "reason": "tolerance"}},
+     'result.converged false with reason "tolerance"'),
+    ({"result": {"converged": True, "reason": "max_iters"}},
+     'result.converged true with reason "max_iters"'),
+    ({"result": {"converged": True, "reason": "tolerance", "true_residual": 0.5},
+      "method": {"name": "cg", "tol": 1e-4}},
+     "result.converged true with a true residual 0.5 not below --tol 0.0001"),
+    # A method section that contradicts the command line the run recorded.
+    ({"result": {}, "method": {"name": "gmres"},
+      "command": ["asyncsolve", "solve", "--method", "pipecg"]},
+     'method.name "gmres" for a run of --method pipecg'),
+    ({"result": {}, "method": {"name": "gmres"},
+      "command": ["asyncsolve", "solve", "--method=cg"]},
+     'method.name "gmres" for a run of --method cg'),
+])
+def test_report_refuses_a_verdict_or_method_no_run_writes(tmp_path, doc, fragment):
+    """converged "yes", converged false with reason tolerance, and a method name other
+    than the --method run were accepted; a run's consistent verdict passes."""
+    res = results_with_document(
+        tmp_path, json.dumps({"schema": "asyncsolve.result/1"} | doc).encode())
+    assert_one_line_error(*lab(["report", str(res)]), fragment)
+    assert not (res / "report").exists()
+    good = {"schema": "asyncsolve.result/1", "command": ["asyncsolve", "solve", "--method", "cg"],
+            "method": {"name": "cg", "tol": 1e-4},
+            "result": {"converged": True, "reason": "tolerance", "true_residual": 5e-5}}
+    (res / "runs" / "x.json").write_text(json.dumps(good))
+    rc, _, err = lab(["report", str(res)])
+    assert rc == 0, err
+
+
 @pytest.mark.parametrize(("schema", "fragment"), [
     (None, 'no schema field ("name/version")'),
     ("x", 'schema "x": expected "name/version" (e.g. asyncsolve.result/1)'),
