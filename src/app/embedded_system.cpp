@@ -405,17 +405,17 @@ void EmbeddedSystem::set_rhs(std::span<const double> b, std::span<const double> 
   s.b_is_b0 = given[0] == 0;
   const std::vector<double>& scale = s.setup.scale;
   const int a = s.setup.powers.matrix_exponent;
-  double largest[2] = {0.0, 0.0};  // |S b|, |S^-1 x0|
-  for (std::size_t i = 0; i < n; ++i) {
-    const double si = scale.empty() ? 1.0 : scale[i];
-    largest[0] = std::max(largest[0], std::abs(mine_b[i] * si));
-    largest[1] = std::max(largest[1], std::abs(mine_x0[i] / si));
-  }
-  par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, largest, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
-                 "MPI_Allreduce");
-  if (s.b_is_b0) {
+  if (s.b_is_b0) {  // agreed on every rank: the reduction is collective
     s.setup.powers.rhs_exponent = s.b0_rhs_exponent;
   } else {
+    double largest[2] = {0.0, 0.0};  // |S b|, |S^-1 x0|
+    for (std::size_t i = 0; i < n; ++i) {
+      const double si = scale.empty() ? 1.0 : scale[i];
+      largest[0] = std::max(largest[0], std::abs(mine_b[i] * si));
+      largest[1] = std::max(largest[1], std::abs(mine_x0[i] / si));
+    }
+    par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, largest, 2, MPI_DOUBLE, MPI_MAX, comm.get()),
+                   "MPI_Allreduce");
     const sparse::PowerOfTwoScaling fresh = sparse::scaling_for(a, largest[0], largest[1]);
     // (0, 0) would need A unscaled: then b keeps A's power, as the construction's fallback
     s.setup.powers.rhs_exponent = fresh.matrix_exponent == a ? fresh.rhs_exponent : a;

@@ -59,10 +59,9 @@ inline MPI_Datatype mpi_type<double>() {
 /// of neighbours, not of ranks: a dense MPI_Alltoall of the counts is O(ranks)
 /// messages a rank (and under SimGrid, quadratic bookkeeping per message).
 /// A closing MPI_Barrier keeps every rank from starting the next exchange
-/// (same tag) while another still probes for this one's messages. (A
-/// duplicate communicator per exchange would do the same, but Open MPI 4.1
-/// hung in MPI_Comm_dup's context-id agreement when one rank had already
-/// sent on the duplicate.)
+/// (same tag) while another still probes for this one's messages. No
+/// MPI_Comm_idup of `comm` may be pending meanwhile (Open MPI 4.1 hung; see
+/// DistMatrix::from_rows).
 template <class T>
 std::vector<T> alltoallv(const par::Comm& comm, const std::vector<std::vector<T>>& out,
                          std::vector<int>& counts) {
@@ -74,8 +73,8 @@ std::vector<T> alltoallv(const par::Comm& comm, const std::vector<std::vector<T>
   for (int r = 0; r < ranks; ++r) {
     if (r == me || out[r].empty()) continue;
     sends.push_back(MPI_REQUEST_NULL);
-    par::check_mpi(MPI_Issend(out[r].data(), static_cast<int>(out[r].size()), mpi_type<T>(), r,
-                              tag, c, &sends.back()),
+    par::check_mpi(MPI_Issend(out[r].data(), static_cast<int>(out[r].size()), mpi_type<T>(), r, tag,
+                              c, &sends.back()),
                    "MPI_Issend");
   }
   std::vector<std::vector<T>> in(static_cast<std::size_t>(ranks));
@@ -90,16 +89,16 @@ std::vector<T> alltoallv(const par::Comm& comm, const std::vector<std::vector<T>
       par::check_mpi(MPI_Get_count(&status, mpi_type<T>(), &count), "MPI_Get_count");
       std::vector<T>& to = in[status.MPI_SOURCE];
       to.resize(static_cast<std::size_t>(count));
-      par::check_mpi(MPI_Recv(to.data(), count, mpi_type<T>(), status.MPI_SOURCE, tag, c,
-                              MPI_STATUS_IGNORE),
-                     "MPI_Recv");
+      par::check_mpi(
+          MPI_Recv(to.data(), count, mpi_type<T>(), status.MPI_SOURCE, tag, c, MPI_STATUS_IGNORE),
+          "MPI_Recv");
       continue;
     }
     int flag = 0;
     if (barrier == MPI_REQUEST_NULL) {
-      par::check_mpi(MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag,
-                                 MPI_STATUSES_IGNORE),
-                     "MPI_Testall");
+      par::check_mpi(
+          MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag, MPI_STATUSES_IGNORE),
+          "MPI_Testall");
       if (flag != 0) par::check_mpi(MPI_Ibarrier(c, &barrier), "MPI_Ibarrier");
     } else {
       par::check_mpi(MPI_Test(&barrier, &flag, MPI_STATUS_IGNORE), "MPI_Test");

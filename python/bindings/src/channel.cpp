@@ -404,16 +404,18 @@ class Channel {
   /// it is, as the other arguments' are, not nanobind's TypeError.
   static std::vector<Channel*> channels_in(const nb::object& list) {
     std::vector<Channel*> out;
-    if (!nb::isinstance<nb::str>(list) && nb::try_cast(list, out)) return out;
-    if (nb::isinstance<nb::sequence>(list) && !nb::isinstance<nb::str>(list)) {
-      std::size_t i = 0;
-      for (const nb::handle item : list) {
-        Channel* c = nullptr;
-        if (!item.is_none() && !nb::try_cast(item, c)) {
-          throw core::InputError(fmt::format("channels[{}]: a {}: expected a Channel", i,
-                                             nb::type_name(item.type()).c_str()));
+    if (!nb::isinstance<nb::str>(list)) {  // a str is a sequence, of str
+      if (nb::try_cast(list, out)) return out;
+      if (nb::isinstance<nb::sequence>(list)) {
+        std::size_t i = 0;
+        for (const nb::handle item : list) {
+          Channel* c = nullptr;
+          if (!item.is_none() && !nb::try_cast(item, c)) {
+            throw core::InputError(fmt::format("channels[{}]: a {}: expected a Channel", i,
+                                               nb::type_name(item.type()).c_str()));
+          }
+          ++i;
         }
-        ++i;
       }
     }
     throw core::InputError(fmt::format("channels: a {}: expected a list of Channel",
