@@ -305,10 +305,10 @@ bool KrylovContext::stop(long iteration, double rr, double local_rr) {
     // Below any true residual double precision reaches (save 0): the true
     // residual, measured after the loop, decides (run()).
     estimate_below_floor_ = true;
-    throw Breakdown(fmt::format(
+    throw Breakdown{fmt::format(
         "the residual estimate {:.3e} at iteration {} is below epsilon^2 ({:.1e}), where the "
         "recursively updated residual no longer follows the true one",
-        p.residual, iteration, krylov_estimate_floor));
+        p.residual, iteration, krylov_estimate_floor)};
   }
   if (iteration >= options_.max_iters) {
     result_.reason = StopReason::max_iters;
