@@ -228,6 +228,20 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* const model_hybrid = d.model_hybrid;
   const std::vector<const OptionTable*> tables = d.tables();
 
+  // --help and --version are flags: "--help=x" would print the help and
+  // "--version extra" the version, both with exit 0, hiding the mistake.
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--help=", 0) == 0 || a.rfind("-h=", 0) == 0) {
+      throw InputError(fmt::format("{}: --help is a flag and takes no value: expected --help alone",
+                                   core::printable(a)));
+    }
+    if (a == "--version" && args.size() > 2) {
+      throw InputError(fmt::format(
+          "unexpected argument '{}' with --version: expected 'asyncsolve --version' alone",
+          core::printable(i == 1 ? args[2] : args[1])));
+    }
+  }
   // "--name=" is an empty value. CLI11 would read it as "--name" and take
   // the next argument as its value; refuse it here, naming the option.
   for (std::size_t i = 1; i < args.size(); ++i) {

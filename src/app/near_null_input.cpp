@@ -22,12 +22,25 @@ BlockSizeComment block_size_comment(const std::filesystem::path& path) {
   constexpr std::string_view key = "block-size:";
   long number = 1;
   BlockSizeComment found;
+  bool after_size = false;  // past the size line: only the comments just after it are read
   while (std::getline(in, line)) {
     ++number;
-    if (line.empty() || line[0] != '%') break;  // the size line ends the comments
+    if (line.empty() || line[0] != '%') {
+      if (after_size || line.empty()) break;
+      after_size = true;  // the size line ends the comments
+      continue;
+    }
     std::size_t at = 1;
     while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at]))) ++at;
     if (line.compare(at, key.size(), key) != 0) continue;
+    if (after_size) {
+      // The reader skips comments among the entries, so the block size
+      // would be dropped without a word.
+      throw core::InputError(fmt::format(
+          "{}:{}: comment '{}' after the size line: expected '% block-size: N' before the "
+          "size line (or --block-size)",
+          path.string(), number, line));
+    }
     const std::string value = line.substr(at + key.size());
     int n = 0;
     std::size_t used = 0;

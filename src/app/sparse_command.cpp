@@ -578,11 +578,19 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   setup.halo->close();
   solvers::CsrSystem& system = setup.system;
   solved.result.error_inf = error_of(config, p, system.x);
+  // A solution that cannot be written (a full disk) still leaves the
+  // summary and the result document of the solve; the failure (exit 4)
+  // follows them. write_solution throws on every rank alike.
+  std::optional<core::CollectiveFailure> unwritten;
   if (p.loaded && !config.sparse.write_solution_path.empty()) {
-    sparse::write_solution(
-        p.matrix, p.loaded->file_rows,
-        std::span<const double>(system.x.origin(), static_cast<std::size_t>(p.matrix.local_rows())),
-        config.sparse.write_solution_path);
+    try {
+      sparse::write_solution(p.matrix, p.loaded->file_rows,
+                             std::span<const double>(system.x.origin(),
+                                                     static_cast<std::size_t>(p.matrix.local_rows())),
+                             config.sparse.write_solution_path);
+    } catch (const core::CollectiveFailure& e) {
+      unwritten.emplace(e);
+    }
   }
 
   const RunSummary summary = sparse_summary(config, p, setup, solved);
@@ -590,6 +598,7 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   RunEnvironment e = describe_environment(comm, env);
   const core::ExitCode code =
       report_solve(comm, command, started, e, rp, config, summary, solved.result);
+  if (unwritten) throw *unwritten;
   p.matrix.free();
   if (p.decomposition) p.decomposition->free();
   return code;

@@ -61,6 +61,9 @@ def prepare_more(t: Path) -> None:
     (t / "block3-comment.mtx").write_text(block2.replace("% block-size: 2", "% block-size: 3"))
     (t / "block0-comment.mtx").write_text(block2.replace("% block-size: 2", "% block-size: 0"))
     (t / "no-block.mtx").write_text(block2.replace("% block-size: 2\n", ""))
+    size_line = block2.splitlines()[2]
+    (t / "block-late.mtx").write_text(block2.replace("% block-size: 2\n", "").replace(
+        size_line + "\n", size_line + "\n% block-size: 2\n"))
     (t / "block-conflict.mtx").write_text(block2.replace("% block-size: 2\n",
                                                          "% block-size: 2\n%block-size: 1\n"))
     # file row 3 empty: a chain whose row 3 lost its entries, and b = 1 everywhere
@@ -206,6 +209,9 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
     # Two block-size comments that disagree: the first one used to win silently.
     bad("solve --matrix {t}/block-conflict.mtx --method pcg1 --pc asm --coarse nicolaides",
         "block-conflict.mtx:3: comment '%block-size: 1' after", ranks=2)
+    # A block-size comment after the size line was skipped with the other comments.
+    bad("solve --matrix {t}/block-late.mtx --method pcg1 --pc asm --coarse nicolaides",
+        "block-late.mtx:3: comment '% block-size: 2' after the size line", ranks=2)
     # A coordinates file that cannot be read names its option, as --rhs and --x0 do.
     bad("solve --matrix {t}/block2.mtx --method pcg1 --pc asm --coarse nicolaides "
         "--coordinates {t}/missing-coords.mtx",

@@ -121,6 +121,12 @@ class BadInput(unittest.TestCase):
         self.assertEqual(len(lines), 1, lines)
         self.assertIn("--bogus", lines[0])
 
+    def test_help_and_version_take_nothing_else(self):
+        # Each printed its text with exit 0, hiding the stray value.
+        self.check(["solve", "--help=x"], "--help=x: --help is a flag and takes no value")
+        self.check(["--version", "extra"], "unexpected argument 'extra' with --version")
+        self.check(["solve", "--version"], "unexpected argument 'solve' with --version")
+
     def test_unknown_command(self):
         self.check(["solv"], "solv")
 
@@ -1183,6 +1189,42 @@ def main():
     if any(s in version.stdout + version.stderr for s in ("Open MPI", "OpenRTE")):
         MPIEXEC.append("-q")
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+class FullDisk(unittest.TestCase):
+    """A solution file that a full disk refuses: the solve's summary and result document
+    are still written, the failure follows them (exit 4), and no partial file stays."""
+
+    def test_summary_and_document_survive_an_unwritable_solution(self):
+        import shutil
+        if os.geteuid() != 0 or shutil.which("unshare") is None:
+            self.skipTest("needs root and unshare(1) to mount a small tmpfs")
+        with tempfile.TemporaryDirectory() as d:
+            n = 40000  # x takes about 1 MB as text, the tmpfs 300 kB
+            matrix = Path(d) / "tri.mtx"
+            lines = ["%%MatrixMarket matrix coordinate real symmetric", f"{n} {n} {2 * n - 1}"]
+            lines += [f"{i} {i} 2.5" for i in range(1, n + 1)]
+            lines += [f"{i + 1} {i} -1" for i in range(1, n)]
+            matrix.write_text("\n".join(lines) + "\n")
+            small = Path(d) / "small"
+            small.mkdir()
+            solve = MPIEXEC + ["-n", "2", BINARY, "solve", "--matrix", str(matrix),
+                               "--method", "cg", "--write-solution", f"{small}/x.mtx",
+                               "--json", f"{small}/r.json"]
+            script = (f"mount -t tmpfs -o size=300k tmpfs {shlex.quote(str(small))} || exit 99; "
+                      f"{shlex.join(solve)}; code=$?; echo LISTING; ls {shlex.quote(str(small))}; "
+                      f"echo DOCUMENT; cat {shlex.quote(str(small))}/r.json; exit $code")
+            p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                               text=True, timeout=120, stdin=subprocess.DEVNULL)
+            if p.returncode == 99:
+                self.skipTest("cannot mount a tmpfs here: " + p.stderr.strip())
+            self.assertEqual(p.returncode, 4, p.stderr)
+            self.assertIn("result     converged (tolerance)", p.stdout)
+            self.assertIn("cannot write", p.stderr)
+            self.assertIn("No space left on device", p.stderr)
+            listing, _, document = p.stdout.partition("LISTING\n")[2].partition("DOCUMENT\n")
+            self.assertNotIn("x.mtx", listing)  # the partial solution was removed
+            self.assertTrue(json.loads(document)["result"]["converged"])
 
 
 if __name__ == "__main__":
