@@ -21,6 +21,10 @@
  *     --ksp richardson: KSPRICHARDSON (damping 1) with the same preconditioner: with
  *     --pc asm --asm-type restrict the synchronous RAS iteration.
  *     --block-size N: the matrix's block size (PCHYPRE then passes num_functions N).
+ *     --coordinates FILE.mtx: the nodes' coordinates (a Matrix Market array, one row
+ *     per node, one column per dimension equal to --block-size, 2 or 3, as
+ *     asyncsolve's --coordinates): the rigid-body modes (MatNullSpaceCreateRigidBody)
+ *     become the matrix's near-null space, which PCGAMG interpolates exactly.
  *     --ksp gmres, fgmres, pgmres, bcgs, pipebcgs: KSPGMRES, KSPFGMRES,
  *     KSPPGMRES, KSPBCGS, KSPPIPEBCGS with right preconditioning and the
  *     unpreconditioned norm (asyncsolve's --method gmres, fgmres, pgmres,
@@ -36,7 +40,7 @@
  *         [--ksp cg|gmres|fgmres|pgmres|bcgs|pipebcgs|richardson|spmv]
  *         [--pc none|jacobi|gamg|hypre|ilu|asm] [--restart 30]
  *         [--cgs-refinement never|ifneeded|always] [--overlap 1] [--asm-type basic|restrict]
- *         [--block-size 1]
+ *         [--block-size 1] [--coordinates FILE.mtx]
  *         [--rtol 1e-6] [--max-it 10000] [--iterations 100] [--warmup 5]
  *         [--repeat-solve N]  (cg: N timed KSPSolves after the one KSPSetUp, each from
  *         x0 = 0, listed in repeat_solves; time_s and iterations are the first's)
@@ -76,6 +80,7 @@ typedef struct {
   int overlap;
   char asm_type[16];
   int block_size;
+  const char* coordinates;
 } Options;
 
 /* The KSP types --ksp names besides cg and spmv, with PETSc's names. */
@@ -106,6 +111,7 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
   o->overlap = 1;
   strcpy(o->asm_type, "basic");
   o->block_size = 1;
+  o->coordinates = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -136,6 +142,8 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
       snprintf(o->asm_type, sizeof o->asm_type, "%s", v);
     } else if (strcmp(a, "--block-size") == 0) {
       o->block_size = atoi(v);
+    } else if (strcmp(a, "--coordinates") == 0) {
+      o->coordinates = v;
     } else if (strcmp(a, "--rtol") == 0) {
       o->rtol = atof(v);
     } else if (strcmp(a, "--max-it") == 0) {
@@ -164,7 +172,60 @@ static int parse(int argc, char** argv, Options* o, char* err, size_t n) {
              "--repeat-solve 1 to 1000000, --overlap 0 to 8, --block-size 1 to 16");
     return 1;
   }
+  if (o->coordinates != NULL && o->block_size != 2 && o->block_size != 3) {
+    snprintf(err, n, "--coordinates needs --block-size 2 or 3 (the coordinates' dimension)");
+    return 1;
+  }
   return 0;
+}
+
+/* Reads the Matrix Market array `path` (nodes x dim, column-major) and sets the
+   rigid-body modes of the nodes' coordinates as A's near-null space; rows
+   [lo, hi) of A are this rank's, node by node (lo and hi multiples of dim). */
+static PetscErrorCode set_rigid_body_modes(Mat A, const char* path, int dim) {
+  PetscInt lo, hi, rows, cols;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  PetscCall(MatGetSize(A, &rows, &cols));
+  FILE* f = fopen(path, "r");
+  if (f == NULL) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open --coordinates file");
+  char line[1024];
+  long nodes = -1, columns = -1;
+  while (fgets(line, sizeof line, f) != NULL) {
+    if (line[0] == '%' || line[0] == '\n') continue;
+    if (sscanf(line, "%ld %ld", &nodes, &columns) != 2) nodes = -1;
+    break;
+  }
+  if (nodes * dim != (long)rows || columns != dim) {
+    fclose(f);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
+            "--coordinates: expected one row per node and --block-size columns");
+  }
+  double* xyz = malloc(sizeof(double) * (size_t)(nodes * dim));
+  for (long k = 0; k < nodes * dim; ++k) {
+    if (fscanf(f, "%lf", &xyz[k]) != 1) {
+      free(xyz);
+      fclose(f);
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "--coordinates: too few values");
+    }
+  }
+  fclose(f);
+  Vec coords;
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)A), &coords));
+  PetscCall(VecSetSizes(coords, hi - lo, rows));
+  PetscCall(VecSetBlockSize(coords, dim));
+  PetscCall(VecSetFromOptions(coords));
+  PetscScalar* c;
+  PetscCall(VecGetArray(coords, &c));
+  for (PetscInt i = lo; i < hi; ++i) c[i - lo] = xyz[(i % dim) * nodes + i / dim];
+  PetscCall(VecRestoreArray(coords, &c));
+  free(xyz);
+  MatNullSpace space;
+  PetscCall(MatNullSpaceCreateRigidBody(coords, &space));
+  PetscCall(MatSetNearNullSpace(A, space));
+  PetscCall(MatNullSpaceDestroy(&space));
+  PetscCall(VecDestroy(&coords));
+  PetscFunctionReturn(0);
 }
 
 static PetscErrorCode run(const Options* o, int* exit_code) {
@@ -196,6 +257,7 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecDuplicate(b, &r));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+  if (o->coordinates != NULL) PetscCall(set_rigid_body_modes(A, o->coordinates, o->block_size));
 
   if (strcmp(o->ksp, "spmv") == 0) {
     /* x_i = 1 + i mod 7, as bench/spmv */
@@ -292,11 +354,11 @@ static PetscErrorCode run(const Options* o, int* exit_code) {
           "\"ranks\": %d, \"rows\": %lld, \"nonzeros\": %lld, \"iterations\": %d, "
           "\"time_s\": %.9g, \"time_per_iteration_s\": %.9g, \"setup_s\": %.9g, "
           "\"residual\": %.9g, \"reason\": \"%s\", \"norm\": \"unpreconditioned\", "
-          "\"repeat_solve\": %d, ",
+          "\"repeat_solve\": %d, \"rigid_body_modes\": %s, ",
           version, o->ksp, o->pc, o->restart, o->refinement, o->overlap, o->asm_type, o->block_size,
           ranks, (long long)rows, (long long)info.nz_used, (int)its, time_s,
           its > 0 ? time_s / (double)its : 0.0, setup_s, residual, KSPConvergedReasons[why],
-          o->repeat_solve);
+          o->repeat_solve, o->coordinates != NULL ? "true" : "false");
       peer_print_solves(o->repeat_solve, solve_time_s, solve_its);
       printf("\"converged\": %s}\n", converged ? "true" : "false");
     }

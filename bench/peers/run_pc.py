@@ -191,6 +191,10 @@ def parse_args(argv):
                    help="unknowns per node for the BoomerAMG and asm variants (PETSc: "
                    "MatSetBlockSize before MatLoad, so PCHYPRE passes num_functions); default: "
                    "the --matrix file's '%% block-size: N' comment, else 1")
+    p.add_argument("--coordinates",
+                   help="the --matrix nodes' coordinates (Matrix Market array, one row per "
+                   "node): the rigid-body modes for PETSc's GAMG (MatSetNearNullSpace) and "
+                   "asyncsolve's --coarse nicolaides")
     p.add_argument("--tol", type=float, default=1e-6)
     p.add_argument("--solves", type=int, default=10,
                    help="solves per run after the one setup (asyncsolve and peers "
@@ -337,6 +341,10 @@ def variant_arguments(args, variant, problem):
             extra += ["--block-size", str(args.block)]
         if side == "petsc" and pc in ("hypre", "gamg"):
             extra += ["--block-size", str(args.block)]
+    if problem == "matrix" and args.coordinates:
+        if (side == "petsc" and pc == "gamg") or (side == "asyncsolve"
+                                                  and "nicolaides" in extra):
+            extra += ["--coordinates", os.path.abspath(args.coordinates)]
     return extra
 
 
