@@ -341,10 +341,10 @@ def variant_arguments(args, variant, problem):
             extra += ["--block-size", str(args.block)]
         if side == "petsc" and pc in ("hypre", "gamg"):
             extra += ["--block-size", str(args.block)]
-    if problem == "matrix" and args.coordinates:
-        if (side == "petsc" and pc == "gamg") or (side == "asyncsolve"
-                                                  and "nicolaides" in extra):
-            extra += ["--coordinates", os.path.abspath(args.coordinates)]
+    rigid_body = (side == "petsc" and pc == "gamg") or (side == "asyncsolve"
+                                                        and "nicolaides" in extra)
+    if problem == "matrix" and args.coordinates and rigid_body:
+        extra += ["--coordinates", os.path.abspath(args.coordinates)]
     return extra
 
 

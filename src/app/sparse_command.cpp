@@ -585,8 +585,8 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   if (p.loaded && !config.sparse.write_solution_path.empty()) {
     try {
       sparse::write_solution(p.matrix, p.loaded->file_rows,
-                             std::span<const double>(system.x.origin(),
-                                                     static_cast<std::size_t>(p.matrix.local_rows())),
+                             std::span<const double>(system.x.origin(), static_cast<std::size_t>(
+                                                                            p.matrix.local_rows())),
                              config.sparse.write_solution_path);
     } catch (const core::CollectiveFailure& e) {
       unwritten.emplace(e);
