@@ -72,6 +72,8 @@ def check_schema(schema: object, where: str, allowed: dict[str, int] | None = No
 # with true; Lanczos's "invariant_subspace" with either).
 _NOT_CONVERGED_REASONS = frozenset(
     {"max_iters", "max_time", "final_sync", "breakdown", "unconfirmed", "diverged"})
+# Every result.reason the program writes (Lanczos: also invariant_subspace).
+_REASONS = _NOT_CONVERGED_REASONS | {"tolerance", "invariant_subspace"}
 
 
 def _method_given(command: object) -> str | None:
@@ -101,6 +103,12 @@ def _impossible_method(doc: dict) -> str | None:
     result = doc.get("result")
     tol = method.get("tol")
     truth = result.get("true_residual") if isinstance(result, dict) else None
+    # Every method but Lanczos confirms convergence on the true residual, which
+    # the document then holds.
+    if (isinstance(result, dict) and result.get("converged") is True and name != "lanczos"
+            and (not isinstance(truth, int | float) or isinstance(truth, bool))):
+        return (f"result.converged true with a true residual {json.dumps(truth)} (the "
+                "residual that decides convergence)")
     if (isinstance(result, dict) and result.get("converged") is True
             and isinstance(tol, int | float) and isinstance(truth, int | float)
             and not isinstance(truth, bool) and truth >= tol):
@@ -115,8 +123,9 @@ def _impossible_result(result: dict, wall_s: float | None = None,
     known; iterations that are not an object, or a count in it that is not a number
     >= 0; per-rank counts that are not whole numbers >= 0, or not one per rank of the
     run's `ranks`; min > mean or mean > max; a residual or error that is not a finite
-    number >= 0), or None. A field that is absent or null is left to the extractors
-    (older documents)."""
+    number >= 0; a converged that is not true or false, absent included; a reason
+    the program does not write), or None. Other fields absent or null are left to
+    the extractors."""
     def number(value):
         return isinstance(value, int | float) and not isinstance(value, bool)
     time = result.get("time_s")
@@ -172,6 +181,12 @@ def _impossible_result(result: dict, wall_s: float | None = None,
         if known != sorted(known):
             return (f"result.iterations min {stats['min']}, mean {stats['mean']}, "
                     f"max {stats['max']} (not in order)")
+    # Every run writes its verdict and why (a report counted a run without them as ok).
+    if converged is None:
+        return f"result.converged {json.dumps(converged)} (not true or false)"
+    if reason not in _REASONS:
+        return (f"result.reason {json.dumps(reason)[:80]} (expected one of "
+                f"{', '.join(sorted(_REASONS))})")
     return None
 
 
@@ -189,8 +204,11 @@ def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
                               "document, then asyncsolve-lab run), or remove its .lab.json")
     environment = doc.get("environment")
     ranks = environment.get("ranks") if isinstance(environment, dict) else None
-    bad = ((_impossible_result(doc["result"], wall_s, ranks) or _impossible_method(doc))
-           if name == "asyncsolve.result" else None)
+    if name == "asyncsolve.result" and not isinstance(doc["result"], dict):
+        bad = f"result {json.dumps(doc['result'])[:80]} (not an object)"
+    else:
+        bad = ((_impossible_result(doc["result"], wall_s, ranks) or _impossible_method(doc))
+               if name == "asyncsolve.result" else None)
     if bad is not None:
         raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
                           "the run (delete the document, then asyncsolve-lab run), or remove "

@@ -114,9 +114,12 @@ def _main(argv: list[str] | None) -> int:
     try:
         if args.command == "run":
             from .capabilities import Capabilities, check_suite, find_binary
-            from .runner import check_ranks, check_results_folder, cores, run_suite
+            from .runner import check_only, check_ranks, check_results_folder, cores, run_suite
             from .suite import load_suite
             suite = load_suite(args.suite)
+            only = args.only.split(",") if args.only is not None else None
+            if only is not None:
+                check_only(suite, only)  # --check and --dry-run alike
             max_ranks = args.max_ranks or 4 * cores()
             check_ranks(suite, max_ranks)
             results = Path(args.results or suite.results or f"results/{suite.name}")
@@ -130,7 +133,6 @@ def _main(argv: list[str] | None) -> int:
                 console.print(f"{args.suite}: valid; {len(suite.experiments)} experiments, "
                               f"{n} runs")
                 return 0
-            only = args.only.split(",") if args.only is not None else None
             counts = run_suite(suite, results, caps, retry_failed=args.retry_failed,
                                dry_run=args.dry_run, only=only, console=console)
             if counts["ran"] and not counts["ok"]:

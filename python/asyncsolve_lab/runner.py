@@ -444,6 +444,17 @@ class Walls:
         return total
 
 
+def check_only(suite: Suite, only: list[str]) -> None:
+    """LabError unless every name of --only (split at commas) is an experiment of `suite`."""
+    if not all(only):
+        raise LabError(f"--only {','.join(only)!r}: expected a comma-separated list of "
+                       f"experiment names of {suite.path}, with no empty name")
+    unknown = set(only) - {e.name for e in suite.experiments}
+    if unknown:
+        raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "
+                       f"{suite.path}")
+
+
 def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: bool = False,
               dry_run: bool = False, only: list[str] | None = None, console=None) -> dict:
     """Run every unfinished run of `suite` into `results`, holding the folder's
@@ -455,13 +466,7 @@ def run_suite(suite: Suite, results: Path, caps: Capabilities, *, retry_failed: 
     folder = RunFolder(results)
     runs = suite.runs()
     if only is not None:
-        if not all(only):
-            raise LabError(f"--only {','.join(only)!r}: expected a comma-separated list of "
-                           f"experiment names of {suite.path}, with no empty name")
-        unknown = set(only) - {e.name for e in suite.experiments}
-        if unknown:
-            raise LabError(f"--only: no experiment named {', '.join(sorted(unknown))} in "
-                           f"{suite.path}")
+        check_only(suite, only)
         runs = [r for r in runs if r.experiment in only]
     _check_folder_suite(folder.root, suite.name)
     if dry_run:

@@ -38,6 +38,16 @@ void expect_finite(std::string_view option, double value) {
   expect(std::isfinite(value), option, value, "a finite number");
 }
 
+void expect_monitor_every(bool monitor, double every_s, double default_s) {
+  expect(every_s >= 0.0 && std::isfinite(every_s), "--monitor-every", every_s,
+         "a number of seconds >= 0");
+  if (!monitor && every_s != default_s) {
+    throw InputError(fmt::format(
+        "--monitor-every {} without --monitor: it does nothing alone; expected --monitor too",
+        every_s));
+  }
+}
+
 void refuse(bool refused, std::string_view what, std::string_view context, std::string_view tail) {
   if (refused) throw InputError(fmt::format("{} with {}: {}", what, context, tail));
 }

@@ -145,6 +145,10 @@ using core::expect_at_least;
 /// expect() for numbers: "OPTION VALUE: expected a finite number".
 void expect_finite(std::string_view option, double value);
 
+/// --monitor-every `every_s`: seconds >= 0, and other than its default
+/// `default_s` only with --monitor (alone it would do nothing).
+void expect_monitor_every(bool monitor, double every_s, double default_s);
+
 /// Throws core::InputError("WHAT with CONTEXT: TAIL") when `refused`: an
 /// option that does not go with another one (TAIL says what was expected).
 void refuse(bool refused, std::string_view what, std::string_view context, std::string_view tail);

@@ -293,7 +293,8 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
                     .shown_default = "1e-4 for jacobi, 1e-6 for schwarz and the Krylov "
                                      "methods, 1e-10 for lanczos",
                     .sample = "1e-8"});
-  t.number("--max-iters", c.max_iters, {0, 1e9}, {.help = "Stop after this many iterations"});
+  t.number("--max-iters", c.max_iters, {0, 1e9},
+           {.help = "Stop after this many iterations (lanczos: at least 1)"});
   a.max_time = t.number("--max-time", c.max_time_s, {1e-300, 1e9},
                         {.help = "Wall-clock guard of every solve, in seconds: it stops (exit "
                                  "code 3, reason max_time) once it has run this long",
@@ -312,7 +313,9 @@ void add_faults_and_stop(OptionTable& t, SolveArgs& a) {
             .applies =
                 applies_when({when("--method", {"jacobi"}), when("--transport", mpi_transports)})});
   t.flag("--copy", c.copy,
-         {.help = "Copy u_new into u each iteration instead of swapping pointers",
+         {.help = "Copy u_new into u each iteration instead of swapping pointers (the model "
+                  "problems' stencil sweep; with --matrix or --assemble the sparse iterations "
+                  "swap, and --copy is refused)",
           .applies = applies_when({when("--method", {"jacobi"}), when("--variant", {"sync"})})});
   t.flag("--monitor", c.monitor, {.help = "Print iteration, residual and rate from rank 0"});
   t.number("--monitor-every", c.monitor_every_s, {0, 86400},

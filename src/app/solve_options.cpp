@@ -373,13 +373,7 @@ void validate_stop(const SolveConfig& c) {
   expect_at_least("--max-iters", c.max_iters, 0);
   expect_at_least("--check-every", c.check_every, 1);
   expect_at_least("--halo-every", c.halo_every, 1);
-  expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
-         c.monitor_every_s, "a number of seconds >= 0");
-  if (!c.monitor && c.monitor_every_s != SolveConfig{}.monitor_every_s) {
-    throw InputError(fmt::format(
-        "--monitor-every {} without --monitor: it does nothing alone; expected --monitor too",
-        c.monitor_every_s));
-  }
+  expect_monitor_every(c.monitor, c.monitor_every_s, SolveConfig{}.monitor_every_s);
 }
 
 }  // namespace

@@ -172,8 +172,7 @@ void validate_spin(const SolveArgs& a, SolveConfig& c) {
   expect_at_least("--max-iters", c.max_iters, 1, " with --method lanczos");
   c.allreduce = is_auto(a.allreduce) ? collectives::AllreduceAlgorithm{}
                                      : collectives::parse_allreduce(a.allreduce);
-  expect(c.monitor_every_s >= 0.0 && std::isfinite(c.monitor_every_s), "--monitor-every",
-         c.monitor_every_s, "a number of seconds >= 0");
+  expect_monitor_every(c.monitor, c.monitor_every_s, SolveConfig{}.monitor_every_s);
 }
 
 }  // namespace asyncsolve::app

@@ -86,6 +86,9 @@ def hand_cases(tmp: str, has_hypre: bool) -> list[Case]:
     bad("solve --noise-seed 7", "--noise-seed 7 without --noise-us D and --noise-hz F")
     bad("solve --slow-factor 9", "--slow-factor 9 without --slow-rank R")
     bad("solve --monitor-every 9", "--monitor-every 9 without --monitor")
+    # Lanczos ran with it, the option doing nothing.
+    bad("solve --problem tfim --method lanczos --sites 6 --monitor-every 1",
+        "--monitor-every 1 without --monitor")
     bad("solve --shift 1e308 --method cg", "--shift")
     bad("solve --method lanczos --problem tfim --coupling 1e308", "--coupling 1e308")
     bad("solve --method lanczos --problem tfim --field -1e308", "--field")

@@ -48,7 +48,8 @@ def assert_one_line_error(rc, out, err, fragment):
 
 
 #: The least a result document must hold to be one (its result section).
-MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1", "result": {}}).encode()
+MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1",
+                               "result": {"converged": False, "reason": "max_iters"}}).encode()
 
 
 def results_with_document(tmp_path: Path, content: bytes, **side_fields) -> Path:
@@ -151,6 +152,10 @@ def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
     assert not (res / "report").exists()
 
 
+#: A run that stopped without converging, as the program writes it.
+STOPPED = {"converged": False, "reason": "max_iters"}
+
+
 @pytest.mark.parametrize(("doc", "fragment"), [
     # A verdict the program never writes was counted as an ok run, and toward the claim.
     ({"result": {"converged": "yes"}}, 'result.converged "yes" (not true or false)'),
@@ -163,12 +168,24 @@ def test_report_refuses_numbers_no_run_writes(tmp_path, result, fragment):
       "method": {"name": "cg", "tol": 1e-4}},
      "result.converged true with a true residual 0.5 not below --tol 0.0001"),
     # A method section that contradicts the command line the run recorded.
-    ({"result": {}, "method": {"name": "gmres"},
+    ({"result": STOPPED, "method": {"name": "gmres"},
       "command": ["asyncsolve", "solve", "--method", "pipecg"]},
      'method.name "gmres" for a run of --method pipecg'),
-    ({"result": {}, "method": {"name": "gmres"},
+    ({"result": STOPPED, "method": {"name": "gmres"},
       "command": ["asyncsolve", "solve", "--method=cg"]},
      'method.name "gmres" for a run of --method cg'),
+    # A result that is a list gave a traceback; a verdict that is missing, null or
+    # without the residual that decides it, or a reason the program never writes, was
+    # reported as an ok run.
+    ({"result": []}, "result [] (not an object)"),
+    ({"result": [{"converged": True}]}, 'result [{"converged": true}] (not an object)'),
+    ({"result": {}}, "result.converged null (not true or false)"),
+    ({"result": {"converged": None, "reason": "tolerance"}},
+     "result.converged null (not true or false)"),
+    ({"result": {"converged": True, "reason": "bogus"}}, 'result.reason "bogus" (expected one'),
+    ({"result": {"converged": True, "reason": "tolerance", "true_residual": None},
+      "method": {"name": "cg", "tol": 1e-4}},
+     "result.converged true with a true residual null"),
 ])
 def test_report_refuses_a_verdict_or_method_no_run_writes(tmp_path, doc, fragment):
     """converged "yes", converged false with reason tolerance, and a method name other
@@ -350,6 +367,16 @@ def test_an_empty_only_is_refused_like_an_unknown_one(tmp_path, binary, only):
                         "--only", only])
     assert_one_line_error(rc, out, err, f"--only {only!r}: expected a comma-separated list")
     assert not list(results.glob("runs/*"))
+    # --check said "valid" of the same command line.
+    rc, out, err = lab(["run", str(path), "--check", "--binary", str(binary), "--only", only])
+    assert_one_line_error(rc, out, err, f"--only {only!r}: expected a comma-separated list")
+
+
+def test_check_refuses_an_unknown_only(tmp_path, binary):
+    path = tmp_path / "s.toml"
+    path.write_text(SMALL_SUITE)
+    rc, out, err = lab(["run", str(path), "--check", "--binary", str(binary), "--only", "nope"])
+    assert_one_line_error(rc, out, err, "--only: no experiment named nope in")
 
 
 BIG_MATRIX = "\n".join(f"k{i} = [{', '.join(str(j) for j in range(20))}]" for i in range(6))
