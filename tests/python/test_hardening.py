@@ -218,7 +218,8 @@ def test_report_refuses_per_rank_counts_not_one_per_rank(tmp_path):
     """A run of 2 ranks whose per_rank held no count (or three) was reported ok, its
     histogram short of a rank; one count per rank passes."""
     doc = {"schema": "asyncsolve.result/1", "environment": {"ranks": 2},
-           "result": {"iterations": {"min": 3, "mean": 3, "max": 3, "per_rank": []}}}
+           "result": {**STOPPED,
+                      "iterations": {"min": 3, "mean": 3, "max": 3, "per_rank": []}}}
     res = results_with_document(tmp_path, json.dumps(doc).encode())
     assert_one_line_error(*lab(["report", str(res)]),
                           "result.iterations.per_rank holds 0 counts for a run of 2 ranks")
@@ -235,7 +236,7 @@ def test_report_refuses_per_rank_counts_not_one_per_rank(tmp_path):
 def test_report_refuses_a_solve_longer_than_its_run(tmp_path):
     """A time of 1e308 s in a run the lab timed at 0.3 s was taken as the run's time
     (the claim's ratio came out inf); one within the run passes."""
-    doc = {"schema": "asyncsolve.result/1", "result": {"time_s": 1e308}}
+    doc = {"schema": "asyncsolve.result/1", "result": {**STOPPED, "time_s": 1e308}}
     res = results_with_document(tmp_path, json.dumps(doc).encode(), wall_s=0.299)
     assert_one_line_error(*lab(["report", str(res)]),
                           "result.time_s 1e+308, longer than the whole run (0.299 s)")

@@ -63,7 +63,8 @@ def make_results(root: Path, name: str = "synth", times: dict | None = None) -> 
                "started": started.replace("+00:00", "Z"),
                "environment": {"mpi_library": "Open MPI v4.1.4", "hostname": "testhost",
                                "cores": 2, "cpu_model": "Test CPU 9000"},
-               "result": {"converged": True, "time_s": times[run.config["variant"]][run.repeat],
+               "result": {"converged": True, "reason": "tolerance",
+                          "time_s": times[run.config["variant"]][run.repeat],
                           "iterations": {"min": 100, "mean": 100.0, "max": 100}}}
         write_json_atomic(folder.doc(run.run_id), doc)
         write_json_atomic(folder.sidecar(run.run_id), {
