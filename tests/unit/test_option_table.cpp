@@ -5,6 +5,7 @@
 // (docs/options.md) true to the code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,6 +17,7 @@
 #include "app/cli.hpp"
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/core/parse.hpp"
+#include "asyncsolve/precond/preconditioner.hpp"
 #include "cli_support.hpp"
 
 using asyncsolve::app::canonical;
@@ -63,7 +65,16 @@ std::vector<std::string> without(std::vector<std::string> args, const OptionRow&
 std::vector<std::string> context_args(const OptionRow& row) {
   std::vector<std::string> out;
   if (row.applies.everywhere()) return out;
-  for (const auto& c : row.applies.any.front()) {
+  // The first context this build can run: --pc boomeramg needs hypre (a
+  // build without it, as with MPICH, takes --block-size's next one).
+  const auto runnable = [](const auto& context) {
+    return std::none_of(context.begin(), context.end(), [](const auto& c) {
+      return c.dimension == "--pc" && c.values.front() == "boomeramg" &&
+             !asyncsolve::precond::boomeramg_available();
+    });
+  };
+  const auto found = std::find_if(row.applies.any.begin(), row.applies.any.end(), runnable);
+  for (const auto& c : found != row.applies.any.end() ? *found : row.applies.any.front()) {
     if (c.dimension == "--fit") continue;  // model hybrid's modes: see the test
     out.push_back(c.dimension);
     out.push_back(c.values.front());
