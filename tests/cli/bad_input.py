@@ -581,7 +581,8 @@ def prepare(tmp: str) -> None:
     runs = t / "res" / "runs"
     runs.mkdir(parents=True)
     (runs / "x.lab.json").write_text((t / "nonutf8" / "runs" / "x.lab.json").read_text())
-    (runs / "x.json").write_text('{"schema": "asyncsolve.result/1", "result": {}}')
+    (runs / "x.json").write_text('{"schema": "asyncsolve.result/1", '
+                                 '"result": {"converged": false, "reason": "max_iters"}}')
 
 
 def snapshot(path: str):
