@@ -4,9 +4,8 @@
 // whether the matrix is symmetric (the CG family refuses one that is not,
 // unless --force), checks what Jacobi needs (a non-zero diagonal;
 // rho(|D^-1 (A - D)|) < 1 for the asynchronous variants unless --force),
-// solves, and reports through the
-// same summary and document as the structured solves, with the matrix and
-// the partition in the document's "problem".
+// solves, and reports through the same summary and document as the
+// structured solves, with the matrix and the partition in its "problem".
 #include <mpi.h>
 
 #include <algorithm>
@@ -116,12 +115,10 @@ SparseProblem load_matrix(const SolveConfig& config, const par::Comm& world) {
 }
 
 /// Refuses, as bad input, a model problem whose assembled matrix would not
-/// fit in a node's memory, as the structured solvers refuse fields that
-/// would not (better one clear line than an allocation failure or the OOM
-/// killer on one rank). A lower bound: each stored entry (7 or 27 a row) in
-/// the distributed matrix and in the operator's copy (8-byte value, 4-byte
-/// column), and eight vectors (x, b, x0, r and the method's). Collective;
-/// the same verdict on every rank.
+/// fit in a node's memory (one clear line, not an allocation failure or the
+/// OOM killer on one rank). A lower bound: each stored entry (7 or 27 a
+/// row) in the distributed matrix and the operator's copy (8-byte value,
+/// 4-byte column), and eight vectors. Collective; one verdict everywhere.
 void check_assembly_memory(const SolveConfig& config, const grid::Decomposition& decomposition) {
   const grid::Int3& n = decomposition.local();
   const double rows = 1.0 * n[0] * n[1] * n[2];
@@ -309,9 +306,8 @@ std::optional<double> error_of(const SolveConfig& config, const SparseProblem& p
   return err;
 }
 
-/// What is known of A's symmetry (solve_advice.hpp): an assembled model
-/// problem and a Matrix Market file stored symmetric are symmetric; a
-/// caller's matrix (sparse_session.hpp) is not known to be.
+/// What is known of A's symmetry (solve_advice.hpp): symmetric for a model
+/// problem and a file stored symmetric; unknown for a caller's matrix.
 Symmetry symmetry_of(const SparseProblem& p) {
   if (p.decomposition) return Symmetry::symmetric;
   if (!p.loaded) return Symmetry::unknown;
@@ -578,21 +574,18 @@ core::ExitCode run_sparse_solve(const SolveConfig& config, const par::Comm& worl
   setup.halo->close();
   solvers::CsrSystem& system = setup.system;
   solved.result.error_inf = error_of(config, p, system.x);
-  // A solution that cannot be written (a full disk) still leaves the
-  // summary and the result document of the solve; the failure (exit 4)
-  // follows them. write_solution throws on every rank alike.
+  // A solution a full disk refuses (on every rank alike) still leaves the
+  // summary and the result document; the failure (exit 4) follows them.
   std::optional<core::CollectiveFailure> unwritten;
-  if (p.loaded && !config.sparse.write_solution_path.empty()) {
-    try {
-      sparse::write_solution(p.matrix, p.loaded->file_rows,
-                             std::span<const double>(system.x.origin(), static_cast<std::size_t>(
-                                                                            p.matrix.local_rows())),
-                             config.sparse.write_solution_path);
-    } catch (const core::CollectiveFailure& e) {
-      unwritten.emplace(e);
+  const auto rows = static_cast<std::size_t>(p.matrix.local_rows());
+  const std::string& solution = config.sparse.write_solution_path;
+  try {
+    if (p.loaded && !solution.empty()) {
+      sparse::write_solution(p.matrix, p.loaded->file_rows, {system.x.origin(), rows}, solution);
     }
+  } catch (const core::CollectiveFailure& e) {
+    unwritten.emplace(e);
   }
-
   const RunSummary summary = sparse_summary(config, p, setup, solved);
   const RunProblem rp = sparse_run_problem(config, p, setup);
   RunEnvironment e = describe_environment(comm, env);

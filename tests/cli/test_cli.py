@@ -1218,10 +1218,11 @@ class FullDisk(unittest.TestCase):
                                text=True, timeout=120, stdin=subprocess.DEVNULL)
             if p.returncode == 99:
                 self.skipTest("cannot mount a tmpfs here: " + p.stderr.strip())
-            self.assertEqual(p.returncode, 4, p.stderr)
-            self.assertIn("result     converged (tolerance)", p.stdout)
-            self.assertIn("cannot write", p.stderr)
-            self.assertIn("No space left on device", p.stderr)
+            said = f"stdout={p.stdout!r} stderr={p.stderr!r}"
+            self.assertEqual(p.returncode, 4, said)
+            self.assertIn("result     converged (tolerance)", p.stdout, said)
+            self.assertIn("cannot write", p.stderr, said)
+            self.assertIn("No space left on device", p.stderr, said)
             listing, _, document = p.stdout.partition("LISTING\n")[2].partition("DOCUMENT\n")
             self.assertNotIn("x.mtx", listing)  # the partial solution was removed
             self.assertTrue(json.loads(document)["result"]["converged"])
