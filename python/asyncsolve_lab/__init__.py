@@ -103,15 +103,15 @@ def _impossible_method(doc: dict) -> str | None:
     result = doc.get("result")
     tol = method.get("tol")
     truth = result.get("true_residual") if isinstance(result, dict) else None
+    if not (isinstance(result, dict) and result.get("converged") is True):
+        return None
+    truth_is_number = isinstance(truth, int | float) and not isinstance(truth, bool)
     # Every method but Lanczos confirms convergence on the true residual, which
     # the document then holds.
-    if (isinstance(result, dict) and result.get("converged") is True and name != "lanczos"
-            and (not isinstance(truth, int | float) or isinstance(truth, bool))):
+    if name != "lanczos" and not truth_is_number:
         return (f"result.converged true with a true residual {json.dumps(truth)} (the "
                 "residual that decides convergence)")
-    if (isinstance(result, dict) and result.get("converged") is True
-            and isinstance(tol, int | float) and isinstance(truth, int | float)
-            and not isinstance(truth, bool) and truth >= tol):
+    if isinstance(tol, int | float) and truth_is_number and truth >= tol:
         return f"result.converged true with a true residual {truth} not below --tol {tol}"
     return None
 
@@ -204,11 +204,12 @@ def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
                               "document, then asyncsolve-lab run), or remove its .lab.json")
     environment = doc.get("environment")
     ranks = environment.get("ranks") if isinstance(environment, dict) else None
-    if name == "asyncsolve.result" and not isinstance(doc["result"], dict):
-        bad = f"result {json.dumps(doc['result'])[:80]} (not an object)"
-    else:
-        bad = ((_impossible_result(doc["result"], wall_s, ranks) or _impossible_method(doc))
-               if name == "asyncsolve.result" else None)
+    bad = None
+    if name == "asyncsolve.result":
+        result = doc["result"]
+        bad = (f"result {json.dumps(result)[:80]} (not an object)"
+               if not isinstance(result, dict)
+               else _impossible_result(result, wall_s, ranks) or _impossible_method(doc))
     if bad is not None:
         raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
                           "the run (delete the document, then asyncsolve-lab run), or remove "
