@@ -58,6 +58,15 @@ inline long idle_refresh_gap(double prev_r2, long prev_k, double r2, long k, dou
   return std::max(idle_refresh_min, static_cast<long>(predicted / 2.0));
 }
 
+/// AsyncStandstill also starts a window where the estimate rises more than
+/// this many times above the value that started the current one: that
+/// value was a stale dip (parts of different ages, all low at once), and
+/// progress is measured from the honest level, not from the dip. Without
+/// this rule a slow but converging iteration whose window started at a dip
+/// under stale_verdict_factor times below its residual was judged standing
+/// still once the span was swept, and its true residual did not refute it.
+inline constexpr double stale_rise_factor = 100.0;
+
 /// The stagnation rules of an asynchronous iteration, which a synchronous
 /// one gets from check_stagnation: a residual estimate that no longer
 /// falls (an inconsistent or singular system, a fixed point that is not the
@@ -68,8 +77,9 @@ inline long idle_refresh_gap(double prev_r2, long prev_k, double r2, long k, dou
 /// check_stagnation's band even at a standstill. The rule therefore asks
 /// for progress, not for stillness: a window starts where the estimate
 /// falls below (1 - stagnation_rate * span) times the value that started
-/// the last one (below stagnation_floor: below it at all), and the solve
-/// stops when every rank has swept the span within one window.
+/// the last one (below stagnation_floor: below it at all) or rises above
+/// stale_rise_factor times it, and the solve stops when every rank has
+/// swept the span within one window.
 ///
 /// The span is counted in the sweeps of every rank, never in rounds: a
 /// rank that idles, waits for news or is descheduled completes rounds
@@ -117,7 +127,8 @@ class AsyncStandstill {
     if (!std::isfinite(estimate)) return false;  // no estimate yet; breakdowns stop elsewhere
     const bool low_level = estimate < stagnation_floor;
     const double margin = low_level ? 0.0 : stagnation_rate * static_cast<double>(stagnation_span);
-    if (!started_ || low_level != low_level_ || estimate < (1.0 - margin) * start_) {
+    if (!started_ || low_level != low_level_ || estimate < (1.0 - margin) * start_ ||
+        estimate > stale_rise_factor * start_) {
       started_ = true;
       ++windows_;
       low_level_ = low_level;

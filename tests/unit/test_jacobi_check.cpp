@@ -177,16 +177,41 @@ TEST(AsyncStandstill, ARestartedEstimateStartsANewWindow) {
   AsyncStandstill kept;
   SolveResult r;
   EXPECT_FALSE(kept.stops(r, 1.03e-6, every, 100, span, 2));  // stale, just above tol
-  EXPECT_TRUE(kept.stops(r, 0.1, every, 1200, span, 2));      // refuted: 0.1 in truth
+  EXPECT_TRUE(kept.stops(r, 5e-5, every, 1200, span, 2));     // refuted: 5e-5 in truth
   AsyncStandstill restarted;
   SolveResult s;
   EXPECT_FALSE(restarted.stops(s, 1.03e-6, every, 100, span, 2));
   const long windows = restarted.windows();
   restarted.restart();
-  EXPECT_FALSE(restarted.stops(s, 0.1, every, 1200, span, 2));
+  EXPECT_FALSE(restarted.stops(s, 5e-5, every, 1200, span, 2));
   EXPECT_EQ(restarted.windows(), windows + 1);
   EXPECT_FALSE(restarted.swept_span(2199, span));
-  EXPECT_TRUE(restarted.stops(s, 0.1, every, 2200, span, 2));  // standing at 0.1: a stop
+  EXPECT_TRUE(restarted.stops(s, 5e-5, every, 2200, span, 2));  // standing at 5e-5: a stop
+}
+
+TEST(AsyncStandstill, AnEstimateFarAboveTheDipThatStartedTheWindowStartsANewOne) {
+  // OpenMP's threads under a load of 7: a window started at a stale dip of
+  // 1.87e-4, the estimate rose to 5.8e-2 and fell slowly; the true residual
+  // at the verdict was under stale_verdict_factor times the dip, so the
+  // verdict stood on a converging iteration. A rise above stale_rise_factor
+  // times the start measures progress from the honest level instead.
+  using namespace asyncsolve::solvers::detail;
+  const long span = 1000;
+  AsyncCheckSums every{};
+  every[swept_span_value] = 2.0;
+  AsyncStandstill still;
+  SolveResult r;
+  EXPECT_FALSE(still.stops(r, 1.87e-4, every, 100, span, 2));  // the dip
+  const long windows = still.windows();
+  EXPECT_FALSE(still.stops(r, 5.8e-2, every, 1200, span, 2));  // 310 times above it
+  EXPECT_EQ(still.windows(), windows + 1);
+  EXPECT_EQ(still.start(), 5.8e-2);
+  EXPECT_FALSE(still.stops(r, 0.9 * 5.8e-2, every, 1500, span, 2));  // falling: a new window
+  EXPECT_TRUE(still.stops(r, 0.9 * 5.8e-2, every, 2500, span, 2));   // standing: a verdict
+  AsyncStandstill lower;  // under stale_rise_factor times the start the window stays
+  SolveResult q;
+  EXPECT_FALSE(lower.stops(q, 1.87e-4, every, 100, span, 2));
+  EXPECT_TRUE(lower.stops(q, 0.99 * stale_rise_factor * 1.87e-4, every, 1200, span, 2));
 }
 
 TEST(AsyncStandstill, AVerdictIsMarkedAndCheckedAgainstTheTrueResidual) {
