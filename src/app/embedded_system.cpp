@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -302,6 +303,17 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
   const std::string started = core::iso8601_now();
   Solved solved;
   solvers::CsrSystem& system = s.setup.system;
+  // A zero b (this solve's: given, or the construction's): x = 0 solves
+  // A x = b, as check_rhs warns for the command's --matrix (rank 0 prints).
+  double largest = 0.0;
+  for (int i = 0; i < s.p.matrix.local_rows(); ++i)
+    largest = std::max(largest, std::abs(system.b.origin()[i]));
+  std::string zero_b;
+  if (par::max_over_ranks(s.comm(), largest) == 0.0) {
+    const bool ones = s.ones_known && s.b_is_b0;  // b = A * 1
+    zero_b = zero_rhs_warning(config.sparse.matrix_path, ones ? std::string() : "b", false);
+    if (s.comm().is_root()) std::fprintf(stderr, "asyncsolve: warning: %s\n", zero_b.c_str());
+  }
   if (s.krylov) {
     solved.result = s.krylov->solve();
     warn_of_empty_row(s.p, s.setup);
@@ -313,7 +325,7 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved = solve_sparse(config, s.p, s.setup);
   }
   const par::Comm& comm = s.comm();
-  if (s.ones_known && s.b_is_b0 && s.setup.empty_row.empty()) {  // else not unique
+  if (s.ones_known && s.b_is_b0 && s.setup.empty_row.empty() && zero_b.empty()) {  // else not unique
     // b = A 1: the solution is all ones, and the error is known (as --matrix
     // reports it without --rhs).
     double err = 0.0;
@@ -323,7 +335,10 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
                    "MPI_Allreduce");
     solved.result.error_inf = err;
   }
-  const RunSummary summary = sparse_summary(config, s.p, s.setup, solved);
+  RunSummary summary = sparse_summary(config, s.p, s.setup, solved);
+  if (!zero_b.empty() &&
+      std::find(summary.warnings.begin(), summary.warnings.end(), zero_b) == summary.warnings.end())
+    summary.warnings.push_back(zero_b);
   const RunProblem rp = sparse_run_problem(config, s.p, s.setup);
   std::string document;
   if (comm.is_root()) {

@@ -163,18 +163,19 @@ std::optional<std::string> partition_hint(const sparse::PartitionSpec& spec,
       per_row, metrics.volume, rows, large_exchange_per_row, fmt::join(graph, " or "));
 }
 
-std::string zero_rhs_warning(const std::string& matrix_path, const std::string& rhs_path) {
+std::string zero_rhs_warning(const std::string& matrix_path, const std::string& rhs_path,
+                             bool option) {
   if (rhs_path.empty()) {
     return fmt::format(
         "b = A * 1 is zero (every row of {} sums to 0): A is singular, x = 0 solves A x = b, and "
         "the all-ones vector is not the only solution, so no error against it is reported; "
-        "give a right-hand side in the range of A (--rhs)",
-        matrix_path);
+        "give a right-hand side in the range of A ({})",
+        matrix_path, option ? "--rhs" : "b");
   }
   return fmt::format(
-      "--rhs {} is zero: x = 0 is the solution, and residuals are measured against 1 instead "
+      "{}{} is zero: x = 0 is the solution, and residuals are measured against 1 instead "
       "of ||b||",
-      rhs_path);
+      option ? "--rhs " : "", rhs_path);
 }
 
 }  // namespace asyncsolve::app

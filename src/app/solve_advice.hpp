@@ -81,6 +81,9 @@ std::optional<std::string> partition_hint(const sparse::PartitionSpec& spec,
 /// The warning for a right-hand side that is zero: the default b = A * 1
 /// (every row of A sums to 0, so A is singular and the all-ones vector is
 /// not the only solution: error_inf is not reported), or the --rhs file's.
-std::string zero_rhs_warning(const std::string& matrix_path, const std::string& rhs_path);
+/// `option`: the command's words (--rhs FILE); else the library's, where
+/// the caller's right-hand side is `rhs_path` (the Python API's b).
+std::string zero_rhs_warning(const std::string& matrix_path, const std::string& rhs_path,
+                             bool option = true);
 
 }  // namespace asyncsolve::app

@@ -8,8 +8,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 import scipy.io
+import scipy.sparse as sp
 
 import asyncsolve
 
@@ -82,3 +84,21 @@ def test_document_header(comm, spd):
     # The same on every rank.
     assert comm.allgather(json.dumps(r.to_dict(), sort_keys=True)) == [
         json.dumps(r.to_dict(), sort_keys=True)] * comm.size
+
+
+def test_a_zero_right_hand_side_is_warned_of(comm, spd):
+    """A zero b (x = 0 solves A x = b) is warned of in the result's
+    warnings, as the command's --rhs of zeros is; where b = A * 1 is zero (A
+    is singular, every row sums to 0) no error against the all-ones vector is
+    reported. Both used to come back with no warning, the second with its
+    error_inf against a solution that is not the only one."""
+    n = spd.shape[0]
+    r = asyncsolve.solve(spd if comm.rank == 0 else None, np.zeros(n) if comm.rank == 0 else None,
+                         comm=comm, method="cg", tol=1e-8)
+    assert [w for w in r.to_dict()["warnings"] if w.startswith("b is zero")], r.to_dict()
+    r = asyncsolve.solve(spd if comm.rank == 0 else None, comm=comm, method="cg", tol=1e-8)
+    assert not [w for w in r.to_dict()["warnings"] if "is zero" in w]
+    laplacian = sp.csr_matrix(np.array([[1.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 1.0]]))
+    r = asyncsolve.solve(laplacian if comm.rank == 0 else None, comm=comm, method="cg", tol=1e-8)
+    assert [w for w in r.to_dict()["warnings"] if w.startswith("b = A * 1 is zero")]
+    assert r.to_dict()["error_inf"] is None
