@@ -22,6 +22,7 @@
 #include "asyncsolve/core/error.hpp"
 #include "asyncsolve/par/check.hpp"
 #include "asyncsolve/par/comm.hpp"
+#include "asyncsolve/par/memory.hpp"
 #include "asyncsolve/sparse/dist_matrix.hpp"
 #include "bindings.hpp"
 
@@ -41,22 +42,32 @@ void check(int status, const char* call) {
   throw core::RuntimeFailure(message);
 }
 
-/// The out-of-memory message of a create call: what its landing areas need
-/// (max_in_flight slots of the message size, rounded up to 8 bytes, per
-/// channel; one in racy mode), the usual cause being a large max_in_flight.
-std::string out_of_memory(const std::vector<as_channel_config>& configs) {
+/// The bytes a create call's message slots take on this rank: the landing
+/// areas (max_in_flight slots of the message size, rounded up to 8 bytes,
+/// per channel; one in racy mode) and, over mpi, the senders' private
+/// copies (max_in_flight slots per channel, racy or not).
+double slot_bytes(const std::vector<as_channel_config>& configs, int transport) {
   double bytes = 0.0;
-  int depth = 0;
   for (const as_channel_config& c : configs) {
     if (c.peer == MPI_PROC_NULL) continue;
-    const int slots = c.mode == AS_MODE_RACY ? 1 : c.max_in_flight;
-    bytes += static_cast<double>(slots) * static_cast<double>((c.message_size + 7) / 8 * 8);
-    depth = std::max(depth, slots);
+    const double size = static_cast<double>((c.message_size + 7) / 8 * 8);
+    const double landing = c.mode == AS_MODE_RACY ? 1.0 : static_cast<double>(c.max_in_flight);
+    const double sending = transport == AS_TRANSPORT_MPI ? static_cast<double>(c.max_in_flight) : 0.0;
+    bytes += (landing + sending) * size;
   }
+  return bytes;
+}
+
+/// The out-of-memory message of a create call: what its slots need
+/// (slot_bytes), the usual cause being a large max_in_flight.
+std::string out_of_memory(const std::vector<as_channel_config>& configs, int transport) {
+  int depth = 0;
+  for (const as_channel_config& c : configs)
+    if (c.peer != MPI_PROC_NULL) depth = std::max(depth, c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
   return fmt::format(
       "as_channels_create: out of memory: this rank's channels need about {:.3g} GiB of message "
       "slots (max_in_flight up to {}): expected a smaller max_in_flight or message",
-      bytes / (1024.0 * 1024.0 * 1024.0), depth);
+      slot_bytes(configs, transport) / (1024.0 * 1024.0 * 1024.0), depth);
 }
 
 int parse_mode(const std::string& mode) {
@@ -283,9 +294,16 @@ class Channel {
       if (const std::string why = unpaired(gather_ends(world, mine)); !why.empty()) {
         throw core::InputError(why);
       }
+      // Slots that cannot be reserved are refused at once, on every rank
+      // alike, rather than after the pages before them were touched.
+      int fits = par::can_reserve(slot_bytes(args.configs, args.transport)) ? 1 : 0;
+      par::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, world.get()),
+                     "MPI_Allreduce");
+      if (fits == 0) throw core::RuntimeFailure(out_of_memory(args.configs, args.transport));
       const int status =
           as_channels_create(static_cast<int>(handles.size()), handles.data(), args.configs.data());
-      if (status == AS_ERR_NOMEM) throw core::RuntimeFailure(out_of_memory(args.configs));
+      if (status == AS_ERR_NOMEM)
+        throw core::RuntimeFailure(out_of_memory(args.configs, args.transport));
       check(status, "as_channels_create");
     }
     std::vector<Channel> out;
