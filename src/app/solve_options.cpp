@@ -71,7 +71,7 @@ void validate_krylov(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
       }
       throw InputError(
           fmt::format("--progress '{}' with --method {}: expected none or thread or "
-                      "thread:US with US >= 0 (Krylov methods poll through "
+                      "thread:US with US from 0 to 1e6 (Krylov methods poll through "
                       "--test-every)",
                       a.progress, a.method));
     }
@@ -236,10 +236,10 @@ void validate_jacobi_progress(const SolveArgs& a, const Lookup& l, SolveConfig& 
   if (l.progress_none) return;
   if (!l.progress) {
     throw InputError(a.progress.starts_with("thread")
-                         ? fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
-                                       "thread or thread:US with US >= 0",
+                         ? fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or "
+                                       "thread or thread:US with US from 0 to 1e6",
                                        a.progress)
-                         : fmt::format("--progress '{}': expected none, poll:K with K >= 1, or "
+                         : fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or "
                                        "thread[:US]",
                                        a.progress));
   }

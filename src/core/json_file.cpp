@@ -147,6 +147,9 @@ OpenedFile open_regular_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     out.error = errno;
+    // What cannot be opened at all (a socket: ENXIO) is named for what it is.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) out.kind = what_it_is(st.st_mode);
     return out;
   }
   struct stat st {};

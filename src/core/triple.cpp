@@ -13,6 +13,9 @@ Int3 parse_triple(std::string_view text, std::string_view option, int min_value,
                                   option, printable(text), why, min_value, max_value));
   };
   Int3 out{};
+  std::size_t commas = 0;
+  for (const char c : text) commas += c == ',' ? 1 : 0;
+  if (commas > 2) throw fail(fmt::format("{} values given, ", commas + 1));
   std::size_t pos = 0;
   for (int d = 0; d < 3; ++d) {
     const std::size_t end = (d < 2) ? text.find(',', pos) : text.size();

@@ -12,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -129,11 +130,15 @@ class Parser {
                       "<symmetry>'",
                       shown(line)));
     }
-    if (n != 5)
+    if (n != 5) {
+      // A file with CR-only line endings is one long first line.
+      const bool cr = line.find('\r') != std::string_view::npos;
       fail(
           fmt::format("the banner has {} words: expected 5 ('%%MatrixMarket matrix "
-                      "<format> <field> <symmetry>')",
-                      n));
+                      "<format> <field> <symmetry>'){}",
+                      n, cr ? "; the line holds carriage returns: expected LF or CRLF line "
+                              "endings, not CR alone" : ""));
+    }
     const std::string object = lower(t[1]);
     if (object != "matrix") fail(fmt::format("object {}: expected 'matrix'", shown(t[1])));
     const std::string format = lower(t[2]);
@@ -179,6 +184,10 @@ class Parser {
     std::int64_t v = 0;
     if (token.size() > 1 && token[0] == '+') token.remove_prefix(1);
     const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+    const bool digits = !token.empty() && token.find_first_not_of("0123456789") == token.npos;
+    if (ec == std::errc::result_out_of_range && digits)
+      fail(fmt::format("{} {}: too large, expected at most {}", what, shown(token),
+                       std::numeric_limits<std::int64_t>::max()));
     if (ec != std::errc{} || ptr != token.data() + token.size() || v < 0)
       fail(fmt::format("{} {}: expected a non-negative integer", what, shown(token)));
     return v;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import socket
 from pathlib import Path
 
 
@@ -37,6 +38,14 @@ def prepare_more(t: Path) -> None:
     coords += [f"{float(node)!r}" for node in range(n)] + ["0.0"] * n  # column-major: x, then y
     (t / "coords.mtx").write_text("\n".join(coords) + "\n")
     os.symlink(t / "coords.mtx", t / "coords-link.mtx")
+    # A header whose entry count overflows 64 bits, and a file with CR-only line endings.
+    (t / "huge-count.mtx").write_text(
+        "%%MatrixMarket matrix coordinate real general\n3 3 99999999999999999999\n1 1 1\n")
+    (t / "cr-only.mtx").write_bytes(
+        b"%%MatrixMarket matrix coordinate real general\r1 1 1\r1 1 1.0\r")
+    sock = socket.socket(socket.AF_UNIX)  # a socket where a matrix file is expected
+    sock.bind(str(t / "socket.mtx"))
+    sock.close()
     m = 12
     general = []
     for i in range(m):
@@ -353,4 +362,18 @@ def more_cases(t: str, case, has_hypre: bool, open_mpi: bool) -> list:
     c.append(case(shlex.split(f"solve --matrix {t}/minus3.mtx --method cg"), 3,
                   "p^T A p = -1.687500e+00 <= 0 at iteration 1 (a value of the system as "
                   "equilibrated before the solve: A times 2^-2, b times 2^-1"))
+    # Messages that name the cause: a socket for what it is (it used to be "cannot open
+    # (No such device or address)"), a count too large for what it is (it used to be
+    # "expected a non-negative integer"), CR-only line endings, four values where three
+    # are expected (it used to blame the last two), and --progress's upper bound.
+    bad("solve --matrix {t}/socket.mtx --method cg",
+        "socket.mtx: is a socket, expected a Matrix Market file")
+    bad("solve --matrix {t}/huge-count.mtx --method cg",
+        "entries '99999999999999999999': too large, expected at most 9223372036854775807")
+    bad("solve --matrix {t}/cr-only.mtx --method cg",
+        "expected LF or CRLF line endings, not CR alone")
+    bad("solve --problem ones --global 16,16,16,16", "'16,16,16,16': 4 values given, expected "
+        "three integers")
+    bad("solve --problem ones --global 16,16,16 --variant async --progress thread:1000001",
+        "thread:US with US from 0 to 1e6")
     return c
