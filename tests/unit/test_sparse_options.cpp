@@ -96,4 +96,18 @@ TEST(SparseOptions, OutOfMemoryHintSuitsTheMatrix) {
   const std::string grid =
       asyncsolve::app::out_of_memory_hint(parse({"solve", "--local", "8,8,8"}));
   EXPECT_NE(grid.find("--local"), std::string::npos) << grid;
+  EXPECT_EQ(grid.find("--restart"), std::string::npos) << grid;
+}
+
+// The GMRES family's basis is what --restart sizes: the hint names it, with
+// the vectors it keeps (fgmres twice as many).
+TEST(SparseOptions, OutOfMemoryHintNamesTheRestartOfTheGmresFamily) {
+  const std::string fgmres = asyncsolve::app::out_of_memory_hint(
+      parse({"solve", "--local", "8,8,8", "--method", "fgmres", "--restart", "1000"}));
+  EXPECT_NE(fgmres.find("a smaller --restart (1000 keeps 2001 vectors of the basis)"),
+            std::string::npos)
+      << fgmres;
+  const std::string gmres = asyncsolve::app::out_of_memory_hint(
+      parse({"solve", "--matrix", "a.mtx", "--method", "gmres", "--restart", "40"}));
+  EXPECT_NE(gmres.find("--restart (40 keeps 41 vectors"), std::string::npos) << gmres;
 }
