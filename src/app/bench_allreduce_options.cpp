@@ -120,8 +120,9 @@ BenchAllreduceConfig validate_bench_allreduce(const BenchAllreduceArgs& a,
   }
   const std::optional<Progress> progress = parse_progress(a.progress);
   if (!progress || (progress->mode == Progress::Mode::thread && progress->sleep_us)) {
-    throw InputError(fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or thread",
-                                 core::printable(a.progress)));
+    throw InputError(
+        fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or thread",
+                    core::printable(a.progress)));
   }
   c.progress = *progress;
   c.noise_global = core::parse_triple(a.noise_global, "--noise-global", 1, noise_global_max);

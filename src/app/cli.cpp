@@ -174,13 +174,14 @@ std::string out_of_memory_hint(const Command& command) {
   const SolveConfig& c = command.solve;
   if (is_lanczos(c)) return " (try fewer --sites or more ranks)";
   // The GMRES family keeps its basis: restart + 1 vectors (fgmres twice that).
-  const bool basis = c.method == Method::gmres || c.method == Method::fgmres ||
-                     c.method == Method::pgmres;
+  const bool basis =
+      c.method == Method::gmres || c.method == Method::fgmres || c.method == Method::pgmres;
   const std::string restart =
       basis ? fmt::format("a smaller --restart ({} keeps {} vectors of the basis), or ", c.restart,
                           (c.method == Method::fgmres ? 2 : 1) * c.restart + 1)
             : std::string();
-  if (c.sparse.matrix_path.empty()) return fmt::format(" (try {}a smaller --local or --global)", restart);
+  if (c.sparse.matrix_path.empty())
+    return fmt::format(" (try {}a smaller --local or --global)", restart);
   // A rank holds its part of the matrix and the method's vectors; rank 0
   // also the whole matrix while it reads and partitions it.
   const std::string_view graph = sparse::partitioner_available(sparse::Partitioner::metis)

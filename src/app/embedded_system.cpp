@@ -325,7 +325,8 @@ EmbeddedResult EmbeddedSystem::solve(bool take_x) {
     solved = solve_sparse(config, s.p, s.setup);
   }
   const par::Comm& comm = s.comm();
-  if (s.ones_known && s.b_is_b0 && s.setup.empty_row.empty() && zero_b.empty()) {  // else not unique
+  if (s.ones_known && s.b_is_b0 && s.setup.empty_row.empty() &&
+      zero_b.empty()) {  // else not unique
     // b = A 1: the solution is all ones, and the error is known (as --matrix
     // reports it without --rhs).
     double err = 0.0;

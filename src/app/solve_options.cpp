@@ -235,13 +235,14 @@ void validate_allreduce(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
 void validate_jacobi_progress(const SolveArgs& a, const Lookup& l, SolveConfig& c) {
   if (l.progress_none) return;
   if (!l.progress) {
-    throw InputError(a.progress.starts_with("thread")
-                         ? fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or "
-                                       "thread or thread:US with US from 0 to 1e6",
-                                       a.progress)
-                         : fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or "
-                                       "thread[:US]",
-                                       a.progress));
+    throw InputError(
+        a.progress.starts_with("thread")
+            ? fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or "
+                          "thread or thread:US with US from 0 to 1e6",
+                          a.progress)
+            : fmt::format("--progress '{}': expected none, poll:K with K from 1 to 1e6, or "
+                          "thread[:US]",
+                          a.progress));
   }
   if (l.progress->mode == Progress::Mode::thread) {
     if (c.variant == Variant::sync ||

@@ -12,10 +12,10 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -136,8 +136,10 @@ class Parser {
       fail(
           fmt::format("the banner has {} words: expected 5 ('%%MatrixMarket matrix "
                       "<format> <field> <symmetry>'){}",
-                      n, cr ? "; the line holds carriage returns: expected LF or CRLF line "
-                              "endings, not CR alone" : ""));
+                      n,
+                      cr ? "; the line holds carriage returns: expected LF or CRLF line "
+                           "endings, not CR alone"
+                         : ""));
     }
     const std::string object = lower(t[1]);
     if (object != "matrix") fail(fmt::format("object {}: expected 'matrix'", shown(t[1])));

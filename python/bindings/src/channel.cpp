@@ -52,7 +52,8 @@ double slot_bytes(const std::vector<as_channel_config>& configs, int transport) 
     if (c.peer == MPI_PROC_NULL) continue;
     const double size = static_cast<double>((c.message_size + 7) / 8 * 8);
     const double landing = c.mode == AS_MODE_RACY ? 1.0 : static_cast<double>(c.max_in_flight);
-    const double sending = transport == AS_TRANSPORT_MPI ? static_cast<double>(c.max_in_flight) : 0.0;
+    const double sending =
+        transport == AS_TRANSPORT_MPI ? static_cast<double>(c.max_in_flight) : 0.0;
     bytes += (landing + sending) * size;
   }
   return bytes;
@@ -63,7 +64,8 @@ double slot_bytes(const std::vector<as_channel_config>& configs, int transport) 
 std::string out_of_memory(const std::vector<as_channel_config>& configs, int transport) {
   int depth = 0;
   for (const as_channel_config& c : configs)
-    if (c.peer != MPI_PROC_NULL) depth = std::max(depth, c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
+    if (c.peer != MPI_PROC_NULL)
+      depth = std::max(depth, c.mode == AS_MODE_RACY ? 1 : c.max_in_flight);
   return fmt::format(
       "as_channels_create: out of memory: this rank's channels need about {:.3g} GiB of message "
       "slots (max_in_flight up to {}): expected a smaller max_in_flight or message",
