@@ -98,7 +98,10 @@ def test_a_zero_right_hand_side_is_warned_of(comm, spd):
     assert [w for w in r.to_dict()["warnings"] if w.startswith("b is zero")], r.to_dict()
     r = asyncsolve.solve(spd if comm.rank == 0 else None, comm=comm, method="cg", tol=1e-8)
     assert not [w for w in r.to_dict()["warnings"] if "is zero" in w]
-    laplacian = sp.csr_matrix(np.array([[1.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 1.0]]))
+    # A path graph's Laplacian of 16 nodes (rows of it on up to 8 ranks): every row sums to 0.
+    d = np.full(16, 2.0)
+    d[[0, -1]] = 1.0
+    laplacian = sp.diags([-np.ones(15), d, -np.ones(15)], [-1, 0, 1], format="csr")
     r = asyncsolve.solve(laplacian if comm.rank == 0 else None, comm=comm, method="cg", tol=1e-8)
     assert [w for w in r.to_dict()["warnings"] if w.startswith("b = A * 1 is zero")]
     assert r.to_dict()["error_inf"] is None
