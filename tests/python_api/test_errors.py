@@ -528,6 +528,18 @@ def test_blocks_of_a_matrix_that_is_not_square_say_so(comm, spd):
                            "of A's)")
 
 
+def test_blocks_with_more_columns_than_rows_say_so(comm, spd):
+    """Blocks with 5 columns more than A has rows were refused for their row count
+    ("the ranks own 144 rows in all: expected 149 (the global rows)"), the columns
+    unnamed."""
+    block, rows = block_of(spd, comm)
+    wide = sp.hstack([block, sp.csr_matrix((block.shape[0], 5))], format="csr")
+    with pytest.raises(asyncsolve.InputError) as e:
+        asyncsolve.solve(wide, comm=comm, rows=rows)
+    assert one_line(e).startswith(f"A: the blocks hold {spd.shape[0]} rows in all but "
+                                  f"{spd.shape[1] + 5} columns: expected a square matrix")
+
+
 def test_overlapping_blocks_are_named_as_such(comm, spd):
     """Rank 1's block starting one row early (2 ranks: (0, 72) and (71, 144)) was
     refused as "the blocks hold 145 rows in all but 144 columns: expected a square

@@ -221,7 +221,7 @@ def _open(a: Any, b: Any, comm: Any, rows: tuple[int, int] | None, x0: Any,
 
 def _blocks_square(comm: MPI.Comm, first: int, rows: int, cols: int) -> str | None:
     """Collective (rows=): None unless the blocks overlap or leave a gap, or their
-    rows add up to more than their column count (A not square), else the message,
+    rows add up to other than their column count (A not square), else the message,
     the same on every rank (a column count that differs between ranks is left to
     the command's own check)."""
     shapes = comm.allgather((first, rows, cols))
@@ -232,10 +232,14 @@ def _blocks_square(comm: MPI.Comm, first: int, rows: int, cols: int) -> str | No
                     "(each rank's block follows the previous rank's, without overlap or gap)")
         expected += n
     total = expected
-    # (fewer rows than columns may be a gap between the ranks' rows instead)
     if len({c for _, _, c in shapes}) == 1 and total > cols:
         return (f"A: the blocks hold {total} rows in all but {cols} columns: expected a "
                 "square matrix (each block's columns are all of A's)")
+    if len({c for _, _, c in shapes}) == 1 and total < cols:
+        # more columns than rows: A is not square, or the last rank's rows stop short
+        return (f"A: the blocks hold {total} rows in all but {cols} columns: expected a "
+                f"square matrix (each block's columns are all of A's), the last rank's rows "
+                f"reaching row {cols}")
     return None
 
 
