@@ -95,7 +95,9 @@ class Ic0 final : public LocalSolver {
     if (!(pivot > kSingularRcond * std::abs(a_ii)) || !std::isfinite(pivot)) {
       throw FactorisationError(fmt::format(
           "ic0: pivot {:.3g} at its row {} of {} (diagonal {:.3g}): the incomplete Cholesky "
-          "factorisation needs positive pivots (try --local-solver cholmod or umfpack)",
+          "factorisation needs positive pivots (try --local-solver cholmod where the subdomain "
+          "is positive definite, whose complete factorisation avoids this breakdown, or "
+          "umfpack, whose LU needs no definiteness)",
           pivot, i + 1, n_, a_ii));
     }
     val_[di] = std::sqrt(pivot);
