@@ -196,3 +196,54 @@ def test_report_refuses_a_sidecar_without_its_fields(tmp_path, change, fragment)
     rc, out, err = lab(["report", str(res)])
     assert_one_line_error(rc, out, err, f"{path}: {fragment}")
     assert not (res / "report").exists()
+
+
+#: JSON that Python's parser refuses with a ValueError that is no JSONDecodeError
+#: (an integer of more than 4300 digits), or with a RecursionError (arrays nested
+#: 100000 deep).
+HUGE_INTEGER = b'{"schema": "asyncsolve.result/1", "extra": 1' + b"0" * 5000 + b"}"
+DEEP_NESTING = b'{"schema": "asyncsolve.result/1", "extra": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+
+
+@pytest.mark.parametrize("file", ["x.json", "x.lab.json"])
+@pytest.mark.parametrize(("content", "fragment"), [
+    (HUGE_INTEGER, "not JSON the lab reads: an integer of 5001 digits"),
+    (DEEP_NESTING, "JSON nested too deeply"),
+], ids=["huge-integer", "deep-nesting"])
+def test_report_refuses_json_the_parser_cannot_read(tmp_path, file, content, fragment):
+    """A document or sidecar with a 5001-digit integer gave a traceback (ValueError:
+    Exceeds the limit (4300 digits) for integer string conversion) and exit 1: like
+    malformed JSON, it is one line naming the file, exit 2."""
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
+    path = res / "runs" / file
+    path.write_bytes(content)
+    rc, out, err = lab(["report", str(res)])
+    assert_one_line_error(rc, out, err, f"{path}: {fragment}")
+    assert not (res / "report").exists()
+
+
+def test_a_run_whose_document_python_cannot_parse_is_failed(tmp_path, monkeypatch):
+    """`run` read the document a program wrote with its own json.loads and caught
+    only JSONDecodeError: a 5001-digit integer stopped the whole suite with a
+    traceback. The run is recorded as failed, naming the document, and the suite
+    goes on (no binary needed: the launch writes the document)."""
+    from asyncsolve_lab import runner
+    from asyncsolve_lab.suite import parse_suite
+    from conftest import TINY_SUITE
+
+    written = tmp_path / "written.json"
+
+    def launch(run, caps_, doc_path, options=None):
+        return runner.Launch(argv=["cp", str(written), str(doc_path)], env={},
+                             oversubscribed=False)
+    monkeypatch.setattr(runner, "build_launch", launch)
+    run = parse_suite(TINY_SUITE).runs()[0]
+    folder = runner.RunFolder(tmp_path / "r")
+    folder.runs.mkdir(parents=True)
+    for content, fragment in ((HUGE_INTEGER, "an integer of 5001 digits"),
+                              (DEEP_NESTING, "nested too deeply")):
+        written.write_bytes(content)
+        record = runner.execute(run, None, folder, "tiny")
+        assert record["status"] == "failed", record
+        assert record["reason"].startswith(f"{folder.doc(run.run_id)}: "), record["reason"]
+        assert fragment in record["reason"], record["reason"]
