@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -175,7 +176,10 @@ class Results:
 MAX_DOCUMENT_BYTES = 256 << 20
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
+    """The JSON object `path` holds; LabError naming the file where it holds none:
+    not readable, not UTF-8, not JSON, or JSON that Python's parser refuses (nested
+    deeper than its recursion limit, an integer of more than 4300 digits)."""
     try:
         data = json.loads(read_limited(path, MAX_DOCUMENT_BYTES).decode("utf-8"))
     except UnicodeDecodeError as err:
@@ -184,6 +188,11 @@ def _read_json(path: Path) -> dict:
         raise LabError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
     except RecursionError:
         raise LabError(f"{path}: JSON nested too deeply") from None
+    except ValueError as err:  # int("1" + 5000 zeros): "Exceeds the limit (4300 digits) ..."
+        digits = re.search(r"limit \((\d+) digits\).*has (\d+) digits", str(err))
+        why = (f"an integer of {digits[2]} digits (at most {digits[1]} are read)" if digits
+               else str(err).partition(";")[0])
+        raise LabError(f"{path}: not JSON the lab reads: {why}") from None
     if not isinstance(data, dict):
         raise LabError(f"{path}: not a JSON object")
     return data
@@ -287,14 +296,14 @@ def load_results(root: str | Path) -> Results:
     runs = root / "runs" if (root / "runs").is_dir() else root
     suite = None
     if (root / "suite.json").is_file():
-        suite = _read_json(root / "suite.json")
+        suite = read_json(root / "suite.json")
         check_schema(suite.get("schema"), str(root / "suite.json"),
                      {SUITE_SCHEMA.split("/")[0]: 1})
     made = _suite_runs(suite) if suite else None
     records = []
     stale = []
     for side_path in sorted(runs.glob("*.lab.json")):
-        side = _read_json(side_path)
+        side = read_json(side_path)
         check_schema(side.get("schema"), str(side_path), {RUN_SCHEMA.split("/")[0]: 1})
         _check_sidecar(side, side_path)
         if made is not None and side["experiment"] in made[1] and \
@@ -305,7 +314,7 @@ def load_results(root: str | Path) -> Results:
         if side.get("document"):
             doc_path = runs / side["document"]
             if doc_path.is_file():
-                doc = _read_json(doc_path)
+                doc = read_json(doc_path)
                 wall = side.get("wall_s")
                 check_document(doc, str(doc_path),
                                wall if isinstance(wall, int | float) and

@@ -31,7 +31,6 @@ from pathlib import Path
 from . import (
     RUN_SCHEMA,
     LabError,
-    SchemaError,
     __version__,
     check_document,
     check_schema,
@@ -39,7 +38,7 @@ from . import (
 )
 from .capabilities import Capabilities, check_suite, option_argv
 from .files import write_atomic
-from .results import MAX_DOCUMENT_BYTES, read_limited
+from .results import read_json, read_limited
 from .suite import DOC_REF, RunSpec, Suite
 
 #: Open MPI's transports for the two network regimes (paper 001 Fig. 3:
@@ -166,10 +165,9 @@ def _read_sidecar(path: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(read_limited(path, MAX_DOCUMENT_BYTES))
-    except (LabError, ValueError):
+        return read_json(path)
+    except LabError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 class RunFolder:
@@ -386,14 +384,11 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
     doc_ok = doc_path.is_file()
     record["document"] = doc_path.name if doc_ok else None
     if doc_ok:
-        try:
-            doc = json.loads(doc_path.read_text())
+        try:  # LabError: no JSON object, or not a document the program writes
+            doc = read_json(doc_path)
             record["document_schema"] = doc.get("schema")
             check_document(doc, str(doc_path), round(wall, 3))
-        except (json.JSONDecodeError, OSError, AttributeError):
-            record.update(status="failed", reason="the document is not valid JSON")
-            doc_ok = False
-        except SchemaError as e:
+        except LabError as e:
             record.update(status="failed", reason=str(e))
             doc_ok = False
     if timed_out:
@@ -551,7 +546,7 @@ def _check_folder_suite(root: Path, name: str) -> None:
         return
     try:
         held = json.loads(read_limited(path, 64 << 20)).get("name")
-    except (OSError, ValueError, AttributeError) as e:
+    except (OSError, ValueError, RecursionError, AttributeError) as e:
         raise LabError(f"{path}: not a suite.json the lab wrote ({e}); expected an empty "
                        f"results folder or one of suite {name!r}") from e
     if held != name:

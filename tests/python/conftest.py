@@ -2,8 +2,10 @@
 set by ctest, or build/asyncsolve) and suites run with it once per session."""
 
 import io
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -181,7 +183,6 @@ def start_long_suite(tmp_path: Path, binary: Path, name: str, long_ranks: int):
     """Starts `asyncsolve-lab run` (a new session) on a suite of a quick run
     and a run that never converges (`long_ranks` ranks); returns the process
     the results folder, the command and its environment (to run it again)."""
-    import subprocess
     suite = tmp_path / "s.toml"
     suite.write_text(f"""
 [suite]
@@ -208,3 +209,41 @@ max-iters = 100000000
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     return proc, results, cmd, env
+
+
+# The lab as a user runs it, and the results folders of the tests of what it refuses.
+
+def lab(args, timeout=60, cwd=None):
+    """Runs `python -m asyncsolve_lab ARGS`; returns (rc, stdout, stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    p = subprocess.run([sys.executable, "-m", "asyncsolve_lab", *args], env=env, cwd=cwd,
+                       capture_output=True, text=True, errors="replace", timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def assert_one_line_error(rc, out, err, fragment):
+    assert rc == 2, (rc, out, err)
+    lines = [s for s in err.splitlines() if s.strip()]
+    assert len(lines) == 1, lines
+    assert "Traceback" not in err
+    assert fragment in lines[0], lines[0]
+
+
+#: The least a result document must hold to be one (its result section).
+MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1",
+                               "result": {"converged": False, "reason": "max_iters"}}).encode()
+
+
+def results_with_document(tmp_path: Path, content: bytes, **side_fields) -> Path:
+    """A results folder with one sidecar (with `side_fields` besides the required
+    ones) whose document holds `content`."""
+    runs = tmp_path / "res" / "runs"
+    runs.mkdir(parents=True)
+    side = {"schema": "asyncsolve.lab.run/1", "run_id": "x", "experiment": "e",
+            "program": "solve", "status": "ok", "document": "x.json", "ranks": 1,
+            "regime": "shm", "repeat": 0, "config": {}, "options": {}, "rc": 0,
+            **side_fields}
+    (runs / "x.lab.json").write_text(json.dumps(side))
+    (runs / "x.json").write_bytes(content)
+    return tmp_path / "res"
+
