@@ -311,15 +311,35 @@ def _result(**fields) -> dict:
 def test_report_refuses_a_field_it_reads_that_no_run_writes(tmp_path, change, fragment):
     """phases {"halo": "x"}, [1] or none, history "x" or [{}], environment.ranks
     "two": every field the report reads is checked before it is used, so that none
-    drops out of a table or plot unsaid; the document as the program writes it passes."""
+    drops out of a table or plot unsaid (the document as the program writes it
+    passes: the test below)."""
     res = results_with_document(tmp_path, json.dumps(result_document(**change)).encode())
     rc, out, err = lab(["report", str(res)])
     assert_one_line_error(rc, out, err, f"{res / 'runs' / 'x.json'}: {fragment}")
     assert ": not a value the program writes (edited?)" in err
     assert not (res / "report").exists()
-    (res / "runs" / "x.json").write_bytes(MINIMAL_DOCUMENT)
+
+
+def test_report_takes_a_document_as_the_program_writes_it(tmp_path):
+    """The checks above refuse no document the program writes: RESULT_DOCUMENT (of
+    one rank), and the same of an OpenMP run (thread in its history) and of a Lanczos
+    run (no local_residual, a residual null at its first step, other fields beside)."""
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
     rc, _, err = lab(["report", str(res)])
     assert rc == 0, err
+    from asyncsolve_lab import check_document
+    omp = result_document(history=[{"rank": 0, "iteration": 10, "time_s": 0.001,
+                                    "residual": 0.1, "local_residual": 0.1, "thread": 1}])
+    omp["result"]["iterations"]["per_thread"] = [200, 190]
+    lanczos = result_document(
+        command=["asyncsolve", "solve", "--method", "lanczos"],
+        method={"name": "lanczos", "transport": "mpi", "tol": 1e-10},
+        history=[{"rank": 0, "iteration": 1, "time_s": 0.001, "residual": None,
+                  "energy": -1.2, "change": None, "alpha": 0.5, "beta": 0.1,
+                  "residual_bound": None}])
+    for doc in (omp, lanczos):
+        assert check_document(doc, "x.json", sidecar={"ranks": 1, "wall_s": 0.5}) == \
+            "asyncsolve.result"
 
 
 @pytest.mark.parametrize(("change", "side", "fragment"), [
