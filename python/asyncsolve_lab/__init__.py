@@ -76,30 +76,45 @@ _NOT_CONVERGED_REASONS = frozenset(
 _REASONS = _NOT_CONVERGED_REASONS | {"tolerance", "invariant_subspace"}
 
 
-def _method_given(command: object) -> str | None:
-    """The value of --method in a document's command line, or None."""
+#: The solver options a result document's method section holds as given: the
+#: option, and its field in the method section.
+_ECHOED_OPTIONS = {"method": "name", "variant": "variant", "transport": "transport"}
+
+
+def _option_given(command: object, option: str) -> str | None:
+    """The value of --OPTION in a document's command line, or None."""
     if not isinstance(command, list):
         return None
     for k, word in enumerate(command):
-        if word == "--method" and k + 1 < len(command) and isinstance(command[k + 1], str):
+        if word == f"--{option}" and k + 1 < len(command) and isinstance(command[k + 1], str):
             return command[k + 1]
-        if isinstance(word, str) and word.startswith("--method="):
+        if isinstance(word, str) and word.startswith(f"--{option}="):
             return word.partition("=")[2]
     return None
 
 
-def _impossible_method(doc: dict) -> str | None:
-    """A result document whose method section contradicts its own command line
-    (method.name other than the --method it ran with), or whose converged verdict
-    contradicts its true residual and tolerance (converged means the true residual
-    met --tol), or None."""
+def _impossible_method(doc: dict, sidecar: dict | None = None) -> str | None:
+    """A result document whose method section contradicts its own command line or
+    the options its run's `sidecar` records (method.name, variant or transport
+    other than the --method, --variant or --transport given), or whose converged
+    verdict contradicts its true residual and tolerance (converged means the true
+    residual met --tol), or None."""
     method = doc.get("method")
     if not isinstance(method, dict):
         return None
-    given = _method_given(doc.get("command"))
+    lab_gave: dict = {}
+    for key in ("config", "options"):  # the options the lab gave the run
+        if isinstance(sidecar, dict) and isinstance(sidecar.get(key), dict):
+            lab_gave |= sidecar[key]
+    for option, key in _ECHOED_OPTIONS.items():
+        value = method.get(key)
+        given = _option_given(doc.get("command"), option)
+        if isinstance(value, str) and given is not None and value != given:
+            return f"method.{key} {json.dumps(value)} for a run of --{option} {given}"
+        if isinstance(value, str) and option in lab_gave and value != str(lab_gave[option]):
+            return (f"method.{key} {json.dumps(value)} for a run of --{option} "
+                    f"{lab_gave[option]} (its .lab.json)")
     name = method.get("name")
-    if given is not None and isinstance(name, str) and name != given:
-        return f"method.name {json.dumps(name)} for a run of --method {given}"
     result = doc.get("result")
     tol = method.get("tol")
     truth = result.get("true_residual") if isinstance(result, dict) else None
@@ -190,11 +205,129 @@ def _impossible_result(result: dict, wall_s: float | None = None,
     return None
 
 
-def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
+def _count(value: object, least: int = 0) -> bool:
+    """A JSON integer (not a bool) of at least `least`."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _seconds(value: object) -> bool:
+    """A finite JSON number >= 0 (not a bool)."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def _is(*types: type):
+    return lambda value: isinstance(value, types)
+
+
+def _bad_field(holder: dict, key: str, name: str, ok, what: str,
+               required: bool = True) -> str | None:
+    """`name`, its value and what a run writes there, where `holder` lacks `key`
+    (and every document has it) or holds a value that fails `ok`; else None."""
+    if key not in holder:
+        return f"{name} absent (not {what})" if required else None
+    return None if ok(holder[key]) else f"{name} {json.dumps(holder[key])[:80]} (not {what})"
+
+
+#: What the lab reads of a result document, each as (field, whether every document
+#: has it, the test of its value, what the program writes): the header and the
+#: environment (the report's environment line, reproduce's provenance, the per-rank
+#: checks), the method (its checks), the result's time and iterations (the tables,
+#: the histograms), the phases (the phase tables and claims) and the history (the
+#: convergence plots). The result's other values are checked by _impossible_result.
+_RESULT_FIELDS = (
+    ("git", False, _is(str), "a string"),
+    ("started", False, _is(str), "a string"),
+    ("command", False, lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v),
+     "a list of strings"),
+    ("environment", True, _is(dict), "an object of the run's ranks, host, MPI library and cores"),
+    ("method", True, _is(dict), "an object of the solver's options"),
+    ("phases", True, _is(dict), "an object of each phase's max, mean and min seconds"),
+    ("history", True, _is(list), "a list of residual checks"),
+)
+_ENVIRONMENT_FIELDS = (
+    ("ranks", True, lambda v: _count(v, 1), "a number of ranks, at least 1"),
+    ("cores", False, lambda v: _count(v, 1), "a number of cores, at least 1"),
+    ("mpi_library", False, _is(str), "a string"),
+    ("hostname", False, _is(str), "a string"),
+    ("cpu_model", False, _is(str, type(None)), "a string or null"),
+)
+_METHOD_FIELDS = (
+    ("name", True, _is(str), "a string"),
+    ("variant", False, _is(str), "a string"),
+    ("transport", False, _is(str), "a string"),
+    ("tol", False, lambda v: _seconds(v) and v > 0, "a tolerance, a finite number > 0"),
+)
+_NUMBER = (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number")
+_RESULT_SECTION_FIELDS = (
+    ("time_s", True, *_NUMBER),
+    ("iterations", True, _is(dict), "an object of min, mean, max and per_rank"),
+)
+_ITERATION_FIELDS = (
+    ("min", True, *_NUMBER), ("mean", True, *_NUMBER), ("max", True, *_NUMBER),
+    ("per_rank", True, _is(list), "a list of counts"),
+)
+
+
+def _history_fields(ranks: int) -> tuple:
+    """The fields of one residual check of the history of a run of `ranks` ranks."""
+    residual = (lambda v: v is None or _seconds(v), "a residual: a finite number >= 0 or null")
+    return (("rank", True, lambda v: _count(v) and v < ranks, f"a rank of the run's {ranks}"),
+            ("iteration", True, _count, "an iteration count: a whole number >= 0"),
+            ("time_s", True, _seconds, "seconds: a finite number >= 0"),
+            ("residual", True, *residual), ("local_residual", False, *residual),
+            ("thread", False, _count, "a thread: a whole number >= 0"))
+
+
+def _impossible_fields(doc: dict, sidecar: dict | None) -> str | None:
+    """The first field of a result document (besides what _impossible_result and
+    _impossible_method check) that no run of the program writes: absent where every
+    run writes it, or not of its shape (_RESULT_FIELDS); or a rank count other than
+    its `sidecar`'s, by which the report groups it; else None. Every field the report
+    reads is checked here, so none drops out of a table or plot unsaid."""
+    # In this order, each holder is an object once the checks before it passed.
+    for path, fields in (((), _RESULT_FIELDS), (("environment",), _ENVIRONMENT_FIELDS),
+                         (("method",), _METHOD_FIELDS), (("result",), _RESULT_SECTION_FIELDS),
+                         (("result", "iterations"), _ITERATION_FIELDS)):
+        holder = doc
+        for step in path:
+            holder = holder[step]
+        for key, required, ok, what in fields:
+            name = ".".join((*path, key))
+            if bad := _bad_field(holder, key, name, ok, what, required):
+                return bad
+    ranks = doc["environment"]["ranks"]
+    run_ranks = sidecar.get("ranks") if isinstance(sidecar, dict) else None
+    if _count(run_ranks, 1) and ranks != run_ranks:
+        return (f"environment.ranks {ranks} for a run of {run_ranks} rank"
+                f"{'' if run_ranks == 1 else 's'} (its .lab.json)")
+    for key, stats in doc["phases"].items():
+        phase = json.dumps(key)[1:-1][:80]  # on one line, however it is spelled
+        if not isinstance(stats, dict):
+            return (f"phases.{phase} {json.dumps(stats)[:80]} (not an object of its max, mean "
+                    "and min seconds)")
+        for stat in ("max", "mean", "min"):
+            if bad := _bad_field(stats, stat, f"phases.{phase}.{stat}", _seconds,
+                                 "seconds: a finite number >= 0"):
+                return bad
+    fields = _history_fields(ranks)
+    for k, check in enumerate(doc["history"]):
+        if not isinstance(check, dict):
+            return (f"history[{k}] {json.dumps(check)[:80]} (not an object of rank, iteration, "
+                    "time_s and residual)")
+        for key, required, ok, what in fields:
+            if bad := _bad_field(check, key, f"history[{k}].{key}", ok, what, required):
+                return bad
+    return None
+
+
+def check_document(doc: dict, where: str, wall_s: float | None = None,
+                   sidecar: dict | None = None) -> str:
     """Return the schema name of `doc` if this lab reads it and it has the
     sections of its schema (DOCUMENT_SECTIONS), with values a run of the program
-    can write (in a run that took `wall_s` seconds, where known), else raise
-    SchemaError."""
+    can write (in a run that took `wall_s` seconds, else its `sidecar`'s wall_s,
+    where known) and, where the run's `sidecar` is given, the configuration that
+    sidecar records; else raise SchemaError."""
     name = check_schema(doc.get("schema"), where)
     for section in DOCUMENT_SECTIONS.get(name, []):
         if not any(isinstance(doc.get(s), dict | list) for s in section):
@@ -207,9 +340,13 @@ def check_document(doc: dict, where: str, wall_s: float | None = None) -> str:
     bad = None
     if name == "asyncsolve.result":
         result = doc["result"]
+        run_wall = sidecar.get("wall_s") if isinstance(sidecar, dict) else None
+        if wall_s is None and _seconds(run_wall):
+            wall_s = run_wall
         bad = (f"result {json.dumps(result)[:80]} (not an object)"
                if not isinstance(result, dict)
-               else _impossible_result(result, wall_s, ranks) or _impossible_method(doc))
+               else _impossible_result(result, wall_s, ranks)
+               or _impossible_method(doc, sidecar) or _impossible_fields(doc, sidecar))
     if bad is not None:
         raise SchemaError(f"{where}: {bad}: not a value the program writes (edited?); rerun "
                           "the run (delete the document, then asyncsolve-lab run), or remove "

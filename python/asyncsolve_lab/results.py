@@ -243,6 +243,7 @@ _SIDECAR_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
     "repeat": ((int,), False, "a repeat number, 0 or more"),
     "order": ((int,), False, "the run's place in the suite, 0 or more"),
     "config": ((dict,), False, "an object of the run's configuration"),
+    "options": ((dict,), False, "an object of the options the program was given"),
     "document": ((str, type(None)), False, "a document's file name or null"),
     "wall_s": ((int, float, type(None)), False, "the run's seconds, a finite number >= 0"),
 }
@@ -315,10 +316,7 @@ def load_results(root: str | Path) -> Results:
             doc_path = runs / side["document"]
             if doc_path.is_file():
                 doc = read_json(doc_path)
-                wall = side.get("wall_s")
-                check_document(doc, str(doc_path),
-                               wall if isinstance(wall, int | float) and
-                               not isinstance(wall, bool) else None)
+                check_document(doc, str(doc_path), sidecar=side)
         records.append(Record(sidecar=side, doc=doc, path=side_path))
     if not records:
         raise LabError(f"{root}: no runs (no *.lab.json sidecars); run a suite into it first"

@@ -387,7 +387,7 @@ def execute(run: RunSpec, caps: Capabilities, folder: RunFolder, suite_name: str
         try:  # LabError: no JSON object, or not a document the program writes
             doc = read_json(doc_path)
             record["document_schema"] = doc.get("schema")
-            check_document(doc, str(doc_path), round(wall, 3))
+            check_document(doc, str(doc_path), sidecar=record)  # its wall_s, options
         except LabError as e:
             record.update(status="failed", reason=str(e))
             doc_ok = False

@@ -581,8 +581,14 @@ def prepare(tmp: str) -> None:
     runs = t / "res" / "runs"
     runs.mkdir(parents=True)
     (runs / "x.lab.json").write_text((t / "nonutf8" / "runs" / "x.lab.json").read_text())
-    (runs / "x.json").write_text('{"schema": "asyncsolve.result/1", '
-                                 '"result": {"converged": false, "reason": "max_iters"}}')
+    # A document of one rank with every field the report reads (docs/results.md).
+    (runs / "x.json").write_text(
+        '{"schema": "asyncsolve.result/1", "command": ["asyncsolve", "solve"], '
+        '"environment": {"ranks": 1}, "method": {"name": "jacobi"}, '
+        '"result": {"converged": false, "reason": "max_iters", "time_s": 0.01, '
+        '"iterations": {"min": 5, "mean": 5, "max": 5, "per_rank": [5]}}, '
+        '"phases": {"sweep": {"max": 0.01, "mean": 0.01, "min": 0.01}}, '
+        '"history": [{"rank": 0, "iteration": 5, "time_s": 0.01, "residual": 0.5}]}')
 
 
 def snapshot(path: str):

@@ -229,9 +229,31 @@ def assert_one_line_error(rc, out, err, fragment):
     assert fragment in lines[0], lines[0]
 
 
-#: The least a result document must hold to be one (its result section).
-MINIMAL_DOCUMENT = json.dumps({"schema": "asyncsolve.result/1",
-                               "result": {"converged": False, "reason": "max_iters"}}).encode()
+#: A result document of one rank, cut down to what the report takes: every field
+#: it reads, as `asyncsolve solve` writes them (docs/results.md).
+RESULT_DOCUMENT = {
+    "schema": "asyncsolve.result/1", "git": "abc1234def56", "started": "2026-12-01T10:00:00Z",
+    "command": ["asyncsolve", "solve", "--local", "6,6,6", "--variant", "async"],
+    "environment": {"mpi_library": "Open MPI v4.1.4", "ranks": 1, "hostname": "testhost",
+                    "cores": 2, "cpu_model": None},
+    "method": {"name": "jacobi", "variant": "async", "transport": "mpi", "tol": 1e-4},
+    "result": {"converged": False, "reason": "max_iters",
+               "iterations": {"min": 200, "mean": 200.0, "max": 200, "per_rank": [200]},
+               "time_s": 0.002, "residual_estimate": 2e-3, "true_residual": 2e-3},
+    "phases": {"recv": {"max": 1e-4, "mean": 1e-4, "min": 1e-4},
+               "sweep": {"max": 1e-3, "mean": 1e-3, "min": 1e-3}},
+    "history": [{"rank": 0, "iteration": 100, "time_s": 0.001, "residual": 0.01,
+                 "local_residual": 0.01},
+                {"rank": 0, "iteration": 200, "time_s": 0.002, "residual": 2e-3,
+                 "local_residual": 2e-3}],
+}
+MINIMAL_DOCUMENT = json.dumps(RESULT_DOCUMENT).encode()
+
+
+def result_document(**sections) -> dict:
+    """RESULT_DOCUMENT with `sections` replaced (None: left out)."""
+    doc = json.loads(MINIMAL_DOCUMENT) | sections
+    return {k: v for k, v in doc.items() if v is not None}
 
 
 def results_with_document(tmp_path: Path, content: bytes, **side_fields) -> Path:

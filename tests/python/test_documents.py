@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from conftest import MINIMAL_DOCUMENT, assert_one_line_error, lab, results_with_document
+from conftest import (
+    MINIMAL_DOCUMENT,
+    assert_one_line_error,
+    lab,
+    result_document,
+    results_with_document,
+)
 
 
 def test_report_of_a_document_that_is_not_utf8(tmp_path):
@@ -114,9 +120,9 @@ def test_report_refuses_a_verdict_or_method_no_run_writes(tmp_path, doc, fragmen
         tmp_path, json.dumps({"schema": "asyncsolve.result/1"} | doc).encode())
     assert_one_line_error(*lab(["report", str(res)]), fragment)
     assert not (res / "report").exists()
-    good = {"schema": "asyncsolve.result/1", "command": ["asyncsolve", "solve", "--method", "cg"],
-            "method": {"name": "cg", "tol": 1e-4},
-            "result": {"converged": True, "reason": "tolerance", "true_residual": 5e-5}}
+    good = result_document(command=["asyncsolve", "solve", "--method", "cg"],
+                           method={"name": "cg", "variant": "sync", "tol": 1e-4})
+    good["result"] |= {"converged": True, "reason": "tolerance", "true_residual": 5e-5}
     (res / "runs" / "x.json").write_text(json.dumps(good))
     rc, _, err = lab(["report", str(res)])
     assert rc == 0, err
@@ -137,10 +143,10 @@ def test_report_names_a_malformed_schema(tmp_path, schema, fragment):
 def test_report_refuses_per_rank_counts_not_one_per_rank(tmp_path):
     """A run of 2 ranks whose per_rank held no count (or three) was reported ok, its
     histogram short of a rank; one count per rank passes."""
-    doc = {"schema": "asyncsolve.result/1", "environment": {"ranks": 2},
-           "result": {**STOPPED,
-                      "iterations": {"min": 3, "mean": 3, "max": 3, "per_rank": []}}}
-    res = results_with_document(tmp_path, json.dumps(doc).encode())
+    doc = result_document()
+    doc["environment"]["ranks"] = 2
+    doc["result"]["iterations"] = {"min": 3, "mean": 3, "max": 3, "per_rank": []}
+    res = results_with_document(tmp_path, json.dumps(doc).encode(), ranks=2)
     assert_one_line_error(*lab(["report", str(res)]),
                           "result.iterations.per_rank holds 0 counts for a run of 2 ranks")
     doc["result"]["iterations"]["per_rank"] = [3, 3, 3]
@@ -156,7 +162,8 @@ def test_report_refuses_per_rank_counts_not_one_per_rank(tmp_path):
 def test_report_refuses_a_solve_longer_than_its_run(tmp_path):
     """A time of 1e308 s in a run the lab timed at 0.3 s was taken as the run's time
     (the claim's ratio came out inf); one within the run passes."""
-    doc = {"schema": "asyncsolve.result/1", "result": {**STOPPED, "time_s": 1e308}}
+    doc = result_document()
+    doc["result"]["time_s"] = 1e308
     res = results_with_document(tmp_path, json.dumps(doc).encode(), wall_s=0.299)
     assert_one_line_error(*lab(["report", str(res)]),
                           "result.time_s 1e+308, longer than the whole run (0.299 s)")
@@ -247,3 +254,120 @@ def test_a_run_whose_document_python_cannot_parse_is_failed(tmp_path, monkeypatc
         assert record["status"] == "failed", record
         assert record["reason"].startswith(f"{folder.doc(run.run_id)}: "), record["reason"]
         assert fragment in record["reason"], record["reason"]
+
+
+def _history(**entry) -> list[dict]:
+    """The document's history with its first check changed (None: the field left out)."""
+    first = result_document()["history"][0] | entry
+    return [{k: v for k, v in first.items() if v is not None}]
+
+
+def _result(**fields) -> dict:
+    """The document's result section with `fields` changed (None: left out)."""
+    result = result_document()["result"] | fields
+    return {k: v for k, v in result.items() if v is not None}
+
+
+#: What the report's phases table, convergence plot and histogram read, each way
+#: a hand-edited document had it: with every one the document was reported (exit 0)
+#: and its run's column, curve or bars left out without a word.
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"phases": {"halo": "x"}},
+     'phases.halo "x" (not an object of its max, mean and min seconds)'),
+    ({"phases": [1]}, "phases [1] (not an object of each phase's max, mean and min seconds)"),
+    ({"phases": None}, "phases absent (not an object of each phase's"),
+    ({"phases": {"halo": {"max": 1.0, "mean": 0.5}}}, "phases.halo.min absent (not seconds"),
+    ({"phases": {"halo": {"max": -1.0, "mean": 0.5, "min": 0.1}}},
+     "phases.halo.max -1.0 (not seconds: a finite number >= 0)"),
+    ({"phases": {"halo": {"max": "1", "mean": 0.5, "min": 0.1}}}, 'phases.halo.max "1" (not'),
+    ({"history": "x"}, 'history "x" (not a list of residual checks)'),
+    ({"history": [{}]}, "history[0].rank absent (not a rank of the run"),
+    ({"history": None}, "history absent (not a list of residual checks)"),
+    ({"history": [5]}, "history[0] 5 (not an object of rank, iteration, time_s and residual)"),
+    ({"history": _history(iteration=1.5)}, "history[0].iteration 1.5 (not an iteration count"),
+    ({"history": _history(time_s=None)}, "history[0].time_s absent (not seconds"),
+    ({"history": _history(residual="small")}, 'history[0].residual "small" (not a residual'),
+    ({"history": _history(residual=-1)}, "history[0].residual -1 (not a residual"),
+    ({"history": _history(local_residual=[1])}, "history[0].local_residual [1] (not a residual"),
+    ({"history": _history(rank=1)}, "history[0].rank 1 (not a rank of the run's 1)"),
+    ({"history": _history(thread=-1)}, "history[0].thread -1 (not a thread"),
+    ({"environment": {"ranks": "two"}},
+     'environment.ranks "two" (not a number of ranks, at least 1)'),
+    ({"environment": None}, "environment absent (not an object"),
+    ({"environment": {"ranks": 1, "cores": 0}}, "environment.cores 0 (not a number of cores"),
+    ({"environment": {"ranks": 1, "hostname": 7}}, "environment.hostname 7 (not a string)"),
+    ({"git": ["abc"]}, 'git ["abc"] (not a string)'),
+    ({"method": None}, "method absent (not an object of the solver's options)"),
+    ({"method": {"name": "jacobi", "variant": 3}}, "method.variant 3 (not a string)"),
+    ({"method": {"name": "jacobi", "tol": "1e-4"}}, 'method.tol "1e-4" (not a tolerance'),
+    ({"result": _result(time_s=None)}, "result.time_s absent (not a number)"),
+    ({"result": _result(iterations=None)}, "result.iterations absent (not an object of min"),
+    ({"result": _result(iterations={"min": 1, "mean": 1, "max": 1})},
+     "result.iterations.per_rank absent (not a list of counts)"),
+    # The document's own command line ran --variant async.
+    ({"method": {"name": "jacobi", "variant": "racy", "transport": "mpi"}},
+     'method.variant "racy" for a run of --variant async'),
+], ids=lambda v: json.dumps(v)[:60] if isinstance(v, dict) else None)
+def test_report_refuses_a_field_it_reads_that_no_run_writes(tmp_path, change, fragment):
+    """phases {"halo": "x"}, [1] or none, history "x" or [{}], environment.ranks
+    "two": every field the report reads is checked before it is used, so that none
+    drops out of a table or plot unsaid (the document as the program writes it
+    passes: the test below)."""
+    res = results_with_document(tmp_path, json.dumps(result_document(**change)).encode())
+    rc, out, err = lab(["report", str(res)])
+    assert_one_line_error(rc, out, err, f"{res / 'runs' / 'x.json'}: {fragment}")
+    assert ": not a value the program writes (edited?)" in err
+    assert not (res / "report").exists()
+
+
+def test_report_takes_a_document_as_the_program_writes_it(tmp_path):
+    """The checks above refuse no document the program writes: RESULT_DOCUMENT (of
+    one rank), and the same of an OpenMP run (thread in its history) and of a Lanczos
+    run (no local_residual, a residual null at its first step, other fields beside)."""
+    res = results_with_document(tmp_path, MINIMAL_DOCUMENT)
+    rc, _, err = lab(["report", str(res)])
+    assert rc == 0, err
+    from asyncsolve_lab import check_document
+    omp = result_document(history=[{"rank": 0, "iteration": 10, "time_s": 0.001,
+                                    "residual": 0.1, "local_residual": 0.1, "thread": 1}])
+    omp["result"]["iterations"]["per_thread"] = [200, 190]
+    lanczos = result_document(
+        command=["asyncsolve", "solve", "--method", "lanczos"],
+        method={"name": "lanczos", "transport": "mpi", "tol": 1e-10},
+        history=[{"rank": 0, "iteration": 1, "time_s": 0.001, "residual": None,
+                  "energy": -1.2, "change": None, "alpha": 0.5, "beta": 0.1,
+                  "residual_bound": None}])
+    for doc in (omp, lanczos):
+        assert check_document(doc, "x.json", sidecar={"ranks": 1, "wall_s": 0.5}) == \
+            "asyncsolve.result"
+
+
+@pytest.mark.parametrize(("change", "side", "fragment"), [
+    # The document's method and command both edited to racy; the sidecar ran async.
+    ({"method": {"name": "jacobi", "variant": "racy", "transport": "mpi"},
+      "command": ["asyncsolve", "solve", "--variant", "racy"]},
+     {"config": {"variant": "async"}, "options": {"variant": "async"}},
+     'method.variant "racy" for a run of --variant async (its .lab.json)'),
+    ({"method": {"name": "cg", "variant": "sync", "transport": "mpi"},
+      "command": ["asyncsolve", "solve", "--method", "cg"]},
+     {"config": {"method": "pcg2"}, "options": {"method": "pcg2"}},
+     'method.name "cg" for a run of --method pcg2 (its .lab.json)'),
+    ({"method": {"name": "jacobi", "variant": "async", "transport": "rma"}},
+     {"options": {"transport": "shmem"}},
+     'method.transport "rma" for a run of --transport shmem (its .lab.json)'),
+    ({}, {"ranks": 2}, "environment.ranks 1 for a run of 2 ranks (its .lab.json)"),
+])
+def test_report_refuses_a_document_its_sidecar_contradicts(tmp_path, change, side, fragment):
+    """A document whose method.variant said racy in a run its sidecar ran (and the
+    report grouped) as async was reported as an async run; the report takes a run's
+    configuration from the sidecar, so the two must agree. The same document under
+    a sidecar that agrees passes."""
+    doc = result_document(**change)
+    res = results_with_document(tmp_path, json.dumps(doc).encode(), **side)
+    rc, out, err = lab(["report", str(res)])
+    assert_one_line_error(rc, out, err, f"{res / 'runs' / 'x.json'}: {fragment}: not a value")
+    side_path = res / "runs" / "x.lab.json"
+    agreeing = json.loads(side_path.read_text()) | {"ranks": 1, "config": {}, "options": {}}
+    side_path.write_text(json.dumps(agreeing))
+    rc, _, err = lab(["report", str(res)])
+    assert rc == 0, err

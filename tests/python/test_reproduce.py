@@ -59,13 +59,21 @@ def make_results(root: Path, name: str = "synth", times: dict | None = None) -> 
     folder.runs.mkdir()
     for i, run in enumerate(suite.runs()):
         started = f"2026-11-2{1 + i // 4}T10:{i:02d}:00+00:00"
+        time_s = times[run.config["variant"]][run.repeat]
         doc = {"schema": "asyncsolve.result/1", "version": "0.1.0", "git": "abc1234def56",
                "started": started.replace("+00:00", "Z"),
-               "environment": {"mpi_library": "Open MPI v4.1.4", "hostname": "testhost",
-                               "cores": 2, "cpu_model": "Test CPU 9000"},
-               "result": {"converged": True, "reason": "tolerance",
-                          "time_s": times[run.config["variant"]][run.repeat],
-                          "iterations": {"min": 100, "mean": 100.0, "max": 100}}}
+               "command": ["asyncsolve", "solve", "--variant", run.config["variant"]],
+               "environment": {"mpi_library": "Open MPI v4.1.4", "ranks": 2,
+                               "hostname": "testhost", "cores": 2,
+                               "cpu_model": "Test CPU 9000"},
+               "method": {"name": "jacobi", "variant": run.config["variant"], "tol": 1e-4},
+               "result": {"converged": True, "reason": "tolerance", "time_s": time_s,
+                          "true_residual": 5e-5,
+                          "iterations": {"min": 100, "mean": 100.0, "max": 100,
+                                         "per_rank": [100, 100]}},
+               "phases": {"sweep": {"max": time_s, "mean": time_s, "min": time_s}},
+               "history": [{"rank": r, "iteration": 100, "time_s": time_s, "residual": 5e-5,
+                            "local_residual": 3e-5} for r in range(2)]}
         write_json_atomic(folder.doc(run.run_id), doc)
         write_json_atomic(folder.sidecar(run.run_id), {
             "schema": "asyncsolve.lab.run/1", "suite": name, "run_id": run.run_id,
